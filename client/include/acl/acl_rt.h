@@ -1,0 +1,228 @@
+/*
+ * acld client library — AscendCL runtime API (devices, contexts, streams, events, memory,
+ * host callbacks, exception info). Signatures and values follow CANN acl_rt.h; see SPEC.md
+ * sections 3, 5 and 6.
+ */
+#ifndef ACLD_INC_ACL_ACL_RT_H_
+#define ACLD_INC_ACL_ACL_RT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl_base.h"
+#include "acl_rt_allocator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Flags ---- */
+/* aclrtCreateEventWithFlag */
+#define ACL_EVENT_SYNC 0x00000001U
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
+#define ACL_EVENT_TIME_LINE 0x00000008U
+#define ACL_EVENT_DEVICE_USE_ONLY 0x00000010U
+
+/* aclrtCreateStreamWithConfig */
+#define ACL_STREAM_FAST_LAUNCH 0x00000001U
+#define ACL_STREAM_FAST_SYNC 0x00000002U
+#define ACL_STREAM_PERSISTENT 0x00000004U
+#define ACL_STREAM_HUGE 0x00000008U
+#define ACL_STREAM_CPU_SCHEDULE 0x00000010U
+#define ACL_STREAM_DEVICE_USE_ONLY 0x00000020U
+
+/* aclrtSetStreamFailureMode */
+#define ACL_CONTINUE_ON_FAILURE 0x00000000U
+#define ACL_STOP_ON_FAILURE 0x00000001U
+
+/* ---- Enums ---- */
+typedef enum aclrtRunMode {
+    ACL_DEVICE,
+    ACL_HOST,
+} aclrtRunMode;
+
+typedef enum aclrtEventStatus {
+    ACL_EVENT_STATUS_COMPLETE = 0,
+    ACL_EVENT_STATUS_NOT_READY = 1,
+    ACL_EVENT_STATUS_RESERVED = 2,
+} aclrtEventStatus;
+
+/* Note the order: NOT_READY is 0 here (unlike aclrtEventStatus). */
+typedef enum aclrtEventRecordedStatus {
+    ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+    ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
+} aclrtEventRecordedStatus;
+
+typedef enum aclrtEventWaitStatus {
+    ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
+    ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
+    ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF,
+} aclrtEventWaitStatus;
+
+typedef enum aclrtStreamStatus {
+    ACL_STREAM_STATUS_COMPLETE = 0,
+    ACL_STREAM_STATUS_NOT_READY = 1,
+    ACL_STREAM_STATUS_RESERVED = 0xFFFF,
+} aclrtStreamStatus;
+
+typedef enum aclrtCallbackBlockType {
+    ACL_CALLBACK_NO_BLOCK,
+    ACL_CALLBACK_BLOCK,
+} aclrtCallbackBlockType;
+
+typedef enum aclrtMemcpyKind {
+    ACL_MEMCPY_HOST_TO_HOST,
+    ACL_MEMCPY_HOST_TO_DEVICE,
+    ACL_MEMCPY_DEVICE_TO_HOST,
+    ACL_MEMCPY_DEVICE_TO_DEVICE,
+    ACL_MEMCPY_DEFAULT,
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE,
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE,
+} aclrtMemcpyKind;
+
+/* ACL_MEM_TYPE_* may be OR-ed into a policy (as in CANN they are enumerators, not macros). */
+typedef enum aclrtMemMallocPolicy {
+    ACL_MEM_MALLOC_HUGE_FIRST,
+    ACL_MEM_MALLOC_HUGE_ONLY,
+    ACL_MEM_MALLOC_NORMAL_ONLY,
+    ACL_MEM_MALLOC_HUGE_FIRST_P2P,
+    ACL_MEM_MALLOC_HUGE_ONLY_P2P,
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P,
+    ACL_MEM_MALLOC_HUGE1G_ONLY,
+    ACL_MEM_MALLOC_HUGE1G_ONLY_P2P,
+    ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100,
+    ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
+    ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000,
+} aclrtMemMallocPolicy;
+
+typedef enum aclrtMemAttr {
+    ACL_DDR_MEM,
+    ACL_HBM_MEM,
+    ACL_DDR_MEM_HUGE,
+    ACL_DDR_MEM_NORMAL,
+    ACL_HBM_MEM_HUGE,
+    ACL_HBM_MEM_NORMAL,
+    ACL_DDR_MEM_P2P_HUGE,
+    ACL_DDR_MEM_P2P_NORMAL,
+    ACL_HBM_MEM_P2P_HUGE,
+    ACL_HBM_MEM_P2P_NORMAL,
+    ACL_HBM_MEM_HUGE1G,
+    ACL_HBM_MEM_P2P_HUGE1G,
+    ACL_MEM_NORMAL,
+    ACL_MEM_HUGE,
+    ACL_MEM_HUGE1G,
+    ACL_MEM_P2P_NORMAL,
+    ACL_MEM_P2P_HUGE,
+    ACL_MEM_P2P_HUGE1G,
+} aclrtMemAttr;
+
+typedef enum aclrtDeviceStatus {
+    ACL_RT_DEVICE_STATUS_NORMAL = 0,
+    ACL_RT_DEVICE_STATUS_ABNORMAL,
+    ACL_RT_DEVICE_STATUS_END = 0xFFFF,
+} aclrtDeviceStatus;
+
+typedef enum aclrtLastErrLevel {
+    ACL_RT_THREAD_LEVEL = 0,
+} aclrtLastErrLevel;
+
+/* ---- Callback and exception-info types ---- */
+typedef struct rtExceptionInfo aclrtExceptionInfo; /* opaque */
+
+typedef void (*aclrtCallback)(void *userData);
+typedef void (*aclrtHostFunc)(void *args);
+typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
+
+/* ---- Version / platform ---- */
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
+ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode);
+ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
+
+/* ---- Devices ---- */
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
+ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus);
+
+/* ---- Contexts ---- */
+ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
+ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
+ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);
+
+/* ---- Streams (a NULL stream means the current context's default stream) ---- */
+ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
+/* timeout in ms: -1 waits forever, 0 polls. */
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+
+/* ---- Events ---- */
+ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
+ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
+
+/* ---- Memory ---- */
+ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size);
+ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                                         aclrtMemcpyKind kind);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                                              aclrtMemcpyKind kind, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                                              aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
+
+/* ---- Host functions on a stream ---- */
+ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args);
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);
+ACL_FUNC_VISIBILITY aclError aclrtProcessHostFunc(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);
+
+/* ---- Report callbacks (threadId is the pthread_self() of the processing thread) ---- */
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+                                                 aclrtStream stream);
+
+/* ---- Exception info (getters return 0xFFFFFFFF for a NULL info) ---- */
+ACL_FUNC_VISIBILITY aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY aclError aclrtGetThreadLastTaskId(uint32_t *taskId);
+
+/* ---- Last error ---- */
+ACL_FUNC_VISIBILITY aclError aclrtGetLastError(aclrtLastErrLevel level);
+ACL_FUNC_VISIBILITY aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACLD_INC_ACL_ACL_RT_H_ */

@@ -1,0 +1,35 @@
+/*
+ * acld client library — sim device extension (not part of CANN). See SPEC.md section 8.
+ *
+ * Built-in kernels. `args` is a packed struct of uint64_t fields; argsSize must equal
+ * 8 * (number of fields). Block index b runs over [0, blockDim).
+ *
+ *   kernel             args (uint64 each)    effect
+ *   add_one_u32        ptr                   block b: ((uint32_t *)ptr)[b] += 1
+ *   spin_add_one_u32   ptr, micros           block b: occupy the stream for `micros` us, then += 1
+ *   fill_u32           ptr, value, count     `count` uint32 from ptr set to `value`
+ *   write_i32          ptr, value            *(int32_t *)ptr = value
+ *   trap               (none)                the task fails with ACL_ERROR_RT_AICORE_EXCEPTION
+ */
+#ifndef ACLD_INC_ACL_ACL_SIM_H_
+#define ACLD_INC_ACL_ACL_SIM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Enqueue a built-in kernel on `stream` (NULL = default stream). Unknown name, wrong argsSize
+ * or blockDim == 0 -> ACL_ERROR_INVALID_PARAM. A bad device pointer in args fails the task. */
+ACL_FUNC_VISIBILITY aclError aclsimLaunchKernel(const char *kernelName, uint32_t blockDim, const void *args,
+                                                size_t argsSize, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACLD_INC_ACL_ACL_SIM_H_ */

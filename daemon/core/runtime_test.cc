@@ -1,0 +1,127 @@
+#include "daemon/core/runtime.h"
+
+#include <thread>
+#include <vector>
+
+#include "acl/acl_base.h"
+#include "acl/acl_rt.h"
+#include "daemon/core/acl_status.h"
+#include "gtest/gtest.h"
+#include "hal/sim/sim_backend.h"
+
+namespace acld {
+namespace {
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  RuntimeTest() : runtime_(hal::sim::CreateSimBackend({2, 1 << 20})) {}
+
+  bool DeviceUp(int32_t id) { return runtime_.Snapshot().devices.at(id).up; }
+
+  Runtime runtime_;
+};
+
+TEST_F(RuntimeTest, DevicesComeUpWithTheFirstHostReferenceAndGoDownWithTheLast) {
+  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  SessionId b = runtime_.OpenSession({101, 0, "b"});
+  EXPECT_FALSE(DeviceUp(0));
+  ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
+  EXPECT_TRUE(DeviceUp(0));
+  EXPECT_TRUE(DeviceUp(1));
+  ASSERT_TRUE(runtime_.Initialize(b, {}).ok());
+  ASSERT_TRUE(runtime_.Finalize(a).ok());
+  EXPECT_TRUE(DeviceUp(0));
+  ASSERT_TRUE(runtime_.Finalize(b).ok());
+  EXPECT_FALSE(DeviceUp(0));
+  EXPECT_FALSE(DeviceUp(1));
+}
+
+TEST_F(RuntimeTest, ClosingASessionDropsItsShareOnly) {
+  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  SessionId b = runtime_.OpenSession({101, 0, "b"});
+  ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
+  ASSERT_TRUE(runtime_.AddInitReference(a).ok());
+  ASSERT_TRUE(runtime_.Initialize(b, {}).ok());
+  ASSERT_TRUE(runtime_.SetDevice(a, 1).ok());
+  EXPECT_EQ(runtime_.Snapshot().host_refcount, 3u);
+  EXPECT_TRUE(runtime_.CloseSession(a));
+  RuntimeSnapshot snapshot = runtime_.Snapshot();
+  EXPECT_EQ(snapshot.host_refcount, 1u);
+  ASSERT_EQ(snapshot.sessions.size(), 1u);
+  EXPECT_EQ(snapshot.sessions[0].session.id, b);
+  EXPECT_EQ(snapshot.devices[1].sessions, 0u);
+  EXPECT_FALSE(runtime_.CloseSession(a));
+  EXPECT_EQ(AclCodeOf(runtime_.InitCount(a).status()), ACL_ERROR_RT_SOCKET_CLOSE);
+}
+
+TEST_F(RuntimeTest, AddInitReferenceOnlyWhenInitialized) {
+  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  EXPECT_EQ(*runtime_.AddInitReference(a), 0u);
+  ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
+  EXPECT_EQ(*runtime_.AddInitReference(a), 2u);
+  EXPECT_EQ(*runtime_.DropInitReference(a), 1u);
+  EXPECT_EQ(*runtime_.InitCount(a), 1u);
+}
+
+TEST_F(RuntimeTest, DefaultDeviceMustExist) {
+  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  InitSettings settings;
+  settings.default_device = 2;
+  EXPECT_EQ(AclCodeOf(runtime_.Initialize(a, settings)), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(*runtime_.InitCount(a), 0u);
+  settings.default_device = 1;
+  EXPECT_TRUE(runtime_.Initialize(a, settings).ok());
+}
+
+TEST_F(RuntimeTest, DeviceReferencesCountAndReset) {
+  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  EXPECT_EQ(AclCodeOf(runtime_.SetDevice(a, 2)), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_EQ(AclCodeOf(runtime_.SetDevice(a, -1)), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_TRUE(runtime_.SetDevice(a, 1).ok());
+  ASSERT_TRUE(runtime_.SetDevice(a, 1).ok());
+  EXPECT_TRUE(DeviceUp(1));
+  EXPECT_FALSE(DeviceUp(0));
+  ASSERT_TRUE(runtime_.ResetDevice(a, 1, false).ok());
+  EXPECT_EQ(runtime_.Snapshot().sessions[0].session.device_refs.at(1), 1u);
+  ASSERT_TRUE(runtime_.ResetDevice(a, 1, false).ok());
+  EXPECT_TRUE(runtime_.Snapshot().sessions[0].session.device_refs.empty());
+  EXPECT_FALSE(DeviceUp(1));
+  ASSERT_TRUE(runtime_.SetDevice(a, 0).ok());
+  ASSERT_TRUE(runtime_.SetDevice(a, 0).ok());
+  ASSERT_TRUE(runtime_.ResetDevice(a, 0, true).ok());
+  EXPECT_TRUE(runtime_.Snapshot().sessions[0].session.device_refs.empty());
+}
+
+TEST_F(RuntimeTest, FinalizeReleasesDeviceReferences) {
+  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
+  ASSERT_TRUE(runtime_.SetDevice(a, 0).ok());
+  ASSERT_TRUE(runtime_.Finalize(a).ok());
+  RuntimeSnapshot snapshot = runtime_.Snapshot();
+  EXPECT_TRUE(snapshot.sessions[0].session.device_refs.empty());
+  EXPECT_FALSE(snapshot.devices[0].up);
+}
+
+TEST_F(RuntimeTest, ConcurrentSessionsKeepAnExactHostCount) {
+  constexpr int kThreads = 16;
+  constexpr int kRounds = 200;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([this, t] {
+      SessionId id = runtime_.OpenSession({t, 0, "t"});
+      for (int r = 0; r < kRounds; ++r) {
+        ASSERT_TRUE(runtime_.Initialize(id, {}).ok());
+        ASSERT_EQ(*runtime_.AddInitReference(id), 2u);
+        ASSERT_EQ(*runtime_.DropInitReference(id), 1u);
+        ASSERT_TRUE(runtime_.Finalize(id).ok());
+      }
+      ASSERT_TRUE(runtime_.Initialize(id, {}).ok());
+      if (t % 2 == 0) runtime_.CloseSession(id);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(runtime_.Snapshot().host_refcount, kThreads / 2u);
+}
+
+}  // namespace
+}  // namespace acld

@@ -1,0 +1,27 @@
+// The admin socket's gRPC service, used by aclctl. Never served on the runtime socket.
+#ifndef ACLD_DAEMON_SERVER_ADMIN_SERVICE_H_
+#define ACLD_DAEMON_SERVER_ADMIN_SERVICE_H_
+
+#include "absl/time/time.h"
+#include "daemon/core/runtime.h"
+#include "proto/acl/v1/admin.grpc.pb.h"
+
+namespace acld::server {
+
+class AdminService final : public acl::v1::Admin::Service {
+ public:
+  AdminService(Runtime& runtime, absl::Time started) : runtime_(runtime), started_(started) {}
+
+  grpc::Status GetStatus(grpc::ServerContext* context, const acl::v1::StatusRequest* request,
+                         acl::v1::StatusReply* reply) override;
+  grpc::Status ListSessions(grpc::ServerContext* context, const acl::v1::SessionsRequest* request,
+                            acl::v1::SessionsReply* reply) override;
+
+ private:
+  Runtime& runtime_;
+  const absl::Time started_;
+};
+
+}  // namespace acld::server
+
+#endif  // ACLD_DAEMON_SERVER_ADMIN_SERVICE_H_

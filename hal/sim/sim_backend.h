@@ -1,0 +1,24 @@
+// The simulated NPU backend: N identical devices whose memory is daemon memory.
+#ifndef ACLD_HAL_SIM_SIM_BACKEND_H_
+#define ACLD_HAL_SIM_SIM_BACKEND_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "hal/backend.h"
+
+namespace hal::sim {
+
+struct SimOptions {
+  int32_t device_count = 2;
+  uint64_t device_memory_bytes = 4ull << 30;  // committed lazily
+};
+
+// The SoC name every sim device reports (stable, so tests can rely on it).
+inline constexpr char kSimSocName[] = "AcldSim910";
+
+std::unique_ptr<Backend> CreateSimBackend(const SimOptions& options);
+
+}  // namespace hal::sim
+
+#endif  // ACLD_HAL_SIM_SIM_BACKEND_H_
