@@ -173,10 +173,38 @@ absl::Status InvalidParam(const std::string& where, absl::string_view detail) {
   return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat("aclInit config ", where, ": ", detail));
 }
 
+// Compact JSON of `value` with object keys sorted, so that what the admin CLI
+// shows does not depend on protobuf's map order. Scalars are printed by
+// protobuf, which also does the string escaping.
 std::string CompactJson(const Value& value) {
-  std::string out;
-  if (!google::protobuf::util::MessageToJsonString(value, &out).ok()) return "<unprintable>";
-  return out;
+  auto scalar = [](const Value& v) {
+    std::string out;
+    if (!google::protobuf::util::MessageToJsonString(v, &out).ok()) return std::string("null");
+    return out;
+  };
+  switch (value.kind_case()) {
+    case Value::kStructValue: {
+      std::string out = "{";
+      std::map<std::string, const Value*> fields;
+      for (const auto& [key, field] : value.struct_value().fields()) fields.emplace(key, &field);
+      for (const auto& [key, field] : fields) {
+        if (out.size() > 1) out += ",";
+        Value name;
+        name.set_string_value(key);
+        absl::StrAppend(&out, scalar(name), ":", CompactJson(*field));
+      }
+      return out + "}";
+    }
+    case Value::kListValue: {
+      std::string out = "[";
+      for (int i = 0; i < value.list_value().values_size(); ++i) {
+        absl::StrAppend(&out, i ? "," : "", CompactJson(value.list_value().values(i)));
+      }
+      return out + "]";
+    }
+    default:
+      return scalar(value);
+  }
 }
 
 // A value as quoted in an error message: compact JSON, shortened.
@@ -225,7 +253,20 @@ absl::Status ScanJson(absl::string_view text, const std::string& where) {
       for (; j < text.size(); ++j) {
         const unsigned char d = static_cast<unsigned char>(text[j]);
         if (d == '\\') {
-          ++j;  // the escaped character; escape validity is checked by protobuf
+          // protobuf accepts any escaped character; JSON allows only these.
+          const char e = j + 1 < text.size() ? text[j + 1] : '\0';
+          bool valid = e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
+                       e == 't' || e == 'u';
+          if (e == 'u') {
+            for (size_t k = j + 2; k < j + 6; ++k) {
+              valid = valid && k < text.size() && absl::ascii_isxdigit(static_cast<unsigned char>(text[k]));
+            }
+          }
+          if (!valid) {
+            return ParseError(where, absl::StrCat("invalid escape sequence in a string at ", Position(text, j),
+                                                  " (allowed: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)"));
+          }
+          ++j;  // skip the escaped character (the 4 hex digits of \u are plain characters)
           continue;
         }
         if (d == '"') break;
@@ -574,8 +615,8 @@ class DumpChecker {
     const ListValue& list = v->list_value();
     for (int i = 0; i < list.values_size(); ++i) {
       if (list.values(i).kind_case() != item_kind) {
-        return Error(absl::StrCat(path, "[", i, "] must be ", item_kind == Value::kStringValue ? "a string" : "an object",
-                                  ", got ", Shown(list.values(i))));
+        const char* expected = item_kind == Value::kStringValue ? "a string" : "an object";
+        return Error(absl::StrCat(path, "[", i, "] must be ", expected, ", got ", Shown(list.values(i))));
       }
     }
     return absl::OkStatus();
@@ -827,14 +868,24 @@ absl::StatusOr<InitConfig> Parse(std::string content, const std::string& where) 
 
   absl::string_view text = config.content;
   if (absl::StartsWith(text, "\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
+  if (absl::StripAsciiWhitespace(text).empty()) {
+    return ParseError(where, "it holds only whitespace (for an empty config use a 0-byte file or {})");
+  }
   if (auto s = ScanJson(text, where); !s.ok()) return s;
 
   Value root;
   const auto parsed = google::protobuf::util::JsonStringToMessage(std::string(text), &root);
   if (!parsed.ok()) {
     // protobuf appends the offending line and a caret on further lines; keep the first.
-    const std::string message(parsed.message());
-    return ParseError(where, message.substr(0, message.find('\n')));
+    std::string message(parsed.message());
+    message = message.substr(0, message.find('\n'));
+    // Struct holds each key once; protobuf reports a repeated one this way.
+    if (const size_t at = message.find("Repeated map key: "); at != std::string::npos) {
+      std::string key = message.substr(at + 18);
+      key = key.substr(0, key.find(" is already set"));
+      message = absl::StrCat("duplicate key ", key, " (a key may appear only once per object)");
+    }
+    return ParseError(where, message);
   }
   if (root.kind_case() != Value::kStructValue) return config;  // no keys, as in CANN
 

@@ -10,7 +10,7 @@ using acl::v1::ClientMessage;
 using acl::v1::ServerMessage;
 
 grpc::Status RuntimeService::Session(
-    grpc::ServerContext* context, grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream) {
+    grpc::ServerContext* /*context*/, grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream) {
   ClientMessage request;
   if (!stream->Read(&request) || !request.has_hello()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello");
@@ -43,9 +43,8 @@ grpc::Status RuntimeService::Session(
 
   const absl::Time reap_start = absl::Now();
   runtime_.CloseSession(session);
-  spdlog::info("session {} closed (pid {}{}): resources released in {}", session, peer.pid,
-               context->IsCancelled() ? ", connection lost" : "",
-               absl::FormatDuration(absl::Now() - reap_start));
+  spdlog::info("session {} ended (pid {}): its references dropped and resources released in {}",
+               session, peer.pid, absl::FormatDuration(absl::Now() - reap_start));
   return grpc::Status::OK;
 }
 

@@ -1,0 +1,72 @@
+// A real acld on temporary sockets, for integration tests.
+#ifndef ACLD_TESTS_ACLD_FIXTURE_H_
+#define ACLD_TESTS_ACLD_FIXTURE_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/acl/v1/admin.pb.h"
+#include "tests/process.h"
+
+namespace acld_test {
+
+// Paths of the binaries under test, relative to the test's runfiles root.
+inline constexpr char kAcldBinary[] = "daemon/acld";
+inline constexpr char kAclctlBinary[] = "tools/aclctl/aclctl";
+inline constexpr char kScenarioClient[] = "tests/scenario_client";
+
+class AcldDaemon {
+ public:
+  // Starts acld with `flags` added and waits until both sockets accept.
+  explicit AcldDaemon(const std::vector<std::string>& flags = {});
+  ~AcldDaemon();
+
+  const std::string& socket() const { return socket_; }
+  const std::string& admin_socket() const { return admin_socket_; }
+  const std::string& dir() const { return dir_.path(); }
+  // The environment a client needs to reach this daemon.
+  std::map<std::string, std::string> client_env() const { return {{"ACLD_ADDRESS", "unix:" + socket_}}; }
+
+  // `aclctl --json status`, parsed. Fails the test when aclctl fails.
+  acl::v1::StatusReply Status() const;
+  // Runs aclctl with `args` against this daemon: {exit code, stdout}.
+  std::pair<int, std::string> Aclctl(const std::vector<std::string>& args) const;
+
+  // SIGTERM and wait: the exit code (nullopt if it did not stop in time).
+  std::optional<int> Stop();
+  Process& process() { return *process_; }
+
+ private:
+  TempDir dir_;
+  std::string socket_;
+  std::string admin_socket_;
+  std::unique_ptr<Process> process_;
+};
+
+// Polls `condition` every 10 ms until it holds or `timeout` passes; returns
+// how long it took, or nullopt on timeout.
+template <typename Condition>
+std::optional<absl::Duration> WaitUntil(Condition condition, absl::Duration timeout);
+
+}  // namespace acld_test
+
+#include "absl/time/clock.h"
+
+namespace acld_test {
+
+template <typename Condition>
+std::optional<absl::Duration> WaitUntil(Condition condition, absl::Duration timeout) {
+  const absl::Time start = absl::Now();
+  while (!condition()) {
+    if (absl::Now() - start > timeout) return std::nullopt;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return absl::Now() - start;
+}
+
+}  // namespace acld_test
+
+#endif  // ACLD_TESTS_ACLD_FIXTURE_H_

@@ -1,0 +1,147 @@
+// Init/finalize arbitrated across real client processes by a real acld.
+#include <signal.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/acld_fixture.h"
+
+namespace acld_test {
+namespace {
+
+const acl::v1::SessionInfo* FindSession(const acl::v1::StatusReply& status, int pid) {
+  for (const auto& session : status.sessions()) {
+    if (session.pid() == pid) return &session;
+  }
+  return nullptr;
+}
+
+TEST(LifecycleIntegrationTest, SeedPluginLifecycle) {
+  AcldDaemon daemon;
+  const auto [code, output] =
+      RunToCompletion({kScenarioClient, "seed_lifecycle"}, daemon.client_env());
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("init_valid=1 init_cancelled=0 finalize_valid=1 finalize_cancelled=0 "
+                        "ref_count=0"),
+            std::string::npos)
+      << output;
+  ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+  EXPECT_EQ(daemon.Status().host_refcount(), 0u);
+}
+
+TEST(LifecycleIntegrationTest, SeedPluginLifecycleEmbedded) {
+  const auto [code, output] =
+      RunToCompletion({kScenarioClient, "seed_lifecycle"}, {{"ACLD_ADDRESS", "embedded"}});
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("ref_count=0"), std::string::npos) << output;
+}
+
+TEST(LifecycleIntegrationTest, HostRefcountIsTheSumAndKilledProcessesLoseTheirShare) {
+  AcldDaemon daemon;
+  std::vector<std::unique_ptr<Process>> clients;
+  std::map<int, int> references_by_pid;
+  int total = 0;
+  for (int references = 1; references <= 8; ++references) {
+    clients.push_back(std::make_unique<Process>(
+        std::vector<std::string>{kScenarioClient, "hold", std::to_string(references)},
+        daemon.client_env()));
+    references_by_pid[clients.back()->pid()] = references;
+    total += references;
+  }
+  for (auto& client : clients) ASSERT_TRUE(client->WaitForLine("ready", absl::Seconds(20)));
+
+  acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(status.host_refcount(), static_cast<uint32_t>(total));
+  ASSERT_EQ(status.session_count(), 8u);
+  for (const auto& [pid, references] : references_by_pid) {
+    const acl::v1::SessionInfo* session = FindSession(status, pid);
+    ASSERT_NE(session, nullptr) << "pid " << pid;
+    EXPECT_EQ(session->refcount(), static_cast<uint32_t>(references));
+    EXPECT_EQ(session->device_refs().at(0), 1u);
+  }
+
+  // kill -9 the holders of 3 and 5 references.
+  clients[2]->Signal(SIGKILL);
+  clients[4]->Signal(SIGKILL);
+  const int expected = total - 3 - 5;
+  const auto reaped = WaitUntil(
+      [&] {
+        acl::v1::StatusReply now = daemon.Status();
+        return now.host_refcount() == static_cast<uint32_t>(expected) && now.session_count() == 6;
+      },
+      absl::Seconds(1));
+  ASSERT_TRUE(reaped.has_value()) << "the killed sessions were not reaped within one second";
+  std::printf("reaped two killed sessions in %s\n", absl::FormatDuration(*reaped).c_str());
+
+  status = daemon.Status();
+  for (size_t i = 0; i < clients.size(); ++i) {
+    const acl::v1::SessionInfo* session = FindSession(status, clients[i]->pid());
+    if (i == 2 || i == 4) {
+      EXPECT_EQ(session, nullptr);
+      continue;
+    }
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(session->refcount(), static_cast<uint32_t>(i + 1));
+  }
+
+  // The survivors finalize normally.
+  for (size_t i = 0; i < clients.size(); ++i) {
+    if (i == 2 || i == 4) continue;
+    clients[i]->WriteLine("release");
+    EXPECT_EQ(clients[i]->Wait(absl::Seconds(20)), 0) << clients[i]->output();
+    const std::string zeros(2 * (i + 1) - 1, '0');
+    EXPECT_NE(clients[i]->output().find("ref_count=0"), std::string::npos) << clients[i]->output();
+  }
+  ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+  status = daemon.Status();
+  EXPECT_EQ(status.host_refcount(), 0u);
+  for (const auto& device : status.devices()) EXPECT_FALSE(device.up()) << device.id();
+}
+
+TEST(LifecycleIntegrationTest, ConcurrentInitAndFinalizeReferenceFrom16Threads) {
+  AcldDaemon daemon;
+  const auto [code, output] =
+      RunToCompletion({kScenarioClient, "concurrent", "16"}, daemon.client_env());
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_EQ(daemon.Status().host_refcount(), 0u);
+}
+
+TEST(LifecycleIntegrationTest, ConcurrentInitAndFinalizeReferenceEmbedded) {
+  const auto [code, output] =
+      RunToCompletion({kScenarioClient, "concurrent", "16"}, {{"ACLD_ADDRESS", "embedded"}});
+  EXPECT_EQ(code, 0) << output;
+}
+
+TEST(LifecycleIntegrationTest, NoDaemonFailsFastWithSocketClose) {
+  TempDir dir;
+  const auto [code, output] = RunToCompletion(
+      {kScenarioClient, "no_daemon"}, {{"ACLD_ADDRESS", "unix:" + dir.path() + "/absent.sock"}},
+      absl::Seconds(20));
+  EXPECT_EQ(code, 0) << output;
+}
+
+TEST(LifecycleIntegrationTest, NoDaemonAtTheDefaultAddress) {
+  // With ACLD_ADDRESS unset the client looks at /run/acld/acld.sock; the test
+  // only runs where nothing serves there.
+  if (access("/run/acld/acld.sock", F_OK) == 0) GTEST_SKIP() << "a daemon may be running";
+  const auto [code, output] =
+      RunToCompletion({kScenarioClient, "no_daemon"}, {{"ACLD_ADDRESS", ""}}, absl::Seconds(20));
+  EXPECT_EQ(code, 0) << output;
+}
+
+TEST(LifecycleIntegrationTest, DaemonStoppingMidSessionFailsLaterCalls) {
+  auto daemon = std::make_unique<AcldDaemon>();
+  Process client({kScenarioClient, "hold", "2"}, daemon->client_env());
+  ASSERT_TRUE(client.WaitForLine("ready", absl::Seconds(20)));
+  EXPECT_EQ(daemon->Stop(), 0);
+  client.WriteLine("release");
+  EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
+  EXPECT_NE(client.output().find("released codes=507901,507901"), std::string::npos)
+      << client.output();
+}
+
+}  // namespace
+}  // namespace acld_test
