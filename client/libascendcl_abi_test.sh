@@ -16,7 +16,10 @@ for symbol in aclInit aclFinalize aclFinalizeReference aclrtSetDevice aclGetRece
 done
 
 work="${TEST_TMPDIR:-$(mktemp -d)}"
-g++ -std=c++17 -o "$work/program" client/libascendcl_abi_test_program.cc \
+# Under --config=asan the library itself needs the sanitizer runtime first.
+sanitize=""
+if readelf -d client/libascendcl.so | grep -q libasan; then sanitize="-fsanitize=address,undefined"; fi
+g++ -std=c++17 $sanitize -o "$work/program" client/libascendcl_abi_test_program.cc \
     -I client/include -L "$lib_dir" -lascendcl -Wl,-rpath,"$lib_dir"
 ACLD_ADDRESS=embedded "$work/program"
 echo "PASS"

@@ -30,7 +30,9 @@ int BindSocket(const std::string& path, bool listening) {
   std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
   const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
   EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  if (listening) EXPECT_EQ(listen(fd, 1), 0);
+  if (listening) {
+    EXPECT_EQ(listen(fd, 1), 0);
+  }
   return fd;
 }
 
