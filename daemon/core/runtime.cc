@@ -6,13 +6,37 @@
 
 namespace acld {
 
-Runtime::Runtime(std::unique_ptr<hal::Backend> backend) : backend_(std::move(backend)) {}
+Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& options)
+    : backend_(std::move(backend)), memory_(*backend_) {
+  for (int32_t id = 0; id < backend_->device_count(); ++id) {
+    engines_.push_back(std::make_unique<StreamEngine>(options.workers_per_device));
+  }
+}
 
 Runtime::~Runtime() {
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, session] : sessions_.all()) {
+      ReleaseSessionResources(*sessions_.Find(id), std::nullopt);
+    }
+  }
+  // Workers stop before the timer they may schedule on; the timer's remaining
+  // callbacks may still make streams ready, which a stopped engine tolerates.
+  for (auto& engine : engines_) engine->Stop();
   absl::MutexLock lock(&mu_);
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     if (backend_->device(id).is_up()) backend_->device(id).Release();
   }
+}
+
+void Runtime::SetFailureListener(FailureListener listener) {
+  absl::MutexLock lock(&listener_mu_);
+  failure_listener_ = std::move(listener);
+}
+
+void Runtime::ReportFailure(const TaskFailure& failure) {
+  absl::MutexLock lock(&listener_mu_);
+  if (failure_listener_) failure_listener_(failure);
 }
 
 SessionId Runtime::OpenSession(const PeerInfo& peer) {
@@ -24,7 +48,8 @@ bool Runtime::CloseSession(SessionId id) {
   absl::MutexLock lock(&mu_);
   Session* session = sessions_.Find(id);
   if (session == nullptr) return false;
-  ReleaseSessionResources(*session);
+  ReleaseSessionResources(*session, std::nullopt);
+  memory_.RemoveSession(id);
   init_.RemoveSession(id);
   sessions_.Close(id);
   UpdateDevicePower();
@@ -100,7 +125,8 @@ absl::Status Runtime::Finalize(SessionId id) {
   if (!session.ok()) return session.status();
   absl::Status status = init_.Finalize(id);
   if (!status.ok()) return status;
-  ReleaseSessionResources(**session);
+  ReleaseSessionResources(**session, std::nullopt);
+  (*session)->device_refs.clear();
   (*session)->config.clear();
   (*session)->has_default_device = false;
   UpdateDevicePower();
@@ -108,6 +134,8 @@ absl::Status Runtime::Finalize(SessionId id) {
 }
 
 int32_t Runtime::DeviceCount() const { return backend_->device_count(); }
+
+std::string Runtime::SocName() const { return backend_->device(0).info().name; }
 
 absl::Status Runtime::CheckDeviceId(int32_t device_id) const {
   if (device_id < 0 || device_id >= backend_->device_count()) {
@@ -118,7 +146,7 @@ absl::Status Runtime::CheckDeviceId(int32_t device_id) const {
   return absl::OkStatus();
 }
 
-absl::Status Runtime::SetDevice(SessionId id, int32_t device_id) {
+absl::StatusOr<ContextInfo> Runtime::SetDevice(SessionId id, int32_t device_id) {
   absl::Status valid = CheckDeviceId(device_id);
   if (!valid.ok()) return valid;
   absl::MutexLock lock(&mu_);
@@ -126,7 +154,7 @@ absl::Status Runtime::SetDevice(SessionId id, int32_t device_id) {
   if (!session.ok()) return session.status();
   ++(*session)->device_refs[device_id];
   UpdateDevicePower();
-  return absl::OkStatus();
+  return DefaultContextLocked(**session, device_id);
 }
 
 absl::Status Runtime::ResetDevice(SessionId id, int32_t device_id, bool force) {
@@ -139,12 +167,112 @@ absl::Status Runtime::ResetDevice(SessionId id, int32_t device_id, bool force) {
   auto it = refs.find(device_id);
   // As in CANN, resetting a device the process never set is harmless.
   if (it == refs.end()) return absl::OkStatus();
-  if (force || --it->second == 0) refs.erase(it);
+  if (force || --it->second == 0) {
+    refs.erase(it);
+    ReleaseSessionResources(**session, device_id);
+  }
   UpdateDevicePower();
   return absl::OkStatus();
 }
 
-void Runtime::ReleaseSessionResources(Session& session) { session.device_refs.clear(); }
+ContextInfo Runtime::NewContextLocked(Session& session, int32_t device_id, bool device_default) {
+  Context context;
+  context.id = next_handle_++;
+  context.device = device_id;
+  context.is_device_default = device_default;
+  context.default_stream = NewStreamLocked(session, device_id, 0, 0)->id();
+  session.contexts[context.id] = context;
+  return ContextInfo{context.id, device_id, context.default_stream};
+}
+
+ContextInfo Runtime::DefaultContextLocked(Session& session, int32_t device_id) {
+  auto it = session.default_contexts.find(device_id);
+  if (it != session.default_contexts.end()) {
+    const Context& context = session.contexts.at(it->second);
+    return ContextInfo{context.id, context.device, context.default_stream};
+  }
+  ContextInfo info = NewContextLocked(session, device_id, /*device_default=*/true);
+  session.default_contexts[device_id] = info.context;
+  return info;
+}
+
+absl::StatusOr<ContextInfo> Runtime::CreateContext(SessionId id, int32_t device_id) {
+  absl::Status valid = CheckDeviceId(device_id);
+  if (!valid.ok()) return valid;
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Session*> session = FindSession(id);
+  if (!session.ok()) return session.status();
+  // A context holds its device like aclrtSetDevice does (CANN: rtCtxCreate).
+  ++(*session)->device_refs[device_id];
+  UpdateDevicePower();
+  return NewContextLocked(**session, device_id, /*device_default=*/false);
+}
+
+absl::Status Runtime::DestroyContext(SessionId id, ContextId context_id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Session*> session = FindSession(id);
+  if (!session.ok()) return session.status();
+  auto it = (*session)->contexts.find(context_id);
+  if (it == (*session)->contexts.end() || it->second.is_device_default) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("aclrtDestroyContext: context ", context_id,
+                                  " is not a context this process created"));
+  }
+  const Context context = it->second;
+  (*session)->contexts.erase(it);
+  auto stream = (*session)->streams.find(context.default_stream);
+  if (stream != (*session)->streams.end()) {
+    stream->second->Close(/*discard=*/true, [] {});
+    (*session)->streams.erase(stream);
+  }
+  auto refs = (*session)->device_refs.find(context.device);
+  if (refs != (*session)->device_refs.end() && --refs->second == 0) {
+    (*session)->device_refs.erase(refs);
+    ReleaseSessionResources(**session, context.device);
+  }
+  UpdateDevicePower();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ContextInfo> Runtime::GetContext(SessionId id, ContextId context_id) {
+  absl::ReaderMutexLock lock(&mu_);
+  absl::StatusOr<Session*> session = FindSession(id);
+  if (!session.ok()) return session.status();
+  auto it = (*session)->contexts.find(context_id);
+  if (it == (*session)->contexts.end()) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("context ", context_id, " is not a context of this process"));
+  }
+  return ContextInfo{it->second.id, it->second.device, it->second.default_stream};
+}
+
+void Runtime::ReleaseSessionResources(Session& session, std::optional<int32_t> device) {
+  auto on_device = [&](int32_t d) { return !device.has_value() || *device == d; };
+  for (auto it = session.streams.begin(); it != session.streams.end();) {
+    if (!on_device(it->second->options().device)) {
+      ++it;
+      continue;
+    }
+    it->second->Close(/*discard=*/true, [] {});
+    session.streams_with_allocator.erase(it->first);
+    it = session.streams.erase(it);
+  }
+  for (auto it = session.events.begin(); it != session.events.end();) {
+    if (!on_device(it->second->device())) {
+      ++it;
+      continue;
+    }
+    it->second->ReleaseWaiters();
+    it = session.events.erase(it);
+  }
+  for (auto it = session.contexts.begin(); it != session.contexts.end();) {
+    it = on_device(it->second.device) ? session.contexts.erase(it) : std::next(it);
+  }
+  for (auto it = session.default_contexts.begin(); it != session.default_contexts.end();) {
+    it = on_device(it->first) ? session.default_contexts.erase(it) : std::next(it);
+  }
+  memory_.ReleaseSession(session.id, device);
+}
 
 void Runtime::UpdateDevicePower() {
   const bool host_initialized = init_.host_count() > 0;
@@ -165,19 +293,38 @@ void Runtime::UpdateDevicePower() {
   }
 }
 
+void Runtime::SetMemoryQuota(SessionId session, uint64_t bytes) { memory_.SetQuota(session, bytes); }
+
 RuntimeSnapshot Runtime::Snapshot() const {
-  absl::MutexLock lock(&mu_);
+  absl::ReaderMutexLock lock(&mu_);
   RuntimeSnapshot snapshot;
   snapshot.host_refcount = init_.host_count();
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
-    DeviceSnapshot device{backend_->device(id).info(), backend_->device(id).is_up(), 0};
+    const hal::Device& device = backend_->device(id);
+    DeviceSnapshot info{device.info(), device.is_up(), 0, device.used_bytes()};
     for (const auto& [session_id, session] : sessions_.all()) {
-      device.sessions += session.device_refs.count(id) ? 1 : 0;
+      info.sessions += session.device_refs.count(id) ? 1 : 0;
     }
-    snapshot.devices.push_back(device);
+    snapshot.devices.push_back(info);
   }
   for (const auto& [session_id, session] : sessions_.all()) {
-    snapshot.sessions.push_back({session, init_.CountOf(session_id)});
+    SessionSnapshot entry;
+    entry.session = session;
+    entry.init_count = init_.CountOf(session_id);
+    const MemoryManager::SessionUsage usage = memory_.UsageOf(session_id);
+    entry.memory_bytes = usage.bytes;
+    entry.memory_quota = usage.quota;
+    for (const auto& [stream_id, stream] : session.streams) {
+      StreamSnapshot stream_info;
+      stream_info.id = stream_id;
+      stream_info.session = session_id;
+      stream_info.device = stream->options().device;
+      stream_info.priority = stream->options().priority;
+      stream_info.stats = stream->Stats();
+      stream_info.custom_allocator = session.streams_with_allocator.count(stream_id) > 0;
+      snapshot.streams.push_back(stream_info);
+    }
+    snapshot.sessions.push_back(std::move(entry));
   }
   return snapshot;
 }

@@ -3,23 +3,35 @@
 // Both the gRPC server (daemon/server) and the client library's embedded
 // transport call this class; every method is keyed by the calling session and
 // is thread-safe. Errors are absl::Status values carrying the exact aclError
-// (see acl_status.h).
+// (see acl_status.h). Calls that wait (synchronizations, destroying a busy
+// stream) take a completion callback instead of blocking the caller, so a
+// session's other calls keep flowing meanwhile.
+//
+// The implementation is split by family: runtime.cc (sessions, init, devices,
+// contexts), runtime_streams.cc (streams, events, tasks), runtime_memory.cc
+// (memory and copies).
 #ifndef ACLD_DAEMON_CORE_RUNTIME_H_
 #define ACLD_DAEMON_CORE_RUNTIME_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "daemon/core/init_arbiter.h"
+#include "daemon/core/memory_manager.h"
 #include "daemon/core/runtime_snapshot.h"
 #include "daemon/core/session_table.h"
+#include "daemon/core/stream_engine.h"
+#include "daemon/core/timer.h"
 #include "hal/backend.h"
 
 namespace acld {
@@ -31,13 +43,68 @@ struct InitSettings {
   std::map<std::string, std::string> settings;  // normalised keys, for operators
 };
 
+struct RuntimeOptions {
+  int workers_per_device = 2;
+};
+
+struct ContextInfo {
+  ContextId context = 0;
+  int32_t device = 0;
+  StreamId default_stream = 0;
+};
+
+// Host bytes a copy reads or writes, kept alive by `keepalive` until the copy
+// ran (a pointer into the client's shared memory, a request's buffer, or, in
+// embedded mode, the application's own memory).
+struct HostSpan {
+  uint8_t* data = nullptr;
+  std::shared_ptr<void> keepalive;
+};
+
+struct CopyRequest {
+  enum class Direction { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+  Direction direction = Direction::kHostToDevice;
+  uint64_t device_dst = 0;  // H2D, D2D
+  uint64_t device_src = 0;  // D2H, D2D
+  HostSpan host;            // the source (H2D) or destination (D2H)
+  uint64_t count = 0;
+};
+
+struct MemsetRequest {
+  uint64_t device_dst = 0;
+  uint64_t max_count = 0;
+  int32_t value = 0;
+  uint64_t count = 0;
+};
+
+struct KernelRequest {
+  std::string name;
+  uint32_t block_dim = 0;
+  std::vector<uint64_t> args;
+};
+
+struct EventStatus {
+  bool complete = false;             // aclrtQueryEvent
+  bool recorded_and_complete = false;  // aclrtQueryEventStatus
+};
+
+struct MemInfo {
+  uint64_t free = 0;
+  uint64_t total = 0;
+};
+
+using Done = std::function<void(absl::Status)>;
+
 class Runtime {
  public:
-  explicit Runtime(std::unique_ptr<hal::Backend> backend);
+  Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& options = {});
   ~Runtime();
 
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
+
+  // Called (on a worker or timer thread) for every failed task.
+  void SetFailureListener(FailureListener listener);
 
   // Sessions.
   SessionId OpenSession(const PeerInfo& peer);
@@ -56,25 +123,108 @@ class Runtime {
   // Full finalize: count -> 0, every resource of the session released.
   absl::Status Finalize(SessionId session);
 
-  // Devices.
+  // Devices and contexts.
   int32_t DeviceCount() const;
-  absl::Status SetDevice(SessionId session, int32_t device_id);
+  std::string SocName() const;
+  // Takes a device reference; returns the device's default context.
+  absl::StatusOr<ContextInfo> SetDevice(SessionId session, int32_t device_id);
+  // Drops one reference (all with `force`); at zero the session's contexts,
+  // streams, events and memory on the device are released.
   absl::Status ResetDevice(SessionId session, int32_t device_id, bool force);
+  absl::StatusOr<ContextInfo> CreateContext(SessionId session, int32_t device_id);
+  absl::Status DestroyContext(SessionId session, ContextId context);
+  absl::StatusOr<ContextInfo> GetContext(SessionId session, ContextId context);
+  void SynchronizeDevice(SessionId session, int32_t device_id, absl::Duration timeout, Done done);
+
+  // Streams.
+  absl::StatusOr<StreamId> CreateStream(SessionId session, ContextId context, uint32_t priority,
+                                        uint32_t flags);
+  // Waits for queued work (or discards it with `force`), then releases the stream.
+  void DestroyStream(SessionId session, StreamId stream, bool force, Done done);
+  void SynchronizeStream(SessionId session, StreamId stream, absl::Duration timeout, Done done);
+  // True when every task of the stream has finished.
+  absl::StatusOr<bool> StreamIdle(SessionId session, StreamId stream);
+  absl::Status SetStreamFailureMode(SessionId session, StreamId stream, uint64_t mode);
+  absl::Status SetStreamAllocator(SessionId session, StreamId stream, bool registered);
+
+  // Tasks (asynchronous). `thread` is the submitting client thread, reported
+  // in exception info. Returns the task id.
+  absl::StatusOr<uint64_t> LaunchKernel(SessionId session, StreamId stream, uint64_t thread,
+                                        KernelRequest kernel);
+  absl::StatusOr<uint64_t> EnqueueCopy(SessionId session, StreamId stream, uint64_t thread,
+                                       CopyRequest copy);
+  absl::StatusOr<uint64_t> EnqueueMemset(SessionId session, StreamId stream, uint64_t thread,
+                                         const MemsetRequest& memset);
+  absl::StatusOr<uint64_t> RecordEvent(SessionId session, EventId event, StreamId stream,
+                                       uint64_t thread);
+  absl::StatusOr<uint64_t> ResetEvent(SessionId session, EventId event, StreamId stream,
+                                      uint64_t thread);
+  absl::StatusOr<uint64_t> StreamWaitEvent(SessionId session, StreamId stream, EventId event,
+                                           uint64_t thread);
+  // A task that parks its stream until `start(resume)` calls resume (issue #4's
+  // host callbacks build on this).
+  absl::StatusOr<uint64_t> EnqueueWait(SessionId session, StreamId stream, uint64_t thread,
+                                       std::function<void(TaskResume)> start);
+
+  // Events.
+  absl::StatusOr<EventId> CreateEvent(SessionId session, int32_t device_id, uint32_t flags);
+  absl::Status DestroyEvent(SessionId session, EventId event);
+  void SynchronizeEvent(SessionId session, EventId event, absl::Duration timeout, Done done);
+  absl::StatusOr<EventStatus> QueryEvent(SessionId session, EventId event);
+  absl::StatusOr<float> EventElapsedMs(SessionId session, EventId start, EventId end);
+
+  // Memory (synchronous calls).
+  absl::StatusOr<uint64_t> Malloc(SessionId session, int32_t device_id, uint64_t size);
+  absl::Status Free(SessionId session, uint64_t address);
+  absl::Status Copy(SessionId session, const CopyRequest& copy);
+  absl::Status Memset(SessionId session, const MemsetRequest& memset);
+  absl::StatusOr<MemInfo> GetMemInfo(SessionId session, int32_t device_id);
+  void SetMemoryQuota(SessionId session, uint64_t bytes);
 
   RuntimeSnapshot Snapshot() const;
 
  private:
-  absl::StatusOr<Session*> FindSession(SessionId session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<Session*> FindSession(SessionId session) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::shared_ptr<Stream>> FindStream(SessionId session, StreamId stream)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::shared_ptr<Event>> FindEvent(SessionId session, EventId event)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status CheckDeviceId(int32_t device_id) const;
-  void ReleaseSessionResources(Session& session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The device's default context of the session, created on first use.
+  ContextInfo DefaultContextLocked(Session& session, int32_t device_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ContextInfo NewContextLocked(Session& session, int32_t device_id, bool device_default)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<Stream> NewStreamLocked(Session& session, int32_t device_id, uint32_t priority,
+                                          uint32_t flags) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases the session's handles and memory (on one device, when given).
+  void ReleaseSessionResources(Session& session, std::optional<int32_t> device)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Brings each device up or down to match who needs it: all devices while the
   // host-wide init count is non-zero, otherwise those a session set.
   void UpdateDevicePower() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<uint64_t> Enqueue(SessionId session, StreamId stream, uint64_t thread,
+                                   TaskFn task);
+  // The bytes of a device range of the session, checked.
+  absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
+  absl::Status RunCopy(SessionId session, const CopyRequest& copy) const;
+  absl::Status RunMemset(SessionId session, const MemsetRequest& memset) const;
+  void ReportFailure(const TaskFailure& failure);
 
+  // Declaration order is destruction order in reverse: the timer stops before
+  // the engines it resumes, the engines before the memory their tasks touch.
   const std::unique_ptr<hal::Backend> backend_;
+  MemoryManager memory_;
+  std::vector<std::unique_ptr<StreamEngine>> engines_;  // one per device
+  Timer timer_;
+
   mutable absl::Mutex mu_;
   SessionTable sessions_ ABSL_GUARDED_BY(mu_);
   InitArbiter init_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;  // contexts, streams, events: never reused
+
+  absl::Mutex listener_mu_;
+  FailureListener failure_listener_ ABSL_GUARDED_BY(listener_mu_);
 };
 
 }  // namespace acld

@@ -11,20 +11,33 @@
 namespace acld {
 
 struct SessionSnapshot {
-  Session session;
+  Session session;  // the handle maps inside are shared, not deep copies
   uint64_t init_count = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t memory_quota = 0;  // 0: none
 };
 
 struct DeviceSnapshot {
   hal::DeviceInfo info;
   bool up = false;
   uint32_t sessions = 0;  // sessions holding a device reference on it
+  uint64_t used_bytes = 0;
+};
+
+struct StreamSnapshot {
+  StreamId id = 0;
+  SessionId session = 0;
+  int32_t device = 0;
+  uint32_t priority = 0;
+  bool custom_allocator = false;
+  StreamStats stats;
 };
 
 struct RuntimeSnapshot {
   uint64_t host_refcount = 0;
   std::vector<DeviceSnapshot> devices;
   std::vector<SessionSnapshot> sessions;
+  std::vector<StreamSnapshot> streams;
 };
 
 }  // namespace acld

@@ -75,8 +75,8 @@ TEST_F(RuntimeTest, DefaultDeviceMustExist) {
 
 TEST_F(RuntimeTest, DeviceReferencesCountAndReset) {
   SessionId a = runtime_.OpenSession({100, 0, "a"});
-  EXPECT_EQ(AclCodeOf(runtime_.SetDevice(a, 2)), ACL_ERROR_RT_INVALID_DEVICEID);
-  EXPECT_EQ(AclCodeOf(runtime_.SetDevice(a, -1)), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_EQ(AclCodeOf(runtime_.SetDevice(a, 2).status()), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_EQ(AclCodeOf(runtime_.SetDevice(a, -1).status()), ACL_ERROR_RT_INVALID_DEVICEID);
   ASSERT_TRUE(runtime_.SetDevice(a, 1).ok());
   ASSERT_TRUE(runtime_.SetDevice(a, 1).ok());
   EXPECT_TRUE(DeviceUp(1));

@@ -1,21 +1,34 @@
-// What the daemon knows about one client process's session.
+// What the daemon knows about one client process's session and what it holds.
 #ifndef ACLD_DAEMON_CORE_SESSION_H_
 #define ACLD_DAEMON_CORE_SESSION_H_
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 
 #include "absl/time/time.h"
+#include "daemon/core/event.h"
 #include "daemon/core/session_id.h"
+#include "daemon/core/stream.h"
 
 namespace acld {
+
+using ContextId = uint64_t;
 
 // Who is on the other end of a session.
 struct PeerInfo {
   int32_t pid = 0;
   uint32_t uid = 0;
   std::string command;
+};
+
+struct Context {
+  ContextId id = 0;
+  int32_t device = 0;
+  StreamId default_stream = 0;
+  bool is_device_default = false;  // the device's default context of the session
 };
 
 struct Session {
@@ -28,6 +41,13 @@ struct Session {
   std::map<std::string, std::string> config;
   bool has_default_device = false;
   int32_t default_device = 0;
+
+  // Handles: valid only inside this session.
+  std::map<ContextId, Context> contexts;
+  std::map<int32_t, ContextId> default_contexts;  // per device
+  std::map<StreamId, std::shared_ptr<Stream>> streams;
+  std::map<EventId, std::shared_ptr<Event>> events;
+  std::set<StreamId> streams_with_allocator;  // carry a custom allocator (SPEC section 7)
 };
 
 }  // namespace acld

@@ -1,0 +1,87 @@
+// An event: marks a point in a stream; other streams and the host wait for it.
+//
+// Every aclrtRecordEvent call takes the next record number; the record task
+// completes it when its stream reaches it. Waits (aclrtStreamWaitEvent,
+// aclrtSynchronizeEvent) target the latest record made before the wait was
+// issued, as on a device.
+#ifndef ACLD_DAEMON_CORE_EVENT_H_
+#define ACLD_DAEMON_CORE_EVENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "daemon/core/session_id.h"
+#include "daemon/core/timer.h"
+
+namespace acld {
+
+using EventId = uint64_t;
+
+class Event : public std::enable_shared_from_this<Event> {
+ public:
+  Event(EventId id, SessionId session, int32_t device, uint32_t flags, Timer& timer)
+      : id_(id), session_(session), device_(device), flags_(flags), timer_(timer) {}
+
+  EventId id() const { return id_; }
+  int32_t device() const { return device_; }
+
+  // The number the next record task will complete (call when enqueuing it).
+  uint64_t TakeRecordNumber();
+  // The latest record number handed out (what a wait issued now targets).
+  uint64_t latest_record() const;
+  // A record task ran: `record` is complete at device time `timestamp_ns`.
+  void CompleteRecord(uint64_t record, int64_t timestamp_ns);
+  // An aclrtResetEvent task ran: the event reads as never recorded.
+  void Reset();
+
+  // Calls `resume` once record `target` is complete (at once if it is).
+  // Returns true when it was complete already (and `resume` was not kept).
+  bool WaitFor(uint64_t target, std::function<void()> resume);
+
+  // As Stream::Synchronize: done(OK) once the latest record issued before this
+  // call completes, or ACL_ERROR_RT_EVENT_SYNC_TIMEOUT after `timeout`.
+  void Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done);
+
+  // aclrtQueryEvent: every record issued so far has completed.
+  bool Complete() const;
+  // aclrtQueryEventStatus: recorded (at least once since reset) and complete.
+  bool RecordedAndComplete() const;
+  // The device time of the latest completed record; false if none.
+  bool Timestamp(int64_t* timestamp_ns) const;
+
+  // The event is destroyed: every waiter is released.
+  void ReleaseWaiters();
+
+ private:
+  struct Waiter {
+    uint64_t target;
+    std::function<void(absl::Status)> done;
+    Timer::TimerId timeout;  // 0: none
+    uint64_t id;
+  };
+
+  void TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout);
+
+  const EventId id_;
+  const SessionId session_;
+  const int32_t device_;
+  const uint32_t flags_;
+  Timer& timer_;
+
+  mutable absl::Mutex mu_;
+  uint64_t issued_ ABSL_GUARDED_BY(mu_) = 0;     // record numbers handed out
+  uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;  // highest completed record
+  bool recorded_ ABSL_GUARDED_BY(mu_) = false;   // a record completed since creation/reset
+  int64_t timestamp_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace acld
+
+#endif  // ACLD_DAEMON_CORE_EVENT_H_

@@ -1,0 +1,269 @@
+#include "daemon/core/stream.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "acl/acl_base.h"
+#include "daemon/core/acl_status.h"
+#include "daemon/core/stream_engine.h"
+
+namespace acld {
+namespace {
+
+// Tasks a worker runs from one stream before giving others a turn.
+constexpr int kTasksPerTurn = 64;
+
+}  // namespace
+
+Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
+               FailureListener on_failure)
+    : options_(options), engine_(engine), timer_(timer), on_failure_(std::move(on_failure)) {}
+
+Stream::~Stream() = default;
+
+absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread) {
+  bool make_ready = false;
+  uint64_t id;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closing_) {
+      return AclStatus(ACL_ERROR_RT_INVALID_HANDLE,
+                       absl::StrCat("stream ", options_.id, " is being destroyed"));
+    }
+    id = next_task_id_++;
+    if (stopped_) {
+      // STOP_ON_FAILURE: nothing runs until the failure has been reported.
+      ++counters_.discarded;
+      finished_through_ = std::max(finished_through_, id);
+      return id;
+    }
+    ++counters_.queued;
+    queue_.push_back(Task{id, submitter_thread, std::move(task)});
+    if (state_ == State::kIdle) {
+      state_ = State::kReady;
+      make_ready = true;
+    }
+  }
+  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+  return id;
+}
+
+void Stream::RunSome() {
+  std::vector<std::function<void()>> after;
+  bool make_ready = false;
+  {
+    absl::MutexLock lock(&mu_);
+    state_ = State::kRunning;
+    bool parked = false;
+    for (int n = 0; n < kTasksPerTurn && !queue_.empty(); ++n) {
+      Task task = std::move(queue_.front());
+      queue_.pop_front();
+      running_task_id_ = task.id;
+      std::weak_ptr<Stream> self = weak_from_this();
+      const uint64_t task_id = task.id;
+      TaskResume resume = [self, task_id](absl::Status status) {
+        if (auto stream = self.lock()) stream->Resume(task_id, std::move(status));
+      };
+      mu_.Unlock();
+      std::optional<absl::Status> result = task.fn(resume);
+      mu_.Lock();
+      running_task_id_ = 0;
+      if (!result.has_value() && early_result_.has_value()) {
+        result = std::move(early_result_);
+        early_result_.reset();
+      }
+      if (!result.has_value()) {
+        parked_ = std::move(task);
+        state_ = State::kParked;
+        parked = true;
+        break;
+      }
+      FinishLocked(task, *std::move(result), after);
+    }
+    if (!parked) make_ready = ScheduleNextLocked(after);
+  }
+  for (auto& callback : after) callback();
+  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+}
+
+void Stream::Resume(uint64_t task_id, absl::Status status) {
+  std::vector<std::function<void()>> after;
+  bool make_ready = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (parked_.has_value() && parked_->id == task_id) {
+      Task task = std::move(*parked_);
+      parked_.reset();
+      FinishLocked(task, std::move(status), after);
+      make_ready = ScheduleNextLocked(after);
+    } else if (state_ == State::kRunning && running_task_id_ == task_id) {
+      early_result_ = std::move(status);  // resumed before the worker saw it park
+    }
+    // Otherwise the task was discarded (forced destroy): nothing waits for it.
+  }
+  for (auto& callback : after) callback();
+  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+}
+
+bool Stream::ScheduleNextLocked(std::vector<std::function<void()>>& after) {
+  if (!queue_.empty()) {
+    state_ = State::kReady;
+    return true;
+  }
+  state_ = State::kIdle;
+  CollectDoneLocked(after);
+  return false;
+}
+
+void Stream::FinishLocked(const Task& task, absl::Status status,
+                          std::vector<std::function<void()>>& after) {
+  --counters_.queued;
+  if (status.ok()) {
+    ++counters_.completed;
+  } else {
+    ++counters_.failed;
+    if (unreported_error_.ok()) unreported_error_ = status;
+    if (on_failure_) {
+      after.push_back([this, failure = TaskFailure{options_.session, options_.id, options_.device,
+                                                   task.id, task.submitter_thread, status}] {
+        on_failure_(failure);
+      });
+    }
+    if (failure_mode_ == FailureMode::kStop) {
+      stopped_ = true;
+      DiscardQueuedLocked();
+    }
+  }
+  finished_through_ = std::max({finished_through_, task.id, discarded_through_});
+  CollectDoneLocked(after);
+}
+
+void Stream::DiscardQueuedLocked() {
+  counters_.discarded += queue_.size();
+  counters_.queued -= queue_.size();
+  queue_.clear();
+  discarded_through_ = next_task_id_ - 1;
+  // A task still running finishes first; otherwise everything is done now.
+  if (state_ != State::kRunning && !parked_.has_value()) {
+    finished_through_ = std::max(finished_through_, discarded_through_);
+  }
+}
+
+absl::Status Stream::TakeErrorLocked() {
+  absl::Status error = std::move(unreported_error_);
+  unreported_error_ = absl::OkStatus();
+  stopped_ = false;
+  return error;
+}
+
+void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
+  for (auto it = sync_waiters_.begin(); it != sync_waiters_.end();) {
+    if (it->target > finished_through_) {
+      ++it;
+      continue;
+    }
+    if (it->timeout != 0) timer_.Cancel(it->timeout);
+    after.push_back([done = std::move(it->done), status = TakeErrorLocked()] { done(status); });
+    it = sync_waiters_.erase(it);
+  }
+  const bool drained = queue_.empty() && !parked_.has_value() && state_ != State::kRunning;
+  if (closing_ && drained) {
+    for (auto& done : close_waiters_) after.push_back(std::move(done));
+    close_waiters_.clear();
+  }
+}
+
+void Stream::Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done) {
+  absl::Status result;
+  {
+    absl::MutexLock lock(&mu_);
+    const uint64_t target = next_task_id_ - 1;
+    if (finished_through_ >= target) {
+      result = TakeErrorLocked();
+    } else if (timeout <= absl::ZeroDuration()) {
+      result = AclStatus(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                         absl::StrCat("stream ", options_.id, " has unfinished tasks"));
+    } else {
+      const uint64_t waiter_id = next_waiter_id_++;
+      Timer::TimerId timer_id = 0;
+      if (timeout != absl::InfiniteDuration()) {
+        std::weak_ptr<Stream> self = weak_from_this();
+        timer_id = timer_.Schedule(absl::Now() + timeout, [self, waiter_id, timeout] {
+          auto stream = self.lock();
+          if (stream) stream->TimeOutWaiter(waiter_id, timeout);
+        });
+      }
+      sync_waiters_.push_back(SyncWaiter{target, std::move(done), timer_id, waiter_id});
+      return;
+    }
+  }
+  done(std::move(result));
+}
+
+void Stream::TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout) {
+  std::function<void(absl::Status)> done;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = std::find_if(sync_waiters_.begin(), sync_waiters_.end(),
+                           [&](const SyncWaiter& waiter) { return waiter.id == waiter_id; });
+    if (it == sync_waiters_.end()) return;
+    done = std::move(it->done);
+    sync_waiters_.erase(it);
+  }
+  done(AclStatus(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                 absl::StrCat("stream ", options_.id, " did not finish within ",
+                              absl::FormatDuration(timeout))));
+}
+
+bool Stream::Idle() const {
+  absl::MutexLock lock(&mu_);
+  return finished_through_ >= next_task_id_ - 1;
+}
+
+uint64_t Stream::last_task_id() const {
+  absl::MutexLock lock(&mu_);
+  return next_task_id_ - 1;
+}
+
+void Stream::SetFailureMode(FailureMode mode) {
+  absl::MutexLock lock(&mu_);
+  failure_mode_ = mode;
+}
+
+void Stream::Close(bool discard, std::function<void()> done) {
+  std::vector<std::function<void()>> after;
+  {
+    absl::MutexLock lock(&mu_);
+    closing_ = true;
+    close_waiters_.push_back(std::move(done));
+    if (discard) {
+      if (parked_.has_value()) {
+        ++counters_.discarded;
+        --counters_.queued;
+        parked_.reset();
+        state_ = queue_.empty() ? State::kIdle : State::kReady;
+      }
+      DiscardQueuedLocked();
+      if (state_ == State::kReady) state_ = State::kIdle;  // a stale ready entry finds nothing
+    }
+    CollectDoneLocked(after);
+  }
+  for (auto& callback : after) callback();
+}
+
+StreamStats Stream::Stats() const {
+  absl::MutexLock lock(&mu_);
+  StreamStats stats = counters_;
+  stats.failure_mode = failure_mode_;
+  switch (state_) {
+    case State::kIdle: stats.state = "idle"; break;
+    case State::kReady: stats.state = "ready"; break;
+    case State::kRunning: stats.state = "running"; break;
+    case State::kParked: stats.state = "waiting"; break;
+  }
+  if (closing_) stats.state = "closing";
+  return stats;
+}
+
+}  // namespace acld

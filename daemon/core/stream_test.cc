@@ -1,0 +1,206 @@
+#include "daemon/core/stream.h"
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "acl/acl_base.h"
+#include "daemon/core/acl_status.h"
+#include "daemon/core/stream_engine.h"
+#include "gtest/gtest.h"
+
+namespace acld {
+namespace {
+
+class StreamTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<Stream> NewStream(StreamId id = 1) {
+    return std::make_shared<Stream>(Stream::Options{id, 1, 0, 0, 0}, engine_, timer_,
+                                    [this](const TaskFailure& failure) {
+                                      absl::MutexLock lock(&mu_);
+                                      failures_.push_back(failure);
+                                    });
+  }
+
+  // Waits for Stream::Synchronize's answer.
+  static absl::Status Sync(Stream& stream, absl::Duration timeout = absl::InfiniteDuration()) {
+    absl::Notification done;
+    absl::Status result;
+    stream.Synchronize(timeout, [&](absl::Status status) {
+      result = status;
+      done.Notify();
+    });
+    done.WaitForNotification();
+    return result;
+  }
+
+  TaskFn Append(int value) {
+    return [this, value](const TaskResume&) -> std::optional<absl::Status> {
+      absl::MutexLock lock(&mu_);
+      order_.push_back(value);
+      return absl::OkStatus();
+    };
+  }
+
+  static TaskFn Fail() {
+    return [](const TaskResume&) -> std::optional<absl::Status> {
+      return AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "boom");
+    };
+  }
+
+  std::vector<int> order() {
+    absl::MutexLock lock(&mu_);
+    return order_;
+  }
+
+  Timer timer_;
+  StreamEngine engine_{2};
+  absl::Mutex mu_;
+  std::vector<int> order_;
+  std::vector<TaskFailure> failures_;
+};
+
+TEST_F(StreamTest, TasksRunInSubmissionOrderWithIncreasingIds) {
+  auto stream = NewStream();
+  for (int i = 0; i < 1000; ++i) {
+    absl::StatusOr<uint64_t> id = stream->Enqueue(Append(i), 7);
+    ASSERT_TRUE(id.ok());
+    EXPECT_EQ(*id, static_cast<uint64_t>(i + 1));
+  }
+  ASSERT_TRUE(Sync(*stream).ok());
+  std::vector<int> expected(1000);
+  for (int i = 0; i < 1000; ++i) expected[i] = i;
+  EXPECT_EQ(order(), expected);
+  EXPECT_TRUE(stream->Idle());
+  EXPECT_EQ(stream->Stats().completed, 1000u);
+}
+
+TEST_F(StreamTest, ContinueOnFailureRunsLaterTasksAndReportsTheErrorOnce) {
+  auto stream = NewStream();
+  stream->Enqueue(Append(1), 0).IgnoreError();
+  stream->Enqueue(Fail(), 42).IgnoreError();
+  stream->Enqueue(Append(3), 0).IgnoreError();
+  EXPECT_EQ(AclCodeOf(Sync(*stream)), ACL_ERROR_RT_AICORE_EXCEPTION);
+  EXPECT_EQ(order(), (std::vector<int>{1, 3}));
+  EXPECT_TRUE(Sync(*stream).ok());  // reported once
+  absl::MutexLock lock(&mu_);
+  ASSERT_EQ(failures_.size(), 1u);
+  EXPECT_EQ(failures_[0].task_id, 2u);
+  EXPECT_EQ(failures_[0].submitter_thread, 42u);
+  EXPECT_EQ(failures_[0].stream, 1u);
+}
+
+TEST_F(StreamTest, StopOnFailureDiscardsUntilReported) {
+  auto stream = NewStream();
+  stream->SetFailureMode(FailureMode::kStop);
+  // Park the stream so that the failure and the following tasks are queued together.
+  TaskResume release;
+  absl::Notification parked;
+  stream->Enqueue([&](const TaskResume& resume) -> std::optional<absl::Status> {
+    release = resume;
+    parked.Notify();
+    return std::nullopt;
+  }, 0).IgnoreError();
+  stream->Enqueue(Fail(), 0).IgnoreError();
+  stream->Enqueue(Append(3), 0).IgnoreError();
+  stream->Enqueue(Append(4), 0).IgnoreError();
+  parked.WaitForNotification();
+  release(absl::OkStatus());
+  EXPECT_EQ(AclCodeOf(Sync(*stream)), ACL_ERROR_RT_AICORE_EXCEPTION);
+  EXPECT_TRUE(order().empty());
+  EXPECT_EQ(stream->Stats().discarded, 2u);
+  // Reported: the stream runs again.
+  stream->Enqueue(Append(5), 0).IgnoreError();
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(order(), std::vector<int>{5});
+}
+
+TEST_F(StreamTest, SynchronizeTimesOutAndPollsWithZero) {
+  auto stream = NewStream();
+  TaskResume release;
+  absl::Notification parked;
+  stream->Enqueue([&](const TaskResume& resume) -> std::optional<absl::Status> {
+    release = resume;
+    parked.Notify();
+    return std::nullopt;
+  }, 0).IgnoreError();
+  parked.WaitForNotification();
+  EXPECT_EQ(AclCodeOf(Sync(*stream, absl::Milliseconds(20))), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+  EXPECT_EQ(AclCodeOf(Sync(*stream, absl::ZeroDuration())), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+  EXPECT_FALSE(stream->Idle());
+  EXPECT_EQ(stream->Stats().state, "waiting");
+  release(absl::OkStatus());
+  EXPECT_TRUE(Sync(*stream, absl::Seconds(10)).ok());
+}
+
+TEST_F(StreamTest, ParkedStreamsHoldNoWorker) {
+  // 64 streams wait at once; a 65th still runs on the engine's 2 workers.
+  std::vector<std::shared_ptr<Stream>> waiting;
+  std::vector<TaskResume> releases(64);
+  absl::Mutex releases_mu;
+  for (int i = 0; i < 64; ++i) {
+    waiting.push_back(NewStream(100 + i));
+    waiting.back()->Enqueue([&, i](const TaskResume& resume) -> std::optional<absl::Status> {
+      absl::MutexLock lock(&releases_mu);
+      releases[i] = resume;
+      return std::nullopt;
+    }, 0).IgnoreError();
+  }
+  auto runner = NewStream(2);
+  runner->Enqueue(Append(1), 0).IgnoreError();
+  EXPECT_TRUE(Sync(*runner, absl::Seconds(10)).ok());
+  EXPECT_EQ(order(), std::vector<int>{1});
+  for (int i = 0; i < 64; ++i) {
+    TaskResume release;
+    while (true) {
+      absl::MutexLock lock(&releases_mu);
+      if (releases[i]) {
+        release = releases[i];
+        break;
+      }
+    }
+    release(absl::OkStatus());
+    EXPECT_TRUE(Sync(*waiting[i], absl::Seconds(10)).ok());
+  }
+}
+
+TEST_F(StreamTest, ForcedCloseDiscardsQueuedAndParkedWork) {
+  auto stream = NewStream();
+  absl::Notification parked;
+  stream->Enqueue([&](const TaskResume&) -> std::optional<absl::Status> {
+    parked.Notify();
+    return std::nullopt;  // never resumed
+  }, 0).IgnoreError();
+  stream->Enqueue(Append(2), 0).IgnoreError();
+  parked.WaitForNotification();
+  absl::Notification closed;
+  stream->Close(/*discard=*/true, [&] { closed.Notify(); });
+  EXPECT_TRUE(closed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(order().empty());
+  EXPECT_EQ(AclCodeOf(stream->Enqueue(Append(3), 0).status()), ACL_ERROR_RT_INVALID_HANDLE);
+}
+
+TEST_F(StreamTest, CloseWaitsForQueuedWork) {
+  auto stream = NewStream();
+  for (int i = 0; i < 100; ++i) stream->Enqueue(Append(i), 0).IgnoreError();
+  absl::Notification closed;
+  stream->Close(/*discard=*/false, [&] { closed.Notify(); });
+  EXPECT_TRUE(closed.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(order().size(), 100u);
+}
+
+TEST_F(StreamTest, ResumeBeforeTheWorkerSeesThePark) {
+  auto stream = NewStream();
+  for (int i = 0; i < 100; ++i) {
+    stream->Enqueue([](const TaskResume& resume) -> std::optional<absl::Status> {
+      resume(absl::OkStatus());  // done at once, from inside the task
+      return std::nullopt;
+    }, 0).IgnoreError();
+  }
+  EXPECT_TRUE(Sync(*stream, absl::Seconds(10)).ok());
+  EXPECT_EQ(stream->Stats().completed, 100u);
+}
+
+}  // namespace
+}  // namespace acld

@@ -1,0 +1,42 @@
+// A built-in kernel: what aclsimLaunchKernel runs on a device.
+#ifndef ACLD_HAL_KERNEL_H_
+#define ACLD_HAL_KERNEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace hal {
+
+// Turns a device address range into bytes the kernel may touch. The runtime
+// core implements it with its address checks: a range outside the launching
+// session's own allocations is refused, so a kernel never reaches anyone
+// else's memory.
+class MemoryResolver {
+ public:
+  virtual ~MemoryResolver() = default;
+  virtual absl::StatusOr<uint8_t*> Resolve(uint64_t device_address, uint64_t bytes) = 0;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+
+  virtual const std::string& name() const = 0;
+  // Number of 64-bit argument fields the kernel takes.
+  virtual size_t arg_count() const = 0;
+  // How long the kernel occupies its stream before its effect, in
+  // microseconds (0 for instant kernels). The stream engine waits without
+  // holding a worker thread.
+  virtual uint64_t BusyMicros(const std::vector<uint64_t>& args) const = 0;
+  // Applies the kernel's effect for blocks [0, block_dim).
+  virtual absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+                           MemoryResolver& memory) const = 0;
+};
+
+}  // namespace hal
+
+#endif  // ACLD_HAL_KERNEL_H_
