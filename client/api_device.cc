@@ -1,18 +1,32 @@
-// C entry points for devices (the part of SPEC section 5 the foundation needs).
+// C entry points for devices and contexts (SPEC section 5).
 #include "absl/strings/str_cat.h"
 #include "acl/acl_rt.h"
-#include "client/client_runtime.h"
-#include "client/error_state.h"
+#include "client/api_support.h"
 #include "daemon/core/acl_status.h"
 
+using acl_client::Api;
 using acl_client::ClientRuntime;
-using acl_client::ReportStatus;
+using acl_client::Connected;
+using acl_client::HandleId;
+using acl_client::NullArgument;
+using acl_client::ToHandle;
+using acl_client::Transport;
 
 namespace {
 
-absl::Status NullArgument(const char* api, const char* argument) {
-  return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                         absl::StrCat(api, ": ", argument, " must not be NULL"));
+absl::Status ResetDevice(int32_t device_id, bool force) {
+  ClientRuntime& runtime = ClientRuntime::Get();
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_RETURN_IF_ERROR(transport->ResetDevice(device_id, force));
+  runtime.handles().DropDeviceReference(device_id, force);
+  return absl::OkStatus();
+}
+
+absl::Status SynchronizeCurrentDevice(int32_t timeout_ms, const char* api) {
+  ACL_RETURN_IF_ERROR(acl_client::CheckTimeout(timeout_ms, api));
+  ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  return transport->SynchronizeDevice(context.device, timeout_ms);
 }
 
 }  // namespace
@@ -20,68 +34,171 @@ absl::Status NullArgument(const char* api, const char* argument) {
 extern "C" {
 
 aclError aclrtGetVersion(int32_t* majorVersion, int32_t* minorVersion, int32_t* patchVersion) {
-  if (majorVersion == nullptr || minorVersion == nullptr || patchVersion == nullptr) {
-    return ReportStatus(NullArgument("aclrtGetVersion", "every version pointer"));
-  }
-  *majorVersion = ACL_MAJOR_VERSION;
-  *minorVersion = ACL_MINOR_VERSION;
-  *patchVersion = ACL_PATCH_VERSION;
-  return ACL_SUCCESS;
+  return Api([&]() -> absl::Status {
+    if (majorVersion == nullptr || minorVersion == nullptr || patchVersion == nullptr) {
+      return NullArgument("aclrtGetVersion", "every version pointer");
+    }
+    *majorVersion = ACL_MAJOR_VERSION;
+    *minorVersion = ACL_MINOR_VERSION;
+    *patchVersion = ACL_PATCH_VERSION;
+    return absl::OkStatus();
+  });
 }
 
 aclError aclrtGetRunMode(aclrtRunMode* runMode) {
-  if (runMode == nullptr) return ReportStatus(NullArgument("aclrtGetRunMode", "runMode"));
-  *runMode = ACL_HOST;  // the application always runs on the host, beside acld
-  return ACL_SUCCESS;
+  return Api([&]() -> absl::Status {
+    if (runMode == nullptr) return NullArgument("aclrtGetRunMode", "runMode");
+    *runMode = ACL_HOST;  // the application always runs on the host, beside acld
+    return absl::OkStatus();
+  });
+}
+
+const char* aclrtGetSocName(void) {
+  absl::StatusOr<Transport*> transport = Connected();
+  if (!transport.ok()) {
+    acl_client::ReportStatus(transport.status());
+    return nullptr;
+  }
+  // Fixed for the daemon's life: one copy serves the process.
+  static const std::string* name = new std::string((*transport)->SocName());
+  return name->c_str();
 }
 
 aclError aclrtGetDeviceCount(uint32_t* count) {
-  if (count == nullptr) return ReportStatus(NullArgument("aclrtGetDeviceCount", "count"));
-  absl::StatusOr<acl_client::Transport*> transport = ClientRuntime::Get().transport();
-  if (!transport.ok()) return ReportStatus(transport.status());
-  absl::StatusOr<int32_t> devices = (*transport)->DeviceCount();
-  if (!devices.ok()) return ReportStatus(devices.status());
-  *count = static_cast<uint32_t>(*devices);
-  return ACL_SUCCESS;
+  return Api([&]() -> absl::Status {
+    if (count == nullptr) return NullArgument("aclrtGetDeviceCount", "count");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    *count = static_cast<uint32_t>(transport->DeviceCount());
+    return absl::OkStatus();
+  });
 }
 
 aclError aclrtSetDevice(int32_t deviceId) {
-  ClientRuntime& runtime = ClientRuntime::Get();
-  absl::StatusOr<acl_client::Transport*> transport = runtime.transport();
-  if (!transport.ok()) return ReportStatus(transport.status());
-  absl::Status status = (*transport)->SetDevice(deviceId);
-  if (status.ok()) runtime.set_current_device(deviceId);
-  return ReportStatus(status);
+  return Api([&] { return ClientRuntime::Get().SetDevice(deviceId).status(); });
 }
 
 aclError aclrtGetDevice(int32_t* deviceId) {
-  if (deviceId == nullptr) return ReportStatus(NullArgument("aclrtGetDevice", "deviceId"));
-  ClientRuntime& runtime = ClientRuntime::Get();
-  // No RPC: the current device is thread-local state. Reaching the runtime
-  // once still matters, so that a missing daemon is reported as such.
-  absl::StatusOr<acl_client::Transport*> transport = runtime.transport();
-  if (!transport.ok()) return ReportStatus(transport.status());
-  std::optional<int32_t> current = runtime.current_device();
-  if (!current.has_value()) {
-    return ReportStatus(acld::AclStatus(
+  return Api([&]() -> absl::Status {
+    if (deviceId == nullptr) return NullArgument("aclrtGetDevice", "deviceId");
+    ClientRuntime& runtime = ClientRuntime::Get();
+    // No RPC: the current device is thread-local state. Reaching the runtime
+    // once still matters, so that a missing daemon is reported as such.
+    ACL_RETURN_IF_ERROR(Connected().status());
+    std::optional<acld::ContextInfo> context = runtime.current_context();
+    if (context.has_value()) {
+      *deviceId = context->device;
+      return absl::OkStatus();
+    }
+    std::optional<int32_t> default_device = runtime.lifecycle().default_device();
+    if (default_device.has_value()) {
+      *deviceId = *default_device;
+      return absl::OkStatus();
+    }
+    return acld::AclStatus(
         ACL_ERROR_RT_CONTEXT_NULL,
-        "aclrtGetDevice: this thread has no current device; call aclrtSetDevice first"));
-  }
-  *deviceId = *current;
-  return ACL_SUCCESS;
+        "aclrtGetDevice: this thread has no current device; call aclrtSetDevice first");
+  });
 }
 
-static aclError ResetDevice(int32_t deviceId, bool force) {
-  ClientRuntime& runtime = ClientRuntime::Get();
-  absl::StatusOr<acl_client::Transport*> transport = runtime.transport();
-  if (!transport.ok()) return ReportStatus(transport.status());
-  absl::Status status = (*transport)->ResetDevice(deviceId, force);
-  if (status.ok()) runtime.clear_current_device(deviceId);
-  return ReportStatus(status);
+aclError aclrtResetDevice(int32_t deviceId) {
+  return Api([&] { return ResetDevice(deviceId, /*force=*/false); });
 }
 
-aclError aclrtResetDevice(int32_t deviceId) { return ResetDevice(deviceId, /*force=*/false); }
+aclError aclrtResetDeviceForce(int32_t deviceId) {
+  return Api([&] { return ResetDevice(deviceId, /*force=*/true); });
+}
 
-aclError aclrtResetDeviceForce(int32_t deviceId) { return ResetDevice(deviceId, /*force=*/true); }
+aclError aclrtSynchronizeDevice(void) {
+  return Api([&] { return SynchronizeCurrentDevice(-1, "aclrtSynchronizeDevice"); });
+}
+
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
+  return Api([&] { return SynchronizeCurrentDevice(timeout, "aclrtSynchronizeDeviceWithTimeout"); });
+}
+
+aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus* deviceStatus) {
+  return Api([&]() -> absl::Status {
+    if (deviceStatus == nullptr) return NullArgument("aclrtQueryDeviceStatus", "deviceStatus");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    if (deviceId < 0 || deviceId >= transport->DeviceCount()) {
+      return acld::AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
+                             absl::StrCat("aclrtQueryDeviceStatus: device ", deviceId,
+                                          " does not exist"));
+    }
+    // A sim device never becomes abnormal; the daemon answering is the check.
+    *deviceStatus = ACL_RT_DEVICE_STATUS_NORMAL;
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
+  return Api([&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("aclrtCreateContext", "context");
+    ClientRuntime& runtime = ClientRuntime::Get();
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(acld::ContextInfo created, transport->CreateContext(deviceId));
+    runtime.handles().AddDeviceReference(deviceId);
+    runtime.handles().AddContext(created);
+    runtime.set_current_context(created);
+    *context = ToHandle(created.context);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtDestroyContext(aclrtContext context) {
+  return Api([&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("aclrtDestroyContext", "context");
+    ClientRuntime& runtime = ClientRuntime::Get();
+    std::optional<acld::ContextInfo> known = runtime.handles().FindContext(HandleId(context));
+    if (!known.has_value()) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             "aclrtDestroyContext: not a live context of this process");
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_RETURN_IF_ERROR(transport->DestroyContext(known->context));
+    runtime.handles().RemoveContext(known->context);
+    runtime.handles().DropDeviceReference(known->device, /*all=*/false);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context) {
+  return Api([&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("aclrtSetCurrentContext", "context");
+    ACL_RETURN_IF_ERROR(Connected().status());
+    ClientRuntime& runtime = ClientRuntime::Get();
+    std::optional<acld::ContextInfo> known = runtime.handles().FindContext(HandleId(context));
+    if (!known.has_value()) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             "aclrtSetCurrentContext: not a live context of this process");
+    }
+    runtime.set_current_context(*known);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtGetCurrentContext(aclrtContext* context) {
+  return Api([&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("aclrtGetCurrentContext", "context");
+    ACL_RETURN_IF_ERROR(Connected().status());
+    std::optional<acld::ContextInfo> current = ClientRuntime::Get().current_context();
+    if (!current.has_value()) {
+      return acld::AclStatus(ACL_ERROR_RT_CONTEXT_NULL,
+                             "aclrtGetCurrentContext: this thread has no current context");
+    }
+    *context = ToHandle(current->context);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream* stream) {
+  return Api([&]() -> absl::Status {
+    if (stream == nullptr) return NullArgument("aclrtCtxGetCurrentDefaultStream", "stream");
+    ACL_RETURN_IF_ERROR(Connected().status());
+    ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
+    *stream = ToHandle(context.default_stream);
+    return absl::OkStatus();
+  });
+}
 
 }  // extern "C"

@@ -1,5 +1,7 @@
 #include "client/client_runtime.h"
 
+#include <pthread.h>
+
 #include <cstdlib>
 
 #include "absl/strings/match.h"
@@ -12,14 +14,12 @@
 namespace acl_client {
 namespace {
 
-struct CurrentDevice {
-  uint64_t generation = 0;  // 0: never set on this thread
-  int32_t device_id = 0;
-};
-
-thread_local CurrentDevice current;
+// The thread's current context (aclrtSetDevice / aclrtSetCurrentContext).
+thread_local std::optional<acld::ContextInfo> current;
 
 }  // namespace
+
+uint64_t CurrentThreadId() { return static_cast<uint64_t>(pthread_self()); }
 
 ClientRuntime& ClientRuntime::Get() {
   static ClientRuntime* runtime = [] {
@@ -31,8 +31,7 @@ ClientRuntime& ClientRuntime::Get() {
 }
 
 ClientRuntime::ClientRuntime()
-    : lifecycle_([this] { return transport(); },
-                 [this] { device_generation_.fetch_add(1, std::memory_order_relaxed); }) {}
+    : lifecycle_([this] { return transport(); }, [this] { handles_.Clear(); }) {}
 
 absl::StatusOr<std::unique_ptr<Transport>> ClientRuntime::CreateTransport(
     const std::string& address) {
@@ -63,19 +62,35 @@ absl::StatusOr<Transport*> ClientRuntime::transport() {
   return owned_transport_.get();
 }
 
-std::optional<int32_t> ClientRuntime::current_device() {
-  if (current.generation == device_generation_.load(std::memory_order_relaxed)) {
-    return current.device_id;
-  }
-  return lifecycle_.default_device();
+std::optional<acld::ContextInfo> ClientRuntime::current_context() {
+  if (!current.has_value()) return std::nullopt;
+  // The context may have been destroyed, reset or finalized meanwhile.
+  std::optional<acld::ContextInfo> live = handles_.FindContext(current->context);
+  if (!live.has_value()) current.reset();
+  return live;
 }
 
-void ClientRuntime::set_current_device(int32_t device_id) {
-  current = {device_generation_.load(std::memory_order_relaxed), device_id};
+void ClientRuntime::set_current_context(const acld::ContextInfo& context) { current = context; }
+
+absl::StatusOr<acld::ContextInfo> ClientRuntime::SetDevice(int32_t device_id) {
+  absl::StatusOr<Transport*> connected = transport();
+  if (!connected.ok()) return connected.status();
+  absl::StatusOr<acld::ContextInfo> context = (*connected)->SetDevice(device_id);
+  if (!context.ok()) return context.status();
+  handles_.AddDeviceReference(device_id);
+  handles_.AddContext(*context);
+  current = *context;
+  return context;
 }
 
-void ClientRuntime::clear_current_device(int32_t device_id) {
-  if (current.device_id == device_id) current.generation = 0;
+absl::StatusOr<acld::ContextInfo> ClientRuntime::RequireContext() {
+  std::optional<acld::ContextInfo> context = current_context();
+  if (context.has_value()) return *context;
+  std::optional<int32_t> default_device = lifecycle_.default_device();
+  if (default_device.has_value()) return SetDevice(*default_device);
+  return acld::AclStatus(ACL_ERROR_RT_CONTEXT_NULL,
+                         "this thread has no current context; call aclrtSetDevice or "
+                         "aclrtSetCurrentContext first");
 }
 
 void ClientRuntime::Disconnect() {

@@ -1,5 +1,6 @@
 // The client library's process-wide state: the connection to the runtime
-// (chosen by ACLD_ADDRESS), the lifecycle, and each thread's current device.
+// (chosen by ACLD_ADDRESS), the lifecycle, the handles, and each thread's
+// current context.
 #ifndef ACLD_CLIENT_CLIENT_RUNTIME_H_
 #define ACLD_CLIENT_CLIENT_RUNTIME_H_
 
@@ -11,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "client/handle_table.h"
 #include "client/lifecycle.h"
 #include "client/transport.h"
 
@@ -31,13 +33,19 @@ class ClientRuntime {
   absl::StatusOr<Transport*> transport();
 
   Lifecycle& lifecycle() { return lifecycle_; }
+  HandleTable& handles() { return handles_; }
 
-  // The calling thread's current device (aclrtSetDevice), falling back to the
-  // config's default device.
-  std::optional<int32_t> current_device();
-  void set_current_device(int32_t device_id);
-  // Forgets the calling thread's current device if it is `device_id`.
-  void clear_current_device(int32_t device_id);
+  // The calling thread's current context, if it has a live one.
+  std::optional<acld::ContextInfo> current_context();
+  // As current_context(), but a thread without one gets the config's default
+  // device (defaultDevice.default_device), set implicitly as CANN does;
+  // otherwise ACL_ERROR_RT_CONTEXT_NULL.
+  absl::StatusOr<acld::ContextInfo> RequireContext();
+  void set_current_context(const acld::ContextInfo& context);
+
+  // aclrtSetDevice: one device reference, and the device's default context
+  // becomes the thread's current context.
+  absl::StatusOr<acld::ContextInfo> SetDevice(int32_t device_id);
 
   // Closes the session now (process exit): the daemon reaps it at once.
   void Disconnect();
@@ -51,10 +59,11 @@ class ClientRuntime {
   std::unique_ptr<Transport> owned_transport_ ABSL_GUARDED_BY(connect_mu_);
   std::atomic<Transport*> transport_{nullptr};
   Lifecycle lifecycle_;
-  // Bumped by every full finalize: thread-local current devices set before it
-  // are stale (their device references were released).
-  std::atomic<uint64_t> device_generation_{1};
+  HandleTable handles_;
 };
+
+// pthread_self() of the calling thread, as the exception info reports it.
+uint64_t CurrentThreadId();
 
 }  // namespace acl_client
 

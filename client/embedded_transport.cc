@@ -3,9 +3,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
+#include "acl/acl_base.h"
 #include "client/process_info.h"
+#include "daemon/core/acl_status.h"
 #include "hal/sim/sim_backend.h"
 
 namespace acl_client {
@@ -20,14 +24,183 @@ Number EnvNumber(const char* name, Number fallback) {
 
 }  // namespace
 
+absl::Status WaitForCompletion(const std::function<void(acld::Done)>& start) {
+  struct Result {
+    absl::Notification done;
+    absl::Status status;
+  };
+  auto result = std::make_shared<Result>();
+  start([result](absl::Status status) {
+    result->status = std::move(status);
+    result->done.Notify();
+  });
+  result->done.WaitForNotification();
+  return result->status;
+}
+
+absl::Duration TimeoutFromMs(int32_t timeout_ms) {
+  return timeout_ms < 0 ? absl::InfiniteDuration() : absl::Milliseconds(timeout_ms);
+}
+
 EmbeddedTransport::EmbeddedTransport() {
   hal::sim::SimOptions options;
   options.device_count = EnvNumber("ACLD_SIM_DEVICES", options.device_count);
   options.device_memory_bytes = EnvNumber("ACLD_SIM_DEVICE_MEMORY", options.device_memory_bytes);
   runtime_ = std::make_unique<acld::Runtime>(hal::sim::CreateSimBackend(options));
   session_ = runtime_->OpenSession({getpid(), getuid(), ProcessCommandLine()});
+  kernels_ = runtime_->Kernels();
 }
 
 EmbeddedTransport::~EmbeddedTransport() { Close(); }
+
+void EmbeddedTransport::Close() { runtime_->CloseSession(session_); }
+
+absl::StatusOr<uint64_t> EmbeddedTransport::InitCount() { return runtime_->InitCount(session_); }
+absl::StatusOr<uint64_t> EmbeddedTransport::AddInitReference() {
+  return runtime_->AddInitReference(session_);
+}
+absl::Status EmbeddedTransport::Initialize(const acld::InitSettings& settings) {
+  return runtime_->Initialize(session_, settings);
+}
+absl::Status EmbeddedTransport::AbortInit() { return runtime_->AbortInit(session_); }
+absl::StatusOr<uint64_t> EmbeddedTransport::DropInitReference() {
+  return runtime_->DropInitReference(session_);
+}
+absl::Status EmbeddedTransport::Finalize() { return runtime_->Finalize(session_); }
+
+absl::StatusOr<acld::ContextInfo> EmbeddedTransport::SetDevice(int32_t device_id) {
+  return runtime_->SetDevice(session_, device_id);
+}
+absl::Status EmbeddedTransport::ResetDevice(int32_t device_id, bool force) {
+  return runtime_->ResetDevice(session_, device_id, force);
+}
+absl::Status EmbeddedTransport::SynchronizeDevice(int32_t device_id, int32_t timeout_ms) {
+  return WaitForCompletion([&](acld::Done done) {
+    runtime_->SynchronizeDevice(session_, device_id, TimeoutFromMs(timeout_ms), std::move(done));
+  });
+}
+absl::StatusOr<acld::ContextInfo> EmbeddedTransport::CreateContext(int32_t device_id) {
+  return runtime_->CreateContext(session_, device_id);
+}
+absl::Status EmbeddedTransport::DestroyContext(uint64_t context) {
+  return runtime_->DestroyContext(session_, context);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::CreateStream(uint64_t context, uint32_t priority,
+                                                         uint32_t flags) {
+  return runtime_->CreateStream(session_, context, priority, flags);
+}
+absl::Status EmbeddedTransport::DestroyStream(uint64_t stream, bool force) {
+  return WaitForCompletion([&](acld::Done done) {
+    runtime_->DestroyStream(session_, stream, force, std::move(done));
+  });
+}
+absl::Status EmbeddedTransport::SynchronizeStream(uint64_t stream, int32_t timeout_ms) {
+  return WaitForCompletion([&](acld::Done done) {
+    runtime_->SynchronizeStream(session_, stream, TimeoutFromMs(timeout_ms), std::move(done));
+  });
+}
+absl::StatusOr<bool> EmbeddedTransport::StreamIdle(uint64_t stream) {
+  return runtime_->StreamIdle(session_, stream);
+}
+absl::Status EmbeddedTransport::SetStreamFailureMode(uint64_t stream, uint64_t mode) {
+  return runtime_->SetStreamFailureMode(session_, stream, mode);
+}
+absl::Status EmbeddedTransport::SetStreamAllocator(uint64_t stream, bool registered) {
+  return runtime_->SetStreamAllocator(session_, stream, registered);
+}
+
+absl::Status EmbeddedTransport::LaunchKernel(uint64_t stream, uint64_t thread,
+                                             const acld::KernelRequest& kernel) {
+  return runtime_->LaunchKernel(session_, stream, thread, kernel).status();
+}
+
+acld::CopyRequest EmbeddedTransport::ToCore(const HostCopy& copy, bool stage_pageable) const {
+  acld::CopyRequest core;
+  core.direction = copy.direction;
+  core.device_dst = copy.device_dst;
+  core.device_src = copy.device_src;
+  core.count = copy.count;
+  if (copy.direction == acld::CopyRequest::Direction::kDeviceToHost) {
+    core.host.data = static_cast<uint8_t*>(copy.host_dst);
+  } else if (copy.direction == acld::CopyRequest::Direction::kHostToDevice) {
+    if (stage_pageable && !host_blocks_.Find(copy.host_src, copy.count).has_value()) {
+      auto staged = std::shared_ptr<uint8_t[]>(new uint8_t[copy.count]);
+      std::memcpy(staged.get(), copy.host_src, copy.count);
+      core.host = acld::HostSpan{staged.get(), staged};
+    } else {
+      core.host.data = static_cast<uint8_t*>(const_cast<void*>(copy.host_src));
+    }
+  }
+  return core;
+}
+
+absl::Status EmbeddedTransport::CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) {
+  return runtime_->EnqueueCopy(session_, stream, thread, ToCore(copy, /*stage_pageable=*/true))
+      .status();
+}
+absl::Status EmbeddedTransport::MemsetAsync(uint64_t stream, uint64_t thread,
+                                            const acld::MemsetRequest& memset) {
+  return runtime_->EnqueueMemset(session_, stream, thread, memset).status();
+}
+absl::Status EmbeddedTransport::RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) {
+  return runtime_->RecordEvent(session_, event, stream, thread).status();
+}
+absl::Status EmbeddedTransport::ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) {
+  return runtime_->ResetEvent(session_, event, stream, thread).status();
+}
+absl::Status EmbeddedTransport::StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) {
+  return runtime_->StreamWaitEvent(session_, stream, event, thread).status();
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::CreateEvent(int32_t device_id, uint32_t flags) {
+  return runtime_->CreateEvent(session_, device_id, flags);
+}
+absl::Status EmbeddedTransport::DestroyEvent(uint64_t event) {
+  return runtime_->DestroyEvent(session_, event);
+}
+absl::Status EmbeddedTransport::SynchronizeEvent(uint64_t event, int32_t timeout_ms) {
+  return WaitForCompletion([&](acld::Done done) {
+    runtime_->SynchronizeEvent(session_, event, TimeoutFromMs(timeout_ms), std::move(done));
+  });
+}
+absl::StatusOr<acld::EventStatus> EmbeddedTransport::QueryEvent(uint64_t event) {
+  return runtime_->QueryEvent(session_, event);
+}
+absl::StatusOr<float> EmbeddedTransport::EventElapsedMs(uint64_t start, uint64_t end) {
+  return runtime_->EventElapsedMs(session_, start, end);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::Malloc(int32_t device_id, uint64_t size) {
+  return runtime_->Malloc(session_, device_id, size);
+}
+absl::Status EmbeddedTransport::Free(uint64_t address) { return runtime_->Free(session_, address); }
+absl::Status EmbeddedTransport::Copy(const HostCopy& copy) {
+  return runtime_->Copy(session_, ToCore(copy, /*stage_pageable=*/false));
+}
+absl::Status EmbeddedTransport::Memset(const acld::MemsetRequest& memset) {
+  return runtime_->Memset(session_, memset);
+}
+absl::StatusOr<acld::MemInfo> EmbeddedTransport::GetMemInfo(int32_t device_id) {
+  return runtime_->GetMemInfo(session_, device_id);
+}
+
+absl::StatusOr<void*> EmbeddedTransport::MallocHost(uint64_t size) {
+  void* pointer = nullptr;
+  if (posix_memalign(&pointer, 4096, size) != 0) {
+    return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory");
+  }
+  host_blocks_.Add(pointer, {size, 0});
+  return pointer;
+}
+
+absl::Status EmbeddedTransport::FreeHost(void* pointer) {
+  if (!host_blocks_.Remove(pointer).has_value()) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           "aclrtFreeHost: the pointer was not returned by aclrtMallocHost");
+  }
+  std::free(pointer);
+  return absl::OkStatus();
+}
 
 }  // namespace acl_client

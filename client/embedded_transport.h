@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "client/host_blocks.h"
 #include "client/transport.h"
 #include "daemon/core/runtime.h"
 
@@ -18,32 +19,74 @@ class EmbeddedTransport : public Transport {
   EmbeddedTransport();
   ~EmbeddedTransport() override;
 
-  void Close() override { runtime_->CloseSession(session_); }
+  acld::Runtime& runtime() { return *runtime_; }
+  acld::SessionId session() const { return session_; }
 
-  absl::StatusOr<uint64_t> InitCount() override { return runtime_->InitCount(session_); }
-  absl::StatusOr<uint64_t> AddInitReference() override {
-    return runtime_->AddInitReference(session_);
-  }
-  absl::Status Initialize(const acld::InitSettings& settings) override {
-    return runtime_->Initialize(session_, settings);
-  }
-  absl::Status AbortInit() override { return runtime_->AbortInit(session_); }
-  absl::StatusOr<uint64_t> DropInitReference() override {
-    return runtime_->DropInitReference(session_);
-  }
-  absl::Status Finalize() override { return runtime_->Finalize(session_); }
-  absl::StatusOr<int32_t> DeviceCount() override { return runtime_->DeviceCount(); }
-  absl::Status SetDevice(int32_t device_id) override {
-    return runtime_->SetDevice(session_, device_id);
-  }
-  absl::Status ResetDevice(int32_t device_id, bool force) override {
-    return runtime_->ResetDevice(session_, device_id, force);
-  }
+  void Close() override;
+  int32_t DeviceCount() override { return runtime_->DeviceCount(); }
+  std::string SocName() override { return runtime_->SocName(); }
+  const std::vector<std::pair<std::string, size_t>>& Kernels() override { return kernels_; }
+
+  absl::StatusOr<uint64_t> InitCount() override;
+  absl::StatusOr<uint64_t> AddInitReference() override;
+  absl::Status Initialize(const acld::InitSettings& settings) override;
+  absl::Status AbortInit() override;
+  absl::StatusOr<uint64_t> DropInitReference() override;
+  absl::Status Finalize() override;
+
+  absl::StatusOr<acld::ContextInfo> SetDevice(int32_t device_id) override;
+  absl::Status ResetDevice(int32_t device_id, bool force) override;
+  absl::Status SynchronizeDevice(int32_t device_id, int32_t timeout_ms) override;
+  absl::StatusOr<acld::ContextInfo> CreateContext(int32_t device_id) override;
+  absl::Status DestroyContext(uint64_t context) override;
+
+  absl::StatusOr<uint64_t> CreateStream(uint64_t context, uint32_t priority,
+                                        uint32_t flags) override;
+  absl::Status DestroyStream(uint64_t stream, bool force) override;
+  absl::Status SynchronizeStream(uint64_t stream, int32_t timeout_ms) override;
+  absl::StatusOr<bool> StreamIdle(uint64_t stream) override;
+  absl::Status SetStreamFailureMode(uint64_t stream, uint64_t mode) override;
+  absl::Status SetStreamAllocator(uint64_t stream, bool registered) override;
+
+  absl::Status LaunchKernel(uint64_t stream, uint64_t thread,
+                            const acld::KernelRequest& kernel) override;
+  absl::Status CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) override;
+  absl::Status MemsetAsync(uint64_t stream, uint64_t thread,
+                           const acld::MemsetRequest& memset) override;
+  absl::Status RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
+  absl::Status ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
+  absl::Status StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) override;
+
+  absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) override;
+  absl::Status DestroyEvent(uint64_t event) override;
+  absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) override;
+  absl::StatusOr<acld::EventStatus> QueryEvent(uint64_t event) override;
+  absl::StatusOr<float> EventElapsedMs(uint64_t start, uint64_t end) override;
+
+  absl::StatusOr<uint64_t> Malloc(int32_t device_id, uint64_t size) override;
+  absl::Status Free(uint64_t address) override;
+  absl::Status Copy(const HostCopy& copy) override;
+  absl::Status Memset(const acld::MemsetRequest& memset) override;
+  absl::StatusOr<acld::MemInfo> GetMemInfo(int32_t device_id) override;
+  absl::StatusOr<void*> MallocHost(uint64_t size) override;
+  absl::Status FreeHost(void* pointer) override;
 
  private:
+  // The core copy of `copy`; with `stage_pageable`, pageable host-to-device
+  // bytes are copied now (the application may reuse its buffer at once).
+  acld::CopyRequest ToCore(const HostCopy& copy, bool stage_pageable) const;
+
   std::unique_ptr<acld::Runtime> runtime_;
   acld::SessionId session_;
+  std::vector<std::pair<std::string, size_t>> kernels_;
+  HostBlocks host_blocks_;
 };
+
+// Runs `start` with a completion and waits for it.
+absl::Status WaitForCompletion(const std::function<void(acld::Done)>& start);
+
+// -1 forever, 0 poll, > 0 milliseconds.
+absl::Duration TimeoutFromMs(int32_t timeout_ms);
 
 }  // namespace acl_client
 

@@ -1,10 +1,14 @@
 #include "client/remote_transport.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
@@ -16,13 +20,27 @@
 namespace acl_client {
 namespace {
 
+using acl::v1::AsyncOp;
 using acl::v1::ClientMessage;
 using acl::v1::Reply;
 using acl::v1::ServerMessage;
+using Direction = acld::CopyRequest::Direction;
 
 constexpr char kHowToFix[] =
     "start acld (bazel-bin/daemon/acld --socket=<path>), or set ACLD_ADDRESS=unix:<path> to "
     "its socket, or ACLD_ADDRESS=embedded to run the runtime in this process";
+
+// Copies up to this size travel inside the message; larger ones use shared memory.
+constexpr uint64_t kInlineBytes = 64 << 10;
+// Bulk copies move in chunks so that the client's and the daemon's memcpy overlap.
+constexpr uint64_t kChunkBytes = 4 << 20;
+constexpr uint64_t kStagingBytes = 64 << 20;
+constexpr uint64_t kStagingSlots = kStagingBytes / kChunkBytes;
+// A reply carries at most this much of a device-to-host copy into pageable memory.
+constexpr uint64_t kReplyChunkBytes = 32 << 20;
+// The writer sends the batch when either limit is reached (or when it is idle).
+constexpr int kMaxBatchOps = 1024;
+constexpr size_t kMaxBatchBytes = 4 << 20;
 
 absl::Status Unreachable(const std::string& socket_path, absl::string_view why) {
   return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
@@ -30,7 +48,25 @@ absl::Status Unreachable(const std::string& socket_path, absl::string_view why) 
                                       kHowToFix));
 }
 
-absl::Duration ConnectTimeout() { return absl::Seconds(3); }
+constexpr absl::Duration kConnectTimeout = absl::Seconds(3);
+
+acl::v1::CopyRequest::Direction ToProto(Direction direction) {
+  switch (direction) {
+    case Direction::kHostToDevice: return acl::v1::CopyRequest::HOST_TO_DEVICE;
+    case Direction::kDeviceToHost: return acl::v1::CopyRequest::DEVICE_TO_HOST;
+    case Direction::kDeviceToDevice: return acl::v1::CopyRequest::DEVICE_TO_DEVICE;
+  }
+  return acl::v1::CopyRequest::DEVICE_TO_DEVICE;
+}
+
+acl::v1::CopyRequest CopyProto(const HostCopy& copy, uint64_t offset, uint64_t count) {
+  acl::v1::CopyRequest proto;
+  proto.set_direction(ToProto(copy.direction));
+  if (copy.direction != Direction::kDeviceToHost) proto.set_device_dst(copy.device_dst + offset);
+  if (copy.direction != Direction::kHostToDevice) proto.set_device_src(copy.device_src + offset);
+  proto.set_count(count);
+  return proto;
+}
 
 }  // namespace
 
@@ -49,20 +85,27 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   arguments.SetMaxReceiveMessageSize(64 << 20);
   transport->channel_ = grpc::CreateCustomChannel("unix:" + socket_path,
                                                   grpc::InsecureChannelCredentials(), arguments);
-  if (!transport->channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + ConnectTimeout()))) {
+  if (!transport->channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + kConnectTimeout))) {
     return Unreachable(socket_path, "nothing accepts connections there");
   }
   transport->stub_ = acl::v1::Runtime::NewStub(transport->channel_);
   transport->stream_ = transport->stub_->Session(&transport->context_);
   transport->reader_ = std::thread([t = transport.get()] { t->ReadReplies(); });
+  transport->flusher_ = std::thread([t = transport.get()] { t->FlushLoop(); });
 
   ClientMessage hello;
   hello.mutable_hello()->set_protocol_version(1);
   hello.mutable_hello()->set_pid(getpid());
   hello.mutable_hello()->set_uid(getuid());
   hello.mutable_hello()->set_command(ProcessCommandLine());
-  absl::StatusOr<Reply> opened = transport->Call(std::move(hello), ConnectTimeout());
+  absl::StatusOr<Reply> opened = transport->Call(std::move(hello), kConnectTimeout);
   if (!opened.ok()) return Unreachable(socket_path, opened.status().message());
+  const acl::v1::SessionOpened& session = opened->session_opened();
+  transport->device_count_ = static_cast<int32_t>(session.device_count());
+  transport->soc_name_ = session.soc_name();
+  for (const acl::v1::KernelSignature& kernel : session.kernels()) {
+    transport->kernels_.emplace_back(kernel.name(), kernel.arg_count());
+  }
   return transport;
 }
 
@@ -72,8 +115,13 @@ RemoteTransport::~RemoteTransport() {
 }
 
 void RemoteTransport::Close() {
+  {
+    absl::MutexLock lock(&batch_mu_);
+    stopping_ = true;
+  }
   context_.TryCancel();
   absl::MutexLock lock(&close_mu_);
+  if (flusher_.joinable()) flusher_.join();
   if (reader_.joinable()) reader_.join();
 }
 
@@ -83,6 +131,12 @@ absl::Status RemoteTransport::BrokenStatus() const {
       absl::StrCat("the connection to acld at unix:", socket_path_,
                    " was lost (daemon stopped or session evicted); this process's session is "
                    "gone, restart the application"));
+}
+
+void RemoteTransport::MarkBroken() {
+  absl::MutexLock lock(&mu_);
+  broken_ = true;
+  pending_.clear();
 }
 
 void RemoteTransport::ReadReplies() {
@@ -96,37 +150,99 @@ void RemoteTransport::ReadReplies() {
     it->second->done = true;
     pending_.erase(it);
   }
-  absl::MutexLock lock(&mu_);
-  broken_ = true;
+  MarkBroken();
 }
 
-absl::StatusOr<Reply> RemoteTransport::Call(ClientMessage request, absl::Duration timeout) {
-  PendingCall call;
+// --- writing: calls and batched asynchronous operations, in order ---
+
+bool RemoteTransport::WriteBatchLocked(const ClientMessage* then) {
+  ClientMessage batch;
+  {
+    absl::MutexLock lock(&batch_mu_);
+    if (batch_.async_batch().ops_size() > 0) {
+      batch.Swap(&batch_);
+      batch_bytes_ = 0;
+    }
+  }
+  bool written = true;
+  if (batch.async_batch().ops_size() > 0) written = stream_->Write(batch);
+  if (written && then != nullptr) written = stream_->Write(*then);
+  if (!written) MarkBroken();
+  return written;
+}
+
+void RemoteTransport::FlushLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&batch_mu_);
+      batch_mu_.Await(absl::Condition(
+          +[](RemoteTransport* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(t->batch_mu_) {
+            return t->stopping_ || t->batch_.async_batch().ops_size() > 0;
+          },
+          this));
+      if (stopping_) return;
+    }
+    absl::MutexLock lock(&write_mu_);
+    WriteBatchLocked(nullptr);
+  }
+}
+
+void RemoteTransport::Submit(AsyncOp op, size_t payload_bytes) {
+  bool full;
+  {
+    absl::MutexLock lock(&batch_mu_);
+    *batch_.mutable_async_batch()->add_ops() = std::move(op);
+    batch_bytes_ += payload_bytes;
+    full = batch_.async_batch().ops_size() >= kMaxBatchOps || batch_bytes_ >= kMaxBatchBytes;
+  }
+  if (full) {
+    // Applies back-pressure: the submitting thread writes the batch itself.
+    absl::MutexLock lock(&write_mu_);
+    WriteBatchLocked(nullptr);
+  }
+}
+
+std::shared_ptr<RemoteTransport::PendingCall> RemoteTransport::Start(ClientMessage request) {
+  auto call = std::make_shared<PendingCall>();
   const uint64_t call_id = next_call_id_.fetch_add(1, std::memory_order_relaxed);
   request.set_call_id(call_id);
   {
     absl::MutexLock lock(&mu_);
-    if (broken_) return BrokenStatus();
-    pending_[call_id] = &call;
+    if (broken_) return call;  // Finish reports the broken connection
+    pending_[call_id] = call;
   }
-  bool written;
-  {
-    absl::MutexLock lock(&write_mu_);
-    written = stream_->Write(request);
-  }
+  absl::MutexLock lock(&write_mu_);
+  WriteBatchLocked(&request);
+  return call;
+}
+
+absl::StatusOr<Reply> RemoteTransport::Finish(const std::shared_ptr<PendingCall>& call,
+                                              absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
-  if (!written) broken_ = true;
-  auto finished = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return call.done || broken_; };
+  auto finished = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return call->done || broken_; };
   mu_.AwaitWithTimeout(absl::Condition(&finished), timeout);
-  if (!call.done) {
-    pending_.erase(call_id);
+  if (!call->done) {
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+      if (it->second == call) {
+        pending_.erase(it);
+        break;
+      }
+    }
     if (broken_) return BrokenStatus();
     return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, "acld did not answer in time");
   }
-  if (call.reply.acl_error() != 0) {
-    return acld::AclStatus(call.reply.acl_error(), call.reply.error_message());
+  if (call->reply.acl_error() != 0) {
+    return acld::AclStatus(call->reply.acl_error(), call->reply.error_message());
   }
-  return std::move(call.reply);
+  return std::move(call->reply);
+}
+
+absl::StatusOr<Reply> RemoteTransport::Call(ClientMessage request, absl::Duration timeout) {
+  return Finish(Start(std::move(request)), timeout);
+}
+
+absl::Status RemoteTransport::CallStatus(ClientMessage request) {
+  return Call(std::move(request)).status();
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::CallForInitCount(ClientMessage request) {
@@ -134,6 +250,21 @@ absl::StatusOr<uint64_t> RemoteTransport::CallForInitCount(ClientMessage request
   if (!reply.ok()) return reply.status();
   return reply->init_count().count();
 }
+
+absl::StatusOr<uint64_t> RemoteTransport::CallForHandle(ClientMessage request) {
+  absl::StatusOr<Reply> reply = Call(std::move(request));
+  if (!reply.ok()) return reply.status();
+  return reply->handle().handle();
+}
+
+absl::StatusOr<acld::ContextInfo> RemoteTransport::CallForContext(ClientMessage request) {
+  absl::StatusOr<Reply> reply = Call(std::move(request));
+  if (!reply.ok()) return reply.status();
+  return acld::ContextInfo{reply->context().context(), reply->context().device_id(),
+                           reply->context().default_stream()};
+}
+
+// --- lifecycle ---
 
 absl::StatusOr<uint64_t> RemoteTransport::InitCount() {
   ClientMessage request;
@@ -154,13 +285,13 @@ absl::Status RemoteTransport::Initialize(const acld::InitSettings& settings) {
   init.set_has_default_device(settings.default_device.has_value());
   init.set_default_device(settings.default_device.value_or(0));
   init.mutable_settings()->insert(settings.settings.begin(), settings.settings.end());
-  return Call(std::move(request)).status();
+  return CallStatus(std::move(request));
 }
 
 absl::Status RemoteTransport::AbortInit() {
   ClientMessage request;
   request.mutable_abort_init();
-  return Call(std::move(request)).status();
+  return CallStatus(std::move(request));
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::DropInitReference() {
@@ -172,32 +303,415 @@ absl::StatusOr<uint64_t> RemoteTransport::DropInitReference() {
 absl::Status RemoteTransport::Finalize() {
   ClientMessage request;
   request.mutable_finalize();
-  return Call(std::move(request)).status();
+  return CallStatus(std::move(request));
 }
 
-absl::StatusOr<int32_t> RemoteTransport::DeviceCount() {
-  int32_t cached = device_count_.load(std::memory_order_relaxed);
-  if (cached >= 0) return cached;
-  ClientMessage request;
-  request.mutable_get_device_count();
-  absl::StatusOr<Reply> reply = Call(std::move(request));
-  if (!reply.ok()) return reply.status();
-  cached = static_cast<int32_t>(reply->device_count().count());
-  device_count_.store(cached, std::memory_order_relaxed);
-  return cached;
-}
+// --- devices, contexts, streams, events ---
 
-absl::Status RemoteTransport::SetDevice(int32_t device_id) {
+absl::StatusOr<acld::ContextInfo> RemoteTransport::SetDevice(int32_t device_id) {
   ClientMessage request;
   request.mutable_set_device()->set_device_id(device_id);
-  return Call(std::move(request)).status();
+  return CallForContext(std::move(request));
 }
 
 absl::Status RemoteTransport::ResetDevice(int32_t device_id, bool force) {
   ClientMessage request;
   request.mutable_reset_device()->set_device_id(device_id);
   request.mutable_reset_device()->set_force(force);
-  return Call(std::move(request)).status();
+  return CallStatus(std::move(request));
+}
+
+absl::Status RemoteTransport::SynchronizeDevice(int32_t device_id, int32_t timeout_ms) {
+  ClientMessage request;
+  request.mutable_synchronize_device()->set_device_id(device_id);
+  request.mutable_synchronize_device()->set_timeout_ms(timeout_ms);
+  return CallStatus(std::move(request));
+}
+
+absl::StatusOr<acld::ContextInfo> RemoteTransport::CreateContext(int32_t device_id) {
+  ClientMessage request;
+  request.mutable_create_context()->set_device_id(device_id);
+  return CallForContext(std::move(request));
+}
+
+absl::Status RemoteTransport::DestroyContext(uint64_t context) {
+  ClientMessage request;
+  request.mutable_destroy_context()->set_context(context);
+  return CallStatus(std::move(request));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::CreateStream(uint64_t context, uint32_t priority,
+                                                       uint32_t flags) {
+  ClientMessage request;
+  request.mutable_create_stream()->set_context(context);
+  request.mutable_create_stream()->set_priority(priority);
+  request.mutable_create_stream()->set_flags(flags);
+  return CallForHandle(std::move(request));
+}
+
+absl::Status RemoteTransport::DestroyStream(uint64_t stream, bool force) {
+  ClientMessage request;
+  request.mutable_destroy_stream()->set_stream(stream);
+  request.mutable_destroy_stream()->set_force(force);
+  return CallStatus(std::move(request));
+}
+
+absl::Status RemoteTransport::SynchronizeStream(uint64_t stream, int32_t timeout_ms) {
+  ClientMessage request;
+  request.mutable_synchronize_stream()->set_stream(stream);
+  request.mutable_synchronize_stream()->set_timeout_ms(timeout_ms);
+  return CallStatus(std::move(request));
+}
+
+absl::StatusOr<bool> RemoteTransport::StreamIdle(uint64_t stream) {
+  ClientMessage request;
+  request.mutable_stream_query()->set_stream(stream);
+  absl::StatusOr<Reply> reply = Call(std::move(request));
+  if (!reply.ok()) return reply.status();
+  return reply->stream_query().complete();
+}
+
+absl::Status RemoteTransport::SetStreamFailureMode(uint64_t stream, uint64_t mode) {
+  ClientMessage request;
+  request.mutable_set_stream_failure_mode()->set_stream(stream);
+  request.mutable_set_stream_failure_mode()->set_mode(mode);
+  return CallStatus(std::move(request));
+}
+
+absl::Status RemoteTransport::SetStreamAllocator(uint64_t stream, bool registered) {
+  ClientMessage request;
+  request.mutable_set_stream_allocator()->set_stream(stream);
+  request.mutable_set_stream_allocator()->set_registered(registered);
+  return CallStatus(std::move(request));
+}
+
+absl::Status RemoteTransport::LaunchKernel(uint64_t stream, uint64_t thread,
+                                           const acld::KernelRequest& kernel) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  acl::v1::LaunchKernel& launch = *op.mutable_launch_kernel();
+  launch.set_name(kernel.name);
+  launch.set_block_dim(kernel.block_dim);
+  launch.mutable_args()->Add(kernel.args.begin(), kernel.args.end());
+  Submit(std::move(op));
+  return absl::OkStatus();
+}
+
+absl::Status RemoteTransport::MemsetAsync(uint64_t stream, uint64_t thread,
+                                          const acld::MemsetRequest& memset) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  acl::v1::MemsetRequest& proto = *op.mutable_memset();
+  proto.set_device_dst(memset.device_dst);
+  proto.set_max_count(memset.max_count);
+  proto.set_value(memset.value);
+  proto.set_count(memset.count);
+  Submit(std::move(op));
+  return absl::OkStatus();
+}
+
+absl::Status RemoteTransport::RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  op.mutable_record_event()->set_event(event);
+  Submit(std::move(op));
+  return absl::OkStatus();
+}
+
+absl::Status RemoteTransport::ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  op.mutable_reset_event()->set_event(event);
+  Submit(std::move(op));
+  return absl::OkStatus();
+}
+
+absl::Status RemoteTransport::StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  op.mutable_wait_event()->set_event(event);
+  Submit(std::move(op));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::CreateEvent(int32_t device_id, uint32_t flags) {
+  ClientMessage request;
+  request.mutable_create_event()->set_device_id(device_id);
+  request.mutable_create_event()->set_flags(flags);
+  return CallForHandle(std::move(request));
+}
+
+absl::Status RemoteTransport::DestroyEvent(uint64_t event) {
+  ClientMessage request;
+  request.mutable_destroy_event()->set_event(event);
+  return CallStatus(std::move(request));
+}
+
+absl::Status RemoteTransport::SynchronizeEvent(uint64_t event, int32_t timeout_ms) {
+  ClientMessage request;
+  request.mutable_synchronize_event()->set_event(event);
+  request.mutable_synchronize_event()->set_timeout_ms(timeout_ms);
+  return CallStatus(std::move(request));
+}
+
+absl::StatusOr<acld::EventStatus> RemoteTransport::QueryEvent(uint64_t event) {
+  ClientMessage request;
+  request.mutable_query_event()->set_event(event);
+  absl::StatusOr<Reply> reply = Call(std::move(request));
+  if (!reply.ok()) return reply.status();
+  return acld::EventStatus{reply->event_status().complete(),
+                           reply->event_status().recorded_and_complete()};
+}
+
+absl::StatusOr<float> RemoteTransport::EventElapsedMs(uint64_t start, uint64_t end) {
+  ClientMessage request;
+  request.mutable_event_elapsed_time()->set_start(start);
+  request.mutable_event_elapsed_time()->set_end(end);
+  absl::StatusOr<Reply> reply = Call(std::move(request));
+  if (!reply.ok()) return reply.status();
+  return reply->elapsed_time().milliseconds();
+}
+
+// --- memory ---
+
+absl::StatusOr<uint64_t> RemoteTransport::Malloc(int32_t device_id, uint64_t size) {
+  ClientMessage request;
+  request.mutable_malloc()->set_device_id(device_id);
+  request.mutable_malloc()->set_size(size);
+  absl::StatusOr<Reply> reply = Call(std::move(request));
+  if (!reply.ok()) return reply.status();
+  return reply->device_address().address();
+}
+
+absl::Status RemoteTransport::Free(uint64_t address) {
+  ClientMessage request;
+  request.mutable_free()->set_address(address);
+  return CallStatus(std::move(request));
+}
+
+absl::Status RemoteTransport::Memset(const acld::MemsetRequest& memset) {
+  ClientMessage request;
+  acl::v1::MemsetRequest& proto = *request.mutable_memset();
+  proto.set_device_dst(memset.device_dst);
+  proto.set_max_count(memset.max_count);
+  proto.set_value(memset.value);
+  proto.set_count(memset.count);
+  return CallStatus(std::move(request));
+}
+
+absl::StatusOr<acld::MemInfo> RemoteTransport::GetMemInfo(int32_t device_id) {
+  ClientMessage request;
+  request.mutable_get_mem_info()->set_device_id(device_id);
+  absl::StatusOr<Reply> reply = Call(std::move(request));
+  if (!reply.ok()) return reply.status();
+  return acld::MemInfo{reply->mem_info().free(), reply->mem_info().total()};
+}
+
+bool RemoteTransport::SetSharedHost(const HostCopy& copy, acl::v1::CopyRequest& proto) const {
+  const void* host = copy.direction == Direction::kHostToDevice ? copy.host_src : copy.host_dst;
+  std::optional<HostBlocks::Location> location = host_blocks_.Find(host, copy.count);
+  if (!location.has_value()) return false;
+  proto.mutable_shared()->set_segment(location->tag);
+  proto.mutable_shared()->set_offset(location->offset);
+  return true;
+}
+
+absl::Status RemoteTransport::Copy(const HostCopy& copy) {
+  ClientMessage request;
+  *request.mutable_copy() = CopyProto(copy, 0, copy.count);
+  if (copy.direction == Direction::kDeviceToDevice || SetSharedHost(copy, *request.mutable_copy())) {
+    return CallStatus(std::move(request));
+  }
+  if (copy.count > kInlineBytes) {
+    return copy.direction == Direction::kHostToDevice ? StagedCopyToDevice(copy)
+                                                      : StagedCopyToHost(copy);
+  }
+  if (copy.direction == Direction::kHostToDevice) {
+    request.mutable_copy()->set_inline_data(copy.host_src, copy.count);
+    return CallStatus(std::move(request));
+  }
+  absl::StatusOr<Reply> reply = Call(std::move(request));
+  if (!reply.ok()) return reply.status();
+  std::memcpy(copy.host_dst, reply->data().data(), std::min<size_t>(reply->data().size(), copy.count));
+  return absl::OkStatus();
+}
+
+absl::Status RemoteTransport::StagedCopyToDevice(const HostCopy& copy) {
+  absl::MutexLock lock(&staging_mu_);
+  absl::Status ready = EnsureStaging();
+  if (!ready.ok()) return ready;
+  std::vector<std::shared_ptr<PendingCall>> in_flight(kStagingSlots);
+  absl::Status result;
+  auto finish = [&](std::shared_ptr<PendingCall>& call) {
+    if (call == nullptr) return;
+    absl::Status status = Finish(call).status();
+    if (result.ok()) result = status;
+    call = nullptr;
+  };
+  const auto* source = static_cast<const uint8_t*>(copy.host_src);
+  for (uint64_t offset = 0, chunk = 0; offset < copy.count; offset += kChunkBytes, ++chunk) {
+    const uint64_t slot = chunk % kStagingSlots;
+    finish(in_flight[slot]);  // the slot is free once the daemon copied out of it
+    const uint64_t bytes = std::min(kChunkBytes, copy.count - offset);
+    std::memcpy(staging_.base + slot * kChunkBytes, source + offset, bytes);
+    ClientMessage request;
+    *request.mutable_copy() = CopyProto(copy, offset, bytes);
+    request.mutable_copy()->mutable_shared()->set_segment(staging_.id);
+    request.mutable_copy()->mutable_shared()->set_offset(slot * kChunkBytes);
+    in_flight[slot] = Start(std::move(request));
+  }
+  for (auto& call : in_flight) finish(call);
+  return result;
+}
+
+absl::Status RemoteTransport::StagedCopyToHost(const HostCopy& copy) {
+  absl::MutexLock lock(&staging_mu_);
+  absl::Status ready = EnsureStaging();
+  if (!ready.ok()) return ready;
+  struct Chunk {
+    std::shared_ptr<PendingCall> call;
+    uint64_t offset, bytes, slot;
+  };
+  std::deque<Chunk> in_flight;
+  absl::Status result;
+  auto deliver = [&] {
+    Chunk chunk = std::move(in_flight.front());
+    in_flight.pop_front();
+    absl::Status status = Finish(chunk.call).status();
+    if (status.ok()) {
+      std::memcpy(static_cast<uint8_t*>(copy.host_dst) + chunk.offset,
+                  staging_.base + chunk.slot * kChunkBytes, chunk.bytes);
+    } else if (result.ok()) {
+      result = status;
+    }
+  };
+  for (uint64_t offset = 0, chunk = 0; offset < copy.count; offset += kChunkBytes, ++chunk) {
+    if (in_flight.size() == kStagingSlots) deliver();
+    const uint64_t slot = chunk % kStagingSlots;
+    const uint64_t bytes = std::min(kChunkBytes, copy.count - offset);
+    ClientMessage request;
+    *request.mutable_copy() = CopyProto(copy, offset, bytes);
+    request.mutable_copy()->mutable_shared()->set_segment(staging_.id);
+    request.mutable_copy()->mutable_shared()->set_offset(slot * kChunkBytes);
+    in_flight.push_back({Start(std::move(request)), offset, bytes, slot});
+  }
+  while (!in_flight.empty()) deliver();
+  return result;
+}
+
+absl::Status RemoteTransport::CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  *op.mutable_copy() = CopyProto(copy, 0, copy.count);
+  if (copy.direction == Direction::kDeviceToDevice || SetSharedHost(copy, *op.mutable_copy())) {
+    Submit(std::move(op));
+    return absl::OkStatus();
+  }
+  if (copy.direction == Direction::kHostToDevice) {
+    // Pageable source: its bytes are taken now, in chunks that ride the batch.
+    const auto* source = static_cast<const uint8_t*>(copy.host_src);
+    for (uint64_t offset = 0; offset < copy.count || offset == 0; offset += kChunkBytes) {
+      const uint64_t bytes = std::min(kChunkBytes, copy.count - offset);
+      AsyncOp chunk;
+      chunk.set_stream(stream);
+      chunk.set_thread(thread);
+      *chunk.mutable_copy() = CopyProto(copy, offset, bytes);
+      chunk.mutable_copy()->set_inline_data(source + offset, bytes);
+      Submit(std::move(chunk), bytes);
+      if (copy.count == 0) break;
+    }
+    return absl::OkStatus();
+  }
+  // Pageable destination: the daemon cannot write it, so wait until the stream
+  // reaches the copy and take the bytes from the reply.
+  for (uint64_t offset = 0; offset < copy.count; offset += kReplyChunkBytes) {
+    const uint64_t bytes = std::min(kReplyChunkBytes, copy.count - offset);
+    ClientMessage request;
+    acl::v1::CopyAsync& to_client = *request.mutable_copy_to_client();
+    *to_client.mutable_copy() = CopyProto(copy, offset, bytes);
+    to_client.set_stream(stream);
+    to_client.set_thread(thread);
+    absl::StatusOr<Reply> reply = Call(std::move(request));
+    if (!reply.ok()) return reply.status();
+    if (reply->data().size() == bytes) {
+      std::memcpy(static_cast<uint8_t*>(copy.host_dst) + offset, reply->data().data(), bytes);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// --- shared memory ---
+
+absl::StatusOr<RemoteTransport::Segment> RemoteTransport::CreateSegment(uint64_t size) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  size = (std::max<uint64_t>(size, 1) + page - 1) / page * page;
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  const std::string name =
+      absl::StrCat("/acld-", getpid(), "-", next_segment_name_.fetch_add(1), "-", random() % 1000000007);
+  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           absl::StrCat("cannot create shared memory: ", std::strerror(errno)));
+  }
+  void* base = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(size)) == 0) {
+    base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  close(fd);
+  if (base == MAP_FAILED) {
+    shm_unlink(name.c_str());
+    return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           absl::StrCat("cannot size or map ", size, " bytes of shared memory: ",
+                                        std::strerror(errno)));
+  }
+  ClientMessage request;
+  request.mutable_register_shared_memory()->set_name(name);
+  request.mutable_register_shared_memory()->set_size(size);
+  absl::StatusOr<uint64_t> id = CallForHandle(std::move(request));
+  shm_unlink(name.c_str());  // the daemon has it open (or failed): nobody else may
+  if (!id.ok()) {
+    munmap(base, size);
+    return id.status();
+  }
+  return Segment{static_cast<uint8_t*>(base), size, *id};
+}
+
+void RemoteTransport::DestroySegment(const Segment& segment) {
+  ClientMessage request;
+  request.mutable_unregister_shared_memory()->set_segment(segment.id);
+  CallStatus(std::move(request)).IgnoreError();
+  munmap(segment.base, segment.size);
+}
+
+absl::Status RemoteTransport::EnsureStaging() {
+  if (staging_.base != nullptr) return absl::OkStatus();
+  absl::StatusOr<Segment> segment = CreateSegment(kStagingBytes);
+  if (!segment.ok()) return segment.status();
+  staging_ = *segment;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<void*> RemoteTransport::MallocHost(uint64_t size) {
+  absl::StatusOr<Segment> segment = CreateSegment(size);
+  if (!segment.ok()) return segment.status();
+  host_blocks_.Add(segment->base, {segment->size, segment->id});
+  return static_cast<void*>(segment->base);
+}
+
+absl::Status RemoteTransport::FreeHost(void* pointer) {
+  std::optional<HostBlocks::Block> block = host_blocks_.Remove(pointer);
+  if (!block.has_value()) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           "aclrtFreeHost: the pointer was not returned by aclrtMallocHost");
+  }
+  DestroySegment(Segment{static_cast<uint8_t*>(pointer), block->size, block->tag});
+  return absl::OkStatus();
 }
 
 }  // namespace acl_client

@@ -1,8 +1,14 @@
 // The client's connection to acld: one gRPC Session stream per process.
 //
 // Calls from any thread are written to the stream in order; a reader thread
-// matches replies to waiting callers by call id. When the stream breaks, every
-// waiting and later call fails with ACL_ERROR_RT_SOCKET_CLOSE; nothing hangs.
+// matches replies to waiting callers by call id. Asynchronous operations are
+// appended to a batch that a writer thread sends while the application keeps
+// going, so a launch costs no round trip and batches grow under load; any
+// call flushes the batch first, which keeps the session's order. Bulk bytes
+// go through shared memory: aclrtMallocHost blocks and a staging area.
+//
+// When the stream breaks, every waiting and later call fails with
+// ACL_ERROR_RT_SOCKET_CLOSE; nothing hangs.
 #ifndef ACLD_CLIENT_REMOTE_TRANSPORT_H_
 #define ACLD_CLIENT_REMOTE_TRANSPORT_H_
 
@@ -14,6 +20,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "client/host_blocks.h"
 #include "client/transport.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -29,6 +36,9 @@ class RemoteTransport : public Transport {
   ~RemoteTransport() override;
 
   void Close() override;
+  int32_t DeviceCount() override { return device_count_; }
+  std::string SocName() override { return soc_name_; }
+  const std::vector<std::pair<std::string, size_t>>& Kernels() override { return kernels_; }
 
   absl::StatusOr<uint64_t> InitCount() override;
   absl::StatusOr<uint64_t> AddInitReference() override;
@@ -36,25 +46,87 @@ class RemoteTransport : public Transport {
   absl::Status AbortInit() override;
   absl::StatusOr<uint64_t> DropInitReference() override;
   absl::Status Finalize() override;
-  absl::StatusOr<int32_t> DeviceCount() override;
-  absl::Status SetDevice(int32_t device_id) override;
+
+  absl::StatusOr<acld::ContextInfo> SetDevice(int32_t device_id) override;
   absl::Status ResetDevice(int32_t device_id, bool force) override;
+  absl::Status SynchronizeDevice(int32_t device_id, int32_t timeout_ms) override;
+  absl::StatusOr<acld::ContextInfo> CreateContext(int32_t device_id) override;
+  absl::Status DestroyContext(uint64_t context) override;
+
+  absl::StatusOr<uint64_t> CreateStream(uint64_t context, uint32_t priority,
+                                        uint32_t flags) override;
+  absl::Status DestroyStream(uint64_t stream, bool force) override;
+  absl::Status SynchronizeStream(uint64_t stream, int32_t timeout_ms) override;
+  absl::StatusOr<bool> StreamIdle(uint64_t stream) override;
+  absl::Status SetStreamFailureMode(uint64_t stream, uint64_t mode) override;
+  absl::Status SetStreamAllocator(uint64_t stream, bool registered) override;
+
+  absl::Status LaunchKernel(uint64_t stream, uint64_t thread,
+                            const acld::KernelRequest& kernel) override;
+  absl::Status CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) override;
+  absl::Status MemsetAsync(uint64_t stream, uint64_t thread,
+                           const acld::MemsetRequest& memset) override;
+  absl::Status RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
+  absl::Status ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
+  absl::Status StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) override;
+
+  absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) override;
+  absl::Status DestroyEvent(uint64_t event) override;
+  absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) override;
+  absl::StatusOr<acld::EventStatus> QueryEvent(uint64_t event) override;
+  absl::StatusOr<float> EventElapsedMs(uint64_t start, uint64_t end) override;
+
+  absl::StatusOr<uint64_t> Malloc(int32_t device_id, uint64_t size) override;
+  absl::Status Free(uint64_t address) override;
+  absl::Status Copy(const HostCopy& copy) override;
+  absl::Status Memset(const acld::MemsetRequest& memset) override;
+  absl::StatusOr<acld::MemInfo> GetMemInfo(int32_t device_id) override;
+  absl::StatusOr<void*> MallocHost(uint64_t size) override;
+  absl::Status FreeHost(void* pointer) override;
 
  private:
   struct PendingCall {
     bool done = false;
     acl::v1::Reply reply;
   };
+  struct Segment {
+    uint8_t* base = nullptr;
+    uint64_t size = 0;
+    uint64_t id = 0;
+  };
 
   explicit RemoteTransport(std::string socket_path);
 
-  // Sends `request` and waits for its reply (at most `timeout`). A reply with a
-  // non-zero acl_error becomes that error.
+  // Sends `request` (after every batched asynchronous operation) and returns
+  // the handle to wait on.
+  std::shared_ptr<PendingCall> Start(acl::v1::ClientMessage request);
+  // Waits for the reply (at most `timeout`); a non-zero acl_error becomes that error.
+  absl::StatusOr<acl::v1::Reply> Finish(const std::shared_ptr<PendingCall>& call,
+                                        absl::Duration timeout = absl::InfiniteDuration());
   absl::StatusOr<acl::v1::Reply> Call(acl::v1::ClientMessage request,
                                       absl::Duration timeout = absl::InfiniteDuration());
+  absl::Status CallStatus(acl::v1::ClientMessage request);
   absl::StatusOr<uint64_t> CallForInitCount(acl::v1::ClientMessage request);
+  absl::StatusOr<uint64_t> CallForHandle(acl::v1::ClientMessage request);
+  absl::StatusOr<acld::ContextInfo> CallForContext(acl::v1::ClientMessage request);
+
+  // Appends an asynchronous operation to the batch.
+  void Submit(acl::v1::AsyncOp op, size_t payload_bytes = 0);
+  // Writes the batch (and `then`, if any) while holding the write lock.
+  bool WriteBatchLocked(const acl::v1::ClientMessage* then) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void FlushLoop();
   void ReadReplies();
-  absl::Status BrokenStatus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MarkBroken();
+  absl::Status BrokenStatus() const;
+
+  // Shared memory.
+  absl::StatusOr<Segment> CreateSegment(uint64_t size);
+  void DestroySegment(const Segment& segment);
+  absl::Status EnsureStaging() ABSL_EXCLUSIVE_LOCKS_REQUIRED(staging_mu_);
+  absl::Status StagedCopyToDevice(const HostCopy& copy);
+  absl::Status StagedCopyToHost(const HostCopy& copy);
+  // The host side of `copy` as a shared memory reference, when it has one.
+  bool SetSharedHost(const HostCopy& copy, acl::v1::CopyRequest& proto) const;
 
   const std::string socket_path_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -63,14 +135,30 @@ class RemoteTransport : public Transport {
   std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
       stream_;
   std::thread reader_;
+  std::thread flusher_;
 
-  absl::Mutex close_mu_;  // serializes joining the reader
-  absl::Mutex write_mu_;  // gRPC allows one writer at a time
+  int32_t device_count_ = 0;
+  std::string soc_name_;
+  std::vector<std::pair<std::string, size_t>> kernels_;
+
+  absl::Mutex close_mu_;  // serializes joining the threads
+
+  // Lock order: write_mu_, then batch_mu_, then mu_.
+  absl::Mutex write_mu_;  // gRPC allows one writer at a time; also orders batches
+  absl::Mutex batch_mu_;
+  acl::v1::ClientMessage batch_ ABSL_GUARDED_BY(batch_mu_);
+  size_t batch_bytes_ ABSL_GUARDED_BY(batch_mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(batch_mu_) = false;
+
   mutable absl::Mutex mu_;
-  std::map<uint64_t, PendingCall*> pending_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, std::shared_ptr<PendingCall>> pending_ ABSL_GUARDED_BY(mu_);
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> next_call_id_{1};
-  std::atomic<int32_t> device_count_{-1};  // cached: fixed for the daemon's life
+
+  HostBlocks host_blocks_;  // aclrtMallocHost blocks; tag = segment id
+  std::atomic<uint64_t> next_segment_name_{0};
+  absl::Mutex staging_mu_;  // one staged bulk copy at a time
+  Segment staging_ ABSL_GUARDED_BY(staging_mu_);
 };
 
 }  // namespace acl_client

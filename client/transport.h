@@ -3,16 +3,32 @@
 //
 // Every method acts for this process's session. Errors carry the exact
 // aclError (daemon/core/acl_status.h); a lost daemon is ACL_ERROR_RT_SOCKET_CLOSE.
+// Handles (contexts, streams, events) and device addresses are the core's ids.
+// Asynchronous methods may report an error later, at a synchronization.
 #ifndef ACLD_CLIENT_TRANSPORT_H_
 #define ACLD_CLIENT_TRANSPORT_H_
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "daemon/core/runtime.h"
 
 namespace acl_client {
+
+// A copy as the application asked for it: host pointers are the
+// application's, device addresses the daemon's.
+struct HostCopy {
+  acld::CopyRequest::Direction direction = acld::CopyRequest::Direction::kHostToDevice;
+  uint64_t device_dst = 0;
+  uint64_t device_src = 0;
+  const void* host_src = nullptr;  // host-to-device
+  void* host_dst = nullptr;        // device-to-host
+  uint64_t count = 0;
+};
 
 class Transport {
  public:
@@ -21,6 +37,12 @@ class Transport {
   // Ends the session now (process exit). Later calls fail with SOCKET_CLOSE.
   virtual void Close() = 0;
 
+  // What the daemon offers: devices, SoC name, built-in kernels (name, args).
+  virtual int32_t DeviceCount() = 0;
+  virtual std::string SocName() = 0;
+  virtual const std::vector<std::pair<std::string, size_t>>& Kernels() = 0;
+
+  // Lifecycle.
   virtual absl::StatusOr<uint64_t> InitCount() = 0;
   // New count when the process was initialized (one more reference), else 0.
   virtual absl::StatusOr<uint64_t> AddInitReference() = 0;
@@ -29,9 +51,49 @@ class Transport {
   virtual absl::StatusOr<uint64_t> DropInitReference() = 0;
   virtual absl::Status Finalize() = 0;
 
-  virtual absl::StatusOr<int32_t> DeviceCount() = 0;
-  virtual absl::Status SetDevice(int32_t device_id) = 0;
+  // Devices and contexts.
+  virtual absl::StatusOr<acld::ContextInfo> SetDevice(int32_t device_id) = 0;
   virtual absl::Status ResetDevice(int32_t device_id, bool force) = 0;
+  virtual absl::Status SynchronizeDevice(int32_t device_id, int32_t timeout_ms) = 0;
+  virtual absl::StatusOr<acld::ContextInfo> CreateContext(int32_t device_id) = 0;
+  virtual absl::Status DestroyContext(uint64_t context) = 0;
+
+  // Streams.
+  virtual absl::StatusOr<uint64_t> CreateStream(uint64_t context, uint32_t priority,
+                                                uint32_t flags) = 0;
+  virtual absl::Status DestroyStream(uint64_t stream, bool force) = 0;
+  virtual absl::Status SynchronizeStream(uint64_t stream, int32_t timeout_ms) = 0;
+  virtual absl::StatusOr<bool> StreamIdle(uint64_t stream) = 0;
+  virtual absl::Status SetStreamFailureMode(uint64_t stream, uint64_t mode) = 0;
+  virtual absl::Status SetStreamAllocator(uint64_t stream, bool registered) = 0;
+
+  // Asynchronous work on a stream; `thread` is the submitting thread.
+  virtual absl::Status LaunchKernel(uint64_t stream, uint64_t thread,
+                                    const acld::KernelRequest& kernel) = 0;
+  virtual absl::Status CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) = 0;
+  virtual absl::Status MemsetAsync(uint64_t stream, uint64_t thread,
+                                   const acld::MemsetRequest& memset) = 0;
+  virtual absl::Status RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) = 0;
+  virtual absl::Status ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) = 0;
+  virtual absl::Status StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) = 0;
+
+  // Events.
+  virtual absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) = 0;
+  virtual absl::Status DestroyEvent(uint64_t event) = 0;
+  virtual absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) = 0;
+  virtual absl::StatusOr<acld::EventStatus> QueryEvent(uint64_t event) = 0;
+  virtual absl::StatusOr<float> EventElapsedMs(uint64_t start, uint64_t end) = 0;
+
+  // Memory.
+  virtual absl::StatusOr<uint64_t> Malloc(int32_t device_id, uint64_t size) = 0;
+  virtual absl::Status Free(uint64_t address) = 0;
+  virtual absl::Status Copy(const HostCopy& copy) = 0;
+  virtual absl::Status Memset(const acld::MemsetRequest& memset) = 0;
+  virtual absl::StatusOr<acld::MemInfo> GetMemInfo(int32_t device_id) = 0;
+  // Page-locked host memory: shared with the daemon, so copies from and to it
+  // cost one memcpy in the daemon and may run asynchronously.
+  virtual absl::StatusOr<void*> MallocHost(uint64_t size) = 0;
+  virtual absl::Status FreeHost(void* pointer) = 0;
 };
 
 }  // namespace acl_client

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -61,6 +62,7 @@ class Device {
 
   // The built-in kernel called `name`, or nullptr.
   virtual const Kernel* FindKernel(const std::string& name) const = 0;
+  virtual std::vector<const Kernel*> Kernels() const = 0;
 };
 
 }  // namespace hal

@@ -137,6 +137,14 @@ int32_t Runtime::DeviceCount() const { return backend_->device_count(); }
 
 std::string Runtime::SocName() const { return backend_->device(0).info().name; }
 
+std::vector<std::pair<std::string, size_t>> Runtime::Kernels() const {
+  std::vector<std::pair<std::string, size_t>> kernels;
+  for (const hal::Kernel* kernel : backend_->device(0).Kernels()) {
+    kernels.emplace_back(kernel->name(), kernel->arg_count());
+  }
+  return kernels;
+}
+
 absl::Status Runtime::CheckDeviceId(int32_t device_id) const {
   if (device_id < 0 || device_id >= backend_->device_count()) {
     return AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,

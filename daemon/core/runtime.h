@@ -126,6 +126,8 @@ class Runtime {
   // Devices and contexts.
   int32_t DeviceCount() const;
   std::string SocName() const;
+  // The built-in kernels (name, number of 64-bit arguments).
+  std::vector<std::pair<std::string, size_t>> Kernels() const;
   // Takes a device reference; returns the device's default context.
   absl::StatusOr<ContextInfo> SetDevice(SessionId session, int32_t device_id);
   // Drops one reference (all with `force`); at zero the session's contexts,
@@ -151,8 +153,10 @@ class Runtime {
   // in exception info. Returns the task id.
   absl::StatusOr<uint64_t> LaunchKernel(SessionId session, StreamId stream, uint64_t thread,
                                         KernelRequest kernel);
+  // `finished` (optional) runs with the copy's status once it ran, or with
+  // ACL_ERROR_RT_STREAM_ABORT if the stream dropped it.
   absl::StatusOr<uint64_t> EnqueueCopy(SessionId session, StreamId stream, uint64_t thread,
-                                       CopyRequest copy);
+                                       CopyRequest copy, Done finished = nullptr);
   absl::StatusOr<uint64_t> EnqueueMemset(SessionId session, StreamId stream, uint64_t thread,
                                          const MemsetRequest& memset);
   absl::StatusOr<uint64_t> RecordEvent(SessionId session, EventId event, StreamId stream,
@@ -204,7 +208,7 @@ class Runtime {
   // host-wide init count is non-zero, otherwise those a session set.
   void UpdateDevicePower() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<uint64_t> Enqueue(SessionId session, StreamId stream, uint64_t thread,
-                                   TaskFn task);
+                                   TaskFn task, std::function<void()> on_discard = nullptr);
   // The bytes of a device range of the session, checked.
   absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
   absl::Status RunCopy(SessionId session, const CopyRequest& copy) const;

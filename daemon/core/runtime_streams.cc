@@ -161,10 +161,10 @@ absl::Status Runtime::SetStreamAllocator(SessionId id, StreamId stream_id, bool 
 }
 
 absl::StatusOr<uint64_t> Runtime::Enqueue(SessionId id, StreamId stream_id, uint64_t thread,
-                                          TaskFn task) {
+                                          TaskFn task, std::function<void()> on_discard) {
   absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
   if (!stream.ok()) return stream.status();
-  return (*stream)->Enqueue(std::move(task), thread);
+  return (*stream)->Enqueue(std::move(task), thread, std::move(on_discard));
 }
 
 namespace {
@@ -235,11 +235,21 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream, uint64_t thread,
-                                              CopyRequest copy) {
-  return Enqueue(id, stream, thread,
-                 [this, id, copy = std::move(copy)](const TaskResume&) -> std::optional<absl::Status> {
-                   return RunCopy(id, copy);
-                 });
+                                              CopyRequest copy, Done finished) {
+  std::function<void()> on_discard;
+  if (finished) {
+    on_discard = [finished] {
+      finished(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "the copy was discarded by its stream"));
+    };
+  }
+  return Enqueue(
+      id, stream, thread,
+      [this, id, copy = std::move(copy), finished](const TaskResume&) -> std::optional<absl::Status> {
+        absl::Status status = RunCopy(id, copy);
+        if (finished) finished(status);
+        return status;
+      },
+      std::move(on_discard));
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueMemset(SessionId id, StreamId stream, uint64_t thread,

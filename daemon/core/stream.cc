@@ -22,8 +22,10 @@ Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
 
 Stream::~Stream() = default;
 
-absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread) {
+absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
+                                         std::function<void()> on_discard) {
   bool make_ready = false;
+  std::function<void()> discarded;
   uint64_t id;
   {
     absl::MutexLock lock(&mu_);
@@ -36,15 +38,17 @@ absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread)
       // STOP_ON_FAILURE: nothing runs until the failure has been reported.
       ++counters_.discarded;
       finished_through_ = std::max(finished_through_, id);
-      return id;
-    }
-    ++counters_.queued;
-    queue_.push_back(Task{id, submitter_thread, std::move(task)});
-    if (state_ == State::kIdle) {
-      state_ = State::kReady;
-      make_ready = true;
+      discarded = std::move(on_discard);
+    } else {
+      ++counters_.queued;
+      queue_.push_back(Task{id, submitter_thread, std::move(task), std::move(on_discard)});
+      if (state_ == State::kIdle) {
+        state_ = State::kReady;
+        make_ready = true;
+      }
     }
   }
+  if (discarded) discarded();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
   return id;
 }
@@ -132,16 +136,19 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
     }
     if (failure_mode_ == FailureMode::kStop) {
       stopped_ = true;
-      DiscardQueuedLocked();
+      DiscardQueuedLocked(after);
     }
   }
   finished_through_ = std::max({finished_through_, task.id, discarded_through_});
   CollectDoneLocked(after);
 }
 
-void Stream::DiscardQueuedLocked() {
+void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after) {
   counters_.discarded += queue_.size();
   counters_.queued -= queue_.size();
+  for (Task& task : queue_) {
+    if (task.on_discard) after.push_back(std::move(task.on_discard));
+  }
   queue_.clear();
   discarded_through_ = next_task_id_ - 1;
   // A task still running finishes first; otherwise everything is done now.
@@ -241,10 +248,11 @@ void Stream::Close(bool discard, std::function<void()> done) {
       if (parked_.has_value()) {
         ++counters_.discarded;
         --counters_.queued;
+        if (parked_->on_discard) after.push_back(std::move(parked_->on_discard));
         parked_.reset();
         state_ = queue_.empty() ? State::kIdle : State::kReady;
       }
-      DiscardQueuedLocked();
+      DiscardQueuedLocked(after);
       if (state_ == State::kReady) state_ = State::kIdle;  // a stale ready entry finds nothing
     }
     CollectDoneLocked(after);

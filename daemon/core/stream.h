@@ -74,7 +74,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   StreamId id() const { return options_.id; }
 
   // Appends a task and returns its task id (ids start at 1 and grow by one).
-  absl::StatusOr<uint64_t> Enqueue(TaskFn task, uint64_t submitter_thread);
+  // `on_discard` (optional) runs instead of the task if the task is dropped
+  // (STOP_ON_FAILURE, forced destroy), so that nobody waits for it forever.
+  absl::StatusOr<uint64_t> Enqueue(TaskFn task, uint64_t submitter_thread,
+                                   std::function<void()> on_discard = nullptr);
 
   // Calls `done` once every task enqueued before this call has finished or
   // been discarded, with the stream's first unreported failure (reported once),
@@ -101,6 +104,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     uint64_t id;
     uint64_t submitter_thread;
     TaskFn fn;
+    std::function<void()> on_discard;
   };
   struct SyncWaiter {
     uint64_t target;  // done once every task id <= target has finished
@@ -113,7 +117,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Records the end of the current task; collects callbacks to run unlocked.
   void FinishLocked(const Task& task, absl::Status status,
                     std::vector<std::function<void()>>& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DiscardQueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DiscardQueuedLocked(std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CollectDoneLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After a task ends: back in the ready queue, or idle.

@@ -1,13 +1,40 @@
 #include "daemon/server/runtime_service.h"
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "daemon/server/request_dispatcher.h"
+#include "daemon/server/session_handler.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
 
 using acl::v1::ClientMessage;
 using acl::v1::ServerMessage;
+
+namespace {
+
+// Serializes writes on the stream (gRPC allows one writer at a time) and
+// refuses them once the call handler has returned.
+class StreamWriter {
+ public:
+  explicit StreamWriter(grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream)
+      : stream_(stream) {}
+
+  void Write(const ServerMessage& message) {
+    absl::MutexLock lock(&mu_);
+    if (stream_ != nullptr) stream_->Write(message);
+  }
+
+  void Close() {
+    absl::MutexLock lock(&mu_);
+    stream_ = nullptr;
+  }
+
+ private:
+  absl::Mutex mu_;
+  grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
 
 grpc::Status RuntimeService::Session(
     grpc::ServerContext* /*context*/, grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream) {
@@ -24,25 +51,15 @@ grpc::Status RuntimeService::Session(
   const SessionId session = runtime_.OpenSession(peer);
   spdlog::info("session {} opened: pid {} uid {} '{}'", session, peer.pid, peer.uid, peer.command);
 
-  ServerMessage reply;
-  reply.set_call_id(request.call_id());
-  reply.mutable_reply()->mutable_session_opened()->set_session_id(session);
-  bool connected = stream->Write(reply);
-
-  while (connected && stream->Read(&request)) {
-    reply.Clear();
-    DispatchRequest(runtime_, session, request, *reply.mutable_reply());
-    if (reply.reply().acl_error() != 0) {
-      spdlog::info("session {}: call failed with {}: {}", session, reply.reply().acl_error(),
-                   reply.reply().error_message());
-    }
-    if (request.call_id() == 0) continue;
-    reply.set_call_id(request.call_id());
-    connected = stream->Write(reply);
-  }
+  auto writer = std::make_shared<StreamWriter>(stream);
+  auto handler = std::make_shared<SessionHandler>(
+      runtime_, session, [writer](const ServerMessage& message) { writer->Write(message); });
+  handler->Open(request.call_id());
+  while (stream->Read(&request)) handler->Handle(request);
 
   const absl::Time reap_start = absl::Now();
   runtime_.CloseSession(session);
+  writer->Close();
   spdlog::info("session {} ended (pid {}): its references dropped and resources released in {}",
                session, peer.pid, absl::FormatDuration(absl::Now() - reap_start));
   return grpc::Status::OK;

@@ -77,4 +77,10 @@ const Kernel* SimDevice::FindKernel(const std::string& name) const {
   return it == kernels.end() ? nullptr : it->second.get();
 }
 
+std::vector<const Kernel*> SimDevice::Kernels() const {
+  std::vector<const Kernel*> kernels;
+  for (const auto& [name, kernel] : BuiltinKernels()) kernels.push_back(kernel.get());
+  return kernels;
+}
+
 }  // namespace hal::sim

@@ -30,6 +30,7 @@ class SimDevice : public Device {
 
   int64_t NowNanos() const override;
   const Kernel* FindKernel(const std::string& name) const override;
+  std::vector<const Kernel*> Kernels() const override;
 
  private:
   const DeviceInfo info_;

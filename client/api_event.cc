@@ -1,0 +1,128 @@
+// C entry points for events (SPEC section 5).
+#include "absl/strings/str_cat.h"
+#include "acl/acl_rt.h"
+#include "client/api_support.h"
+#include "daemon/core/acl_status.h"
+
+using acl_client::Api;
+using acl_client::ClientRuntime;
+using acl_client::Connected;
+using acl_client::CurrentThreadId;
+using acl_client::NullArgument;
+using acl_client::ResolveEvent;
+using acl_client::ResolveStream;
+using acl_client::ToHandle;
+using acl_client::Transport;
+
+namespace {
+
+absl::Status CreateEvent(aclrtEvent* event, uint32_t flags, const char* api) {
+  if (event == nullptr) return NullArgument(api, "event");
+  ClientRuntime& runtime = ClientRuntime::Get();
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, runtime.RequireContext());
+  ACL_ASSIGN_OR_RETURN(uint64_t created, transport->CreateEvent(context.device, flags));
+  runtime.handles().AddEvent(created, context.device);
+  *event = ToHandle(created);
+  return absl::OkStatus();
+}
+
+absl::Status SynchronizeEvent(aclrtEvent event, int32_t timeout_ms, const char* api) {
+  ACL_RETURN_IF_ERROR(acl_client::CheckTimeout(timeout_ms, api));
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveEvent(event, api));
+  return transport->SynchronizeEvent(id, timeout_ms);
+}
+
+// Record and reset are stream tasks.
+template <typename Enqueue>
+absl::Status OnStream(aclrtEvent event, aclrtStream stream, const char* api, Enqueue enqueue) {
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_ASSIGN_OR_RETURN(uint64_t event_id, ResolveEvent(event, api));
+  ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
+  return enqueue(*transport, event_id, stream_id);
+}
+
+}  // namespace
+
+extern "C" {
+
+aclError aclrtCreateEvent(aclrtEvent* event) {
+  return Api([&] { return CreateEvent(event, ACL_EVENT_SYNC, "aclrtCreateEvent"); });
+}
+
+aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
+  return Api([&] { return CreateEvent(event, flag, "aclrtCreateEventWithFlag"); });
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event) {
+  return Api([&]() -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveEvent(event, "aclrtDestroyEvent"));
+    ACL_RETURN_IF_ERROR(transport->DestroyEvent(id));
+    ClientRuntime::Get().handles().RemoveEvent(id);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  return Api([&] {
+    return OnStream(event, stream, "aclrtRecordEvent",
+                    [](Transport& transport, uint64_t event_id, uint64_t stream_id) {
+                      return transport.RecordEvent(event_id, stream_id, CurrentThreadId());
+                    });
+  });
+}
+
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+  return Api([&] {
+    return OnStream(event, stream, "aclrtResetEvent",
+                    [](Transport& transport, uint64_t event_id, uint64_t stream_id) {
+                      return transport.ResetEvent(event_id, stream_id, CurrentThreadId());
+                    });
+  });
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  return Api([&] { return SynchronizeEvent(event, -1, "aclrtSynchronizeEvent"); });
+}
+
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
+  return Api([&] { return SynchronizeEvent(event, timeout, "aclrtSynchronizeEventWithTimeout"); });
+}
+
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status) {
+  return Api([&]() -> absl::Status {
+    if (status == nullptr) return NullArgument("aclrtQueryEvent", "status");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveEvent(event, "aclrtQueryEvent"));
+    ACL_ASSIGN_OR_RETURN(acld::EventStatus result, transport->QueryEvent(id));
+    *status = result.complete ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+  return Api([&]() -> absl::Status {
+    if (status == nullptr) return NullArgument("aclrtQueryEventStatus", "status");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveEvent(event, "aclrtQueryEventStatus"));
+    ACL_ASSIGN_OR_RETURN(acld::EventStatus result, transport->QueryEvent(id));
+    *status = result.recorded_and_complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE
+                                           : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
+  return Api([&]() -> absl::Status {
+    if (ms == nullptr) return NullArgument("aclrtEventElapsedTime", "ms");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t start, ResolveEvent(startEvent, "aclrtEventElapsedTime"));
+    ACL_ASSIGN_OR_RETURN(uint64_t end, ResolveEvent(endEvent, "aclrtEventElapsedTime"));
+    ACL_ASSIGN_OR_RETURN(*ms, transport->EventElapsedMs(start, end));
+    return absl::OkStatus();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,212 @@
+// C entry points for memory (SPEC section 5). Device pointers are the
+// daemon's opaque addresses; every access is checked by the daemon against the
+// calling process's own allocations.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl_rt.h"
+#include "client/api_support.h"
+#include "daemon/core/acl_status.h"
+#include "daemon/core/memory_manager.h"
+
+using acl_client::Api;
+using acl_client::ClientRuntime;
+using acl_client::Connected;
+using acl_client::CurrentThreadId;
+using acl_client::HandleId;
+using acl_client::HostCopy;
+using acl_client::NullArgument;
+using acl_client::ResolveStream;
+using acl_client::ToHandle;
+using acl_client::Transport;
+using Direction = acld::CopyRequest::Direction;
+
+namespace {
+
+bool OnDevice(const void* pointer) {
+  return acld::MemoryManager::IsDeviceAddress(HandleId(pointer));
+}
+
+absl::Status Invalid(const std::string& message) {
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM, message);
+}
+
+// A validated copy, or nullopt for a host-to-host copy (done in the process).
+absl::StatusOr<std::optional<HostCopy>> PlanCopy(void* dst, size_t dest_max, const void* src,
+                                                 size_t count, aclrtMemcpyKind kind,
+                                                 const char* api) {
+  if (dst == nullptr) return NullArgument(api, "dst");
+  if (src == nullptr) return NullArgument(api, "src");
+  if (count > dest_max) {
+    return Invalid(absl::StrCat(api, ": count ", count, " is larger than destMax ", dest_max));
+  }
+  const bool dst_device = OnDevice(dst);
+  const bool src_device = OnDevice(src);
+  bool want_dst_device, want_src_device;
+  switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST: want_dst_device = false, want_src_device = false; break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: want_dst_device = true, want_src_device = false; break;
+    case ACL_MEMCPY_DEVICE_TO_HOST: want_dst_device = false, want_src_device = true; break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: want_dst_device = true, want_src_device = true; break;
+    case ACL_MEMCPY_DEFAULT: want_dst_device = dst_device, want_src_device = src_device; break;
+    default:
+      return Invalid(absl::StrCat(api, ": unknown copy kind ", static_cast<int>(kind)));
+  }
+  if (dst_device != want_dst_device || src_device != want_src_device) {
+    return Invalid(absl::StrCat(api, ": copy kind ", static_cast<int>(kind), " does not match the ",
+                                src_device ? "device" : "host", " source and the ",
+                                dst_device ? "device" : "host", " destination"));
+  }
+  if (!dst_device && !src_device) return std::optional<HostCopy>();
+  HostCopy copy;
+  copy.count = count;
+  if (dst_device && src_device) {
+    copy.direction = Direction::kDeviceToDevice;
+    copy.device_dst = HandleId(dst);
+    copy.device_src = HandleId(src);
+  } else if (dst_device) {
+    copy.direction = Direction::kHostToDevice;
+    copy.device_dst = HandleId(dst);
+    copy.host_src = src;
+  } else {
+    copy.direction = Direction::kDeviceToHost;
+    copy.device_src = HandleId(src);
+    copy.host_dst = dst;
+  }
+  return std::optional<HostCopy>(copy);
+}
+
+absl::StatusOr<acld::MemsetRequest> PlanMemset(void* dev_ptr, size_t max_count, int32_t value,
+                                               size_t count, const char* api) {
+  if (dev_ptr == nullptr) return NullArgument(api, "devPtr");
+  if (!OnDevice(dev_ptr)) return Invalid(absl::StrCat(api, ": devPtr is not a device address"));
+  if (count > max_count) {
+    return Invalid(absl::StrCat(api, ": count ", count, " is larger than maxCount ", max_count));
+  }
+  return acld::MemsetRequest{HandleId(dev_ptr), max_count, value, count};
+}
+
+bool KnownPolicy(uint32_t policy) {
+  const uint32_t base = policy & 0xFF;
+  const uint32_t flags = policy & ~0xFFu;
+  const uint32_t known_flags =
+      ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH | ACL_MEM_ACCESS_USER_SPACE_READONLY;
+  return base <= ACL_MEM_MALLOC_HUGE1G_ONLY_P2P && (flags & ~known_flags) == 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  return Api([&]() -> absl::Status {
+    if (devPtr == nullptr) return NullArgument("aclrtMalloc", "devPtr");
+    if (size == 0) return Invalid("aclrtMalloc: size must be > 0");
+    if (!KnownPolicy(static_cast<uint32_t>(policy))) {
+      return Invalid(absl::StrCat("aclrtMalloc: unknown policy ", static_cast<uint32_t>(policy)));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
+    ACL_ASSIGN_OR_RETURN(uint64_t address, transport->Malloc(context.device, size));
+    *devPtr = ToHandle(address);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtFree(void* devPtr) {
+  return Api([&]() -> absl::Status {
+    if (devPtr == nullptr) return NullArgument("aclrtFree", "devPtr");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    return transport->Free(HandleId(devPtr));
+  });
+}
+
+aclError aclrtMallocHost(void** hostPtr, size_t size) {
+  return Api([&]() -> absl::Status {
+    if (hostPtr == nullptr) return NullArgument("aclrtMallocHost", "hostPtr");
+    if (size == 0) return Invalid("aclrtMallocHost: size must be > 0");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(*hostPtr, transport->MallocHost(size));
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtFreeHost(void* hostPtr) {
+  return Api([&]() -> absl::Status {
+    if (hostPtr == nullptr) return NullArgument("aclrtFreeHost", "hostPtr");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    return transport->FreeHost(hostPtr);
+  });
+}
+
+aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
+                     aclrtMemcpyKind kind) {
+  return Api([&]() -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(std::optional<HostCopy> copy,
+                         PlanCopy(dst, destMax, src, count, kind, "aclrtMemcpy"));
+    if (!copy.has_value()) {
+      std::memmove(dst, src, count);
+      return absl::OkStatus();
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    return transport->Copy(*copy);
+  });
+}
+
+aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count,
+                          aclrtMemcpyKind kind, aclrtStream stream) {
+  return Api([&]() -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(std::optional<HostCopy> copy,
+                         PlanCopy(dst, destMax, src, count, kind, "aclrtMemcpyAsync"));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclrtMemcpyAsync"));
+    if (!copy.has_value()) {
+      // Host to host: the bytes are the process's own; order it after the stream's work.
+      ACL_RETURN_IF_ERROR(transport->SynchronizeStream(stream_id, -1));
+      std::memmove(dst, src, count);
+      return absl::OkStatus();
+    }
+    return transport->CopyAsync(stream_id, CurrentThreadId(), *copy);
+  });
+}
+
+aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
+  return Api([&]() -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(acld::MemsetRequest memset,
+                         PlanMemset(devPtr, maxCount, value, count, "aclrtMemset"));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    return transport->Memset(memset);
+  });
+}
+
+aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count,
+                          aclrtStream stream) {
+  return Api([&]() -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(acld::MemsetRequest memset,
+                         PlanMemset(devPtr, maxCount, value, count, "aclrtMemsetAsync"));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclrtMemsetAsync"));
+    return transport->MemsetAsync(stream_id, CurrentThreadId(), memset);
+  });
+}
+
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
+  return Api([&]() -> absl::Status {
+    if (free == nullptr || total == nullptr) return NullArgument("aclrtGetMemInfo", "free/total");
+    if (static_cast<int>(attr) < 0 || static_cast<int>(attr) > ACL_MEM_P2P_HUGE1G) {
+      return Invalid(absl::StrCat("aclrtGetMemInfo: unknown attribute ", static_cast<int>(attr)));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
+    // The sim device has one kind of memory: every attribute reports it.
+    ACL_ASSIGN_OR_RETURN(acld::MemInfo info, transport->GetMemInfo(context.device));
+    *free = info.free;
+    *total = info.total;
+    return absl::OkStatus();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,158 @@
+// C entry points for streams and kernel launches (SPEC sections 5 and 8).
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl_rt.h"
+#include "acl/acl_sim.h"
+#include "client/allocator_registry.h"
+#include "client/api_support.h"
+#include "daemon/core/acl_status.h"
+
+using acl_client::Api;
+using acl_client::ClientRuntime;
+using acl_client::Connected;
+using acl_client::CurrentThreadId;
+using acl_client::NullArgument;
+using acl_client::ResolveEvent;
+using acl_client::ResolveStream;
+using acl_client::ToHandle;
+using acl_client::Transport;
+
+namespace {
+
+absl::Status CreateStream(aclrtStream* stream, uint32_t priority, uint32_t flags,
+                          const char* api) {
+  if (stream == nullptr) return NullArgument(api, "stream");
+  if (priority > 7) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": priority ", priority, " is outside 0..7"));
+  }
+  ClientRuntime& runtime = ClientRuntime::Get();
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, runtime.RequireContext());
+  ACL_ASSIGN_OR_RETURN(uint64_t created, transport->CreateStream(context.context, priority, flags));
+  runtime.handles().AddStream(created, context.device);
+  *stream = ToHandle(created);
+  return absl::OkStatus();
+}
+
+absl::Status DestroyStream(aclrtStream stream, bool force, const char* api) {
+  if (stream == nullptr) return NullArgument(api, "stream");
+  ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, api));
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_RETURN_IF_ERROR(transport->DestroyStream(id, force));
+  ClientRuntime::Get().handles().RemoveStream(id);
+  acl_client::AllocatorRegistry::Get().Unregister(id);  // a stream takes its allocator along
+  return absl::OkStatus();
+}
+
+absl::Status SynchronizeStream(aclrtStream stream, int32_t timeout_ms, const char* api) {
+  ACL_RETURN_IF_ERROR(acl_client::CheckTimeout(timeout_ms, api));
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, api));
+  return transport->SynchronizeStream(id, timeout_ms);
+}
+
+}  // namespace
+
+extern "C" {
+
+aclError aclrtCreateStream(aclrtStream* stream) {
+  return Api([&] { return CreateStream(stream, 0, 0, "aclrtCreateStream"); });
+}
+
+aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority, uint32_t flag) {
+  return Api([&] { return CreateStream(stream, priority, flag, "aclrtCreateStreamWithConfig"); });
+}
+
+aclError aclrtDestroyStream(aclrtStream stream) {
+  return Api([&] { return DestroyStream(stream, /*force=*/false, "aclrtDestroyStream"); });
+}
+
+aclError aclrtDestroyStreamForce(aclrtStream stream) {
+  return Api([&] { return DestroyStream(stream, /*force=*/true, "aclrtDestroyStreamForce"); });
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream) {
+  return Api([&] { return SynchronizeStream(stream, -1, "aclrtSynchronizeStream"); });
+}
+
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+  return Api(
+      [&] { return SynchronizeStream(stream, timeout, "aclrtSynchronizeStreamWithTimeout"); });
+}
+
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
+  return Api([&]() -> absl::Status {
+    if (status == nullptr) return NullArgument("aclrtStreamQuery", "status");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, "aclrtStreamQuery"));
+    ACL_ASSIGN_OR_RETURN(bool idle, transport->StreamIdle(id));
+    *status = idle ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtStreamGetId(aclrtStream stream, int32_t* streamId) {
+  return Api([&]() -> absl::Status {
+    if (streamId == nullptr) return NullArgument("aclrtStreamGetId", "streamId");
+    ACL_RETURN_IF_ERROR(Connected().status());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, "aclrtStreamGetId"));
+    *streamId = static_cast<int32_t>(id);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
+  return Api([&]() -> absl::Status {
+    if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat("aclrtSetStreamFailureMode: mode ", mode,
+                                          " is neither ACL_CONTINUE_ON_FAILURE nor "
+                                          "ACL_STOP_ON_FAILURE"));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, "aclrtSetStreamFailureMode"));
+    return transport->SetStreamFailureMode(id, mode);
+  });
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+  return Api([&]() -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclrtStreamWaitEvent"));
+    ACL_ASSIGN_OR_RETURN(uint64_t event_id, ResolveEvent(event, "aclrtStreamWaitEvent"));
+    return transport->StreamWaitEvent(stream_id, event_id, CurrentThreadId());
+  });
+}
+
+aclError aclsimLaunchKernel(const char* kernelName, uint32_t blockDim, const void* args,
+                            size_t argsSize, aclrtStream stream) {
+  return Api([&]() -> absl::Status {
+    if (kernelName == nullptr) return NullArgument("aclsimLaunchKernel", "kernelName");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    const std::vector<std::pair<std::string, size_t>>& kernels = transport->Kernels();
+    auto kernel = std::find_if(kernels.begin(), kernels.end(),
+                               [&](const auto& entry) { return entry.first == kernelName; });
+    if (kernel == kernels.end()) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat("aclsimLaunchKernel: no built-in kernel named '",
+                                          kernelName, "'"));
+    }
+    if (blockDim == 0) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "aclsimLaunchKernel: blockDim must be > 0");
+    }
+    if (argsSize != kernel->second * sizeof(uint64_t) || (argsSize > 0 && args == nullptr)) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat("aclsimLaunchKernel: ", kernelName, " takes ",
+                                          kernel->second * sizeof(uint64_t),
+                                          " bytes of arguments, got ", argsSize));
+    }
+    ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclsimLaunchKernel"));
+    acld::KernelRequest request{kernelName, blockDim, std::vector<uint64_t>(kernel->second)};
+    if (argsSize > 0) std::memcpy(request.args.data(), args, argsSize);
+    return transport->LaunchKernel(stream_id, CurrentThreadId(), request);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,48 @@
+#include "client/api_support.h"
+
+#include "absl/strings/str_cat.h"
+#include "daemon/core/acl_status.h"
+
+namespace acl_client {
+
+absl::Status NullArgument(const char* api, const char* argument) {
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                         absl::StrCat(api, ": ", argument, " must not be NULL"));
+}
+
+absl::StatusOr<Transport*> Connected() { return ClientRuntime::Get().transport(); }
+
+absl::StatusOr<uint64_t> ResolveStream(const void* stream, const char* api) {
+  ClientRuntime& runtime = ClientRuntime::Get();
+  if (stream == nullptr) {
+    ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, runtime.RequireContext());
+    return context.default_stream;
+  }
+  if (!runtime.handles().StreamDevice(HandleId(stream)).has_value()) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": the stream handle is not a live stream of this "
+                                             "process"));
+  }
+  return HandleId(stream);
+}
+
+absl::StatusOr<uint64_t> ResolveEvent(const void* event, const char* api) {
+  if (event == nullptr) return NullArgument(api, "event");
+  if (!ClientRuntime::Get().handles().HasEvent(HandleId(event))) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": the event handle is not a live event of this "
+                                             "process"));
+  }
+  return HandleId(event);
+}
+
+absl::Status CheckTimeout(int32_t timeout_ms, const char* api) {
+  if (timeout_ms < -1) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": timeout ", timeout_ms,
+                                        " is invalid (-1 waits forever, 0 polls, > 0 ms)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace acl_client

@@ -1,0 +1,57 @@
+// Shared plumbing of the C entry points (api_*.cc): status propagation,
+// argument checks and handle resolution.
+#ifndef ACLD_CLIENT_API_SUPPORT_H_
+#define ACLD_CLIENT_API_SUPPORT_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "acl/acl_base.h"
+#include "client/client_runtime.h"
+#include "client/error_state.h"
+
+// Returns from the enclosing function when `expr` (an absl::Status) is an error.
+#define ACL_RETURN_IF_ERROR(expr)                  \
+  do {                                             \
+    absl::Status acl_status_ = (expr);             \
+    if (!acl_status_.ok()) return acl_status_;     \
+  } while (false)
+
+#define ACL_CONCAT_INNER(a, b) a##b
+#define ACL_CONCAT(a, b) ACL_CONCAT_INNER(a, b)
+// `lhs = value of expr` (an absl::StatusOr), or returns its error.
+#define ACL_ASSIGN_OR_RETURN(lhs, expr) \
+  ACL_ASSIGN_OR_RETURN_IMPL(ACL_CONCAT(acl_statusor_, __LINE__), lhs, expr)
+#define ACL_ASSIGN_OR_RETURN_IMPL(statusor, lhs, expr) \
+  auto statusor = (expr);                              \
+  if (!statusor.ok()) return statusor.status();        \
+  lhs = *std::move(statusor)
+
+namespace acl_client {
+
+// Runs `body` (returning absl::Status) and reports its result as an aclError.
+template <typename Body>
+aclError Api(Body body) {
+  return ReportStatus(body());
+}
+
+absl::Status NullArgument(const char* api, const char* argument);
+
+inline uint64_t HandleId(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
+inline void* ToHandle(uint64_t id) { return reinterpret_cast<void*>(static_cast<uintptr_t>(id)); }
+
+// The connected transport (or the reason there is none).
+absl::StatusOr<Transport*> Connected();
+
+// A stream handle of this process; NULL means the current context's default stream.
+absl::StatusOr<uint64_t> ResolveStream(const void* stream, const char* api);
+// An event handle of this process.
+absl::StatusOr<uint64_t> ResolveEvent(const void* event, const char* api);
+
+// -1 forever, 0 poll, > 0 milliseconds; anything else is refused.
+absl::Status CheckTimeout(int32_t timeout_ms, const char* api);
+
+}  // namespace acl_client
+
+#endif  // ACLD_CLIENT_API_SUPPORT_H_

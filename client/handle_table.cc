@@ -1,0 +1,93 @@
+#include "client/handle_table.h"
+
+namespace acl_client {
+
+void HandleTable::AddContext(const acld::ContextInfo& context) {
+  absl::MutexLock lock(&mu_);
+  contexts_[context.context] = context;
+  streams_[context.default_stream] = context.device;
+}
+
+void HandleTable::RemoveContext(uint64_t context) {
+  absl::MutexLock lock(&mu_);
+  auto it = contexts_.find(context);
+  if (it == contexts_.end()) return;
+  streams_.erase(it->second.default_stream);
+  contexts_.erase(it);
+}
+
+std::optional<acld::ContextInfo> HandleTable::FindContext(uint64_t context) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = contexts_.find(context);
+  if (it == contexts_.end()) return std::nullopt;
+  return it->second;
+}
+
+void HandleTable::AddStream(uint64_t stream, int32_t device) {
+  absl::MutexLock lock(&mu_);
+  streams_[stream] = device;
+}
+
+void HandleTable::RemoveStream(uint64_t stream) {
+  absl::MutexLock lock(&mu_);
+  streams_.erase(stream);
+}
+
+std::optional<int32_t> HandleTable::StreamDevice(uint64_t stream) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return std::nullopt;
+  return it->second;
+}
+
+void HandleTable::AddEvent(uint64_t event, int32_t device) {
+  absl::MutexLock lock(&mu_);
+  events_[event] = device;
+}
+
+void HandleTable::RemoveEvent(uint64_t event) {
+  absl::MutexLock lock(&mu_);
+  events_.erase(event);
+}
+
+bool HandleTable::HasEvent(uint64_t event) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return events_.count(event) > 0;
+}
+
+void HandleTable::AddDeviceReference(int32_t device) {
+  absl::MutexLock lock(&mu_);
+  ++device_refs_[device];
+}
+
+void HandleTable::DropDeviceReference(int32_t device, bool all) {
+  absl::MutexLock lock(&mu_);
+  auto it = device_refs_.find(device);
+  if (it == device_refs_.end()) return;
+  if (all || --it->second == 0) {
+    device_refs_.erase(it);
+    ForgetDeviceLocked(device);
+  }
+}
+
+void HandleTable::ForgetDeviceLocked(int32_t device) {
+  for (auto it = contexts_.begin(); it != contexts_.end();) {
+    it = it->second.device == device ? contexts_.erase(it) : std::next(it);
+  }
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    it = it->second == device ? streams_.erase(it) : std::next(it);
+  }
+  for (auto it = events_.begin(); it != events_.end();) {
+    it = it->second == device ? events_.erase(it) : std::next(it);
+  }
+}
+
+void HandleTable::Clear() {
+  absl::MutexLock lock(&mu_);
+  contexts_.clear();
+  streams_.clear();
+  events_.clear();
+  device_refs_.clear();
+}
+
+}  // namespace acl_client

@@ -1,0 +1,53 @@
+// The handles this process holds (contexts, streams, events), so that the
+// library can refuse a bad handle at once and resolve a NULL stream without
+// asking the daemon. The daemon checks every handle again: this table is the
+// fast path, not the authority.
+#ifndef ACLD_CLIENT_HANDLE_TABLE_H_
+#define ACLD_CLIENT_HANDLE_TABLE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/core/runtime.h"
+
+namespace acl_client {
+
+class HandleTable {
+ public:
+  void AddContext(const acld::ContextInfo& context);
+  void RemoveContext(uint64_t context);
+  std::optional<acld::ContextInfo> FindContext(uint64_t context) const;
+
+  void AddStream(uint64_t stream, int32_t device);
+  void RemoveStream(uint64_t stream);
+  std::optional<int32_t> StreamDevice(uint64_t stream) const;
+
+  void AddEvent(uint64_t event, int32_t device);
+  void RemoveEvent(uint64_t event);
+  bool HasEvent(uint64_t event) const;
+
+  // Device references as the daemon counts them (aclrtSetDevice and contexts
+  // add one, aclrtResetDevice and aclrtDestroyContext drop one). When a
+  // device's count reaches zero the daemon released everything on it, and so
+  // does this table.
+  void AddDeviceReference(int32_t device);
+  void DropDeviceReference(int32_t device, bool all);
+  // After a full finalize: nothing is held anymore.
+  void Clear();
+
+ private:
+  void ForgetDeviceLocked(int32_t device) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, acld::ContextInfo> contexts_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, int32_t> streams_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, int32_t> events_ ABSL_GUARDED_BY(mu_);
+  std::map<int32_t, uint32_t> device_refs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace acl_client
+
+#endif  // ACLD_CLIENT_HANDLE_TABLE_H_

@@ -1,0 +1,361 @@
+#include "daemon/server/session_handler.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "daemon/core/acl_status.h"
+#include "spdlog/spdlog.h"
+
+namespace acld::server {
+namespace {
+
+using acl::v1::ClientMessage;
+using acl::v1::Reply;
+
+// Larger device-to-host copies must use shared memory: a reply stays small.
+constexpr uint64_t kMaxInlineReplyBytes = 32ull << 20;
+
+absl::StatusOr<absl::Duration> Timeout(int32_t timeout_ms) {
+  if (timeout_ms == -1) return absl::InfiniteDuration();
+  if (timeout_ms < 0) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("timeout ", timeout_ms, " ms is invalid; use -1, 0 or > 0"));
+  }
+  return absl::Milliseconds(timeout_ms);
+}
+
+void SetContext(const ContextInfo& info, Reply& reply) {
+  acl::v1::ContextInfo& context = *reply.mutable_context();
+  context.set_context(info.context);
+  context.set_device_id(info.device);
+  context.set_default_stream(info.default_stream);
+}
+
+}  // namespace
+
+void SessionHandler::Answer(uint64_t call_id, Reply reply) {
+  if (reply.acl_error() != 0) {
+    spdlog::info("session {}: call failed with {}: {}", session_, reply.acl_error(),
+                 reply.error_message());
+  }
+  if (call_id == 0) return;
+  acl::v1::ServerMessage message;
+  message.set_call_id(call_id);
+  *message.mutable_reply() = std::move(reply);
+  write_(message);
+}
+
+void SessionHandler::AnswerStatus(uint64_t call_id, const absl::Status& status) {
+  Reply reply;
+  reply.set_acl_error(AclCodeOf(status));
+  if (!status.ok()) reply.set_error_message(std::string(status.message()));
+  Answer(call_id, std::move(reply));
+}
+
+Done SessionHandler::Later(uint64_t call_id) {
+  return [self = shared_from_this(), call_id](absl::Status status) {
+    self->AnswerStatus(call_id, status);
+  };
+}
+
+absl::Status SessionHandler::TakeDeferredError() {
+  absl::MutexLock lock(&mu_);
+  absl::Status error = std::move(deferred_error_);
+  deferred_error_ = absl::OkStatus();
+  return error;
+}
+
+void SessionHandler::Open(uint64_t call_id) {
+  Reply reply;
+  acl::v1::SessionOpened& opened = *reply.mutable_session_opened();
+  opened.set_session_id(session_);
+  opened.set_device_count(runtime_.DeviceCount());
+  opened.set_soc_name(runtime_.SocName());
+  for (const auto& [name, arg_count] : runtime_.Kernels()) {
+    acl::v1::KernelSignature& kernel = *opened.add_kernels();
+    kernel.set_name(name);
+    kernel.set_arg_count(static_cast<uint32_t>(arg_count));
+  }
+  Answer(call_id, std::move(reply));
+}
+
+absl::StatusOr<CopyRequest> SessionHandler::ToCopy(const acl::v1::CopyRequest& proto,
+                                                   std::shared_ptr<std::string>* reply_data) {
+  CopyRequest copy;
+  copy.device_dst = proto.device_dst();
+  copy.device_src = proto.device_src();
+  copy.count = proto.count();
+  switch (proto.direction()) {
+    case acl::v1::CopyRequest::HOST_TO_DEVICE:
+      copy.direction = CopyRequest::Direction::kHostToDevice;
+      break;
+    case acl::v1::CopyRequest::DEVICE_TO_HOST:
+      copy.direction = CopyRequest::Direction::kDeviceToHost;
+      break;
+    case acl::v1::CopyRequest::DEVICE_TO_DEVICE:
+      copy.direction = CopyRequest::Direction::kDeviceToDevice;
+      return copy;
+    default:
+      return AclStatus(ACL_ERROR_INVALID_PARAM, "unknown copy direction");
+  }
+  if (proto.has_shared()) {
+    absl::StatusOr<HostSpan> span =
+        shared_memory_.Resolve(proto.shared().segment(), proto.shared().offset(), copy.count);
+    if (!span.ok()) return span.status();
+    copy.host = *std::move(span);
+    return copy;
+  }
+  if (copy.direction == CopyRequest::Direction::kHostToDevice) {
+    if (proto.inline_data().size() != copy.count) {
+      return AclStatus(ACL_ERROR_INVALID_PARAM, "inline copy data does not match its count");
+    }
+    auto bytes = std::make_shared<std::string>(proto.inline_data());
+    copy.host = HostSpan{reinterpret_cast<uint8_t*>(bytes->data()), bytes};
+    return copy;
+  }
+  if (reply_data == nullptr || copy.count > kMaxInlineReplyBytes) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     "a device-to-host copy this large needs a shared memory destination");
+  }
+  auto bytes = std::make_shared<std::string>(copy.count, '\0');
+  copy.host = HostSpan{reinterpret_cast<uint8_t*>(bytes->data()), bytes};
+  *reply_data = std::move(bytes);
+  return copy;
+}
+
+absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
+  switch (op.op_case()) {
+    case acl::v1::AsyncOp::kLaunchKernel: {
+      const acl::v1::LaunchKernel& launch = op.launch_kernel();
+      KernelRequest kernel{launch.name(), launch.block_dim(),
+                           std::vector<uint64_t>(launch.args().begin(), launch.args().end())};
+      return runtime_.LaunchKernel(session_, op.stream(), op.thread(), std::move(kernel)).status();
+    }
+    case acl::v1::AsyncOp::kCopy: {
+      absl::StatusOr<CopyRequest> copy = ToCopy(op.copy(), nullptr);
+      if (!copy.ok()) return copy.status();
+      return runtime_.EnqueueCopy(session_, op.stream(), op.thread(), *std::move(copy)).status();
+    }
+    case acl::v1::AsyncOp::kMemset: {
+      const acl::v1::MemsetRequest& memset = op.memset();
+      return runtime_
+          .EnqueueMemset(session_, op.stream(), op.thread(),
+                         {memset.device_dst(), memset.max_count(), memset.value(), memset.count()})
+          .status();
+    }
+    case acl::v1::AsyncOp::kRecordEvent:
+      return runtime_.RecordEvent(session_, op.record_event().event(), op.stream(), op.thread())
+          .status();
+    case acl::v1::AsyncOp::kResetEvent:
+      return runtime_.ResetEvent(session_, op.reset_event().event(), op.stream(), op.thread())
+          .status();
+    case acl::v1::AsyncOp::kWaitEvent:
+      return runtime_.StreamWaitEvent(session_, op.stream(), op.wait_event().event(), op.thread())
+          .status();
+    case acl::v1::AsyncOp::OP_NOT_SET:
+      break;
+  }
+  return AclStatus(ACL_ERROR_API_NOT_SUPPORT, "asynchronous operation not understood");
+}
+
+void SessionHandler::ApplyBatch(const acl::v1::AsyncBatch& batch) {
+  for (const acl::v1::AsyncOp& op : batch.ops()) {
+    absl::Status status = ApplyAsync(op);
+    if (status.ok()) continue;
+    spdlog::info("session {}: asynchronous operation failed with {}: {}", session_,
+                 AclCodeOf(status), std::string(status.message()));
+    absl::MutexLock lock(&mu_);
+    if (deferred_error_.ok()) deferred_error_ = std::move(status);
+  }
+}
+
+void SessionHandler::Handle(const ClientMessage& request) {
+  const uint64_t call_id = request.call_id();
+  Reply reply;
+  auto answer_status = [&](const absl::Status& status) { AnswerStatus(call_id, status); };
+  auto answer_count = [&](const absl::StatusOr<uint64_t>& count) {
+    if (!count.ok()) return answer_status(count.status());
+    reply.mutable_init_count()->set_count(*count);
+    Answer(call_id, std::move(reply));
+  };
+  auto answer_handle = [&](const absl::StatusOr<uint64_t>& handle) {
+    if (!handle.ok()) return answer_status(handle.status());
+    reply.mutable_handle()->set_handle(*handle);
+    Answer(call_id, std::move(reply));
+  };
+  auto answer_context = [&](const absl::StatusOr<ContextInfo>& context) {
+    if (!context.ok()) return answer_status(context.status());
+    SetContext(*context, reply);
+    Answer(call_id, std::move(reply));
+  };
+  // Synchronizations first report an earlier asynchronous operation's error.
+  auto synchronize = [&](int32_t timeout_ms, auto&& start) {
+    absl::Status deferred = TakeDeferredError();
+    if (!deferred.ok()) return answer_status(deferred);
+    absl::StatusOr<absl::Duration> timeout = Timeout(timeout_ms);
+    if (!timeout.ok()) return answer_status(timeout.status());
+    start(*timeout, Later(call_id));
+  };
+
+  switch (request.body_case()) {
+    case ClientMessage::kAsyncBatch:
+      return ApplyBatch(request.async_batch());
+    case ClientMessage::kInitCount:
+      return answer_count(runtime_.InitCount(session_));
+    case ClientMessage::kAddInitReference:
+      return answer_count(runtime_.AddInitReference(session_));
+    case ClientMessage::kInitialize: {
+      const acl::v1::InitializeRequest& init = request.initialize();
+      InitSettings settings;
+      settings.config_content = init.config_content();
+      if (init.has_default_device()) settings.default_device = init.default_device();
+      settings.settings.insert(init.settings().begin(), init.settings().end());
+      return answer_status(runtime_.Initialize(session_, settings));
+    }
+    case ClientMessage::kAbortInit:
+      return answer_status(runtime_.AbortInit(session_));
+    case ClientMessage::kDropInitReference:
+      return answer_count(runtime_.DropInitReference(session_));
+    case ClientMessage::kFinalize:
+      return answer_status(runtime_.Finalize(session_));
+    case ClientMessage::kGetDeviceCount:
+      reply.mutable_device_count()->set_count(runtime_.DeviceCount());
+      return Answer(call_id, std::move(reply));
+    case ClientMessage::kSetDevice:
+      return answer_context(runtime_.SetDevice(session_, request.set_device().device_id()));
+    case ClientMessage::kResetDevice:
+      return answer_status(runtime_.ResetDevice(session_, request.reset_device().device_id(),
+                                                request.reset_device().force()));
+    case ClientMessage::kSynchronizeDevice: {
+      const int32_t device = request.synchronize_device().device_id();
+      return synchronize(request.synchronize_device().timeout_ms(),
+                         [&](absl::Duration timeout, Done done) {
+                           runtime_.SynchronizeDevice(session_, device, timeout, std::move(done));
+                         });
+    }
+    case ClientMessage::kCreateContext:
+      return answer_context(runtime_.CreateContext(session_, request.create_context().device_id()));
+    case ClientMessage::kDestroyContext:
+      return answer_status(runtime_.DestroyContext(session_, request.destroy_context().context()));
+    case ClientMessage::kCreateStream: {
+      const acl::v1::CreateStreamRequest& create = request.create_stream();
+      return answer_handle(
+          runtime_.CreateStream(session_, create.context(), create.priority(), create.flags()));
+    }
+    case ClientMessage::kDestroyStream:
+      return runtime_.DestroyStream(session_, request.destroy_stream().stream(),
+                                    request.destroy_stream().force(), Later(call_id));
+    case ClientMessage::kSynchronizeStream: {
+      const uint64_t stream = request.synchronize_stream().stream();
+      return synchronize(request.synchronize_stream().timeout_ms(),
+                         [&](absl::Duration timeout, Done done) {
+                           runtime_.SynchronizeStream(session_, stream, timeout, std::move(done));
+                         });
+    }
+    case ClientMessage::kStreamQuery: {
+      absl::StatusOr<bool> idle = runtime_.StreamIdle(session_, request.stream_query().stream());
+      if (!idle.ok()) return answer_status(idle.status());
+      reply.mutable_stream_query()->set_complete(*idle);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kSetStreamFailureMode:
+      return answer_status(runtime_.SetStreamFailureMode(
+          session_, request.set_stream_failure_mode().stream(),
+          request.set_stream_failure_mode().mode()));
+    case ClientMessage::kSetStreamAllocator:
+      return answer_status(runtime_.SetStreamAllocator(
+          session_, request.set_stream_allocator().stream(),
+          request.set_stream_allocator().registered()));
+    case ClientMessage::kCreateEvent:
+      return answer_handle(runtime_.CreateEvent(session_, request.create_event().device_id(),
+                                                request.create_event().flags()));
+    case ClientMessage::kDestroyEvent:
+      return answer_status(runtime_.DestroyEvent(session_, request.destroy_event().event()));
+    case ClientMessage::kSynchronizeEvent: {
+      const uint64_t event = request.synchronize_event().event();
+      return synchronize(request.synchronize_event().timeout_ms(),
+                         [&](absl::Duration timeout, Done done) {
+                           runtime_.SynchronizeEvent(session_, event, timeout, std::move(done));
+                         });
+    }
+    case ClientMessage::kQueryEvent: {
+      absl::StatusOr<EventStatus> status =
+          runtime_.QueryEvent(session_, request.query_event().event());
+      if (!status.ok()) return answer_status(status.status());
+      reply.mutable_event_status()->set_complete(status->complete);
+      reply.mutable_event_status()->set_recorded_and_complete(status->recorded_and_complete);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kEventElapsedTime: {
+      absl::StatusOr<float> ms = runtime_.EventElapsedMs(
+          session_, request.event_elapsed_time().start(), request.event_elapsed_time().end());
+      if (!ms.ok()) return answer_status(ms.status());
+      reply.mutable_elapsed_time()->set_milliseconds(*ms);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kMalloc: {
+      absl::StatusOr<uint64_t> address =
+          runtime_.Malloc(session_, request.malloc().device_id(), request.malloc().size());
+      if (!address.ok()) return answer_status(address.status());
+      reply.mutable_device_address()->set_address(*address);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kFree:
+      return answer_status(runtime_.Free(session_, request.free().address()));
+    case ClientMessage::kCopy: {
+      std::shared_ptr<std::string> data;
+      absl::StatusOr<CopyRequest> copy = ToCopy(request.copy(), &data);
+      if (!copy.ok()) return answer_status(copy.status());
+      absl::Status status = runtime_.Copy(session_, *copy);
+      if (!status.ok() || data == nullptr) return answer_status(status);
+      reply.set_data(std::move(*data));
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kCopyToClient: {
+      std::shared_ptr<std::string> data;
+      absl::StatusOr<CopyRequest> copy = ToCopy(request.copy_to_client().copy(), &data);
+      if (!copy.ok()) return answer_status(copy.status());
+      // Answered when the stream reaches the copy; a failed or discarded copy
+      // answers without bytes, and the failure surfaces at the next sync.
+      auto finished = [self = shared_from_this(), call_id, data](absl::Status status) {
+        Reply late;
+        if (status.ok()) late.set_data(std::move(*data));
+        self->Answer(call_id, std::move(late));
+      };
+      absl::Status queued = runtime_
+                                .EnqueueCopy(session_, request.copy_to_client().stream(),
+                                             request.copy_to_client().thread(), *std::move(copy),
+                                             finished)
+                                .status();
+      if (!queued.ok()) answer_status(queued);
+      return;
+    }
+    case ClientMessage::kMemset: {
+      const acl::v1::MemsetRequest& memset = request.memset();
+      return answer_status(runtime_.Memset(
+          session_, {memset.device_dst(), memset.max_count(), memset.value(), memset.count()}));
+    }
+    case ClientMessage::kGetMemInfo: {
+      absl::StatusOr<MemInfo> info = runtime_.GetMemInfo(session_, request.get_mem_info().device_id());
+      if (!info.ok()) return answer_status(info.status());
+      reply.mutable_mem_info()->set_free(info->free);
+      reply.mutable_mem_info()->set_total(info->total);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kRegisterSharedMemory:
+      return answer_handle(shared_memory_.Register(request.register_shared_memory().name(),
+                                                   request.register_shared_memory().size()));
+    case ClientMessage::kUnregisterSharedMemory:
+      return answer_status(
+          shared_memory_.Unregister(request.unregister_shared_memory().segment()));
+    case ClientMessage::kHello:
+      return answer_status(AclStatus(ACL_ERROR_INVALID_PARAM, "the session is already open"));
+    case ClientMessage::BODY_NOT_SET:
+      break;
+  }
+  answer_status(AclStatus(ACL_ERROR_API_NOT_SUPPORT,
+                          "request not understood by this acld (is the client newer?)"));
+}
+
+}  // namespace acld::server

@@ -1,0 +1,60 @@
+// Serves one session's requests: turns each runtime-protocol message into core
+// calls and answers it, now or when the work is done.
+//
+// The only place that knows both the proto messages and the core's API. The
+// reader thread calls Handle() for every message in arrival order; replies of
+// waiting calls (synchronizations, destroys) come later from whichever thread
+// finishes the work, through the thread-safe `write` function.
+#ifndef ACLD_DAEMON_SERVER_SESSION_HANDLER_H_
+#define ACLD_DAEMON_SERVER_SESSION_HANDLER_H_
+
+#include <functional>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/core/runtime.h"
+#include "daemon/server/shared_memory.h"
+#include "proto/acl/v1/runtime.pb.h"
+
+namespace acld::server {
+
+class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
+ public:
+  using Writer = std::function<void(const acl::v1::ServerMessage&)>;
+
+  SessionHandler(Runtime& runtime, SessionId session, Writer write)
+      : runtime_(runtime), session_(session), write_(std::move(write)) {}
+
+  SessionId session() const { return session_; }
+
+  void Handle(const acl::v1::ClientMessage& request);
+
+  // Replies the SessionOpened of the Hello with `call_id`.
+  void Open(uint64_t call_id);
+
+ private:
+  void Answer(uint64_t call_id, acl::v1::Reply reply);
+  void AnswerStatus(uint64_t call_id, const absl::Status& status);
+  // A completion for calls that finish later; holds this handler alive.
+  Done Later(uint64_t call_id);
+  void ApplyBatch(const acl::v1::AsyncBatch& batch);
+  absl::Status ApplyAsync(const acl::v1::AsyncOp& op);
+  // The core copy of a proto copy; `reply_data` receives the bytes of a
+  // device-to-host copy that has no shared range.
+  absl::StatusOr<CopyRequest> ToCopy(const acl::v1::CopyRequest& copy,
+                                     std::shared_ptr<std::string>* reply_data);
+  // The deferred error of an earlier asynchronous operation, taken once.
+  absl::Status TakeDeferredError();
+
+  Runtime& runtime_;
+  const SessionId session_;
+  const Writer write_;
+  SharedMemoryRegistry shared_memory_;
+  absl::Mutex mu_;
+  absl::Status deferred_error_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace acld::server
+
+#endif  // ACLD_DAEMON_SERVER_SESSION_HANDLER_H_
