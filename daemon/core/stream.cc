@@ -178,6 +178,8 @@ void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
   if (closing_ && drained) {
     for (auto& done : close_waiters_) after.push_back(std::move(done));
     close_waiters_.clear();
+    // Released after the callbacks ran; every caller holds its own reference.
+    if (closing_keepalive_) after.push_back([keepalive = std::move(closing_keepalive_)] {});
   }
 }
 
@@ -244,6 +246,9 @@ void Stream::Close(bool discard, std::function<void()> done) {
     absl::MutexLock lock(&mu_);
     closing_ = true;
     close_waiters_.push_back(std::move(done));
+    // Nobody else may hold the stream now (its handle is gone): it keeps
+    // itself alive until its remaining work has drained.
+    closing_keepalive_ = shared_from_this();
     if (discard) {
       if (parked_.has_value()) {
         ++counters_.discarded;

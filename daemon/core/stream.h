@@ -152,6 +152,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::function<void()>> close_waiters_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<Stream> closing_keepalive_ ABSL_GUARDED_BY(mu_);
   std::vector<SyncWaiter> sync_waiters_ ABSL_GUARDED_BY(mu_);
   StreamStats counters_ ABSL_GUARDED_BY(mu_);
 };

@@ -8,6 +8,9 @@ namespace {
 
 void ToProto(const SessionSnapshot& snapshot, acl::v1::SessionInfo& info) {
   const Session& session = snapshot.session;
+  info.set_streams(static_cast<uint32_t>(session.streams.size()));
+  info.set_memory_bytes(snapshot.memory_bytes);
+  info.set_memory_quota(snapshot.memory_quota);
   info.set_id(session.id);
   info.set_pid(session.peer.pid);
   info.set_uid(session.peer.uid);
@@ -33,6 +36,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     info->set_memory_bytes(device.info.memory_bytes);
     info->set_up(device.up);
     info->set_sessions(device.sessions);
+    info->set_used_bytes(device.used_bytes);
   }
   for (const SessionSnapshot& session : snapshot.sessions) ToProto(session, *reply->add_sessions());
   reply->set_session_count(static_cast<uint32_t>(snapshot.sessions.size()));
@@ -43,6 +47,45 @@ grpc::Status AdminService::ListSessions(grpc::ServerContext*, const acl::v1::Ses
                                         acl::v1::SessionsReply* reply) {
   for (const SessionSnapshot& session : runtime_.Snapshot().sessions) {
     ToProto(session, *reply->add_sessions());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListStreams(grpc::ServerContext*, const acl::v1::StreamsRequest* request,
+                                       acl::v1::StreamsReply* reply) {
+  for (const StreamSnapshot& stream : runtime_.Snapshot().streams) {
+    if (request->session() != 0 && stream.session != request->session()) continue;
+    acl::v1::StreamInfo& info = *reply->add_streams();
+    info.set_id(stream.id);
+    info.set_session(stream.session);
+    info.set_device(stream.device);
+    info.set_priority(stream.priority);
+    info.set_queued(stream.stats.queued);
+    info.set_completed(stream.stats.completed);
+    info.set_failed(stream.stats.failed);
+    info.set_discarded(stream.stats.discarded);
+    info.set_failure_mode(stream.stats.failure_mode == FailureMode::kStop ? "stop" : "continue");
+    info.set_custom_allocator(stream.custom_allocator);
+    info.set_state(stream.stats.state);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::GetMemory(grpc::ServerContext*, const acl::v1::MemoryRequest*,
+                                     acl::v1::MemoryReply* reply) {
+  const RuntimeSnapshot snapshot = runtime_.Snapshot();
+  for (const DeviceSnapshot& device : snapshot.devices) {
+    acl::v1::DeviceMemory& memory = *reply->add_devices();
+    memory.set_device(device.info.id);
+    memory.set_total_bytes(device.info.memory_bytes);
+    memory.set_used_bytes(device.used_bytes);
+  }
+  for (const SessionSnapshot& session : snapshot.sessions) {
+    acl::v1::SessionMemory& memory = *reply->add_sessions();
+    memory.set_session(session.session.id);
+    memory.set_pid(session.session.peer.pid);
+    memory.set_bytes(session.memory_bytes);
+    memory.set_quota(session.memory_quota);
   }
   return grpc::Status::OK;
 }

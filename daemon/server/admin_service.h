@@ -16,6 +16,10 @@ class AdminService final : public acl::v1::Admin::Service {
                          acl::v1::StatusReply* reply) override;
   grpc::Status ListSessions(grpc::ServerContext* context, const acl::v1::SessionsRequest* request,
                             acl::v1::SessionsReply* reply) override;
+  grpc::Status ListStreams(grpc::ServerContext* context, const acl::v1::StreamsRequest* request,
+                           acl::v1::StreamsReply* reply) override;
+  grpc::Status GetMemory(grpc::ServerContext* context, const acl::v1::MemoryRequest* request,
+                         acl::v1::MemoryReply* reply) override;
 
  private:
   Runtime& runtime_;

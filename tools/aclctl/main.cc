@@ -1,8 +1,10 @@
 // aclctl: the operator's view of acld, over the admin socket.
 //
-//   aclctl [--admin_socket=PATH] [--json] status | sessions
+//   aclctl [--admin_socket=PATH] [--json] status | sessions | streams [--session=ID] | memory
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -23,14 +26,20 @@
 ABSL_FLAG(std::string, admin_socket, "",
           "acld's admin socket (default: $ACLD_ADMIN_ADDRESS, else /run/acld/admin.sock)");
 ABSL_FLAG(bool, json, false, "print one JSON object instead of tables");
+ABSL_FLAG(uint64_t, session, 0, "streams: only this session's");
 
 namespace {
 
 constexpr char kUsage[] =
     "aclctl: inspect and operate acld.\n"
-    "  aclctl [--admin_socket=PATH] [--json] status     version, uptime, host refcount, "
-    "devices, sessions\n"
-    "  aclctl [--admin_socket=PATH] [--json] sessions   every client session\n";
+    "  aclctl [--admin_socket=PATH] [--json] COMMAND\n"
+    "  status                 version, uptime, host refcount, devices, sessions\n"
+    "  sessions               every client session\n"
+    "  streams [--session=ID] every stream (of one session)\n"
+    "  memory                 device memory per device and per session\n";
+
+using aclctl::HumanBytes;
+using aclctl::Table;
 
 std::string AdminSocketPath() {
   std::string path = absl::GetFlag(FLAGS_admin_socket);
@@ -51,28 +60,83 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
 }
 
 std::string SessionsTable(const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
-  aclctl::Table table({"ID", "PID", "UID", "REFCOUNT", "DEVICES", "CONNECTED", "COMMAND"});
+  Table table({"ID", "PID", "UID", "REFCOUNT", "DEVICES", "STREAMS", "MEMORY", "CONNECTED",
+               "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
     table.AddRow({absl::StrCat(session.id()), absl::StrCat(session.pid()),
                   absl::StrCat(session.uid()), absl::StrCat(session.refcount()),
-                  DeviceRefs(session), absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()),
-                  session.command()});
+                  DeviceRefs(session), absl::StrCat(session.streams()),
+                  HumanBytes(session.memory_bytes()),
+                  absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()), session.command()});
   }
   return table.Render();
 }
 
-void PrintStatus(const acl::v1::StatusReply& status) {
-  std::printf("acld %s, up %.1f s\nhost refcount: %u\nsessions: %u\n\n", status.version().c_str(),
-              status.uptime_seconds(), status.host_refcount(), status.session_count());
-  aclctl::Table devices({"DEVICE", "NAME", "MEMORY", "UP", "SESSIONS"});
+std::string StatusText(const acl::v1::StatusReply& status) {
+  std::string out = absl::StrCat("acld ", status.version(), ", up ",
+                                 absl::StrFormat("%.1f", status.uptime_seconds()),
+                                 " s\nhost refcount: ", status.host_refcount(),
+                                 "\nsessions: ", status.session_count(), "\n\n");
+  Table devices({"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS"});
   for (const acl::v1::DeviceInfo& device : status.devices()) {
-    devices.AddRow({absl::StrCat(device.id()), device.name(),
-                    aclctl::HumanBytes(device.memory_bytes()), device.up() ? "yes" : "no",
+    devices.AddRow({absl::StrCat(device.id()), device.name(), HumanBytes(device.memory_bytes()),
+                    HumanBytes(device.used_bytes()), device.up() ? "yes" : "no",
                     absl::StrCat(device.sessions())});
   }
-  std::printf("%s", devices.Render().c_str());
-  if (status.sessions_size() > 0) std::printf("\n%s", SessionsTable(status.sessions()).c_str());
+  out += devices.Render();
+  if (status.sessions_size() > 0) out += "\n" + SessionsTable(status.sessions());
+  return out;
+}
+
+std::string StreamsText(const acl::v1::StreamsReply& reply) {
+  Table table({"STREAM", "SESSION", "DEVICE", "PRIORITY", "QUEUED", "COMPLETED", "FAILED",
+               "DISCARDED", "MODE", "ALLOCATOR", "STATE"});
+  for (const acl::v1::StreamInfo& stream : reply.streams()) {
+    table.AddRow({absl::StrCat(stream.id()), absl::StrCat(stream.session()),
+                  absl::StrCat(stream.device()), absl::StrCat(stream.priority()),
+                  absl::StrCat(stream.queued()), absl::StrCat(stream.completed()),
+                  absl::StrCat(stream.failed()), absl::StrCat(stream.discarded()),
+                  stream.failure_mode(), stream.custom_allocator() ? "custom" : "-",
+                  stream.state()});
+  }
+  return table.Render();
+}
+
+std::string MemoryText(const acl::v1::MemoryReply& reply) {
+  Table devices({"DEVICE", "TOTAL", "USED", "FREE"});
+  for (const acl::v1::DeviceMemory& device : reply.devices()) {
+    devices.AddRow({absl::StrCat(device.device()), HumanBytes(device.total_bytes()),
+                    HumanBytes(device.used_bytes()),
+                    HumanBytes(device.total_bytes() - device.used_bytes())});
+  }
+  Table sessions({"SESSION", "PID", "ALLOCATED", "QUOTA"});
+  for (const acl::v1::SessionMemory& session : reply.sessions()) {
+    sessions.AddRow({absl::StrCat(session.session()), absl::StrCat(session.pid()),
+                     HumanBytes(session.bytes()),
+                     session.quota() == 0 ? "none" : HumanBytes(session.quota())});
+  }
+  return devices.Render() + "\n" + sessions.Render();
+}
+
+// Runs one unary admin call and prints its reply as JSON or as text.
+template <typename Request, typename Reply>
+grpc::Status Show(
+    grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext*, const Request&, Reply*),
+    acl::v1::Admin::Stub& stub, const Request& request, std::string (*text)(const Reply&)) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+  Reply reply;
+  grpc::Status status = (stub.*call)(&context, request, &reply);
+  if (status.ok()) {
+    const std::string out = absl::GetFlag(FLAGS_json) ? aclctl::ToJson(reply) + "\n" : text(reply);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  return status;
+}
+
+std::string SessionsText(const acl::v1::SessionsReply& reply) {
+  return SessionsTable(reply.sessions());
 }
 
 int Fail(const std::string& message) {
@@ -91,24 +155,21 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[1];
   const std::string socket = AdminSocketPath();
-  auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
-  auto stub = acl::v1::Admin::NewStub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
-  const bool json = absl::GetFlag(FLAGS_json);
+  auto stub = acl::v1::Admin::NewStub(
+      grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+  using Stub = acl::v1::Admin::Stub;
 
   grpc::Status rpc;
   if (command == "status") {
-    acl::v1::StatusReply reply;
-    rpc = stub->GetStatus(&context, acl::v1::StatusRequest(), &reply);
-    if (rpc.ok()) json ? (void)std::printf("%s\n", aclctl::ToJson(reply).c_str()) : PrintStatus(reply);
+    rpc = Show(&Stub::GetStatus, *stub, acl::v1::StatusRequest(), &StatusText);
   } else if (command == "sessions") {
-    acl::v1::SessionsReply reply;
-    rpc = stub->ListSessions(&context, acl::v1::SessionsRequest(), &reply);
-    if (rpc.ok()) {
-      std::printf("%s", json ? (aclctl::ToJson(reply) + "\n").c_str()
-                             : SessionsTable(reply.sessions()).c_str());
-    }
+    rpc = Show(&Stub::ListSessions, *stub, acl::v1::SessionsRequest(), &SessionsText);
+  } else if (command == "streams") {
+    acl::v1::StreamsRequest request;
+    request.set_session(absl::GetFlag(FLAGS_session));
+    rpc = Show(&Stub::ListStreams, *stub, request, &StreamsText);
+  } else if (command == "memory") {
+    rpc = Show(&Stub::GetMemory, *stub, acl::v1::MemoryRequest(), &MemoryText);
   } else {
     std::fprintf(stderr, "aclctl: unknown command '%s'\n%s", command.c_str(), kUsage);
     return 2;

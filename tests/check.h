@@ -1,0 +1,39 @@
+// Tiny checking helpers for the scenario client processes: a failed check
+// prints "FAIL: ..." with the call's error message and makes the process exit 1.
+#ifndef ACLD_TESTS_CHECK_H_
+#define ACLD_TESTS_CHECK_H_
+
+#include <cstdio>
+#include <string>
+
+#include "acl/acl.h"
+
+namespace scenario {
+
+inline int& Failures() {
+  static int failures = 0;
+  return failures;
+}
+
+inline void Check(bool condition, const std::string& what) {
+  if (!condition) {
+    std::printf("FAIL: %s\n", what.c_str());
+    std::fflush(stdout);
+    ++Failures();
+  }
+}
+
+// Expects `call` to have returned `want`.
+inline void CheckCode(aclError got, aclError want, const std::string& call) {
+  if (got != want) {
+    const char* message = aclGetRecentErrMsg();
+    Check(false, call + " returned " + std::to_string(got) + ", want " + std::to_string(want) +
+                     " (" + (message ? message : "no message") + ")");
+  }
+}
+
+inline int ExitCode() { return Failures() == 0 ? 0 : 1; }
+
+}  // namespace scenario
+
+#endif  // ACLD_TESTS_CHECK_H_

@@ -1,0 +1,561 @@
+// A client process exercising devices, streams, events and memory through the
+// real libascendcl.so, driven by the integration tests (and the demo).
+//
+//   device_client roundtrip MIB        random data through every copy direction
+//   device_client ordering             kernels, copies and events across streams
+//   device_client failure_modes        STOP vs CONTINUE, error reported once
+//   device_client timeouts             stream and event synchronization timeouts
+//   device_client destroy              destroy waits, destroy-force discards
+//   device_client errors               argument checks and error codes
+//   device_client allocator            the custom allocator registry
+//   device_client victim               allocates, fills, prints its handles, waits
+//   device_client attacker ADDR STREAM tries to touch another process's memory
+//   device_client hold_memory MIB      allocates, prints "ready", waits
+//   device_client workload STREAMS N   N kernels on each of STREAMS streams, checked
+//
+// Exits 0 when every check of the scenario held; prints "FAIL: ..." otherwise.
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "acl/acl.h"
+#include "tests/check.h"
+
+using scenario::Check;
+using scenario::CheckCode;
+
+namespace {
+
+void Launch(const char* kernel, std::vector<uint64_t> args, uint32_t blocks, aclrtStream stream) {
+  CheckCode(aclsimLaunchKernel(kernel, blocks, args.data(), args.size() * 8, stream), ACL_SUCCESS,
+            std::string("launch ") + kernel);
+}
+
+uint64_t Addr(void* device_pointer) { return reinterpret_cast<uintptr_t>(device_pointer); }
+
+std::vector<uint32_t> ReadU32(void* device, size_t count) {
+  std::vector<uint32_t> values(count);
+  CheckCode(aclrtMemcpy(values.data(), count * 4, device, count * 4, ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_SUCCESS, "aclrtMemcpy D2H");
+  return values;
+}
+
+void Setup() {
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice(0)");
+}
+
+int Teardown() {
+  CheckCode(aclFinalize(), ACL_SUCCESS, "aclFinalize");
+  return scenario::ExitCode();
+}
+
+int RoundTrip(size_t mib) {
+  Setup();
+  const size_t bytes = mib << 20;
+  std::vector<uint8_t> source(bytes), back(bytes);
+  std::mt19937_64 random(42);
+  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+    const uint64_t value = random();
+    std::memcpy(&source[i], &value, 8);
+  }
+  void *a = nullptr, *b = nullptr, *pinned = nullptr;
+  CheckCode(aclrtMalloc(&a, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc a");
+  CheckCode(aclrtMalloc(&b, bytes, ACL_MEM_MALLOC_NORMAL_ONLY), ACL_SUCCESS, "aclrtMalloc b");
+  CheckCode(aclrtMallocHost(&pinned, bytes), ACL_SUCCESS, "aclrtMallocHost");
+
+  // Pageable host -> device -> device -> pageable host.
+  CheckCode(aclrtMemcpy(a, bytes, source.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS,
+            "H2D pageable");
+  CheckCode(aclrtMemcpy(b, bytes, a, bytes, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS, "D2D");
+  CheckCode(aclrtMemcpy(back.data(), bytes, b, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS,
+            "D2H pageable");
+  Check(back == source, "pageable round trip returns the same bytes");
+
+  // Pinned host memory, and ACL_MEMCPY_DEFAULT inferring the direction.
+  std::memcpy(pinned, source.data(), bytes);
+  CheckCode(aclrtMemset(a, bytes, 0, bytes), ACL_SUCCESS, "aclrtMemset");
+  CheckCode(aclrtMemcpy(a, bytes, pinned, bytes, ACL_MEMCPY_DEFAULT), ACL_SUCCESS, "H2D pinned");
+  std::memset(pinned, 0, bytes);
+  CheckCode(aclrtMemcpy(pinned, bytes, a, bytes, ACL_MEMCPY_DEFAULT), ACL_SUCCESS, "D2H pinned");
+  Check(std::memcmp(pinned, source.data(), bytes) == 0, "pinned round trip returns the same bytes");
+
+  // Asynchronous copies on a stream, pageable and pinned.
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  std::fill(back.begin(), back.end(), 0);
+  CheckCode(aclrtMemsetAsync(b, bytes, 0x5a, bytes, stream), ACL_SUCCESS, "aclrtMemsetAsync");
+  CheckCode(aclrtMemcpyAsync(b, bytes, source.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+            ACL_SUCCESS, "H2D async pageable");
+  CheckCode(aclrtMemcpyAsync(a, bytes, b, bytes, ACL_MEMCPY_DEVICE_TO_DEVICE, stream), ACL_SUCCESS,
+            "D2D async");
+  std::memset(pinned, 0, bytes);
+  CheckCode(aclrtMemcpyAsync(pinned, bytes, a, bytes, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+            ACL_SUCCESS, "D2H async pinned");
+  CheckCode(aclrtMemcpyAsync(back.data(), bytes, a, bytes, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+            ACL_SUCCESS, "D2H async pageable");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  Check(std::memcmp(pinned, source.data(), bytes) == 0, "async pinned round trip");
+  Check(back == source, "async pageable round trip");
+
+  // Pointer arithmetic inside an allocation; a small inline copy.
+  const uint32_t word = 0xdeadbeef;
+  void* middle = reinterpret_cast<void*>(Addr(a) + 1000);
+  CheckCode(aclrtMemcpy(middle, 4, &word, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS, "H2D +1000");
+  uint32_t read = 0;
+  CheckCode(aclrtMemcpy(&read, 4, middle, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS, "D2H +1000");
+  Check(read == word, "pointer arithmetic inside an allocation");
+
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  CheckCode(aclrtFreeHost(pinned), ACL_SUCCESS, "aclrtFreeHost");
+  CheckCode(aclrtFree(a), ACL_SUCCESS, "aclrtFree a");
+  CheckCode(aclrtFree(b), ACL_SUCCESS, "aclrtFree b");
+  std::printf("roundtrip %zu MiB ok\n", mib);
+  return Teardown();
+}
+
+int Ordering() {
+  Setup();
+  constexpr size_t kWords = 64;
+  void* buffer = nullptr;
+  CheckCode(aclrtMalloc(&buffer, kWords * 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream first = nullptr, second = nullptr, third = nullptr;
+  CheckCode(aclrtCreateStream(&first), ACL_SUCCESS, "create first");
+  CheckCode(aclrtCreateStreamWithConfig(&second, 3, ACL_STREAM_FAST_LAUNCH), ACL_SUCCESS,
+            "create second");
+  CheckCode(aclrtCreateStreamWithConfig(&third, 7, 0), ACL_SUCCESS, "create third");
+  aclrtEvent filled = nullptr, incremented = nullptr, start = nullptr, end = nullptr;
+  CheckCode(aclrtCreateEvent(&filled), ACL_SUCCESS, "create event");
+  CheckCode(aclrtCreateEventWithFlag(&incremented, ACL_EVENT_SYNC), ACL_SUCCESS, "create event");
+  CheckCode(aclrtCreateEventWithFlag(&start, ACL_EVENT_TIME_LINE), ACL_SUCCESS, "create event");
+  CheckCode(aclrtCreateEventWithFlag(&end, ACL_EVENT_TIME_LINE), ACL_SUCCESS, "create event");
+
+  // first: busy 100 ms, then fill 7; second waits for it and adds one 3 times;
+  // third waits for second and overwrites word 0. Without the waits the
+  // order would be the reverse.
+  CheckCode(aclrtRecordEvent(start, first), ACL_SUCCESS, "record start");
+  Launch("spin_add_one_u32", {Addr(buffer), 100000}, 1, first);
+  Launch("fill_u32", {Addr(buffer), 7, kWords}, 1, first);
+  CheckCode(aclrtRecordEvent(filled, first), ACL_SUCCESS, "record filled");
+  CheckCode(aclrtRecordEvent(end, first), ACL_SUCCESS, "record end");
+  CheckCode(aclrtStreamWaitEvent(second, filled), ACL_SUCCESS, "second waits");
+  for (int i = 0; i < 3; ++i) Launch("add_one_u32", {Addr(buffer)}, kWords, second);
+  CheckCode(aclrtRecordEvent(incremented, second), ACL_SUCCESS, "record incremented");
+  CheckCode(aclrtStreamWaitEvent(third, incremented), ACL_SUCCESS, "third waits");
+  Launch("write_i32", {Addr(buffer), static_cast<uint64_t>(-1)}, 1, third);
+  const uint32_t host_word = 1000;
+  CheckCode(aclrtMemcpyAsync(reinterpret_cast<void*>(Addr(buffer) + 4), 4, &host_word, 4,
+                             ACL_MEMCPY_HOST_TO_DEVICE, third),
+            ACL_SUCCESS, "copy on third");
+
+  aclrtEventRecordedStatus recorded = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+  CheckCode(aclrtQueryEventStatus(filled, &recorded), ACL_SUCCESS, "query filled early");
+  Check(recorded == ACL_EVENT_RECORDED_STATUS_NOT_READY, "filled is not ready during the spin");
+  aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+  CheckCode(aclrtStreamQuery(third, &status), ACL_SUCCESS, "query third");
+  Check(status == ACL_STREAM_STATUS_NOT_READY, "third still waits");
+
+  CheckCode(aclrtSynchronizeStream(third), ACL_SUCCESS, "sync third");
+  std::vector<uint32_t> values = ReadU32(buffer, kWords);
+  Check(values[0] == 0xffffffffu, "third wrote word 0 last");
+  Check(values[1] == 1000, "third copied word 1 last");
+  bool rest = true;
+  for (size_t i = 2; i < kWords; ++i) rest = rest && values[i] == 10;
+  Check(rest, "fill then three increments on the other words");
+  CheckCode(aclrtSynchronizeEvent(filled), ACL_SUCCESS, "sync filled");
+  CheckCode(aclrtQueryEventStatus(filled, &recorded), ACL_SUCCESS, "query filled");
+  Check(recorded == ACL_EVENT_RECORDED_STATUS_COMPLETE, "filled is complete");
+  aclrtEventStatus event_status = ACL_EVENT_STATUS_NOT_READY;
+  CheckCode(aclrtQueryEvent(incremented, &event_status), ACL_SUCCESS, "query incremented");
+  Check(event_status == ACL_EVENT_STATUS_COMPLETE, "incremented is complete");
+  float ms = 0;
+  CheckCode(aclrtEventElapsedTime(&ms, start, end), ACL_SUCCESS, "elapsed");
+  Check(ms >= 90 && ms < 5000, "elapsed time covers the 100 ms spin: " + std::to_string(ms));
+  CheckCode(aclrtSynchronizeDevice(), ACL_SUCCESS, "aclrtSynchronizeDevice");
+  int32_t id = -1;
+  CheckCode(aclrtStreamGetId(second, &id), ACL_SUCCESS, "aclrtStreamGetId");
+  Check(id > 0, "stream ids are positive");
+  for (aclrtEvent event : {filled, incremented, start, end}) {
+    CheckCode(aclrtDestroyEvent(event), ACL_SUCCESS, "destroy event");
+  }
+  for (aclrtStream stream : {first, second, third}) {
+    CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy stream");
+  }
+  CheckCode(aclrtFree(buffer), ACL_SUCCESS, "aclrtFree");
+  std::printf("ordering ok elapsed_ms=%.1f\n", ms);
+  return Teardown();
+}
+
+// Runs: add_one, trap, add_one on a stream in `mode`; returns word 0.
+uint32_t RunWithFailure(uint64_t mode, void* word) {
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  CheckCode(aclrtSetStreamFailureMode(stream, mode), ACL_SUCCESS, "set failure mode");
+  CheckCode(aclrtMemset(word, 4, 0, 4), ACL_SUCCESS, "memset");
+  Launch("spin_add_one_u32", {Addr(word), 20000}, 1, stream);  // all queued before the trap runs
+  Launch("trap", {}, 1, stream);
+  Launch("add_one_u32", {Addr(word)}, 1, stream);
+  CheckCode(aclrtSynchronizeStream(stream), ACL_ERROR_RT_AICORE_EXCEPTION, "sync reports the trap");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "the error is reported once");
+  const uint32_t value = ReadU32(word, 1)[0];
+  // The stream works again after the report.
+  Launch("add_one_u32", {Addr(word)}, 1, stream);
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync after the report");
+  Check(ReadU32(word, 1)[0] == value + 1, "the stream runs again after the report");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy stream");
+  return value;
+}
+
+int FailureModes() {
+  Setup();
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  const uint32_t with_continue = RunWithFailure(ACL_CONTINUE_ON_FAILURE, word);
+  const uint32_t with_stop = RunWithFailure(ACL_STOP_ON_FAILURE, word);
+  Check(with_continue == 2, "CONTINUE runs the task after the failure");
+  Check(with_stop == 1, "STOP discards the task after the failure");
+
+  // A kernel whose device pointer is bad fails its task like a trap does.
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  Launch("add_one_u32", {Addr(word) + 4096}, 1, stream);
+  CheckCode(aclrtSynchronizeStream(stream), ACL_ERROR_INVALID_PARAM, "bad pointer fails the task");
+  CheckCode(aclrtSetStreamFailureMode(stream, 7), ACL_ERROR_INVALID_PARAM, "unknown mode");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  CheckCode(aclrtFree(word), ACL_SUCCESS, "aclrtFree");
+  std::printf("failure_modes continue=%u stop=%u\n", with_continue, with_stop);
+  return Teardown();
+}
+
+int Timeouts() {
+  Setup();
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream stream = nullptr;
+  aclrtEvent event = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  CheckCode(aclrtCreateEvent(&event), ACL_SUCCESS, "create event");
+  CheckCode(aclrtMemset(word, 4, 0, 4), ACL_SUCCESS, "memset");
+  Launch("spin_add_one_u32", {Addr(word), 300000}, 1, stream);
+  CheckCode(aclrtRecordEvent(event, stream), ACL_SUCCESS, "record");
+  const auto start = std::chrono::steady_clock::now();
+  CheckCode(aclrtSynchronizeStreamWithTimeout(stream, 50), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+            "stream sync times out");
+  CheckCode(aclrtSynchronizeStreamWithTimeout(stream, 0), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+            "stream sync polls");
+  CheckCode(aclrtSynchronizeEventWithTimeout(event, 50), ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+            "event sync times out");
+  CheckCode(aclrtSynchronizeDeviceWithTimeout(20), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+            "device sync times out");
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Check(waited < 0.29, "timeouts return before the kernel ends");
+  CheckCode(aclrtSynchronizeStreamWithTimeout(stream, -2), ACL_ERROR_INVALID_PARAM, "timeout -2");
+  CheckCode(aclrtSynchronizeEventWithTimeout(event, 10000), ACL_SUCCESS, "event completes");
+  CheckCode(aclrtSynchronizeStreamWithTimeout(stream, -1), ACL_SUCCESS, "stream completes");
+  Check(ReadU32(word, 1)[0] == 1, "the kernel ran");
+  CheckCode(aclrtDestroyEvent(event), ACL_SUCCESS, "destroy event");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy stream");
+  std::printf("timeouts ok\n");
+  return Teardown();
+}
+
+int Destroy() {
+  Setup();
+  void* words = nullptr;
+  CheckCode(aclrtMalloc(&words, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(words, 8, 0, 8), ACL_SUCCESS, "memset");
+  aclrtStream waits = nullptr, forced = nullptr;
+  CheckCode(aclrtCreateStream(&waits), ACL_SUCCESS, "create");
+  CheckCode(aclrtCreateStream(&forced), ACL_SUCCESS, "create");
+  Launch("spin_add_one_u32", {Addr(words), 100000}, 1, waits);
+  Launch("add_one_u32", {Addr(words)}, 1, waits);
+  Launch("spin_add_one_u32", {Addr(words) + 4, 100000}, 1, forced);
+  Launch("add_one_u32", {Addr(words) + 4}, 1, forced);
+  CheckCode(aclrtDestroyStreamForce(forced), ACL_SUCCESS, "destroy force");
+  CheckCode(aclrtDestroyStream(waits), ACL_SUCCESS, "destroy waits for queued work");
+  Check(ReadU32(words, 1)[0] == 2, "destroy ran the queued work");
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  Check(ReadU32(words, 2)[1] == 0, "destroy force discarded the queued work");
+  CheckCode(aclrtSynchronizeStream(waits), ACL_ERROR_INVALID_PARAM, "destroyed handle is invalid");
+  CheckCode(aclrtDestroyStream(forced), ACL_ERROR_INVALID_PARAM, "double destroy is an error");
+  CheckCode(aclrtFree(words), ACL_SUCCESS, "aclrtFree");
+  std::printf("destroy ok\n");
+  return Teardown();
+}
+
+int Errors() {
+  // Before any device is set, stream calls have no context.
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_ERROR_RT_CONTEXT_NULL, "create stream without device");
+  CheckCode(aclrtSetDevice(5), ACL_ERROR_RT_INVALID_DEVICEID, "set device 5");
+  CheckCode(aclrtSetDevice(1), ACL_SUCCESS, "set device 1");
+  int32_t device = -1;
+  CheckCode(aclrtGetDevice(&device), ACL_SUCCESS, "get device");
+  Check(device == 1, "current device is 1");
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  void* buffer = nullptr;
+  CheckCode(aclrtMalloc(&buffer, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "malloc 0");
+  CheckCode(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM,
+            "malloc NULL");
+  CheckCode(aclrtMalloc(&buffer, 16, static_cast<aclrtMemMallocPolicy>(99)),
+            ACL_ERROR_INVALID_PARAM, "malloc bad policy");
+  CheckCode(aclrtMalloc(&buffer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc 64");
+  size_t free_bytes = 0, total = 0;
+  CheckCode(aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total), ACL_SUCCESS, "get mem info");
+  Check(total > 0 && free_bytes <= total, "mem info is consistent");
+  void* huge = nullptr;
+  CheckCode(aclrtMalloc(&huge, total + 1, ACL_MEM_MALLOC_HUGE_FIRST),
+            ACL_ERROR_RT_MEMORY_ALLOCATION, "malloc beyond the device");
+  uint8_t host[128] = {};
+  CheckCode(aclrtMemcpy(buffer, 64, host, 65, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+            "count > destMax");
+  CheckCode(aclrtMemcpy(buffer, 128, host, 128, ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_ERROR_INVALID_PARAM, "past the end");
+  CheckCode(aclrtMemcpy(host, 64, buffer, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+            "kind does not match the pointers");
+  CheckCode(aclrtMemcpy(nullptr, 64, buffer, 64, ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_ERROR_INVALID_PARAM, "NULL dst");
+  CheckCode(aclrtMemset(buffer, 64, 1, 65), ACL_ERROR_INVALID_PARAM, "memset count > max");
+  CheckCode(aclrtMemset(host, 64, 1, 64), ACL_ERROR_INVALID_PARAM, "memset host pointer");
+  uint64_t args[2] = {reinterpret_cast<uintptr_t>(buffer), 0};
+  CheckCode(aclsimLaunchKernel("no_such_kernel", 1, args, 8, stream), ACL_ERROR_INVALID_PARAM,
+            "unknown kernel");
+  CheckCode(aclsimLaunchKernel("add_one_u32", 0, args, 8, stream), ACL_ERROR_INVALID_PARAM,
+            "blockDim 0");
+  CheckCode(aclsimLaunchKernel("add_one_u32", 1, args, 16, stream), ACL_ERROR_INVALID_PARAM,
+            "wrong argsSize");
+  CheckCode(aclsimLaunchKernel("add_one_u32", 1, args, 8, reinterpret_cast<aclrtStream>(12345)),
+            ACL_ERROR_INVALID_PARAM, "unknown stream handle");
+  CheckCode(aclsimLaunchKernel("add_one_u32", 1, args, 8, nullptr), ACL_SUCCESS,
+            "NULL stream is the default stream");
+  CheckCode(aclrtSynchronizeStream(nullptr), ACL_SUCCESS, "sync default stream");
+  aclrtStream default_stream = nullptr;
+  CheckCode(aclrtCtxGetCurrentDefaultStream(&default_stream), ACL_SUCCESS, "default stream");
+  CheckCode(aclrtDestroyStream(default_stream), ACL_ERROR_INVALID_PARAM,
+            "the default stream cannot be destroyed");
+  CheckCode(aclrtFree(buffer), ACL_SUCCESS, "free");
+  CheckCode(aclrtFree(buffer), ACL_ERROR_INVALID_PARAM, "double free");
+  CheckCode(aclrtFree(reinterpret_cast<void*>(0x4000000000001000ull)), ACL_ERROR_INVALID_PARAM,
+            "free of an unknown pointer");
+  CheckCode(aclrtFreeHost(host), ACL_ERROR_INVALID_PARAM, "free host of a stack pointer");
+  CheckCode(aclrtStreamWaitEvent(stream, nullptr), ACL_ERROR_INVALID_PARAM, "NULL event");
+  aclrtEvent start = nullptr, end = nullptr;
+  CheckCode(aclrtCreateEvent(&start), ACL_SUCCESS, "create event");
+  CheckCode(aclrtCreateEvent(&end), ACL_SUCCESS, "create event");
+  float ms = 0;
+  CheckCode(aclrtEventElapsedTime(&ms, start, end), ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+            "elapsed of unrecorded events");
+  CheckCode(aclrtDestroyEvent(start), ACL_SUCCESS, "destroy event");
+  CheckCode(aclrtDestroyEvent(start), ACL_ERROR_INVALID_PARAM, "double destroy event");
+  CheckCode(aclrtDestroyEvent(end), ACL_SUCCESS, "destroy event");
+
+  // Contexts.
+  aclrtContext created = nullptr, current = nullptr;
+  CheckCode(aclrtCreateContext(&created, 0), ACL_SUCCESS, "create context");
+  CheckCode(aclrtGetCurrentContext(&current), ACL_SUCCESS, "get current context");
+  Check(current == created, "a created context becomes current");
+  CheckCode(aclrtGetDevice(&device), ACL_SUCCESS, "get device");
+  Check(device == 0, "the created context's device is current");
+  CheckCode(aclrtDestroyContext(created), ACL_SUCCESS, "destroy context");
+  CheckCode(aclrtGetCurrentContext(&current), ACL_ERROR_RT_CONTEXT_NULL, "no current context");
+  CheckCode(aclrtSetCurrentContext(created), ACL_ERROR_INVALID_PARAM, "destroyed context");
+
+  char soc[64] = {};
+  const char* name = aclrtGetSocName();
+  Check(name != nullptr && std::strlen(name) > 0, "a SoC name");
+  if (name) std::snprintf(soc, sizeof(soc), "%s", name);
+  aclrtRunMode mode = ACL_DEVICE;
+  CheckCode(aclrtGetRunMode(&mode), ACL_SUCCESS, "run mode");
+  Check(mode == ACL_HOST, "run mode is ACL_HOST");
+  aclrtDeviceStatus device_status = ACL_RT_DEVICE_STATUS_ABNORMAL;
+  CheckCode(aclrtQueryDeviceStatus(0, &device_status), ACL_SUCCESS, "device status");
+  Check(device_status == ACL_RT_DEVICE_STATUS_NORMAL, "device is normal");
+  CheckCode(aclrtQueryDeviceStatus(9, &device_status), ACL_ERROR_RT_INVALID_DEVICEID,
+            "device status of a missing device");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy stream");
+  std::printf("errors ok soc=%s\n", soc);
+  return Teardown();
+}
+
+void* AllocatorAlloc(aclrtAllocator, size_t) { return nullptr; }
+void AllocatorFree(aclrtAllocator, aclrtAllocatorBlock) {}
+void* AllocatorAdvise(aclrtAllocator, size_t, aclrtAllocatorAddr) { return nullptr; }
+void* AllocatorAddr(aclrtAllocatorBlock block) { return block; }
+
+int Allocator() {
+  Setup();
+  int object = 0;
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  aclrtAllocatorDesc desc = aclrtAllocatorCreateDesc();
+  Check(desc != nullptr, "a descriptor");
+  CheckCode(aclrtAllocatorSetObjToDesc(nullptr, &object), ACL_ERROR_INVALID_PARAM, "NULL desc");
+  CheckCode(aclrtAllocatorSetObjToDesc(desc, nullptr), ACL_ERROR_INVALID_PARAM, "NULL obj");
+  CheckCode(aclrtAllocatorSetObjToDesc(desc, &object), ACL_SUCCESS, "set obj");
+  CheckCode(aclrtAllocatorSetAllocFuncToDesc(desc, AllocatorAlloc), ACL_SUCCESS, "set alloc");
+  CheckCode(aclrtAllocatorSetFreeFuncToDesc(desc, AllocatorFree), ACL_SUCCESS, "set free");
+  CheckCode(aclrtAllocatorRegister(stream, desc), ACL_ERROR_INVALID_PARAM,
+            "register without getAddrFromBlock");
+  CheckCode(aclrtAllocatorSetGetAddrFromBlockFuncToDesc(desc, AllocatorAddr), ACL_SUCCESS,
+            "set getAddr");
+  CheckCode(aclrtAllocatorRegister(nullptr, desc), ACL_ERROR_INVALID_PARAM, "NULL stream");
+  CheckCode(aclrtAllocatorRegister(stream, nullptr), ACL_ERROR_INVALID_PARAM, "NULL desc");
+  CheckCode(aclrtAllocatorRegister(stream, desc), ACL_SUCCESS, "register");
+  // The desc is copied at registration: later changes do not show.
+  CheckCode(aclrtAllocatorSetAllocAdviseFuncToDesc(desc, AllocatorAdvise), ACL_SUCCESS,
+            "set advise");
+  aclrtAllocatorDesc got_desc = nullptr;
+  aclrtAllocator got_object = nullptr;
+  aclrtAllocatorAllocFunc got_alloc = nullptr;
+  aclrtAllocatorAllocAdviseFunc got_advise = AllocatorAdvise;
+  CheckCode(aclrtAllocatorGetByStream(stream, &got_desc, &got_object, &got_alloc, nullptr,
+                                      &got_advise, nullptr),
+            ACL_SUCCESS, "get by stream");
+  Check(got_desc == desc && got_object == &object && got_alloc == AllocatorAlloc,
+        "the registration's contents");
+  Check(got_advise == nullptr, "the copy predates the advise function");
+  CheckCode(aclrtAllocatorGetByStream(stream, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+            ACL_ERROR_INVALID_PARAM, "desc out-pointer required");
+  CheckCode(aclrtAllocatorUnregister(stream), ACL_SUCCESS, "unregister");
+  CheckCode(aclrtAllocatorUnregister(stream), ACL_SUCCESS, "unregister again");
+  CheckCode(aclrtAllocatorGetByStream(stream, &got_desc, nullptr, nullptr, nullptr, nullptr,
+                                      nullptr),
+            ACL_ERROR_INVALID_PARAM, "not registered");
+  const char* message = aclGetRecentErrMsg();
+  Check(message != nullptr &&
+            std::strstr(message, "The stream is not registered with any allocator") != nullptr,
+        "the documented message");
+  // Destroying a stream drops its registration.
+  CheckCode(aclrtAllocatorRegister(stream, desc), ACL_SUCCESS, "register again");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy stream");
+  CheckCode(aclrtAllocatorGetByStream(stream, &got_desc, nullptr, nullptr, nullptr, nullptr,
+                                      nullptr),
+            ACL_ERROR_INVALID_PARAM, "dropped with its stream");
+  CheckCode(aclrtAllocatorDestroyDesc(desc), ACL_SUCCESS, "destroy desc");
+  CheckCode(aclrtAllocatorDestroyDesc(desc), ACL_ERROR_INVALID_PARAM, "destroy desc twice");
+  std::printf("allocator ok\n");
+  return Teardown();
+}
+
+std::string WaitForLine() {
+  std::string line;
+  std::getline(std::cin, line);
+  return line;
+}
+
+int Victim() {
+  Setup();
+  void* buffer = nullptr;
+  CheckCode(aclrtMalloc(&buffer, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  std::vector<uint32_t> pattern(1024);
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint32_t>(i * 2654435761u);
+  CheckCode(aclrtMemcpy(buffer, 4096, pattern.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_SUCCESS, "fill");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  std::printf("ready %" PRIu64 " %" PRIu64 "\n", Addr(buffer),
+              static_cast<uint64_t>(reinterpret_cast<uintptr_t>(stream)));
+  std::fflush(stdout);
+  WaitForLine();
+  Check(ReadU32(buffer, 1024) == pattern, "the victim's data is intact");
+  CheckCode(aclrtFree(buffer), ACL_SUCCESS, "the victim can still free its memory");
+  std::printf("victim intact\n");
+  return Teardown();
+}
+
+int Attacker(uint64_t address, uint64_t stream_handle) {
+  Setup();
+  void* theirs = reinterpret_cast<void*>(address);
+  aclrtStream their_stream = reinterpret_cast<aclrtStream>(stream_handle);
+  uint32_t buffer[16] = {};
+  CheckCode(aclrtMemcpy(buffer, 64, theirs, 64, ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_ERROR_INVALID_PARAM, "read another process's memory");
+  CheckCode(aclrtMemcpy(theirs, 64, buffer, 64, ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_ERROR_INVALID_PARAM, "write another process's memory");
+  CheckCode(aclrtMemset(theirs, 64, 0, 64), ACL_ERROR_INVALID_PARAM,
+            "memset another process's memory");
+  CheckCode(aclrtFree(theirs), ACL_ERROR_INVALID_PARAM, "free another process's memory");
+  CheckCode(aclrtSynchronizeStream(their_stream), ACL_ERROR_INVALID_PARAM,
+            "use another process's stream");
+  uint64_t args[1] = {address};
+  CheckCode(aclsimLaunchKernel("add_one_u32", 1, args, 8, their_stream), ACL_ERROR_INVALID_PARAM,
+            "launch on another process's stream");
+  // A kernel on its own stream pointing at their memory fails its task instead.
+  aclrtStream mine = nullptr;
+  CheckCode(aclrtCreateStream(&mine), ACL_SUCCESS, "create own stream");
+  CheckCode(aclsimLaunchKernel("write_i32", 1, std::vector<uint64_t>{address, 7}.data(), 16, mine),
+            ACL_SUCCESS, "launch aimed at their memory");
+  CheckCode(aclrtSynchronizeStream(mine), ACL_ERROR_INVALID_PARAM, "the task is refused");
+  CheckCode(aclrtMemcpyAsync(theirs, 64, buffer, 64, ACL_MEMCPY_HOST_TO_DEVICE, mine), ACL_SUCCESS,
+            "async copy aimed at their memory");
+  CheckCode(aclrtSynchronizeStream(mine), ACL_ERROR_INVALID_PARAM, "the async copy is refused");
+  CheckCode(aclrtDestroyStream(mine), ACL_SUCCESS, "destroy own stream");
+  std::printf("attacker refused\n");
+  return Teardown();
+}
+
+int HoldMemory(size_t mib) {
+  Setup();
+  void* buffer = nullptr;
+  CheckCode(aclrtMalloc(&buffer, mib << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  Launch("spin_add_one_u32", {Addr(buffer), 60000000}, 1, stream);  // a minute of work
+  std::printf("ready\n");
+  std::fflush(stdout);
+  WaitForLine();
+  return scenario::ExitCode();
+}
+
+int Workload(int streams, int launches) {
+  Setup();
+  std::vector<aclrtStream> handles(streams);
+  void* counters = nullptr;
+  CheckCode(aclrtMalloc(&counters, streams * 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc");
+  CheckCode(aclrtMemset(counters, streams * 4, 0, streams * 4), ACL_SUCCESS, "memset");
+  for (auto& stream : handles) CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  for (int i = 0; i < launches; ++i) {
+    for (int s = 0; s < streams; ++s) Launch("add_one_u32", {Addr(counters) + 4 * s}, 1, handles[s]);
+  }
+  for (auto& stream : handles) CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  const std::vector<uint32_t> values = ReadU32(counters, streams);
+  for (int s = 0; s < streams; ++s) {
+    Check(values[s] == static_cast<uint32_t>(launches), "every launch of stream " + std::to_string(s));
+  }
+  for (auto& stream : handles) CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  CheckCode(aclrtFree(counters), ACL_SUCCESS, "free");
+  std::printf("workload %d streams x %d launches ok\n", streams, launches);
+  return Teardown();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  auto number = [&](int index) -> uint64_t {
+    return argc > index ? std::strtoull(argv[index], nullptr, 10) : 0;
+  };
+  if (mode == "roundtrip") return RoundTrip(number(2) > 0 ? number(2) : 64);
+  if (mode == "ordering") return Ordering();
+  if (mode == "failure_modes") return FailureModes();
+  if (mode == "timeouts") return Timeouts();
+  if (mode == "destroy") return Destroy();
+  if (mode == "errors") return Errors();
+  if (mode == "allocator") return Allocator();
+  if (mode == "victim") return Victim();
+  if (mode == "attacker" && argc > 3) return Attacker(number(2), number(3));
+  if (mode == "hold_memory") return HoldMemory(number(2) > 0 ? number(2) : 16);
+  if (mode == "workload" && argc > 3) return Workload(static_cast<int>(number(2)), static_cast<int>(number(3)));
+  std::fprintf(stderr, "usage: see the comment at the top of device_client.cc\n");
+  return 2;
+}

@@ -1,0 +1,131 @@
+// Devices, streams, events and memory owned by a real acld, used by real
+// client processes; the single-process scenarios also run in embedded mode.
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/acld_fixture.h"
+
+namespace acld_test {
+namespace {
+
+// Runs `device_client ARGS` against `env` and expects it to pass.
+void ExpectScenarioPasses(const std::vector<std::string>& args,
+                          const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv = {"tests/device_client"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto [code, output] = RunToCompletion(argv, env, absl::Seconds(120));
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_EQ(output.find("FAIL"), std::string::npos) << output;
+}
+
+int ThreadCount(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+uint64_t DeviceBytesUsed(const acl::v1::StatusReply& status) {
+  uint64_t used = 0;
+  for (const auto& device : status.devices()) used += device.used_bytes();
+  return used;
+}
+
+// Every single-process scenario, against the daemon and embedded.
+class ScenarioTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() { daemon_ = new AcldDaemon(); }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+
+  void Run(const std::vector<std::string>& args) {
+    if (GetParam() == "embedded") return ExpectScenarioPasses(args, {{"ACLD_ADDRESS", "embedded"}});
+    ExpectScenarioPasses(args, daemon_->client_env());
+  }
+
+  static AcldDaemon* daemon_;
+};
+
+AcldDaemon* ScenarioTest::daemon_ = nullptr;
+
+TEST_P(ScenarioTest, RoundTrip64MiBInEveryDirection) { Run({"roundtrip", "64"}); }
+TEST_P(ScenarioTest, OrderingAcrossStreamsAndEvents) { Run({"ordering"}); }
+TEST_P(ScenarioTest, StopVersusContinueOnFailure) { Run({"failure_modes"}); }
+TEST_P(ScenarioTest, SynchronizationTimeouts) { Run({"timeouts"}); }
+TEST_P(ScenarioTest, DestroyWhileBusyAndForceDestroy) { Run({"destroy"}); }
+TEST_P(ScenarioTest, ArgumentChecksAndErrorCodes) { Run({"errors"}); }
+TEST_P(ScenarioTest, CustomAllocatorRegistry) { Run({"allocator"}); }
+TEST_P(ScenarioTest, ManyStreamsManyLaunches) { Run({"workload", "16", "2000"}); }
+
+INSTANTIATE_TEST_SUITE_P(Modes, ScenarioTest, ::testing::Values("daemon", "embedded"),
+                         [](const auto& info) { return info.param; });
+
+TEST(DeviceIntegrationTest, AnotherProcessCannotTouchMemoryOrHandles) {
+  AcldDaemon daemon;
+  Process victim({"tests/device_client", "victim"}, daemon.client_env());
+  ASSERT_TRUE(victim.WaitForLine("ready", absl::Seconds(20)));
+  const std::string line = victim.output().substr(victim.output().find("ready"));
+  const std::vector<std::string> words = absl::StrSplit(line.substr(0, line.find('\n')), ' ');
+  ASSERT_EQ(words.size(), 3u) << line;
+  ExpectScenarioPasses({"attacker", words[1], words[2]}, daemon.client_env());
+  victim.WriteLine("check");
+  EXPECT_EQ(victim.Wait(absl::Seconds(20)), 0) << victim.output();
+  EXPECT_NE(victim.output().find("victim intact"), std::string::npos) << victim.output();
+}
+
+TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
+  AcldDaemon daemon({"--sim_device_memory=268435456"});
+  Process holder({"tests/device_client", "hold_memory", "64"}, daemon.client_env());
+  Process other({"tests/device_client", "hold_memory", "16"}, daemon.client_env());
+  ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20)));
+  ASSERT_TRUE(other.WaitForLine("ready", absl::Seconds(20)));
+  EXPECT_EQ(DeviceBytesUsed(daemon.Status()), 80u << 20);
+  const auto [code, streams] = daemon.Aclctl({"streams"});
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(streams.find("waiting"), std::string::npos) << streams;  // the spinning kernels
+
+  holder.Signal(SIGKILL);
+  const auto released = WaitUntil(
+      [&] { return DeviceBytesUsed(daemon.Status()) == (16u << 20); }, absl::Seconds(1));
+  ASSERT_TRUE(released.has_value()) << "the killed client's memory was not released in 1 s";
+  other.Signal(SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+  acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(DeviceBytesUsed(status), 0u);
+  EXPECT_EQ(status.host_refcount(), 0u);
+}
+
+TEST(DeviceIntegrationTest, MallocBeyondTheDeviceAndMemoryView) {
+  AcldDaemon daemon({"--sim_device_memory=1048576"});
+  ExpectScenarioPasses({"errors"}, daemon.client_env());
+  const auto [code, memory] = daemon.Aclctl({"memory"});
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(memory.find("1.0 MiB"), std::string::npos) << memory;
+}
+
+TEST(DeviceIntegrationTest, StreamsDoNotAddDaemonThreads) {
+  AcldDaemon daemon;
+  Process few({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
+  ASSERT_TRUE(few.WaitForLine("ready", absl::Seconds(20)));
+  const int before = ThreadCount(daemon.process().pid());
+  ExpectScenarioPasses({"workload", "1024", "4"}, daemon.client_env());
+  Process again({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
+  ASSERT_TRUE(again.WaitForLine("ready", absl::Seconds(20)));
+  const int after = ThreadCount(daemon.process().pid());
+  // 1024 streams ran in between; one more session may cost the gRPC server a thread.
+  EXPECT_LE(after, before + 2) << "before " << before << ", after " << after;
+}
+
+}  // namespace
+}  // namespace acld_test
