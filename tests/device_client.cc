@@ -164,6 +164,7 @@ int Ordering() {
   Check(status == ACL_STREAM_STATUS_NOT_READY, "third still waits");
 
   CheckCode(aclrtSynchronizeStream(third), ACL_SUCCESS, "sync third");
+  CheckCode(aclrtSynchronizeStream(first), ACL_SUCCESS, "sync first");
   std::vector<uint32_t> values = ReadU32(buffer, kWords);
   Check(values[0] == 0xffffffffu, "third wrote word 0 last");
   Check(values[1] == 1000, "third copied word 1 last");
@@ -278,13 +279,13 @@ int Destroy() {
   CheckCode(aclrtCreateStream(&forced), ACL_SUCCESS, "create");
   Launch("spin_add_one_u32", {Addr(words), 100000}, 1, waits);
   Launch("add_one_u32", {Addr(words)}, 1, waits);
-  Launch("spin_add_one_u32", {Addr(words) + 4, 100000}, 1, forced);
+  Launch("spin_add_one_u32", {Addr(words) + 4, 1000000}, 1, forced);
   Launch("add_one_u32", {Addr(words) + 4}, 1, forced);
   CheckCode(aclrtDestroyStreamForce(forced), ACL_SUCCESS, "destroy force");
   CheckCode(aclrtDestroyStream(waits), ACL_SUCCESS, "destroy waits for queued work");
   Check(ReadU32(words, 1)[0] == 2, "destroy ran the queued work");
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  Check(ReadU32(words, 2)[1] == 0, "destroy force discarded the queued work");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the forced spin's end
+  Check(ReadU32(words, 2)[1] == 0, "destroy force discarded the running and queued work");
   CheckCode(aclrtSynchronizeStream(waits), ACL_ERROR_INVALID_PARAM, "destroyed handle is invalid");
   CheckCode(aclrtDestroyStream(forced), ACL_ERROR_INVALID_PARAM, "double destroy is an error");
   CheckCode(aclrtFree(words), ACL_SUCCESS, "aclrtFree");

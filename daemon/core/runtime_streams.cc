@@ -219,19 +219,23 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
   }
   const uint64_t busy_micros = kernel->BusyMicros(request.args);
   auto shared = std::make_shared<const KernelRequest>(std::move(request));
-  TaskFn task = [this, id, kernel, shared,
-                 busy_micros](const TaskResume& resume) -> std::optional<absl::Status> {
+  // A busy kernel dropped by its stream (forced destroy) must not apply its
+  // effect when its busy time ends.
+  auto discarded = std::make_shared<std::atomic<bool>>(false);
+  TaskFn task = [this, id, kernel, shared, busy_micros,
+                 discarded](const TaskResume& resume) -> std::optional<absl::Status> {
     auto run = [this, id, kernel, shared] {
       SessionMemory memory(memory_, id);
       return KernelStatus(shared->name, kernel->Run(shared->block_dim, shared->args, memory));
     };
     if (busy_micros == 0) return run();
     // The kernel occupies its stream for its busy time; no worker waits.
-    timer_.Schedule(absl::Now() + absl::Microseconds(busy_micros),
-                    [run, resume] { resume(run()); });
+    timer_.Schedule(absl::Now() + absl::Microseconds(busy_micros), [run, resume, discarded] {
+      if (!discarded->load()) resume(run());
+    });
     return std::nullopt;
   };
-  return (*stream)->Enqueue(std::move(task), thread);
+  return (*stream)->Enqueue(std::move(task), thread, [discarded] { discarded->store(true); });
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream, uint64_t thread,
