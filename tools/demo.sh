@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 tools/setup.sh
 echo "== building acld, libascendcl.so, aclctl and the demo client"
-bazel build //daemon:acld //client:libascendcl.so //tools/aclctl //tests:scenario_client 2>&1 |
+bazel build //daemon:acld //client:libascendcl.so //tools/aclctl //tests:scenario_client \
+  //tests:device_client 2>&1 |
   grep -E "ERROR|error:" || true
 bin=bazel-bin
 work=$(mktemp -d /tmp/acld-demo-XXXXXX)
@@ -24,6 +25,7 @@ export ACLD_ADDRESS="unix:$work/acld.sock"
 export ACLD_ADMIN_ADDRESS="unix:$work/admin.sock"
 aclctl="$bin/tools/aclctl/aclctl"
 client="$bin/tests/scenario_client"
+device_client="$bin/tests/device_client"
 
 echo "== starting acld with 2 sim devices on $ACLD_ADDRESS"
 "$bin/daemon/acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" \
@@ -71,6 +73,40 @@ echo "== the seed plugin-lifecycle sample (register, cancel, init, device 0, fin
 echo
 echo "== one process, 16 threads racing aclInit and aclFinalizeReference"
 "$client" concurrent 16
+
+echo
+echo "== devices, streams and memory: two clients hold device memory and a busy stream each"
+for mib in 64 16; do
+  mkfifo "$work/mem$mib"
+  "$device_client" hold_memory "$mib" <"$work/mem$mib" >"$work/memout$mib" &
+  holders+=($!)
+  exec {fd}>"$work/mem$mib"
+  eval "mem_fd_$mib=$fd"
+done
+for mib in 64 16; do
+  for _ in $(seq 100); do grep -q ready "$work/memout$mib" 2>/dev/null && break; sleep 0.1; done
+done
+echo "-- while they run:"
+"$aclctl" streams
+echo
+"$aclctl" memory
+echo
+echo "-- meanwhile other clients copy 64 MiB of random data through the daemon and back,"
+echo "   run kernels, copies and events across three streams, and 8 streams x 5000 launches"
+"$device_client" roundtrip 64
+"$device_client" ordering
+"$device_client" workload 8 5000
+echo
+echo "-- a client's failing kernel: STOP_ON_FAILURE discards what follows, CONTINUE runs it"
+"$device_client" failure_modes
+echo
+echo "-- kill -9 the client holding 64 MiB: its memory and streams are released"
+kill -9 "${holders[${#holders[@]}-2]}"
+wait "${holders[${#holders[@]}-2]}" 2>/dev/null || true
+sleep 0.3
+"$aclctl" memory
+echo release >&"$mem_fd_16"
+wait "${holders[${#holders[@]}-1]}" 2>/dev/null || true
 
 echo
 echo "== final state"
