@@ -24,9 +24,10 @@ absl::Status ResetDevice(int32_t device_id, bool force) {
 
 absl::Status SynchronizeCurrentDevice(int32_t timeout_ms, const char* api) {
   ACL_RETURN_IF_ERROR(acl_client::CheckTimeout(timeout_ms, api));
+  ACL_RETURN_IF_ERROR(acl_client::CheckNotOwnCallback(0, api));
   ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-  return transport->SynchronizeDevice(context.device, timeout_ms);
+  return acl_client::Synchronized(transport->SynchronizeDevice(context.device, timeout_ms));
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ absl::Status SynchronizeEvent(aclrtEvent event, int32_t timeout_ms, const char* 
   ACL_RETURN_IF_ERROR(acl_client::CheckTimeout(timeout_ms, api));
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveEvent(event, api));
-  return transport->SynchronizeEvent(id, timeout_ms);
+  return acl_client::Synchronized(transport->SynchronizeEvent(id, timeout_ms));
 }
 
 // Record and reset are stream tasks.
@@ -40,7 +40,7 @@ absl::Status OnStream(aclrtEvent event, aclrtStream stream, const char* api, Enq
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(uint64_t event_id, ResolveEvent(event, api));
   ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
-  return enqueue(*transport, event_id, stream_id);
+  return acl_client::Enqueued(enqueue(*transport, event_id, stream_id));
 }
 
 }  // namespace

@@ -165,11 +165,12 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclrtMemcpyAsync"));
     if (!copy.has_value()) {
       // Host to host: the bytes are the process's own; order it after the stream's work.
+      ACL_RETURN_IF_ERROR(acl_client::CheckNotOwnCallback(stream_id, "aclrtMemcpyAsync"));
       ACL_RETURN_IF_ERROR(transport->SynchronizeStream(stream_id, -1));
       std::memmove(dst, src, count);
       return absl::OkStatus();
     }
-    return transport->CopyAsync(stream_id, CurrentThreadId(), *copy);
+    return acl_client::Enqueued(transport->CopyAsync(stream_id, CurrentThreadId(), *copy));
   });
 }
 
@@ -189,7 +190,7 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
                          PlanMemset(devPtr, maxCount, value, count, "aclrtMemsetAsync"));
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclrtMemsetAsync"));
-    return transport->MemsetAsync(stream_id, CurrentThreadId(), memset);
+    return acl_client::Enqueued(transport->MemsetAsync(stream_id, CurrentThreadId(), memset));
   });
 }
 

@@ -39,9 +39,12 @@ absl::Status CreateStream(aclrtStream* stream, uint32_t priority, uint32_t flags
 absl::Status DestroyStream(aclrtStream stream, bool force, const char* api) {
   if (stream == nullptr) return NullArgument(api, "stream");
   ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, api));
+  if (!force) ACL_RETURN_IF_ERROR(acl_client::CheckNotOwnCallback(id, api));
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_RETURN_IF_ERROR(transport->DestroyStream(id, force));
-  ClientRuntime::Get().handles().RemoveStream(id);
+  ClientRuntime& runtime = ClientRuntime::Get();
+  runtime.handles().RemoveStream(id);
+  runtime.callbacks().ForgetStream(id);
   acl_client::AllocatorRegistry::Get().Unregister(id);  // a stream takes its allocator along
   return absl::OkStatus();
 }
@@ -50,7 +53,8 @@ absl::Status SynchronizeStream(aclrtStream stream, int32_t timeout_ms, const cha
   ACL_RETURN_IF_ERROR(acl_client::CheckTimeout(timeout_ms, api));
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, api));
-  return transport->SynchronizeStream(id, timeout_ms);
+  ACL_RETURN_IF_ERROR(acl_client::CheckNotOwnCallback(id, api));
+  return acl_client::Synchronized(transport->SynchronizeStream(id, timeout_ms));
 }
 
 }  // namespace
@@ -122,7 +126,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclrtStreamWaitEvent"));
     ACL_ASSIGN_OR_RETURN(uint64_t event_id, ResolveEvent(event, "aclrtStreamWaitEvent"));
-    return transport->StreamWaitEvent(stream_id, event_id, CurrentThreadId());
+    return acl_client::Enqueued(transport->StreamWaitEvent(stream_id, event_id, CurrentThreadId()));
   });
 }
 
@@ -151,7 +155,7 @@ aclError aclsimLaunchKernel(const char* kernelName, uint32_t blockDim, const voi
     ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclsimLaunchKernel"));
     acld::KernelRequest request{kernelName, blockDim, std::vector<uint64_t>(kernel->second)};
     if (argsSize > 0) std::memcpy(request.args.data(), args, argsSize);
-    return transport->LaunchKernel(stream_id, CurrentThreadId(), request);
+    return acl_client::Enqueued(transport->LaunchKernel(stream_id, CurrentThreadId(), request));
   });
 }
 

@@ -45,4 +45,23 @@ absl::Status CheckTimeout(int32_t timeout_ms, const char* api) {
   return absl::OkStatus();
 }
 
+absl::Status Enqueued(const absl::StatusOr<uint64_t>& task_id) {
+  if (task_id.ok()) SetThreadLastTaskId(*task_id);
+  return task_id.status();
+}
+
+absl::Status CheckNotOwnCallback(uint64_t stream, const char* api) {
+  const bool own = stream == 0 ? CallbackDispatcher::InCallback()
+                               : CallbackDispatcher::InCallbackOf(stream);
+  if (!own) return absl::OkStatus();
+  return acld::AclStatus(ACL_ERROR_RT_NO_PERMISSION,
+                         absl::StrCat(api, ": a callback cannot wait for its own stream (the "
+                                           "stream is waiting for the callback)"));
+}
+
+absl::Status Synchronized(absl::Status status) {
+  if (!status.ok()) ClientRuntime::Get().callbacks().WaitForFailureCallbacks();
+  return status;
+}
+
 }  // namespace acl_client

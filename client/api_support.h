@@ -52,6 +52,18 @@ absl::StatusOr<uint64_t> ResolveEvent(const void* event, const char* api);
 // -1 forever, 0 poll, > 0 milliseconds; anything else is refused.
 absl::Status CheckTimeout(int32_t timeout_ms, const char* api);
 
+// The result of an asynchronous call: remembers its task id for
+// aclrtGetThreadLastTaskId.
+absl::Status Enqueued(const absl::StatusOr<uint64_t>& task_id);
+
+// Refuses to wait for `stream` from inside one of its own callbacks (which
+// would wait for itself); `stream` 0 means any stream (device-wide waits).
+absl::Status CheckNotOwnCallback(uint64_t stream, const char* api);
+
+// The result of a synchronization: a reported failure returns once the
+// exception callback has seen it.
+absl::Status Synchronized(absl::Status status);
+
 }  // namespace acl_client
 
 #endif  // ACLD_CLIENT_API_SUPPORT_H_

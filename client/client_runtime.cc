@@ -1,6 +1,7 @@
 #include "client/client_runtime.h"
 
-#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -16,10 +17,15 @@ namespace {
 
 // The thread's current context (aclrtSetDevice / aclrtSetCurrentContext).
 thread_local std::optional<acld::ContextInfo> current;
+thread_local uint64_t last_task_id = 0;
 
 }  // namespace
 
-uint64_t CurrentThreadId() { return static_cast<uint64_t>(pthread_self()); }
+uint64_t CurrentThreadId() { return static_cast<uint64_t>(syscall(SYS_gettid)); }
+
+void SetThreadLastTaskId(uint64_t task_id) { last_task_id = task_id; }
+
+uint64_t ThreadLastTaskId() { return last_task_id; }
 
 ClientRuntime& ClientRuntime::Get() {
   static ClientRuntime* runtime = [] {
@@ -35,10 +41,10 @@ ClientRuntime::ClientRuntime()
 
 absl::StatusOr<std::unique_ptr<Transport>> ClientRuntime::CreateTransport(
     const std::string& address) {
-  if (address == "embedded") return std::make_unique<EmbeddedTransport>();
+  if (address == "embedded") return std::make_unique<EmbeddedTransport>(&callbacks_);
   if (absl::StartsWith(address, "unix:")) {
     absl::StatusOr<std::unique_ptr<RemoteTransport>> remote =
-        RemoteTransport::Connect(address.substr(5));
+        RemoteTransport::Connect(address.substr(5), &callbacks_);
     if (!remote.ok()) return remote.status();
     return std::unique_ptr<Transport>(std::move(*remote));
   }
@@ -57,7 +63,9 @@ absl::StatusOr<Transport*> ClientRuntime::transport() {
     absl::StatusOr<std::unique_ptr<Transport>> created = CreateTransport(address);
     if (!created.ok()) return created.status();
     owned_transport_ = *std::move(created);
-    transport_.store(owned_transport_.get(), std::memory_order_release);
+    Transport* connected = owned_transport_.get();
+    callbacks_.SetAcknowledge([connected](uint64_t id) { connected->AcknowledgeCallback(id); });
+    transport_.store(connected, std::memory_order_release);
   }
   return owned_transport_.get();
 }

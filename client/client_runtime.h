@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "client/callback_dispatcher.h"
 #include "client/handle_table.h"
 #include "client/lifecycle.h"
 #include "client/transport.h"
@@ -34,6 +35,7 @@ class ClientRuntime {
 
   Lifecycle& lifecycle() { return lifecycle_; }
   HandleTable& handles() { return handles_; }
+  CallbackDispatcher& callbacks() { return callbacks_; }
 
   // The calling thread's current context, if it has a live one.
   std::optional<acld::ContextInfo> current_context();
@@ -58,12 +60,17 @@ class ClientRuntime {
   absl::Mutex connect_mu_;
   std::unique_ptr<Transport> owned_transport_ ABSL_GUARDED_BY(connect_mu_);
   std::atomic<Transport*> transport_{nullptr};
+  CallbackDispatcher callbacks_;
   Lifecycle lifecycle_;
   HandleTable handles_;
 };
 
-// pthread_self() of the calling thread, as the exception info reports it.
+// The calling thread's kernel thread id, as the exception info reports it.
 uint64_t CurrentThreadId();
+
+// aclrtGetThreadLastTaskId: the id of the last task the calling thread enqueued.
+void SetThreadLastTaskId(uint64_t task_id);
+uint64_t ThreadLastTaskId();
 
 }  // namespace acl_client
 

@@ -42,13 +42,24 @@ absl::Duration TimeoutFromMs(int32_t timeout_ms) {
   return timeout_ms < 0 ? absl::InfiniteDuration() : absl::Milliseconds(timeout_ms);
 }
 
-EmbeddedTransport::EmbeddedTransport() {
+EmbeddedTransport::EmbeddedTransport(CallbackDispatcher* callbacks) {
   hal::sim::SimOptions options;
   options.device_count = EnvNumber("ACLD_SIM_DEVICES", options.device_count);
   options.device_memory_bytes = EnvNumber("ACLD_SIM_DEVICE_MEMORY", options.device_memory_bytes);
   runtime_ = std::make_unique<acld::Runtime>(hal::sim::CreateSimBackend(options));
   session_ = runtime_->OpenSession({getpid(), getuid(), ProcessCommandLine()});
   kernels_ = runtime_->Kernels();
+  if (callbacks != nullptr) {
+    acld::SessionEvents events;
+    events.callback_due = [callbacks](const acld::CallbackDue& due) {
+      callbacks->OnCallbackDue(due.callback_id, due.stream);
+    };
+    events.task_failed = [callbacks](const acld::TaskFailure& failure) {
+      callbacks->OnTaskFailed(FactsOf(failure.task_id, failure.stream, failure.submitter_thread,
+                                      failure.device, acld::AclCodeOf(failure.status)));
+    };
+    runtime_->SetSessionEvents(session_, std::move(events));
+  }
 }
 
 EmbeddedTransport::~EmbeddedTransport() { Close(); }
@@ -110,9 +121,9 @@ absl::Status EmbeddedTransport::SetStreamAllocator(uint64_t stream, bool registe
   return runtime_->SetStreamAllocator(session_, stream, registered);
 }
 
-absl::Status EmbeddedTransport::LaunchKernel(uint64_t stream, uint64_t thread,
-                                             const acld::KernelRequest& kernel) {
-  return runtime_->LaunchKernel(session_, stream, thread, kernel).status();
+absl::StatusOr<uint64_t> EmbeddedTransport::LaunchKernel(uint64_t stream, uint64_t thread,
+                                                         const acld::KernelRequest& kernel) {
+  return runtime_->LaunchKernel(session_, stream, thread, kernel);
 }
 
 acld::CopyRequest EmbeddedTransport::ToCore(const HostCopy& copy, bool stage_pageable) const {
@@ -135,22 +146,32 @@ acld::CopyRequest EmbeddedTransport::ToCore(const HostCopy& copy, bool stage_pag
   return core;
 }
 
-absl::Status EmbeddedTransport::CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) {
-  return runtime_->EnqueueCopy(session_, stream, thread, ToCore(copy, /*stage_pageable=*/true))
-      .status();
+absl::StatusOr<uint64_t> EmbeddedTransport::CopyAsync(uint64_t stream, uint64_t thread,
+                                                      const HostCopy& copy) {
+  return runtime_->EnqueueCopy(session_, stream, thread, ToCore(copy, /*stage_pageable=*/true));
 }
-absl::Status EmbeddedTransport::MemsetAsync(uint64_t stream, uint64_t thread,
-                                            const acld::MemsetRequest& memset) {
-  return runtime_->EnqueueMemset(session_, stream, thread, memset).status();
+absl::StatusOr<uint64_t> EmbeddedTransport::MemsetAsync(uint64_t stream, uint64_t thread,
+                                                        const acld::MemsetRequest& memset) {
+  return runtime_->EnqueueMemset(session_, stream, thread, memset);
 }
-absl::Status EmbeddedTransport::RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) {
-  return runtime_->RecordEvent(session_, event, stream, thread).status();
+absl::StatusOr<uint64_t> EmbeddedTransport::RecordEvent(uint64_t event, uint64_t stream,
+                                                        uint64_t thread) {
+  return runtime_->RecordEvent(session_, event, stream, thread);
 }
-absl::Status EmbeddedTransport::ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) {
-  return runtime_->ResetEvent(session_, event, stream, thread).status();
+absl::StatusOr<uint64_t> EmbeddedTransport::ResetEvent(uint64_t event, uint64_t stream,
+                                                       uint64_t thread) {
+  return runtime_->ResetEvent(session_, event, stream, thread);
 }
-absl::Status EmbeddedTransport::StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) {
-  return runtime_->StreamWaitEvent(session_, stream, event, thread).status();
+absl::StatusOr<uint64_t> EmbeddedTransport::StreamWaitEvent(uint64_t stream, uint64_t event,
+                                                            uint64_t thread) {
+  return runtime_->StreamWaitEvent(session_, stream, event, thread);
+}
+absl::StatusOr<uint64_t> EmbeddedTransport::LaunchCallback(uint64_t stream, uint64_t thread,
+                                                           uint64_t callback_id, bool block) {
+  return runtime_->EnqueueCallback(session_, stream, thread, callback_id, block);
+}
+void EmbeddedTransport::AcknowledgeCallback(uint64_t callback_id) {
+  runtime_->AcknowledgeCallback(session_, callback_id).IgnoreError();  // late: timed out
 }
 
 absl::StatusOr<uint64_t> EmbeddedTransport::CreateEvent(int32_t device_id, uint32_t flags) {

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "client/callback_dispatcher.h"
 #include "client/host_blocks.h"
 #include "client/transport.h"
 #include "daemon/core/runtime.h"
@@ -16,7 +17,8 @@ class EmbeddedTransport : public Transport {
  public:
   // Sim devices as the daemon's defaults (2 devices of 4 GiB, committed lazily),
   // overridable with ACLD_SIM_DEVICES and ACLD_SIM_DEVICE_MEMORY.
-  EmbeddedTransport();
+  // Callbacks and task failures are handed to `callbacks`.
+  explicit EmbeddedTransport(CallbackDispatcher* callbacks);
   ~EmbeddedTransport() override;
 
   acld::Runtime& runtime() { return *runtime_; }
@@ -48,14 +50,19 @@ class EmbeddedTransport : public Transport {
   absl::Status SetStreamFailureMode(uint64_t stream, uint64_t mode) override;
   absl::Status SetStreamAllocator(uint64_t stream, bool registered) override;
 
-  absl::Status LaunchKernel(uint64_t stream, uint64_t thread,
-                            const acld::KernelRequest& kernel) override;
-  absl::Status CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) override;
-  absl::Status MemsetAsync(uint64_t stream, uint64_t thread,
-                           const acld::MemsetRequest& memset) override;
-  absl::Status RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
-  absl::Status ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
-  absl::Status StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) override;
+  absl::StatusOr<uint64_t> LaunchKernel(uint64_t stream, uint64_t thread,
+                                        const acld::KernelRequest& kernel) override;
+  absl::StatusOr<uint64_t> CopyAsync(uint64_t stream, uint64_t thread,
+                                     const HostCopy& copy) override;
+  absl::StatusOr<uint64_t> MemsetAsync(uint64_t stream, uint64_t thread,
+                                       const acld::MemsetRequest& memset) override;
+  absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
+  absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
+  absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,
+                                           uint64_t thread) override;
+  absl::StatusOr<uint64_t> LaunchCallback(uint64_t stream, uint64_t thread, uint64_t callback_id,
+                                          bool block) override;
+  void AcknowledgeCallback(uint64_t callback_id) override;
 
   absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) override;
   absl::Status DestroyEvent(uint64_t event) override;

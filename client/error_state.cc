@@ -23,6 +23,7 @@ ProcessMessage& process_message() {
 }
 
 thread_local std::string thread_message;
+thread_local aclError last_error = ACL_SUCCESS;
 thread_local std::string returned_message;  // what the last Take handed out
 
 }  // namespace
@@ -34,6 +35,7 @@ void SetProcessLevelErrorMessages(bool enabled) {
 aclError ReportStatus(const absl::Status& status) {
   const int32_t code = acld::AclCodeOf(status);
   if (code == 0) return ACL_SUCCESS;
+  last_error = code;
   std::string text = absl::StrCat("[acld] error ", code, ": ", status.message());
   if (process_level.load(std::memory_order_relaxed)) {
     ProcessMessage& message = process_message();
@@ -44,6 +46,14 @@ aclError ReportStatus(const absl::Status& status) {
   }
   return code;
 }
+
+aclError TakeLastError() {
+  const aclError code = last_error;
+  last_error = ACL_SUCCESS;
+  return code;
+}
+
+aclError PeekLastError() { return last_error; }
 
 const char* TakeRecentErrorMessage() {
   if (process_level.load(std::memory_order_relaxed)) {

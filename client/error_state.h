@@ -15,6 +15,11 @@ void SetProcessLevelErrorMessages(bool process_level);
 // entry point returns through this, so every failure leaves a message.
 aclError ReportStatus(const absl::Status& status);
 
+// aclrtGetLastError / aclrtPeekAtLastError: the calling thread's latest error
+// code (ACL_SUCCESS when none); Take also forgets it.
+aclError TakeLastError();
+aclError PeekLastError();
+
 // The latest message for the caller (thread or process), then forgets it: a
 // second call without a new error returns NULL. The pointer stays valid until
 // the calling thread's next call of this function.

@@ -64,7 +64,7 @@ class LifecycleTest : public ::testing::Test {
     return path;
   }
 
-  EmbeddedTransport transport_;
+  EmbeddedTransport transport_{nullptr};
   std::atomic<int> finalized_{0};
   Lifecycle lifecycle_;
 };

@@ -70,17 +70,18 @@ acl::v1::CopyRequest CopyProto(const HostCopy& copy, uint64_t offset, uint64_t c
 
 }  // namespace
 
-RemoteTransport::RemoteTransport(std::string socket_path) : socket_path_(std::move(socket_path)) {}
+RemoteTransport::RemoteTransport(std::string socket_path, CallbackDispatcher* callbacks)
+    : socket_path_(std::move(socket_path)), callbacks_(callbacks) {}
 
 absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
-    const std::string& socket_path) {
+    const std::string& socket_path, CallbackDispatcher* callbacks) {
   // A missing socket file is the common case ("acld is not running"): say so
   // without waiting for gRPC's connection attempts.
   struct stat info {};
   if (stat(socket_path.c_str(), &info) != 0) {
     return Unreachable(socket_path, std::strerror(errno));
   }
-  std::unique_ptr<RemoteTransport> transport(new RemoteTransport(socket_path));
+  std::unique_ptr<RemoteTransport> transport(new RemoteTransport(socket_path, callbacks));
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(64 << 20);
   transport->channel_ = grpc::CreateCustomChannel("unix:" + socket_path,
@@ -142,6 +143,17 @@ void RemoteTransport::MarkBroken() {
 void RemoteTransport::ReadReplies() {
   ServerMessage message;
   while (stream_->Read(&message)) {
+    if (message.has_callback_due()) {
+      callbacks_->OnCallbackDue(message.callback_due().callback_id(),
+                                message.callback_due().stream());
+      continue;
+    }
+    if (message.has_task_failed()) {
+      const acl::v1::TaskFailed& failed = message.task_failed();
+      callbacks_->OnTaskFailed(FactsOf(failed.task_id(), failed.stream(), failed.thread(),
+                                       failed.device_id(), failed.acl_error()));
+      continue;
+    }
     if (!message.has_reply()) continue;
     absl::MutexLock lock(&mu_);
     auto it = pending_.find(message.call_id());
@@ -187,10 +199,17 @@ void RemoteTransport::FlushLoop() {
   }
 }
 
-void RemoteTransport::Submit(AsyncOp op, size_t payload_bytes) {
+uint64_t RemoteTransport::TakeTaskId(uint64_t stream) {
+  absl::MutexLock lock(&batch_mu_);
+  return ++task_ids_[stream];
+}
+
+uint64_t RemoteTransport::Submit(AsyncOp op, size_t payload_bytes) {
   bool full;
+  uint64_t task_id;
   {
     absl::MutexLock lock(&batch_mu_);
+    task_id = ++task_ids_[op.stream()];
     *batch_.mutable_async_batch()->add_ops() = std::move(op);
     batch_bytes_ += payload_bytes;
     full = batch_.async_batch().ops_size() >= kMaxBatchOps || batch_bytes_ >= kMaxBatchBytes;
@@ -200,6 +219,7 @@ void RemoteTransport::Submit(AsyncOp op, size_t payload_bytes) {
     absl::MutexLock lock(&write_mu_);
     WriteBatchLocked(nullptr);
   }
+  return task_id;
 }
 
 std::shared_ptr<RemoteTransport::PendingCall> RemoteTransport::Start(ClientMessage request) {
@@ -385,7 +405,7 @@ absl::Status RemoteTransport::SetStreamAllocator(uint64_t stream, bool registere
   return CallStatus(std::move(request));
 }
 
-absl::Status RemoteTransport::LaunchKernel(uint64_t stream, uint64_t thread,
+absl::StatusOr<uint64_t> RemoteTransport::LaunchKernel(uint64_t stream, uint64_t thread,
                                            const acld::KernelRequest& kernel) {
   AsyncOp op;
   op.set_stream(stream);
@@ -394,11 +414,10 @@ absl::Status RemoteTransport::LaunchKernel(uint64_t stream, uint64_t thread,
   launch.set_name(kernel.name);
   launch.set_block_dim(kernel.block_dim);
   launch.mutable_args()->Add(kernel.args.begin(), kernel.args.end());
-  Submit(std::move(op));
-  return absl::OkStatus();
+  return Submit(std::move(op));
 }
 
-absl::Status RemoteTransport::MemsetAsync(uint64_t stream, uint64_t thread,
+absl::StatusOr<uint64_t> RemoteTransport::MemsetAsync(uint64_t stream, uint64_t thread,
                                           const acld::MemsetRequest& memset) {
   AsyncOp op;
   op.set_stream(stream);
@@ -408,35 +427,31 @@ absl::Status RemoteTransport::MemsetAsync(uint64_t stream, uint64_t thread,
   proto.set_max_count(memset.max_count);
   proto.set_value(memset.value);
   proto.set_count(memset.count);
-  Submit(std::move(op));
-  return absl::OkStatus();
+  return Submit(std::move(op));
 }
 
-absl::Status RemoteTransport::RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) {
+absl::StatusOr<uint64_t> RemoteTransport::RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
   op.mutable_record_event()->set_event(event);
-  Submit(std::move(op));
-  return absl::OkStatus();
+  return Submit(std::move(op));
 }
 
-absl::Status RemoteTransport::ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) {
+absl::StatusOr<uint64_t> RemoteTransport::ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
   op.mutable_reset_event()->set_event(event);
-  Submit(std::move(op));
-  return absl::OkStatus();
+  return Submit(std::move(op));
 }
 
-absl::Status RemoteTransport::StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) {
+absl::StatusOr<uint64_t> RemoteTransport::StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
   op.mutable_wait_event()->set_event(event);
-  Submit(std::move(op));
-  return absl::OkStatus();
+  return Submit(std::move(op));
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::CreateEvent(int32_t device_id, uint32_t flags) {
@@ -604,18 +619,18 @@ absl::Status RemoteTransport::StagedCopyToHost(const HostCopy& copy) {
   return result;
 }
 
-absl::Status RemoteTransport::CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) {
+absl::StatusOr<uint64_t> RemoteTransport::CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
   *op.mutable_copy() = CopyProto(copy, 0, copy.count);
   if (copy.direction == Direction::kDeviceToDevice || SetSharedHost(copy, *op.mutable_copy())) {
-    Submit(std::move(op));
-    return absl::OkStatus();
+    return Submit(std::move(op));
   }
   if (copy.direction == Direction::kHostToDevice) {
     // Pageable source: its bytes are taken now, in chunks that ride the batch.
     const auto* source = static_cast<const uint8_t*>(copy.host_src);
+    uint64_t task_id = 0;
     for (uint64_t offset = 0; offset < copy.count || offset == 0; offset += kChunkBytes) {
       const uint64_t bytes = std::min(kChunkBytes, copy.count - offset);
       AsyncOp chunk;
@@ -623,13 +638,14 @@ absl::Status RemoteTransport::CopyAsync(uint64_t stream, uint64_t thread, const 
       chunk.set_thread(thread);
       *chunk.mutable_copy() = CopyProto(copy, offset, bytes);
       chunk.mutable_copy()->set_inline_data(source + offset, bytes);
-      Submit(std::move(chunk), bytes);
+      task_id = Submit(std::move(chunk), bytes);
       if (copy.count == 0) break;
     }
-    return absl::OkStatus();
+    return task_id;
   }
   // Pageable destination: the daemon cannot write it, so wait until the stream
   // reaches the copy and take the bytes from the reply.
+  uint64_t task_id = 0;
   for (uint64_t offset = 0; offset < copy.count; offset += kReplyChunkBytes) {
     const uint64_t bytes = std::min(kReplyChunkBytes, copy.count - offset);
     ClientMessage request;
@@ -637,13 +653,32 @@ absl::Status RemoteTransport::CopyAsync(uint64_t stream, uint64_t thread, const 
     *to_client.mutable_copy() = CopyProto(copy, offset, bytes);
     to_client.set_stream(stream);
     to_client.set_thread(thread);
+    task_id = TakeTaskId(stream);
     absl::StatusOr<Reply> reply = Call(std::move(request));
     if (!reply.ok()) return reply.status();
     if (reply->data().size() == bytes) {
       std::memcpy(static_cast<uint8_t*>(copy.host_dst) + offset, reply->data().data(), bytes);
     }
   }
-  return absl::OkStatus();
+  return task_id;
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::LaunchCallback(uint64_t stream, uint64_t thread,
+                                                         uint64_t callback_id, bool block) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  op.mutable_host_callback()->set_callback_id(callback_id);
+  op.mutable_host_callback()->set_block(block);
+  return Submit(std::move(op));
+}
+
+void RemoteTransport::AcknowledgeCallback(uint64_t callback_id) {
+  ClientMessage done;
+  done.mutable_callback_done()->set_callback_id(callback_id);
+  // After everything the callback itself submitted, so its work comes first.
+  absl::MutexLock lock(&write_mu_);
+  WriteBatchLocked(&done);
 }
 
 // --- shared memory ---

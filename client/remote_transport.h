@@ -20,6 +20,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "client/callback_dispatcher.h"
 #include "client/host_blocks.h"
 #include "client/transport.h"
 #include "grpcpp/channel.h"
@@ -32,7 +33,9 @@ class RemoteTransport : public Transport {
  public:
   // Connects to `socket_path` and opens this process's session. Fails fast with
   // ACL_ERROR_RT_SOCKET_CLOSE and a message saying how to fix it.
-  static absl::StatusOr<std::unique_ptr<RemoteTransport>> Connect(const std::string& socket_path);
+  // Callbacks and task failures the daemon sends are handed to `callbacks`.
+  static absl::StatusOr<std::unique_ptr<RemoteTransport>> Connect(const std::string& socket_path,
+                                                                  CallbackDispatcher* callbacks);
   ~RemoteTransport() override;
 
   void Close() override;
@@ -61,14 +64,19 @@ class RemoteTransport : public Transport {
   absl::Status SetStreamFailureMode(uint64_t stream, uint64_t mode) override;
   absl::Status SetStreamAllocator(uint64_t stream, bool registered) override;
 
-  absl::Status LaunchKernel(uint64_t stream, uint64_t thread,
-                            const acld::KernelRequest& kernel) override;
-  absl::Status CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) override;
-  absl::Status MemsetAsync(uint64_t stream, uint64_t thread,
-                           const acld::MemsetRequest& memset) override;
-  absl::Status RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
-  absl::Status ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
-  absl::Status StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) override;
+  absl::StatusOr<uint64_t> LaunchKernel(uint64_t stream, uint64_t thread,
+                                        const acld::KernelRequest& kernel) override;
+  absl::StatusOr<uint64_t> CopyAsync(uint64_t stream, uint64_t thread,
+                                     const HostCopy& copy) override;
+  absl::StatusOr<uint64_t> MemsetAsync(uint64_t stream, uint64_t thread,
+                                       const acld::MemsetRequest& memset) override;
+  absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
+  absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
+  absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,
+                                           uint64_t thread) override;
+  absl::StatusOr<uint64_t> LaunchCallback(uint64_t stream, uint64_t thread, uint64_t callback_id,
+                                          bool block) override;
+  void AcknowledgeCallback(uint64_t callback_id) override;
 
   absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) override;
   absl::Status DestroyEvent(uint64_t event) override;
@@ -95,7 +103,7 @@ class RemoteTransport : public Transport {
     uint64_t id = 0;
   };
 
-  explicit RemoteTransport(std::string socket_path);
+  RemoteTransport(std::string socket_path, CallbackDispatcher* callbacks);
 
   // Sends `request` (after every batched asynchronous operation) and returns
   // the handle to wait on.
@@ -110,8 +118,10 @@ class RemoteTransport : public Transport {
   absl::StatusOr<uint64_t> CallForHandle(acl::v1::ClientMessage request);
   absl::StatusOr<acld::ContextInfo> CallForContext(acl::v1::ClientMessage request);
 
-  // Appends an asynchronous operation to the batch.
-  void Submit(acl::v1::AsyncOp op, size_t payload_bytes = 0);
+  // Appends an asynchronous operation to the batch; returns its task id.
+  uint64_t Submit(acl::v1::AsyncOp op, size_t payload_bytes = 0);
+  // The id of a task enqueued outside the batch.
+  uint64_t TakeTaskId(uint64_t stream);
   // Writes the batch (and `then`, if any) while holding the write lock.
   bool WriteBatchLocked(const acl::v1::ClientMessage* then) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void FlushLoop();
@@ -129,6 +139,7 @@ class RemoteTransport : public Transport {
   bool SetSharedHost(const HostCopy& copy, acl::v1::CopyRequest& proto) const;
 
   const std::string socket_path_;
+  CallbackDispatcher* const callbacks_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<acl::v1::Runtime::Stub> stub_;
   grpc::ClientContext context_;
@@ -149,6 +160,9 @@ class RemoteTransport : public Transport {
   acl::v1::ClientMessage batch_ ABSL_GUARDED_BY(batch_mu_);
   size_t batch_bytes_ ABSL_GUARDED_BY(batch_mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(batch_mu_) = false;
+  // The daemon numbers each stream's tasks 1, 2, ...; so does the client, in
+  // submission order, without asking (aclrtGetThreadLastTaskId).
+  std::map<uint64_t, uint64_t> task_ids_ ABSL_GUARDED_BY(batch_mu_);
 
   mutable absl::Mutex mu_;
   std::map<uint64_t, std::shared_ptr<PendingCall>> pending_ ABSL_GUARDED_BY(mu_);

@@ -67,15 +67,26 @@ class Transport {
   virtual absl::Status SetStreamFailureMode(uint64_t stream, uint64_t mode) = 0;
   virtual absl::Status SetStreamAllocator(uint64_t stream, bool registered) = 0;
 
-  // Asynchronous work on a stream; `thread` is the submitting thread.
-  virtual absl::Status LaunchKernel(uint64_t stream, uint64_t thread,
-                                    const acld::KernelRequest& kernel) = 0;
-  virtual absl::Status CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) = 0;
-  virtual absl::Status MemsetAsync(uint64_t stream, uint64_t thread,
-                                   const acld::MemsetRequest& memset) = 0;
-  virtual absl::Status RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) = 0;
-  virtual absl::Status ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) = 0;
-  virtual absl::Status StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) = 0;
+  // Asynchronous work on a stream; `thread` is the submitting thread (its
+  // kernel thread id, for exception info). Each returns the id of the last
+  // task it enqueued (ids count up from 1 per stream).
+  virtual absl::StatusOr<uint64_t> LaunchKernel(uint64_t stream, uint64_t thread,
+                                                const acld::KernelRequest& kernel) = 0;
+  virtual absl::StatusOr<uint64_t> CopyAsync(uint64_t stream, uint64_t thread,
+                                             const HostCopy& copy) = 0;
+  virtual absl::StatusOr<uint64_t> MemsetAsync(uint64_t stream, uint64_t thread,
+                                               const acld::MemsetRequest& memset) = 0;
+  virtual absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream,
+                                               uint64_t thread) = 0;
+  virtual absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream,
+                                              uint64_t thread) = 0;
+  virtual absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,
+                                                   uint64_t thread) = 0;
+  // A callback the dispatcher holds under `callback_id` (SPEC section 6).
+  virtual absl::StatusOr<uint64_t> LaunchCallback(uint64_t stream, uint64_t thread,
+                                                  uint64_t callback_id, bool block) = 0;
+  // The process finished a blocking callback.
+  virtual void AcknowledgeCallback(uint64_t callback_id) = 0;
 
   // Events.
   virtual absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) = 0;

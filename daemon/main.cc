@@ -73,8 +73,11 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  acld::Runtime runtime(hal::sim::CreateSimBackend(
-      {absl::GetFlag(FLAGS_sim_devices), absl::GetFlag(FLAGS_sim_device_memory)}));
+  acld::RuntimeOptions runtime_options;
+  runtime_options.callback_timeout = absl::Seconds(absl::GetFlag(FLAGS_callback_timeout));
+  acld::Runtime runtime(hal::sim::CreateSimBackend({absl::GetFlag(FLAGS_sim_devices),
+                                                    absl::GetFlag(FLAGS_sim_device_memory)}),
+                        runtime_options);
   const acld::server::ServerOptions options{absl::GetFlag(FLAGS_socket),
                                             absl::GetFlag(FLAGS_admin_socket)};
   auto server = acld::server::DaemonServer::Start(runtime, options);

@@ -93,7 +93,7 @@ TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
   EXPECT_EQ(DeviceBytesUsed(daemon.Status()), 80u << 20);
   const auto [code, streams] = daemon.Aclctl({"streams"});
   EXPECT_EQ(code, 0);
-  EXPECT_NE(streams.find("waiting"), std::string::npos) << streams;  // the spinning kernels
+  EXPECT_NE(streams.find("waiting on kernel"), std::string::npos) << streams;  // the spinning kernels
 
   holder.Signal(SIGKILL);
   const auto released = WaitUntil(

@@ -7,7 +7,9 @@
 namespace acld {
 
 Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& options)
-    : backend_(std::move(backend)), memory_(*backend_) {
+    : backend_(std::move(backend)),
+      memory_(*backend_),
+      broker_(timer_, options.callback_timeout) {
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     engines_.push_back(std::make_unique<StreamEngine>(options.workers_per_device));
   }
@@ -29,14 +31,20 @@ Runtime::~Runtime() {
   }
 }
 
-void Runtime::SetFailureListener(FailureListener listener) {
-  absl::MutexLock lock(&listener_mu_);
-  failure_listener_ = std::move(listener);
+void Runtime::SetSessionEvents(SessionId id, SessionEvents events) {
+  absl::MutexLock lock(&mu_);
+  Session* session = sessions_.Find(id);
+  if (session != nullptr) session->notify = std::make_shared<const SessionEvents>(std::move(events));
 }
 
 void Runtime::ReportFailure(const TaskFailure& failure) {
-  absl::MutexLock lock(&listener_mu_);
-  if (failure_listener_) failure_listener_(failure);
+  std::shared_ptr<const SessionEvents> events;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    const Session* session = sessions_.Find(failure.session);
+    if (session != nullptr) events = session->notify;
+  }
+  if (events && events->task_failed) events->task_failed(failure);
 }
 
 SessionId Runtime::OpenSession(const PeerInfo& peer) {
@@ -49,6 +57,7 @@ bool Runtime::CloseSession(SessionId id) {
   Session* session = sessions_.Find(id);
   if (session == nullptr) return false;
   ReleaseSessionResources(*session, std::nullopt);
+  broker_.ForgetSession(id);
   memory_.RemoveSession(id);
   init_.RemoveSession(id);
   sessions_.Close(id);
@@ -322,6 +331,8 @@ RuntimeSnapshot Runtime::Snapshot() const {
     const MemoryManager::SessionUsage usage = memory_.UsageOf(session_id);
     entry.memory_bytes = usage.bytes;
     entry.memory_quota = usage.quota;
+    entry.pending_callbacks = broker_.Pending(session_id);
+    entry.callback_timeouts = broker_.Timeouts(session_id);
     for (const auto& [stream_id, stream] : session.streams) {
       StreamSnapshot stream_info;
       stream_info.id = stream_id;

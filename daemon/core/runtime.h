@@ -26,9 +26,11 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/core/callback_broker.h"
 #include "daemon/core/init_arbiter.h"
 #include "daemon/core/memory_manager.h"
 #include "daemon/core/runtime_snapshot.h"
+#include "daemon/core/session_events.h"
 #include "daemon/core/session_table.h"
 #include "daemon/core/stream_engine.h"
 #include "daemon/core/timer.h"
@@ -45,6 +47,8 @@ struct InitSettings {
 
 struct RuntimeOptions {
   int workers_per_device = 2;
+  // How long a stream waits for its process to finish a blocking callback.
+  absl::Duration callback_timeout = absl::Seconds(60);
 };
 
 struct ContextInfo {
@@ -103,11 +107,10 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Called (on a worker or timer thread) for every failed task.
-  void SetFailureListener(FailureListener listener);
-
   // Sessions.
   SessionId OpenSession(const PeerInfo& peer);
+  // Where the session's process hears of its callbacks and failed tasks.
+  void SetSessionEvents(SessionId session, SessionEvents events);
   // Ends a session as if its process exited: drops its init references and
   // releases everything it held. Returns false when it was not live.
   bool CloseSession(SessionId session);
@@ -165,10 +168,12 @@ class Runtime {
                                       uint64_t thread);
   absl::StatusOr<uint64_t> StreamWaitEvent(SessionId session, StreamId stream, EventId event,
                                            uint64_t thread);
-  // A task that parks its stream until `start(resume)` calls resume (issue #4's
-  // host callbacks build on this).
-  absl::StatusOr<uint64_t> EnqueueWait(SessionId session, StreamId stream, uint64_t thread,
-                                       std::function<void(TaskResume)> start);
+  // A host callback of the process (aclrtLaunchHostFunc, aclrtLaunchCallback):
+  // when the stream reaches it the process is told; with `block` the stream
+  // waits until AcknowledgeCallback.
+  absl::StatusOr<uint64_t> EnqueueCallback(SessionId session, StreamId stream, uint64_t thread,
+                                           uint64_t callback_id, bool block);
+  absl::Status AcknowledgeCallback(SessionId session, uint64_t callback_id);
 
   // Events.
   absl::StatusOr<EventId> CreateEvent(SessionId session, int32_t device_id, uint32_t flags);
@@ -208,7 +213,8 @@ class Runtime {
   // host-wide init count is non-zero, otherwise those a session set.
   void UpdateDevicePower() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<uint64_t> Enqueue(SessionId session, StreamId stream, uint64_t thread,
-                                   TaskFn task, std::function<void()> on_discard = nullptr);
+                                   TaskFn task, std::function<void()> on_discard = nullptr,
+                                   const char* waits_for = "work");
   // The bytes of a device range of the session, checked.
   absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
   absl::Status RunCopy(SessionId session, const CopyRequest& copy) const;
@@ -216,19 +222,18 @@ class Runtime {
   void ReportFailure(const TaskFailure& failure);
 
   // Declaration order is destruction order in reverse: the timer stops before
-  // the engines it resumes, the engines before the memory their tasks touch.
+  // the broker and engines it calls, the engines before the memory their tasks
+  // touch.
   const std::unique_ptr<hal::Backend> backend_;
   MemoryManager memory_;
   std::vector<std::unique_ptr<StreamEngine>> engines_;  // one per device
+  CallbackBroker broker_;
   Timer timer_;
 
   mutable absl::Mutex mu_;
   SessionTable sessions_ ABSL_GUARDED_BY(mu_);
   InitArbiter init_ ABSL_GUARDED_BY(mu_);
   uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;  // contexts, streams, events: never reused
-
-  absl::Mutex listener_mu_;
-  FailureListener failure_listener_ ABSL_GUARDED_BY(listener_mu_);
 };
 
 }  // namespace acld

@@ -161,10 +161,11 @@ absl::Status Runtime::SetStreamAllocator(SessionId id, StreamId stream_id, bool 
 }
 
 absl::StatusOr<uint64_t> Runtime::Enqueue(SessionId id, StreamId stream_id, uint64_t thread,
-                                          TaskFn task, std::function<void()> on_discard) {
+                                          TaskFn task, std::function<void()> on_discard,
+                                          const char* waits_for) {
   absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
   if (!stream.ok()) return stream.status();
-  return (*stream)->Enqueue(std::move(task), thread, std::move(on_discard));
+  return (*stream)->Enqueue(std::move(task), thread, std::move(on_discard), waits_for);
 }
 
 namespace {
@@ -235,7 +236,8 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
     });
     return std::nullopt;
   };
-  return (*stream)->Enqueue(std::move(task), thread, [discarded] { discarded->store(true); });
+  return (*stream)->Enqueue(std::move(task), thread, [discarded] { discarded->store(true); },
+                            "kernel");
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream, uint64_t thread,
@@ -297,22 +299,32 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream,
   absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
   if (!event.ok()) return event.status();
   const uint64_t target = (*event)->latest_record();
-  return Enqueue(id, stream, thread,
-                 [event = *event, target](const TaskResume& resume) -> std::optional<absl::Status> {
-                   if (event->WaitFor(target, [resume] { resume(absl::OkStatus()); })) {
-                     return absl::OkStatus();
-                   }
-                   return std::nullopt;
-                 });
+  return Enqueue(
+      id, stream, thread,
+      [event = *event, target](const TaskResume& resume) -> std::optional<absl::Status> {
+        if (event->WaitFor(target, [resume] { resume(absl::OkStatus()); })) {
+          return absl::OkStatus();
+        }
+        return std::nullopt;
+      },
+      nullptr, "event");
 }
 
-absl::StatusOr<uint64_t> Runtime::EnqueueWait(SessionId id, StreamId stream, uint64_t thread,
-                                              std::function<void(TaskResume)> start) {
-  return Enqueue(id, stream, thread,
-                 [start = std::move(start)](const TaskResume& resume) -> std::optional<absl::Status> {
-                   start(resume);
-                   return std::nullopt;
-                 });
+absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream, uint64_t thread,
+                                                  uint64_t callback_id, bool block) {
+  std::shared_ptr<const SessionEvents> events;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    absl::StatusOr<Session*> session = FindSession(id);
+    if (!session.ok()) return session.status();
+    events = (*session)->notify;
+  }
+  return Enqueue(id, stream, thread, broker_.MakeTask(id, stream, callback_id, block, events),
+                 nullptr, "callback");
+}
+
+absl::Status Runtime::AcknowledgeCallback(SessionId id, uint64_t callback_id) {
+  return broker_.Acknowledge(id, callback_id);
 }
 
 absl::StatusOr<EventId> Runtime::CreateEvent(SessionId id, int32_t device_id, uint32_t flags) {

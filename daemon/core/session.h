@@ -10,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "daemon/core/event.h"
+#include "daemon/core/session_events.h"
 #include "daemon/core/session_id.h"
 #include "daemon/core/stream.h"
 
@@ -48,6 +49,7 @@ struct Session {
   std::map<StreamId, std::shared_ptr<Stream>> streams;
   std::map<EventId, std::shared_ptr<Event>> events;
   std::set<StreamId> streams_with_allocator;  // carry a custom allocator (SPEC section 7)
+  std::shared_ptr<const SessionEvents> notify;  // where its process hears of callbacks, failures
 };
 
 }  // namespace acld

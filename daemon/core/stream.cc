@@ -23,7 +23,8 @@ Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
 Stream::~Stream() = default;
 
 absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
-                                         std::function<void()> on_discard) {
+                                         std::function<void()> on_discard,
+                                         const char* waits_for) {
   bool make_ready = false;
   std::function<void()> discarded;
   uint64_t id;
@@ -41,7 +42,8 @@ absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
       discarded = std::move(on_discard);
     } else {
       ++counters_.queued;
-      queue_.push_back(Task{id, submitter_thread, std::move(task), std::move(on_discard)});
+      queue_.push_back(
+          Task{id, submitter_thread, std::move(task), std::move(on_discard), waits_for});
       if (state_ == State::kIdle) {
         state_ = State::kReady;
         make_ready = true;
@@ -273,7 +275,9 @@ StreamStats Stream::Stats() const {
     case State::kIdle: stats.state = "idle"; break;
     case State::kReady: stats.state = "ready"; break;
     case State::kRunning: stats.state = "running"; break;
-    case State::kParked: stats.state = "waiting"; break;
+    case State::kParked:
+      stats.state = absl::StrCat("waiting on ", parked_.has_value() ? parked_->waits_for : "work");
+      break;
   }
   if (closing_) stats.state = "closing";
   return stats;

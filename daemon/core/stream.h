@@ -54,7 +54,7 @@ struct StreamStats {
   uint64_t failed = 0;     // ran and failed
   uint64_t discarded = 0;  // dropped by STOP_ON_FAILURE or a forced destroy
   FailureMode failure_mode = FailureMode::kContinue;
-  std::string state;       // idle, ready, running, waiting, closing
+  std::string state;       // idle, ready, running, waiting on <what>, closing
 };
 
 class Stream : public std::enable_shared_from_this<Stream> {
@@ -76,8 +76,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Appends a task and returns its task id (ids start at 1 and grow by one).
   // `on_discard` (optional) runs instead of the task if the task is dropped
   // (STOP_ON_FAILURE, forced destroy), so that nobody waits for it forever.
+  // `waits_for` names what the task may park on, for operators ("callback").
   absl::StatusOr<uint64_t> Enqueue(TaskFn task, uint64_t submitter_thread,
-                                   std::function<void()> on_discard = nullptr);
+                                   std::function<void()> on_discard = nullptr,
+                                   const char* waits_for = "work");
 
   // Calls `done` once every task enqueued before this call has finished or
   // been discarded, with the stream's first unreported failure (reported once),
@@ -105,6 +107,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     uint64_t submitter_thread;
     TaskFn fn;
     std::function<void()> on_discard;
+    const char* waits_for;
   };
   struct SyncWaiter {
     uint64_t target;  // done once every task id <= target has finished

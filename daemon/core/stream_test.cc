@@ -129,7 +129,7 @@ TEST_F(StreamTest, SynchronizeTimesOutAndPollsWithZero) {
   EXPECT_EQ(AclCodeOf(Sync(*stream, absl::Milliseconds(20))), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
   EXPECT_EQ(AclCodeOf(Sync(*stream, absl::ZeroDuration())), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
   EXPECT_FALSE(stream->Idle());
-  EXPECT_EQ(stream->Stats().state, "waiting");
+  EXPECT_EQ(stream->Stats().state, "waiting on work");
   release(absl::OkStatus());
   EXPECT_TRUE(Sync(*stream, absl::Seconds(10)).ok());
 }

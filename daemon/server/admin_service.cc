@@ -11,6 +11,8 @@ void ToProto(const SessionSnapshot& snapshot, acl::v1::SessionInfo& info) {
   info.set_streams(static_cast<uint32_t>(session.streams.size()));
   info.set_memory_bytes(snapshot.memory_bytes);
   info.set_memory_quota(snapshot.memory_quota);
+  info.set_pending_callbacks(static_cast<uint32_t>(snapshot.pending_callbacks));
+  info.set_callback_timeouts(snapshot.callback_timeouts);
   info.set_id(session.id);
   info.set_pid(session.peer.pid);
   info.set_uid(session.peer.uid);

@@ -67,6 +67,36 @@ absl::Status SessionHandler::TakeDeferredError() {
 }
 
 void SessionHandler::Open(uint64_t call_id) {
+  // Events go out on the session's stream, weakly held: a session that ended
+  // hears of nothing.
+  std::weak_ptr<SessionHandler> weak = weak_from_this();
+  SessionEvents events;
+  events.callback_due = [weak](const CallbackDue& due) {
+    auto self = weak.lock();
+    if (!self) return;
+    acl::v1::ServerMessage message;
+    message.mutable_callback_due()->set_callback_id(due.callback_id);
+    message.mutable_callback_due()->set_stream(due.stream);
+    self->write_(message);
+  };
+  events.task_failed = [weak](const TaskFailure& failure) {
+    auto self = weak.lock();
+    if (!self) return;
+    spdlog::info("session {}: task {} of stream {} failed with {}: {}", self->session_,
+                 failure.task_id, failure.stream, AclCodeOf(failure.status),
+                 std::string(failure.status.message()));
+    acl::v1::ServerMessage message;
+    acl::v1::TaskFailed& failed = *message.mutable_task_failed();
+    failed.set_stream(failure.stream);
+    failed.set_task_id(failure.task_id);
+    failed.set_device_id(failure.device);
+    failed.set_thread(failure.submitter_thread);
+    failed.set_acl_error(AclCodeOf(failure.status));
+    failed.set_message(std::string(failure.status.message()));
+    self->write_(message);
+  };
+  runtime_.SetSessionEvents(session_, std::move(events));
+
   Reply reply;
   acl::v1::SessionOpened& opened = *reply.mutable_session_opened();
   opened.set_session_id(session_);
@@ -153,6 +183,11 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
     case acl::v1::AsyncOp::kWaitEvent:
       return runtime_.StreamWaitEvent(session_, op.stream(), op.wait_event().event(), op.thread())
           .status();
+    case acl::v1::AsyncOp::kHostCallback:
+      return runtime_
+          .EnqueueCallback(session_, op.stream(), op.thread(), op.host_callback().callback_id(),
+                           op.host_callback().block())
+          .status();
     case acl::v1::AsyncOp::OP_NOT_SET:
       break;
   }
@@ -201,6 +236,13 @@ void SessionHandler::Handle(const ClientMessage& request) {
   switch (request.body_case()) {
     case ClientMessage::kAsyncBatch:
       return ApplyBatch(request.async_batch());
+    case ClientMessage::kCallbackDone: {
+      // A late answer (after the callback timeout) is only worth a log line.
+      absl::Status status =
+          runtime_.AcknowledgeCallback(session_, request.callback_done().callback_id());
+      if (!status.ok()) spdlog::info("session {}: {}", session_, std::string(status.message()));
+      return;
+    }
     case ClientMessage::kInitCount:
       return answer_count(runtime_.InitCount(session_));
     case ClientMessage::kAddInitReference:

@@ -60,14 +60,18 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
 }
 
 std::string SessionsTable(const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
-  Table table({"ID", "PID", "UID", "REFCOUNT", "DEVICES", "STREAMS", "MEMORY", "CONNECTED",
-               "COMMAND"});
+  Table table({"ID", "PID", "UID", "REFCOUNT", "DEVICES", "STREAMS", "MEMORY", "CALLBACKS",
+               "CONNECTED", "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
     table.AddRow({absl::StrCat(session.id()), absl::StrCat(session.pid()),
                   absl::StrCat(session.uid()), absl::StrCat(session.refcount()),
                   DeviceRefs(session), absl::StrCat(session.streams()),
                   HumanBytes(session.memory_bytes()),
+                  absl::StrCat(session.pending_callbacks(), " pending",
+                               session.callback_timeouts() > 0
+                                   ? absl::StrCat(", ", session.callback_timeouts(), " timed out")
+                                   : ""),
                   absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()), session.command()});
   }
   return table.Render();

@@ -1,0 +1,156 @@
+// C entry points for host callbacks, report callbacks, exception info and the
+// last error (SPEC section 6). The functions stay in this process; the daemon
+// only orders them in their streams.
+#include <pthread.h>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl_rt.h"
+#include "client/api_support.h"
+#include "client/exception_info.h"
+#include "daemon/core/acl_status.h"
+
+using acl_client::Api;
+using acl_client::CallbackDispatcher;
+using acl_client::ClientRuntime;
+using acl_client::Connected;
+using acl_client::CurrentThreadId;
+using acl_client::NullArgument;
+using acl_client::ResolveStream;
+using acl_client::Transport;
+using Kind = acl_client::CallbackDispatcher::Kind;
+
+namespace {
+
+CallbackDispatcher& callbacks() { return ClientRuntime::Get().callbacks(); }
+
+// Queues `run` on `stream` as a callback of `kind`.
+absl::Status Launch(Kind kind, aclrtStream stream, bool block, std::function<void()> run,
+                    const char* api) {
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
+  if (kind == Kind::kReport && !callbacks().HasSubscriber(Kind::kReport, stream_id)) {
+    return acld::AclStatus(ACL_ERROR_RT_STREAM_NO_CB_REG,
+                           absl::StrCat(api, ": no thread is subscribed to the stream's reports "
+                                             "(aclrtSubscribeReport)"));
+  }
+  const uint64_t id = callbacks().Add(kind, stream_id, block, std::move(run));
+  absl::StatusOr<uint64_t> task = transport->LaunchCallback(stream_id, CurrentThreadId(), id, block);
+  if (!task.ok()) callbacks().Remove(id);
+  return acl_client::Enqueued(task);
+}
+
+absl::Status Subscribe(Kind kind, uint64_t thread, aclrtStream stream, bool subscribe,
+                       const char* api) {
+  ACL_RETURN_IF_ERROR(Connected().status());
+  ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
+  return subscribe ? callbacks().Subscribe(kind, thread, stream_id)
+                   : callbacks().Unsubscribe(kind, thread, stream_id);
+}
+
+uint32_t Fact(const aclrtExceptionInfo* info, uint32_t acl_client::TaskFailureFacts::*field) {
+  if (info == nullptr) return static_cast<uint32_t>(ACL_ERROR_INVALID_EXCEPTION_INFO);
+  return info->facts.*field;
+}
+
+aclError LastError(aclrtLastErrLevel level, bool take) {
+  if (level != ACL_RT_THREAD_LEVEL) return ACL_ERROR_INVALID_PARAM;
+  return take ? acl_client::TakeLastError() : acl_client::PeekLastError();
+}
+
+}  // namespace
+
+extern "C" {
+
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
+  return Api([&]() -> absl::Status {
+    if (fn == nullptr) return NullArgument("aclrtLaunchHostFunc", "fn");
+    return Launch(Kind::kHostFunc, stream, /*block=*/true, [fn, args] { fn(args); },
+                  "aclrtLaunchHostFunc");
+  });
+}
+
+aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream) {
+  return Api([&] {
+    return Subscribe(Kind::kHostFunc, hostFuncThreadId, exeStream, true, "aclrtSubscribeHostFunc");
+  });
+}
+
+aclError aclrtProcessHostFunc(int32_t timeout) {
+  return Api([&] { return callbacks().Process(Kind::kHostFunc, timeout); });
+}
+
+aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream) {
+  return Api([&] {
+    return Subscribe(Kind::kHostFunc, hostFuncThreadId, exeStream, false,
+                     "aclrtUnSubscribeHostFunc");
+  });
+}
+
+aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
+  return Api([&] {
+    return Subscribe(Kind::kReport, threadId, stream, true, "aclrtSubscribeReport");
+  });
+}
+
+aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
+  return Api([&] {
+    return Subscribe(Kind::kReport, threadId, stream, false, "aclrtUnSubscribeReport");
+  });
+}
+
+aclError aclrtProcessReport(int32_t timeout) {
+  return Api([&] { return callbacks().Process(Kind::kReport, timeout); });
+}
+
+aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBlockType blockType,
+                             aclrtStream stream) {
+  return Api([&]() -> absl::Status {
+    if (fn == nullptr) return NullArgument("aclrtLaunchCallback", "fn");
+    if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat("aclrtLaunchCallback: unknown block type ",
+                                          static_cast<int>(blockType)));
+    }
+    return Launch(Kind::kReport, stream, blockType == ACL_CALLBACK_BLOCK,
+                  [fn, userData] { fn(userData); }, "aclrtLaunchCallback");
+  });
+}
+
+aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback) {
+  callbacks().SetExceptionCallback(callback);
+  return ACL_SUCCESS;
+}
+
+uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo* info) {
+  return Fact(info, &acl_client::TaskFailureFacts::task_id);
+}
+
+uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo* info) {
+  return Fact(info, &acl_client::TaskFailureFacts::stream_id);
+}
+
+uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo* info) {
+  return Fact(info, &acl_client::TaskFailureFacts::thread_id);
+}
+
+uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo* info) {
+  return Fact(info, &acl_client::TaskFailureFacts::device_id);
+}
+
+uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo* info) {
+  return Fact(info, &acl_client::TaskFailureFacts::error_code);
+}
+
+aclError aclrtGetThreadLastTaskId(uint32_t* taskId) {
+  return Api([&]() -> absl::Status {
+    if (taskId == nullptr) return NullArgument("aclrtGetThreadLastTaskId", "taskId");
+    *taskId = static_cast<uint32_t>(acl_client::ThreadLastTaskId());
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtGetLastError(aclrtLastErrLevel level) { return LastError(level, /*take=*/true); }
+
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level) { return LastError(level, /*take=*/false); }
+
+}  // extern "C"

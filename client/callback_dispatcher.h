@@ -1,0 +1,121 @@
+// Runs the application's stream callbacks in the application's process
+// (SPEC section 6): host funcs, report callbacks and the exception callback.
+//
+// The daemon decides *when* (its stream reached the callback); this decides
+// *where*: on the thread subscribed to the stream (inside its
+// aclrtProcessReport / aclrtProcessHostFunc), or else on one of the library's
+// own callback threads, never on the transport's reader thread. A blocking
+// callback is acknowledged when it returns, and the stream goes on.
+#ifndef ACLD_CLIENT_CALLBACK_DISPATCHER_H_
+#define ACLD_CLIENT_CALLBACK_DISPATCHER_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "acl/acl_rt.h"
+
+namespace acl_client {
+
+// The facts of a failed task, as aclrtExceptionInfo carries them.
+struct TaskFailureFacts {
+  uint32_t task_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t thread_id = 0;
+  uint32_t device_id = 0;
+  uint32_t error_code = 0;
+};
+
+// The exception info's fields are 32-bit, as in CANN.
+inline TaskFailureFacts FactsOf(uint64_t task_id, uint64_t stream, uint64_t thread,
+                                int32_t device, int32_t error_code) {
+  return TaskFailureFacts{static_cast<uint32_t>(task_id), static_cast<uint32_t>(stream),
+                          static_cast<uint32_t>(thread), static_cast<uint32_t>(device),
+                          static_cast<uint32_t>(error_code)};
+}
+
+class CallbackDispatcher {
+ public:
+  enum class Kind { kHostFunc, kReport };
+  using Acknowledge = std::function<void(uint64_t callback_id)>;
+
+  CallbackDispatcher();
+
+  // How a finished blocking callback is acknowledged (the transport).
+  void SetAcknowledge(Acknowledge acknowledge);
+
+  // Remembers `run` until the daemon says its stream reached it; returns the id.
+  uint64_t Add(Kind kind, uint64_t stream, bool block, std::function<void()> run);
+  // The launch failed: the callback will never be due.
+  void Remove(uint64_t callback_id);
+
+  // Subscriptions (threadId is pthread_self() of the processing thread).
+  absl::Status Subscribe(Kind kind, uint64_t thread, uint64_t stream);
+  absl::Status Unsubscribe(Kind kind, uint64_t thread, uint64_t stream);
+  bool HasSubscriber(Kind kind, uint64_t stream) const;
+  // The stream was destroyed: its subscriptions go with it.
+  void ForgetStream(uint64_t stream);
+
+  // Runs one callback of `kind` delivered to the calling thread, waiting up to
+  // `timeout_ms` (-1 forever).
+  absl::Status Process(Kind kind, int32_t timeout_ms);
+
+  // From the transport (reader thread, or a daemon worker in embedded mode):
+  // must not block.
+  void OnCallbackDue(uint64_t callback_id, uint64_t stream);
+  void OnTaskFailed(const TaskFailureFacts& facts);
+
+  void SetExceptionCallback(aclrtExceptionInfoCallback callback);
+
+  // Waits (a little) until every failure received so far has been handed to
+  // the exception callback, so that a synchronization reporting a failure
+  // returns after the callback ran. A no-op on callback threads.
+  void WaitForFailureCallbacks();
+
+  // True when the calling thread is inside a callback of `stream` (such a
+  // callback must not wait for its own stream: that would deadlock).
+  static bool InCallbackOf(uint64_t stream);
+  // True when the calling thread is inside any stream callback.
+  static bool InCallback();
+
+ private:
+  struct Entry {
+    Kind kind;
+    uint64_t stream;
+    bool block;
+    std::function<void()> run;
+  };
+  struct Work {
+    uint64_t callback_id = 0;  // 0: not a stream callback (exception callback)
+    uint64_t stream = 0;
+    bool block = false;
+    std::function<void()> run;
+  };
+  using Subscription = std::pair<Kind, uint64_t>;  // (kind, stream)
+
+  void Run(Work work);
+  void PoolLoop();
+  void EnsurePoolLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::map<Subscription, uint64_t> subscribers_ ABSL_GUARDED_BY(mu_);  // -> thread
+  std::map<std::pair<Kind, uint64_t>, std::deque<Work>> thread_queues_ ABSL_GUARDED_BY(mu_);
+  std::deque<Work> pool_queue_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> pool_ ABSL_GUARDED_BY(mu_);
+  aclrtExceptionInfoCallback exception_callback_ ABSL_GUARDED_BY(mu_) = nullptr;
+  uint64_t failures_received_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t failures_handled_ ABSL_GUARDED_BY(mu_) = 0;
+  Acknowledge acknowledge_;
+};
+
+}  // namespace acl_client
+
+#endif  // ACLD_CLIENT_CALLBACK_DISPATCHER_H_

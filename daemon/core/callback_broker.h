@@ -1,0 +1,67 @@
+// The arbiter of host callbacks (aclrtLaunchHostFunc, aclrtLaunchCallback).
+//
+// A callback is a stream task. When the stream reaches it, the broker tells
+// the session's process (SessionEvents::callback_due) and, for a blocking
+// callback, parks the stream until the process acknowledges. The broker, not a
+// worker, waits: a parked stream holds no thread. A process that never answers
+// fails the task with ACL_ERROR_RT_REPORT_TIMEOUT after the callback timeout;
+// a process that dies is forgotten with its session.
+#ifndef ACLD_DAEMON_CORE_CALLBACK_BROKER_H_
+#define ACLD_DAEMON_CORE_CALLBACK_BROKER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "daemon/core/session_events.h"
+#include "daemon/core/stream.h"
+#include "daemon/core/timer.h"
+
+namespace acld {
+
+class CallbackBroker {
+ public:
+  CallbackBroker(Timer& timer, absl::Duration timeout) : timer_(timer), timeout_(timeout) {}
+
+  // The stream task for callback `callback_id` of `session`. `events` is
+  // where the session hears of it. A non-blocking callback lets the stream go
+  // on at once; a blocking one holds it until Acknowledge (or the timeout).
+  TaskFn MakeTask(SessionId session, StreamId stream, uint64_t callback_id, bool block,
+                  std::shared_ptr<const SessionEvents> events);
+
+  // The process finished callback `callback_id`: its stream goes on. Unknown
+  // ids (timed out, or never blocking) are refused.
+  absl::Status Acknowledge(SessionId session, uint64_t callback_id);
+
+  // The session is gone: nothing of it is waited for any more.
+  void ForgetSession(SessionId session);
+
+  // Blocking callbacks delivered and not yet acknowledged.
+  size_t Pending(SessionId session) const;
+  // Callbacks of the session that timed out.
+  uint64_t Timeouts(SessionId session) const;
+
+ private:
+  struct Waiting {
+    TaskResume resume;
+    Timer::TimerId timer = 0;
+  };
+  using Key = std::pair<SessionId, uint64_t>;
+
+  void TimeOut(const Key& key);
+
+  Timer& timer_;
+  const absl::Duration timeout_;
+  mutable absl::Mutex mu_;
+  std::map<Key, Waiting> waiting_ ABSL_GUARDED_BY(mu_);
+  std::map<SessionId, uint64_t> timeouts_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace acld
+
+#endif  // ACLD_DAEMON_CORE_CALLBACK_BROKER_H_

@@ -1,0 +1,27 @@
+// What the runtime tells a session's process, as it happens: a callback its
+// stream reached, and a task of its that failed. The gRPC server forwards them
+// on the session's stream; the embedded transport hands them to the client's
+// dispatcher directly. Both must return quickly: they run on worker threads.
+#ifndef ACLD_DAEMON_CORE_SESSION_EVENTS_H_
+#define ACLD_DAEMON_CORE_SESSION_EVENTS_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "daemon/core/stream.h"
+
+namespace acld {
+
+struct CallbackDue {
+  uint64_t callback_id = 0;
+  StreamId stream = 0;
+};
+
+struct SessionEvents {
+  std::function<void(const CallbackDue&)> callback_due;
+  std::function<void(const TaskFailure&)> task_failed;
+};
+
+}  // namespace acld
+
+#endif  // ACLD_DAEMON_CORE_SESSION_EVENTS_H_
