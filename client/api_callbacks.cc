@@ -33,7 +33,14 @@ absl::Status Launch(Kind kind, aclrtStream stream, bool block, std::function<voi
                            absl::StrCat(api, ": no thread is subscribed to the stream's reports "
                                              "(aclrtSubscribeReport)"));
   }
-  const uint64_t id = callbacks().Add(kind, stream_id, block, std::move(run));
+  // The callback runs in the launching thread's context, as on the device's
+  // runtime thread: the ACL calls it makes see the same current device.
+  std::optional<acld::ContextInfo> context = ClientRuntime::Get().current_context();
+  auto in_context = [context, run = std::move(run)] {
+    if (context.has_value()) ClientRuntime::Get().set_current_context(*context);
+    run();
+  };
+  const uint64_t id = callbacks().Add(kind, stream_id, block, std::move(in_context));
   absl::StatusOr<uint64_t> task = transport->LaunchCallback(stream_id, CurrentThreadId(), id, block);
   if (!task.ok()) callbacks().Remove(id);
   return acl_client::Enqueued(task);

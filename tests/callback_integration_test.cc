@@ -1,0 +1,107 @@
+// Host callbacks streamed back to the processes that launched them, arbitrated
+// by a real acld; the single-process scenarios also run in embedded mode.
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/acld_fixture.h"
+
+namespace acld_test {
+namespace {
+
+constexpr char kCallbackClient[] = "tests/callback_client";
+
+void ExpectScenarioPasses(const std::vector<std::string>& args,
+                          const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv = {kCallbackClient};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto [code, output] = RunToCompletion(argv, env, absl::Seconds(120));
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_EQ(output.find("FAIL"), std::string::npos) << output;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream content;
+  content << file.rdbuf();
+  return content.str();
+}
+
+class CallbackScenarioTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() { daemon_ = new AcldDaemon(); }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+
+  void Run(const std::vector<std::string>& args) {
+    if (GetParam() == "embedded") return ExpectScenarioPasses(args, {{"ACLD_ADDRESS", "embedded"}});
+    ExpectScenarioPasses(args, daemon_->client_env());
+  }
+
+  static AcldDaemon* daemon_;
+};
+
+AcldDaemon* CallbackScenarioTest::daemon_ = nullptr;
+
+TEST_P(CallbackScenarioTest, SeedHostFuncSample) { Run({"seed_hostfunc"}); }
+TEST_P(CallbackScenarioTest, StrictOrderWithASlowHostFunc) { Run({"ordering"}); }
+TEST_P(CallbackScenarioTest, BlockVersusNoBlock) { Run({"block_modes"}); }
+TEST_P(CallbackScenarioTest, EveryErrorPath) { Run({"errors"}); }
+TEST_P(CallbackScenarioTest, ExceptionInfoAndStopOnFailure) { Run({"exception", "stop"}); }
+TEST_P(CallbackScenarioTest, ExceptionInfoAndContinueOnFailure) { Run({"exception", "continue"}); }
+TEST_P(CallbackScenarioTest, SubscribedThreadRunsHostFuncs) { Run({"subscribed"}); }
+TEST_P(CallbackScenarioTest, ThousandsOfHostFuncs) { Run({"many", "3000"}); }
+
+INSTANTIATE_TEST_SUITE_P(Modes, CallbackScenarioTest, ::testing::Values("daemon", "embedded"),
+                         [](const auto& info) { return info.param; });
+
+TEST(CallbackIntegrationTest, ACallbackNeverFinishedTimesOutItsStream) {
+  AcldDaemon daemon({"--callback_timeout=1"});
+  ExpectScenarioPasses({"stuck"}, daemon.client_env());
+  const std::string log = ReadFile(daemon.dir() + "/acld.log");
+  EXPECT_NE(log.find("did not finish callback"), std::string::npos) << log;
+}
+
+TEST(CallbackIntegrationTest, TimeoutIsVisibleInAclctlWhileTheSessionLives) {
+  AcldDaemon daemon({"--callback_timeout=1"});
+  Process client({kCallbackClient, "stuck"}, daemon.client_env());
+  ASSERT_TRUE(client.WaitForLine("stuck timed out", absl::Seconds(20))) << client.output();
+  const auto [code, sessions] = daemon.Aclctl({"sessions"});
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(sessions.find("1 timed out"), std::string::npos) << sessions;
+  EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
+}
+
+TEST(CallbackIntegrationTest, ClientKilledInsideAHostFuncIsReapedAndOthersGoOn) {
+  AcldDaemon daemon;
+  Process hanging({kCallbackClient, "hang"}, daemon.client_env());
+  ASSERT_TRUE(hanging.WaitForLine("in callback", absl::Seconds(20)));
+  Process other({kCallbackClient, "many", "2000"}, daemon.client_env());
+  const auto [code, sessions] = daemon.Aclctl({"sessions"});
+  EXPECT_NE(sessions.find("1 pending"), std::string::npos) << sessions;
+  hanging.Signal(SIGKILL);
+  EXPECT_EQ(other.Wait(absl::Seconds(60)), 0) << other.output();
+  ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(2)));
+  acl::v1::StatusReply status = daemon.Status();
+  for (const auto& device : status.devices()) EXPECT_EQ(device.used_bytes(), 0u);
+  EXPECT_EQ(status.host_refcount(), 0u);
+}
+
+TEST(CallbackIntegrationTest, TwoProcessesNeverSeeEachOthersCallbacks) {
+  AcldDaemon daemon;
+  Process first({kCallbackClient, "many", "3000"}, daemon.client_env());
+  Process second({kCallbackClient, "many", "2500"}, daemon.client_env());
+  EXPECT_EQ(first.Wait(absl::Seconds(60)), 0) << first.output();
+  EXPECT_EQ(second.Wait(absl::Seconds(60)), 0) << second.output();
+  EXPECT_NE(first.output().find("many 3000 ok"), std::string::npos) << first.output();
+  EXPECT_NE(second.output().find("many 2500 ok"), std::string::npos) << second.output();
+}
+
+}  // namespace
+}  // namespace acld_test
