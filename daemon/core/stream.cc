@@ -14,6 +14,9 @@ namespace {
 // Tasks a worker runs from one stream before giving others a turn.
 constexpr int kTasksPerTurn = 64;
 
+// Set by Stream::ContinueInline on the resuming thread.
+thread_local bool continue_inline = false;
+
 }  // namespace
 
 Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
@@ -109,8 +112,19 @@ void Stream::Resume(uint64_t task_id, absl::Status status) {
     // Otherwise the task was discarded (forced destroy): nothing waits for it.
   }
   for (auto& callback : after) callback();
-  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+  if (!make_ready) return;
+  if (continue_inline) {
+    // The resuming thread is about to wait for the session's next message
+    // anyway: running the next few tasks itself saves handing them to a
+    // worker (the host-callback round trip is latency-bound).
+    RunSome();
+  } else {
+    engine_.MakeReady(shared_from_this(), options_.priority);
+  }
 }
+
+Stream::ContinueInline::ContinueInline() : previous_(continue_inline) { continue_inline = true; }
+Stream::ContinueInline::~ContinueInline() { continue_inline = previous_; }
 
 bool Stream::ScheduleNextLocked(std::vector<std::function<void()>>& after) {
   if (!queue_.empty()) {

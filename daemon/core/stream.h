@@ -101,6 +101,17 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // For the engine: runs a batch of ready tasks on the calling worker.
   void RunSome();
 
+  // While one lives, a stream resumed on this thread runs its next ready tasks
+  // on this thread instead of queueing them for a worker.
+  class ContinueInline {
+   public:
+    ContinueInline();
+    ~ContinueInline();
+
+   private:
+    const bool previous_;
+  };
+
  private:
   struct Task {
     uint64_t id;

@@ -6,6 +6,8 @@
 //   acld_bench launches N     N async add_one_u32 launches + one sync, per second
 //   acld_bench copies MIB     H2D / D2H of MIB MiB (pageable and pinned) vs memcpy
 //   acld_bench streams N      opens N streams, prints "ready", waits for a line
+//   acld_bench hostfuncs N S  N host funcs spread over S streams; with S = 1 a
+//                             chain, compared with a raw socket ping-pong
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded").
 #include <sys/socket.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -163,6 +166,41 @@ int Copies(size_t mib) {
   return 0;
 }
 
+void CountCallback(void* counter) { ++*static_cast<std::atomic<int>*>(counter); }
+
+int HostFuncs(int count, int stream_count) {
+  Setup();
+  std::vector<aclrtStream> streams(stream_count);
+  for (auto& stream : streams) Must(aclrtCreateStream(&stream), "aclrtCreateStream");
+  std::atomic<int> calls{0};
+  auto run = [&] {
+    const auto start = Clock::now();
+    for (int i = 0; i < count; ++i) {
+      Must(aclrtLaunchHostFunc(streams[i % stream_count], CountCallback, &calls), "launch");
+    }
+    for (auto& stream : streams) Must(aclrtSynchronizeStream(stream), "sync");
+    return SecondsSince(start);
+  };
+  run();  // warm: callback threads and connections
+  calls = 0;
+  const double seconds = run();
+  if (calls != count) {
+    std::fprintf(stderr, "hostfuncs: %d of %d callbacks ran\n", calls.load(), count);
+    return 1;
+  }
+  const double per_callback = seconds * 1e6 / count;
+  std::printf("hostfuncs: %d over %d stream(s): %.1f us per callback, %.0f callbacks/s", count,
+              stream_count, per_callback, count / seconds);
+  if (stream_count == 1) {
+    const double raw = RawSocketPingPongMicros(5, 2000);
+    std::printf("; raw unix socket ping-pong %.1f us, ratio %.2fx", raw, per_callback / raw);
+  }
+  std::printf("\n");
+  for (auto& stream : streams) Must(aclrtDestroyStream(stream), "destroy");
+  Must(aclFinalize(), "aclFinalize");
+  return 0;
+}
+
 int Streams(int count) {
   Setup();
   std::vector<aclrtStream> streams(count);
@@ -184,6 +222,10 @@ int main(int argc, char** argv) {
   if (mode == "launches") return Launches(number > 0 ? static_cast<int>(number) : 200000);
   if (mode == "copies") return Copies(number > 0 ? static_cast<size_t>(number) : 64);
   if (mode == "streams") return Streams(number > 0 ? static_cast<int>(number) : 1);
+  if (mode == "hostfuncs") {
+    return HostFuncs(number > 0 ? static_cast<int>(number) : 10000,
+                     argc > 3 ? std::max(1, std::atoi(argv[3])) : 1);
+  }
   std::fprintf(stderr, "usage: acld_bench roundtrip | launches N | copies MIB | streams N\n");
   return 2;
 }

@@ -41,3 +41,14 @@ for n in 1 64 4096; do
   echo done >&"${holder[1]}"
   wait "$holder_PID"
 done
+
+echo "== 5. host-func round trip: a chain of 10,000 on one stream vs raw ping-pong"
+ACLD_ADDRESS=$daemon "$bench" hostfuncs 10000 1
+echo "-- the same chain in embedded mode"
+ACLD_ADDRESS=embedded "$bench" hostfuncs 10000 1
+echo "== 6. host funcs per second: 8 streams of one process, and 8 processes"
+ACLD_ADDRESS=$daemon "$bench" hostfuncs 40000 8
+for i in $(seq 8); do ACLD_ADDRESS=$daemon "$bench" hostfuncs 5000 1 > "$work/proc$i" & done
+wait $(jobs -p | grep -v "^$acld_pid$") 2>/dev/null || true
+awk '{ for (i = 1; i <= NF; ++i) if ($i == "callbacks/s;") s += $(i-1) } END {
+  printf "8 processes x 5000 host funcs: %.0f callbacks/s in total\n", s }' "$work"/proc*
