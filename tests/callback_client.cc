@@ -10,6 +10,8 @@
 //   callback_client many N             N host funcs with their own counters
 //   callback_client stuck              a host func that never returns in time
 //   callback_client hang               prints "in callback" from a host func, then hangs
+//   callback_client show               prints callbacks as they run, in stream order
+//   callback_client show_exception trap|clean   prints what its exception callback saw
 //
 // Exits 0 when every check of the scenario held; prints "FAIL: ..." otherwise.
 #include <pthread.h>
@@ -407,6 +409,83 @@ int HangInCallback() {
   return 1;
 }
 
+// --- for the demo: narrate what runs where ---
+
+struct Step {
+  const char* what;
+  void* word;
+};
+
+void PrintHostFunc(void* arg) {
+  auto* step = static_cast<Step*>(arg);
+  std::printf("  [pid %d, thread %u] host func '%s': the device word is %u\n",
+              static_cast<int>(getpid()), ThisTid(), step->what, ReadWord(step->word));
+  std::fflush(stdout);
+}
+
+void PrintReport(void* arg) {
+  auto* step = static_cast<Step*>(arg);
+  std::printf("  [pid %d, thread %u] report callback '%s' inside aclrtProcessReport: word %u\n",
+              static_cast<int>(getpid()), ThisTid(), step->what, ReadWord(step->word));
+  std::fflush(stdout);
+}
+
+int Show() {
+  Setup();
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc");
+  CheckCode(aclrtMemset(word, 4, 0, 4), ACL_SUCCESS, "memset");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  CheckCode(aclrtSubscribeReport(static_cast<uint64_t>(pthread_self()), stream), ACL_SUCCESS,
+            "subscribe");
+  Step after_one{"after 1 kernel", word}, after_two{"after 2 kernels", word},
+      report{"after 3 kernels", word};
+  std::printf("  [pid %d, thread %u] queues: kernel, host func, kernel (50 ms), host func, "
+              "kernel, report callback (BLOCK)\n",
+              static_cast<int>(getpid()), ThisTid());
+  Launch("add_one_u32", {Addr(word)}, stream);
+  CheckCode(aclrtLaunchHostFunc(stream, PrintHostFunc, &after_one), ACL_SUCCESS, "host func");
+  Launch("spin_add_one_u32", {Addr(word), 50000}, stream);
+  CheckCode(aclrtLaunchHostFunc(stream, PrintHostFunc, &after_two), ACL_SUCCESS, "host func");
+  Launch("add_one_u32", {Addr(word)}, stream);
+  CheckCode(aclrtLaunchCallback(PrintReport, &report, ACL_CALLBACK_BLOCK, stream), ACL_SUCCESS,
+            "report callback");
+  CheckCode(aclrtProcessReport(10000), ACL_SUCCESS, "process report");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  std::printf("  [pid %d] stream synchronized: word %u\n", static_cast<int>(getpid()),
+              ReadWord(word));
+  CheckCode(aclrtUnSubscribeReport(static_cast<uint64_t>(pthread_self()), stream), ACL_SUCCESS,
+            "unsubscribe");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  return Teardown();
+}
+
+void PrintException(aclrtExceptionInfo* info) {
+  std::printf("  [pid %d] exception callback: task %u of stream %u on device %u failed with %u "
+              "(launched by thread %u)\n",
+              static_cast<int>(getpid()), aclrtGetTaskIdFromExceptionInfo(info),
+              aclrtGetStreamIdFromExceptionInfo(info), aclrtGetDeviceIdFromExceptionInfo(info),
+              aclrtGetErrorCodeFromExceptionInfo(info), aclrtGetThreadIdFromExceptionInfo(info));
+  std::fflush(stdout);
+}
+
+int ShowException(const std::string& kind) {
+  Setup();
+  CheckCode(aclrtSetExceptionInfoCallback(PrintException), ACL_SUCCESS, "exception callback");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc");
+  Launch("spin_add_one_u32", {Addr(word), 100000}, stream);
+  if (kind == "trap") Launch("trap", {}, stream);
+  const aclError result = aclrtSynchronizeStream(stream);
+  std::printf("  [pid %d] %s client: aclrtSynchronizeStream returned %d\n",
+              static_cast<int>(getpid()), kind.c_str(), result);
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  return Teardown();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -421,6 +500,8 @@ int main(int argc, char** argv) {
   if (mode == "many") return Many(argument.empty() ? 1000 : std::atoi(argument.c_str()));
   if (mode == "stuck") return Stuck();
   if (mode == "hang") return HangInCallback();
+  if (mode == "show") return Show();
+  if (mode == "show_exception") return ShowException(argument);
   std::fprintf(stderr, "usage: see the comment at the top of callback_client.cc\n");
   return 2;
 }

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 echo "== building acld, libascendcl.so, aclctl and the demo client"
 bazel build //daemon:acld //client:libascendcl.so //tools/aclctl //tests:scenario_client \
-  //tests:device_client 2>&1 |
+  //tests:device_client //tests:callback_client 2>&1 |
   grep -E "ERROR|error:" || true
 bin=bazel-bin
 work=$(mktemp -d /tmp/acld-demo-XXXXXX)
@@ -26,6 +26,7 @@ export ACLD_ADMIN_ADDRESS="unix:$work/admin.sock"
 aclctl="$bin/tools/aclctl/aclctl"
 client="$bin/tests/scenario_client"
 device_client="$bin/tests/device_client"
+callback_client="$bin/tests/callback_client"
 
 echo "== starting acld with 2 sim devices on $ACLD_ADDRESS"
 "$bin/daemon/acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" \
@@ -107,6 +108,16 @@ sleep 0.3
 "$aclctl" memory
 echo release >&"$mem_fd_16"
 wait "${holders[${#holders[@]}-1]}" 2>/dev/null || true
+
+echo
+echo "== host callbacks run in the client that launched them, in stream order"
+"$callback_client" show
+echo
+echo "-- two clients at once; only the one whose kernel traps hears of it"
+"$callback_client" show_exception trap &
+trap_pid=$!
+"$callback_client" show_exception clean
+wait "$trap_pid" || true
 
 echo
 echo "== final state"
