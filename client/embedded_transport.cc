@@ -47,7 +47,7 @@ EmbeddedTransport::EmbeddedTransport(CallbackDispatcher* callbacks) {
   options.device_count = EnvNumber("ACLD_SIM_DEVICES", options.device_count);
   options.device_memory_bytes = EnvNumber("ACLD_SIM_DEVICE_MEMORY", options.device_memory_bytes);
   runtime_ = std::make_unique<acld::Runtime>(hal::sim::CreateSimBackend(options));
-  session_ = runtime_->OpenSession({getpid(), getuid(), ProcessCommandLine()});
+  session_ = runtime_->OpenSession({getpid(), getuid(), getgid(), ProcessCommandLine()});
   kernels_ = runtime_->Kernels();
   if (callbacks != nullptr) {
     acld::SessionEvents events;

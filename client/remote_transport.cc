@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
+#include "client/peer_token.h"
 #include "client/process_info.h"
 #include "daemon/core/acl_status.h"
 #include "grpcpp/create_channel.h"
@@ -94,7 +95,10 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   transport->reader_ = std::thread([t = transport.get()] { t->ReadReplies(); });
   transport->flusher_ = std::thread([t = transport.get()] { t->FlushLoop(); });
 
+  absl::StatusOr<std::string> token = FetchPeerToken(PeerSocketPath(socket_path), kConnectTimeout);
+  if (!token.ok()) return Unreachable(socket_path, token.status().message());
   ClientMessage hello;
+  hello.mutable_hello()->set_peer_token(*token);
   hello.mutable_hello()->set_protocol_version(1);
   hello.mutable_hello()->set_pid(getpid());
   hello.mutable_hello()->set_uid(getuid());
@@ -127,10 +131,16 @@ void RemoteTransport::Close() {
 }
 
 absl::Status RemoteTransport::BrokenStatus() const {
+  if (!ended_reason_.empty()) {
+    return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
+                           absl::StrCat("acld at unix:", socket_path_,
+                                        " ended this process's session: ", ended_reason_,
+                                        "; restart the application to open a new one"));
+  }
   return acld::AclStatus(
       ACL_ERROR_RT_SOCKET_CLOSE,
       absl::StrCat("the connection to acld at unix:", socket_path_,
-                   " was lost (daemon stopped or session evicted); this process's session is "
+                   " was lost (the daemon stopped or crashed); this process's session is "
                    "gone, restart the application"));
 }
 
@@ -146,6 +156,11 @@ void RemoteTransport::ReadReplies() {
     if (message.has_callback_due()) {
       callbacks_->OnCallbackDue(message.callback_due().callback_id(),
                                 message.callback_due().stream());
+      continue;
+    }
+    if (message.has_session_ended()) {
+      absl::MutexLock lock(&mu_);
+      ended_reason_ = message.session_ended().reason();
       continue;
     }
     if (message.has_task_failed()) {

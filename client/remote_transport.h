@@ -127,7 +127,7 @@ class RemoteTransport : public Transport {
   void FlushLoop();
   void ReadReplies();
   void MarkBroken();
-  absl::Status BrokenStatus() const;
+  absl::Status BrokenStatus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Shared memory.
   absl::StatusOr<Segment> CreateSegment(uint64_t size);
@@ -167,6 +167,7 @@ class RemoteTransport : public Transport {
   mutable absl::Mutex mu_;
   std::map<uint64_t, std::shared_ptr<PendingCall>> pending_ ABSL_GUARDED_BY(mu_);
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  std::string ended_reason_ ABSL_GUARDED_BY(mu_);  // why the daemon ended the session
   std::atomic<uint64_t> next_call_id_{1};
 
   HostBlocks host_blocks_;  // aclrtMallocHost blocks; tag = segment id

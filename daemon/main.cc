@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
 #include "hal/sim/sim_backend.h"
@@ -28,6 +29,15 @@ ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error, crit
 ABSL_FLAG(std::string, log_file, "", "append logs to this file instead of stderr");
 ABSL_FLAG(int32_t, callback_timeout, 60,
           "seconds a stream waits for a client to acknowledge a callback before failing");
+ABSL_FLAG(std::string, socket_mode, "0666",
+          "octal mode of the runtime socket (and its .peer identity socket)");
+ABSL_FLAG(std::string, socket_group, "", "group owning the runtime socket (default: acld's)");
+ABSL_FLAG(int32_t, shutdown_grace, 10,
+          "seconds SIGTERM waits for queued stream work before ending sessions");
+ABSL_FLAG(uint64_t, default_memory_quota, 0,
+          "device memory each new session may allocate, in bytes (0: no limit)");
+ABSL_FLAG(uint32_t, max_streams_per_session, 4096,
+          "streams each new session may hold, default streams included (0: no limit)");
 
 namespace {
 
@@ -59,8 +69,17 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (!SetUpLogging()) return 2;
   if (absl::GetFlag(FLAGS_sim_devices) < 1 || absl::GetFlag(FLAGS_sim_device_memory) == 0 ||
-      absl::GetFlag(FLAGS_callback_timeout) < 1) {
-    spdlog::critical("--sim_devices, --sim_device_memory and --callback_timeout must be positive");
+      absl::GetFlag(FLAGS_callback_timeout) < 1 || absl::GetFlag(FLAGS_shutdown_grace) < 0) {
+    spdlog::critical(
+        "--sim_devices, --sim_device_memory and --callback_timeout must be positive, "
+        "--shutdown_grace not negative");
+    return 2;
+  }
+  uint32_t socket_mode = 0;
+  if (!absl::numbers_internal::safe_strtou32_base(absl::GetFlag(FLAGS_socket_mode), &socket_mode,
+                                                  8) ||
+      socket_mode > 0777) {
+    spdlog::critical("--socket_mode must be an octal mode such as 0660");
     return 2;
   }
 
@@ -75,11 +94,17 @@ int main(int argc, char** argv) {
 
   acld::RuntimeOptions runtime_options;
   runtime_options.callback_timeout = absl::Seconds(absl::GetFlag(FLAGS_callback_timeout));
+  runtime_options.default_memory_quota = absl::GetFlag(FLAGS_default_memory_quota);
+  runtime_options.default_max_streams = absl::GetFlag(FLAGS_max_streams_per_session);
   acld::Runtime runtime(hal::sim::CreateSimBackend({absl::GetFlag(FLAGS_sim_devices),
                                                     absl::GetFlag(FLAGS_sim_device_memory)}),
                         runtime_options);
-  const acld::server::ServerOptions options{absl::GetFlag(FLAGS_socket),
-                                            absl::GetFlag(FLAGS_admin_socket)};
+  acld::server::ServerOptions options;
+  options.socket_path = absl::GetFlag(FLAGS_socket);
+  options.admin_socket_path = absl::GetFlag(FLAGS_admin_socket);
+  options.socket_mode = static_cast<mode_t>(socket_mode);
+  options.socket_group = absl::GetFlag(FLAGS_socket_group);
+  options.shutdown_grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace));
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());

@@ -46,8 +46,12 @@ TEST(DaemonIntegrationTest, SigtermEndsConnectedSessions) {
   daemon.process().Signal(SIGTERM);
   EXPECT_EQ(daemon.process().Wait(absl::Seconds(10)), 0);
   const std::string log = ReadFile(daemon.dir() + "/acld.log");
-  EXPECT_NE(log.find("ended (pid " + std::to_string(client.pid()) + ")"), std::string::npos)
-      << log;
+  EXPECT_NE(log.find("ended by acld: acld is shutting down"), std::string::npos) << log;
+  // The client's next calls fail at once and say why.
+  client.WriteLine("release");
+  EXPECT_EQ(client.Wait(absl::Seconds(10)), 0) << client.output();
+  EXPECT_NE(client.output().find("released codes=507901"), std::string::npos) << client.output();
+  EXPECT_NE(client.output().find("acld is shutting down"), std::string::npos) << client.output();
 }
 
 TEST(DaemonIntegrationTest, RefusesToStartWhenAnotherDaemonServesTheSocket) {

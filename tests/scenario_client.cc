@@ -133,14 +133,17 @@ int Hold(int references) {
   std::fflush(stdout);
   std::string line;
   std::getline(std::cin, line);
-  std::string codes;
+  std::string codes, first_message;
   uint64_t ref_count = 0;
   for (int i = 0; i < references; ++i) {
     const aclError code = aclFinalizeReference(&ref_count);
     codes += (i ? "," : "") + std::to_string(code);
+    const char* message = code != ACL_SUCCESS ? aclGetRecentErrMsg() : nullptr;
+    if (message != nullptr && first_message.empty()) first_message = message;
   }
   std::printf("released codes=%s ref_count=%llu\n", codes.c_str(),
               static_cast<unsigned long long>(ref_count));
+  if (!first_message.empty()) std::printf("message: %s\n", first_message.c_str());
   return failures == 0 ? 0 : 1;
 }
 

@@ -9,7 +9,9 @@ namespace acld {
 Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& options)
     : backend_(std::move(backend)),
       memory_(*backend_),
-      broker_(timer_, options.callback_timeout) {
+      broker_(timer_, options.callback_timeout),
+      default_max_streams_(options.default_max_streams) {
+  memory_.SetDefaultQuota(options.default_memory_quota);
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     engines_.push_back(std::make_unique<StreamEngine>(options.workers_per_device));
   }
@@ -49,7 +51,9 @@ void Runtime::ReportFailure(const TaskFailure& failure) {
 
 SessionId Runtime::OpenSession(const PeerInfo& peer) {
   absl::MutexLock lock(&mu_);
-  return sessions_.Open(peer, absl::Now()).id;
+  Session& session = sessions_.Open(peer, absl::Now());
+  session.max_streams = default_max_streams_;
+  return session.id;
 }
 
 bool Runtime::CloseSession(SessionId id) {
@@ -310,7 +314,38 @@ void Runtime::UpdateDevicePower() {
   }
 }
 
-void Runtime::SetMemoryQuota(SessionId session, uint64_t bytes) { memory_.SetQuota(session, bytes); }
+absl::Status Runtime::SetMemoryQuota(SessionId id, uint64_t bytes) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Session*> session = FindSession(id);
+  if (!session.ok()) return session.status();
+  memory_.SetQuota(id, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::SetStreamQuota(SessionId id, uint32_t max_streams) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Session*> session = FindSession(id);
+  if (!session.ok()) return session.status();
+  (*session)->max_streams = max_streams;
+  return absl::OkStatus();
+}
+
+void Runtime::SetDefaultMemoryQuota(uint64_t bytes) { memory_.SetDefaultQuota(bytes); }
+
+void Runtime::SetDefaultStreamQuota(uint32_t max_streams) {
+  absl::MutexLock lock(&mu_);
+  default_max_streams_ = max_streams;
+}
+
+bool Runtime::AllStreamsIdle() const {
+  absl::ReaderMutexLock lock(&mu_);
+  for (const auto& [id, session] : sessions_.all()) {
+    for (const auto& [stream_id, stream] : session.streams) {
+      if (!stream->Idle()) return false;
+    }
+  }
+  return true;
+}
 
 RuntimeSnapshot Runtime::Snapshot() const {
   absl::ReaderMutexLock lock(&mu_);

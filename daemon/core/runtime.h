@@ -49,6 +49,9 @@ struct RuntimeOptions {
   int workers_per_device = 2;
   // How long a stream waits for its process to finish a blocking callback.
   absl::Duration callback_timeout = absl::Seconds(60);
+  // Quotas of new sessions (0: no limit); operators change them at run time.
+  uint64_t default_memory_quota = 0;
+  uint32_t default_max_streams = 4096;
 };
 
 struct ContextInfo {
@@ -188,7 +191,16 @@ class Runtime {
   absl::Status Copy(SessionId session, const CopyRequest& copy);
   absl::Status Memset(SessionId session, const MemsetRequest& memset);
   absl::StatusOr<MemInfo> GetMemInfo(SessionId session, int32_t device_id);
-  void SetMemoryQuota(SessionId session, uint64_t bytes);
+
+  // Quotas (0: no limit). A session that exceeds one gets
+  // ACL_ERROR_RT_MEMORY_ALLOCATION / ACL_ERROR_RT_NO_STREAM_RESOURCE.
+  absl::Status SetMemoryQuota(SessionId session, uint64_t bytes);
+  absl::Status SetStreamQuota(SessionId session, uint32_t max_streams);
+  void SetDefaultMemoryQuota(uint64_t bytes);
+  void SetDefaultStreamQuota(uint32_t max_streams);
+
+  // True when no stream of any session has unfinished work (shutdown drains).
+  bool AllStreamsIdle() const;
 
   RuntimeSnapshot Snapshot() const;
 
@@ -234,6 +246,7 @@ class Runtime {
   SessionTable sessions_ ABSL_GUARDED_BY(mu_);
   InitArbiter init_ ABSL_GUARDED_BY(mu_);
   uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;  // contexts, streams, events: never reused
+  uint32_t default_max_streams_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acld

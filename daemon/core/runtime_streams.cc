@@ -97,6 +97,13 @@ absl::StatusOr<StreamId> Runtime::CreateStream(SessionId id, ContextId context_i
                      absl::StrCat("context ", context_id,
                                   " is not a context of this process; call aclrtSetDevice"));
   }
+  const uint32_t quota = (*session)->max_streams;
+  if (quota != 0 && (*session)->streams.size() >= quota) {
+    return AclStatus(ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                     absl::StrCat("this process may hold at most ", quota,
+                                  " streams (its stream quota, default streams included); ask "
+                                  "the operator (aclctl quota)"));
+  }
   return NewStreamLocked(**session, context->second.device, priority, flags)->id();
 }
 

@@ -22,8 +22,8 @@ class RuntimeTest : public ::testing::Test {
 };
 
 TEST_F(RuntimeTest, DevicesComeUpWithTheFirstHostReferenceAndGoDownWithTheLast) {
-  SessionId a = runtime_.OpenSession({100, 0, "a"});
-  SessionId b = runtime_.OpenSession({101, 0, "b"});
+  SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
+  SessionId b = runtime_.OpenSession({101, 0, 0, "b"});
   EXPECT_FALSE(DeviceUp(0));
   ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
   EXPECT_TRUE(DeviceUp(0));
@@ -37,8 +37,8 @@ TEST_F(RuntimeTest, DevicesComeUpWithTheFirstHostReferenceAndGoDownWithTheLast) 
 }
 
 TEST_F(RuntimeTest, ClosingASessionDropsItsShareOnly) {
-  SessionId a = runtime_.OpenSession({100, 0, "a"});
-  SessionId b = runtime_.OpenSession({101, 0, "b"});
+  SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
+  SessionId b = runtime_.OpenSession({101, 0, 0, "b"});
   ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
   ASSERT_TRUE(runtime_.AddInitReference(a).ok());
   ASSERT_TRUE(runtime_.Initialize(b, {}).ok());
@@ -55,7 +55,7 @@ TEST_F(RuntimeTest, ClosingASessionDropsItsShareOnly) {
 }
 
 TEST_F(RuntimeTest, AddInitReferenceOnlyWhenInitialized) {
-  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
   EXPECT_EQ(*runtime_.AddInitReference(a), 0u);
   ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
   EXPECT_EQ(*runtime_.AddInitReference(a), 2u);
@@ -64,7 +64,7 @@ TEST_F(RuntimeTest, AddInitReferenceOnlyWhenInitialized) {
 }
 
 TEST_F(RuntimeTest, DefaultDeviceMustExist) {
-  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
   InitSettings settings;
   settings.default_device = 2;
   EXPECT_EQ(AclCodeOf(runtime_.Initialize(a, settings)), ACL_ERROR_INVALID_PARAM);
@@ -74,7 +74,7 @@ TEST_F(RuntimeTest, DefaultDeviceMustExist) {
 }
 
 TEST_F(RuntimeTest, DeviceReferencesCountAndReset) {
-  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
   EXPECT_EQ(AclCodeOf(runtime_.SetDevice(a, 2).status()), ACL_ERROR_RT_INVALID_DEVICEID);
   EXPECT_EQ(AclCodeOf(runtime_.SetDevice(a, -1).status()), ACL_ERROR_RT_INVALID_DEVICEID);
   ASSERT_TRUE(runtime_.SetDevice(a, 1).ok());
@@ -93,7 +93,7 @@ TEST_F(RuntimeTest, DeviceReferencesCountAndReset) {
 }
 
 TEST_F(RuntimeTest, FinalizeReleasesDeviceReferences) {
-  SessionId a = runtime_.OpenSession({100, 0, "a"});
+  SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
   ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
   ASSERT_TRUE(runtime_.SetDevice(a, 0).ok());
   ASSERT_TRUE(runtime_.Finalize(a).ok());
@@ -108,7 +108,7 @@ TEST_F(RuntimeTest, ConcurrentSessionsKeepAnExactHostCount) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([this, t] {
-      SessionId id = runtime_.OpenSession({t, 0, "t"});
+      SessionId id = runtime_.OpenSession({t, 0, 0, "t"});
       for (int r = 0; r < kRounds; ++r) {
         ASSERT_TRUE(runtime_.Initialize(id, {}).ok());
         ASSERT_EQ(*runtime_.AddInitReference(id), 2u);

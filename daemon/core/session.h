@@ -22,6 +22,7 @@ using ContextId = uint64_t;
 struct PeerInfo {
   int32_t pid = 0;
   uint32_t uid = 0;
+  uint32_t gid = 0;
   std::string command;
 };
 
@@ -50,6 +51,7 @@ struct Session {
   std::map<EventId, std::shared_ptr<Event>> events;
   std::set<StreamId> streams_with_allocator;  // carry a custom allocator (SPEC section 7)
   std::shared_ptr<const SessionEvents> notify;  // where its process hears of callbacks, failures
+  uint32_t max_streams = 0;  // quota; 0: no limit
 };
 
 }  // namespace acld

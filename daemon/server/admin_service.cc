@@ -1,6 +1,8 @@
 #include "daemon/server/admin_service.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "spdlog/spdlog.h"
 #include "daemon/server/version.h"
 
 namespace acld::server {
@@ -16,6 +18,8 @@ void ToProto(const SessionSnapshot& snapshot, acl::v1::SessionInfo& info) {
   info.set_id(session.id);
   info.set_pid(session.peer.pid);
   info.set_uid(session.peer.uid);
+  info.set_gid(session.peer.gid);
+  info.set_max_streams(session.max_streams);
   info.set_command(session.peer.command);
   info.set_refcount(static_cast<uint32_t>(snapshot.init_count));
   info.mutable_device_refs()->insert(session.device_refs.begin(), session.device_refs.end());
@@ -88,6 +92,38 @@ grpc::Status AdminService::GetMemory(grpc::ServerContext*, const acl::v1::Memory
     memory.set_pid(session.session.peer.pid);
     memory.set_bytes(session.memory_bytes);
     memory.set_quota(session.memory_quota);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::Evict(grpc::ServerContext*, const acl::v1::EvictRequest* request,
+                                 acl::v1::EvictReply*) {
+  spdlog::info("admin: evict session {}", request->session());
+  absl::Status ended = sessions_.EndSession(
+      request->session(), "evicted by the operator (aclctl evict); its resources were released");
+  if (!ended.ok()) return grpc::Status(grpc::StatusCode::NOT_FOUND, std::string(ended.message()));
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::SetQuota(grpc::ServerContext*, const acl::v1::QuotaRequest* request,
+                                    acl::v1::QuotaReply*) {
+  const SessionId session = request->session();
+  spdlog::info("admin: quota for {}: memory {} streams {}",
+               session == 0 ? std::string("new sessions") : absl::StrCat("session ", session),
+               request->set_memory() ? absl::StrCat(request->memory_bytes()) : "unchanged",
+               request->set_streams() ? absl::StrCat(request->max_streams()) : "unchanged");
+  if (session == 0) {
+    if (request->set_memory()) runtime_.SetDefaultMemoryQuota(request->memory_bytes());
+    if (request->set_streams()) runtime_.SetDefaultStreamQuota(request->max_streams());
+    return grpc::Status::OK;
+  }
+  absl::Status status;
+  if (request->set_memory()) status = runtime_.SetMemoryQuota(session, request->memory_bytes());
+  if (status.ok() && request->set_streams()) {
+    status = runtime_.SetStreamQuota(session, request->max_streams());
+  }
+  if (!status.ok()) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no session ", session));
   }
   return grpc::Status::OK;
 }

@@ -4,13 +4,15 @@
 
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
+#include "daemon/server/runtime_service.h"
 #include "proto/acl/v1/admin.grpc.pb.h"
 
 namespace acld::server {
 
 class AdminService final : public acl::v1::Admin::Service {
  public:
-  AdminService(Runtime& runtime, absl::Time started) : runtime_(runtime), started_(started) {}
+  AdminService(Runtime& runtime, RuntimeService& sessions, absl::Time started)
+      : runtime_(runtime), sessions_(sessions), started_(started) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context, const acl::v1::StatusRequest* request,
                          acl::v1::StatusReply* reply) override;
@@ -20,9 +22,14 @@ class AdminService final : public acl::v1::Admin::Service {
                            acl::v1::StreamsReply* reply) override;
   grpc::Status GetMemory(grpc::ServerContext* context, const acl::v1::MemoryRequest* request,
                          acl::v1::MemoryReply* reply) override;
+  grpc::Status Evict(grpc::ServerContext* context, const acl::v1::EvictRequest* request,
+                     acl::v1::EvictReply* reply) override;
+  grpc::Status SetQuota(grpc::ServerContext* context, const acl::v1::QuotaRequest* request,
+                        acl::v1::QuotaReply* reply) override;
 
  private:
   Runtime& runtime_;
+  RuntimeService& sessions_;
   const absl::Time started_;
 };
 

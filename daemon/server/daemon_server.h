@@ -3,9 +3,12 @@
 #define ACLD_DAEMON_SERVER_DAEMON_SERVER_H_
 
 #include <memory>
+#include <sys/types.h>
+
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/admin_service.h"
 #include "daemon/server/runtime_service.h"
@@ -16,6 +19,10 @@ namespace acld::server {
 struct ServerOptions {
   std::string socket_path;
   std::string admin_socket_path;
+  mode_t socket_mode = 0666;  // runtime socket (and its identity side socket)
+  std::string socket_group;   // empty: the daemon's group
+  // How long a shutdown waits for streams to finish their work.
+  absl::Duration shutdown_grace = absl::Seconds(10);
 };
 
 class DaemonServer {
@@ -25,14 +32,18 @@ class DaemonServer {
                                                              const ServerOptions& options);
   ~DaemonServer();
 
-  // Stops accepting, ends every session (reaping it in the core) and removes
-  // the socket files. Idempotent.
+  // Stops accepting sessions, waits (up to the grace) for streams to drain,
+  // tells every client and ends its session, and removes the socket files.
+  // Idempotent.
   void Shutdown();
 
  private:
-  DaemonServer(Runtime& runtime, ServerOptions options);
+  DaemonServer(Runtime& runtime, ServerOptions options,
+               std::unique_ptr<PeerCredentialDesk> peers);
 
   const ServerOptions options_;
+  Runtime& runtime_;
+  std::unique_ptr<PeerCredentialDesk> peers_;
   RuntimeService runtime_service_;
   AdminService admin_service_;
   std::unique_ptr<grpc::Server> runtime_server_;

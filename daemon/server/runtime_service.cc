@@ -1,6 +1,8 @@
 #include "daemon/server/runtime_service.h"
 
-#include "absl/synchronization/mutex.h"
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/server/session_handler.h"
 #include "spdlog/spdlog.h"
@@ -10,11 +12,9 @@ namespace acld::server {
 using acl::v1::ClientMessage;
 using acl::v1::ServerMessage;
 
-namespace {
-
 // Serializes writes on the stream (gRPC allows one writer at a time) and
 // refuses them once the call handler has returned.
-class StreamWriter {
+class RuntimeService::StreamWriter {
  public:
   explicit StreamWriter(grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream)
       : stream_(stream) {}
@@ -34,10 +34,8 @@ class StreamWriter {
   grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace
-
 grpc::Status RuntimeService::Session(
-    grpc::ServerContext* /*context*/, grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream) {
+    grpc::ServerContext* context, grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream) {
   ClientMessage request;
   if (!stream->Read(&request) || !request.has_hello()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello");
@@ -47,22 +45,79 @@ grpc::Status RuntimeService::Session(
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "unsupported protocol version; this acld speaks version 1");
   }
-  PeerInfo peer{hello.pid(), hello.uid(), hello.command()};
-  const SessionId session = runtime_.OpenSession(peer);
-  spdlog::info("session {} opened: pid {} uid {} '{}'", session, peer.pid, peer.uid, peer.command);
+  PeerInfo peer{hello.pid(), hello.uid(), 0, hello.command()};
+  if (peers_ != nullptr) {
+    // The kernel's word, not the client's.
+    std::optional<PeerCredentials> credentials = peers_->Redeem(hello.peer_token());
+    if (!credentials.has_value()) {
+      spdlog::warn("refused a session without a valid identity token (claimed pid {})", peer.pid);
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "no valid identity token: connect through libascendcl");
+    }
+    peer.pid = credentials->pid;
+    peer.uid = credentials->uid;
+    peer.gid = credentials->gid;
+  }
 
   auto writer = std::make_shared<StreamWriter>(stream);
+  SessionId session;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!accepting_) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "acld is shutting down");
+    }
+    session = runtime_.OpenSession(peer);
+    live_[session] = Live{context, writer};
+  }
+  spdlog::info("session {} opened: pid {} uid {} gid {} '{}'", session, peer.pid, peer.uid,
+               peer.gid, peer.command);
+
   auto handler = std::make_shared<SessionHandler>(
       runtime_, session, [writer](const ServerMessage& message) { writer->Write(message); });
   handler->Open(request.call_id());
   while (stream->Read(&request)) handler->Handle(request);
 
   const absl::Time reap_start = absl::Now();
-  runtime_.CloseSession(session);
+  {
+    absl::MutexLock lock(&mu_);
+    live_.erase(session);
+  }
+  const bool reaped_here = runtime_.CloseSession(session);
   writer->Close();
-  spdlog::info("session {} ended (pid {}): its references dropped and resources released in {}",
-               session, peer.pid, absl::FormatDuration(absl::Now() - reap_start));
+  if (reaped_here) {
+    spdlog::info("session {} ended (pid {}): its references dropped and resources released in {}",
+                 session, peer.pid, absl::FormatDuration(absl::Now() - reap_start));
+  }
   return grpc::Status::OK;
+}
+
+absl::Status RuntimeService::EndSession(SessionId session, const std::string& reason) {
+  // Under the lock the session's handler cannot return, so its context lives.
+  absl::MutexLock lock(&mu_);
+  auto it = live_.find(session);
+  if (it == live_.end()) return absl::NotFoundError(absl::StrCat("no session ", session));
+  ServerMessage ended;
+  ended.mutable_session_ended()->set_reason(reason);
+  it->second.writer->Write(ended);
+  // Released now, as if the process had died; its stream ends right after.
+  runtime_.CloseSession(session);
+  it->second.context->TryCancel();
+  spdlog::info("session {} ended by acld: {}", session, reason);
+  return absl::OkStatus();
+}
+
+void RuntimeService::StopAccepting() {
+  absl::MutexLock lock(&mu_);
+  accepting_ = false;
+}
+
+void RuntimeService::EndAllSessions(const std::string& reason) {
+  std::vector<SessionId> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, live] : live_) sessions.push_back(id);
+  }
+  for (SessionId session : sessions) EndSession(session, reason).IgnoreError();
 }
 
 }  // namespace acld::server

@@ -1,6 +1,9 @@
 // aclctl: the operator's view of acld, over the admin socket.
 //
-//   aclctl [--admin_socket=PATH] [--json] status | sessions | streams [--session=ID] | memory
+//   aclctl [--admin_socket=PATH] [--json] status | sessions | streams [--session=ID] | memory |
+//          devices | watch | evict SESSION | quota SESSION|--default [--memory=B] [--streams=N]
+#include <algorithm>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -12,6 +15,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -27,6 +31,11 @@ ABSL_FLAG(std::string, admin_socket, "",
           "acld's admin socket (default: $ACLD_ADMIN_ADDRESS, else /run/acld/admin.sock)");
 ABSL_FLAG(bool, json, false, "print one JSON object instead of tables");
 ABSL_FLAG(uint64_t, session, 0, "streams: only this session's");
+ABSL_FLAG(bool, default, false, "quota: set the default of sessions that open later");
+ABSL_FLAG(int64_t, memory, -1, "quota: device memory in bytes (0: no limit)");
+ABSL_FLAG(int64_t, streams, -1, "quota: streams, default streams included (0: no limit)");
+ABSL_FLAG(double, interval, 1.0, "watch: seconds between refreshes");
+ABSL_FLAG(int32_t, count, 0, "watch: stop after this many refreshes (0: until interrupted)");
 
 namespace {
 
@@ -36,7 +45,11 @@ constexpr char kUsage[] =
     "  status                 version, uptime, host refcount, devices, sessions\n"
     "  sessions               every client session\n"
     "  streams [--session=ID] every stream (of one session)\n"
-    "  memory                 device memory per device and per session\n";
+    "  memory                 device memory per device and per session\n"
+    "  devices                the devices\n"
+    "  watch [--interval=S] [--count=N]   status, refreshed\n"
+    "  evict SESSION          release a session as if its process died\n"
+    "  quota SESSION | --default  [--memory=BYTES] [--streams=N]   set quotas (0: no limit)\n";
 
 using aclctl::HumanBytes;
 using aclctl::Table;
@@ -77,18 +90,14 @@ std::string SessionsTable(const google::protobuf::RepeatedPtrField<acl::v1::Sess
   return table.Render();
 }
 
+std::string DevicesText(const acl::v1::StatusReply& status);
+
 std::string StatusText(const acl::v1::StatusReply& status) {
   std::string out = absl::StrCat("acld ", status.version(), ", up ",
                                  absl::StrFormat("%.1f", status.uptime_seconds()),
                                  " s\nhost refcount: ", status.host_refcount(),
                                  "\nsessions: ", status.session_count(), "\n\n");
-  Table devices({"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS"});
-  for (const acl::v1::DeviceInfo& device : status.devices()) {
-    devices.AddRow({absl::StrCat(device.id()), device.name(), HumanBytes(device.memory_bytes()),
-                    HumanBytes(device.used_bytes()), device.up() ? "yes" : "no",
-                    absl::StrCat(device.sessions())});
-  }
-  out += devices.Render();
+  out += DevicesText(status);
   if (status.sessions_size() > 0) out += "\n" + SessionsTable(status.sessions());
   return out;
 }
@@ -139,6 +148,16 @@ grpc::Status Show(
   return status;
 }
 
+std::string DevicesText(const acl::v1::StatusReply& status) {
+  Table devices({"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS"});
+  for (const acl::v1::DeviceInfo& device : status.devices()) {
+    devices.AddRow({absl::StrCat(device.id()), device.name(), HumanBytes(device.memory_bytes()),
+                    HumanBytes(device.used_bytes()), device.up() ? "yes" : "no",
+                    absl::StrCat(device.sessions())});
+  }
+  return devices.Render();
+}
+
 std::string SessionsText(const acl::v1::SessionsReply& reply) {
   return SessionsTable(reply.sessions());
 }
@@ -153,11 +172,16 @@ int Fail(const std::string& message) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) {
+  if (args.size() < 2 || args.size() > 3) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
   const std::string command = args[1];
+  uint64_t target_session = 0;
+  if (args.size() == 3 && !absl::SimpleAtoi(args[2], &target_session)) {
+    std::fprintf(stderr, "aclctl: '%s' is not a session id\n%s", args[2], kUsage);
+    return 2;
+  }
   const std::string socket = AdminSocketPath();
   auto stub = acl::v1::Admin::NewStub(
       grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
@@ -174,6 +198,41 @@ int main(int argc, char** argv) {
     rpc = Show(&Stub::ListStreams, *stub, request, &StreamsText);
   } else if (command == "memory") {
     rpc = Show(&Stub::GetMemory, *stub, acl::v1::MemoryRequest(), &MemoryText);
+  } else if (command == "devices") {
+    rpc = Show(&Stub::GetStatus, *stub, acl::v1::StatusRequest(), &DevicesText);
+  } else if (command == "watch") {
+    const int count = absl::GetFlag(FLAGS_count);
+    for (int shown = 0; count == 0 || shown < count; ++shown) {
+      if (shown > 0) absl::SleepFor(absl::Seconds(absl::GetFlag(FLAGS_interval)));
+      if (!absl::GetFlag(FLAGS_json)) std::printf("\033[H\033[2J");  // clear the terminal
+      rpc = Show(&Stub::GetStatus, *stub, acl::v1::StatusRequest(), &StatusText);
+      std::fflush(stdout);
+      if (!rpc.ok()) break;
+    }
+  } else if (command == "evict" && args.size() == 3) {
+    acl::v1::EvictRequest request;
+    request.set_session(target_session);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    acl::v1::EvictReply reply;
+    rpc = stub->Evict(&context, request, &reply);
+    if (rpc.ok()) std::printf("session %" PRIu64 " evicted\n", target_session);
+  } else if (command == "quota" && (args.size() == 3) != absl::GetFlag(FLAGS_default)) {
+    acl::v1::QuotaRequest request;
+    request.set_session(target_session);
+    request.set_set_memory(absl::GetFlag(FLAGS_memory) >= 0);
+    request.set_memory_bytes(static_cast<uint64_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_memory))));
+    request.set_set_streams(absl::GetFlag(FLAGS_streams) >= 0);
+    request.set_max_streams(static_cast<uint32_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_streams))));
+    if (!request.set_memory() && !request.set_streams()) {
+      std::fprintf(stderr, "aclctl: quota needs --memory and/or --streams\n%s", kUsage);
+      return 2;
+    }
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    acl::v1::QuotaReply reply;
+    rpc = stub->SetQuota(&context, request, &reply);
+    if (rpc.ok()) std::printf("quota set\n");
   } else {
     std::fprintf(stderr, "aclctl: unknown command '%s'\n%s", command.c_str(), kUsage);
     return 2;
@@ -183,6 +242,9 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("cannot reach acld's admin socket at ", socket, " (",
                              rpc.error_message(),
                              "); is acld running? set --admin_socket or ACLD_ADMIN_ADDRESS"));
+  }
+  if (rpc.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    return Fail(absl::StrCat("permission denied on ", socket, ": run aclctl as acld's user"));
   }
   if (!rpc.ok()) return Fail(absl::StrCat(command, " failed: ", rpc.error_message()));
   return 0;
