@@ -12,6 +12,8 @@
 //   device_client attacker ADDR STREAM tries to touch another process's memory
 //   device_client hold_memory MIB      allocates, prints "ready", waits
 //   device_client workload STREAMS N   N kernels on each of STREAMS streams, checked
+//   device_client quota_probe BYTES STREAMS   hits a memory quota of BYTES and a stream
+//                                      quota of STREAMS (default stream included)
 //
 // Exits 0 when every check of the scenario held; prints "FAIL: ..." otherwise.
 #include <unistd.h>
@@ -512,6 +514,9 @@ int HoldMemory(size_t mib) {
   aclrtStream stream = nullptr;
   CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
   Launch("spin_add_one_u32", {Addr(buffer), 60000000}, 1, stream);  // a minute of work
+  aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;  // a call: the launch has reached acld
+  CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "query");
+  Check(status == ACL_STREAM_STATUS_NOT_READY, "the kernel is running");
   std::printf("ready\n");
   std::fflush(stdout);
   WaitForLine();
@@ -539,6 +544,35 @@ int Workload(int streams, int launches) {
   return Teardown();
 }
 
+void CheckQuotaMessage(const char* what) {
+  const char* message = aclGetRecentErrMsg();
+  Check(message != nullptr && std::strstr(message, "quota") != nullptr,
+        std::string(what) + " names the quota: " + (message ? message : "no message"));
+}
+
+int QuotaProbe(uint64_t bytes, int streams) {
+  Setup();
+  void* too_much = nullptr;
+  CheckCode(aclrtMalloc(&too_much, bytes + 1, ACL_MEM_MALLOC_HUGE_FIRST),
+            ACL_ERROR_RT_MEMORY_ALLOCATION, "malloc over the quota");
+  CheckQuotaMessage("the memory error");
+  void* all = nullptr;
+  CheckCode(aclrtMalloc(&all, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc the quota");
+  std::vector<aclrtStream> created;
+  aclError code = ACL_SUCCESS;
+  while (code == ACL_SUCCESS && created.size() < 100000) {
+    aclrtStream stream = nullptr;
+    code = aclrtCreateStream(&stream);
+    if (code == ACL_SUCCESS) created.push_back(stream);
+  }
+  CheckCode(code, ACL_ERROR_RT_NO_STREAM_RESOURCE, "stream over the quota");
+  CheckQuotaMessage("the stream error");
+  Check(static_cast<int>(created.size()) == streams - 1,
+        "streams created besides the default one: " + std::to_string(created.size()));
+  std::printf("quota_probe ok streams=%zu\n", created.size());
+  return Teardown();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -556,6 +590,7 @@ int main(int argc, char** argv) {
   if (mode == "victim") return Victim();
   if (mode == "attacker" && argc > 3) return Attacker(number(2), number(3));
   if (mode == "hold_memory") return HoldMemory(number(2) > 0 ? number(2) : 16);
+  if (mode == "quota_probe" && argc > 3) return QuotaProbe(number(2), static_cast<int>(number(3)));
   if (mode == "workload" && argc > 3) return Workload(static_cast<int>(number(2)), static_cast<int>(number(3)));
   std::fprintf(stderr, "usage: see the comment at the top of device_client.cc\n");
   return 2;
