@@ -12,12 +12,15 @@
 //   device_client attacker ADDR STREAM tries to touch another process's memory
 //   device_client hold_memory MIB      allocates, prints "ready", waits
 //   device_client workload STREAMS N   N kernels on each of STREAMS streams, checked
+//   device_client stress SEED          the stress run's client: random extra references,
+//                                      16 streams, kernels, copies and host funcs, checked
 //   device_client quota_probe BYTES STREAMS   hits a memory quota of BYTES and a stream
 //                                      quota of STREAMS (default stream included)
 //
 // Exits 0 when every check of the scenario held; prints "FAIL: ..." otherwise.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdlib>
@@ -544,6 +547,57 @@ int Workload(int streams, int launches) {
   return Teardown();
 }
 
+void CountHostFunc(void* counter) { ++*static_cast<std::atomic<int>*>(counter); }
+
+int Stress(uint64_t seed) {
+  std::mt19937_64 random(seed);
+  constexpr int kStreams = 16, kRounds = 20, kLaunchesPerRound = 10;
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  const int extra = static_cast<int>(random() % 4);
+  for (int i = 0; i < extra; ++i) {
+    CheckCode(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE, "extra aclInit");
+  }
+  CheckCode(aclrtSetDevice(static_cast<int32_t>(seed % 2)), ACL_SUCCESS, "aclrtSetDevice");
+  void* words = nullptr;
+  void* scratch = nullptr;
+  CheckCode(aclrtMalloc(&words, kStreams * 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc");
+  CheckCode(aclrtMalloc(&scratch, kStreams * 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+            "malloc");
+  CheckCode(aclrtMemset(words, kStreams * 4, 0, kStreams * 4), ACL_SUCCESS, "memset");
+  std::vector<aclrtStream> streams(kStreams);
+  for (auto& stream : streams) CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
+  std::vector<uint8_t> payload(4096, static_cast<uint8_t>(seed));
+  std::atomic<int> host_funcs{0};
+  for (int round = 0; round < kRounds; ++round) {
+    for (int s = 0; s < kStreams; ++s) {
+      for (int i = 0; i < kLaunchesPerRound; ++i) {
+        Launch("add_one_u32", {Addr(words) + 4 * s}, 1, streams[s]);
+      }
+      CheckCode(aclrtMemcpyAsync(reinterpret_cast<void*>(Addr(scratch) + 4096 * s), 4096,
+                                 payload.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE, streams[s]),
+                ACL_SUCCESS, "copy");
+      CheckCode(aclrtLaunchHostFunc(streams[s], CountHostFunc, &host_funcs), ACL_SUCCESS,
+                "host func");
+    }
+  }
+  for (auto& stream : streams) CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  const std::vector<uint32_t> values = ReadU32(words, kStreams);
+  for (int s = 0; s < kStreams; ++s) {
+    Check(values[s] == kRounds * kLaunchesPerRound, "every launch of stream " + std::to_string(s));
+  }
+  Check(host_funcs == kStreams * kRounds, "every host func ran once");
+  std::vector<uint8_t> back(4096);
+  CheckCode(aclrtMemcpy(back.data(), 4096, scratch, 4096, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS,
+            "read back");
+  Check(back == payload, "the copies landed");
+  for (auto& stream : streams) CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  for (int i = 0; i <= extra; ++i) {
+    CheckCode(aclFinalizeReference(nullptr), ACL_SUCCESS, "aclFinalizeReference");
+  }
+  std::printf("stress %" PRIu64 " ok\n", seed);
+  return scenario::ExitCode();
+}
+
 void CheckQuotaMessage(const char* what) {
   const char* message = aclGetRecentErrMsg();
   Check(message != nullptr && std::strstr(message, "quota") != nullptr,
@@ -590,6 +644,7 @@ int main(int argc, char** argv) {
   if (mode == "victim") return Victim();
   if (mode == "attacker" && argc > 3) return Attacker(number(2), number(3));
   if (mode == "hold_memory") return HoldMemory(number(2) > 0 ? number(2) : 16);
+  if (mode == "stress") return Stress(number(2));
   if (mode == "quota_probe" && argc > 3) return QuotaProbe(number(2), static_cast<int>(number(3)));
   if (mode == "workload" && argc > 3) return Workload(static_cast<int>(number(2)), static_cast<int>(number(3)));
   std::fprintf(stderr, "usage: see the comment at the top of device_client.cc\n");
