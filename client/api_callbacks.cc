@@ -59,8 +59,8 @@ uint32_t Fact(const aclrtExceptionInfo* info, uint32_t acl_client::TaskFailureFa
   return info->facts.*field;
 }
 
-aclError LastError(aclrtLastErrLevel level, bool take) {
-  if (level != ACL_RT_THREAD_LEVEL) return ACL_ERROR_INVALID_PARAM;
+aclError LastError(const aclrtLastErrLevel& level, bool take) {
+  if (acl_client::RawEnum(level) != ACL_RT_THREAD_LEVEL) return ACL_ERROR_INVALID_PARAM;
   return take ? acl_client::TakeLastError() : acl_client::PeekLastError();
 }
 
@@ -113,12 +113,12 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
                              aclrtStream stream) {
   return Api([&]() -> absl::Status {
     if (fn == nullptr) return NullArgument("aclrtLaunchCallback", "fn");
-    if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK) {
+    const int block = acl_client::RawEnum(blockType);
+    if (block != ACL_CALLBACK_NO_BLOCK && block != ACL_CALLBACK_BLOCK) {
       return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                             absl::StrCat("aclrtLaunchCallback: unknown block type ",
-                                          static_cast<int>(blockType)));
+                             absl::StrCat("aclrtLaunchCallback: unknown block type ", block));
     }
-    return Launch(Kind::kReport, stream, blockType == ACL_CALLBACK_BLOCK,
+    return Launch(Kind::kReport, stream, block == ACL_CALLBACK_BLOCK,
                   [fn, userData] { fn(userData); }, "aclrtLaunchCallback");
   });
 }

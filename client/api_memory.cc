@@ -33,7 +33,7 @@ absl::Status Invalid(const std::string& message) {
 
 // A validated copy, or nullopt for a host-to-host copy (done in the process).
 absl::StatusOr<std::optional<HostCopy>> PlanCopy(void* dst, size_t dest_max, const void* src,
-                                                 size_t count, aclrtMemcpyKind kind,
+                                                 size_t count, const aclrtMemcpyKind& kind,
                                                  const char* api) {
   if (dst == nullptr) return NullArgument(api, "dst");
   if (src == nullptr) return NullArgument(api, "src");
@@ -43,7 +43,7 @@ absl::StatusOr<std::optional<HostCopy>> PlanCopy(void* dst, size_t dest_max, con
   const bool dst_device = OnDevice(dst);
   const bool src_device = OnDevice(src);
   bool want_dst_device, want_src_device;
-  switch (kind) {
+  switch (acl_client::RawEnum(kind)) {
     case ACL_MEMCPY_HOST_TO_HOST: want_dst_device = false, want_src_device = false; break;
     case ACL_MEMCPY_HOST_TO_DEVICE:
     case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: want_dst_device = true, want_src_device = false; break;
@@ -53,10 +53,10 @@ absl::StatusOr<std::optional<HostCopy>> PlanCopy(void* dst, size_t dest_max, con
     case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: want_dst_device = true, want_src_device = true; break;
     case ACL_MEMCPY_DEFAULT: want_dst_device = dst_device, want_src_device = src_device; break;
     default:
-      return Invalid(absl::StrCat(api, ": unknown copy kind ", static_cast<int>(kind)));
+      return Invalid(absl::StrCat(api, ": unknown copy kind ", acl_client::RawEnum(kind)));
   }
   if (dst_device != want_dst_device || src_device != want_src_device) {
-    return Invalid(absl::StrCat(api, ": copy kind ", static_cast<int>(kind), " does not match the ",
+    return Invalid(absl::StrCat(api, ": copy kind ", acl_client::RawEnum(kind), " does not match the ",
                                 src_device ? "device" : "host", " source and the ",
                                 dst_device ? "device" : "host", " destination"));
   }
@@ -105,8 +105,9 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   return Api([&]() -> absl::Status {
     if (devPtr == nullptr) return NullArgument("aclrtMalloc", "devPtr");
     if (size == 0) return Invalid("aclrtMalloc: size must be > 0");
-    if (!KnownPolicy(static_cast<uint32_t>(policy))) {
-      return Invalid(absl::StrCat("aclrtMalloc: unknown policy ", static_cast<uint32_t>(policy)));
+    const uint32_t raw_policy = static_cast<uint32_t>(acl_client::RawEnum(policy));
+    if (!KnownPolicy(raw_policy)) {
+      return Invalid(absl::StrCat("aclrtMalloc: unknown policy ", raw_policy));
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
@@ -197,8 +198,9 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
   return Api([&]() -> absl::Status {
     if (free == nullptr || total == nullptr) return NullArgument("aclrtGetMemInfo", "free/total");
-    if (static_cast<int>(attr) < 0 || static_cast<int>(attr) > ACL_MEM_P2P_HUGE1G) {
-      return Invalid(absl::StrCat("aclrtGetMemInfo: unknown attribute ", static_cast<int>(attr)));
+    const int raw_attr = acl_client::RawEnum(attr);
+    if (raw_attr < 0 || raw_attr > ACL_MEM_P2P_HUGE1G) {
+      return Invalid(absl::StrCat("aclrtGetMemInfo: unknown attribute ", raw_attr));
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());

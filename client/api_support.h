@@ -4,6 +4,7 @@
 #define ACLD_CLIENT_API_SUPPORT_H_
 
 #include <cstdint>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,6 +38,17 @@ aclError Api(Body body) {
 }
 
 absl::Status NullArgument(const char* api, const char* argument);
+
+// The integer a C caller passed for an enum parameter. A C program may pass
+// any int; reading an out-of-range value as the C++ enum type would be
+// undefined, so the bytes are read as an int instead.
+template <typename Enum>
+int RawEnum(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized");
+  int raw;
+  std::memcpy(&raw, &value, sizeof(raw));
+  return raw;
+}
 
 inline uint64_t HandleId(const void* handle) { return reinterpret_cast<uintptr_t>(handle); }
 inline void* ToHandle(uint64_t id) { return reinterpret_cast<void*>(static_cast<uintptr_t>(id)); }

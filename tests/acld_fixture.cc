@@ -44,4 +44,27 @@ acl::v1::StatusReply AcldDaemon::Status() const {
   return status;
 }
 
+void ExpectScenarioPasses(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env) {
+  const auto [code, output] = RunToCompletion(argv, env, absl::Seconds(120));
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_EQ(output.find("FAIL"), std::string::npos) << output;
+}
+
+AcldDaemon* BothModesTest::daemon_ = nullptr;
+
+void BothModesTest::SetUpTestSuite() { daemon_ = new AcldDaemon(); }
+
+void BothModesTest::TearDownTestSuite() {
+  delete daemon_;
+  daemon_ = nullptr;
+}
+
+void BothModesTest::RunScenario(const std::string& binary, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {binary};
+  argv.insert(argv.end(), args.begin(), args.end());
+  if (GetParam() == "embedded") return ExpectScenarioPasses(argv, {{"ACLD_ADDRESS", "embedded"}});
+  ExpectScenarioPasses(argv, daemon_->client_env());
+}
+
 }  // namespace acld_test

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gtest/gtest.h"
 #include "proto/acl/v1/admin.pb.h"
 #include "tests/process.h"
 
@@ -44,6 +45,24 @@ class AcldDaemon {
   std::string socket_;
   std::string admin_socket_;
   std::unique_ptr<Process> process_;
+};
+
+// Runs `argv` (a scenario client) with `env` and expects it to pass: exit 0
+// and no "FAIL" line.
+void ExpectScenarioPasses(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env);
+
+// A suite whose scenarios run in both modes: the parameter is "daemon" (one
+// acld shared by the suite) or "embedded" (ACLD_ADDRESS=embedded).
+class BothModesTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  // Runs `binary args` in this test's mode and expects it to pass.
+  void RunScenario(const std::string& binary, const std::vector<std::string>& args);
+
+ private:
+  static AcldDaemon* daemon_;
 };
 
 // Polls `condition` every 10 ms until it holds or `timeout` passes; returns

@@ -15,14 +15,14 @@
 namespace acld_test {
 namespace {
 
+constexpr char kDeviceClient[] = "tests/device_client";
+
 // Runs `device_client ARGS` against `env` and expects it to pass.
-void ExpectScenarioPasses(const std::vector<std::string>& args,
-                          const std::map<std::string, std::string>& env) {
-  std::vector<std::string> argv = {"tests/device_client"};
+void ExpectDeviceScenarioPasses(const std::vector<std::string>& args,
+                                const std::map<std::string, std::string>& env) {
+  std::vector<std::string> argv = {kDeviceClient};
   argv.insert(argv.end(), args.begin(), args.end());
-  const auto [code, output] = RunToCompletion(argv, env, absl::Seconds(120));
-  EXPECT_EQ(code, 0) << output;
-  EXPECT_EQ(output.find("FAIL"), std::string::npos) << output;
+  ExpectScenarioPasses(argv, env);
 }
 
 int ThreadCount(pid_t pid) {
@@ -41,23 +41,10 @@ uint64_t DeviceBytesUsed(const acl::v1::StatusReply& status) {
 }
 
 // Every single-process scenario, against the daemon and embedded.
-class ScenarioTest : public ::testing::TestWithParam<std::string> {
+class ScenarioTest : public BothModesTest {
  protected:
-  static void SetUpTestSuite() { daemon_ = new AcldDaemon(); }
-  static void TearDownTestSuite() {
-    delete daemon_;
-    daemon_ = nullptr;
-  }
-
-  void Run(const std::vector<std::string>& args) {
-    if (GetParam() == "embedded") return ExpectScenarioPasses(args, {{"ACLD_ADDRESS", "embedded"}});
-    ExpectScenarioPasses(args, daemon_->client_env());
-  }
-
-  static AcldDaemon* daemon_;
+  void Run(const std::vector<std::string>& args) { RunScenario(kDeviceClient, args); }
 };
-
-AcldDaemon* ScenarioTest::daemon_ = nullptr;
 
 TEST_P(ScenarioTest, RoundTrip64MiBInEveryDirection) { Run({"roundtrip", "64"}); }
 TEST_P(ScenarioTest, OrderingAcrossStreamsAndEvents) { Run({"ordering"}); }
@@ -78,7 +65,7 @@ TEST(DeviceIntegrationTest, AnotherProcessCannotTouchMemoryOrHandles) {
   const std::string line = victim.output().substr(victim.output().find("ready"));
   const std::vector<std::string> words = absl::StrSplit(line.substr(0, line.find('\n')), ' ');
   ASSERT_EQ(words.size(), 3u) << line;
-  ExpectScenarioPasses({"attacker", words[1], words[2]}, daemon.client_env());
+  ExpectDeviceScenarioPasses({"attacker", words[1], words[2]}, daemon.client_env());
   victim.WriteLine("check");
   EXPECT_EQ(victim.Wait(absl::Seconds(20)), 0) << victim.output();
   EXPECT_NE(victim.output().find("victim intact"), std::string::npos) << victim.output();
@@ -108,7 +95,7 @@ TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
 
 TEST(DeviceIntegrationTest, MallocBeyondTheDeviceAndMemoryView) {
   AcldDaemon daemon({"--sim_device_memory=1048576"});
-  ExpectScenarioPasses({"errors"}, daemon.client_env());
+  ExpectDeviceScenarioPasses({"errors"}, daemon.client_env());
   const auto [code, memory] = daemon.Aclctl({"memory"});
   EXPECT_EQ(code, 0);
   EXPECT_NE(memory.find("1.0 MiB"), std::string::npos) << memory;
@@ -119,7 +106,7 @@ TEST(DeviceIntegrationTest, StreamsDoNotAddDaemonThreads) {
   Process few({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
   ASSERT_TRUE(few.WaitForLine("ready", absl::Seconds(20)));
   const int before = ThreadCount(daemon.process().pid());
-  ExpectScenarioPasses({"workload", "1024", "4"}, daemon.client_env());
+  ExpectDeviceScenarioPasses({"workload", "1024", "4"}, daemon.client_env());
   Process again({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
   ASSERT_TRUE(again.WaitForLine("ready", absl::Seconds(20)));
   const int after = ThreadCount(daemon.process().pid());

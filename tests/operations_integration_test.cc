@@ -29,7 +29,8 @@ TEST(OperationsTest, IdentityComesFromTheKernel) {
   AcldDaemon daemon;
   Process client({kScenarioClient, "hold", "1"}, daemon.client_env());
   ASSERT_TRUE(client.WaitForLine("ready", absl::Seconds(20)));
-  const acl::v1::SessionInfo* session = FindSession(daemon.Status(), client.pid());
+  const acl::v1::StatusReply status = daemon.Status();
+  const acl::v1::SessionInfo* session = FindSession(status, client.pid());
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(session->uid(), getuid());
   EXPECT_EQ(session->gid(), getgid());
@@ -58,11 +59,12 @@ TEST(OperationsTest, EvictReleasesASessionAndTellsTheClient) {
   Process bystander({kScenarioClient, "hold", "1"}, daemon.client_env());
   ASSERT_TRUE(victim.WaitForLine("ready", absl::Seconds(20)));
   ASSERT_TRUE(bystander.WaitForLine("ready", absl::Seconds(20)));
-  const acl::v1::SessionInfo* session = FindSession(daemon.Status(), victim.pid());
+  acl::v1::StatusReply status = daemon.Status();
+  const acl::v1::SessionInfo* session = FindSession(status, victim.pid());
   ASSERT_NE(session, nullptr);
   const auto [code, output] = daemon.Aclctl({"evict", absl::StrCat(session->id())});
   EXPECT_EQ(code, 0) << output;
-  acl::v1::StatusReply status = daemon.Status();
+  status = daemon.Status();
   EXPECT_EQ(status.host_refcount(), 1u);
   EXPECT_EQ(FindSession(status, victim.pid()), nullptr);
   victim.WriteLine("release");
@@ -86,13 +88,15 @@ TEST(OperationsTest, QuotasLimitMemoryAndStreams) {
   // Changed at run time, for one live session.
   Process holder({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
   ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20)));
-  const acl::v1::SessionInfo* session = FindSession(daemon.Status(), holder.pid());
+  acl::v1::StatusReply status = daemon.Status();
+  const acl::v1::SessionInfo* session = FindSession(status, holder.pid());
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(session->memory_quota(), 1048576u);
   EXPECT_EQ(daemon.Aclctl({"quota", absl::StrCat(session->id()), "--memory=0", "--streams=100"})
                 .first,
             0);
-  session = FindSession(daemon.Status(), holder.pid());
+  status = daemon.Status();
+  session = FindSession(status, holder.pid());
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(session->memory_quota(), 0u);
   EXPECT_EQ(session->max_streams(), 100u);

@@ -120,6 +120,26 @@ trap_pid=$!
 wait "$trap_pid" || true
 
 echo
+echo "== an operator at work: quotas and eviction"
+"$aclctl" quota --default --memory=$((1 << 20))
+echo "-- a new client under that 1 MiB quota and the 4096-stream default: both refuse it, naming the quota"
+"$device_client" quota_probe $((1 << 20)) 4096 || true
+"$aclctl" quota --default --memory=0
+mkfifo "$work/evictee"
+"$client" hold 2 <"$work/evictee" >"$work/evictee.out" &
+evictee=$!
+exec {evict_fd}>"$work/evictee"
+for _ in $(seq 100); do grep -q ready "$work/evictee.out" 2>/dev/null && break; sleep 0.1; done
+session=$("$aclctl" --json sessions | grep -o '"id":[0-9]*,"pid":'"$evictee" | sed -E 's/"id":([0-9]+).*/\1/')
+echo "-- session $session (pid $evictee, identity from the kernel) before eviction:"
+"$aclctl" sessions
+"$aclctl" evict "$session"
+echo release >&"$evict_fd"
+wait "$evictee" || true
+echo "-- what the evicted client saw when it next called the API:"
+cat "$work/evictee.out"
+
+echo
 echo "== final state"
 "$aclctl" status
 echo

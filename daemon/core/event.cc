@@ -20,22 +20,14 @@ uint64_t Event::latest_record() const {
 }
 
 void Event::CompleteRecord(uint64_t record, int64_t timestamp_ns) {
-  std::vector<std::function<void(absl::Status)>> ready;
+  std::vector<ProgressWaiters::Done> ready;
   {
     absl::MutexLock lock(&mu_);
     if (record <= completed_) return;
     completed_ = record;
     recorded_ = true;
     timestamp_ns_ = timestamp_ns;
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if (it->target > completed_) {
-        ++it;
-        continue;
-      }
-      if (it->timeout != 0) timer_.Cancel(it->timeout);
-      ready.push_back(std::move(it->done));
-      it = waiters_.erase(it);
-    }
+    ready = waiters_.TakeReached(completed_);
   }
   for (auto& done : ready) done(absl::OkStatus());
 }
@@ -48,8 +40,8 @@ void Event::Reset() {
 bool Event::WaitFor(uint64_t target, std::function<void()> resume) {
   absl::MutexLock lock(&mu_);
   if (completed_ >= target) return true;
-  waiters_.push_back(
-      Waiter{target, [resume = std::move(resume)](absl::Status) { resume(); }, 0, next_waiter_id_++});
+  waiters_.Add(target, absl::InfiniteDuration(),
+               [resume = std::move(resume)](absl::Status) { resume(); }, nullptr);
   return false;
 }
 
@@ -63,15 +55,10 @@ void Event::Synchronize(absl::Duration timeout, std::function<void(absl::Status)
       result = AclStatus(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
                          absl::StrCat("event ", id_, " has not completed"));
     } else {
-      const uint64_t waiter_id = next_waiter_id_++;
-      Timer::TimerId timer_id = 0;
-      if (timeout != absl::InfiniteDuration()) {
-        std::weak_ptr<Event> self = weak_from_this();
-        timer_id = timer_.Schedule(absl::Now() + timeout, [self, waiter_id, timeout] {
-          if (auto event = self.lock()) event->TimeOutWaiter(waiter_id, timeout);
-        });
-      }
-      waiters_.push_back(Waiter{issued_, std::move(done), timer_id, waiter_id});
+      std::weak_ptr<Event> self = weak_from_this();
+      waiters_.Add(issued_, timeout, std::move(done), [self, timeout](uint64_t id) {
+        if (auto event = self.lock()) event->TimeOutWaiter(id, timeout);
+      });
       return;
     }
   }
@@ -79,15 +66,12 @@ void Event::Synchronize(absl::Duration timeout, std::function<void(absl::Status)
 }
 
 void Event::TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout) {
-  std::function<void(absl::Status)> done;
+  ProgressWaiters::Done done;
   {
     absl::MutexLock lock(&mu_);
-    auto it = std::find_if(waiters_.begin(), waiters_.end(),
-                           [&](const Waiter& waiter) { return waiter.id == waiter_id; });
-    if (it == waiters_.end()) return;
-    done = std::move(it->done);
-    waiters_.erase(it);
+    done = waiters_.TakeTimedOut(waiter_id);
   }
+  if (!done) return;
   done(AclStatus(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
                  absl::StrCat("event ", id_, " did not complete within ",
                               absl::FormatDuration(timeout))));
@@ -111,15 +95,12 @@ bool Event::Timestamp(int64_t* timestamp_ns) const {
 }
 
 void Event::ReleaseWaiters() {
-  std::vector<Waiter> waiters;
+  std::vector<ProgressWaiters::Done> waiters;
   {
     absl::MutexLock lock(&mu_);
-    waiters.swap(waiters_);
+    waiters = waiters_.TakeAll();
   }
-  for (Waiter& waiter : waiters) {
-    if (waiter.timeout != 0) timer_.Cancel(waiter.timeout);
-    waiter.done(absl::OkStatus());
-  }
+  for (auto& done : waiters) done(absl::OkStatus());
 }
 
 }  // namespace acld

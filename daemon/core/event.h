@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/core/progress_waiters.h"
 #include "daemon/core/session_id.h"
 #include "daemon/core/timer.h"
 
@@ -25,7 +26,7 @@ using EventId = uint64_t;
 class Event : public std::enable_shared_from_this<Event> {
  public:
   Event(EventId id, SessionId session, int32_t device, uint32_t flags, Timer& timer)
-      : id_(id), session_(session), device_(device), flags_(flags), timer_(timer) {}
+      : id_(id), session_(session), device_(device), flags_(flags), waiters_(timer) {}
 
   EventId id() const { return id_; }
   int32_t device() const { return device_; }
@@ -58,28 +59,20 @@ class Event : public std::enable_shared_from_this<Event> {
   void ReleaseWaiters();
 
  private:
-  struct Waiter {
-    uint64_t target;
-    std::function<void(absl::Status)> done;
-    Timer::TimerId timeout;  // 0: none
-    uint64_t id;
-  };
-
   void TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout);
 
   const EventId id_;
   const SessionId session_;
   const int32_t device_;
   const uint32_t flags_;
-  Timer& timer_;
 
   mutable absl::Mutex mu_;
   uint64_t issued_ ABSL_GUARDED_BY(mu_) = 0;     // record numbers handed out
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;  // highest completed record
   bool recorded_ ABSL_GUARDED_BY(mu_) = false;   // a record completed since creation/reset
   int64_t timestamp_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<Waiter> waiters_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // Streams and synchronizations waiting for completed_.
+  ProgressWaiters waiters_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acld

@@ -21,7 +21,11 @@ thread_local bool continue_inline = false;
 
 Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
                FailureListener on_failure)
-    : options_(options), engine_(engine), timer_(timer), on_failure_(std::move(on_failure)) {}
+    : options_(options),
+      engine_(engine),
+      timer_(timer),
+      on_failure_(std::move(on_failure)),
+      sync_waiters_(timer) {}
 
 Stream::~Stream() = default;
 
@@ -181,14 +185,9 @@ absl::Status Stream::TakeErrorLocked() {
 }
 
 void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
-  for (auto it = sync_waiters_.begin(); it != sync_waiters_.end();) {
-    if (it->target > finished_through_) {
-      ++it;
-      continue;
-    }
-    if (it->timeout != 0) timer_.Cancel(it->timeout);
-    after.push_back([done = std::move(it->done), status = TakeErrorLocked()] { done(status); });
-    it = sync_waiters_.erase(it);
+  for (auto& done : sync_waiters_.TakeReached(finished_through_)) {
+    // The first synchronization reports the failure; the others see success.
+    after.push_back([done = std::move(done), status = TakeErrorLocked()] { done(status); });
   }
   const bool drained = queue_.empty() && !parked_.has_value() && state_ != State::kRunning;
   if (closing_ && drained) {
@@ -210,16 +209,10 @@ void Stream::Synchronize(absl::Duration timeout, std::function<void(absl::Status
       result = AclStatus(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                          absl::StrCat("stream ", options_.id, " has unfinished tasks"));
     } else {
-      const uint64_t waiter_id = next_waiter_id_++;
-      Timer::TimerId timer_id = 0;
-      if (timeout != absl::InfiniteDuration()) {
-        std::weak_ptr<Stream> self = weak_from_this();
-        timer_id = timer_.Schedule(absl::Now() + timeout, [self, waiter_id, timeout] {
-          auto stream = self.lock();
-          if (stream) stream->TimeOutWaiter(waiter_id, timeout);
-        });
-      }
-      sync_waiters_.push_back(SyncWaiter{target, std::move(done), timer_id, waiter_id});
+      std::weak_ptr<Stream> self = weak_from_this();
+      sync_waiters_.Add(target, timeout, std::move(done), [self, timeout](uint64_t id) {
+        if (auto stream = self.lock()) stream->TimeOutWaiter(id, timeout);
+      });
       return;
     }
   }
@@ -227,15 +220,12 @@ void Stream::Synchronize(absl::Duration timeout, std::function<void(absl::Status
 }
 
 void Stream::TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout) {
-  std::function<void(absl::Status)> done;
+  ProgressWaiters::Done done;
   {
     absl::MutexLock lock(&mu_);
-    auto it = std::find_if(sync_waiters_.begin(), sync_waiters_.end(),
-                           [&](const SyncWaiter& waiter) { return waiter.id == waiter_id; });
-    if (it == sync_waiters_.end()) return;
-    done = std::move(it->done);
-    sync_waiters_.erase(it);
+    done = sync_waiters_.TakeTimedOut(waiter_id);
   }
+  if (!done) return;
   done(AclStatus(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                  absl::StrCat("stream ", options_.id, " did not finish within ",
                               absl::FormatDuration(timeout))));

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/core/progress_waiters.h"
 #include "daemon/core/session_id.h"
 #include "daemon/core/timer.h"
 
@@ -120,12 +121,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
     std::function<void()> on_discard;
     const char* waits_for;
   };
-  struct SyncWaiter {
-    uint64_t target;  // done once every task id <= target has finished
-    std::function<void(absl::Status)> done;
-    Timer::TimerId timeout;  // 0: none
-    uint64_t id;
-  };
   enum class State { kIdle, kReady, kRunning, kParked };
 
   // Records the end of the current task; collects callbacks to run unlocked.
@@ -158,7 +153,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
   uint64_t running_task_id_ ABSL_GUARDED_BY(mu_) = 0;
   // A parked task's result that arrived before its worker saw it park.
   std::optional<absl::Status> early_result_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;
   FailureMode failure_mode_ ABSL_GUARDED_BY(mu_) = FailureMode::kContinue;
   // The first failure not yet reported by a synchronization.
   absl::Status unreported_error_ ABSL_GUARDED_BY(mu_);
@@ -167,7 +161,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::function<void()>> close_waiters_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<Stream> closing_keepalive_ ABSL_GUARDED_BY(mu_);
-  std::vector<SyncWaiter> sync_waiters_ ABSL_GUARDED_BY(mu_);
+  // Synchronizations, waiting for finished_through_.
+  ProgressWaiters sync_waiters_ ABSL_GUARDED_BY(mu_);
   StreamStats counters_ ABSL_GUARDED_BY(mu_);
 };
 

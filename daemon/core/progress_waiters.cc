@@ -1,0 +1,47 @@
+#include "daemon/core/progress_waiters.h"
+
+#include <algorithm>
+
+#include "absl/time/clock.h"
+
+namespace acld {
+
+void ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done,
+                          std::function<void(uint64_t id)> on_timeout) {
+  const uint64_t id = next_id_++;
+  Timer::TimerId timer = 0;
+  if (timeout != absl::InfiniteDuration() && on_timeout) {
+    timer = timer_.Schedule(absl::Now() + timeout,
+                            [id, on_timeout = std::move(on_timeout)] { on_timeout(id); });
+  }
+  waiters_.push_back(Waiter{id, target, std::move(done), timer});
+}
+
+ProgressWaiters::Done ProgressWaiters::TakeTimedOut(uint64_t id) {
+  auto it = std::find_if(waiters_.begin(), waiters_.end(),
+                         [id](const Waiter& waiter) { return waiter.id == id; });
+  if (it == waiters_.end()) return nullptr;
+  Done done = std::move(it->done);
+  waiters_.erase(it);
+  return done;
+}
+
+std::vector<ProgressWaiters::Done> ProgressWaiters::TakeReached(uint64_t reached) {
+  std::vector<Done> ready;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if (it->target > reached) {
+      ++it;
+      continue;
+    }
+    if (it->timer != 0) timer_.Cancel(it->timer);
+    ready.push_back(std::move(it->done));
+    it = waiters_.erase(it);
+  }
+  return ready;
+}
+
+std::vector<ProgressWaiters::Done> ProgressWaiters::TakeAll() {
+  return TakeReached(UINT64_MAX);
+}
+
+}  // namespace acld
