@@ -29,6 +29,16 @@ uint64_t ThisThread() { return static_cast<uint64_t>(pthread_self()); }
 
 CallbackDispatcher::CallbackDispatcher() = default;
 
+CallbackDispatcher::~CallbackDispatcher() {
+  std::vector<std::thread> pool;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    pool.swap(pool_);
+  }
+  for (std::thread& thread : pool) thread.join();
+}
+
 void CallbackDispatcher::SetAcknowledge(Acknowledge acknowledge) {
   acknowledge_ = std::move(acknowledge);
 }
@@ -86,10 +96,7 @@ void CallbackDispatcher::ForgetStream(uint64_t stream) {
 
 void CallbackDispatcher::EnsurePoolLocked() {
   if (!pool_.empty()) return;
-  for (int i = 0; i < kPoolThreads; ++i) {
-    pool_.emplace_back([this] { PoolLoop(); });
-    pool_.back().detach();  // lives as long as the process
-  }
+  for (int i = 0; i < kPoolThreads; ++i) pool_.emplace_back([this] { PoolLoop(); });
 }
 
 void CallbackDispatcher::OnCallbackDue(uint64_t callback_id, uint64_t stream) {
@@ -162,7 +169,11 @@ void CallbackDispatcher::PoolLoop() {
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
-          +[](std::deque<Work>* queue) { return !queue->empty(); }, &pool_queue_));
+          +[](CallbackDispatcher* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+            return self->stopping_ || !self->pool_queue_.empty();
+          },
+          this));
+      if (stopping_) return;
       work = std::move(pool_queue_.front());
       pool_queue_.pop_front();
     }

@@ -46,6 +46,9 @@ class CallbackDispatcher {
   using Acknowledge = std::function<void(uint64_t callback_id)>;
 
   CallbackDispatcher();
+  // Stops the library's callback threads (the process's dispatcher lives
+  // forever; tests make short-lived ones).
+  ~CallbackDispatcher();
 
   // How a finished blocking callback is acknowledged (the transport).
   void SetAcknowledge(Acknowledge acknowledge);
@@ -110,6 +113,7 @@ class CallbackDispatcher {
   std::map<std::pair<Kind, uint64_t>, std::deque<Work>> thread_queues_ ABSL_GUARDED_BY(mu_);
   std::deque<Work> pool_queue_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> pool_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   aclrtExceptionInfoCallback exception_callback_ ABSL_GUARDED_BY(mu_) = nullptr;
   uint64_t failures_received_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failures_handled_ ABSL_GUARDED_BY(mu_) = 0;
