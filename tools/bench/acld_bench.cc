@@ -10,6 +10,7 @@
 //                             chain, compared with a raw socket ping-pong
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded").
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,12 +61,35 @@ double MedianMicros(int rounds, int ops, Body body) {
   return samples[samples.size() / 2];
 }
 
-double RawSocketPingPongMicros(int rounds, int ops) {
+// Pins the calling thread to `cpu` when the machine has more than one;
+// returns the mask to restore.
+cpu_set_t PinTo(int cpu) {
+  cpu_set_t previous;
+  sched_getaffinity(0, sizeof(previous), &previous);
+  if (CPU_COUNT(&previous) > 1) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    sched_setaffinity(0, sizeof(one), &one);
+  }
+  return previous;
+}
+
+// The raw baseline: a 64-byte ping-pong between two processes over a Unix
+// socket. Where the scheduler puts the two decides the figure: pinned to two
+// different cores a round trip takes a few microseconds on this VM, while
+// unpinned runs often land both on one core and pay wake-up latency (tens of
+// microseconds). Both are reported; see docs/performance.md.
+double RawSocketPingPongMicros(int rounds, int ops, bool pinned) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) std::exit(1);
+  cpu_set_t previous;
+  sched_getaffinity(0, sizeof(previous), &previous);
+  if (pinned) PinTo(0);
   const pid_t child = fork();
   char message[64] = {};
   if (child == 0) {
+    if (pinned) PinTo(1);
     close(fds[0]);
     while (read(fds[1], message, sizeof(message)) == sizeof(message)) {
       if (write(fds[1], message, sizeof(message)) != sizeof(message)) break;
@@ -81,6 +105,7 @@ double RawSocketPingPongMicros(int rounds, int ops) {
   });
   close(fds[0]);
   waitpid(child, nullptr, 0);
+  sched_setaffinity(0, sizeof(previous), &previous);
   return micros;
 }
 
@@ -90,9 +115,11 @@ int RoundTrip() {
   Must(aclrtCreateStream(&stream), "aclrtCreateStream");
   aclrtStreamStatus status;
   const double acl = MedianMicros(7, 2000, [&] { Must(aclrtStreamQuery(stream, &status), "query"); });
-  const double raw = RawSocketPingPongMicros(7, 2000);
-  std::printf("roundtrip: aclrtStreamQuery %.1f us, raw unix socket ping-pong %.1f us, ratio %.2fx\n",
-              acl, raw, acl / raw);
+  const double unpinned = RawSocketPingPongMicros(7, 2000, false);
+  const double pinned = RawSocketPingPongMicros(7, 2000, true);
+  std::printf("roundtrip: aclrtStreamQuery %.1f us; raw unix socket ping-pong %.1f us unpinned "
+              "(ratio %.2fx), %.1f us pinned to two cores (ratio %.2fx)\n",
+              acl, unpinned, acl / unpinned, pinned, acl / pinned);
   Must(aclrtDestroyStream(stream), "destroy");
   Must(aclFinalize(), "aclFinalize");
   return 0;
@@ -192,8 +219,11 @@ int HostFuncs(int count, int stream_count) {
   std::printf("hostfuncs: %d over %d stream(s): %.1f us per callback, %.0f callbacks/s", count,
               stream_count, per_callback, count / seconds);
   if (stream_count == 1) {
-    const double raw = RawSocketPingPongMicros(5, 2000);
-    std::printf("; raw unix socket ping-pong %.1f us, ratio %.2fx", raw, per_callback / raw);
+    const double unpinned = RawSocketPingPongMicros(5, 2000, false);
+    const double pinned = RawSocketPingPongMicros(5, 2000, true);
+    std::printf("; raw unix socket ping-pong %.1f us unpinned (ratio %.2fx), %.1f us pinned to "
+                "two cores (ratio %.2fx)",
+                unpinned, per_callback / unpinned, pinned, per_callback / pinned);
   }
   std::printf("\n");
   for (auto& stream : streams) Must(aclrtDestroyStream(stream), "destroy");

@@ -9,7 +9,7 @@ bazel build -c opt //daemon:acld //tools/bench:acld_bench 2>&1 | grep -E "ERROR|
 bin=bazel-bin
 work=$(mktemp -d /tmp/acld-bench-XXXXXX)
 "$bin/daemon/acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" \
-  --log_level=warn --sim_device_memory=$((8 << 30)) &
+  --log_level=warn --sim_device_memory=$((8 << 30)) --max_streams_per_session=0 &
 acld_pid=$!
 trap 'kill $acld_pid 2>/dev/null; wait $acld_pid 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [[ -S "$work/admin.sock" ]] && break; sleep 0.1; done
