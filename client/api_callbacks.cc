@@ -30,8 +30,9 @@ absl::Status Launch(Kind kind, aclrtStream stream, bool block, std::function<voi
   ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
   if (kind == Kind::kReport && !callbacks().HasSubscriber(Kind::kReport, stream_id)) {
     return acld::AclStatus(ACL_ERROR_RT_STREAM_NO_CB_REG,
-                           absl::StrCat(api, ": no thread is subscribed to the stream's reports "
-                                             "(aclrtSubscribeReport)"));
+                           absl::StrCat(api,
+                                        ": no thread is subscribed to the stream's reports "
+                                        "(aclrtSubscribeReport)"));
   }
   // The callback runs in the launching thread's context, as on the device's
   // runtime thread: the ACL calls it makes see the same current device.
@@ -41,7 +42,8 @@ absl::Status Launch(Kind kind, aclrtStream stream, bool block, std::function<voi
     run();
   };
   const uint64_t id = callbacks().Add(kind, stream_id, block, std::move(in_context));
-  absl::StatusOr<uint64_t> task = transport->LaunchCallback(stream_id, CurrentThreadId(), id, block);
+  absl::StatusOr<uint64_t> task =
+      transport->LaunchCallback(stream_id, CurrentThreadId(), id, block);
   if (!task.ok()) callbacks().Remove(id);
   return acl_client::Enqueued(task);
 }
@@ -71,8 +73,8 @@ extern "C" {
 aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
   return Api([&]() -> absl::Status {
     if (fn == nullptr) return NullArgument("aclrtLaunchHostFunc", "fn");
-    return Launch(Kind::kHostFunc, stream, /*block=*/true, [fn, args] { fn(args); },
-                  "aclrtLaunchHostFunc");
+    return Launch(
+        Kind::kHostFunc, stream, /*block=*/true, [fn, args] { fn(args); }, "aclrtLaunchHostFunc");
   });
 }
 
@@ -94,15 +96,13 @@ aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStre
 }
 
 aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
-  return Api([&] {
-    return Subscribe(Kind::kReport, threadId, stream, true, "aclrtSubscribeReport");
-  });
+  return Api(
+      [&] { return Subscribe(Kind::kReport, threadId, stream, true, "aclrtSubscribeReport"); });
 }
 
 aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream) {
-  return Api([&] {
-    return Subscribe(Kind::kReport, threadId, stream, false, "aclrtUnSubscribeReport");
-  });
+  return Api(
+      [&] { return Subscribe(Kind::kReport, threadId, stream, false, "aclrtUnSubscribeReport"); });
 }
 
 aclError aclrtProcessReport(int32_t timeout) {
@@ -118,8 +118,9 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
       return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                              absl::StrCat("aclrtLaunchCallback: unknown block type ", block));
     }
-    return Launch(Kind::kReport, stream, block == ACL_CALLBACK_BLOCK,
-                  [fn, userData] { fn(userData); }, "aclrtLaunchCallback");
+    return Launch(
+        Kind::kReport, stream, block == ACL_CALLBACK_BLOCK, [fn, userData] { fn(userData); },
+        "aclrtLaunchCallback");
   });
 }
 

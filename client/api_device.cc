@@ -114,7 +114,8 @@ aclError aclrtSynchronizeDevice(void) {
 }
 
 aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
-  return Api([&] { return SynchronizeCurrentDevice(timeout, "aclrtSynchronizeDeviceWithTimeout"); });
+  return Api(
+      [&] { return SynchronizeCurrentDevice(timeout, "aclrtSynchronizeDeviceWithTimeout"); });
 }
 
 aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus* deviceStatus) {
@@ -122,9 +123,9 @@ aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus* deviceStatu
     if (deviceStatus == nullptr) return NullArgument("aclrtQueryDeviceStatus", "deviceStatus");
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     if (deviceId < 0 || deviceId >= transport->DeviceCount()) {
-      return acld::AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
-                             absl::StrCat("aclrtQueryDeviceStatus: device ", deviceId,
-                                          " does not exist"));
+      return acld::AclStatus(
+          ACL_ERROR_RT_INVALID_DEVICEID,
+          absl::StrCat("aclrtQueryDeviceStatus: device ", deviceId, " does not exist"));
     }
     // A sim device never becomes abnormal; the daemon answering is the check.
     *deviceStatus = ACL_RT_DEVICE_STATUS_NORMAL;

@@ -44,21 +44,32 @@ absl::StatusOr<std::optional<HostCopy>> PlanCopy(void* dst, size_t dest_max, con
   const bool src_device = OnDevice(src);
   bool want_dst_device, want_src_device;
   switch (acl_client::RawEnum(kind)) {
-    case ACL_MEMCPY_HOST_TO_HOST: want_dst_device = false, want_src_device = false; break;
+    case ACL_MEMCPY_HOST_TO_HOST:
+      want_dst_device = false, want_src_device = false;
+      break;
     case ACL_MEMCPY_HOST_TO_DEVICE:
-    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: want_dst_device = true, want_src_device = false; break;
-    case ACL_MEMCPY_DEVICE_TO_HOST: want_dst_device = false, want_src_device = true; break;
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE:
+      want_dst_device = true, want_src_device = false;
+      break;
+    case ACL_MEMCPY_DEVICE_TO_HOST:
+      want_dst_device = false, want_src_device = true;
+      break;
     case ACL_MEMCPY_DEVICE_TO_DEVICE:
     case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
-    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: want_dst_device = true, want_src_device = true; break;
-    case ACL_MEMCPY_DEFAULT: want_dst_device = dst_device, want_src_device = src_device; break;
+    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE:
+      want_dst_device = true, want_src_device = true;
+      break;
+    case ACL_MEMCPY_DEFAULT:
+      want_dst_device = dst_device, want_src_device = src_device;
+      break;
     default:
       return Invalid(absl::StrCat(api, ": unknown copy kind ", acl_client::RawEnum(kind)));
   }
   if (dst_device != want_dst_device || src_device != want_src_device) {
-    return Invalid(absl::StrCat(api, ": copy kind ", acl_client::RawEnum(kind), " does not match the ",
-                                src_device ? "device" : "host", " source and the ",
-                                dst_device ? "device" : "host", " destination"));
+    return Invalid(absl::StrCat(api, ": copy kind ", acl_client::RawEnum(kind),
+                                " does not match the ", src_device ? "device" : "host",
+                                " source and the ", dst_device ? "device" : "host",
+                                " destination"));
   }
   if (!dst_device && !src_device) return std::optional<HostCopy>();
   HostCopy copy;
@@ -92,8 +103,8 @@ absl::StatusOr<acld::MemsetRequest> PlanMemset(void* dev_ptr, size_t max_count, 
 bool KnownPolicy(uint32_t policy) {
   const uint32_t base = policy & 0xFF;
   const uint32_t flags = policy & ~0xFFu;
-  const uint32_t known_flags =
-      ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH | ACL_MEM_ACCESS_USER_SPACE_READONLY;
+  const uint32_t known_flags = ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH |
+                               ACL_MEM_ACCESS_USER_SPACE_READONLY;
   return base <= ACL_MEM_MALLOC_HUGE1G_ONLY_P2P && (flags & ~known_flags) == 0;
 }
 

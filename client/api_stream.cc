@@ -20,8 +20,7 @@ using acl_client::Transport;
 
 namespace {
 
-absl::Status CreateStream(aclrtStream* stream, uint32_t priority, uint32_t flags,
-                          const char* api) {
+absl::Status CreateStream(aclrtStream* stream, uint32_t priority, uint32_t flags, const char* api) {
   if (stream == nullptr) return NullArgument(api, "stream");
   if (priority > 7) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
@@ -139,18 +138,18 @@ aclError aclsimLaunchKernel(const char* kernelName, uint32_t blockDim, const voi
     auto kernel = std::find_if(kernels.begin(), kernels.end(),
                                [&](const auto& entry) { return entry.first == kernelName; });
     if (kernel == kernels.end()) {
-      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                             absl::StrCat("aclsimLaunchKernel: no built-in kernel named '",
-                                          kernelName, "'"));
+      return acld::AclStatus(
+          ACL_ERROR_INVALID_PARAM,
+          absl::StrCat("aclsimLaunchKernel: no built-in kernel named '", kernelName, "'"));
     }
     if (blockDim == 0) {
       return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "aclsimLaunchKernel: blockDim must be > 0");
     }
     if (argsSize != kernel->second * sizeof(uint64_t) || (argsSize > 0 && args == nullptr)) {
-      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                             absl::StrCat("aclsimLaunchKernel: ", kernelName, " takes ",
-                                          kernel->second * sizeof(uint64_t),
-                                          " bytes of arguments, got ", argsSize));
+      return acld::AclStatus(
+          ACL_ERROR_INVALID_PARAM,
+          absl::StrCat("aclsimLaunchKernel: ", kernelName, " takes ",
+                       kernel->second * sizeof(uint64_t), " bytes of arguments, got ", argsSize));
     }
     ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclsimLaunchKernel"));
     acld::KernelRequest request{kernelName, blockDim, std::vector<uint64_t>(kernel->second)};

@@ -20,8 +20,9 @@ absl::StatusOr<uint64_t> ResolveStream(const void* stream, const char* api) {
   }
   if (!runtime.handles().StreamDevice(HandleId(stream)).has_value()) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                           absl::StrCat(api, ": the stream handle is not a live stream of this "
-                                             "process"));
+                           absl::StrCat(api,
+                                        ": the stream handle is not a live stream of this "
+                                        "process"));
   }
   return HandleId(stream);
 }
@@ -30,8 +31,9 @@ absl::StatusOr<uint64_t> ResolveEvent(const void* event, const char* api) {
   if (event == nullptr) return NullArgument(api, "event");
   if (!ClientRuntime::Get().handles().HasEvent(HandleId(event))) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                           absl::StrCat(api, ": the event handle is not a live event of this "
-                                             "process"));
+                           absl::StrCat(api,
+                                        ": the event handle is not a live event of this "
+                                        "process"));
   }
   return HandleId(event);
 }
@@ -51,12 +53,13 @@ absl::Status Enqueued(const absl::StatusOr<uint64_t>& task_id) {
 }
 
 absl::Status CheckNotOwnCallback(uint64_t stream, const char* api) {
-  const bool own = stream == 0 ? CallbackDispatcher::InCallback()
-                               : CallbackDispatcher::InCallbackOf(stream);
+  const bool own =
+      stream == 0 ? CallbackDispatcher::InCallback() : CallbackDispatcher::InCallbackOf(stream);
   if (!own) return absl::OkStatus();
   return acld::AclStatus(ACL_ERROR_RT_NO_PERMISSION,
-                         absl::StrCat(api, ": a callback cannot wait for its own stream (the "
-                                           "stream is waiting for the callback)"));
+                         absl::StrCat(api,
+                                      ": a callback cannot wait for its own stream (the "
+                                      "stream is waiting for the callback)"));
 }
 
 absl::Status Synchronized(absl::Status status) {

@@ -13,10 +13,10 @@
 #include "client/error_state.h"
 
 // Returns from the enclosing function when `expr` (an absl::Status) is an error.
-#define ACL_RETURN_IF_ERROR(expr)                  \
-  do {                                             \
-    absl::Status acl_status_ = (expr);             \
-    if (!acl_status_.ok()) return acl_status_;     \
+#define ACL_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    absl::Status acl_status_ = (expr);         \
+    if (!acl_status_.ok()) return acl_status_; \
   } while (false)
 
 #define ACL_CONCAT_INNER(a, b) a##b

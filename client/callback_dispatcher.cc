@@ -1,11 +1,10 @@
 #include "client/callback_dispatcher.h"
 
-#include "client/exception_info.h"
-
 #include <pthread.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "client/exception_info.h"
 #include "daemon/core/acl_status.h"
 
 namespace acl_client {
@@ -141,9 +140,8 @@ void CallbackDispatcher::WaitForFailureCallbacks() {
   if (running.on_dispatcher_thread || running.active) return;
   absl::MutexLock lock(&mu_);
   const uint64_t target = failures_received_;
-  auto handled = [this, target]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return failures_handled_ >= target;
-  };
+  auto handled = [this, target]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return failures_handled_ >= target; };
   mu_.AwaitWithTimeout(absl::Condition(&handled), absl::Seconds(2));
 }
 
@@ -201,8 +199,9 @@ absl::Status CallbackDispatcher::Process(Kind kind, int32_t timeout_ms) {
     std::deque<Work>* queue = &thread_queues_[key];
     const absl::Duration timeout =
         timeout_ms < 0 ? absl::InfiniteDuration() : absl::Milliseconds(timeout_ms);
-    if (!mu_.AwaitWithTimeout(
-            absl::Condition(+[](std::deque<Work>* q) { return !q->empty(); }, queue), timeout)) {
+    if (!mu_.AwaitWithTimeout(absl::Condition(
+                                  +[](std::deque<Work>* q) { return !q->empty(); }, queue),
+                              timeout)) {
       return acld::AclStatus(ACL_ERROR_RT_REPORT_TIMEOUT,
                              absl::StrCat("no callback arrived within ", timeout_ms, " ms"));
     }

@@ -33,8 +33,8 @@ struct TaskFailureFacts {
 };
 
 // The exception info's fields are 32-bit, as in CANN.
-inline TaskFailureFacts FactsOf(uint64_t task_id, uint64_t stream, uint64_t thread,
-                                int32_t device, int32_t error_code) {
+inline TaskFailureFacts FactsOf(uint64_t task_id, uint64_t stream, uint64_t thread, int32_t device,
+                                int32_t error_code) {
   return TaskFailureFacts{static_cast<uint32_t>(task_id), static_cast<uint32_t>(stream),
                           static_cast<uint32_t>(thread), static_cast<uint32_t>(device),
                           static_cast<uint32_t>(error_code)};

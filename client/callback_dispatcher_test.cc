@@ -54,8 +54,7 @@ TEST_F(CallbackDispatcherTest, SubscriptionRules) {
 TEST_F(CallbackDispatcherTest, ProcessChecksItsArgumentsAndTimesOut) {
   EXPECT_EQ(acld::AclCodeOf(dispatcher_.Process(Kind::kReport, 0)), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(acld::AclCodeOf(dispatcher_.Process(Kind::kReport, -5)), ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(acld::AclCodeOf(dispatcher_.Process(Kind::kReport, 10)),
-            ACL_ERROR_RT_THREAD_SUBSCRIBE);
+  EXPECT_EQ(acld::AclCodeOf(dispatcher_.Process(Kind::kReport, 10)), ACL_ERROR_RT_THREAD_SUBSCRIBE);
   ASSERT_TRUE(dispatcher_.Subscribe(Kind::kReport, Self(), 3).ok());
   EXPECT_EQ(acld::AclCodeOf(dispatcher_.Process(Kind::kReport, 20)), ACL_ERROR_RT_REPORT_TIMEOUT);
 }

@@ -54,9 +54,9 @@ class CallbackRegistry {
         return absl::OkStatus();
       }
     }
-    return acld::AclStatus(ACL_ERROR_INTERNAL_ERROR,
-                           absl::StrCat("no callback of type ", type,
-                                        " with this function is registered"));
+    return acld::AclStatus(
+        ACL_ERROR_INTERNAL_ERROR,
+        absl::StrCat("no callback of type ", type, " with this function is registered"));
   }
 
   // A copy of the callbacks to notify: types in `order`, OTHER ones in

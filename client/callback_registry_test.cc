@@ -13,8 +13,9 @@ aclError First(void*) { return ACL_SUCCESS; }
 aclError Second(void*) { return ACL_SUCCESS; }
 aclError Third(void*) { return ACL_SUCCESS; }
 
-std::vector<aclFinalizeCallbackFunc> Callbacks(const FinalizeCallbackRegistry& registry,
-                                               std::initializer_list<aclRegisterCallbackType> order) {
+std::vector<aclFinalizeCallbackFunc> Callbacks(
+    const FinalizeCallbackRegistry& registry,
+    std::initializer_list<aclRegisterCallbackType> order) {
   std::vector<aclFinalizeCallbackFunc> callbacks;
   for (const auto& entry : registry.InOrder(order)) callbacks.push_back(entry.callback);
   return callbacks;
@@ -69,7 +70,8 @@ TEST(CallbackRegistryTest, UnregisterRemovesOneOfSeveralOtherCallbacks) {
   ASSERT_TRUE(registry.Register(ACL_REG_TYPE_OTHER, First, nullptr).ok());
   ASSERT_TRUE(registry.Register(ACL_REG_TYPE_OTHER, Second, nullptr).ok());
   ASSERT_TRUE(registry.Unregister(ACL_REG_TYPE_OTHER, First).ok());
-  EXPECT_EQ(Callbacks(registry, kFinalizeNotifyOrder), std::vector<aclFinalizeCallbackFunc>{Second});
+  EXPECT_EQ(Callbacks(registry, kFinalizeNotifyOrder),
+            std::vector<aclFinalizeCallbackFunc>{Second});
 }
 
 TEST(CallbackRegistryTest, ConcurrentRegistrationKeepsEveryCallback) {
@@ -78,8 +80,10 @@ TEST(CallbackRegistryTest, ConcurrentRegistrationKeepsEveryCallback) {
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&registry, t] {
       for (int i = 0; i < 100; ++i) {
-        ASSERT_TRUE(registry.Register(ACL_REG_TYPE_OTHER, First,
-                                      reinterpret_cast<void*>(static_cast<intptr_t>(t))).ok());
+        ASSERT_TRUE(registry
+                        .Register(ACL_REG_TYPE_OTHER, First,
+                                  reinterpret_cast<void*>(static_cast<intptr_t>(t)))
+                        .ok());
       }
     });
   }

@@ -102,9 +102,8 @@ absl::StatusOr<uint64_t> EmbeddedTransport::CreateStream(uint64_t context, uint3
   return runtime_->CreateStream(session_, context, priority, flags);
 }
 absl::Status EmbeddedTransport::DestroyStream(uint64_t stream, bool force) {
-  return WaitForCompletion([&](acld::Done done) {
-    runtime_->DestroyStream(session_, stream, force, std::move(done));
-  });
+  return WaitForCompletion(
+      [&](acld::Done done) { runtime_->DestroyStream(session_, stream, force, std::move(done)); });
 }
 absl::Status EmbeddedTransport::SynchronizeStream(uint64_t stream, int32_t timeout_ms) {
   return WaitForCompletion([&](acld::Done done) {

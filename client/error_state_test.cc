@@ -26,15 +26,17 @@ TEST(ErrorStateTest, MessageIsTakenOnce) {
 
 TEST(ErrorStateTest, ThreadLevelMessagesStayOnTheirThread) {
   SetProcessLevelErrorMessages(false);
-  std::thread([] { ReportStatus(acld::AclStatus(ACL_ERROR_INVALID_PARAM, "other thread")); })
-      .join();
+  std::thread([] {
+    ReportStatus(acld::AclStatus(ACL_ERROR_INVALID_PARAM, "other thread"));
+  }).join();
   EXPECT_EQ(TakeRecentErrorMessage(), nullptr);
 }
 
 TEST(ErrorStateTest, ProcessLevelMessagesAreSharedAcrossThreads) {
   SetProcessLevelErrorMessages(true);
-  std::thread([] { ReportStatus(acld::AclStatus(ACL_ERROR_INVALID_PARAM, "other thread")); })
-      .join();
+  std::thread([] {
+    ReportStatus(acld::AclStatus(ACL_ERROR_INVALID_PARAM, "other thread"));
+  }).join();
   const char* message = TakeRecentErrorMessage();
   ASSERT_NE(message, nullptr);
   EXPECT_NE(std::string(message).find("other thread"), std::string::npos);

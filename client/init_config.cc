@@ -113,6 +113,8 @@
 #include "client/init_config.h"
 
 #include <fcntl.h>
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,9 +127,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -170,7 +169,8 @@ absl::Status ParseError(const std::string& where, absl::string_view detail) {
 }
 
 absl::Status InvalidParam(const std::string& where, absl::string_view detail) {
-  return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat("aclInit config ", where, ": ", detail));
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                         absl::StrCat("aclInit config ", where, ": ", detail));
 }
 
 // Compact JSON of `value` with object keys sorted, so that what the admin CLI
@@ -255,16 +255,18 @@ absl::Status ScanJson(absl::string_view text, const std::string& where) {
         if (d == '\\') {
           // protobuf accepts any escaped character; JSON allows only these.
           const char e = j + 1 < text.size() ? text[j + 1] : '\0';
-          bool valid = e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
-                       e == 't' || e == 'u';
+          bool valid = e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
+                       e == 'r' || e == 't' || e == 'u';
           if (e == 'u') {
             for (size_t k = j + 2; k < j + 6; ++k) {
-              valid = valid && k < text.size() && absl::ascii_isxdigit(static_cast<unsigned char>(text[k]));
+              valid = valid && k < text.size() &&
+                      absl::ascii_isxdigit(static_cast<unsigned char>(text[k]));
             }
           }
           if (!valid) {
-            return ParseError(where, absl::StrCat("invalid escape sequence in a string at ", Position(text, j),
-                                                  " (allowed: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)"));
+            return ParseError(
+                where, absl::StrCat("invalid escape sequence in a string at ", Position(text, j),
+                                    " (allowed: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)"));
           }
           ++j;  // skip the escaped character (the 4 hex digits of \u are plain characters)
           continue;
@@ -277,7 +279,8 @@ absl::Status ScanJson(absl::string_view text, const std::string& where) {
         }
       }
       if (j >= text.size()) {
-        return ParseError(where, absl::StrCat("unterminated string starting at ", Position(text, i)));
+        return ParseError(where,
+                          absl::StrCat("unterminated string starting at ", Position(text, i)));
       }
       i = j;
       previous = 'v';
@@ -286,22 +289,25 @@ absl::Status ScanJson(absl::string_view text, const std::string& where) {
     switch (c) {
       case '{':
         if (++object_depth > kMaxConfigObjectDepth) {
-          return ParseError(where, absl::StrCat("'{' nesting exceeds the maximum of ", kMaxConfigObjectDepth,
-                                                " levels at ", Position(text, i)));
+          return ParseError(
+              where, absl::StrCat("'{' nesting exceeds the maximum of ", kMaxConfigObjectDepth,
+                                  " levels at ", Position(text, i)));
         }
         previous = c;
         continue;
       case '[':
         if (++array_depth > kMaxConfigArrayDepth) {
-          return ParseError(where, absl::StrCat("'[' nesting exceeds the maximum of ", kMaxConfigArrayDepth,
-                                                " levels at ", Position(text, i)));
+          return ParseError(
+              where, absl::StrCat("'[' nesting exceeds the maximum of ", kMaxConfigArrayDepth,
+                                  " levels at ", Position(text, i)));
         }
         previous = c;
         continue;
       case '}':
       case ']':
         if (previous == ',') {
-          return ParseError(where, absl::StrCat("trailing comma before ", CharName(c), " at ", Position(text, i)));
+          return ParseError(where, absl::StrCat("trailing comma before ", CharName(c), " at ",
+                                                Position(text, i)));
         }
         if (c == '}' && object_depth > 0) --object_depth;
         if (c == ']' && array_depth > 0) --array_depth;
@@ -319,8 +325,9 @@ absl::Status ScanJson(absl::string_view text, const std::string& where) {
     }
     if (c == '-' || absl::ascii_isdigit(static_cast<unsigned char>(c))) {
       size_t j = i + 1;
-      while (j < text.size() && (absl::ascii_isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.' ||
-                                 text[j] == 'e' || text[j] == 'E' || text[j] == '+' || text[j] == '-')) {
+      while (j < text.size() &&
+             (absl::ascii_isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.' ||
+              text[j] == 'e' || text[j] == 'E' || text[j] == '+' || text[j] == '-')) {
         ++j;
       }
       i = j - 1;  // the number's exact syntax is checked by protobuf
@@ -329,8 +336,8 @@ absl::Status ScanJson(absl::string_view text, const std::string& where) {
     }
     if (absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$') {
       size_t j = i + 1;
-      while (j < text.size() &&
-             (absl::ascii_isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_' || text[j] == '$')) {
+      while (j < text.size() && (absl::ascii_isalnum(static_cast<unsigned char>(text[j])) ||
+                                 text[j] == '_' || text[j] == '$')) {
         ++j;
       }
       const absl::string_view word = text.substr(i, j - i);
@@ -354,11 +361,14 @@ absl::Status ScanJson(absl::string_view text, const std::string& where) {
 std::optional<uint64_t> AsNonNegativeInteger(const Value& v) {
   if (v.kind_case() != Value::kNumberValue) return std::nullopt;
   const double d = v.number_value();
-  if (!std::isfinite(d) || d < 0 || d != std::floor(d) || d > 9007199254740992.0) return std::nullopt;
+  if (!std::isfinite(d) || d < 0 || d != std::floor(d) || d > 9007199254740992.0)
+    return std::nullopt;
   return static_cast<uint64_t>(d);
 }
 
-uint64_t RoundUp(uint64_t value, uint64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+uint64_t RoundUp(uint64_t value, uint64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
 bool IsDigits(absl::string_view s) {
   if (s.empty()) return false;
@@ -382,15 +392,18 @@ std::map<std::string, const Value*> Sorted(const Struct& s) {
 
 // ------------------------------------------------------------ simple keys --
 
-absl::Status CheckErrMsgMode(const Value& v, const std::string& where, InitConfig& config, SettingsMap& settings) {
-  if (v.kind_case() == Value::kStringValue && (v.string_value() == "0" || v.string_value() == "1")) {
+absl::Status CheckErrMsgMode(const Value& v, const std::string& where, InitConfig& config,
+                             SettingsMap& settings) {
+  if (v.kind_case() == Value::kStringValue &&
+      (v.string_value() == "0" || v.string_value() == "1")) {
     config.err_msg_mode = v.string_value() == "1" ? 1 : 0;
     settings["err_msg_mode"] = v.string_value();
     return absl::OkStatus();
   }
-  return InvalidParam(where, absl::StrCat("err_msg_mode must be the string \"0\" (thread-level) or \"1\" "
-                                          "(process-level), got ",
-                                          Shown(v)));
+  return InvalidParam(where,
+                      absl::StrCat("err_msg_mode must be the string \"0\" (thread-level) or \"1\" "
+                                   "(process-level), got ",
+                                   Shown(v)));
 }
 
 absl::Status CheckDefaultDevice(const Value& v, const std::string& where, InitConfig& config,
@@ -407,13 +420,15 @@ absl::Status CheckDefaultDevice(const Value& v, const std::string& where, InitCo
       continue;
     }
     const std::string hint =
-        "defaultDevice.default_device must be a string holding 0 or a positive decimal integer without "
+        "defaultDevice.default_device must be a string holding 0 or a positive decimal integer "
+        "without "
         "leading zeros, such as \"0\"";
     if (value->kind_case() != Value::kStringValue) {
-      return InvalidParam(where, absl::StrCat(hint, "; got ", Shown(*value),
-                                              value->kind_case() == Value::kNumberValue
-                                                  ? " (CANN reads this key as a string: put it in quotes)"
-                                                  : ""));
+      return InvalidParam(where,
+                          absl::StrCat(hint, "; got ", Shown(*value),
+                                       value->kind_case() == Value::kNumberValue
+                                           ? " (CANN reads this key as a string: put it in quotes)"
+                                           : ""));
     }
     const std::string& text = value->string_value();
     int32_t id = 0;
@@ -429,7 +444,8 @@ absl::Status CheckDefaultDevice(const Value& v, const std::string& where, InitCo
   return absl::OkStatus();
 }
 
-absl::Status CheckStackSize(const Value& v, const std::string& where, InitConfig& config, SettingsMap& settings) {
+absl::Status CheckStackSize(const Value& v, const std::string& where, InitConfig& config,
+                            SettingsMap& settings) {
   if (v.kind_case() != Value::kStructValue) {
     return InvalidParam(where, absl::StrCat("StackSize must be a JSON object such as "
                                             "{\"aicore_stack_size\": 32768}, got ",
@@ -454,15 +470,17 @@ absl::Status CheckStackSize(const Value& v, const std::string& where, InitConfig
     }
     const std::optional<uint64_t> raw = AsNonNegativeInteger(*value);
     if (!raw) {
-      return InvalidParam(where, absl::StrCat(dotted, " must be a non-negative integer number of bytes "
-                                                      "(a JSON number, not a string), got ",
+      return InvalidParam(where, absl::StrCat(dotted,
+                                              " must be a non-negative integer number of bytes "
+                                              "(a JSON number, not a string), got ",
                                               Shown(*value)));
     }
     uint64_t size = RoundUp(*raw, multiple);
     if (key == "aicore_stack_size" && size < 32 * kKiB) size = 32 * kKiB;
     if (size > kUint32Max) {
-      return InvalidParam(where, absl::StrCat(dotted, " ", *raw, " is too large: rounded up to a multiple of ",
-                                              multiple, " it must not exceed ", kUint32Max, " bytes"));
+      return InvalidParam(
+          where, absl::StrCat(dotted, " ", *raw, " is too large: rounded up to a multiple of ",
+                              multiple, " it must not exceed ", kUint32Max, " bytes"));
     }
     *target = size;
     settings[dotted] = absl::StrCat(size);
@@ -472,13 +490,16 @@ absl::Status CheckStackSize(const Value& v, const std::string& where, InitConfig
 
 absl::Status CheckFifoSize(const std::string& key, const Value& v, uint64_t min, uint64_t max,
                            const std::string& where, uint64_t& target, SettingsMap& settings) {
-  const std::string allowed = absl::StrCat("a positive integer number of bytes (a JSON number) from ", min,
-                                           " to ", max, ", rounded up to a multiple of 8");
+  const std::string allowed =
+      absl::StrCat("a positive integer number of bytes (a JSON number) from ", min, " to ", max,
+                   ", rounded up to a multiple of 8");
   const std::optional<uint64_t> raw = AsNonNegativeInteger(v);
-  if (!raw || *raw == 0) return InvalidParam(where, absl::StrCat(key, " must be ", allowed, "; got ", Shown(v)));
+  if (!raw || *raw == 0)
+    return InvalidParam(where, absl::StrCat(key, " must be ", allowed, "; got ", Shown(v)));
   const uint64_t size = RoundUp(*raw, 8);
   if (size < min || size > max) {
-    return InvalidParam(where, absl::StrCat(key, " ", *raw, " is out of range: it must be ", allowed));
+    return InvalidParam(where,
+                        absl::StrCat(key, " ", *raw, " is out of range: it must be ", allowed));
   }
   target = size;
   settings[key] = absl::StrCat(size);
@@ -498,9 +519,10 @@ absl::Status CheckMaxOpQueueNum(const Value& v, const std::string& where, InitCo
     }
   }
   if (!count || *count == 0) {
-    return InvalidParam(where, absl::StrCat("max_opqueue_num must be a positive integer (a number or a string "
-                                            "of digits such as \"20000\"), got ",
-                                            Shown(v)));
+    return InvalidParam(
+        where, absl::StrCat("max_opqueue_num must be a positive integer (a number or a string "
+                            "of digits such as \"20000\"), got ",
+                            Shown(v)));
   }
   config.max_opqueue_num = *count;
   settings["max_opqueue_num"] = absl::StrCat(*count);
@@ -522,12 +544,14 @@ class DumpChecker {
     const std::string scene = Str("dump_scene", "");
     if (!scene.empty() && scene != "watcher") {
       // Exception dump: a scene of its own, combinable with nothing else.
-      for (const char* key : {"dump_list", "dump_op_switch", "dump_debug", "dump_mode", "dump_level",
-                              "dump_data", "dump_kernel_data", "dump_step", "dump_stats"}) {
+      for (const char* key :
+           {"dump_list", "dump_op_switch", "dump_debug", "dump_mode", "dump_level", "dump_data",
+            "dump_kernel_data", "dump_step", "dump_stats"}) {
         if (Has(key)) {
-          return Error(absl::StrCat("dump.", key, " cannot be set when dump.dump_scene is ", Quoted(scene),
-                                    ": exception dump cannot be combined with model, single-op or overflow "
-                                    "dump or with data options (only dump_path may accompany it)"));
+          return Error(
+              absl::StrCat("dump.", key, " cannot be set when dump.dump_scene is ", Quoted(scene),
+                           ": exception dump cannot be combined with model, single-op or overflow "
+                           "dump or with data options (only dump_path may accompany it)"));
         }
       }
       config.dump_kind = DumpKind::kException;
@@ -535,20 +559,24 @@ class DumpChecker {
     }
     if (scene == "watcher") {
       if (Str("dump_debug", "off") == "on") {
-        return Error("dump.dump_debug cannot be \"on\" when dump.dump_scene is \"watcher\": "
-                     "watcher mode cannot be combined with overflow dump");
+        return Error(
+            "dump.dump_debug cannot be \"on\" when dump.dump_scene is \"watcher\": "
+            "watcher mode cannot be combined with overflow dump");
       }
       if (Str("dump_op_switch", "off") == "on") {
-        return Error("dump.dump_op_switch cannot be \"on\" when dump.dump_scene is \"watcher\": "
-                     "watcher mode cannot be combined with single-op dump");
+        return Error(
+            "dump.dump_op_switch cannot be \"on\" when dump.dump_scene is \"watcher\": "
+            "watcher mode cannot be combined with single-op dump");
       }
       if (const std::string mode = Str("dump_mode", "output"); mode != "output") {
-        return Error(absl::StrCat("dump.dump_mode ", Quoted(mode),
-                                  " is not allowed when dump.dump_scene is \"watcher\": only \"output\""));
+        return Error(
+            absl::StrCat("dump.dump_mode ", Quoted(mode),
+                         " is not allowed when dump.dump_scene is \"watcher\": only \"output\""));
       }
       for (const char* key : {"dump_data", "dump_kernel_data", "dump_step", "dump_stats"}) {
         if (Has(key)) {
-          return Error(absl::StrCat("dump.", key, " cannot be set when dump.dump_scene is \"watcher\""));
+          return Error(
+              absl::StrCat("dump.", key, " cannot be set when dump.dump_scene is \"watcher\""));
         }
       }
     }
@@ -557,12 +585,14 @@ class DumpChecker {
 
     if (Str("dump_debug", "off") == "on") {
       if (Str("dump_op_switch", "off") == "on") {
-        return Error("dump.dump_op_switch cannot be \"on\" when dump.dump_debug is \"on\": "
-                     "overflow dump cannot be combined with single-op dump");
+        return Error(
+            "dump.dump_op_switch cannot be \"on\" when dump.dump_debug is \"on\": "
+            "overflow dump cannot be combined with single-op dump");
       }
       if (Has("dump_list")) {
-        return Error("dump.dump_list cannot be set when dump.dump_debug is \"on\": "
-                     "overflow dump cannot be combined with model dump");
+        return Error(
+            "dump.dump_list cannot be set when dump.dump_debug is \"on\": "
+            "overflow dump cannot be combined with model dump");
       }
       config.dump_kind = DumpKind::kOverflow;
       return absl::OkStatus();
@@ -596,7 +626,8 @@ class DumpChecker {
     return v == nullptr ? 0 : v->list_value().values_size();
   }
 
-  absl::Status RequireString(const Struct& object, const std::string& key, const std::string& path) const {
+  absl::Status RequireString(const Struct& object, const std::string& key,
+                             const std::string& path) const {
     const Value* v = Find(object, key);
     if (v != nullptr && v->kind_case() != Value::kStringValue) {
       return Error(absl::StrCat(path, " must be a string, got ", Shown(*v)));
@@ -616,13 +647,15 @@ class DumpChecker {
     for (int i = 0; i < list.values_size(); ++i) {
       if (list.values(i).kind_case() != item_kind) {
         const char* expected = item_kind == Value::kStringValue ? "a string" : "an object";
-        return Error(absl::StrCat(path, "[", i, "] must be ", expected, ", got ", Shown(list.values(i))));
+        return Error(
+            absl::StrCat(path, "[", i, "] must be ", expected, ", got ", Shown(list.values(i))));
       }
     }
     return absl::OkStatus();
   }
 
-  absl::Status CheckBlacklistTypes(const Struct& item, const std::string& key, const std::string& base) const {
+  absl::Status CheckBlacklistTypes(const Struct& item, const std::string& key,
+                                   const std::string& base) const {
     const std::string path = absl::StrCat(base, ".", key);
     if (auto s = RequireArrayOf(item, key, path, Value::kStructValue); !s.ok()) return s;
     const Value* v = Find(item, key);
@@ -631,30 +664,38 @@ class DumpChecker {
       const Struct& entry = v->list_value().values(i).struct_value();
       const std::string entry_path = absl::StrCat(path, "[", i, "]");
       if (auto s = RequireString(entry, "name", entry_path + ".name"); !s.ok()) return s;
-      if (auto s = RequireArrayOf(entry, "pos", entry_path + ".pos", Value::kStringValue); !s.ok()) return s;
+      if (auto s = RequireArrayOf(entry, "pos", entry_path + ".pos", Value::kStringValue); !s.ok())
+        return s;
     }
     return absl::OkStatus();
   }
 
   absl::Status CheckTypes() const {
-    for (const char* key : {"dump_path", "dump_mode", "dump_op_switch", "dump_level", "dump_scene", "dump_data",
-                            "dump_debug", "dump_kernel_data", "dump_step"}) {
+    for (const char* key : {"dump_path", "dump_mode", "dump_op_switch", "dump_level", "dump_scene",
+                            "dump_data", "dump_debug", "dump_kernel_data", "dump_step"}) {
       if (auto s = RequireString(dump_, key, absl::StrCat("dump.", key)); !s.ok()) return s;
     }
-    if (auto s = RequireArrayOf(dump_, "dump_stats", "dump.dump_stats", Value::kStringValue); !s.ok()) return s;
-    if (auto s = RequireArrayOf(dump_, "dump_list", "dump.dump_list", Value::kStructValue); !s.ok()) return s;
+    if (auto s = RequireArrayOf(dump_, "dump_stats", "dump.dump_stats", Value::kStringValue);
+        !s.ok())
+      return s;
+    if (auto s = RequireArrayOf(dump_, "dump_list", "dump.dump_list", Value::kStructValue); !s.ok())
+      return s;
     for (int i = 0; i < ListSize("dump_list"); ++i) {
       const Struct& item = Find(dump_, "dump_list")->list_value().values(i).struct_value();
       const std::string base = absl::StrCat("dump.dump_list[", i, "]");
       if (auto s = RequireString(item, "model_name", base + ".model_name"); !s.ok()) return s;
-      if (auto s = RequireArrayOf(item, "layer", base + ".layer", Value::kStringValue); !s.ok()) return s;
-      if (auto s = RequireArrayOf(item, "watcher_nodes", base + ".watcher_nodes", Value::kStringValue); !s.ok()) {
+      if (auto s = RequireArrayOf(item, "layer", base + ".layer", Value::kStringValue); !s.ok())
+        return s;
+      if (auto s =
+              RequireArrayOf(item, "watcher_nodes", base + ".watcher_nodes", Value::kStringValue);
+          !s.ok()) {
         return s;
       }
       if (auto s = CheckBlacklistTypes(item, "optype_blacklist", base); !s.ok()) return s;
       if (auto s = CheckBlacklistTypes(item, "opname_blacklist", base); !s.ok()) return s;
       const std::string range_path = base + ".opname_range";
-      if (auto s = RequireArrayOf(item, "opname_range", range_path, Value::kStructValue); !s.ok()) return s;
+      if (auto s = RequireArrayOf(item, "opname_range", range_path, Value::kStructValue); !s.ok())
+        return s;
       if (const Value* ranges = Find(item, "opname_range")) {
         for (int j = 0; j < ranges->list_value().values_size(); ++j) {
           const Struct& range = ranges->list_value().values(j).struct_value();
@@ -670,12 +711,14 @@ class DumpChecker {
   absl::Status CheckOneOf(const std::string& path, const std::string& value,
                           const std::vector<std::string>& allowed) const {
     if (value.empty()) {
-      return Error(absl::StrCat(path, " must not be empty; allowed: ", absl::StrJoin(allowed, "|")));
+      return Error(
+          absl::StrCat(path, " must not be empty; allowed: ", absl::StrJoin(allowed, "|")));
     }
     for (const std::string& a : allowed) {
       if (value == a) return absl::OkStatus();
     }
-    return Error(absl::StrCat(path, " ", Quoted(value), " is not allowed; allowed: ", absl::StrJoin(allowed, "|")));
+    return Error(absl::StrCat(path, " ", Quoted(value),
+                              " is not allowed; allowed: ", absl::StrJoin(allowed, "|")));
   }
 
   absl::Status CheckValues() const {
@@ -685,24 +728,29 @@ class DumpChecker {
         {"dump_op_switch", {"on", "off"}},
         {"dump_level", {"op", "kernel", "all"}},
         {"dump_debug", {"on", "off"}},
-        {"dump_scene", {"lite_exception", "aic_err_brief_dump", "aic_err_norm_dump", "aic_err_detail_dump", "watcher"}},
+        {"dump_scene",
+         {"lite_exception", "aic_err_brief_dump", "aic_err_norm_dump", "aic_err_detail_dump",
+          "watcher"}},
     };
     for (const auto& [key, allowed] : enums) {
       if (const Value* v = Find(dump_, key)) {
-        if (auto s = CheckOneOf(absl::StrCat("dump.", key), v->string_value(), allowed); !s.ok()) return s;
+        if (auto s = CheckOneOf(absl::StrCat("dump.", key), v->string_value(), allowed); !s.ok())
+          return s;
       }
     }
     if (const Value* v = Find(dump_, "dump_kernel_data")) {
       const std::vector<std::string> allowed = {"all", "printf", "tensor", "assert", "timestamp"};
       for (absl::string_view part : absl::StrSplit(v->string_value(), ',')) {
-        if (auto s = CheckOneOf("dump.dump_kernel_data item", std::string(part), allowed); !s.ok()) return s;
+        if (auto s = CheckOneOf("dump.dump_kernel_data item", std::string(part), allowed); !s.ok())
+          return s;
       }
     }
     if (const Value* v = Find(dump_, "dump_stats")) {
-      const std::vector<std::string> allowed = {"Max", "Min", "Avg", "Nan", "Negative Inf", "Positive Inf", "L2norm"};
+      const std::vector<std::string> allowed = {"Max",          "Min",          "Avg",   "Nan",
+                                                "Negative Inf", "Positive Inf", "L2norm"};
       for (int i = 0; i < v->list_value().values_size(); ++i) {
-        if (auto s = CheckOneOf(absl::StrCat("dump.dump_stats[", i, "]"), v->list_value().values(i).string_value(),
-                                allowed);
+        if (auto s = CheckOneOf(absl::StrCat("dump.dump_stats[", i, "]"),
+                                v->list_value().values(i).string_value(), allowed);
             !s.ok()) {
           return s;
         }
@@ -714,13 +762,15 @@ class DumpChecker {
   absl::Status CheckDumpPath() const {
     const Value* v = Find(dump_, "dump_path");
     const char* why =
-        " (model, single-op, overflow and watcher dump all need a directory for the dump files; only an "
+        " (model, single-op, overflow and watcher dump all need a directory for the dump files; "
+        "only an "
         "exception dump_scene may omit it)";
     if (v == nullptr) return Error(absl::StrCat("dump.dump_path is required", why));
-    if (v->string_value().empty()) return Error(absl::StrCat("dump.dump_path must not be empty", why));
+    if (v->string_value().empty())
+      return Error(absl::StrCat("dump.dump_path must not be empty", why));
     if (v->string_value().size() > kMaxDumpPathLength) {
-      return Error(absl::StrCat("dump.dump_path is ", v->string_value().size(), " characters long; at most ",
-                                kMaxDumpPathLength, " are allowed"));
+      return Error(absl::StrCat("dump.dump_path is ", v->string_value().size(),
+                                " characters long; at most ", kMaxDumpPathLength, " are allowed"));
     }
     return absl::OkStatus();
   }
@@ -728,11 +778,12 @@ class DumpChecker {
   absl::Status CheckDumpStep() const {
     const std::string step = Str("dump_step", "");
     if (step.empty()) return absl::OkStatus();
-    const std::string format = "expected \"N\" or \"N-M\" items separated by '|', e.g. \"0|3-5|10\"";
+    const std::string format =
+        "expected \"N\" or \"N-M\" items separated by '|', e.g. \"0|3-5|10\"";
     std::vector<std::string> items = absl::StrSplit(step, '|');
     if (items.size() > kMaxDumpStepItems) {
-      return Error(absl::StrCat("dump.dump_step ", Quoted(step), " has ", items.size(), " items; at most ",
-                                kMaxDumpStepItems, " are allowed"));
+      return Error(absl::StrCat("dump.dump_step ", Quoted(step), " has ", items.size(),
+                                " items; at most ", kMaxDumpStepItems, " are allowed"));
     }
     for (size_t i = 0; i < items.size(); ++i) {
       std::vector<std::string> ends = absl::StrSplit(items[i], '-');
@@ -741,7 +792,8 @@ class DumpChecker {
       uint64_t first = 0, last = 0;
       if (ok) ok = absl::SimpleAtoi(ends.front(), &first) && absl::SimpleAtoi(ends.back(), &last);
       if (!ok) {
-        return Error(absl::StrCat("dump.dump_step[", i, "] ", Quoted(items[i]), " is malformed; ", format));
+        return Error(
+            absl::StrCat("dump.dump_step[", i, "] ", Quoted(items[i]), " is malformed; ", format));
       }
       if (first > last) {
         return Error(absl::StrCat("dump.dump_step[", i, "] ", Quoted(items[i]),
@@ -758,11 +810,12 @@ class DumpChecker {
     const std::string path = absl::StrCat(base, ".", key);
     const ListValue& list = v->list_value();
     if (static_cast<size_t>(list.values_size()) > kMaxBlacklistSize) {
-      return Error(absl::StrCat(path, " has ", list.values_size(), " entries; at most ", kMaxBlacklistSize,
-                                " are allowed"));
+      return Error(absl::StrCat(path, " has ", list.values_size(), " entries; at most ",
+                                kMaxBlacklistSize, " are allowed"));
     }
     if (level != "op") {
-      return Error(absl::StrCat(path, " requires dump.dump_level \"op\", but dump_level is ", Quoted(level)));
+      return Error(absl::StrCat(path, " requires dump.dump_level \"op\", but dump_level is ",
+                                Quoted(level)));
     }
     for (int i = 0; i < list.values_size(); ++i) {
       const Value* pos = Find(list.values(i).struct_value(), "pos");
@@ -770,11 +823,13 @@ class DumpChecker {
       for (int j = 0; j < pos->list_value().values_size(); ++j) {
         const std::string& p = pos->list_value().values(j).string_value();
         if (p.empty()) continue;
-        const bool ok = (absl::StartsWith(p, "input") && IsDigits(absl::string_view(p).substr(5))) ||
-                        (absl::StartsWith(p, "output") && IsDigits(absl::string_view(p).substr(6)));
+        const bool ok =
+            (absl::StartsWith(p, "input") && IsDigits(absl::string_view(p).substr(5))) ||
+            (absl::StartsWith(p, "output") && IsDigits(absl::string_view(p).substr(6)));
         if (!ok) {
-          return Error(absl::StrCat(path, "[", i, "].pos[", j, "] ", Quoted(p),
-                                    " is malformed; expected \"input<N>\" or \"output<N>\", e.g. \"input0\""));
+          return Error(absl::StrCat(
+              path, "[", i, "].pos[", j, "] ", Quoted(p),
+              " is malformed; expected \"input<N>\" or \"output<N>\", e.g. \"input0\""));
         }
       }
     }
@@ -792,23 +847,28 @@ class DumpChecker {
       const Value* model_name = Find(item, "model_name");
       const Value* layer = Find(item, "layer");
       const Value* watcher_nodes = Find(item, "watcher_nodes");
-      const bool has_watcher_nodes = watcher_nodes != nullptr && watcher_nodes->list_value().values_size() > 0;
+      const bool has_watcher_nodes =
+          watcher_nodes != nullptr && watcher_nodes->list_value().values_size() > 0;
       if (switch_off && model_name != nullptr && model_name->string_value().empty()) {
         return Error(absl::StrCat(base, ".model_name must not be empty"));
       }
       if (switch_off && layer != nullptr && layer->list_value().values_size() == 0) {
-        return Error(absl::StrCat(base, ".layer must not be an empty array (omit it to dump every layer)"));
+        return Error(
+            absl::StrCat(base, ".layer must not be an empty array (omit it to dump every layer)"));
       }
       if (scene == "watcher") {
         if (!has_watcher_nodes) {
-          return Error(absl::StrCat(base, ".watcher_nodes must list at least one operator when "
-                                          "dump.dump_scene is \"watcher\""));
+          return Error(absl::StrCat(base,
+                                    ".watcher_nodes must list at least one operator when "
+                                    "dump.dump_scene is \"watcher\""));
         }
         if (model_name != nullptr && !model_name->string_value().empty()) {
-          return Error(absl::StrCat(base, ".model_name cannot be set when dump.dump_scene is \"watcher\""));
+          return Error(
+              absl::StrCat(base, ".model_name cannot be set when dump.dump_scene is \"watcher\""));
         }
       } else if (has_watcher_nodes) {
-        return Error(absl::StrCat(base, ".watcher_nodes is only allowed when dump.dump_scene is \"watcher\""));
+        return Error(absl::StrCat(
+            base, ".watcher_nodes is only allowed when dump.dump_scene is \"watcher\""));
       }
       if (auto s = CheckBlacklist(item, "optype_blacklist", base, level); !s.ok()) return s;
       if (auto s = CheckBlacklist(item, "opname_blacklist", base, level); !s.ok()) return s;
@@ -816,7 +876,8 @@ class DumpChecker {
       if (ranges != nullptr && ranges->list_value().values_size() > 0) {
         const std::string path = base + ".opname_range";
         if (level != "op") {
-          return Error(absl::StrCat(path, " requires dump.dump_level \"op\", but dump_level is ", Quoted(level)));
+          return Error(absl::StrCat(path, " requires dump.dump_level \"op\", but dump_level is ",
+                                    Quoted(level)));
         }
         if (model_name == nullptr || model_name->string_value().empty()) {
           return Error(absl::StrCat(path, " requires a non-empty ", base, ".model_name"));
@@ -825,8 +886,10 @@ class DumpChecker {
           const Struct& range = ranges->list_value().values(j).struct_value();
           const Value* begin = Find(range, "begin");
           const Value* end = Find(range, "end");
-          if (begin == nullptr || end == nullptr || begin->string_value().empty() || end->string_value().empty()) {
-            return Error(absl::StrCat(path, "[", j, "] needs both a non-empty \"begin\" and a non-empty \"end\""));
+          if (begin == nullptr || end == nullptr || begin->string_value().empty() ||
+              end->string_value().empty()) {
+            return Error(absl::StrCat(
+                path, "[", j, "] needs both a non-empty \"begin\" and a non-empty \"end\""));
           }
         }
       }
@@ -837,9 +900,11 @@ class DumpChecker {
   absl::Status CheckDumpStats() const {
     const Value* v = Find(dump_, "dump_stats");
     if (v == nullptr) return absl::OkStatus();
-    if (v->list_value().values_size() == 0) return Error("dump.dump_stats must not be an empty array");
+    if (v->list_value().values_size() == 0)
+      return Error("dump.dump_stats must not be an empty array");
     if (Str("dump_data", "tensor") != "stats") {
-      return Error("dump.dump_stats requires dump.dump_data \"stats\" (dump_data is \"tensor\" by default)");
+      return Error(
+          "dump.dump_stats requires dump.dump_data \"stats\" (dump_data is \"tensor\" by default)");
     }
     return absl::OkStatus();
   }
@@ -848,7 +913,8 @@ class DumpChecker {
   const std::string& where_;
 };
 
-absl::Status CheckDump(const Value& v, const std::string& where, InitConfig& config, SettingsMap& settings) {
+absl::Status CheckDump(const Value& v, const std::string& where, InitConfig& config,
+                       SettingsMap& settings) {
   if (v.kind_case() != Value::kStructValue) {
     return InvalidParam(where, absl::StrCat("dump must be a JSON object, got ", Shown(v)));
   }
@@ -869,7 +935,8 @@ absl::StatusOr<InitConfig> Parse(std::string content, const std::string& where) 
   absl::string_view text = config.content;
   if (absl::StartsWith(text, "\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
   if (absl::StripAsciiWhitespace(text).empty()) {
-    return ParseError(where, "it holds only whitespace (for an empty config use a 0-byte file or {})");
+    return ParseError(where,
+                      "it holds only whitespace (for an empty config use a 0-byte file or {})");
   }
   if (auto s = ScanJson(text, where); !s.ok()) return s;
 
@@ -899,10 +966,11 @@ absl::StatusOr<InitConfig> Parse(std::string content, const std::string& where) 
     } else if (key == "StackSize") {
       status = CheckStackSize(*value, where, config, settings);
     } else if (key == "simt_printf_fifo_size") {
-      status = CheckFifoSize(key, *value, 1 * kMiB, 64 * kMiB, where, config.simt_printf_fifo_size, settings);
+      status = CheckFifoSize(key, *value, 1 * kMiB, 64 * kMiB, where, config.simt_printf_fifo_size,
+                             settings);
     } else if (key == "simd_printf_fifo_size_per_core") {
-      status =
-          CheckFifoSize(key, *value, 1 * kKiB, 64 * kMiB, where, config.simd_printf_fifo_size_per_core, settings);
+      status = CheckFifoSize(key, *value, 1 * kKiB, 64 * kMiB, where,
+                             config.simd_printf_fifo_size_per_core, settings);
     } else if (key == "max_opqueue_num") {
       status = CheckMaxOpQueueNum(*value, where, config, settings);
     } else if (key == "dump") {
@@ -957,12 +1025,12 @@ absl::StatusOr<std::string> ReadConfigFile(const char* config_path) {
     return FileError(path, absl::StrCat("cannot be examined (", std::strerror(errno), ")"));
   }
   if (!S_ISREG(st.st_mode)) {
-    return FileError(path, S_ISDIR(st.st_mode) ? "is a directory, not a regular file"
-                                               : "is not a regular file");
+    return FileError(
+        path, S_ISDIR(st.st_mode) ? "is a directory, not a regular file" : "is not a regular file");
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxConfigFileBytes) {
-    return FileError(path, absl::StrCat("is ", st.st_size, " bytes; the maximum is ", kMaxConfigFileBytes,
-                                        " bytes (10 MiB)"));
+    return FileError(path, absl::StrCat("is ", st.st_size, " bytes; the maximum is ",
+                                        kMaxConfigFileBytes, " bytes (10 MiB)"));
   }
 
   std::string content;
@@ -977,19 +1045,23 @@ absl::StatusOr<std::string> ReadConfigFile(const char* config_path) {
     if (n == 0) break;
     content.append(buffer, static_cast<size_t>(n));
     if (content.size() > kMaxConfigFileBytes) {
-      return FileError(path, absl::StrCat("is larger than the maximum of ", kMaxConfigFileBytes, " bytes (10 MiB)"));
+      return FileError(path, absl::StrCat("is larger than the maximum of ", kMaxConfigFileBytes,
+                                          " bytes (10 MiB)"));
     }
   }
   return content;
 }
 
-absl::StatusOr<InitConfig> ParseInitConfig(std::string content) { return Parse(std::move(content), "content"); }
+absl::StatusOr<InitConfig> ParseInitConfig(std::string content) {
+  return Parse(std::move(content), "content");
+}
 
 absl::StatusOr<InitConfig> ReadInitConfig(const char* config_path) {
   absl::StatusOr<std::string> content = ReadConfigFile(config_path);
   if (!content.ok()) return content.status();
-  const std::string where =
-      (config_path == nullptr || config_path[0] == '\0') ? "content" : absl::StrCat("file \"", config_path, "\"");
+  const std::string where = (config_path == nullptr || config_path[0] == '\0')
+                                ? "content"
+                                : absl::StrCat("file \"", config_path, "\"");
   return Parse(*std::move(content), where);
 }
 

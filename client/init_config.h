@@ -58,8 +58,8 @@ struct InitConfig {
   uint64_t simt_divergence_stack_size = 0;
 
   // Top-level printf FIFO sizes, rounded up to a multiple of 8.
-  uint64_t simt_printf_fifo_size = 2ull * 1024 * 1024;       // 1 MiB .. 64 MiB
-  uint64_t simd_printf_fifo_size_per_core = 32ull * 1024;    // 1 KiB .. 64 MiB
+  uint64_t simt_printf_fifo_size = 2ull * 1024 * 1024;     // 1 MiB .. 64 MiB
+  uint64_t simd_printf_fifo_size_per_core = 32ull * 1024;  // 1 KiB .. 64 MiB
 
   // max_opqueue_num: positive, default 20000.
   uint64_t max_opqueue_num = 20000;

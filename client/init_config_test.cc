@@ -24,7 +24,9 @@ namespace {
 
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
-int32_t CodeOf(const absl::StatusOr<InitConfig>& result) { return acld::AclCodeOf(result.status()); }
+int32_t CodeOf(const absl::StatusOr<InitConfig>& result) {
+  return acld::AclCodeOf(result.status());
+}
 
 // Parses `json` and returns the aclError (0 on success).
 int32_t ParseCode(const std::string& json) { return CodeOf(ParseInitConfig(json)); }
@@ -135,7 +137,8 @@ TEST(ReadInitConfigTest, FifoIsInvalidFileAndDoesNotHang) {
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
   absl::StatusOr<InitConfig> config = ReadInitConfig(path.c_str());
   EXPECT_EQ(CodeOf(config), ACL_ERROR_INVALID_FILE);
-  EXPECT_NE(config.status().message().find("not a regular file"), std::string::npos) << config.status();
+  EXPECT_NE(config.status().message().find("not a regular file"), std::string::npos)
+      << config.status();
 }
 
 TEST(ReadInitConfigTest, UnreadableFileIsInvalidFile) {
@@ -211,7 +214,8 @@ TEST(ReadConfigFileTest, SameFileErrorsAsReadInitConfig) {
   TempDir dir;
   EXPECT_EQ(*ReadConfigFile(nullptr), "");
   EXPECT_EQ(*ReadConfigFile(""), "");
-  EXPECT_EQ(acld::AclCodeOf(ReadConfigFile((dir.path() + "/missing").c_str()).status()), ACL_ERROR_INVALID_FILE);
+  EXPECT_EQ(acld::AclCodeOf(ReadConfigFile((dir.path() + "/missing").c_str()).status()),
+            ACL_ERROR_INVALID_FILE);
   EXPECT_EQ(acld::AclCodeOf(ReadConfigFile(dir.path().c_str()).status()), ACL_ERROR_INVALID_FILE);
 }
 
@@ -253,18 +257,18 @@ TEST(ParseInitConfigTest, InvalidJsonIsParseError) {
       "{\"a\" 1}",
       "[1,2",
       "{\"a\":1 \"b\":2}",
-      "{a:1}",                  // unquoted key (protobuf alone would accept)
-      "{'a':1}",                // single quotes (protobuf alone would accept)
-      "{\"a\":1,}",             // trailing comma (protobuf alone would accept)
-      "[1,]",                   // trailing comma in an array
-      "{\"a\":tru}",            // bad literal
-      "{\"a\":True}",           // literals are lower case
-      "{\"a\":1} x",            // trailing garbage
-      "{\"a\":1}{}",            // two values
+      "{a:1}",         // unquoted key (protobuf alone would accept)
+      "{'a':1}",       // single quotes (protobuf alone would accept)
+      "{\"a\":1,}",    // trailing comma (protobuf alone would accept)
+      "[1,]",          // trailing comma in an array
+      "{\"a\":tru}",   // bad literal
+      "{\"a\":True}",  // literals are lower case
+      "{\"a\":1} x",   // trailing garbage
+      "{\"a\":1}{}",   // two values
       "{\"a\":NaN}",
       "{\"a\":Infinity}",
-      "{\"a\":01}",             // leading zero
-      "{\"a\":1e400}",          // out of double range
+      "{\"a\":01}",     // leading zero
+      "{\"a\":1e400}",  // out of double range
       "{\"a\":.5}",
       "\"unterminated",
       "{\"a\":\"line\nbreak\"}",  // raw control character in a string
@@ -273,16 +277,18 @@ TEST(ParseInitConfigTest, InvalidJsonIsParseError) {
       "{\"a\":\"\\u12\"}",
       "{\"a\":\"\\u12G4\"}",
       "{\"a\":\"\\",
-      "{\"a\":1,\"a\":2}",        // duplicate key (protobuf's Struct cannot hold it)
+      "{\"a\":1,\"a\":2}",  // duplicate key (protobuf's Struct cannot hold it)
       "// comment\n{}",
       "{\"a\":1}\x01",
       std::string("{}\0", 3),
   };
   for (const std::string& json : cases) {
     absl::StatusOr<InitConfig> result = ParseInitConfig(json);
-    EXPECT_EQ(CodeOf(result), ACL_ERROR_PARSE_FILE) << "input: " << json << " -> " << result.status();
+    EXPECT_EQ(CodeOf(result), ACL_ERROR_PARSE_FILE)
+        << "input: " << json << " -> " << result.status();
     if (!result.ok()) {
-      EXPECT_NE(result.status().message().find("not valid JSON"), std::string::npos) << result.status();
+      EXPECT_NE(result.status().message().find("not valid JSON"), std::string::npos)
+          << result.status();
     }
   }
 }
@@ -293,14 +299,17 @@ TEST(ParseInitConfigTest, ValidEscapesAreAccepted) {
 }
 
 TEST(ParseInitConfigTest, DuplicateKeyIsNamed) {
-  absl::StatusOr<InitConfig> result = ParseInitConfig("{\"dump\":{},\"err_msg_mode\":\"0\",\"dump\":{}}");
+  absl::StatusOr<InitConfig> result =
+      ParseInitConfig("{\"dump\":{},\"err_msg_mode\":\"0\",\"dump\":{}}");
   EXPECT_EQ(CodeOf(result), ACL_ERROR_PARSE_FILE);
-  EXPECT_NE(result.status().message().find("duplicate key 'dump'"), std::string::npos) << result.status();
+  EXPECT_NE(result.status().message().find("duplicate key 'dump'"), std::string::npos)
+      << result.status();
 }
 
 TEST(ParseInitConfigTest, WhitespaceOnlyMessageSaysHowToWriteAnEmptyConfig) {
   absl::StatusOr<InitConfig> result = ParseInitConfig("\n");
-  EXPECT_NE(result.status().message().find("only whitespace"), std::string::npos) << result.status();
+  EXPECT_NE(result.status().message().find("only whitespace"), std::string::npos)
+      << result.status();
 }
 
 TEST(ParseInitConfigTest, ParseErrorSaysWhere) {
@@ -324,7 +333,8 @@ TEST(ParseInitConfigTest, UnicodeStringsAreFine) {
 // CANN looks keys up with nlohmann's find(), which finds nothing in a
 // non-object, so such a config behaves like an empty one.
 TEST(ParseInitConfigTest, NonObjectTopLevelIsAcceptedWithoutKeys) {
-  for (const std::string json : {"[1]", "3", "\"x\"", "null", "true", "[]", "[{\"err_msg_mode\":\"9\"}]"}) {
+  for (const std::string json :
+       {"[1]", "3", "\"x\"", "null", "true", "[]", "[{\"err_msg_mode\":\"9\"}]"}) {
     absl::StatusOr<InitConfig> result = ParseInitConfig(json);
     ASSERT_TRUE(result.ok()) << json << " -> " << result.status();
     EXPECT_EQ(result->content, json);
@@ -345,7 +355,8 @@ TEST(NestingTest, ElevenObjectLevelsAreParseError) {
   const std::string json = Nested('{', '}', 11, "1");
   absl::StatusOr<InitConfig> result = ParseInitConfig(json);
   EXPECT_EQ(CodeOf(result), ACL_ERROR_PARSE_FILE);
-  EXPECT_NE(result.status().message().find("'{' nesting exceeds the maximum of 10"), std::string::npos)
+  EXPECT_NE(result.status().message().find("'{' nesting exceeds the maximum of 10"),
+            std::string::npos)
       << result.status();
 }
 
@@ -359,7 +370,8 @@ TEST(NestingTest, ElevenArrayLevelsAreParseError) {
   EXPECT_EQ(CodeOf(top), ACL_ERROR_PARSE_FILE);
   EXPECT_NE(top.status().message().find("'[' nesting exceeds the maximum of 10"), std::string::npos)
       << top.status();
-  EXPECT_EQ(ParseCode(absl::StrCat("{\"k\":", Nested('[', ']', 11, "1"), "}")), ACL_ERROR_PARSE_FILE);
+  EXPECT_EQ(ParseCode(absl::StrCat("{\"k\":", Nested('[', ']', 11, "1"), "}")),
+            ACL_ERROR_PARSE_FILE);
 }
 
 // `{` and `[` are counted separately: 10 of each, interleaved (20 levels in
@@ -370,8 +382,8 @@ TEST(NestingTest, ObjectAndArrayLevelsAreCountedSeparately) {
   json += "1";
   for (int i = 0; i < 10; ++i) json += "]}";
   MustParse(json);
-  EXPECT_EQ(ParseCode("[" + json + "]"), ACL_ERROR_PARSE_FILE);          // 11 `[`
-  EXPECT_EQ(ParseCode("{\"k\":" + json + "}"), ACL_ERROR_PARSE_FILE);    // 11 `{`
+  EXPECT_EQ(ParseCode("[" + json + "]"), ACL_ERROR_PARSE_FILE);        // 11 `[`
+  EXPECT_EQ(ParseCode("{\"k\":" + json + "}"), ACL_ERROR_PARSE_FILE);  // 11 `{`
 }
 
 TEST(NestingTest, SiblingsDoNotAddUp) {
@@ -397,11 +409,14 @@ TEST(ErrMsgModeTest, StringZeroAndOne) {
 }
 
 TEST(ErrMsgModeTest, AnythingElseIsInvalidParam) {
-  for (const std::string value : {"0", "1", "\"2\"", "\"\"", "\"01\"", "\" 1\"", "true", "null", "[\"1\"]", "{}"}) {
-    absl::StatusOr<InitConfig> result = ParseInitConfig(absl::StrCat("{\"err_msg_mode\":", value, "}"));
+  for (const std::string value :
+       {"0", "1", "\"2\"", "\"\"", "\"01\"", "\" 1\"", "true", "null", "[\"1\"]", "{}"}) {
+    absl::StatusOr<InitConfig> result =
+        ParseInitConfig(absl::StrCat("{\"err_msg_mode\":", value, "}"));
     EXPECT_EQ(CodeOf(result), ACL_ERROR_INVALID_PARAM) << value;
     if (!result.ok()) {
-      EXPECT_NE(result.status().message().find("err_msg_mode"), std::string::npos) << result.status();
+      EXPECT_NE(result.status().message().find("err_msg_mode"), std::string::npos)
+          << result.status();
     }
   }
 }
@@ -414,7 +429,8 @@ TEST(DefaultDeviceTest, DecimalStrings) {
   EXPECT_EQ(*zero.default_device, 0);
   EXPECT_EQ(Setting(zero, "defaultDevice.default_device"), "0");
   EXPECT_EQ(*MustParse("{\"defaultDevice\":{\"default_device\":\"7\"}}").default_device, 7);
-  EXPECT_EQ(*MustParse("{\"defaultDevice\":{\"default_device\":\"2147483647\"}}").default_device, 2147483647);
+  EXPECT_EQ(*MustParse("{\"defaultDevice\":{\"default_device\":\"2147483647\"}}").default_device,
+            2147483647);
 }
 
 TEST(DefaultDeviceTest, AbsentKeyLeavesItUnset) {
@@ -429,13 +445,14 @@ TEST(DefaultDeviceTest, AbsentKeyLeavesItUnset) {
 TEST(DefaultDeviceTest, NumberIsInvalidParamWithHint) {
   absl::StatusOr<InitConfig> result = ParseInitConfig("{\"defaultDevice\":{\"default_device\":0}}");
   EXPECT_EQ(CodeOf(result), ACL_ERROR_INVALID_PARAM);
-  EXPECT_NE(result.status().message().find("put it in quotes"), std::string::npos) << result.status();
+  EXPECT_NE(result.status().message().find("put it in quotes"), std::string::npos)
+      << result.status();
 }
 
 TEST(DefaultDeviceTest, BadValuesAreInvalidParam) {
   for (const std::string value :
-       {"\"-1\"", "\"01\"", "\"\"", "\"1.5\"", "\" 1\"", "\"1 \"", "\"abc\"", "\"+1\"", "\"2147483648\"",
-        "\"99999999999999999999\"", "1", "-1", "true", "null", "[\"0\"]"}) {
+       {"\"-1\"", "\"01\"", "\"\"", "\"1.5\"", "\" 1\"", "\"1 \"", "\"abc\"", "\"+1\"",
+        "\"2147483648\"", "\"99999999999999999999\"", "1", "-1", "true", "null", "[\"0\"]"}) {
     absl::StatusOr<InitConfig> result =
         ParseInitConfig(absl::StrCat("{\"defaultDevice\":{\"default_device\":", value, "}}"));
     EXPECT_EQ(CodeOf(result), ACL_ERROR_INVALID_PARAM) << value;
@@ -455,10 +472,12 @@ TEST(DefaultDeviceTest, NonObjectIsInvalidParam) {
 // ---------------------------------------------------------------- StackSize --
 
 uint64_t Aicore(const std::string& value) {
-  return MustParse(absl::StrCat("{\"StackSize\":{\"aicore_stack_size\":", value, "}}")).aicore_stack_size;
+  return MustParse(absl::StrCat("{\"StackSize\":{\"aicore_stack_size\":", value, "}}"))
+      .aicore_stack_size;
 }
 uint64_t Simt(const std::string& value) {
-  return MustParse(absl::StrCat("{\"StackSize\":{\"simt_stack_size\":", value, "}}")).simt_stack_size;
+  return MustParse(absl::StrCat("{\"StackSize\":{\"simt_stack_size\":", value, "}}"))
+      .simt_stack_size;
 }
 uint64_t SimtDivergence(const std::string& value) {
   return MustParse(absl::StrCat("{\"StackSize\":{\"simt_divergence_stack_size\":", value, "}}"))
@@ -504,21 +523,26 @@ TEST(StackSizeTest, AllThreeTogetherAndSettings) {
 }
 
 TEST(StackSizeTest, BadValuesAreInvalidParam) {
-  for (const std::string key : {"aicore_stack_size", "simt_stack_size", "simt_divergence_stack_size"}) {
-    for (const std::string value : {"\"32768\"", "-1", "-16384", "1.5", "true", "null", "[32768]", "{}", "1e300"}) {
+  for (const std::string key :
+       {"aicore_stack_size", "simt_stack_size", "simt_divergence_stack_size"}) {
+    for (const std::string value :
+         {"\"32768\"", "-1", "-16384", "1.5", "true", "null", "[32768]", "{}", "1e300"}) {
       absl::StatusOr<InitConfig> result =
           ParseInitConfig(absl::StrCat("{\"StackSize\":{\"", key, "\":", value, "}}"));
       EXPECT_EQ(CodeOf(result), ACL_ERROR_INVALID_PARAM) << key << "=" << value;
       if (!result.ok()) {
-        EXPECT_NE(result.status().message().find("StackSize." + key), std::string::npos) << result.status();
+        EXPECT_NE(result.status().message().find("StackSize." + key), std::string::npos)
+            << result.status();
       }
     }
   }
 }
 
 TEST(StackSizeTest, TooLargeAfterRoundingIsInvalidParam) {
-  EXPECT_EQ(ParseCode("{\"StackSize\":{\"aicore_stack_size\":4294950913}}"), ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(ParseCode("{\"StackSize\":{\"aicore_stack_size\":5000000000}}"), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(ParseCode("{\"StackSize\":{\"aicore_stack_size\":4294950913}}"),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(ParseCode("{\"StackSize\":{\"aicore_stack_size\":5000000000}}"),
+            ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(ParseCode("{\"StackSize\":{\"simt_stack_size\":4294967295}}"), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(Simt("4294967168"), 4294967168u);
 }
@@ -545,11 +569,13 @@ TEST(FifoSizeTest, SimtRangeAndRounding) {
   EXPECT_EQ(simt("2097153")->simt_printf_fifo_size, 2097160u);
   EXPECT_EQ(simt("67108864")->simt_printf_fifo_size, 67108864u);
   EXPECT_EQ(Setting(*simt("1048577"), "simt_printf_fifo_size"), "1048584");
-  for (const std::string bad : {"1048568", "67108865", "0", "-8", "\"1048576\"", "1048576.5", "true"}) {
+  for (const std::string bad :
+       {"1048568", "67108865", "0", "-8", "\"1048576\"", "1048576.5", "true"}) {
     absl::StatusOr<InitConfig> result = simt(bad);
     EXPECT_EQ(CodeOf(result), ACL_ERROR_INVALID_PARAM) << bad;
     if (!result.ok()) {
-      EXPECT_NE(result.status().message().find("simt_printf_fifo_size"), std::string::npos) << result.status();
+      EXPECT_NE(result.status().message().find("simt_printf_fifo_size"), std::string::npos)
+          << result.status();
       EXPECT_NE(result.status().message().find("67108864"), std::string::npos) << result.status();
     }
   }
@@ -587,13 +613,14 @@ TEST(MaxOpQueueNumTest, NumberOrDigitString) {
 }
 
 TEST(MaxOpQueueNumTest, BadValuesAreInvalidParam) {
-  for (const std::string value :
-       {"0", "\"0\"", "-1", "\"-1\"", "\"12abc\"", "\"\"", "1.5", "\"1.5\"", "true", "null", "[1]",
-        "\"99999999999999999999\""}) {
-    absl::StatusOr<InitConfig> result = ParseInitConfig(absl::StrCat("{\"max_opqueue_num\":", value, "}"));
+  for (const std::string value : {"0", "\"0\"", "-1", "\"-1\"", "\"12abc\"", "\"\"", "1.5",
+                                  "\"1.5\"", "true", "null", "[1]", "\"99999999999999999999\""}) {
+    absl::StatusOr<InitConfig> result =
+        ParseInitConfig(absl::StrCat("{\"max_opqueue_num\":", value, "}"));
     EXPECT_EQ(CodeOf(result), ACL_ERROR_INVALID_PARAM) << value;
     if (!result.ok()) {
-      EXPECT_NE(result.status().message().find("max_opqueue_num"), std::string::npos) << result.status();
+      EXPECT_NE(result.status().message().find("max_opqueue_num"), std::string::npos)
+          << result.status();
     }
   }
 }
@@ -662,14 +689,16 @@ TEST(DumpTest, DocumentedModelDumpExample) {
   InitConfig config = MustParseDump(
       "\"dump_list\":[{\"model_name\":\"ResNet-101\"},{\"model_name\":\"ResNet-50\",\"layer\":"
       "[\"conv1conv1_relu\",\"res2a_branch2ares2a_branch2a_relu\",\"res2a_branch1\",\"pool1\"]}],"
-      "\"dump_path\":\"/home/output\",\"dump_mode\":\"output\",\"dump_op_switch\":\"off\",\"dump_data\":\"tensor\"");
+      "\"dump_path\":\"/home/"
+      "output\",\"dump_mode\":\"output\",\"dump_op_switch\":\"off\",\"dump_data\":\"tensor\"");
   EXPECT_EQ(config.dump_kind, DumpKind::kData);
   EXPECT_EQ(config.dump_path, "/home/output");
   EXPECT_EQ(Setting(config, "dump.dump_path"), "/home/output");
   EXPECT_EQ(Setting(config, "dump.dump_mode"), "output");
   // Object keys come out sorted, whatever protobuf's map order.
   EXPECT_EQ(Setting(config, "dump.dump_list"),
-            "[{\"model_name\":\"ResNet-101\"},{\"layer\":[\"conv1conv1_relu\",\"res2a_branch2ares2a_branch2a_relu\","
+            "[{\"model_name\":\"ResNet-101\"},{\"layer\":[\"conv1conv1_relu\",\"res2a_"
+            "branch2ares2a_branch2a_relu\","
             "\"res2a_branch1\",\"pool1\"],\"model_name\":\"ResNet-50\"}]");
 }
 
@@ -678,10 +707,11 @@ TEST(DumpTest, DocumentedSingleOpDumpExamples) {
                           "\"dump_data\":\"tensor\"")
                 .dump_kind,
             DumpKind::kData);
-  EXPECT_EQ(MustParseDump("\"dump_path\":\"/home/output\",\"dump_list\":[{}],\"dump_op_switch\":\"on\","
-                          "\"dump_data\":\"tensor\"")
-                .dump_kind,
-            DumpKind::kData);
+  EXPECT_EQ(
+      MustParseDump("\"dump_path\":\"/home/output\",\"dump_list\":[{}],\"dump_op_switch\":\"on\","
+                    "\"dump_data\":\"tensor\"")
+          .dump_kind,
+      DumpKind::kData);
 }
 
 TEST(DumpTest, DumpPathIsRequiredOutsideExceptionDump) {
@@ -690,8 +720,10 @@ TEST(DumpTest, DumpPathIsRequiredOutsideExceptionDump) {
   ExpectDumpError("\"dump_debug\":\"on\"", "dump.dump_path is required");
   ExpectDumpError("\"dump_scene\":\"watcher\",\"dump_list\":[{\"watcher_nodes\":[\"C\"]}]",
                   "dump.dump_path is required");
-  ExpectDumpError("\"dump_mode\":\"all\"", "dump.dump_path is required");  // options alone, as adump
-  ExpectDumpError("\"dump_path\":\"\",\"dump_op_switch\":\"on\"", "dump.dump_path must not be empty");
+  ExpectDumpError("\"dump_mode\":\"all\"",
+                  "dump.dump_path is required");  // options alone, as adump
+  ExpectDumpError("\"dump_path\":\"\",\"dump_op_switch\":\"on\"",
+                  "dump.dump_path must not be empty");
 }
 
 TEST(DumpTest, DumpPathLength) {
@@ -707,48 +739,59 @@ TEST(DumpTest, PathAloneIsValidButEnablesNothing) {
 }
 
 TEST(DumpTest, ExceptionDumpScenes) {
-  for (const std::string scene : {"lite_exception", "aic_err_brief_dump", "aic_err_norm_dump", "aic_err_detail_dump"}) {
+  for (const std::string scene :
+       {"lite_exception", "aic_err_brief_dump", "aic_err_norm_dump", "aic_err_detail_dump"}) {
     InitConfig config = MustParseDump(absl::StrCat("\"dump_scene\":\"", scene, "\""));
     EXPECT_EQ(config.dump_kind, DumpKind::kException) << scene;
     EXPECT_EQ(Setting(config, "dump.dump_scene"), scene);
-    EXPECT_EQ(MustParseDump(absl::StrCat("\"dump_scene\":\"", scene, "\",\"dump_path\":\"output\"")).dump_kind,
+    EXPECT_EQ(MustParseDump(absl::StrCat("\"dump_scene\":\"", scene, "\",\"dump_path\":\"output\""))
+                  .dump_kind,
               DumpKind::kException);
   }
 }
 
 TEST(DumpTest, ExceptionDumpExcludesModelSingleOpAndOverflowDump) {
   const std::string scene = "\"dump_scene\":\"aic_err_brief_dump\",\"dump_path\":\"output\",";
-  ExpectDumpError(scene + "\"dump_list\":[{\"model_name\":\"m\"}]", "exception dump cannot be combined");
+  ExpectDumpError(scene + "\"dump_list\":[{\"model_name\":\"m\"}]",
+                  "exception dump cannot be combined");
   ExpectDumpError(scene + "\"dump_list\":[]", "dump.dump_list cannot be set");
   ExpectDumpError(scene + "\"dump_op_switch\":\"on\"", "dump.dump_op_switch cannot be set");
   ExpectDumpError(scene + "\"dump_op_switch\":\"off\"", "dump.dump_op_switch cannot be set");
   ExpectDumpError(scene + "\"dump_debug\":\"on\"", "dump.dump_debug cannot be set");
-  for (const std::string option : {"\"dump_mode\":\"all\"", "\"dump_level\":\"op\"", "\"dump_data\":\"tensor\"",
-                                   "\"dump_kernel_data\":\"all\"", "\"dump_step\":\"1\"",
-                                   "\"dump_stats\":[\"Max\"],\"dump_data\":\"stats\""}) {
-    ExpectDumpError("\"dump_scene\":\"lite_exception\"," + option, "cannot be set when dump.dump_scene is");
+  for (const std::string option :
+       {"\"dump_mode\":\"all\"", "\"dump_level\":\"op\"", "\"dump_data\":\"tensor\"",
+        "\"dump_kernel_data\":\"all\"", "\"dump_step\":\"1\"",
+        "\"dump_stats\":[\"Max\"],\"dump_data\":\"stats\""}) {
+    ExpectDumpError("\"dump_scene\":\"lite_exception\"," + option,
+                    "cannot be set when dump.dump_scene is");
   }
 }
 
 TEST(DumpTest, OverflowDump) {
   InitConfig config = MustParseDump("\"dump_path\":\"output\",\"dump_debug\":\"on\"");
   EXPECT_EQ(config.dump_kind, DumpKind::kOverflow);
-  EXPECT_EQ(MustParseDump("\"dump_path\":\"output\",\"dump_debug\":\"on\",\"dump_op_switch\":\"off\"").dump_kind,
-            DumpKind::kOverflow);
-  EXPECT_EQ(MustParseDump("\"dump_path\":\"output\",\"dump_debug\":\"off\"").dump_kind, DumpKind::kNone);
+  EXPECT_EQ(
+      MustParseDump("\"dump_path\":\"output\",\"dump_debug\":\"on\",\"dump_op_switch\":\"off\"")
+          .dump_kind,
+      DumpKind::kOverflow);
+  EXPECT_EQ(MustParseDump("\"dump_path\":\"output\",\"dump_debug\":\"off\"").dump_kind,
+            DumpKind::kNone);
 }
 
 TEST(DumpTest, OverflowDumpExcludesModelAndSingleOpDump) {
   ExpectDumpError("\"dump_path\":\"output\",\"dump_debug\":\"on\",\"dump_op_switch\":\"on\"",
                   "overflow dump cannot be combined with single-op dump");
-  ExpectDumpError("\"dump_path\":\"output\",\"dump_debug\":\"on\",\"dump_list\":[{\"model_name\":\"m\"}]",
-                  "overflow dump cannot be combined with model dump");
-  ExpectDumpError("\"dump_path\":\"output\",\"dump_debug\":\"on\",\"dump_list\":[]", "dump.dump_list");
+  ExpectDumpError(
+      "\"dump_path\":\"output\",\"dump_debug\":\"on\",\"dump_list\":[{\"model_name\":\"m\"}]",
+      "overflow dump cannot be combined with model dump");
+  ExpectDumpError("\"dump_path\":\"output\",\"dump_debug\":\"on\",\"dump_list\":[]",
+                  "dump.dump_list");
 }
 
 TEST(DumpTest, DocumentedWatcherExample) {
   InitConfig config = MustParseDump(
-      "\"dump_list\":[{\"layer\":[\"A\",\"B\"],\"watcher_nodes\":[\"C\",\"D\"]}],\"dump_path\":\"/home/\","
+      "\"dump_list\":[{\"layer\":[\"A\",\"B\"],\"watcher_nodes\":[\"C\",\"D\"]}],\"dump_path\":\"/"
+      "home/\","
       "\"dump_mode\":\"output\",\"dump_level\":\"op\",\"dump_scene\":\"watcher\"");
   EXPECT_EQ(config.dump_kind, DumpKind::kWatcher);
   EXPECT_EQ(MustParseDump("\"dump_list\":[{\"watcher_nodes\":[\"C\"]}],\"dump_path\":\"out\","
@@ -759,45 +802,62 @@ TEST(DumpTest, DocumentedWatcherExample) {
 
 TEST(DumpTest, WatcherExcludesOverflowAndOpSwitch) {
   const std::string watcher =
-      "\"dump_scene\":\"watcher\",\"dump_path\":\"out\",\"dump_list\":[{\"watcher_nodes\":[\"C\"]}],";
-  ExpectDumpError(watcher + "\"dump_debug\":\"on\"", "watcher mode cannot be combined with overflow dump");
-  ExpectDumpError(watcher + "\"dump_op_switch\":\"on\"", "watcher mode cannot be combined with single-op dump");
+      "\"dump_scene\":\"watcher\",\"dump_path\":\"out\",\"dump_list\":[{\"watcher_nodes\":[\"C\"]}]"
+      ",";
+  ExpectDumpError(watcher + "\"dump_debug\":\"on\"",
+                  "watcher mode cannot be combined with overflow dump");
+  ExpectDumpError(watcher + "\"dump_op_switch\":\"on\"",
+                  "watcher mode cannot be combined with single-op dump");
   ExpectDumpError(watcher + "\"dump_mode\":\"all\"", "only \"output\"");
   ExpectDumpError(watcher + "\"dump_step\":\"1\"", "dump.dump_step cannot be set");
   ExpectDumpError(watcher + "\"dump_data\":\"tensor\"", "dump.dump_data cannot be set");
-  EXPECT_EQ(MustParse(Dump(watcher + "\"dump_debug\":\"off\",\"dump_op_switch\":\"off\"")).dump_kind,
-            DumpKind::kWatcher);
+  EXPECT_EQ(
+      MustParse(Dump(watcher + "\"dump_debug\":\"off\",\"dump_op_switch\":\"off\"")).dump_kind,
+      DumpKind::kWatcher);
 }
 
 TEST(DumpTest, WatcherNodesRules) {
-  ExpectDumpError("\"dump_scene\":\"watcher\",\"dump_path\":\"out\",\"dump_list\":[{\"layer\":[\"A\"]}]",
-                  "watcher_nodes must list at least one operator");
+  ExpectDumpError(
+      "\"dump_scene\":\"watcher\",\"dump_path\":\"out\",\"dump_list\":[{\"layer\":[\"A\"]}]",
+      "watcher_nodes must list at least one operator");
   ExpectDumpError(
       "\"dump_scene\":\"watcher\",\"dump_path\":\"out\",\"dump_list\":[{\"model_name\":\"m\","
       "\"watcher_nodes\":[\"C\"]}]",
       "model_name cannot be set");
-  ExpectDumpError("\"dump_path\":\"out\",\"dump_list\":[{\"model_name\":\"m\",\"watcher_nodes\":[\"C\"]}]",
-                  "only allowed when dump.dump_scene is \"watcher\"");
+  ExpectDumpError(
+      "\"dump_path\":\"out\",\"dump_list\":[{\"model_name\":\"m\",\"watcher_nodes\":[\"C\"]}]",
+      "only allowed when dump.dump_scene is \"watcher\"");
 }
 
 TEST(DumpTest, FieldTypes) {
   ExpectDumpError("\"dump_path\":1", "dump.dump_path must be a string");
   ExpectDumpError("\"dump_path\":\"o\",\"dump_scene\":true", "dump.dump_scene must be a string");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_op_switch\":1", "dump.dump_op_switch must be a string");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":{}", "dump.dump_list must be an array of objects");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[\"m\"]", "dump.dump_list[0] must be an object");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"model_name\":1}]", "dump.dump_list[0].model_name");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"layer\":\"A\"}]", "dump.dump_list[0].layer");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"layer\":[1]}]", "dump.dump_list[0].layer[0]");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_stats\":\"Max\",\"dump_data\":\"stats\"", "dump.dump_stats");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"opname_range\":[{\"begin\":1,\"end\":\"b\"}]}]",
-                  "opname_range[0].begin");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"optype_blacklist\":[{\"name\":\"Add\",\"pos\":\"input0\"}]}]",
-                  "optype_blacklist[0].pos");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_op_switch\":1",
+                  "dump.dump_op_switch must be a string");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":{}",
+                  "dump.dump_list must be an array of objects");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[\"m\"]",
+                  "dump.dump_list[0] must be an object");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"model_name\":1}]",
+                  "dump.dump_list[0].model_name");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"layer\":\"A\"}]",
+                  "dump.dump_list[0].layer");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"layer\":[1]}]",
+                  "dump.dump_list[0].layer[0]");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_stats\":\"Max\",\"dump_data\":\"stats\"",
+                  "dump.dump_stats");
+  ExpectDumpError(
+      "\"dump_path\":\"o\",\"dump_list\":[{\"opname_range\":[{\"begin\":1,\"end\":\"b\"}]}]",
+      "opname_range[0].begin");
+  ExpectDumpError(
+      "\"dump_path\":\"o\",\"dump_list\":[{\"optype_blacklist\":[{\"name\":\"Add\",\"pos\":"
+      "\"input0\"}]}]",
+      "optype_blacklist[0].pos");
 }
 
 TEST(DumpTest, EnumeratedValues) {
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_mode\":\"both\"", "dump.dump_mode \"both\" is not allowed");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_mode\":\"both\"",
+                  "dump.dump_mode \"both\" is not allowed");
   ExpectDumpError("\"dump_path\":\"o\",\"dump_mode\":\"\"", "dump.dump_mode must not be empty");
   ExpectDumpError("\"dump_path\":\"o\",\"dump_level\":\"layer\"", "op|kernel|all");
   ExpectDumpError("\"dump_path\":\"o\",\"dump_data\":\"bits\"", "tensor|stats");
@@ -806,14 +866,17 @@ TEST(DumpTest, EnumeratedValues) {
   ExpectDumpError("\"dump_scene\":\"exception\"", "lite_exception|aic_err_brief_dump");
   ExpectDumpError("\"dump_scene\":\"\"", "dump.dump_scene must not be empty");
   for (const std::string mode : {"input", "output", "all"}) {
-    EXPECT_EQ(MustParseDump("\"dump_path\":\"o\",\"dump_op_switch\":\"on\",\"dump_mode\":\"" + mode + "\"").dump_kind,
+    EXPECT_EQ(MustParseDump("\"dump_path\":\"o\",\"dump_op_switch\":\"on\",\"dump_mode\":\"" +
+                            mode + "\"")
+                  .dump_kind,
               DumpKind::kData);
   }
 }
 
 TEST(DumpTest, KernelData) {
-  EXPECT_EQ(MustParseDump("\"dump_path\":\"/home/\",\"dump_kernel_data\":\"printf,assert\"").dump_kind,
-            DumpKind::kNone);
+  EXPECT_EQ(
+      MustParseDump("\"dump_path\":\"/home/\",\"dump_kernel_data\":\"printf,assert\"").dump_kind,
+      DumpKind::kNone);
   MustParseDump("\"dump_path\":\"/home/\",\"dump_kernel_data\":\"all\"");
   ExpectDumpError("\"dump_path\":\"/home/\",\"dump_kernel_data\":\"printf,foo\"", "\"foo\"");
   ExpectDumpError("\"dump_path\":\"/home/\",\"dump_kernel_data\":\"printf,\"", "must not be empty");
@@ -821,11 +884,16 @@ TEST(DumpTest, KernelData) {
 }
 
 TEST(DumpTest, DumpStats) {
-  MustParseDump("\"dump_path\":\"o\",\"dump_op_switch\":\"on\",\"dump_data\":\"stats\","
-                "\"dump_stats\":[\"Max\",\"Min\",\"Avg\",\"Nan\",\"Negative Inf\",\"Positive Inf\",\"L2norm\"]");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_stats\":[\"Max\"]", "requires dump.dump_data \"stats\"");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_data\":\"stats\",\"dump_stats\":[]", "must not be an empty array");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_data\":\"stats\",\"dump_stats\":[\"max\"]", "dump.dump_stats[0]");
+  MustParseDump(
+      "\"dump_path\":\"o\",\"dump_op_switch\":\"on\",\"dump_data\":\"stats\","
+      "\"dump_stats\":[\"Max\",\"Min\",\"Avg\",\"Nan\",\"Negative Inf\",\"Positive "
+      "Inf\",\"L2norm\"]");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_stats\":[\"Max\"]",
+                  "requires dump.dump_data \"stats\"");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_data\":\"stats\",\"dump_stats\":[]",
+                  "must not be an empty array");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_data\":\"stats\",\"dump_stats\":[\"max\"]",
+                  "dump.dump_stats[0]");
 }
 
 TEST(DumpTest, DumpStep) {
@@ -839,45 +907,57 @@ TEST(DumpTest, DumpStep) {
   ExpectDumpError("\"dump_path\":\"o\",\"dump_step\":\"-1\"", "malformed");
   std::vector<std::string> steps;
   for (int i = 0; i < 100; ++i) steps.push_back(absl::StrCat(i));
-  MustParseDump(absl::StrCat("\"dump_path\":\"o\",\"dump_step\":\"", absl::StrJoin(steps, "|"), "\""));
+  MustParseDump(
+      absl::StrCat("\"dump_path\":\"o\",\"dump_step\":\"", absl::StrJoin(steps, "|"), "\""));
   steps.push_back("100");
-  ExpectDumpError(absl::StrCat("\"dump_path\":\"o\",\"dump_step\":\"", absl::StrJoin(steps, "|"), "\""),
-                  "at most 100");
+  ExpectDumpError(
+      absl::StrCat("\"dump_path\":\"o\",\"dump_step\":\"", absl::StrJoin(steps, "|"), "\""),
+      "at most 100");
 }
 
 TEST(DumpTest, DumpListItems) {
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"model_name\":\"\"}]", "model_name must not be empty");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"model_name\":\"\"}]",
+                  "model_name must not be empty");
   ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"model_name\":\"m\",\"layer\":[]}]",
                   "layer must not be an empty array");
   // With dump_op_switch "on" those two checks do not apply (adump CheckDumpListItems).
-  EXPECT_EQ(MustParseDump("\"dump_path\":\"o\",\"dump_op_switch\":\"on\",\"dump_list\":[{\"model_name\":\"\"}]")
-                .dump_kind,
-            DumpKind::kData);
+  EXPECT_EQ(
+      MustParseDump(
+          "\"dump_path\":\"o\",\"dump_op_switch\":\"on\",\"dump_list\":[{\"model_name\":\"\"}]")
+          .dump_kind,
+      DumpKind::kData);
 }
 
 TEST(DumpTest, Blacklists) {
   const std::string ok_item =
-      "{\"model_name\":\"m\",\"optype_blacklist\":[{\"name\":\"Add\",\"pos\":[\"input0\",\"output12\",\"\"]}],"
+      "{\"model_name\":\"m\",\"optype_blacklist\":[{\"name\":\"Add\",\"pos\":[\"input0\","
+      "\"output12\",\"\"]}],"
       "\"opname_blacklist\":[{\"name\":\"conv1\"}]}";
   MustParseDump("\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[" + ok_item + "]");
-  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[" + ok_item + "]", "requires dump.dump_level \"op\"");
+  ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[" + ok_item + "]",
+                  "requires dump.dump_level \"op\"");
   ExpectDumpError(
-      "\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{\"optype_blacklist\":[{\"name\":\"Add\","
+      "\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{\"optype_blacklist\":[{\"name\":"
+      "\"Add\","
       "\"pos\":[\"in0\"]}]}]",
       "\"in0\" is malformed");
   ExpectDumpError(
-      "\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{\"optype_blacklist\":[{\"name\":\"Add\","
+      "\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{\"optype_blacklist\":[{\"name\":"
+      "\"Add\","
       "\"pos\":[\"input\"]}]}]",
       "malformed");
   std::vector<std::string> entries(101, "{\"name\":\"Add\"}");
-  ExpectDumpError(absl::StrCat("\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{\"opname_blacklist\":[",
-                               absl::StrJoin(entries, ","), "]}]"),
-                  "at most 100");
+  ExpectDumpError(
+      absl::StrCat(
+          "\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{\"opname_blacklist\":[",
+          absl::StrJoin(entries, ","), "]}]"),
+      "at most 100");
 }
 
 TEST(DumpTest, OpNameRange) {
   const std::string range = "\"opname_range\":[{\"begin\":\"a\",\"end\":\"b\"}]";
-  MustParseDump("\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{\"model_name\":\"m\"," + range + "}]");
+  MustParseDump("\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{\"model_name\":\"m\"," +
+                range + "}]");
   ExpectDumpError("\"dump_path\":\"o\",\"dump_list\":[{\"model_name\":\"m\"," + range + "}]",
                   "requires dump.dump_level \"op\"");
   ExpectDumpError("\"dump_path\":\"o\",\"dump_level\":\"op\",\"dump_list\":[{" + range + "}]",
@@ -904,9 +984,9 @@ TEST(DumpTest, DumpKindNames) {
 
 // A realistic file: what torch_npu writes as acl_default.json with CANN >= 8.3.
 TEST(ParseInitConfigTest, TorchNpuDefaultConfig) {
-  InitConfig config =
-      MustParse("{\n    \"dump\": {\"dump_scene\": \"lite_exception\"},\n"
-                "    \"defaultDevice\": {\"default_device\": \"0\"}\n}\n");
+  InitConfig config = MustParse(
+      "{\n    \"dump\": {\"dump_scene\": \"lite_exception\"},\n"
+      "    \"defaultDevice\": {\"default_device\": \"0\"}\n}\n");
   EXPECT_EQ(config.dump_kind, DumpKind::kException);
   ASSERT_TRUE(config.default_device.has_value());
   EXPECT_EQ(*config.default_device, 0);

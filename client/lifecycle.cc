@@ -48,9 +48,9 @@ absl::Status Lifecycle::Init(const char* config_path) {
     if (result != ACL_SUCCESS) {
       (*transport)->AbortInit().IgnoreError();  // the session may be gone; nothing else to undo
       initialized_ = false;
-      return acld::AclStatus(result, absl::StrCat("aclInit: the init callback of type ",
-                                                  entry.type, " returned ", result,
-                                                  "; the process stays uninitialized"));
+      return acld::AclStatus(
+          result, absl::StrCat("aclInit: the init callback of type ", entry.type, " returned ",
+                               result, "; the process stays uninitialized"));
     }
   }
   return absl::OkStatus();
@@ -60,9 +60,9 @@ absl::Status Lifecycle::RunFinalizeCallbacks() {
   for (const auto& entry : finalize_callbacks_.InOrder(kFinalizeNotifyOrder)) {
     const aclError result = entry.callback(entry.user_data);
     if (result != ACL_SUCCESS) {
-      return acld::AclStatus(result, absl::StrCat("finalize callback of type ", entry.type,
-                                                  " returned ", result,
-                                                  "; the process stays initialized"));
+      return acld::AclStatus(
+          result, absl::StrCat("finalize callback of type ", entry.type, " returned ", result,
+                               "; the process stays initialized"));
     }
   }
   return absl::OkStatus();

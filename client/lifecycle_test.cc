@@ -121,7 +121,8 @@ TEST_F(LifecycleTest, LateInitCallbackRunsAtOnceAndItsResultIsIgnored) {
 TEST_F(LifecycleTest, FinalizeReferenceCountsDownAndFinalizesAtOne) {
   ASSERT_TRUE(lifecycle_.RegisterFinalizeCallback(ACL_REG_TYPE_OTHER, FinalizeOk, kA).ok());
   ASSERT_TRUE(lifecycle_.RegisterFinalizeCallback(ACL_REG_TYPE_ACL_DVPP, FinalizeOk, kB).ok());
-  ASSERT_TRUE(lifecycle_.RegisterFinalizeCallback(ACL_REG_TYPE_ACL_OP_COMPILER, FinalizeOk, kC).ok());
+  ASSERT_TRUE(
+      lifecycle_.RegisterFinalizeCallback(ACL_REG_TYPE_ACL_OP_COMPILER, FinalizeOk, kC).ok());
   ASSERT_TRUE(lifecycle_.RegisterFinalizeCallback(ACL_REG_TYPE_ACL_MODEL, FinalizeOk, kD).ok());
   ASSERT_TRUE(lifecycle_.RegisterFinalizeCallback(ACL_REG_TYPE_OTHER, FinalizeOk2, kE).ok());
   ASSERT_TRUE(lifecycle_.Init(nullptr).ok());
@@ -189,12 +190,15 @@ TEST_F(LifecycleTest, ReinitMustUseTheFirstConfigContent) {
 }
 
 TEST_F(LifecycleTest, DefaultDeviceComesFromTheConfigAndIsRangeChecked) {
-  EXPECT_EQ(acld::AclCodeOf(lifecycle_.Init(
-                WriteConfig("dev9.json", "{\"defaultDevice\":{\"default_device\":\"9\"}}").c_str())),
-            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(
+      acld::AclCodeOf(lifecycle_.Init(
+          WriteConfig("dev9.json", "{\"defaultDevice\":{\"default_device\":\"9\"}}").c_str())),
+      ACL_ERROR_INVALID_PARAM);
   EXPECT_FALSE(lifecycle_.default_device().has_value());
-  ASSERT_TRUE(lifecycle_.Init(
-      WriteConfig("dev1.json", "{\"defaultDevice\":{\"default_device\":\"1\"}}").c_str()).ok());
+  ASSERT_TRUE(
+      lifecycle_
+          .Init(WriteConfig("dev1.json", "{\"defaultDevice\":{\"default_device\":\"1\"}}").c_str())
+          .ok());
   EXPECT_EQ(lifecycle_.default_device(), 1);
   ASSERT_TRUE(lifecycle_.Finalize().ok());
   EXPECT_FALSE(lifecycle_.default_device().has_value());

@@ -44,18 +44,21 @@ constexpr int kMaxBatchOps = 1024;
 constexpr size_t kMaxBatchBytes = 4 << 20;
 
 absl::Status Unreachable(const std::string& socket_path, absl::string_view why) {
-  return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
-                         absl::StrCat("cannot reach acld at unix:", socket_path, ": ", why, "; ",
-                                      kHowToFix));
+  return acld::AclStatus(
+      ACL_ERROR_RT_SOCKET_CLOSE,
+      absl::StrCat("cannot reach acld at unix:", socket_path, ": ", why, "; ", kHowToFix));
 }
 
 constexpr absl::Duration kConnectTimeout = absl::Seconds(3);
 
 acl::v1::CopyRequest::Direction ToProto(Direction direction) {
   switch (direction) {
-    case Direction::kHostToDevice: return acl::v1::CopyRequest::HOST_TO_DEVICE;
-    case Direction::kDeviceToHost: return acl::v1::CopyRequest::DEVICE_TO_HOST;
-    case Direction::kDeviceToDevice: return acl::v1::CopyRequest::DEVICE_TO_DEVICE;
+    case Direction::kHostToDevice:
+      return acl::v1::CopyRequest::HOST_TO_DEVICE;
+    case Direction::kDeviceToHost:
+      return acl::v1::CopyRequest::DEVICE_TO_HOST;
+    case Direction::kDeviceToDevice:
+      return acl::v1::CopyRequest::DEVICE_TO_DEVICE;
   }
   return acl::v1::CopyRequest::DEVICE_TO_DEVICE;
 }
@@ -421,7 +424,7 @@ absl::Status RemoteTransport::SetStreamAllocator(uint64_t stream, bool registere
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::LaunchKernel(uint64_t stream, uint64_t thread,
-                                           const acld::KernelRequest& kernel) {
+                                                       const acld::KernelRequest& kernel) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
@@ -433,7 +436,7 @@ absl::StatusOr<uint64_t> RemoteTransport::LaunchKernel(uint64_t stream, uint64_t
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::MemsetAsync(uint64_t stream, uint64_t thread,
-                                          const acld::MemsetRequest& memset) {
+                                                      const acld::MemsetRequest& memset) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
@@ -445,7 +448,8 @@ absl::StatusOr<uint64_t> RemoteTransport::MemsetAsync(uint64_t stream, uint64_t 
   return Submit(std::move(op));
 }
 
-absl::StatusOr<uint64_t> RemoteTransport::RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) {
+absl::StatusOr<uint64_t> RemoteTransport::RecordEvent(uint64_t event, uint64_t stream,
+                                                      uint64_t thread) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
@@ -453,7 +457,8 @@ absl::StatusOr<uint64_t> RemoteTransport::RecordEvent(uint64_t event, uint64_t s
   return Submit(std::move(op));
 }
 
-absl::StatusOr<uint64_t> RemoteTransport::ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) {
+absl::StatusOr<uint64_t> RemoteTransport::ResetEvent(uint64_t event, uint64_t stream,
+                                                     uint64_t thread) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
@@ -461,7 +466,8 @@ absl::StatusOr<uint64_t> RemoteTransport::ResetEvent(uint64_t event, uint64_t st
   return Submit(std::move(op));
 }
 
-absl::StatusOr<uint64_t> RemoteTransport::StreamWaitEvent(uint64_t stream, uint64_t event, uint64_t thread) {
+absl::StatusOr<uint64_t> RemoteTransport::StreamWaitEvent(uint64_t stream, uint64_t event,
+                                                          uint64_t thread) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
@@ -554,7 +560,8 @@ bool RemoteTransport::SetSharedHost(const HostCopy& copy, acl::v1::CopyRequest& 
 absl::Status RemoteTransport::Copy(const HostCopy& copy) {
   ClientMessage request;
   *request.mutable_copy() = CopyProto(copy, 0, copy.count);
-  if (copy.direction == Direction::kDeviceToDevice || SetSharedHost(copy, *request.mutable_copy())) {
+  if (copy.direction == Direction::kDeviceToDevice ||
+      SetSharedHost(copy, *request.mutable_copy())) {
     return CallStatus(std::move(request));
   }
   if (copy.count > kInlineBytes) {
@@ -567,7 +574,8 @@ absl::Status RemoteTransport::Copy(const HostCopy& copy) {
   }
   absl::StatusOr<Reply> reply = Call(std::move(request));
   if (!reply.ok()) return reply.status();
-  std::memcpy(copy.host_dst, reply->data().data(), std::min<size_t>(reply->data().size(), copy.count));
+  std::memcpy(copy.host_dst, reply->data().data(),
+              std::min<size_t>(reply->data().size(), copy.count));
   return absl::OkStatus();
 }
 
@@ -634,7 +642,8 @@ absl::Status RemoteTransport::StagedCopyToHost(const HostCopy& copy) {
   return result;
 }
 
-absl::StatusOr<uint64_t> RemoteTransport::CopyAsync(uint64_t stream, uint64_t thread, const HostCopy& copy) {
+absl::StatusOr<uint64_t> RemoteTransport::CopyAsync(uint64_t stream, uint64_t thread,
+                                                    const HostCopy& copy) {
   AsyncOp op;
   op.set_stream(stream);
   op.set_thread(thread);
@@ -702,8 +711,8 @@ absl::StatusOr<RemoteTransport::Segment> RemoteTransport::CreateSegment(uint64_t
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   size = (std::max<uint64_t>(size, 1) + page - 1) / page * page;
   static thread_local std::mt19937_64 random{std::random_device{}()};
-  const std::string name =
-      absl::StrCat("/acld-", getpid(), "-", next_segment_name_.fetch_add(1), "-", random() % 1000000007);
+  const std::string name = absl::StrCat("/acld-", getpid(), "-", next_segment_name_.fetch_add(1),
+                                        "-", random() % 1000000007);
   const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) {
     return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -717,8 +726,8 @@ absl::StatusOr<RemoteTransport::Segment> RemoteTransport::CreateSegment(uint64_t
   if (base == MAP_FAILED) {
     shm_unlink(name.c_str());
     return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                           absl::StrCat("cannot size or map ", size, " bytes of shared memory: ",
-                                        std::strerror(errno)));
+                           absl::StrCat("cannot size or map ", size,
+                                        " bytes of shared memory: ", std::strerror(errno)));
   }
   ClientMessage request;
   request.mutable_register_shared_memory()->set_name(name);

@@ -123,7 +123,8 @@ class RemoteTransport : public Transport {
   // The id of a task enqueued outside the batch.
   uint64_t TakeTaskId(uint64_t stream);
   // Writes the batch (and `then`, if any) while holding the write lock.
-  bool WriteBatchLocked(const acl::v1::ClientMessage* then) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  bool WriteBatchLocked(const acl::v1::ClientMessage* then)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void FlushLoop();
   void ReadReplies();
   void MarkBroken();
@@ -143,8 +144,7 @@ class RemoteTransport : public Transport {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<acl::v1::Runtime::Stub> stub_;
   grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
-      stream_;
+  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>> stream_;
   std::thread reader_;
   std::thread flusher_;
 

@@ -78,8 +78,7 @@ class Transport {
                                                const acld::MemsetRequest& memset) = 0;
   virtual absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream,
                                                uint64_t thread) = 0;
-  virtual absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream,
-                                              uint64_t thread) = 0;
+  virtual absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) = 0;
   virtual absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,
                                                    uint64_t thread) = 0;
   // A callback the dispatcher holds under `callback_id` (SPEC section 6).

@@ -44,7 +44,8 @@ namespace {
 bool SetUpLogging() {
   const spdlog::level::level_enum level = spdlog::level::from_str(absl::GetFlag(FLAGS_log_level));
   if (level == spdlog::level::off && absl::GetFlag(FLAGS_log_level) != "off") {
-    std::fprintf(stderr, "acld: unknown --log_level '%s'\n", absl::GetFlag(FLAGS_log_level).c_str());
+    std::fprintf(stderr, "acld: unknown --log_level '%s'\n",
+                 absl::GetFlag(FLAGS_log_level).c_str());
     return false;
   }
   std::shared_ptr<spdlog::logger> logger;

@@ -15,11 +15,13 @@ AcldDaemon::AcldDaemon(const std::vector<std::string>& flags)
                                    "--log_file=" + dir_.path() + "/acld.log"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   process_ = std::make_unique<Process>(argv);
-  const bool up = WaitUntil(
-      [&] {
-        return acld::server::SocketIsLive(socket_) && acld::server::SocketIsLive(admin_socket_);
-      },
-      absl::Seconds(20)).has_value();
+  const bool up =
+      WaitUntil(
+          [&] {
+            return acld::server::SocketIsLive(socket_) && acld::server::SocketIsLive(admin_socket_);
+          },
+          absl::Seconds(20))
+          .has_value();
   EXPECT_TRUE(up) << "acld did not start";
 }
 

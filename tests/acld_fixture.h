@@ -29,7 +29,9 @@ class AcldDaemon {
   const std::string& admin_socket() const { return admin_socket_; }
   const std::string& dir() const { return dir_.path(); }
   // The environment a client needs to reach this daemon.
-  std::map<std::string, std::string> client_env() const { return {{"ACLD_ADDRESS", "unix:" + socket_}}; }
+  std::map<std::string, std::string> client_env() const {
+    return {{"ACLD_ADDRESS", "unix:" + socket_}};
+  }
 
   // `aclctl --json status`, parsed. Fails the test when aclctl fails.
   acl::v1::StatusReply Status() const;

@@ -212,8 +212,7 @@ int Errors() {
   CheckCode(aclrtLaunchCallback(Report, nullptr, static_cast<aclrtCallbackBlockType>(5), stream),
             ACL_ERROR_INVALID_PARAM, "unknown block type");
   CheckCode(aclrtUnSubscribeReport(me, stream), ACL_SUCCESS, "unsubscribe");
-  CheckCode(aclrtUnSubscribeReport(me, stream), ACL_ERROR_RT_STREAM_SUBSCRIBE,
-            "unsubscribe twice");
+  CheckCode(aclrtUnSubscribeReport(me, stream), ACL_ERROR_RT_STREAM_SUBSCRIBE, "unsubscribe twice");
   CheckCode(aclrtLaunchHostFunc(stream, nullptr, nullptr), ACL_ERROR_INVALID_PARAM, "NULL fn");
   CheckCode(aclrtProcessHostFunc(10), ACL_ERROR_RT_THREAD_SUBSCRIBE, "process host funcs");
 
@@ -252,11 +251,10 @@ std::mutex exception_mu;
 std::vector<std::vector<uint32_t>> exceptions;
 void OnException(aclrtExceptionInfo* info) {
   std::lock_guard<std::mutex> lock(exception_mu);
-  exceptions.push_back({aclrtGetTaskIdFromExceptionInfo(info),
-                        aclrtGetStreamIdFromExceptionInfo(info),
-                        aclrtGetThreadIdFromExceptionInfo(info),
-                        aclrtGetDeviceIdFromExceptionInfo(info),
-                        aclrtGetErrorCodeFromExceptionInfo(info)});
+  exceptions.push_back(
+      {aclrtGetTaskIdFromExceptionInfo(info), aclrtGetStreamIdFromExceptionInfo(info),
+       aclrtGetThreadIdFromExceptionInfo(info), aclrtGetDeviceIdFromExceptionInfo(info),
+       aclrtGetErrorCodeFromExceptionInfo(info)});
 }
 std::atomic<int> after_failure{0};
 void AfterFailure(void*) { ++after_failure; }
@@ -322,8 +320,8 @@ int Subscribed() {
               "subscribe host funcs");
     ready = true;
     CheckCode(aclrtProcessHostFunc(10000), ACL_SUCCESS, "process host func");
-    CheckCode(aclrtUnSubscribeHostFunc(static_cast<uint64_t>(pthread_self()), stream),
-              ACL_SUCCESS, "unsubscribe");
+    CheckCode(aclrtUnSubscribeHostFunc(static_cast<uint64_t>(pthread_self()), stream), ACL_SUCCESS,
+              "unsubscribe");
   });
   while (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   CheckCode(aclrtLaunchHostFunc(stream, RecordThread, nullptr), ACL_SUCCESS, "launch");
@@ -352,9 +350,9 @@ int Many(int count) {
               ACL_SUCCESS, "launch");
   }
   for (auto& stream : streams) CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
-  Check(counter_sum == expected, "exactly this process's host funcs ran, once each: " +
-                                     std::to_string(counter_sum.load()) + " vs " +
-                                     std::to_string(expected));
+  Check(counter_sum == expected,
+        "exactly this process's host funcs ran, once each: " + std::to_string(counter_sum.load()) +
+            " vs " + std::to_string(expected));
   for (auto& stream : streams) CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
   std::printf("many %d ok\n", count);
   return Teardown();
@@ -441,9 +439,10 @@ int Show() {
             "subscribe");
   Step after_one{"after 1 kernel", word}, after_two{"after 2 kernels", word},
       report{"after 3 kernels", word};
-  std::printf("  [pid %d, thread %u] queues: kernel, host func, kernel (50 ms), host func, "
-              "kernel, report callback (BLOCK)\n",
-              static_cast<int>(getpid()), ThisTid());
+  std::printf(
+      "  [pid %d, thread %u] queues: kernel, host func, kernel (50 ms), host func, "
+      "kernel, report callback (BLOCK)\n",
+      static_cast<int>(getpid()), ThisTid());
   Launch("add_one_u32", {Addr(word)}, stream);
   CheckCode(aclrtLaunchHostFunc(stream, PrintHostFunc, &after_one), ACL_SUCCESS, "host func");
   Launch("spin_add_one_u32", {Addr(word), 50000}, stream);
@@ -462,11 +461,12 @@ int Show() {
 }
 
 void PrintException(aclrtExceptionInfo* info) {
-  std::printf("  [pid %d] exception callback: task %u of stream %u on device %u failed with %u "
-              "(launched by thread %u)\n",
-              static_cast<int>(getpid()), aclrtGetTaskIdFromExceptionInfo(info),
-              aclrtGetStreamIdFromExceptionInfo(info), aclrtGetDeviceIdFromExceptionInfo(info),
-              aclrtGetErrorCodeFromExceptionInfo(info), aclrtGetThreadIdFromExceptionInfo(info));
+  std::printf(
+      "  [pid %d] exception callback: task %u of stream %u on device %u failed with %u "
+      "(launched by thread %u)\n",
+      static_cast<int>(getpid()), aclrtGetTaskIdFromExceptionInfo(info),
+      aclrtGetStreamIdFromExceptionInfo(info), aclrtGetDeviceIdFromExceptionInfo(info),
+      aclrtGetErrorCodeFromExceptionInfo(info), aclrtGetThreadIdFromExceptionInfo(info));
   std::fflush(stdout);
 }
 

@@ -117,8 +117,8 @@ TEST(DaemonIntegrationTest, StatusShowsDevicesAndSessions) {
 
 TEST(DaemonIntegrationTest, AclctlFailsClearlyWithoutADaemon) {
   TempDir dir;
-  const auto [code, output] = RunToCompletion(
-      {kAclctlBinary, "--admin_socket=" + dir.path() + "/absent.sock", "status"});
+  const auto [code, output] =
+      RunToCompletion({kAclctlBinary, "--admin_socket=" + dir.path() + "/absent.sock", "status"});
   EXPECT_EQ(code, 1);
   const auto [usage_code, usage] = RunToCompletion({kAclctlBinary, "frobnicate"});
   EXPECT_EQ(usage_code, 2);

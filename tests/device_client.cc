@@ -131,7 +131,8 @@ int Ordering() {
   Setup();
   constexpr size_t kWords = 64;
   void* buffer = nullptr;
-  CheckCode(aclrtMalloc(&buffer, kWords * 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMalloc(&buffer, kWords * 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+            "aclrtMalloc");
   aclrtStream first = nullptr, second = nullptr, third = nullptr;
   CheckCode(aclrtCreateStream(&first), ACL_SUCCESS, "create first");
   CheckCode(aclrtCreateStreamWithConfig(&second, 3, ACL_STREAM_FAST_LAUNCH), ACL_SUCCESS,
@@ -310,7 +311,8 @@ int Errors() {
   Check(device == 1, "current device is 1");
   CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
   void* buffer = nullptr;
-  CheckCode(aclrtMalloc(&buffer, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "malloc 0");
+  CheckCode(aclrtMalloc(&buffer, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM,
+            "malloc 0");
   CheckCode(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM,
             "malloc NULL");
   CheckCode(aclrtMalloc(&buffer, 16, static_cast<aclrtMemMallocPolicy>(99)),
@@ -325,8 +327,8 @@ int Errors() {
   uint8_t host[128] = {};
   CheckCode(aclrtMemcpy(buffer, 64, host, 65, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
             "count > destMax");
-  CheckCode(aclrtMemcpy(buffer, 128, host, 128, ACL_MEMCPY_HOST_TO_DEVICE),
-            ACL_ERROR_INVALID_PARAM, "past the end");
+  CheckCode(aclrtMemcpy(buffer, 128, host, 128, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+            "past the end");
   CheckCode(aclrtMemcpy(host, 64, buffer, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
             "kind does not match the pointers");
   CheckCode(aclrtMemcpy(nullptr, 64, buffer, 64, ACL_MEMCPY_DEVICE_TO_HOST),
@@ -434,9 +436,9 @@ int Allocator() {
             ACL_ERROR_INVALID_PARAM, "desc out-pointer required");
   CheckCode(aclrtAllocatorUnregister(stream), ACL_SUCCESS, "unregister");
   CheckCode(aclrtAllocatorUnregister(stream), ACL_SUCCESS, "unregister again");
-  CheckCode(aclrtAllocatorGetByStream(stream, &got_desc, nullptr, nullptr, nullptr, nullptr,
-                                      nullptr),
-            ACL_ERROR_INVALID_PARAM, "not registered");
+  CheckCode(
+      aclrtAllocatorGetByStream(stream, &got_desc, nullptr, nullptr, nullptr, nullptr, nullptr),
+      ACL_ERROR_INVALID_PARAM, "not registered");
   const char* message = aclGetRecentErrMsg();
   Check(message != nullptr &&
             std::strstr(message, "The stream is not registered with any allocator") != nullptr,
@@ -444,9 +446,9 @@ int Allocator() {
   // Destroying a stream drops its registration.
   CheckCode(aclrtAllocatorRegister(stream, desc), ACL_SUCCESS, "register again");
   CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy stream");
-  CheckCode(aclrtAllocatorGetByStream(stream, &got_desc, nullptr, nullptr, nullptr, nullptr,
-                                      nullptr),
-            ACL_ERROR_INVALID_PARAM, "dropped with its stream");
+  CheckCode(
+      aclrtAllocatorGetByStream(stream, &got_desc, nullptr, nullptr, nullptr, nullptr, nullptr),
+      ACL_ERROR_INVALID_PARAM, "dropped with its stream");
   CheckCode(aclrtAllocatorDestroyDesc(desc), ACL_SUCCESS, "destroy desc");
   CheckCode(aclrtAllocatorDestroyDesc(desc), ACL_ERROR_INVALID_PARAM, "destroy desc twice");
   std::printf("allocator ok\n");
@@ -465,8 +467,8 @@ int Victim() {
   CheckCode(aclrtMalloc(&buffer, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
   std::vector<uint32_t> pattern(1024);
   for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint32_t>(i * 2654435761u);
-  CheckCode(aclrtMemcpy(buffer, 4096, pattern.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE),
-            ACL_SUCCESS, "fill");
+  CheckCode(aclrtMemcpy(buffer, 4096, pattern.data(), 4096, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS,
+            "fill");
   aclrtStream stream = nullptr;
   CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
   std::printf("ready %" PRIu64 " %" PRIu64 "\n", Addr(buffer),
@@ -484,10 +486,10 @@ int Attacker(uint64_t address, uint64_t stream_handle) {
   void* theirs = reinterpret_cast<void*>(address);
   aclrtStream their_stream = reinterpret_cast<aclrtStream>(stream_handle);
   uint32_t buffer[16] = {};
-  CheckCode(aclrtMemcpy(buffer, 64, theirs, 64, ACL_MEMCPY_DEVICE_TO_HOST),
-            ACL_ERROR_INVALID_PARAM, "read another process's memory");
-  CheckCode(aclrtMemcpy(theirs, 64, buffer, 64, ACL_MEMCPY_HOST_TO_DEVICE),
-            ACL_ERROR_INVALID_PARAM, "write another process's memory");
+  CheckCode(aclrtMemcpy(buffer, 64, theirs, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM,
+            "read another process's memory");
+  CheckCode(aclrtMemcpy(theirs, 64, buffer, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+            "write another process's memory");
   CheckCode(aclrtMemset(theirs, 64, 0, 64), ACL_ERROR_INVALID_PARAM,
             "memset another process's memory");
   CheckCode(aclrtFree(theirs), ACL_ERROR_INVALID_PARAM, "free another process's memory");
@@ -534,12 +536,14 @@ int Workload(int streams, int launches) {
   CheckCode(aclrtMemset(counters, streams * 4, 0, streams * 4), ACL_SUCCESS, "memset");
   for (auto& stream : handles) CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
   for (int i = 0; i < launches; ++i) {
-    for (int s = 0; s < streams; ++s) Launch("add_one_u32", {Addr(counters) + 4 * s}, 1, handles[s]);
+    for (int s = 0; s < streams; ++s)
+      Launch("add_one_u32", {Addr(counters) + 4 * s}, 1, handles[s]);
   }
   for (auto& stream : handles) CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
   const std::vector<uint32_t> values = ReadU32(counters, streams);
   for (int s = 0; s < streams; ++s) {
-    Check(values[s] == static_cast<uint32_t>(launches), "every launch of stream " + std::to_string(s));
+    Check(values[s] == static_cast<uint32_t>(launches),
+          "every launch of stream " + std::to_string(s));
   }
   for (auto& stream : handles) CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
   CheckCode(aclrtFree(counters), ACL_SUCCESS, "free");
@@ -646,7 +650,8 @@ int main(int argc, char** argv) {
   if (mode == "hold_memory") return HoldMemory(number(2) > 0 ? number(2) : 16);
   if (mode == "stress") return Stress(number(2));
   if (mode == "quota_probe" && argc > 3) return QuotaProbe(number(2), static_cast<int>(number(3)));
-  if (mode == "workload" && argc > 3) return Workload(static_cast<int>(number(2)), static_cast<int>(number(3)));
+  if (mode == "workload" && argc > 3)
+    return Workload(static_cast<int>(number(2)), static_cast<int>(number(3)));
   std::fprintf(stderr, "usage: see the comment at the top of device_client.cc\n");
   return 2;
 }

@@ -80,11 +80,12 @@ TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
   EXPECT_EQ(DeviceBytesUsed(daemon.Status()), 80u << 20);
   const auto [code, streams] = daemon.Aclctl({"streams"});
   EXPECT_EQ(code, 0);
-  EXPECT_NE(streams.find("waiting on kernel"), std::string::npos) << streams;  // the spinning kernels
+  EXPECT_NE(streams.find("waiting on kernel"), std::string::npos)
+      << streams;  // the spinning kernels
 
   holder.Signal(SIGKILL);
-  const auto released = WaitUntil(
-      [&] { return DeviceBytesUsed(daemon.Status()) == (16u << 20); }, absl::Seconds(1));
+  const auto released =
+      WaitUntil([&] { return DeviceBytesUsed(daemon.Status()) == (16u << 20); }, absl::Seconds(1));
   ASSERT_TRUE(released.has_value()) << "the killed client's memory was not released in 1 s";
   other.Signal(SIGKILL);
   ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));

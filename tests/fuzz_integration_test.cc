@@ -36,11 +36,25 @@ class RandomValues {
   explicit RandomValues(uint64_t seed) : random_(seed) {}
 
   uint64_t U64() {
-    static const uint64_t kEdges[] = {0, 1, 2, 7, 8, 64, 4096, 0x7fffffff, 0x80000000, 0xffffffff,
-                                      0x4000000000001000ull, 1ull << 62, ~0ull, ~0ull - 1};
+    static const uint64_t kEdges[] = {0,
+                                      1,
+                                      2,
+                                      7,
+                                      8,
+                                      64,
+                                      4096,
+                                      0x7fffffff,
+                                      0x80000000,
+                                      0xffffffff,
+                                      0x4000000000001000ull,
+                                      1ull << 62,
+                                      ~0ull,
+                                      ~0ull - 1};
     return Chance(2) ? kEdges[random_() % (sizeof(kEdges) / sizeof(kEdges[0]))] : random_();
   }
-  int64_t I64() { return Chance(3) ? -static_cast<int64_t>(random_() % 5) : static_cast<int64_t>(U64()); }
+  int64_t I64() {
+    return Chance(3) ? -static_cast<int64_t>(random_() % 5) : static_cast<int64_t>(U64());
+  }
   bool Chance(int one_in) { return random_() % one_in == 0; }
   size_t Below(size_t n) { return random_() % n; }
   std::string Bytes(size_t max) {

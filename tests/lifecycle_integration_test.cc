@@ -117,9 +117,9 @@ TEST(LifecycleIntegrationTest, ConcurrentInitAndFinalizeReferenceEmbedded) {
 
 TEST(LifecycleIntegrationTest, NoDaemonFailsFastWithSocketClose) {
   TempDir dir;
-  const auto [code, output] = RunToCompletion(
-      {kScenarioClient, "no_daemon"}, {{"ACLD_ADDRESS", "unix:" + dir.path() + "/absent.sock"}},
-      absl::Seconds(20));
+  const auto [code, output] =
+      RunToCompletion({kScenarioClient, "no_daemon"},
+                      {{"ACLD_ADDRESS", "unix:" + dir.path() + "/absent.sock"}}, absl::Seconds(20));
   EXPECT_EQ(code, 0) << output;
 }
 

@@ -81,8 +81,8 @@ TEST(OperationsTest, EvictReleasesASessionAndTellsTheClient) {
 TEST(OperationsTest, QuotasLimitMemoryAndStreams) {
   AcldDaemon daemon({"--max_streams_per_session=8"});
   EXPECT_EQ(daemon.Aclctl({"quota", "--default", "--memory=1048576"}).first, 0);
-  const auto [code, output] = RunToCompletion(
-      {"tests/device_client", "quota_probe", "1048576", "8"}, daemon.client_env());
+  const auto [code, output] =
+      RunToCompletion({"tests/device_client", "quota_probe", "1048576", "8"}, daemon.client_env());
   EXPECT_EQ(code, 0) << output;
 
   // Changed at run time, for one live session.
@@ -92,9 +92,9 @@ TEST(OperationsTest, QuotasLimitMemoryAndStreams) {
   const acl::v1::SessionInfo* session = FindSession(status, holder.pid());
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(session->memory_quota(), 1048576u);
-  EXPECT_EQ(daemon.Aclctl({"quota", absl::StrCat(session->id()), "--memory=0", "--streams=100"})
-                .first,
-            0);
+  EXPECT_EQ(
+      daemon.Aclctl({"quota", absl::StrCat(session->id()), "--memory=0", "--streams=100"}).first,
+      0);
   status = daemon.Status();
   session = FindSession(status, holder.pid());
   ASSERT_NE(session, nullptr);

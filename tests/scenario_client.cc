@@ -8,6 +8,8 @@
 //   scenario_client no_daemon           every call fails fast with SOCKET_CLOSE
 //
 // Exits 0 when every check of the scenario held; prints "FAIL: ..." otherwise.
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -17,8 +19,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <unistd.h>
 
 #include "acl/acl.h"
 
@@ -83,8 +83,8 @@ int SeedLifecycle() {
             ACL_SUCCESS, "aclFinalizeCallbackRegister(valid)");
   CheckCode(aclFinalizeCallbackRegister(ACL_REG_TYPE_OTHER, CancelledPluginFinalize, nullptr),
             ACL_SUCCESS, "aclFinalizeCallbackRegister(cancelled)");
-  CheckCode(aclFinalizeCallbackUnRegister(ACL_REG_TYPE_OTHER, CancelledPluginFinalize),
-            ACL_SUCCESS, "aclFinalizeCallbackUnRegister");
+  CheckCode(aclFinalizeCallbackUnRegister(ACL_REG_TYPE_OTHER, CancelledPluginFinalize), ACL_SUCCESS,
+            "aclFinalizeCallbackUnRegister");
 
   CheckCode(aclrtResetDeviceForce(0), ACL_SUCCESS, "aclrtResetDeviceForce(0)");
   uint64_t ref_count = 1;
@@ -100,10 +100,11 @@ int SeedLifecycle() {
   Check(finalize_valid == 1, "the valid finalize callback ran once");
   Check(finalize_cancelled == 0, "the cancelled finalize callback never ran");
   CheckCode(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "aclFinalize after the last reference");
-  std::printf("seed_lifecycle init_valid=%d init_cancelled=%d finalize_valid=%d "
-              "finalize_cancelled=%d ref_count=%llu\n",
-              init_valid.load(), init_cancelled.load(), finalize_valid.load(),
-              finalize_cancelled.load(), static_cast<unsigned long long>(ref_count));
+  std::printf(
+      "seed_lifecycle init_valid=%d init_cancelled=%d finalize_valid=%d "
+      "finalize_cancelled=%d ref_count=%llu\n",
+      init_valid.load(), init_cancelled.load(), finalize_valid.load(), finalize_cancelled.load(),
+      static_cast<unsigned long long>(ref_count));
   return failures == 0 ? 0 : 1;
 }
 
@@ -122,8 +123,8 @@ aclError AnnounceFinalize(void*) {
 int Hold(int references) {
   CheckCode(aclInitCallbackRegister(ACL_REG_TYPE_OTHER, AnnounceInit, nullptr), ACL_SUCCESS,
             "aclInitCallbackRegister");
-  CheckCode(aclFinalizeCallbackRegister(ACL_REG_TYPE_OTHER, AnnounceFinalize, nullptr),
-            ACL_SUCCESS, "aclFinalizeCallbackRegister");
+  CheckCode(aclFinalizeCallbackRegister(ACL_REG_TYPE_OTHER, AnnounceFinalize, nullptr), ACL_SUCCESS,
+            "aclFinalizeCallbackRegister");
   CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
   for (int i = 1; i < references; ++i) {
     CheckCode(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE, "repeated aclInit");

@@ -92,11 +92,12 @@ TEST(StressTest, SixtyFourClientsEightKilled) {
   }
   std::string reap_text;
   for (const std::string& reap : reaps) reap_text += reap + " ";
-  std::printf("stress: %d clients (%d passed, %zu killed) in %s; acld peak RSS%s, threads%s; "
-              "fds %d before and %d after; reaping of killed sessions: %s\n",
-              kClients, passed, victims.size(), absl::FormatDuration(duration).c_str(),
-              StatusField(acld, "VmHWM").c_str(), StatusField(acld, "Threads").c_str(),
-              fds_before, OpenFds(acld), reap_text.c_str());
+  std::printf(
+      "stress: %d clients (%d passed, %zu killed) in %s; acld peak RSS%s, threads%s; "
+      "fds %d before and %d after; reaping of killed sessions: %s\n",
+      kClients, passed, victims.size(), absl::FormatDuration(duration).c_str(),
+      StatusField(acld, "VmHWM").c_str(), StatusField(acld, "Threads").c_str(), fds_before,
+      OpenFds(acld), reap_text.c_str());
   EXPECT_EQ(passed, kClients - static_cast<int>(victims.size()));
 }
 

@@ -8,9 +8,9 @@
 #define ACLD_DAEMON_CORE_ACL_STATUS_H_
 
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace acld {
 

@@ -40,8 +40,9 @@ void Event::Reset() {
 bool Event::WaitFor(uint64_t target, std::function<void()> resume) {
   absl::MutexLock lock(&mu_);
   if (completed_ >= target) return true;
-  waiters_.Add(target, absl::InfiniteDuration(),
-               [resume = std::move(resume)](absl::Status) { resume(); }, nullptr);
+  waiters_.Add(
+      target, absl::InfiniteDuration(), [resume = std::move(resume)](absl::Status) { resume(); },
+      nullptr);
   return false;
 }
 
@@ -72,9 +73,9 @@ void Event::TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout) {
     done = waiters_.TakeTimedOut(waiter_id);
   }
   if (!done) return;
-  done(AclStatus(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
-                 absl::StrCat("event ", id_, " did not complete within ",
-                              absl::FormatDuration(timeout))));
+  done(AclStatus(
+      ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+      absl::StrCat("event ", id_, " did not complete within ", absl::FormatDuration(timeout))));
 }
 
 bool Event::Complete() const {

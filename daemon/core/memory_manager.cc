@@ -11,8 +11,7 @@ bool MemoryManager::IsDeviceAddress(uint64_t address) {
   return (address & hal::kDeviceAddressBit) != 0;
 }
 
-absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t device,
-                                                 uint64_t size) {
+absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t device, uint64_t size) {
   if (size == 0) return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size must be > 0");
   {
     absl::MutexLock lock(&mu_);
@@ -21,9 +20,11 @@ absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t devi
     const uint64_t quota = usage->second.quota;
     if (quota != 0 && size > quota - std::min(quota, usage->second.bytes)) {
       return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                       absl::StrCat("aclrtMalloc: ", size, " bytes would exceed this session's "
-                                    "device memory quota of ", quota, " bytes (",
-                                    usage->second.bytes, " in use); ask the operator "
+                       absl::StrCat("aclrtMalloc: ", size,
+                                    " bytes would exceed this session's "
+                                    "device memory quota of ",
+                                    quota, " bytes (", usage->second.bytes,
+                                    " in use); ask the operator "
                                     "(aclctl quota)"));
     }
   }

@@ -39,8 +39,7 @@ class MemoryManager {
   absl::Status Free(SessionId session, uint64_t address);
 
   // [address, address + bytes) inside one live allocation of `session`.
-  absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address,
-                                        uint64_t bytes) const;
+  absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
 
   // True when `address` looks like a device address (any device, any session).
   static bool IsDeviceAddress(uint64_t address);

@@ -35,7 +35,7 @@ TEST_F(MemoryManagerTest, ResolvesInsideOwnAllocationsOnly) {
 
 TEST_F(MemoryManagerTest, FreedMemoryIsGoneAndDoubleFreeIsAnError) {
   const uint64_t address = *memory_.Allocate(1, 0, 64);
-  EXPECT_EQ(Code(memory_.Free(2, address)), ACL_ERROR_INVALID_PARAM);  // not yours
+  EXPECT_EQ(Code(memory_.Free(2, address)), ACL_ERROR_INVALID_PARAM);      // not yours
   EXPECT_EQ(Code(memory_.Free(1, address + 4)), ACL_ERROR_INVALID_PARAM);  // not a start
   ASSERT_TRUE(memory_.Free(1, address).ok());
   EXPECT_EQ(Code(memory_.Free(1, address)), ACL_ERROR_INVALID_PARAM);

@@ -40,8 +40,6 @@ std::vector<ProgressWaiters::Done> ProgressWaiters::TakeReached(uint64_t reached
   return ready;
 }
 
-std::vector<ProgressWaiters::Done> ProgressWaiters::TakeAll() {
-  return TakeReached(UINT64_MAX);
-}
+std::vector<ProgressWaiters::Done> ProgressWaiters::TakeAll() { return TakeReached(UINT64_MAX); }
 
 }  // namespace acld

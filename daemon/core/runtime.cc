@@ -36,7 +36,8 @@ Runtime::~Runtime() {
 void Runtime::SetSessionEvents(SessionId id, SessionEvents events) {
   absl::MutexLock lock(&mu_);
   Session* session = sessions_.Find(id);
-  if (session != nullptr) session->notify = std::make_shared<const SessionEvents>(std::move(events));
+  if (session != nullptr)
+    session->notify = std::make_shared<const SessionEvents>(std::move(events));
 }
 
 void Runtime::ReportFailure(const TaskFailure& failure) {
@@ -98,10 +99,11 @@ absl::Status Runtime::Initialize(SessionId id, const InitSettings& settings) {
   if (!session.ok()) return session.status();
   if (settings.default_device.has_value() &&
       (*settings.default_device < 0 || *settings.default_device >= backend_->device_count())) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("aclInit: defaultDevice.default_device ", *settings.default_device,
-                                  " is out of range; this host has ", backend_->device_count(),
-                                  " devices (valid ids 0..", backend_->device_count() - 1, ")"));
+    return AclStatus(
+        ACL_ERROR_INVALID_PARAM,
+        absl::StrCat("aclInit: defaultDevice.default_device ", *settings.default_device,
+                     " is out of range; this host has ", backend_->device_count(),
+                     " devices (valid ids 0..", backend_->device_count() - 1, ")"));
   }
   absl::Status status = init_.Initialize(id, settings.config_content);
   if (!status.ok()) return status;

@@ -91,7 +91,7 @@ struct KernelRequest {
 };
 
 struct EventStatus {
-  bool complete = false;             // aclrtQueryEvent
+  bool complete = false;               // aclrtQueryEvent
   bool recorded_and_complete = false;  // aclrtQueryEventStatus
 };
 
@@ -224,8 +224,8 @@ class Runtime {
   // Brings each device up or down to match who needs it: all devices while the
   // host-wide init count is non-zero, otherwise those a session set.
   void UpdateDevicePower() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<uint64_t> Enqueue(SessionId session, StreamId stream, uint64_t thread,
-                                   TaskFn task, std::function<void()> on_discard = nullptr,
+  absl::StatusOr<uint64_t> Enqueue(SessionId session, StreamId stream, uint64_t thread, TaskFn task,
+                                   std::function<void()> on_discard = nullptr,
                                    const char* waits_for = "work");
   // The bytes of a device range of the session, checked.
   absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;

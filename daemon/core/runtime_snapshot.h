@@ -14,7 +14,7 @@ struct SessionSnapshot {
   Session session;  // the handle maps inside are shared, not deep copies
   uint64_t init_count = 0;
   uint64_t memory_bytes = 0;
-  uint64_t memory_quota = 0;  // 0: none
+  uint64_t memory_quota = 0;       // 0: none
   uint64_t pending_callbacks = 0;  // delivered, not yet finished by the process
   uint64_t callback_timeouts = 0;
 };

@@ -74,10 +74,9 @@ absl::StatusOr<std::shared_ptr<Event>> Runtime::FindEvent(SessionId id, EventId 
 std::shared_ptr<Stream> Runtime::NewStreamLocked(Session& session, int32_t device_id,
                                                  uint32_t priority, uint32_t flags) {
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
-  auto stream = std::make_shared<Stream>(options, *engines_[device_id], timer_,
-                                         [this](const TaskFailure& failure) {
-                                           ReportFailure(failure);
-                                         });
+  auto stream =
+      std::make_shared<Stream>(options, *engines_[device_id], timer_,
+                               [this](const TaskFailure& failure) { ReportFailure(failure); });
   session.streams[options.id] = stream;
   return stream;
 }
@@ -117,8 +116,8 @@ void Runtime::DestroyStream(SessionId id, StreamId stream_id, bool force, Done d
     if (it == (*session)->streams.end()) return done(UnknownStream(stream_id));
     for (const auto& [context_id, context] : (*session)->contexts) {
       if (context.default_stream == stream_id) {
-        return done(AclStatus(ACL_ERROR_INVALID_PARAM,
-                              "a context's default stream cannot be destroyed"));
+        return done(
+            AclStatus(ACL_ERROR_INVALID_PARAM, "a context's default stream cannot be destroyed"));
       }
     }
     stream = it->second;
@@ -212,18 +211,18 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
   const hal::Device& device = backend_->device((*stream)->options().device);
   const hal::Kernel* kernel = device.FindKernel(request.name);
   if (kernel == nullptr) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("aclsimLaunchKernel: no built-in kernel named '", request.name,
-                                  "'"));
+    return AclStatus(
+        ACL_ERROR_INVALID_PARAM,
+        absl::StrCat("aclsimLaunchKernel: no built-in kernel named '", request.name, "'"));
   }
   if (request.block_dim == 0) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclsimLaunchKernel: blockDim must be > 0");
   }
   if (request.args.size() != kernel->arg_count()) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("aclsimLaunchKernel: ", request.name, " takes ",
-                                  kernel->arg_count() * 8, " bytes of arguments, got ",
-                                  request.args.size() * 8));
+    return AclStatus(
+        ACL_ERROR_INVALID_PARAM,
+        absl::StrCat("aclsimLaunchKernel: ", request.name, " takes ", kernel->arg_count() * 8,
+                     " bytes of arguments, got ", request.args.size() * 8));
   }
   const uint64_t busy_micros = kernel->BusyMicros(request.args);
   auto shared = std::make_shared<const KernelRequest>(std::move(request));
@@ -243,8 +242,8 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
     });
     return std::nullopt;
   };
-  return (*stream)->Enqueue(std::move(task), thread, [discarded] { discarded->store(true); },
-                            "kernel");
+  return (*stream)->Enqueue(
+      std::move(task), thread, [discarded] { discarded->store(true); }, "kernel");
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream, uint64_t thread,
@@ -257,7 +256,8 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream, uin
   }
   return Enqueue(
       id, stream, thread,
-      [this, id, copy = std::move(copy), finished](const TaskResume&) -> std::optional<absl::Status> {
+      [this, id, copy = std::move(copy),
+       finished](const TaskResume&) -> std::optional<absl::Status> {
         absl::Status status = RunCopy(id, copy);
         if (finished) finished(status);
         return status;
@@ -270,9 +270,10 @@ absl::StatusOr<uint64_t> Runtime::EnqueueMemset(SessionId id, StreamId stream, u
   if (memset.count > memset.max_count) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count is larger than maxCount");
   }
-  return Enqueue(id, stream, thread, [this, id, memset](const TaskResume&) -> std::optional<absl::Status> {
-    return RunMemset(id, memset);
-  });
+  return Enqueue(id, stream, thread,
+                 [this, id, memset](const TaskResume&) -> std::optional<absl::Status> {
+                   return RunMemset(id, memset);
+                 });
 }
 
 absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, StreamId stream_id,
@@ -295,10 +296,11 @@ absl::StatusOr<uint64_t> Runtime::ResetEvent(SessionId id, EventId event_id, Str
                                              uint64_t thread) {
   absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
   if (!event.ok()) return event.status();
-  return Enqueue(id, stream, thread, [event = *event](const TaskResume&) -> std::optional<absl::Status> {
-    event->Reset();
-    return absl::OkStatus();
-  });
+  return Enqueue(id, stream, thread,
+                 [event = *event](const TaskResume&) -> std::optional<absl::Status> {
+                   event->Reset();
+                   return absl::OkStatus();
+                 });
 }
 
 absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream, EventId event_id,

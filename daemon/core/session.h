@@ -49,9 +49,9 @@ struct Session {
   std::map<int32_t, ContextId> default_contexts;  // per device
   std::map<StreamId, std::shared_ptr<Stream>> streams;
   std::map<EventId, std::shared_ptr<Event>> events;
-  std::set<StreamId> streams_with_allocator;  // carry a custom allocator (SPEC section 7)
+  std::set<StreamId> streams_with_allocator;    // carry a custom allocator (SPEC section 7)
   std::shared_ptr<const SessionEvents> notify;  // where its process hears of callbacks, failures
-  uint32_t max_streams = 0;  // quota; 0: no limit
+  uint32_t max_streams = 0;                     // quota; 0: no limit
 };
 
 }  // namespace acld

@@ -23,15 +23,13 @@ Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
                FailureListener on_failure)
     : options_(options),
       engine_(engine),
-      timer_(timer),
       on_failure_(std::move(on_failure)),
       sync_waiters_(timer) {}
 
 Stream::~Stream() = default;
 
 absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
-                                         std::function<void()> on_discard,
-                                         const char* waits_for) {
+                                         std::function<void()> on_discard, const char* waits_for) {
   bool make_ready = false;
   std::function<void()> discarded;
   uint64_t id;
@@ -149,10 +147,9 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
     ++counters_.failed;
     if (unreported_error_.ok()) unreported_error_ = status;
     if (on_failure_) {
-      after.push_back([this, failure = TaskFailure{options_.session, options_.id, options_.device,
-                                                   task.id, task.submitter_thread, status}] {
-        on_failure_(failure);
-      });
+      after.push_back(
+          [this, failure = TaskFailure{options_.session, options_.id, options_.device, task.id,
+                                       task.submitter_thread, status}] { on_failure_(failure); });
     }
     if (failure_mode_ == FailureMode::kStop) {
       stopped_ = true;
@@ -276,9 +273,15 @@ StreamStats Stream::Stats() const {
   StreamStats stats = counters_;
   stats.failure_mode = failure_mode_;
   switch (state_) {
-    case State::kIdle: stats.state = "idle"; break;
-    case State::kReady: stats.state = "ready"; break;
-    case State::kRunning: stats.state = "running"; break;
+    case State::kIdle:
+      stats.state = "idle";
+      break;
+    case State::kReady:
+      stats.state = "ready";
+      break;
+    case State::kRunning:
+      stats.state = "running";
+      break;
     case State::kParked:
       stats.state = absl::StrCat("waiting on ", parked_.has_value() ? parked_->waits_for : "work");
       break;

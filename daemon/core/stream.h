@@ -55,7 +55,7 @@ struct StreamStats {
   uint64_t failed = 0;     // ran and failed
   uint64_t discarded = 0;  // dropped by STOP_ON_FAILURE or a forced destroy
   FailureMode failure_mode = FailureMode::kContinue;
-  std::string state;       // idle, ready, running, waiting on <what>, closing
+  std::string state;  // idle, ready, running, waiting on <what>, closing
 };
 
 class Stream : public std::enable_shared_from_this<Stream> {
@@ -139,7 +139,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   const Options options_;
   StreamEngine& engine_;
-  Timer& timer_;
   const FailureListener on_failure_;
 
   mutable absl::Mutex mu_;

@@ -97,11 +97,15 @@ TEST_F(StreamTest, StopOnFailureDiscardsUntilReported) {
   // Park the stream so that the failure and the following tasks are queued together.
   TaskResume release;
   absl::Notification parked;
-  stream->Enqueue([&](const TaskResume& resume) -> std::optional<absl::Status> {
-    release = resume;
-    parked.Notify();
-    return std::nullopt;
-  }, 0).IgnoreError();
+  stream
+      ->Enqueue(
+          [&](const TaskResume& resume) -> std::optional<absl::Status> {
+            release = resume;
+            parked.Notify();
+            return std::nullopt;
+          },
+          0)
+      .IgnoreError();
   stream->Enqueue(Fail(), 0).IgnoreError();
   stream->Enqueue(Append(3), 0).IgnoreError();
   stream->Enqueue(Append(4), 0).IgnoreError();
@@ -120,11 +124,15 @@ TEST_F(StreamTest, SynchronizeTimesOutAndPollsWithZero) {
   auto stream = NewStream();
   TaskResume release;
   absl::Notification parked;
-  stream->Enqueue([&](const TaskResume& resume) -> std::optional<absl::Status> {
-    release = resume;
-    parked.Notify();
-    return std::nullopt;
-  }, 0).IgnoreError();
+  stream
+      ->Enqueue(
+          [&](const TaskResume& resume) -> std::optional<absl::Status> {
+            release = resume;
+            parked.Notify();
+            return std::nullopt;
+          },
+          0)
+      .IgnoreError();
   parked.WaitForNotification();
   EXPECT_EQ(AclCodeOf(Sync(*stream, absl::Milliseconds(20))), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
   EXPECT_EQ(AclCodeOf(Sync(*stream, absl::ZeroDuration())), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
@@ -141,11 +149,15 @@ TEST_F(StreamTest, ParkedStreamsHoldNoWorker) {
   absl::Mutex releases_mu;
   for (int i = 0; i < 64; ++i) {
     waiting.push_back(NewStream(100 + i));
-    waiting.back()->Enqueue([&, i](const TaskResume& resume) -> std::optional<absl::Status> {
-      absl::MutexLock lock(&releases_mu);
-      releases[i] = resume;
-      return std::nullopt;
-    }, 0).IgnoreError();
+    waiting.back()
+        ->Enqueue(
+            [&, i](const TaskResume& resume) -> std::optional<absl::Status> {
+              absl::MutexLock lock(&releases_mu);
+              releases[i] = resume;
+              return std::nullopt;
+            },
+            0)
+        .IgnoreError();
   }
   auto runner = NewStream(2);
   runner->Enqueue(Append(1), 0).IgnoreError();
@@ -168,10 +180,14 @@ TEST_F(StreamTest, ParkedStreamsHoldNoWorker) {
 TEST_F(StreamTest, ForcedCloseDiscardsQueuedAndParkedWork) {
   auto stream = NewStream();
   absl::Notification parked;
-  stream->Enqueue([&](const TaskResume&) -> std::optional<absl::Status> {
-    parked.Notify();
-    return std::nullopt;  // never resumed
-  }, 0).IgnoreError();
+  stream
+      ->Enqueue(
+          [&](const TaskResume&) -> std::optional<absl::Status> {
+            parked.Notify();
+            return std::nullopt;  // never resumed
+          },
+          0)
+      .IgnoreError();
   stream->Enqueue(Append(2), 0).IgnoreError();
   parked.WaitForNotification();
   absl::Notification closed;
@@ -193,10 +209,14 @@ TEST_F(StreamTest, CloseWaitsForQueuedWork) {
 TEST_F(StreamTest, ResumeBeforeTheWorkerSeesThePark) {
   auto stream = NewStream();
   for (int i = 0; i < 100; ++i) {
-    stream->Enqueue([](const TaskResume& resume) -> std::optional<absl::Status> {
-      resume(absl::OkStatus());  // done at once, from inside the task
-      return std::nullopt;
-    }, 0).IgnoreError();
+    stream
+        ->Enqueue(
+            [](const TaskResume& resume) -> std::optional<absl::Status> {
+              resume(absl::OkStatus());  // done at once, from inside the task
+              return std::nullopt;
+            },
+            0)
+        .IgnoreError();
   }
   EXPECT_TRUE(Sync(*stream, absl::Seconds(10)).ok());
   EXPECT_EQ(stream->Stats().completed, 100u);

@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "spdlog/spdlog.h"
 #include "daemon/server/version.h"
+#include "spdlog/spdlog.h"
 
 namespace acld::server {
 namespace {

@@ -2,9 +2,9 @@
 #ifndef ACLD_DAEMON_SERVER_DAEMON_SERVER_H_
 #define ACLD_DAEMON_SERVER_DAEMON_SERVER_H_
 
-#include <memory>
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -38,8 +38,7 @@ class DaemonServer {
   void Shutdown();
 
  private:
-  DaemonServer(Runtime& runtime, ServerOptions options,
-               std::unique_ptr<PeerCredentialDesk> peers);
+  DaemonServer(Runtime& runtime, ServerOptions options, std::unique_ptr<PeerCredentialDesk> peers);
 
   const ServerOptions options_;
   Runtime& runtime_;

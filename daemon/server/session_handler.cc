@@ -302,13 +302,13 @@ void SessionHandler::Handle(const ClientMessage& request) {
       return Answer(call_id, std::move(reply));
     }
     case ClientMessage::kSetStreamFailureMode:
-      return answer_status(runtime_.SetStreamFailureMode(
-          session_, request.set_stream_failure_mode().stream(),
-          request.set_stream_failure_mode().mode()));
+      return answer_status(runtime_.SetStreamFailureMode(session_,
+                                                         request.set_stream_failure_mode().stream(),
+                                                         request.set_stream_failure_mode().mode()));
     case ClientMessage::kSetStreamAllocator:
-      return answer_status(runtime_.SetStreamAllocator(
-          session_, request.set_stream_allocator().stream(),
-          request.set_stream_allocator().registered()));
+      return answer_status(
+          runtime_.SetStreamAllocator(session_, request.set_stream_allocator().stream(),
+                                      request.set_stream_allocator().registered()));
     case ClientMessage::kCreateEvent:
       return answer_handle(runtime_.CreateEvent(session_, request.create_event().device_id(),
                                                 request.create_event().flags()));
@@ -365,11 +365,11 @@ void SessionHandler::Handle(const ClientMessage& request) {
         if (status.ok()) late.set_data(std::move(*data));
         self->Answer(call_id, std::move(late));
       };
-      absl::Status queued = runtime_
-                                .EnqueueCopy(session_, request.copy_to_client().stream(),
-                                             request.copy_to_client().thread(), *std::move(copy),
-                                             finished)
-                                .status();
+      absl::Status queued =
+          runtime_
+              .EnqueueCopy(session_, request.copy_to_client().stream(),
+                           request.copy_to_client().thread(), *std::move(copy), finished)
+              .status();
       if (!queued.ok()) answer_status(queued);
       return;
     }
@@ -379,7 +379,8 @@ void SessionHandler::Handle(const ClientMessage& request) {
           session_, {memset.device_dst(), memset.max_count(), memset.value(), memset.count()}));
     }
     case ClientMessage::kGetMemInfo: {
-      absl::StatusOr<MemInfo> info = runtime_.GetMemInfo(session_, request.get_mem_info().device_id());
+      absl::StatusOr<MemInfo> info =
+          runtime_.GetMemInfo(session_, request.get_mem_info().device_id());
       if (!info.ok()) return answer_status(info.status());
       reply.mutable_mem_info()->set_free(info->free);
       reply.mutable_mem_info()->set_total(info->total);
@@ -389,8 +390,7 @@ void SessionHandler::Handle(const ClientMessage& request) {
       return answer_handle(shared_memory_.Register(request.register_shared_memory().name(),
                                                    request.register_shared_memory().size()));
     case ClientMessage::kUnregisterSharedMemory:
-      return answer_status(
-          shared_memory_.Unregister(request.unregister_shared_memory().segment()));
+      return answer_status(shared_memory_.Unregister(request.unregister_shared_memory().segment()));
     case ClientMessage::kHello:
       return answer_status(AclStatus(ACL_ERROR_INVALID_PARAM, "the session is already open"));
     case ClientMessage::BODY_NOT_SET:

@@ -32,8 +32,9 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(const std::string& name,
   }
   const int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) {
-    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat("cannot open shared memory '", name, "': ", std::strerror(errno)));
+    return AclStatus(
+        ACL_ERROR_RT_MEMORY_ALLOCATION,
+        absl::StrCat("cannot open shared memory '", name, "': ", std::strerror(errno)));
   }
   struct stat info {};
   if (fstat(fd, &info) != 0 || static_cast<uint64_t>(info.st_size) < size) {

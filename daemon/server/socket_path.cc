@@ -27,9 +27,9 @@ bool SocketIsLive(const std::string& path) {
 
 absl::Status PrepareSocketPath(const std::string& path) {
   if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("socket path '", path, "' is empty or longer than ",
-                     sizeof(sockaddr_un::sun_path) - 1, " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat("socket path '", path,
+                                                   "' is empty or longer than ",
+                                                   sizeof(sockaddr_un::sun_path) - 1, " bytes"));
   }
   const std::filesystem::path directory = std::filesystem::path(path).parent_path();
   std::error_code error;

@@ -11,8 +11,8 @@ class SimBackend : public Backend {
  public:
   explicit SimBackend(const SimOptions& options) {
     for (int32_t id = 0; id < options.device_count; ++id) {
-      devices_.push_back(std::make_unique<SimDevice>(
-          DeviceInfo{id, kSimSocName, options.device_memory_bytes}));
+      devices_.push_back(
+          std::make_unique<SimDevice>(DeviceInfo{id, kSimSocName, options.device_memory_bytes}));
     }
   }
 

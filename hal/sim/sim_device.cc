@@ -27,9 +27,9 @@ absl::StatusOr<DeviceBuffer> SimDevice::Allocate(uint64_t size) {
   {
     absl::MutexLock lock(&mu_);
     if (size == 0 || rounded > info_.memory_bytes - used_) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("device ", info_.id, " has ", info_.memory_bytes - used_,
-                       " bytes free, ", size, " requested"));
+      return absl::ResourceExhaustedError(absl::StrCat("device ", info_.id, " has ",
+                                                       info_.memory_bytes - used_, " bytes free, ",
+                                                       size, " requested"));
     }
     if (next_offset_ + rounded > kOffsetLimit) {
       return absl::ResourceExhaustedError("device address space exhausted");

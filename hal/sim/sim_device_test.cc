@@ -59,7 +59,8 @@ TEST(SimDeviceTest, KernelsDoWhatTheSpecSays) {
   EXPECT_EQ(values[3], 7u);
   EXPECT_FALSE(device.FindKernel("fill_u32")->Run(1, {buffer.address, 7, 17}, memory).ok());
 
-  ASSERT_TRUE(device.FindKernel("write_i32")->Run(1, {buffer.address + 8, uint64_t(-5)}, memory).ok());
+  ASSERT_TRUE(
+      device.FindKernel("write_i32")->Run(1, {buffer.address + 8, uint64_t(-5)}, memory).ok());
   int32_t written;
   std::memcpy(&written, buffer.host + 8, 4);
   EXPECT_EQ(written, -5);

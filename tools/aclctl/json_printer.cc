@@ -16,11 +16,21 @@ void AppendString(const std::string& text, std::string& out) {
   out += '"';
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20) {
           char escaped[8];
@@ -43,28 +53,28 @@ void AppendValue(const Message& message, const FieldDescriptor* field, int index
   const bool rep = index >= 0;
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32:
-      absl::StrAppend(&out, rep ? r->GetRepeatedInt32(message, field, index)
-                                : r->GetInt32(message, field));
+      absl::StrAppend(
+          &out, rep ? r->GetRepeatedInt32(message, field, index) : r->GetInt32(message, field));
       break;
     case FieldDescriptor::CPPTYPE_INT64:
-      absl::StrAppend(&out, rep ? r->GetRepeatedInt64(message, field, index)
-                                : r->GetInt64(message, field));
+      absl::StrAppend(
+          &out, rep ? r->GetRepeatedInt64(message, field, index) : r->GetInt64(message, field));
       break;
     case FieldDescriptor::CPPTYPE_UINT32:
-      absl::StrAppend(&out, rep ? r->GetRepeatedUInt32(message, field, index)
-                                : r->GetUInt32(message, field));
+      absl::StrAppend(
+          &out, rep ? r->GetRepeatedUInt32(message, field, index) : r->GetUInt32(message, field));
       break;
     case FieldDescriptor::CPPTYPE_UINT64:
-      absl::StrAppend(&out, rep ? r->GetRepeatedUInt64(message, field, index)
-                                : r->GetUInt64(message, field));
+      absl::StrAppend(
+          &out, rep ? r->GetRepeatedUInt64(message, field, index) : r->GetUInt64(message, field));
       break;
     case FieldDescriptor::CPPTYPE_DOUBLE:
-      absl::StrAppend(&out, rep ? r->GetRepeatedDouble(message, field, index)
-                                : r->GetDouble(message, field));
+      absl::StrAppend(
+          &out, rep ? r->GetRepeatedDouble(message, field, index) : r->GetDouble(message, field));
       break;
     case FieldDescriptor::CPPTYPE_FLOAT:
-      absl::StrAppend(&out, rep ? r->GetRepeatedFloat(message, field, index)
-                                : r->GetFloat(message, field));
+      absl::StrAppend(
+          &out, rep ? r->GetRepeatedFloat(message, field, index) : r->GetFloat(message, field));
       break;
     case FieldDescriptor::CPPTYPE_BOOL:
       out += (rep ? r->GetRepeatedBool(message, field, index) : r->GetBool(message, field))
@@ -72,19 +82,17 @@ void AppendValue(const Message& message, const FieldDescriptor* field, int index
                  : "false";
       break;
     case FieldDescriptor::CPPTYPE_ENUM:
-      AppendString((rep ? r->GetRepeatedEnum(message, field, index) : r->GetEnum(message, field))
-                       ->name(),
-                   out);
+      AppendString(
+          (rep ? r->GetRepeatedEnum(message, field, index) : r->GetEnum(message, field))->name(),
+          out);
       break;
     case FieldDescriptor::CPPTYPE_STRING:
-      AppendString(rep ? r->GetRepeatedString(message, field, index)
-                       : r->GetString(message, field),
+      AppendString(rep ? r->GetRepeatedString(message, field, index) : r->GetString(message, field),
                    out);
       break;
     case FieldDescriptor::CPPTYPE_MESSAGE:
-      AppendMessage(rep ? r->GetRepeatedMessage(message, field, index)
-                        : r->GetMessage(message, field),
-                    out);
+      AppendMessage(
+          rep ? r->GetRepeatedMessage(message, field, index) : r->GetMessage(message, field), out);
       break;
   }
 }

@@ -72,7 +72,8 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
   return parts.empty() ? "-" : absl::StrJoin(parts, ",");
 }
 
-std::string SessionsTable(const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
+std::string SessionsTable(
+    const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
   Table table({"ID", "PID", "UID", "REFCOUNT", "DEVICES", "STREAMS", "MEMORY", "CALLBACKS",
                "CONNECTED", "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
@@ -134,9 +135,10 @@ std::string MemoryText(const acl::v1::MemoryReply& reply) {
 
 // Runs one unary admin call and prints its reply as JSON or as text.
 template <typename Request, typename Reply>
-grpc::Status Show(
-    grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext*, const Request&, Reply*),
-    acl::v1::Admin::Stub& stub, const Request& request, std::string (*text)(const Reply&)) {
+grpc::Status Show(grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext*, const Request&,
+                                                             Reply*),
+                  acl::v1::Admin::Stub& stub, const Request& request,
+                  std::string (*text)(const Reply&)) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
   Reply reply;
@@ -221,9 +223,11 @@ int main(int argc, char** argv) {
     acl::v1::QuotaRequest request;
     request.set_session(target_session);
     request.set_set_memory(absl::GetFlag(FLAGS_memory) >= 0);
-    request.set_memory_bytes(static_cast<uint64_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_memory))));
+    request.set_memory_bytes(
+        static_cast<uint64_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_memory))));
     request.set_set_streams(absl::GetFlag(FLAGS_streams) >= 0);
-    request.set_max_streams(static_cast<uint32_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_streams))));
+    request.set_max_streams(
+        static_cast<uint32_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_streams))));
     if (!request.set_memory() && !request.set_streams()) {
       std::fprintf(stderr, "aclctl: quota needs --memory and/or --streams\n%s", kUsage);
       return 2;

@@ -33,7 +33,8 @@ std::string HumanBytes(uint64_t bytes) {
     value /= 1024;
     ++unit;
   }
-  return unit == 0 ? absl::StrFormat("%d B", bytes) : absl::StrFormat("%.1f %s", value, kUnits[unit]);
+  return unit == 0 ? absl::StrFormat("%d B", bytes)
+                   : absl::StrFormat("%.1f %s", value, kUnits[unit]);
 }
 
 }  // namespace aclctl

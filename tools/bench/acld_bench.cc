@@ -114,12 +114,14 @@ int RoundTrip() {
   aclrtStream stream = nullptr;
   Must(aclrtCreateStream(&stream), "aclrtCreateStream");
   aclrtStreamStatus status;
-  const double acl = MedianMicros(7, 2000, [&] { Must(aclrtStreamQuery(stream, &status), "query"); });
+  const double acl =
+      MedianMicros(7, 2000, [&] { Must(aclrtStreamQuery(stream, &status), "query"); });
   const double unpinned = RawSocketPingPongMicros(7, 2000, false);
   const double pinned = RawSocketPingPongMicros(7, 2000, true);
-  std::printf("roundtrip: aclrtStreamQuery %.1f us; raw unix socket ping-pong %.1f us unpinned "
-              "(ratio %.2fx), %.1f us pinned to two cores (ratio %.2fx)\n",
-              acl, unpinned, acl / unpinned, pinned, acl / pinned);
+  std::printf(
+      "roundtrip: aclrtStreamQuery %.1f us; raw unix socket ping-pong %.1f us unpinned "
+      "(ratio %.2fx), %.1f us pinned to two cores (ratio %.2fx)\n",
+      acl, unpinned, acl / unpinned, pinned, acl / pinned);
   Must(aclrtDestroyStream(stream), "destroy");
   Must(aclFinalize(), "aclFinalize");
   return 0;
@@ -182,11 +184,12 @@ int Copies(size_t mib) {
   const double d2h_pinned = gbps([&] {
     Must(aclrtMemcpy(pinned, bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "D2H pinned");
   });
-  std::printf("copies %zu MiB: memcpy %.2f GB/s; H2D pageable %.2f (%.0f%%), D2H pageable %.2f "
-              "(%.0f%%), H2D pinned %.2f (%.0f%%), D2H pinned %.2f (%.0f%%)\n",
-              mib, memcpy_gbps, h2d_pageable, 100 * h2d_pageable / memcpy_gbps, d2h_pageable,
-              100 * d2h_pageable / memcpy_gbps, h2d_pinned, 100 * h2d_pinned / memcpy_gbps,
-              d2h_pinned, 100 * d2h_pinned / memcpy_gbps);
+  std::printf(
+      "copies %zu MiB: memcpy %.2f GB/s; H2D pageable %.2f (%.0f%%), D2H pageable %.2f "
+      "(%.0f%%), H2D pinned %.2f (%.0f%%), D2H pinned %.2f (%.0f%%)\n",
+      mib, memcpy_gbps, h2d_pageable, 100 * h2d_pageable / memcpy_gbps, d2h_pageable,
+      100 * d2h_pageable / memcpy_gbps, h2d_pinned, 100 * h2d_pinned / memcpy_gbps, d2h_pinned,
+      100 * d2h_pinned / memcpy_gbps);
   Must(aclrtFreeHost(pinned), "aclrtFreeHost");
   Must(aclrtFree(device), "aclrtFree");
   Must(aclFinalize(), "aclFinalize");
@@ -221,9 +224,10 @@ int HostFuncs(int count, int stream_count) {
   if (stream_count == 1) {
     const double unpinned = RawSocketPingPongMicros(5, 2000, false);
     const double pinned = RawSocketPingPongMicros(5, 2000, true);
-    std::printf("; raw unix socket ping-pong %.1f us unpinned (ratio %.2fx), %.1f us pinned to "
-                "two cores (ratio %.2fx)",
-                unpinned, per_callback / unpinned, pinned, per_callback / pinned);
+    std::printf(
+        "; raw unix socket ping-pong %.1f us unpinned (ratio %.2fx), %.1f us pinned to "
+        "two cores (ratio %.2fx)",
+        unpinned, per_callback / unpinned, pinned, per_callback / pinned);
   }
   std::printf("\n");
   for (auto& stream : streams) Must(aclrtDestroyStream(stream), "destroy");
