@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
 #include "daemon/core/acl_status.h"
@@ -121,6 +122,83 @@ TEST_F(RuntimeTest, ConcurrentSessionsKeepAnExactHostCount) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(runtime_.Snapshot().host_refcount, kThreads / 2u);
+}
+
+}  // namespace
+}  // namespace acld
+
+namespace acld {
+namespace {
+
+class RuntimeHandlesTest : public ::testing::Test {
+ protected:
+  RuntimeHandlesTest() : runtime_(hal::sim::CreateSimBackend({2, 1 << 20})) {
+    a_ = runtime_.OpenSession({100, 0, 0, "a"});
+    b_ = runtime_.OpenSession({101, 0, 0, "b"});
+    context_a_ = *runtime_.SetDevice(a_, 0);
+    context_b_ = *runtime_.SetDevice(b_, 0);
+  }
+
+  Runtime runtime_;
+  SessionId a_, b_;
+  ContextInfo context_a_, context_b_;
+};
+
+TEST_F(RuntimeHandlesTest, AnotherSessionsHandlesAreRefused) {
+  const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
+  const EventId event = *runtime_.CreateEvent(a_, 0, 0);
+  const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
+  EXPECT_EQ(AclCodeOf(runtime_.StreamIdle(b_, stream).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(runtime_.QueryEvent(b_, event).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(runtime_.Free(b_, memory)), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(runtime_.CreateStream(b_, context_a_.context, 0, 0).status()),
+            ACL_ERROR_RT_CONTEXT_NULL);
+  EXPECT_EQ(AclCodeOf(runtime_.LaunchKernel(b_, stream, 0, {"add_one_u32", 1, {memory}}).status()),
+            ACL_ERROR_INVALID_PARAM);
+  // A kernel on b's own stream aimed at a's memory fails its task.
+  ASSERT_TRUE(runtime_.LaunchKernel(b_, context_b_.default_stream, 0, {"write_i32", 1, {memory, 7}})
+                  .ok());
+  absl::Notification done;
+  absl::Status result;
+  runtime_.SynchronizeStream(b_, context_b_.default_stream, absl::Seconds(10),
+                             [&](absl::Status status) {
+                               result = status;
+                               done.Notify();
+                             });
+  done.WaitForNotification();
+  EXPECT_EQ(AclCodeOf(result), ACL_ERROR_INVALID_PARAM);
+  // a's own use still works.
+  EXPECT_TRUE(runtime_.Free(a_, memory).ok());
+}
+
+TEST_F(RuntimeHandlesTest, StreamQuotaCountsDefaultStreams) {
+  ASSERT_TRUE(runtime_.SetStreamQuota(a_, 3).ok());
+  EXPECT_TRUE(runtime_.CreateStream(a_, context_a_.context, 0, 0).ok());
+  EXPECT_TRUE(runtime_.CreateStream(a_, context_a_.context, 0, 0).ok());
+  absl::Status over = runtime_.CreateStream(a_, context_a_.context, 0, 0).status();
+  EXPECT_EQ(AclCodeOf(over), ACL_ERROR_RT_NO_STREAM_RESOURCE);
+  EXPECT_NE(over.message().find("quota"), absl::string_view::npos);
+  EXPECT_TRUE(runtime_.CreateStream(b_, context_b_.context, 0, 0).ok());  // b is not limited
+  EXPECT_FALSE(runtime_.SetStreamQuota(999, 1).ok());
+}
+
+TEST_F(RuntimeHandlesTest, MemInfoReflectsQuotaAndUse) {
+  ASSERT_TRUE(runtime_.SetMemoryQuota(a_, 4096).ok());
+  MemInfo info = *runtime_.GetMemInfo(a_, 0);
+  EXPECT_EQ(info.total, 1u << 20);
+  EXPECT_EQ(info.free, 4096u);
+  ASSERT_TRUE(runtime_.Malloc(a_, 0, 1024).ok());
+  EXPECT_EQ(runtime_.GetMemInfo(a_, 0)->free, 3072u);
+  EXPECT_EQ(runtime_.GetMemInfo(b_, 0)->free, (1u << 20) - 1024u);
+}
+
+TEST_F(RuntimeHandlesTest, ResetToZeroReleasesTheDevicesResources) {
+  const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
+  const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
+  ASSERT_TRUE(runtime_.ResetDevice(a_, 0, false).ok());
+  EXPECT_FALSE(runtime_.StreamIdle(a_, stream).ok());
+  EXPECT_FALSE(runtime_.Free(a_, memory).ok());
+  EXPECT_EQ(runtime_.Snapshot().devices[0].used_bytes, 0u);
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+#include "client/handle_table.h"
+
+#include "client/host_blocks.h"
+#include "gtest/gtest.h"
+
+namespace acl_client {
+namespace {
+
+TEST(HandleTableTest, ContextsBringTheirDefaultStream) {
+  HandleTable table;
+  table.AddContext({10, 1, 11});
+  ASSERT_TRUE(table.FindContext(10).has_value());
+  EXPECT_EQ(table.FindContext(10)->device, 1);
+  EXPECT_EQ(table.StreamDevice(11), 1);
+  table.RemoveContext(10);
+  EXPECT_FALSE(table.FindContext(10).has_value());
+  EXPECT_FALSE(table.StreamDevice(11).has_value());
+}
+
+TEST(HandleTableTest, TheLastDeviceReferenceForgetsTheDevicesHandles) {
+  HandleTable table;
+  table.AddDeviceReference(0);
+  table.AddDeviceReference(0);
+  table.AddDeviceReference(1);
+  table.AddContext({10, 0, 11});
+  table.AddStream(12, 0);
+  table.AddEvent(13, 0);
+  table.AddStream(22, 1);
+  table.DropDeviceReference(0, /*all=*/false);
+  EXPECT_TRUE(table.HasEvent(13));
+  table.DropDeviceReference(0, /*all=*/false);
+  EXPECT_FALSE(table.HasEvent(13));
+  EXPECT_FALSE(table.StreamDevice(12).has_value());
+  EXPECT_FALSE(table.FindContext(10).has_value());
+  EXPECT_EQ(table.StreamDevice(22), 1);  // other devices keep theirs
+  table.DropDeviceReference(1, /*all=*/true);
+  EXPECT_FALSE(table.StreamDevice(22).has_value());
+}
+
+TEST(HandleTableTest, ClearForgetsEverything) {
+  HandleTable table;
+  table.AddStream(1, 0);
+  table.AddEvent(2, 0);
+  table.Clear();
+  EXPECT_FALSE(table.StreamDevice(1).has_value());
+  EXPECT_FALSE(table.HasEvent(2));
+}
+
+TEST(HostBlocksTest, FindsRangesInsideOneBlock) {
+  HostBlocks blocks;
+  char memory[256];
+  blocks.Add(memory, {128, 7});
+  ASSERT_TRUE(blocks.Find(memory + 10, 100).has_value());
+  EXPECT_EQ(blocks.Find(memory + 10, 100)->tag, 7u);
+  EXPECT_EQ(blocks.Find(memory + 10, 100)->offset, 10u);
+  EXPECT_FALSE(blocks.Find(memory + 10, 119).has_value());  // past the end
+  EXPECT_FALSE(blocks.Find(memory + 128, 1).has_value());
+  EXPECT_FALSE(blocks.Find(memory - 1, 1).has_value());
+  EXPECT_TRUE(blocks.Remove(memory).has_value());
+  EXPECT_FALSE(blocks.Remove(memory).has_value());
+  EXPECT_FALSE(blocks.Find(memory, 1).has_value());
+}
+
+}  // namespace
+}  // namespace acl_client
