@@ -30,12 +30,13 @@
 #include "acl/acl.h"
 #include "tests/check.h"
 
+using scenario::Addr;
 using scenario::Check;
 using scenario::CheckCode;
+using scenario::Setup;
+using scenario::Teardown;
 
 namespace {
-
-uint64_t Addr(void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
 
 void Launch(const char* kernel, std::vector<uint64_t> args, aclrtStream stream) {
   CheckCode(aclsimLaunchKernel(kernel, 1, args.data(), args.size() * 8, stream), ACL_SUCCESS,
@@ -46,16 +47,6 @@ uint32_t ReadWord(void* device) {
   uint32_t value = 0;
   CheckCode(aclrtMemcpy(&value, 4, device, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS, "read");
   return value;
-}
-
-void Setup() {
-  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
-  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice(0)");
-}
-
-int Teardown() {
-  CheckCode(aclFinalize(), ACL_SUCCESS, "aclFinalize");
-  return scenario::ExitCode();
 }
 
 uint32_t ThisTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }

@@ -1,8 +1,9 @@
-// Tiny checking helpers for the scenario client processes: a failed check
-// prints "FAIL: ..." with the call's error message and makes the process exit 1.
+// Helpers for the scenario client processes: a failed check prints
+// "FAIL: ..." with the call's error message and makes the process exit 1.
 #ifndef ACLD_TESTS_CHECK_H_
 #define ACLD_TESTS_CHECK_H_
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -33,6 +34,21 @@ inline void CheckCode(aclError got, aclError want, const std::string& call) {
 }
 
 inline int ExitCode() { return Failures() == 0 ? 0 : 1; }
+
+// A device pointer as a kernel argument.
+inline uint64_t Addr(void* device_pointer) { return reinterpret_cast<uintptr_t>(device_pointer); }
+
+// The usual start of a scenario: initialized, device 0 current.
+inline void Setup() {
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice(0)");
+}
+
+// The usual end: finalized; the process's exit code.
+inline int Teardown() {
+  CheckCode(aclFinalize(), ACL_SUCCESS, "aclFinalize");
+  return ExitCode();
+}
 
 }  // namespace scenario
 

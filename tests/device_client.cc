@@ -34,8 +34,11 @@
 #include "acl/acl.h"
 #include "tests/check.h"
 
+using scenario::Addr;
 using scenario::Check;
 using scenario::CheckCode;
+using scenario::Setup;
+using scenario::Teardown;
 
 namespace {
 
@@ -44,23 +47,11 @@ void Launch(const char* kernel, std::vector<uint64_t> args, uint32_t blocks, acl
             std::string("launch ") + kernel);
 }
 
-uint64_t Addr(void* device_pointer) { return reinterpret_cast<uintptr_t>(device_pointer); }
-
 std::vector<uint32_t> ReadU32(void* device, size_t count) {
   std::vector<uint32_t> values(count);
   CheckCode(aclrtMemcpy(values.data(), count * 4, device, count * 4, ACL_MEMCPY_DEVICE_TO_HOST),
             ACL_SUCCESS, "aclrtMemcpy D2H");
   return values;
-}
-
-void Setup() {
-  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
-  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice(0)");
-}
-
-int Teardown() {
-  CheckCode(aclFinalize(), ACL_SUCCESS, "aclFinalize");
-  return scenario::ExitCode();
 }
 
 int RoundTrip(size_t mib) {
