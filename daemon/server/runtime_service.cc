@@ -73,7 +73,8 @@ grpc::Status RuntimeService::Session(
                peer.gid, peer.command);
 
   auto handler = std::make_shared<SessionHandler>(
-      runtime_, session, [writer](const ServerMessage& message) { writer->Write(message); });
+      runtime_, session, peer.uid,
+      [writer](const ServerMessage& message) { writer->Write(message); });
   handler->Open(request.call_id());
   while (stream->Read(&request)) handler->Handle(request);
 

@@ -388,7 +388,7 @@ void SessionHandler::Handle(const ClientMessage& request) {
     }
     case ClientMessage::kRegisterSharedMemory:
       return answer_handle(shared_memory_.Register(request.register_shared_memory().name(),
-                                                   request.register_shared_memory().size()));
+                                                   request.register_shared_memory().size(), uid_));
     case ClientMessage::kUnregisterSharedMemory:
       return answer_status(shared_memory_.Unregister(request.unregister_shared_memory().segment()));
     case ClientMessage::kHello:

@@ -23,8 +23,10 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
  public:
   using Writer = std::function<void(const acl::v1::ServerMessage&)>;
 
-  SessionHandler(Runtime& runtime, SessionId session, Writer write)
-      : runtime_(runtime), session_(session), write_(std::move(write)) {}
+  // `uid` is the session's (kernel-verified) user: the owner its shared
+  // memory must have.
+  SessionHandler(Runtime& runtime, SessionId session, uid_t uid, Writer write)
+      : runtime_(runtime), session_(session), uid_(uid), write_(std::move(write)) {}
 
   SessionId session() const { return session_; }
 
@@ -49,6 +51,7 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
 
   Runtime& runtime_;
   const SessionId session_;
+  const uid_t uid_;
   const Writer write_;
   SharedMemoryRegistry shared_memory_;
   absl::Mutex mu_;

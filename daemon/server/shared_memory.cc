@@ -23,7 +23,8 @@ struct SharedMemoryRegistry::Mapping {
   }
 };
 
-absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(const std::string& name, uint64_t size) {
+absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(const std::string& name, uint64_t size,
+                                                        uid_t owner_uid) {
   // Only the names the client library makes: no paths, no other objects.
   if (!absl::StartsWith(name, "/acld-") || name.find('/', 1) != std::string::npos ||
       name.size() > 200 || size == 0 || size > (uint64_t{1} << 40)) {
@@ -37,7 +38,13 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(const std::string& name,
         absl::StrCat("cannot open shared memory '", name, "': ", std::strerror(errno)));
   }
   struct stat info {};
-  if (fstat(fd, &info) != 0 || static_cast<uint64_t>(info.st_size) < size) {
+  if (fstat(fd, &info) != 0 || info.st_uid != owner_uid) {
+    close(fd);
+    return AclStatus(
+        ACL_ERROR_RT_NO_PERMISSION,
+        absl::StrCat("shared memory '", name, "' does not belong to this process's user"));
+  }
+  if (static_cast<uint64_t>(info.st_size) < size) {
     close(fd);
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("shared memory '", name, "' is smaller than ", size, " bytes"));

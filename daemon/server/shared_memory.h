@@ -4,6 +4,8 @@
 #ifndef ACLD_DAEMON_SERVER_SHARED_MEMORY_H_
 #define ACLD_DAEMON_SERVER_SHARED_MEMORY_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -19,8 +21,9 @@ namespace acld::server {
 class SharedMemoryRegistry {
  public:
   // Maps the POSIX shared memory object `name` (created by the client, at
-  // least `size` bytes) and returns its segment id.
-  absl::StatusOr<uint64_t> Register(const std::string& name, uint64_t size);
+  // least `size` bytes, owned by `owner_uid`: a session may only map its own
+  // user's objects) and returns its segment id.
+  absl::StatusOr<uint64_t> Register(const std::string& name, uint64_t size, uid_t owner_uid);
   absl::Status Unregister(uint64_t segment);
 
   // [offset, offset + count) of `segment`, kept mapped while the span lives.

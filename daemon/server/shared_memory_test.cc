@@ -27,7 +27,7 @@ std::string MakeObject(uint64_t size) {
 TEST(SharedMemoryTest, RegisteredSegmentsResolveWithinBounds) {
   SharedMemoryRegistry registry;
   const std::string name = MakeObject(8192);
-  absl::StatusOr<uint64_t> segment = registry.Register(name, 8192);
+  absl::StatusOr<uint64_t> segment = registry.Register(name, 8192, getuid());
   shm_unlink(name.c_str());
   ASSERT_TRUE(segment.ok()) << segment.status();
   EXPECT_EQ(registry.mapped_bytes(), 8192u);
@@ -46,13 +46,18 @@ TEST(SharedMemoryTest, RegisteredSegmentsResolveWithinBounds) {
 
 TEST(SharedMemoryTest, OnlyTheLibrarysObjectsOfTheRightSize) {
   SharedMemoryRegistry registry;
-  EXPECT_EQ(AclCodeOf(registry.Register("/etc-passwd", 4096).status()), ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(AclCodeOf(registry.Register("/acld-x/../y", 4096).status()), ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(AclCodeOf(registry.Register("/acld-missing", 4096).status()),
+  EXPECT_EQ(AclCodeOf(registry.Register("/etc-passwd", 4096, getuid()).status()),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(registry.Register("/acld-x/../y", 4096, getuid()).status()),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(registry.Register("/acld-missing", 4096, getuid()).status()),
             ACL_ERROR_RT_MEMORY_ALLOCATION);
   const std::string name = MakeObject(4096);
-  EXPECT_EQ(AclCodeOf(registry.Register(name, 8192).status()), ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(AclCodeOf(registry.Register(name, 0).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(registry.Register(name, 8192, getuid()).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(registry.Register(name, 0, getuid()).status()), ACL_ERROR_INVALID_PARAM);
+  // Another user's object is refused even when its name is known.
+  EXPECT_EQ(AclCodeOf(registry.Register(name, 4096, getuid() + 1).status()),
+            ACL_ERROR_RT_NO_PERMISSION);
   shm_unlink(name.c_str());
 }
 
