@@ -11,6 +11,10 @@
 //   device_client victim               allocates, fills, prints its handles, waits
 //   device_client attacker ADDR STREAM tries to touch another process's memory
 //   device_client hold_memory MIB      allocates, prints "ready", waits
+//   device_client hold_streams N       creates N streams, prints "ready", waits
+//   device_client stall_copies         two threads wait for 32 MiB copies into pageable
+//                                      memory (answered by the daemon when two busy
+//                                      streams reach them); prints "stalling"
 //   device_client workload STREAMS N   N kernels on each of STREAMS streams, checked
 //   device_client stress SEED          the stress run's client: random extra references,
 //                                      16 streams, kernels, copies and host funcs, checked
@@ -519,6 +523,41 @@ int HoldMemory(size_t mib) {
   return scenario::ExitCode();
 }
 
+int HoldStreams(int count) {
+  Setup();
+  std::vector<aclrtStream> streams(count);
+  for (auto& stream : streams) CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  std::printf("ready\n");
+  std::fflush(stdout);
+  WaitForLine();
+  return scenario::ExitCode();
+}
+
+int StallCopies() {
+  Setup();
+  constexpr size_t kBytes = 32 << 20;
+  void* device = nullptr;
+  CheckCode(aclrtMalloc(&device, kBytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc");
+  aclrtContext context = nullptr;
+  CheckCode(aclrtGetCurrentContext(&context), ACL_SUCCESS, "context");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      aclrtSetCurrentContext(context);
+      aclrtStream stream = nullptr;
+      CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+      Launch("spin_add_one_u32", {Addr(device), 500000}, 1, stream);  // reached in 0.5 s
+      std::vector<uint8_t> host(kBytes);
+      aclrtMemcpyAsync(host.data(), kBytes, device, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, stream);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::printf("stalling\n");
+  std::fflush(stdout);
+  for (auto& thread : threads) thread.join();
+  return scenario::ExitCode();
+}
+
 int Workload(int streams, int launches) {
   Setup();
   std::vector<aclrtStream> handles(streams);
@@ -640,6 +679,8 @@ int main(int argc, char** argv) {
   if (mode == "attacker" && argc > 3) return Attacker(number(2), number(3));
   if (mode == "hold_memory") return HoldMemory(number(2) > 0 ? number(2) : 16);
   if (mode == "stress") return Stress(number(2));
+  if (mode == "hold_streams") return HoldStreams(static_cast<int>(number(2)));
+  if (mode == "stall_copies") return StallCopies();
   if (mode == "quota_probe" && argc > 3) return QuotaProbe(number(2), static_cast<int>(number(3)));
   if (mode == "workload" && argc > 3)
     return Workload(static_cast<int>(number(2)), static_cast<int>(number(3)));

@@ -102,17 +102,40 @@ TEST(DeviceIntegrationTest, MallocBeyondTheDeviceAndMemoryView) {
   EXPECT_NE(memory.find("1.0 MiB"), std::string::npos) << memory;
 }
 
+TEST(DeviceIntegrationTest, AStoppedClientStallsOnlyItself) {
+  AcldDaemon daemon;
+  // Two large replies become due for a client that no longer reads: the
+  // daemon must not block its device workers writing them.
+  Process stopped({kDeviceClient, "stall_copies"}, daemon.client_env());
+  ASSERT_TRUE(stopped.WaitForLine("stalling", absl::Seconds(60)));
+  stopped.Signal(SIGSTOP);
+  absl::SleepFor(absl::Seconds(1));  // the copies are due now
+  const auto [code, output] = RunToCompletion({kDeviceClient, "workload", "8", "2000"},
+                                              daemon.client_env(), absl::Seconds(30));
+  EXPECT_EQ(code, 0) << output;
+  stopped.Signal(SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+}
+
 TEST(DeviceIntegrationTest, StreamsDoNotAddDaemonThreads) {
   AcldDaemon daemon;
-  Process few({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
-  ASSERT_TRUE(few.WaitForLine("ready", absl::Seconds(20)));
-  const int before = ThreadCount(daemon.process().pid());
-  ExpectDeviceScenarioPasses({"workload", "1024", "4"}, daemon.client_env());
-  Process again({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
-  ASSERT_TRUE(again.WaitForLine("ready", absl::Seconds(20)));
-  const int after = ThreadCount(daemon.process().pid());
-  // 1024 streams ran in between; one more session may cost the gRPC server a thread.
-  EXPECT_LE(after, before + 2) << "before " << before << ", after " << after;
+  auto hold = [&](int streams) {
+    auto process = std::make_unique<Process>(
+        std::vector<std::string>{kDeviceClient, "hold_streams", std::to_string(streams)},
+        daemon.client_env());
+    EXPECT_TRUE(process->WaitForLine("ready", absl::Seconds(60)));
+    return process;
+  };
+  auto first = hold(1);
+  const int one_session = ThreadCount(daemon.process().pid());
+  auto second = hold(1);
+  const int two_sessions = ThreadCount(daemon.process().pid());
+  auto many = hold(1024);
+  const int with_1024_streams = ThreadCount(daemon.process().pid());
+  // A session costs the daemon its gRPC handler and writer threads; its
+  // streams cost none: 1024 streams weigh what one does.
+  EXPECT_LE(with_1024_streams - two_sessions, two_sessions - one_session + 1)
+      << one_session << " / " << two_sessions << " / " << with_1024_streams;
 }
 
 }  // namespace

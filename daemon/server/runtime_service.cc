@@ -5,34 +5,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/server/session_handler.h"
+#include "daemon/server/session_writer.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
 
 using acl::v1::ClientMessage;
 using acl::v1::ServerMessage;
-
-// Serializes writes on the stream (gRPC allows one writer at a time) and
-// refuses them once the call handler has returned.
-class RuntimeService::StreamWriter {
- public:
-  explicit StreamWriter(grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream)
-      : stream_(stream) {}
-
-  void Write(const ServerMessage& message) {
-    absl::MutexLock lock(&mu_);
-    if (stream_ != nullptr) stream_->Write(message);
-  }
-
-  void Close() {
-    absl::MutexLock lock(&mu_);
-    stream_ = nullptr;
-  }
-
- private:
-  absl::Mutex mu_;
-  grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream_ ABSL_GUARDED_BY(mu_);
-};
 
 grpc::Status RuntimeService::Session(
     grpc::ServerContext* context, grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream) {
@@ -59,7 +38,7 @@ grpc::Status RuntimeService::Session(
     peer.gid = credentials->gid;
   }
 
-  auto writer = std::make_shared<StreamWriter>(stream);
+  auto writer = std::make_shared<SessionWriter>(stream);
   SessionId session;
   {
     absl::MutexLock lock(&mu_);
@@ -100,6 +79,9 @@ absl::Status RuntimeService::EndSession(SessionId session, const std::string& re
   ServerMessage ended;
   ended.mutable_session_ended()->set_reason(reason);
   it->second.writer->Write(ended);
+  // The notice goes out before the stream is cancelled, unless the client
+  // does not read at all.
+  it->second.writer->Flush(absl::Milliseconds(500));
   // Released now, as if the process had died; its stream ends right after.
   runtime_.CloseSession(session);
   it->second.context->TryCancel();

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/peer_credentials.h"
+#include "daemon/server/session_writer.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 
 namespace acld::server {
@@ -37,10 +38,9 @@ class RuntimeService final : public acl::v1::Runtime::Service {
   void EndAllSessions(const std::string& reason);
 
  private:
-  class StreamWriter;
   struct Live {
     grpc::ServerContext* context;
-    std::shared_ptr<StreamWriter> writer;
+    std::shared_ptr<SessionWriter> writer;
   };
 
   Runtime& runtime_;

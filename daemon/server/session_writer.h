@@ -1,0 +1,59 @@
+// Writes a session's outgoing messages (replies, callbacks due, failures,
+// the end notice) on its gRPC stream, in order.
+//
+// gRPC's synchronous Write blocks while the client does not read (a stopped
+// process, a full window). Only the session's own threads may ever block on
+// that: the session thread writes its replies directly when nothing is
+// queued; every other thread (device workers, the timer, admin calls) queues
+// the message for the session's writer thread and goes on at once. A stalled
+// client thus stalls only its own session, never the device's workers.
+#ifndef ACLD_DAEMON_SERVER_SESSION_WRITER_H_
+#define ACLD_DAEMON_SERVER_SESSION_WRITER_H_
+
+#include <deque>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/support/sync_stream.h"
+#include "proto/acl/v1/runtime.pb.h"
+
+namespace acld::server {
+
+class SessionWriter {
+ public:
+  using Stream = grpc::ServerReaderWriter<acl::v1::ServerMessage, acl::v1::ClientMessage>;
+
+  // Must be created on the session's thread (the gRPC handler).
+  explicit SessionWriter(Stream* stream);
+  ~SessionWriter();
+
+  // Sends `message` after everything written or queued before it.
+  void Write(const acl::v1::ServerMessage& message);
+
+  // Waits (at most `timeout`) until every queued message was written.
+  void Flush(absl::Duration timeout);
+
+  // Writes nothing more; the stream may go away after this returns.
+  void Close();
+
+ private:
+  void WriterLoop();
+  bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.empty() && !busy_; }
+
+  const std::thread::id session_thread_;
+  // Held across taking a message and writing it, so that direct writes and
+  // the writer thread's writes keep one order.
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  Stream* stream_ ABSL_GUARDED_BY(write_mu_);
+  absl::Mutex mu_;
+  std::deque<acl::v1::ServerMessage> queue_ ABSL_GUARDED_BY(mu_);
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;  // the writer thread holds a message
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread writer_;
+};
+
+}  // namespace acld::server
+
+#endif  // ACLD_DAEMON_SERVER_SESSION_WRITER_H_
