@@ -31,7 +31,6 @@ aclError InitOk(const char* config, size_t len, void* label) {
   return ACL_SUCCESS;
 }
 aclError InitOk2(const char* config, size_t len, void* label) { return InitOk(config, len, label); }
-aclError InitOk3(const char* config, size_t len, void* label) { return InitOk(config, len, label); }
 aclError InitFails(const char*, size_t, void* label) {
   Record(std::string("init:") + static_cast<const char*>(label));
   return 123456;

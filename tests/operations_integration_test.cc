@@ -139,7 +139,7 @@ TEST(OperationsTest, EveryReadCommandHasJson) {
   AcldDaemon daemon;
   Process holder({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
   ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20)));
-  for (const std::string& command : {"status", "sessions", "streams", "memory", "devices"}) {
+  for (const char* command : {"status", "sessions", "streams", "memory", "devices"}) {
     const auto [code, json] = daemon.Aclctl({"--json", command});
     EXPECT_EQ(code, 0) << command;
     EXPECT_EQ(json.front(), '{') << command << ": " << json;
