@@ -7,7 +7,7 @@ packages=(
   bazel-bootstrap bazel-platforms
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  pkg-config g++ procps python3
+  pkg-config g++
 )
 
 missing=()
