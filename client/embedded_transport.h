@@ -21,9 +21,6 @@ class EmbeddedTransport : public Transport {
   explicit EmbeddedTransport(CallbackDispatcher* callbacks);
   ~EmbeddedTransport() override;
 
-  acld::Runtime& runtime() { return *runtime_; }
-  acld::SessionId session() const { return session_; }
-
   void Close() override;
   int32_t DeviceCount() override { return runtime_->DeviceCount(); }
   std::string SocName() override { return runtime_->SocName(); }

@@ -63,6 +63,21 @@ acl::v1::CopyRequest::Direction ToProto(Direction direction) {
   return acl::v1::CopyRequest::DEVICE_TO_DEVICE;
 }
 
+// An asynchronous operation on `stream`, submitted by `thread`.
+AsyncOp OpOn(uint64_t stream, uint64_t thread) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  return op;
+}
+
+void SetMemset(const acld::MemsetRequest& memset, acl::v1::MemsetRequest& proto) {
+  proto.set_device_dst(memset.device_dst);
+  proto.set_max_count(memset.max_count);
+  proto.set_value(memset.value);
+  proto.set_count(memset.count);
+}
+
 acl::v1::CopyRequest CopyProto(const HostCopy& copy, uint64_t offset, uint64_t count) {
   acl::v1::CopyRequest proto;
   proto.set_direction(ToProto(copy.direction));
@@ -425,9 +440,7 @@ absl::Status RemoteTransport::SetStreamAllocator(uint64_t stream, bool registere
 
 absl::StatusOr<uint64_t> RemoteTransport::LaunchKernel(uint64_t stream, uint64_t thread,
                                                        const acld::KernelRequest& kernel) {
-  AsyncOp op;
-  op.set_stream(stream);
-  op.set_thread(thread);
+  AsyncOp op = OpOn(stream, thread);
   acl::v1::LaunchKernel& launch = *op.mutable_launch_kernel();
   launch.set_name(kernel.name);
   launch.set_block_dim(kernel.block_dim);
@@ -437,40 +450,28 @@ absl::StatusOr<uint64_t> RemoteTransport::LaunchKernel(uint64_t stream, uint64_t
 
 absl::StatusOr<uint64_t> RemoteTransport::MemsetAsync(uint64_t stream, uint64_t thread,
                                                       const acld::MemsetRequest& memset) {
-  AsyncOp op;
-  op.set_stream(stream);
-  op.set_thread(thread);
-  acl::v1::MemsetRequest& proto = *op.mutable_memset();
-  proto.set_device_dst(memset.device_dst);
-  proto.set_max_count(memset.max_count);
-  proto.set_value(memset.value);
-  proto.set_count(memset.count);
+  AsyncOp op = OpOn(stream, thread);
+  SetMemset(memset, *op.mutable_memset());
   return Submit(std::move(op));
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::RecordEvent(uint64_t event, uint64_t stream,
                                                       uint64_t thread) {
-  AsyncOp op;
-  op.set_stream(stream);
-  op.set_thread(thread);
+  AsyncOp op = OpOn(stream, thread);
   op.mutable_record_event()->set_event(event);
   return Submit(std::move(op));
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::ResetEvent(uint64_t event, uint64_t stream,
                                                      uint64_t thread) {
-  AsyncOp op;
-  op.set_stream(stream);
-  op.set_thread(thread);
+  AsyncOp op = OpOn(stream, thread);
   op.mutable_reset_event()->set_event(event);
   return Submit(std::move(op));
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::StreamWaitEvent(uint64_t stream, uint64_t event,
                                                           uint64_t thread) {
-  AsyncOp op;
-  op.set_stream(stream);
-  op.set_thread(thread);
+  AsyncOp op = OpOn(stream, thread);
   op.mutable_wait_event()->set_event(event);
   return Submit(std::move(op));
 }
@@ -532,11 +533,7 @@ absl::Status RemoteTransport::Free(uint64_t address) {
 
 absl::Status RemoteTransport::Memset(const acld::MemsetRequest& memset) {
   ClientMessage request;
-  acl::v1::MemsetRequest& proto = *request.mutable_memset();
-  proto.set_device_dst(memset.device_dst);
-  proto.set_max_count(memset.max_count);
-  proto.set_value(memset.value);
-  proto.set_count(memset.count);
+  SetMemset(memset, *request.mutable_memset());
   return CallStatus(std::move(request));
 }
 
@@ -644,9 +641,7 @@ absl::Status RemoteTransport::StagedCopyToHost(const HostCopy& copy) {
 
 absl::StatusOr<uint64_t> RemoteTransport::CopyAsync(uint64_t stream, uint64_t thread,
                                                     const HostCopy& copy) {
-  AsyncOp op;
-  op.set_stream(stream);
-  op.set_thread(thread);
+  AsyncOp op = OpOn(stream, thread);
   *op.mutable_copy() = CopyProto(copy, 0, copy.count);
   if (copy.direction == Direction::kDeviceToDevice || SetSharedHost(copy, *op.mutable_copy())) {
     return Submit(std::move(op));
@@ -657,9 +652,7 @@ absl::StatusOr<uint64_t> RemoteTransport::CopyAsync(uint64_t stream, uint64_t th
     uint64_t task_id = 0;
     for (uint64_t offset = 0; offset < copy.count || offset == 0; offset += kChunkBytes) {
       const uint64_t bytes = std::min(kChunkBytes, copy.count - offset);
-      AsyncOp chunk;
-      chunk.set_stream(stream);
-      chunk.set_thread(thread);
+      AsyncOp chunk = OpOn(stream, thread);
       *chunk.mutable_copy() = CopyProto(copy, offset, bytes);
       chunk.mutable_copy()->set_inline_data(source + offset, bytes);
       task_id = Submit(std::move(chunk), bytes);
@@ -689,9 +682,7 @@ absl::StatusOr<uint64_t> RemoteTransport::CopyAsync(uint64_t stream, uint64_t th
 
 absl::StatusOr<uint64_t> RemoteTransport::LaunchCallback(uint64_t stream, uint64_t thread,
                                                          uint64_t callback_id, bool block) {
-  AsyncOp op;
-  op.set_stream(stream);
-  op.set_thread(thread);
+  AsyncOp op = OpOn(stream, thread);
   op.mutable_host_callback()->set_callback_id(callback_id);
   op.mutable_host_callback()->set_block(block);
   return Submit(std::move(op));

@@ -120,15 +120,4 @@ MemoryManager::SessionUsage MemoryManager::UsageOf(SessionId session) const {
   return usage;
 }
 
-uint64_t MemoryManager::SessionBytesOn(SessionId session, int32_t device) const {
-  absl::ReaderMutexLock lock(&mu_);
-  uint64_t bytes = 0;
-  for (const auto& [address, allocation] : allocations_) {
-    if (allocation.session == session && allocation.device == device) {
-      bytes += allocation.buffer.size;
-    }
-  }
-  return bytes;
-}
-
 }  // namespace acld

@@ -59,8 +59,6 @@ class MemoryManager {
     uint64_t quota = 0;
   };
   SessionUsage UsageOf(SessionId session) const;
-  // Bytes allocated on `device` by `session`.
-  uint64_t SessionBytesOn(SessionId session, int32_t device) const;
 
  private:
   struct Allocation {

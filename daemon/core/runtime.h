@@ -227,8 +227,6 @@ class Runtime {
   absl::StatusOr<uint64_t> Enqueue(SessionId session, StreamId stream, uint64_t thread, TaskFn task,
                                    std::function<void()> on_discard = nullptr,
                                    const char* waits_for = "work");
-  // The bytes of a device range of the session, checked.
-  absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
   absl::Status RunCopy(SessionId session, const CopyRequest& copy) const;
   absl::Status RunMemset(SessionId session, const MemsetRequest& memset) const;
   void ReportFailure(const TaskFailure& failure);

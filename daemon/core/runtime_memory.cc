@@ -22,30 +22,25 @@ absl::StatusOr<uint64_t> Runtime::Malloc(SessionId id, int32_t device_id, uint64
 
 absl::Status Runtime::Free(SessionId id, uint64_t address) { return memory_.Free(id, address); }
 
-absl::StatusOr<ResolvedRange> Runtime::Resolve(SessionId id, uint64_t address,
-                                               uint64_t bytes) const {
-  return memory_.Resolve(id, address, bytes);
-}
-
 absl::Status Runtime::RunCopy(SessionId id, const CopyRequest& copy) const {
   if (copy.count == 0) return absl::OkStatus();
   switch (copy.direction) {
     case CopyRequest::Direction::kHostToDevice: {
-      absl::StatusOr<ResolvedRange> dst = Resolve(id, copy.device_dst, copy.count);
+      absl::StatusOr<ResolvedRange> dst = memory_.Resolve(id, copy.device_dst, copy.count);
       if (!dst.ok()) return dst.status();
       std::memcpy(dst->data, copy.host.data, copy.count);
       return absl::OkStatus();
     }
     case CopyRequest::Direction::kDeviceToHost: {
-      absl::StatusOr<ResolvedRange> src = Resolve(id, copy.device_src, copy.count);
+      absl::StatusOr<ResolvedRange> src = memory_.Resolve(id, copy.device_src, copy.count);
       if (!src.ok()) return src.status();
       std::memcpy(copy.host.data, src->data, copy.count);
       return absl::OkStatus();
     }
     case CopyRequest::Direction::kDeviceToDevice: {
-      absl::StatusOr<ResolvedRange> src = Resolve(id, copy.device_src, copy.count);
+      absl::StatusOr<ResolvedRange> src = memory_.Resolve(id, copy.device_src, copy.count);
       if (!src.ok()) return src.status();
-      absl::StatusOr<ResolvedRange> dst = Resolve(id, copy.device_dst, copy.count);
+      absl::StatusOr<ResolvedRange> dst = memory_.Resolve(id, copy.device_dst, copy.count);
       if (!dst.ok()) return dst.status();
       std::memmove(dst->data, src->data, copy.count);
       return absl::OkStatus();
@@ -56,7 +51,7 @@ absl::Status Runtime::RunCopy(SessionId id, const CopyRequest& copy) const {
 
 absl::Status Runtime::RunMemset(SessionId id, const MemsetRequest& memset) const {
   if (memset.count == 0) return absl::OkStatus();
-  absl::StatusOr<ResolvedRange> dst = Resolve(id, memset.device_dst, memset.count);
+  absl::StatusOr<ResolvedRange> dst = memory_.Resolve(id, memset.device_dst, memset.count);
   if (!dst.ok()) return dst.status();
   std::memset(dst->data, memset.value, memset.count);
   return absl::OkStatus();

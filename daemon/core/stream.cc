@@ -233,11 +233,6 @@ bool Stream::Idle() const {
   return finished_through_ >= next_task_id_ - 1;
 }
 
-uint64_t Stream::last_task_id() const {
-  absl::MutexLock lock(&mu_);
-  return next_task_id_ - 1;
-}
-
 void Stream::SetFailureMode(FailureMode mode) {
   absl::MutexLock lock(&mu_);
   failure_mode_ = mode;

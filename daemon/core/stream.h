@@ -89,7 +89,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   // True when every enqueued task has finished.
   bool Idle() const;
-  uint64_t last_task_id() const;
 
   void SetFailureMode(FailureMode mode);
 

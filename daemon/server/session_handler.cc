@@ -25,6 +25,10 @@ absl::StatusOr<absl::Duration> Timeout(int32_t timeout_ms) {
   return absl::Milliseconds(timeout_ms);
 }
 
+MemsetRequest ToMemset(const acl::v1::MemsetRequest& memset) {
+  return {memset.device_dst(), memset.max_count(), memset.value(), memset.count()};
+}
+
 void SetContext(const ContextInfo& info, Reply& reply) {
   acl::v1::ContextInfo& context = *reply.mutable_context();
   context.set_context(info.context);
@@ -168,10 +172,7 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
       return runtime_.EnqueueCopy(session_, op.stream(), op.thread(), *std::move(copy)).status();
     }
     case acl::v1::AsyncOp::kMemset: {
-      const acl::v1::MemsetRequest& memset = op.memset();
-      return runtime_
-          .EnqueueMemset(session_, op.stream(), op.thread(),
-                         {memset.device_dst(), memset.max_count(), memset.value(), memset.count()})
+      return runtime_.EnqueueMemset(session_, op.stream(), op.thread(), ToMemset(op.memset()))
           .status();
     }
     case acl::v1::AsyncOp::kRecordEvent:
@@ -373,11 +374,8 @@ void SessionHandler::Handle(const ClientMessage& request) {
       if (!queued.ok()) answer_status(queued);
       return;
     }
-    case ClientMessage::kMemset: {
-      const acl::v1::MemsetRequest& memset = request.memset();
-      return answer_status(runtime_.Memset(
-          session_, {memset.device_dst(), memset.max_count(), memset.value(), memset.count()}));
-    }
+    case ClientMessage::kMemset:
+      return answer_status(runtime_.Memset(session_, ToMemset(request.memset())));
     case ClientMessage::kGetMemInfo: {
       absl::StatusOr<MemInfo> info =
           runtime_.GetMemInfo(session_, request.get_mem_info().device_id());
