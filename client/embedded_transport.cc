@@ -77,13 +77,17 @@ absl::Status EmbeddedTransport::AbortInit() { return runtime_->AbortInit(session
 absl::StatusOr<uint64_t> EmbeddedTransport::DropInitReference() {
   return runtime_->DropInitReference(session_);
 }
-absl::Status EmbeddedTransport::Finalize() { return runtime_->Finalize(session_); }
+absl::Status EmbeddedTransport::Finalize() {
+  return WaitForCompletion([&](acld::Done done) { runtime_->Finalize(session_, std::move(done)); });
+}
 
 absl::StatusOr<acld::ContextInfo> EmbeddedTransport::SetDevice(int32_t device_id) {
   return runtime_->SetDevice(session_, device_id);
 }
 absl::Status EmbeddedTransport::ResetDevice(int32_t device_id, bool force) {
-  return runtime_->ResetDevice(session_, device_id, force);
+  return WaitForCompletion([&](acld::Done done) {
+    runtime_->ResetDevice(session_, device_id, force, std::move(done));
+  });
 }
 absl::Status EmbeddedTransport::SynchronizeDevice(int32_t device_id, int32_t timeout_ms) {
   return WaitForCompletion([&](acld::Done done) {
@@ -94,7 +98,8 @@ absl::StatusOr<acld::ContextInfo> EmbeddedTransport::CreateContext(int32_t devic
   return runtime_->CreateContext(session_, device_id);
 }
 absl::Status EmbeddedTransport::DestroyContext(uint64_t context) {
-  return runtime_->DestroyContext(session_, context);
+  return WaitForCompletion(
+      [&](acld::Done done) { runtime_->DestroyContext(session_, context, std::move(done)); });
 }
 
 absl::StatusOr<uint64_t> EmbeddedTransport::CreateStream(uint64_t context, uint32_t priority,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,8 @@ struct DeviceInfo {
 // can finish even if the application frees it meanwhile.
 struct DeviceBuffer {
   uint64_t address = 0;
-  uint64_t size = 0;
+  uint64_t size = 0;      // what the application asked for
+  uint64_t reserved = 0;  // what the device set aside (size rounded to its granularity)
   uint8_t* host = nullptr;
   std::shared_ptr<void> storage;
 };
@@ -52,8 +54,13 @@ class Device {
   virtual void Release() = 0;
   virtual bool is_up() const = 0;
 
-  // Device memory. Allocate fails with ResourceExhausted when the device is full.
+  // Device memory. Allocate fails with ResourceExhausted when the device is
+  // full; fresh memory reads as zeros (no bytes cross from one owner to the next).
   virtual absl::StatusOr<DeviceBuffer> Allocate(uint64_t size) = 0;
+  // What an allocation of `size` bytes reserves; nullopt when no allocation of
+  // that size can exist (larger than the device, or overflowing when rounded).
+  // Allocate(size) reserves exactly this much (buffer.reserved).
+  virtual std::optional<uint64_t> ReservedBytes(uint64_t size) const = 0;
   virtual void Free(const DeviceBuffer& buffer) = 0;
   virtual uint64_t used_bytes() const = 0;
 

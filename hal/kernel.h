@@ -21,6 +21,12 @@ class MemoryResolver {
   virtual absl::StatusOr<uint8_t*> Resolve(uint64_t device_address, uint64_t bytes) = 0;
 };
 
+// Bytes of device memory a launch touches.
+struct DeviceRange {
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -32,6 +38,12 @@ class Kernel {
   // microseconds (0 for instant kernels). The stream engine waits without
   // holding a worker thread.
   virtual uint64_t BusyMicros(const std::vector<uint64_t>& args) const = 0;
+  // Every device range the launch may touch. The runtime checks and pins them
+  // when the work is launched (so a later free cannot pull memory from under
+  // it) and Run may then resolve only inside them. An error when the arguments
+  // describe no valid range (an overflowing count).
+  virtual absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t block_dim, const std::vector<uint64_t>& args) const = 0;
   // Applies the kernel's effect for blocks [0, block_dim).
   virtual absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
                            MemoryResolver& memory) const = 0;

@@ -1,5 +1,8 @@
 #include "daemon/core/memory_manager.h"
 
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "acl/acl_base.h"
@@ -7,60 +10,139 @@
 
 namespace acld {
 
+// What each session and user is charged, shared with the blocks so that a
+// block released after its session ended still gives its bytes back.
+struct MemoryManager::Ledger {
+  struct Account {
+    uint32_t uid = 0;
+    uint64_t bytes = 0;
+    uint64_t allocations = 0;
+    uint64_t quota = 0;
+    bool own_quota = false;  // set by the operator for this session
+  };
+
+  absl::Status Charge(SessionId session, uint64_t bytes, uint64_t size) {
+    absl::MutexLock lock(&mu);
+    auto it = accounts.find(session);
+    if (it == accounts.end()) {
+      return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, "aclrtMalloc: the session has ended");
+    }
+    Account& account = it->second;
+    if (account.quota != 0 && bytes > account.quota - std::min(account.quota, account.bytes)) {
+      return AclStatus(
+          ACL_ERROR_RT_MEMORY_ALLOCATION,
+          absl::StrCat("aclrtMalloc: ", size, " bytes (", bytes, " reserved on the device) would "
+                       "exceed this process's device memory quota of ", account.quota, " bytes (",
+                       account.bytes, " in use); the operator sets it with "
+                       "--default_memory_quota or aclctl quota"));
+    }
+    uint64_t& user_bytes = by_uid[account.uid];
+    if (!account.own_quota && default_quota != 0 &&
+        bytes > default_quota - std::min(default_quota, user_bytes)) {
+      return AclStatus(
+          ACL_ERROR_RT_MEMORY_ALLOCATION,
+          absl::StrCat("aclrtMalloc: ", size, " bytes would exceed the device memory quota of uid ",
+                       account.uid, ": ", default_quota, " bytes for all of its processes together (",
+                       user_bytes, " in use; --default_memory_quota)"));
+    }
+    account.bytes += bytes;
+    ++account.allocations;
+    user_bytes += bytes;
+    return absl::OkStatus();
+  }
+
+  void Uncharge(SessionId session, uint32_t uid, uint64_t bytes) {
+    absl::MutexLock lock(&mu);
+    auto it = accounts.find(session);
+    if (it != accounts.end()) {
+      it->second.bytes -= bytes;
+      --it->second.allocations;
+    }
+    auto user = by_uid.find(uid);
+    if (user != by_uid.end() && (user->second -= bytes) == 0) by_uid.erase(user);
+  }
+
+  absl::Mutex mu;
+  std::map<SessionId, Account> accounts ABSL_GUARDED_BY(mu);
+  std::map<uint32_t, uint64_t> by_uid ABSL_GUARDED_BY(mu);
+  uint64_t default_quota ABSL_GUARDED_BY(mu) = 0;
+};
+
+// One allocation. Destroyed when it was freed and no task pins it any more:
+// only then does the device get its memory back and the owner its charge.
+struct MemoryManager::Block {
+  ~Block() {
+    device->Free(buffer);
+    ledger->Uncharge(session, uid, buffer.reserved);
+  }
+  hal::Device* device;
+  int32_t device_id;
+  SessionId session;
+  uint32_t uid;
+  hal::DeviceBuffer buffer;
+  std::shared_ptr<Ledger> ledger;
+};
+
+MemoryManager::MemoryManager(hal::Backend& backend)
+    : backend_(backend), ledger_(std::make_shared<Ledger>()) {}
+
 bool MemoryManager::IsDeviceAddress(uint64_t address) {
   return (address & hal::kDeviceAddressBit) != 0;
 }
 
-absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t device, uint64_t size) {
+void MemoryManager::AddSession(SessionId session, uint32_t uid) {
+  absl::MutexLock lock(&ledger_->mu);
+  Ledger::Account& account = ledger_->accounts[session];
+  account.uid = uid;
+  account.quota = ledger_->default_quota;
+}
+
+absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t device_id,
+                                                 uint64_t size) {
   if (size == 0) return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size must be > 0");
-  {
-    absl::MutexLock lock(&mu_);
-    auto [usage, inserted] = usage_.try_emplace(session);
-    if (inserted) usage->second.quota = default_quota_;
-    const uint64_t quota = usage->second.quota;
-    if (quota != 0 && size > quota - std::min(quota, usage->second.bytes)) {
-      return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                       absl::StrCat("aclrtMalloc: ", size,
-                                    " bytes would exceed this session's "
-                                    "device memory quota of ",
-                                    quota, " bytes (", usage->second.bytes,
-                                    " in use); ask the operator "
-                                    "(aclctl quota)"));
-    }
+  hal::Device& device = backend_.device(device_id);
+  const std::optional<uint64_t> reserved = device.ReservedBytes(size);
+  if (!reserved.has_value()) {
+    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                     absl::StrCat("aclrtMalloc: ", size, " bytes is more than device ", device_id,
+                                  " has (", device.info().memory_bytes, " bytes)"));
   }
-  absl::StatusOr<hal::DeviceBuffer> buffer = backend_.device(device).Allocate(size);
+  // Charged before the device allocates, so that concurrent calls cannot
+  // together pass a quota that each alone respects.
+  absl::Status charged = ledger_->Charge(session, *reserved, size);
+  if (!charged.ok()) return charged;
+  uint32_t uid;
+  {
+    absl::MutexLock lock(&ledger_->mu);
+    uid = ledger_->accounts[session].uid;
+  }
+  absl::StatusOr<hal::DeviceBuffer> buffer = device.Allocate(size);
   if (!buffer.ok()) {
+    ledger_->Uncharge(session, uid, *reserved);
     return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
                      absl::StrCat("aclrtMalloc: ", buffer.status().message()));
   }
+  // Built in place: a temporary Block would give the memory back when destroyed.
+  std::shared_ptr<Block> block(
+      new Block{&device, device_id, session, uid, *std::move(buffer), ledger_});
+  const uint64_t address = block->buffer.address;
   absl::MutexLock lock(&mu_);
-  SessionUsage& usage = usage_[session];
-  usage.bytes += buffer->size;
-  ++usage.allocations;
-  const uint64_t address = buffer->address;
-  allocations_.emplace(address, Allocation{session, device, *std::move(buffer)});
+  allocations_.emplace(address, std::move(block));
   return address;
 }
 
-void MemoryManager::FreeLocked(std::map<uint64_t, Allocation>::iterator it) {
-  const Allocation& allocation = it->second;
-  backend_.device(allocation.device).Free(allocation.buffer);
-  SessionUsage& usage = usage_[allocation.session];
-  usage.bytes -= allocation.buffer.size;
-  --usage.allocations;
-  allocations_.erase(it);
-}
-
 absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
+  std::shared_ptr<Block> freed;  // released after the lock, when no task pins it
   absl::MutexLock lock(&mu_);
   auto it = allocations_.find(address);
-  if (it == allocations_.end() || it->second.session != session) {
+  if (it == allocations_.end() || it->second->session != session) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrFormat("aclrtFree: 0x%x is not the start of a live allocation of "
                                      "this process (freed already, or never allocated here)",
                                      address));
   }
-  FreeLocked(it);
+  freed = std::move(it->second);
+  allocations_.erase(it);
   return absl::OkStatus();
 }
 
@@ -70,12 +152,11 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
   auto it = allocations_.upper_bound(address);
   if (it != allocations_.begin()) {
     --it;
-    const Allocation& allocation = it->second;
-    const uint64_t offset = address - allocation.buffer.address;
-    if (allocation.session == session && offset < allocation.buffer.size &&
-        bytes <= allocation.buffer.size - offset) {
-      return ResolvedRange{allocation.buffer.host + offset, allocation.device,
-                           allocation.buffer.storage};
+    const Block& block = *it->second;
+    const uint64_t offset = address - block.buffer.address;
+    if (block.session == session && offset < block.buffer.size &&
+        bytes <= block.buffer.size - offset) {
+      return ResolvedRange{block.buffer.host + offset, block.device_id, it->second};
     }
   }
   return AclStatus(ACL_ERROR_INVALID_PARAM,
@@ -85,39 +166,43 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
 }
 
 void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> device) {
+  std::vector<std::shared_ptr<Block>> released;  // destroyed after the lock
   absl::MutexLock lock(&mu_);
   for (auto it = allocations_.begin(); it != allocations_.end();) {
-    auto next = std::next(it);
-    if (it->second.session == session && (!device || it->second.device == *device)) {
-      FreeLocked(it);
+    const Block& block = *it->second;
+    if (block.session == session && (!device || block.device_id == *device)) {
+      released.push_back(std::move(it->second));
+      it = allocations_.erase(it);
+    } else {
+      ++it;
     }
-    it = next;
   }
 }
 
 void MemoryManager::RemoveSession(SessionId session) {
   ReleaseSession(session);
-  absl::MutexLock lock(&mu_);
-  usage_.erase(session);
+  absl::MutexLock lock(&ledger_->mu);
+  ledger_->accounts.erase(session);
 }
 
 void MemoryManager::SetQuota(SessionId session, uint64_t bytes) {
-  absl::MutexLock lock(&mu_);
-  usage_[session].quota = bytes;
+  absl::MutexLock lock(&ledger_->mu);
+  auto it = ledger_->accounts.find(session);
+  if (it == ledger_->accounts.end()) return;
+  it->second.quota = bytes;
+  it->second.own_quota = true;
 }
 
 void MemoryManager::SetDefaultQuota(uint64_t bytes) {
-  absl::MutexLock lock(&mu_);
-  default_quota_ = bytes;
+  absl::MutexLock lock(&ledger_->mu);
+  ledger_->default_quota = bytes;
 }
 
 MemoryManager::SessionUsage MemoryManager::UsageOf(SessionId session) const {
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = usage_.find(session);
-  if (it != usage_.end()) return it->second;
-  SessionUsage usage;
-  usage.quota = default_quota_;
-  return usage;
+  absl::MutexLock lock(&ledger_->mu);
+  auto it = ledger_->accounts.find(session);
+  if (it == ledger_->accounts.end()) return SessionUsage{0, 0, ledger_->default_quota};
+  return SessionUsage{it->second.bytes, it->second.allocations, it->second.quota};
 }
 
 }  // namespace acld

@@ -5,6 +5,11 @@
 // turn a device address into bytes, and it refuses any range that is not
 // entirely inside one of the caller's live allocations: another session's
 // memory, freed memory and past-the-end ranges all fail the same way.
+//
+// A resolved range pins its allocation: aclrtFree (or a reset, or the end of
+// the session) removes the address at once, but the device memory is released
+// — and stays charged to its session and user — until the last task that
+// resolved it has finished. So a free never races a kernel into freed memory.
 #ifndef ACLD_DAEMON_CORE_MEMORY_MANAGER_H_
 #define ACLD_DAEMON_CORE_MEMORY_MANAGER_H_
 
@@ -22,7 +27,7 @@
 
 namespace acld {
 
-// Bytes a task may touch, kept alive while the task holds this.
+// Bytes a task may touch, kept alive (and charged) while the task holds this.
 struct ResolvedRange {
   uint8_t* data = nullptr;
   int32_t device = 0;
@@ -31,10 +36,14 @@ struct ResolvedRange {
 
 class MemoryManager {
  public:
-  explicit MemoryManager(hal::Backend& backend) : backend_(backend) {}
+  explicit MemoryManager(hal::Backend& backend);
+
+  // A new session of user `uid`, with the default quota.
+  void AddSession(SessionId session, uint32_t uid);
 
   // Allocates `size` bytes on `device` for `session`, within the device's free
-  // memory and the session's quota.
+  // memory, the session's quota and its user's (all charged by what the
+  // device reserves, not by what was asked).
   absl::StatusOr<uint64_t> Allocate(SessionId session, int32_t device, uint64_t size);
   absl::Status Free(SessionId session, uint64_t address);
 
@@ -49,31 +58,28 @@ class MemoryManager {
   // The session is gone: its memory and its quota.
   void RemoveSession(SessionId session);
 
-  // 0 means no quota.
+  // 0 means no quota. A quota set for one session by the operator is that
+  // session's own grant; sessions on the default quota also share it per user,
+  // so a user cannot multiply it by opening more processes.
   void SetQuota(SessionId session, uint64_t bytes);
   void SetDefaultQuota(uint64_t bytes);
 
   struct SessionUsage {
-    uint64_t bytes = 0;
+    uint64_t bytes = 0;  // reserved on the devices, frees still in flight included
     uint64_t allocations = 0;
     uint64_t quota = 0;
   };
   SessionUsage UsageOf(SessionId session) const;
 
  private:
-  struct Allocation {
-    SessionId session;
-    int32_t device;
-    hal::DeviceBuffer buffer;
-  };
-
-  void FreeLocked(std::map<uint64_t, Allocation>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  struct Ledger;
+  struct Block;
 
   hal::Backend& backend_;
+  const std::shared_ptr<Ledger> ledger_;  // also held by every block, which may outlive us
   mutable absl::Mutex mu_;
-  std::map<uint64_t, Allocation> allocations_ ABSL_GUARDED_BY(mu_);  // by start address
-  std::map<SessionId, SessionUsage> usage_ ABSL_GUARDED_BY(mu_);
-  uint64_t default_quota_ ABSL_GUARDED_BY(mu_) = 0;
+  // Live allocations by start address; a task's pin is another reference.
+  std::map<uint64_t, std::shared_ptr<Block>> allocations_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acld

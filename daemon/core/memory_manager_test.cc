@@ -1,5 +1,7 @@
 #include "daemon/core/memory_manager.h"
 
+#include <cstring>
+
 #include "acl/acl_base.h"
 #include "daemon/core/acl_status.h"
 #include "gtest/gtest.h"
@@ -10,7 +12,9 @@ namespace {
 
 class MemoryManagerTest : public ::testing::Test {
  protected:
-  MemoryManagerTest() : backend_(hal::sim::CreateSimBackend({2, 1 << 20})), memory_(*backend_) {}
+  MemoryManagerTest() : backend_(hal::sim::CreateSimBackend({2, 1 << 20})), memory_(*backend_) {
+    for (SessionId session : {1, 2, 3}) memory_.AddSession(session, 1000 + session);
+  }
 
   int Code(const absl::Status& status) { return AclCodeOf(status); }
 
@@ -69,13 +73,68 @@ TEST_F(MemoryManagerTest, ReleaseSessionFreesEverythingOrOneDevice) {
   const uint64_t on_one = *memory_.Allocate(1, 1, 100);
   memory_.Allocate(2, 0, 100).IgnoreError();
   memory_.ReleaseSession(1, 0);
-  EXPECT_EQ(memory_.UsageOf(1).bytes, 100u);
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 512u);  // charged as the device reserves it
   EXPECT_TRUE(memory_.Resolve(1, on_one, 100).ok());
   memory_.ReleaseSession(1);
   EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
-  EXPECT_EQ(memory_.UsageOf(2).bytes, 100u);
+  EXPECT_EQ(memory_.UsageOf(2).bytes, 512u);
   EXPECT_EQ(backend_->device(1).used_bytes(), 0u);
   EXPECT_EQ(backend_->device(0).used_bytes(), 512u);
+}
+
+TEST_F(MemoryManagerTest, SizesNearTheTopOfTheRangeAreRefusedNotWrapped) {
+  for (uint64_t size : {~uint64_t{0}, ~uint64_t{0} - 511, ~uint64_t{0} - 1000, uint64_t{1} << 63}) {
+    EXPECT_EQ(Code(memory_.Allocate(1, 0, size).status()), ACL_ERROR_RT_MEMORY_ALLOCATION) << size;
+  }
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
+  // Nothing was recorded, so no offset reaches past a real allocation.
+  const uint64_t address = *memory_.Allocate(1, 0, 16);
+  EXPECT_EQ(Code(memory_.Resolve(1, address, 1 << 20).status()), ACL_ERROR_INVALID_PARAM);
+}
+
+TEST_F(MemoryManagerTest, FreshMemoryNeverShowsAnotherSessionsBytes) {
+  for (int round = 0; round < 50; ++round) {
+    const uint64_t theirs = *memory_.Allocate(2, 0, 4096);
+    ResolvedRange written = *memory_.Resolve(2, theirs, 4096);
+    std::memset(written.data, 0xab, 4096);
+    written = {};
+    ASSERT_TRUE(memory_.Free(2, theirs).ok());
+    const uint64_t mine = *memory_.Allocate(1, 0, 4096);
+    ResolvedRange read = *memory_.Resolve(1, mine, 4096);
+    for (int i = 0; i < 4096; ++i) ASSERT_EQ(read.data[i], 0) << "round " << round << " byte " << i;
+    read = {};
+    ASSERT_TRUE(memory_.Free(1, mine).ok());
+  }
+}
+
+TEST_F(MemoryManagerTest, QuotaChargesWhatTheDeviceReserves) {
+  memory_.SetQuota(1, 20000);
+  int allocations = 0;
+  while (memory_.Allocate(1, 0, 1).ok()) ++allocations;
+  EXPECT_EQ(allocations, 20000 / 512);
+  EXPECT_LE(backend_->device(0).used_bytes(), 20000u);
+}
+
+TEST_F(MemoryManagerTest, TheDefaultQuotaHoldsForAllOfAUsersSessions) {
+  memory_.AddSession(4, 1002);  // the same user as session 1
+  memory_.SetDefaultQuota(4096);
+  memory_.AddSession(5, 1002);
+  memory_.AddSession(6, 1002);
+  ASSERT_TRUE(memory_.Allocate(5, 0, 4096).ok());
+  EXPECT_EQ(Code(memory_.Allocate(6, 0, 512).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_TRUE(memory_.Allocate(3, 0, 4096).ok());  // another user
+}
+
+TEST_F(MemoryManagerTest, AFreeWaitsForThePinsAndStaysCharged) {
+  const uint64_t address = *memory_.Allocate(1, 0, 4096);
+  ResolvedRange pinned = *memory_.Resolve(1, address, 4096);
+  ASSERT_TRUE(memory_.Free(1, address).ok());
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 4096u);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 4096u);
+  pinned = {};
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
 }
 
 }  // namespace

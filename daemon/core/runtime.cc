@@ -10,7 +10,10 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
     : backend_(std::move(backend)),
       memory_(*backend_),
       broker_(timer_, options.callback_timeout),
-      default_max_streams_(options.default_max_streams) {
+      default_max_streams_(options.default_max_streams),
+      default_max_contexts_(options.default_max_contexts),
+      default_max_events_(options.default_max_events),
+      max_queued_bytes_(options.max_queued_bytes_per_session) {
   memory_.SetDefaultQuota(options.default_memory_quota);
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     engines_.push_back(std::make_unique<StreamEngine>(options.workers_per_device));
@@ -18,12 +21,14 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
 }
 
 Runtime::~Runtime() {
+  std::vector<Released> released;
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [id, session] : sessions_.all()) {
-      ReleaseSessionResources(*sessions_.Find(id), std::nullopt);
+      released.push_back(ReleaseSessionResources(*sessions_.Find(id), std::nullopt));
     }
   }
+  for (Released& each : released) DiscardReleased(std::move(each));
   // Workers stop before the timer they may schedule on; the timer's remaining
   // callbacks may still make streams ready, which a stopped engine tolerates.
   for (auto& engine : engines_) engine->Stop();
@@ -54,19 +59,32 @@ SessionId Runtime::OpenSession(const PeerInfo& peer) {
   absl::MutexLock lock(&mu_);
   Session& session = sessions_.Open(peer, absl::Now());
   session.max_streams = default_max_streams_;
+  session.max_contexts = default_max_contexts_;
+  session.max_events = default_max_events_;
+  session.queue_budget = std::make_shared<QueueBudget>(max_queued_bytes_);
+  memory_.AddSession(session.id, peer.uid);
   return session.id;
 }
 
 bool Runtime::CloseSession(SessionId id) {
-  absl::MutexLock lock(&mu_);
-  Session* session = sessions_.Find(id);
-  if (session == nullptr) return false;
-  ReleaseSessionResources(*session, std::nullopt);
-  broker_.ForgetSession(id);
-  memory_.RemoveSession(id);
-  init_.RemoveSession(id);
-  sessions_.Close(id);
-  UpdateDevicePower();
+  Released released;
+  std::shared_ptr<QueueBudget> budget;
+  {
+    absl::MutexLock lock(&mu_);
+    Session* session = sessions_.Find(id);
+    if (session == nullptr) return false;
+    released = ReleaseSessionResources(*session, std::nullopt);
+    budget = session->queue_budget;
+    broker_.ForgetSession(id);
+    memory_.RemoveSession(id);
+    init_.RemoveSession(id);
+    sessions_.Close(id);
+    UpdateDevicePower();
+  }
+  // Outside the lock: discarding answers waiters, which may write to a client.
+  budget->Close();
+  for (auto& engine : engines_) engine->ForgetSession(id);
+  DiscardReleased(std::move(released));
   return true;
 }
 
@@ -134,18 +152,23 @@ absl::StatusOr<uint64_t> Runtime::DropInitReference(SessionId id) {
   return init_.DropReference(id);
 }
 
-absl::Status Runtime::Finalize(SessionId id) {
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
-  absl::Status status = init_.Finalize(id);
-  if (!status.ok()) return status;
-  ReleaseSessionResources(**session, std::nullopt);
-  (*session)->device_refs.clear();
-  (*session)->config.clear();
-  (*session)->has_default_device = false;
-  UpdateDevicePower();
-  return absl::OkStatus();
+void Runtime::Finalize(SessionId id, Done done) {
+  Released released;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Session*> session = FindSession(id);
+    status = session.ok() ? init_.Finalize(id) : session.status();
+    if (status.ok()) {
+      released = ReleaseSessionResources(**session, std::nullopt);
+      (*session)->device_refs.clear();
+      (*session)->config.clear();
+      (*session)->has_default_device = false;
+      UpdateDevicePower();
+    }
+  }
+  if (!status.ok()) return done(status);
+  DrainReleased(id, std::move(released), std::move(done));
 }
 
 int32_t Runtime::DeviceCount() const { return backend_->device_count(); }
@@ -180,21 +203,38 @@ absl::StatusOr<ContextInfo> Runtime::SetDevice(SessionId id, int32_t device_id) 
   return DefaultContextLocked(**session, device_id);
 }
 
-absl::Status Runtime::ResetDevice(SessionId id, int32_t device_id, bool force) {
-  absl::Status valid = CheckDeviceId(device_id);
-  if (!valid.ok()) return valid;
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
-  auto& refs = (*session)->device_refs;
-  auto it = refs.find(device_id);
-  // As in CANN, resetting a device the process never set is harmless.
-  if (it == refs.end()) return absl::OkStatus();
-  if (force || --it->second == 0) {
-    refs.erase(it);
-    ReleaseSessionResources(**session, device_id);
+void Runtime::ResetDevice(SessionId id, int32_t device_id, bool force, Done done) {
+  absl::Status status = CheckDeviceId(device_id);
+  Released released;
+  if (status.ok()) {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Session*> session = FindSession(id);
+    status = session.status();
+    if (status.ok()) {
+      auto& refs = (*session)->device_refs;
+      auto it = refs.find(device_id);
+      // As in CANN, resetting a device the process never set is harmless.
+      if (it != refs.end() && (force || --it->second == 0)) {
+        refs.erase(it);
+        released = ReleaseSessionResources(**session, device_id);
+      }
+      UpdateDevicePower();
+    }
   }
-  UpdateDevicePower();
+  if (!status.ok()) return done(status);
+  DrainReleased(id, std::move(released), std::move(done));
+}
+
+absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char* call) {
+  const uint32_t quota = session.max_streams;
+  if (quota != 0 && session.streams.size() + session.closing_streams >= quota) {
+    return AclStatus(
+        ACL_ERROR_RT_NO_STREAM_RESOURCE,
+        absl::StrCat(call, ": this process may hold at most ", quota,
+                     " streams (default streams and streams still finishing their work "
+                     "included; --max_streams_per_session, or aclctl quota); it holds ",
+                     session.streams.size(), " and ", session.closing_streams, " are finishing"));
+  }
   return absl::OkStatus();
 }
 
@@ -225,33 +265,57 @@ absl::StatusOr<ContextInfo> Runtime::CreateContext(SessionId id, int32_t device_
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Session*> session = FindSession(id);
   if (!session.ok()) return session.status();
+  const Session& current = **session;
+  const size_t created = current.contexts.size() - current.default_contexts.size();
+  if (current.max_contexts != 0 && created >= current.max_contexts) {
+    return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                     absl::StrCat("aclrtCreateContext: this process may hold at most ",
+                                  current.max_contexts,
+                                  " contexts (--max_contexts_per_session)"));
+  }
+  absl::Status streams = CheckStreamQuotaLocked(current, "aclrtCreateContext");
+  if (!streams.ok()) return streams;
   // A context holds its device like aclrtSetDevice does (CANN: rtCtxCreate).
   ++(*session)->device_refs[device_id];
   UpdateDevicePower();
   return NewContextLocked(**session, device_id, /*device_default=*/false);
 }
 
-absl::Status Runtime::DestroyContext(SessionId id, ContextId context_id) {
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
-  auto it = (*session)->contexts.find(context_id);
-  if (it == (*session)->contexts.end() || it->second.is_device_default) {
+void Runtime::DestroyContext(SessionId id, ContextId context_id, Done done) {
+  Released released;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    status = DetachContextLocked(id, context_id, released);
+  }
+  if (!status.ok()) return done(status);
+  DrainReleased(id, std::move(released), std::move(done));
+}
+
+absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Released& released) {
+  absl::StatusOr<Session*> found = FindSession(id);
+  if (!found.ok()) return found.status();
+  Session& session = **found;
+  auto it = session.contexts.find(context_id);
+  if (it == session.contexts.end() || it->second.is_device_default) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("aclrtDestroyContext: context ", context_id,
                                   " is not a context this process created"));
   }
   const Context context = it->second;
-  (*session)->contexts.erase(it);
-  auto stream = (*session)->streams.find(context.default_stream);
-  if (stream != (*session)->streams.end()) {
-    stream->second->Close(/*discard=*/true, [] {});
-    (*session)->streams.erase(stream);
+  session.contexts.erase(it);
+  auto stream = session.streams.find(context.default_stream);
+  if (stream != session.streams.end()) {
+    released.streams.push_back(std::move(stream->second));
+    ++session.closing_streams;
+    session.streams.erase(stream);
   }
-  auto refs = (*session)->device_refs.find(context.device);
-  if (refs != (*session)->device_refs.end() && --refs->second == 0) {
-    (*session)->device_refs.erase(refs);
-    ReleaseSessionResources(**session, context.device);
+  auto refs = session.device_refs.find(context.device);
+  if (refs != session.device_refs.end() && --refs->second == 0) {
+    session.device_refs.erase(refs);
+    Released device = ReleaseSessionResources(session, context.device);
+    for (auto& each : device.streams) released.streams.push_back(std::move(each));
+    released.events = std::move(device.events);
   }
   UpdateDevicePower();
   return absl::OkStatus();
@@ -269,14 +333,17 @@ absl::StatusOr<ContextInfo> Runtime::GetContext(SessionId id, ContextId context_
   return ContextInfo{it->second.id, it->second.device, it->second.default_stream};
 }
 
-void Runtime::ReleaseSessionResources(Session& session, std::optional<int32_t> device) {
+Runtime::Released Runtime::ReleaseSessionResources(Session& session,
+                                                    std::optional<int32_t> device) {
   auto on_device = [&](int32_t d) { return !device.has_value() || *device == d; };
+  Released released;
   for (auto it = session.streams.begin(); it != session.streams.end();) {
     if (!on_device(it->second->options().device)) {
       ++it;
       continue;
     }
-    it->second->Close(/*discard=*/true, [] {});
+    released.streams.push_back(std::move(it->second));
+    ++session.closing_streams;
     session.streams_with_allocator.erase(it->first);
     it = session.streams.erase(it);
   }
@@ -285,7 +352,7 @@ void Runtime::ReleaseSessionResources(Session& session, std::optional<int32_t> d
       ++it;
       continue;
     }
-    it->second->ReleaseWaiters();
+    released.events.push_back(std::move(it->second));
     it = session.events.erase(it);
   }
   for (auto it = session.contexts.begin(); it != session.contexts.end();) {
@@ -295,6 +362,13 @@ void Runtime::ReleaseSessionResources(Session& session, std::optional<int32_t> d
     it = on_device(it->first) ? session.default_contexts.erase(it) : std::next(it);
   }
   memory_.ReleaseSession(session.id, device);
+  return released;
+}
+
+void Runtime::StreamDrained(SessionId id) {
+  absl::MutexLock lock(&mu_);
+  Session* session = sessions_.Find(id);
+  if (session != nullptr && session->closing_streams > 0) --session->closing_streams;
 }
 
 void Runtime::UpdateDevicePower() {
@@ -334,6 +408,21 @@ absl::Status Runtime::SetStreamQuota(SessionId id, uint32_t max_streams) {
 
 void Runtime::SetDefaultMemoryQuota(uint64_t bytes) { memory_.SetDefaultQuota(bytes); }
 
+absl::Status Runtime::SetWeight(SessionId id, uint32_t weight) {
+  if (weight == 0 || weight > 1000) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("a session's weight is 1..1000, not ", weight));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Session*> session = FindSession(id);
+    if (!session.ok()) return session.status();
+    (*session)->weight = weight;
+  }
+  for (auto& engine : engines_) engine->SetWeight(id, weight);
+  return absl::OkStatus();
+}
+
 void Runtime::SetDefaultStreamQuota(uint32_t max_streams) {
   absl::MutexLock lock(&mu_);
   default_max_streams_ = max_streams;
@@ -370,6 +459,8 @@ RuntimeSnapshot Runtime::Snapshot() const {
     entry.memory_quota = usage.quota;
     entry.pending_callbacks = broker_.Pending(session_id);
     entry.callback_timeouts = broker_.Timeouts(session_id);
+    entry.queued_bytes = session.queue_budget->used();
+    entry.queued_bytes_limit = session.queue_budget->limit();
     for (const auto& [stream_id, stream] : session.streams) {
       StreamSnapshot stream_info;
       stream_info.id = stream_id;

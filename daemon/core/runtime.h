@@ -29,6 +29,7 @@
 #include "daemon/core/callback_broker.h"
 #include "daemon/core/init_arbiter.h"
 #include "daemon/core/memory_manager.h"
+#include "daemon/core/queue_budget.h"
 #include "daemon/core/runtime_snapshot.h"
 #include "daemon/core/session_events.h"
 #include "daemon/core/session_table.h"
@@ -52,6 +53,10 @@ struct RuntimeOptions {
   // Quotas of new sessions (0: no limit); operators change them at run time.
   uint64_t default_memory_quota = 0;
   uint32_t default_max_streams = 4096;
+  uint32_t default_max_contexts = 1024;
+  uint32_t default_max_events = 16384;
+  // Queued work each session may make the daemon hold (0: no limit).
+  uint64_t max_queued_bytes_per_session = 256ull << 20;
 };
 
 struct ContextInfo {
@@ -66,6 +71,9 @@ struct ContextInfo {
 struct HostSpan {
   uint8_t* data = nullptr;
   std::shared_ptr<void> keepalive;
+  // Daemon memory the span itself holds (a request's inline bytes): charged
+  // to the session's queue budget while the copy waits on its stream.
+  uint64_t owned_bytes = 0;
 };
 
 struct CopyRequest {
@@ -82,6 +90,17 @@ struct MemsetRequest {
   uint64_t max_count = 0;
   int32_t value = 0;
   uint64_t count = 0;
+};
+
+// A copy whose ranges were checked, and whose device memory is pinned, when it
+// was launched: running it later cannot touch memory freed meanwhile.
+struct PreparedCopy {
+  uint8_t* dst = nullptr;
+  const uint8_t* src = nullptr;
+  uint64_t count = 0;
+  std::shared_ptr<void> dst_keepalive;
+  std::shared_ptr<void> src_keepalive;
+  void Run() const;
 };
 
 struct KernelRequest {
@@ -101,6 +120,8 @@ struct MemInfo {
 };
 
 using Done = std::function<void(absl::Status)>;
+// Receives the bytes of a device-to-host copy into the client's own memory.
+using Deliver = std::function<void(absl::StatusOr<std::string>)>;
 
 class Runtime {
  public:
@@ -126,8 +147,9 @@ class Runtime {
   absl::Status Initialize(SessionId session, const InitSettings& settings);
   absl::Status AbortInit(SessionId session);
   absl::StatusOr<uint64_t> DropInitReference(SessionId session);
-  // Full finalize: count -> 0, every resource of the session released.
-  absl::Status Finalize(SessionId session);
+  // Full finalize: count -> 0, every resource of the session released after
+  // the work already launched has finished; `done` runs then.
+  void Finalize(SessionId session, Done done);
 
   // Devices and contexts.
   int32_t DeviceCount() const;
@@ -137,18 +159,25 @@ class Runtime {
   // Takes a device reference; returns the device's default context.
   absl::StatusOr<ContextInfo> SetDevice(SessionId session, int32_t device_id);
   // Drops one reference (all with `force`); at zero the session's contexts,
-  // streams, events and memory on the device are released.
-  absl::Status ResetDevice(SessionId session, int32_t device_id, bool force);
+  // streams, events and memory on the device are released once the work
+  // already launched on them has finished (as CANN does: reset waits, it does
+  // not discard). `done` runs then.
+  void ResetDevice(SessionId session, int32_t device_id, bool force, Done done);
   absl::StatusOr<ContextInfo> CreateContext(SessionId session, int32_t device_id);
-  absl::Status DestroyContext(SessionId session, ContextId context);
+  // Waits for the work launched on the context's default stream, then releases it.
+  void DestroyContext(SessionId session, ContextId context, Done done);
   absl::StatusOr<ContextInfo> GetContext(SessionId session, ContextId context);
   void SynchronizeDevice(SessionId session, int32_t device_id, absl::Duration timeout, Done done);
 
   // Streams.
   absl::StatusOr<StreamId> CreateStream(SessionId session, ContextId context, uint32_t priority,
                                         uint32_t flags);
-  // Waits for queued work (or discards it with `force`), then releases the stream.
+  // Waits for queued work, then releases the stream. With `force` it returns at
+  // once and the launched work still runs to completion, as on a device.
   void DestroyStream(SessionId session, StreamId stream, bool force, Done done);
+  // aclrtStreamAbort: discards the stream's queued work; its waiters get
+  // ACL_ERROR_RT_STREAM_ABORT.
+  absl::Status AbortStream(SessionId session, StreamId stream);
   void SynchronizeStream(SessionId session, StreamId stream, absl::Duration timeout, Done done);
   // True when every task of the stream has finished.
   absl::StatusOr<bool> StreamIdle(SessionId session, StreamId stream);
@@ -163,6 +192,12 @@ class Runtime {
   // ACL_ERROR_RT_STREAM_ABORT if the stream dropped it.
   absl::StatusOr<uint64_t> EnqueueCopy(SessionId session, StreamId stream, uint64_t thread,
                                        CopyRequest copy, Done finished = nullptr);
+  // A device-to-host copy for a process whose destination acld cannot map:
+  // the bytes are read when the stream reaches the copy and go to `deliver`
+  // (or an error: a bad range, ACL_ERROR_RT_STREAM_ABORT when discarded).
+  absl::StatusOr<uint64_t> EnqueueCopyToClient(SessionId session, StreamId stream,
+                                               uint64_t thread, uint64_t device_src,
+                                               uint64_t count, Deliver deliver);
   absl::StatusOr<uint64_t> EnqueueMemset(SessionId session, StreamId stream, uint64_t thread,
                                          const MemsetRequest& memset);
   absl::StatusOr<uint64_t> RecordEvent(SessionId session, EventId event, StreamId stream,
@@ -198,6 +233,8 @@ class Runtime {
   absl::Status SetStreamQuota(SessionId session, uint32_t max_streams);
   void SetDefaultMemoryQuota(uint64_t bytes);
   void SetDefaultStreamQuota(uint32_t max_streams);
+  // The session's share of each device's time against other sessions (>= 1).
+  absl::Status SetWeight(SessionId session, uint32_t weight);
 
   // True when no stream of any session has unfinished work (shutdown drains).
   bool AllStreamsIdle() const;
@@ -218,17 +255,40 @@ class Runtime {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::shared_ptr<Stream> NewStreamLocked(Session& session, int32_t device_id, uint32_t priority,
                                           uint32_t flags) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Releases the session's handles and memory (on one device, when given).
-  void ReleaseSessionResources(Session& session, std::optional<int32_t> device)
+  // What a session gave up: streams and events to close after mu_ is released
+  // (closing completes waiters, which may write to a client).
+  struct Released {
+    std::vector<std::shared_ptr<Stream>> streams;
+    std::vector<std::shared_ptr<Event>> events;
+  };
+  // Takes the session's handles and memory (on one device, when given) out of
+  // the session; its memory is freed once no launched work pins it.
+  Released ReleaseSessionResources(Session& session, std::optional<int32_t> device)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes a context the session created (and its default stream) out of it.
+  absl::Status DetachContextLocked(SessionId session, ContextId context, Released& released)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Lets released work finish, then closes it and calls `done` (no lock held).
+  void DrainReleased(SessionId session, Released released, Done done) ABSL_LOCKS_EXCLUDED(mu_);
+  // Discards released work at once: its session has ended.
+  void DiscardReleased(Released released) ABSL_LOCKS_EXCLUDED(mu_);
+  // The stream quota, closing streams included.
+  absl::Status CheckStreamQuotaLocked(const Session& session, const char* call)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Called when a stream the session gave up has drained.
+  void StreamDrained(SessionId session) ABSL_LOCKS_EXCLUDED(mu_);
   // Brings each device up or down to match who needs it: all devices while the
   // host-wide init count is non-zero, otherwise those a session set.
   void UpdateDevicePower() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<uint64_t> Enqueue(SessionId session, StreamId stream, uint64_t thread, TaskFn task,
+  // Charges the session's queue budget (waiting for room) and appends the task.
+  absl::StatusOr<uint64_t> Enqueue(SessionId session, const std::shared_ptr<Stream>& stream,
+                                   uint64_t thread, uint64_t payload_bytes, TaskFn task,
                                    std::function<void()> on_discard = nullptr,
                                    const char* waits_for = "work");
-  absl::Status RunCopy(SessionId session, const CopyRequest& copy) const;
-  absl::Status RunMemset(SessionId session, const MemsetRequest& memset) const;
+  absl::StatusOr<std::shared_ptr<QueueBudget>> BudgetOf(SessionId session)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
+  absl::StatusOr<ResolvedRange> ResolveFill(SessionId session, const MemsetRequest& memset) const;
   void ReportFailure(const TaskFailure& failure);
 
   // Declaration order is destruction order in reverse: the timer stops before
@@ -245,6 +305,9 @@ class Runtime {
   InitArbiter init_ ABSL_GUARDED_BY(mu_);
   uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;  // contexts, streams, events: never reused
   uint32_t default_max_streams_ ABSL_GUARDED_BY(mu_);
+  const uint32_t default_max_contexts_;
+  const uint32_t default_max_events_;
+  const uint64_t max_queued_bytes_;
 };
 
 }  // namespace acld

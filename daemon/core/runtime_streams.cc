@@ -1,6 +1,9 @@
 // Runtime: streams, events and the tasks that run on streams.
 #include <atomic>
 
+#include <cstring>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
@@ -96,13 +99,8 @@ absl::StatusOr<StreamId> Runtime::CreateStream(SessionId id, ContextId context_i
                      absl::StrCat("context ", context_id,
                                   " is not a context of this process; call aclrtSetDevice"));
   }
-  const uint32_t quota = (*session)->max_streams;
-  if (quota != 0 && (*session)->streams.size() >= quota) {
-    return AclStatus(ACL_ERROR_RT_NO_STREAM_RESOURCE,
-                     absl::StrCat("this process may hold at most ", quota,
-                                  " streams (its stream quota, default streams included); ask "
-                                  "the operator (aclctl quota)"));
-  }
+  absl::Status quota = CheckStreamQuotaLocked(**session, "aclrtCreateStream");
+  if (!quota.ok()) return quota;
   return NewStreamLocked(**session, context->second.device, priority, flags)->id();
 }
 
@@ -123,8 +121,59 @@ void Runtime::DestroyStream(SessionId id, StreamId stream_id, bool force, Done d
     stream = it->second;
     (*session)->streams.erase(it);
     (*session)->streams_with_allocator.erase(stream_id);
+    ++(*session)->closing_streams;
   }
-  stream->Close(force, [done = std::move(done)] { done(absl::OkStatus()); });
+  if (force) {
+    // Returns now; the launched work still runs (and counts) until it is done.
+    stream->Close([this, id] { StreamDrained(id); });
+    return done(absl::OkStatus());
+  }
+  stream->Close([this, id, done = std::move(done)] {
+    StreamDrained(id);
+    done(absl::OkStatus());
+  });
+}
+
+absl::Status Runtime::AbortStream(SessionId id, StreamId stream_id) {
+  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
+  if (!stream.ok()) return stream.status();
+  (*stream)->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT,
+                             absl::StrCat("stream ", stream_id, " was aborted (aclrtStreamAbort); "
+                                          "its queued work was discarded")));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<QueueBudget>> Runtime::BudgetOf(SessionId id) {
+  absl::ReaderMutexLock lock(&mu_);
+  absl::StatusOr<Session*> session = FindSession(id);
+  if (!session.ok()) return session.status();
+  return (*session)->queue_budget;
+}
+
+void Runtime::DrainReleased(SessionId id, Released released, Done done) {
+  auto events = std::make_shared<std::vector<std::shared_ptr<Event>>>(std::move(released.events));
+  auto finish = [events, done = std::move(done)](absl::Status status) {
+    for (const auto& event : *events) event->ReleaseWaiters();
+    done(std::move(status));
+  };
+  if (released.streams.empty()) return finish(absl::OkStatus());
+  auto each = Countdown(released.streams.size(), std::move(finish));
+  for (const auto& stream : released.streams) {
+    stream->Close([this, id, each] {
+      StreamDrained(id);
+      each(absl::OkStatus());
+    });
+  }
+}
+
+void Runtime::DiscardReleased(Released released) {
+  const absl::Status ended = AclStatus(
+      ACL_ERROR_RT_SOCKET_CLOSE, "the session ended; the work it had queued was discarded");
+  for (const auto& stream : released.streams) {
+    stream->Abort(ended);
+    stream->Close([] {});
+  }
+  for (const auto& event : released.events) event->ReleaseWaiters();
 }
 
 void Runtime::SynchronizeStream(SessionId id, StreamId stream_id, absl::Duration timeout,
@@ -166,32 +215,55 @@ absl::Status Runtime::SetStreamAllocator(SessionId id, StreamId stream_id, bool 
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> Runtime::Enqueue(SessionId id, StreamId stream_id, uint64_t thread,
-                                          TaskFn task, std::function<void()> on_discard,
+absl::StatusOr<uint64_t> Runtime::Enqueue(SessionId id, const std::shared_ptr<Stream>& stream,
+                                          uint64_t thread, uint64_t payload_bytes, TaskFn task,
+                                          std::function<void()> on_discard,
                                           const char* waits_for) {
-  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
-  if (!stream.ok()) return stream.status();
-  return (*stream)->Enqueue(std::move(task), thread, std::move(on_discard), waits_for);
+  absl::StatusOr<std::shared_ptr<QueueBudget>> budget = BudgetOf(id);
+  if (!budget.ok()) return budget.status();
+  // May wait for room: no lock is held here.
+  absl::StatusOr<std::shared_ptr<void>> charge =
+      (*budget)->Charge(QueueBudget::kTaskOverheadBytes + payload_bytes);
+  if (!charge.ok()) return charge.status();
+  return stream->Enqueue(std::move(task), thread, std::move(on_discard), waits_for,
+                         *std::move(charge));
 }
 
 namespace {
 
-// The kernel's view of device memory: the launching session's allocations only.
-class SessionMemory : public hal::MemoryResolver {
+// The device ranges a kernel launch declared, checked against the launching
+// session's allocations and pinned when it was launched. The kernel may
+// resolve only inside them.
+class PinnedMemory : public hal::MemoryResolver {
  public:
-  SessionMemory(const MemoryManager& memory, SessionId session)
-      : memory_(memory), session_(session) {}
+  absl::Status Pin(const MemoryManager& memory, SessionId session,
+                   const std::vector<hal::DeviceRange>& ranges) {
+    for (const hal::DeviceRange& range : ranges) {
+      absl::StatusOr<ResolvedRange> resolved = memory.Resolve(session, range.address, range.bytes);
+      if (!resolved.ok()) return resolved.status();
+      pins_.push_back(Pin_{range, *std::move(resolved)});
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<uint8_t*> Resolve(uint64_t address, uint64_t bytes) override {
-    absl::StatusOr<ResolvedRange> range = memory_.Resolve(session_, address, bytes);
-    if (!range.ok()) return range.status();
-    keepalive_.push_back(range->keepalive);
-    return range->data;
+    for (const Pin_& pin : pins_) {
+      const uint64_t offset = address - pin.range.address;
+      if (address >= pin.range.address && offset <= pin.range.bytes &&
+          bytes <= pin.range.bytes - offset) {
+        return pin.resolved.data + offset;
+      }
+    }
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     "the kernel touched device memory outside the ranges it declared");
   }
 
  private:
-  const MemoryManager& memory_;
-  const SessionId session_;
-  std::vector<std::shared_ptr<void>> keepalive_;
+  struct Pin_ {
+    hal::DeviceRange range;
+    ResolvedRange resolved;
+  };
+  std::vector<Pin_> pins_;
 };
 
 absl::Status KernelStatus(const std::string& name, absl::Status status) {
@@ -202,18 +274,23 @@ absl::Status KernelStatus(const std::string& name, absl::Status status) {
                    absl::StrCat("kernel ", name, " failed: ", status.message()));
 }
 
+// Longest busy time a sim kernel may ask for (about 12 days): keeps the
+// deadline arithmetic far from overflow.
+constexpr uint64_t kMaxBusyMicros = uint64_t{1} << 40;
+
 }  // namespace
 
 absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id, uint64_t thread,
                                                KernelRequest request) {
   absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
   if (!stream.ok()) return stream.status();
-  const hal::Device& device = backend_->device((*stream)->options().device);
+  const int32_t device_id = (*stream)->options().device;
+  const hal::Device& device = backend_->device(device_id);
   const hal::Kernel* kernel = device.FindKernel(request.name);
   if (kernel == nullptr) {
-    return AclStatus(
-        ACL_ERROR_INVALID_PARAM,
-        absl::StrCat("aclsimLaunchKernel: no built-in kernel named '", request.name, "'"));
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("aclsimLaunchKernel: no built-in kernel named '",
+                                  absl::CHexEscape(request.name.substr(0, 64)), "'"));
   }
   if (request.block_dim == 0) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclsimLaunchKernel: blockDim must be > 0");
@@ -224,55 +301,116 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
         absl::StrCat("aclsimLaunchKernel: ", request.name, " takes ", kernel->arg_count() * 8,
                      " bytes of arguments, got ", request.args.size() * 8));
   }
-  const uint64_t busy_micros = kernel->BusyMicros(request.args);
+  // The memory the kernel will touch is checked and pinned now; a bad range
+  // fails the task when the stream reaches it, as a device would.
+  auto pinned = std::make_shared<PinnedMemory>();
+  absl::Status pinned_status;
+  absl::StatusOr<std::vector<hal::DeviceRange>> ranges =
+      kernel->Ranges(request.block_dim, request.args);
+  pinned_status = ranges.ok() ? pinned->Pin(memory_, id, *ranges) : ranges.status();
+  const uint64_t busy_micros = std::min(kernel->BusyMicros(request.args), kMaxBusyMicros);
+  const uint64_t payload = request.args.size() * 8 + request.name.size();
   auto shared = std::make_shared<const KernelRequest>(std::move(request));
-  // A busy kernel dropped by its stream (forced destroy) must not apply its
-  // effect when its busy time ends.
-  auto discarded = std::make_shared<std::atomic<bool>>(false);
-  TaskFn task = [this, id, kernel, shared, busy_micros,
-                 discarded](const TaskResume& resume) -> std::optional<absl::Status> {
-    auto run = [this, id, kernel, shared] {
-      SessionMemory memory(memory_, id);
-      return KernelStatus(shared->name, kernel->Run(shared->block_dim, shared->args, memory));
-    };
-    if (busy_micros == 0) return run();
-    // The kernel occupies its stream for its busy time; no worker waits.
-    timer_.Schedule(absl::Now() + absl::Microseconds(busy_micros), [run, resume, discarded] {
-      if (!discarded->load()) resume(run());
-    });
+  auto run = [kernel, shared, pinned, pinned_status] {
+    if (!pinned_status.ok()) return KernelStatus(shared->name, pinned_status);
+    return KernelStatus(shared->name, kernel->Run(shared->block_dim, shared->args, *pinned));
+  };
+  if (busy_micros == 0) {
+    return Enqueue(id, *stream, thread, payload,
+                   [run](const TaskResume&) -> std::optional<absl::Status> { return run(); });
+  }
+  // The kernel occupies its stream for its busy time without holding a
+  // worker; when the time is up its effect runs on one of the device's
+  // workers (never on the timer thread, which every device shares).
+  struct Busy {
+    std::atomic<bool> discarded{false};
+    std::atomic<Timer::TimerId> timer{0};
+  };
+  auto busy = std::make_shared<Busy>();
+  StreamEngine* engine = engines_[device_id].get();
+  TaskFn task = [this, run, busy, busy_micros,
+                 engine](const TaskResume& resume) -> std::optional<absl::Status> {
+    busy->timer = timer_.Schedule(
+        absl::Now() + absl::Microseconds(static_cast<int64_t>(busy_micros)),
+        [engine, run, resume, busy] {
+          engine->Post([run, resume, busy] {
+            if (!busy->discarded.load()) resume(run());
+          });
+        });
     return std::nullopt;
   };
-  return (*stream)->Enqueue(
-      std::move(task), thread, [discarded] { discarded->store(true); }, "kernel");
+  // Dropped (abort, end of session): no effect, and the timer lets go of it now.
+  auto on_discard = [this, busy] {
+    busy->discarded.store(true);
+    timer_.Cancel(busy->timer.load());
+  };
+  return Enqueue(id, *stream, thread, payload, std::move(task), std::move(on_discard), "kernel");
 }
 
-absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream, uint64_t thread,
+absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream_id, uint64_t thread,
                                               CopyRequest copy, Done finished) {
+  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
+  if (!stream.ok()) return stream.status();
   std::function<void()> on_discard;
   if (finished) {
     on_discard = [finished] {
       finished(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "the copy was discarded by its stream"));
     };
   }
+  // Inline bytes (a request's buffer) are held by the task: charge them.
+  const uint64_t payload = copy.host.owned_bytes;
+  auto prepared = std::make_shared<absl::StatusOr<PreparedCopy>>(PrepareCopy(id, copy));
   return Enqueue(
-      id, stream, thread,
-      [this, id, copy = std::move(copy),
-       finished](const TaskResume&) -> std::optional<absl::Status> {
-        absl::Status status = RunCopy(id, copy);
+      id, *stream, thread, payload,
+      [prepared, finished](const TaskResume&) -> std::optional<absl::Status> {
+        absl::Status status = prepared->status();
+        if (status.ok()) (*prepared)->Run();
         if (finished) finished(status);
         return status;
       },
       std::move(on_discard));
 }
 
-absl::StatusOr<uint64_t> Runtime::EnqueueMemset(SessionId id, StreamId stream, uint64_t thread,
+absl::StatusOr<uint64_t> Runtime::EnqueueCopyToClient(SessionId id, StreamId stream_id,
+                                                      uint64_t thread, uint64_t device_src,
+                                                      uint64_t count, Deliver deliver) {
+  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
+  if (!stream.ok()) return stream.status();
+  auto source = std::make_shared<absl::StatusOr<ResolvedRange>>(
+      count == 0 ? absl::StatusOr<ResolvedRange>(ResolvedRange{})
+                 : memory_.Resolve(id, device_src, count));
+  auto on_discard = [deliver] {
+    deliver(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "the copy was discarded by its stream"));
+  };
+  return Enqueue(
+      id, *stream, thread, 0,
+      [source, count, deliver](const TaskResume&) -> std::optional<absl::Status> {
+        if (!source->ok()) {
+          deliver(source->status());
+          return source->status();
+        }
+        // The bytes exist only from now until they are sent.
+        deliver(std::string(reinterpret_cast<const char*>((*source)->data), count));
+        return absl::OkStatus();
+      },
+      std::move(on_discard));
+}
+
+absl::StatusOr<uint64_t> Runtime::EnqueueMemset(SessionId id, StreamId stream_id, uint64_t thread,
                                                 const MemsetRequest& memset) {
   if (memset.count > memset.max_count) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count is larger than maxCount");
   }
-  return Enqueue(id, stream, thread,
-                 [this, id, memset](const TaskResume&) -> std::optional<absl::Status> {
-                   return RunMemset(id, memset);
+  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
+  if (!stream.ok()) return stream.status();
+  auto target = std::make_shared<absl::StatusOr<ResolvedRange>>(ResolveFill(id, memset));
+  const int32_t value = memset.value;
+  const uint64_t count = memset.count;
+  return Enqueue(id, *stream, thread, 0,
+                 [target, value, count](const TaskResume&) -> std::optional<absl::Status> {
+                   if (!target->ok()) return target->status();
+                   if (count != 0) std::memset((*target)->data, value, count);
+                   return absl::OkStatus();
                  });
 }
 
@@ -282,34 +420,44 @@ absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, St
   if (!event.ok()) return event.status();
   absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
   if (!stream.ok()) return stream.status();
-  const uint64_t record = (*event)->TakeRecordNumber();
   hal::Device* device = &backend_->device((*stream)->options().device);
+  absl::StatusOr<std::shared_ptr<QueueBudget>> budget = BudgetOf(id);
+  if (!budget.ok()) return budget.status();
+  // Charged before the record number is taken: a record that never gets
+  // enqueued must not leave the event waiting for it.
+  absl::StatusOr<std::shared_ptr<void>> charge = (*budget)->Charge(QueueBudget::kTaskOverheadBytes);
+  if (!charge.ok()) return charge.status();
+  const uint64_t record = (*event)->TakeRecordNumber();
   return (*stream)->Enqueue(
       [event = *event, record, device](const TaskResume&) -> std::optional<absl::Status> {
         event->CompleteRecord(record, device->NowNanos());
         return absl::OkStatus();
       },
-      thread);
+      thread, nullptr, "work", *std::move(charge));
 }
 
-absl::StatusOr<uint64_t> Runtime::ResetEvent(SessionId id, EventId event_id, StreamId stream,
+absl::StatusOr<uint64_t> Runtime::ResetEvent(SessionId id, EventId event_id, StreamId stream_id,
                                              uint64_t thread) {
   absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
   if (!event.ok()) return event.status();
-  return Enqueue(id, stream, thread,
+  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
+  if (!stream.ok()) return stream.status();
+  return Enqueue(id, *stream, thread, 0,
                  [event = *event](const TaskResume&) -> std::optional<absl::Status> {
                    event->Reset();
                    return absl::OkStatus();
                  });
 }
 
-absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream, EventId event_id,
-                                                  uint64_t thread) {
+absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_id,
+                                                  EventId event_id, uint64_t thread) {
   absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
   if (!event.ok()) return event.status();
+  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
+  if (!stream.ok()) return stream.status();
   const uint64_t target = (*event)->latest_record();
   return Enqueue(
-      id, stream, thread,
+      id, *stream, thread, 0,
       [event = *event, target](const TaskResume& resume) -> std::optional<absl::Status> {
         if (event->WaitFor(target, [resume] { resume(absl::OkStatus()); })) {
           return absl::OkStatus();
@@ -319,8 +467,11 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream,
       nullptr, "event");
 }
 
-absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream, uint64_t thread,
-                                                  uint64_t callback_id, bool block) {
+absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream_id,
+                                                  uint64_t thread, uint64_t callback_id,
+                                                  bool block) {
+  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
+  if (!stream.ok()) return stream.status();
   std::shared_ptr<const SessionEvents> events;
   {
     absl::ReaderMutexLock lock(&mu_);
@@ -328,8 +479,8 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream,
     if (!session.ok()) return session.status();
     events = (*session)->notify;
   }
-  return Enqueue(id, stream, thread, broker_.MakeTask(id, stream, callback_id, block, events),
-                 nullptr, "callback");
+  return Enqueue(id, *stream, thread, 0,
+                 broker_.MakeTask(id, stream_id, callback_id, block, events), nullptr, "callback");
 }
 
 absl::Status Runtime::AcknowledgeCallback(SessionId id, uint64_t callback_id) {
@@ -342,6 +493,12 @@ absl::StatusOr<EventId> Runtime::CreateEvent(SessionId id, int32_t device_id, ui
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Session*> session = FindSession(id);
   if (!session.ok()) return session.status();
+  const uint32_t quota = (*session)->max_events;
+  if (quota != 0 && (*session)->events.size() >= quota) {
+    return AclStatus(ACL_ERROR_RT_NO_EVENT_RESOURCE,
+                     absl::StrCat("aclrtCreateEvent: this process may hold at most ", quota,
+                                  " events (--max_events_per_session)"));
+  }
   const EventId event_id = next_handle_++;
   (*session)->events[event_id] = std::make_shared<Event>(event_id, id, device_id, flags, timer_);
   return event_id;

@@ -13,6 +13,18 @@
 namespace acld {
 namespace {
 
+// Runs a call that answers through a Done and returns its status.
+absl::Status Completed(const std::function<void(Done)>& start) {
+  absl::Notification done;
+  absl::Status result;
+  start([&](absl::Status status) {
+    result = std::move(status);
+    done.Notify();
+  });
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  return result;
+}
+
 class RuntimeTest : public ::testing::Test {
  protected:
   RuntimeTest() : runtime_(hal::sim::CreateSimBackend({2, 1 << 20})) {}
@@ -30,9 +42,9 @@ TEST_F(RuntimeTest, DevicesComeUpWithTheFirstHostReferenceAndGoDownWithTheLast) 
   EXPECT_TRUE(DeviceUp(0));
   EXPECT_TRUE(DeviceUp(1));
   ASSERT_TRUE(runtime_.Initialize(b, {}).ok());
-  ASSERT_TRUE(runtime_.Finalize(a).ok());
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.Finalize(a, d); }).ok());
   EXPECT_TRUE(DeviceUp(0));
-  ASSERT_TRUE(runtime_.Finalize(b).ok());
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.Finalize(b, d); }).ok());
   EXPECT_FALSE(DeviceUp(0));
   EXPECT_FALSE(DeviceUp(1));
 }
@@ -82,14 +94,14 @@ TEST_F(RuntimeTest, DeviceReferencesCountAndReset) {
   ASSERT_TRUE(runtime_.SetDevice(a, 1).ok());
   EXPECT_TRUE(DeviceUp(1));
   EXPECT_FALSE(DeviceUp(0));
-  ASSERT_TRUE(runtime_.ResetDevice(a, 1, false).ok());
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.ResetDevice(a, 1, false, d); }).ok());
   EXPECT_EQ(runtime_.Snapshot().sessions[0].session.device_refs.at(1), 1u);
-  ASSERT_TRUE(runtime_.ResetDevice(a, 1, false).ok());
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.ResetDevice(a, 1, false, d); }).ok());
   EXPECT_TRUE(runtime_.Snapshot().sessions[0].session.device_refs.empty());
   EXPECT_FALSE(DeviceUp(1));
   ASSERT_TRUE(runtime_.SetDevice(a, 0).ok());
   ASSERT_TRUE(runtime_.SetDevice(a, 0).ok());
-  ASSERT_TRUE(runtime_.ResetDevice(a, 0, true).ok());
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.ResetDevice(a, 0, true, d); }).ok());
   EXPECT_TRUE(runtime_.Snapshot().sessions[0].session.device_refs.empty());
 }
 
@@ -97,7 +109,7 @@ TEST_F(RuntimeTest, FinalizeReleasesDeviceReferences) {
   SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
   ASSERT_TRUE(runtime_.Initialize(a, {}).ok());
   ASSERT_TRUE(runtime_.SetDevice(a, 0).ok());
-  ASSERT_TRUE(runtime_.Finalize(a).ok());
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.Finalize(a, d); }).ok());
   RuntimeSnapshot snapshot = runtime_.Snapshot();
   EXPECT_TRUE(snapshot.sessions[0].session.device_refs.empty());
   EXPECT_FALSE(snapshot.devices[0].up);
@@ -114,7 +126,7 @@ TEST_F(RuntimeTest, ConcurrentSessionsKeepAnExactHostCount) {
         ASSERT_TRUE(runtime_.Initialize(id, {}).ok());
         ASSERT_EQ(*runtime_.AddInitReference(id), 2u);
         ASSERT_EQ(*runtime_.DropInitReference(id), 1u);
-        ASSERT_TRUE(runtime_.Finalize(id).ok());
+        ASSERT_TRUE(Completed([&](Done d) { runtime_.Finalize(id, d); }).ok());
       }
       ASSERT_TRUE(runtime_.Initialize(id, {}).ok());
       if (t % 2 == 0) runtime_.CloseSession(id);
@@ -195,7 +207,7 @@ TEST_F(RuntimeHandlesTest, MemInfoReflectsQuotaAndUse) {
 TEST_F(RuntimeHandlesTest, ResetToZeroReleasesTheDevicesResources) {
   const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
   const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
-  ASSERT_TRUE(runtime_.ResetDevice(a_, 0, false).ok());
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.ResetDevice(a_, 0, false, d); }).ok());
   EXPECT_FALSE(runtime_.StreamIdle(a_, stream).ok());
   EXPECT_FALSE(runtime_.Free(a_, memory).ok());
   EXPECT_EQ(runtime_.Snapshot().devices[0].used_bytes, 0u);

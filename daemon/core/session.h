@@ -10,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "daemon/core/event.h"
+#include "daemon/core/queue_budget.h"
 #include "daemon/core/session_events.h"
 #include "daemon/core/session_id.h"
 #include "daemon/core/stream.h"
@@ -52,6 +53,13 @@ struct Session {
   std::set<StreamId> streams_with_allocator;    // carry a custom allocator (SPEC section 7)
   std::shared_ptr<const SessionEvents> notify;  // where its process hears of callbacks, failures
   uint32_t max_streams = 0;                     // quota; 0: no limit
+  uint32_t max_contexts = 0;                    // quota; 0: no limit
+  uint32_t max_events = 0;                      // quota; 0: no limit
+  uint32_t weight = 1;                          // share of each device's time
+  // Streams given up (destroyed, reset) whose launched work still runs: they
+  // count against the stream quota until drained.
+  uint32_t closing_streams = 0;
+  std::shared_ptr<QueueBudget> queue_budget;
 };
 
 }  // namespace acld

@@ -29,7 +29,8 @@ Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
 Stream::~Stream() = default;
 
 absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
-                                         std::function<void()> on_discard, const char* waits_for) {
+                                         std::function<void()> on_discard, const char* waits_for,
+                                         std::shared_ptr<void> hold) {
   bool make_ready = false;
   std::function<void()> discarded;
   uint64_t id;
@@ -47,8 +48,8 @@ absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
       discarded = std::move(on_discard);
     } else {
       ++counters_.queued;
-      queue_.push_back(
-          Task{id, submitter_thread, std::move(task), std::move(on_discard), waits_for});
+      queue_.push_back(Task{id, submitter_thread, std::move(task), std::move(on_discard),
+                            waits_for, std::move(hold)});
       if (state_ == State::kIdle) {
         state_ = State::kReady;
         make_ready = true;
@@ -238,26 +239,37 @@ void Stream::SetFailureMode(FailureMode mode) {
   failure_mode_ = mode;
 }
 
-void Stream::Close(bool discard, std::function<void()> done) {
+void Stream::Abort(const absl::Status& why) {
+  std::vector<std::function<void()>> after;
+  {
+    absl::MutexLock lock(&mu_);
+    if (parked_.has_value()) {
+      ++counters_.discarded;
+      --counters_.queued;
+      if (parked_->on_discard) after.push_back(std::move(parked_->on_discard));
+      parked_.reset();
+      state_ = queue_.empty() ? State::kIdle : State::kReady;
+    }
+    DiscardQueuedLocked(after);
+    if (state_ == State::kReady) state_ = State::kIdle;  // a stale ready entry finds nothing
+    // Whoever waits for the discarded work learns that it never ran.
+    for (auto& done : sync_waiters_.TakeAll()) {
+      after.push_back([done = std::move(done), why] { done(why); });
+    }
+    CollectDoneLocked(after);
+  }
+  for (auto& callback : after) callback();
+}
+
+void Stream::Close(std::function<void()> drained) {
   std::vector<std::function<void()>> after;
   {
     absl::MutexLock lock(&mu_);
     closing_ = true;
-    close_waiters_.push_back(std::move(done));
+    close_waiters_.push_back(std::move(drained));
     // Nobody else may hold the stream now (its handle is gone): it keeps
     // itself alive until its remaining work has drained.
     closing_keepalive_ = shared_from_this();
-    if (discard) {
-      if (parked_.has_value()) {
-        ++counters_.discarded;
-        --counters_.queued;
-        if (parked_->on_discard) after.push_back(std::move(parked_->on_discard));
-        parked_.reset();
-        state_ = queue_.empty() ? State::kIdle : State::kReady;
-      }
-      DiscardQueuedLocked(after);
-      if (state_ == State::kReady) state_ = State::kIdle;  // a stale ready entry finds nothing
-    }
     CollectDoneLocked(after);
   }
   for (auto& callback : after) callback();

@@ -76,11 +76,14 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   // Appends a task and returns its task id (ids start at 1 and grow by one).
   // `on_discard` (optional) runs instead of the task if the task is dropped
-  // (STOP_ON_FAILURE, forced destroy), so that nobody waits for it forever.
+  // (STOP_ON_FAILURE, Abort), so that nobody waits for it forever.
   // `waits_for` names what the task may park on, for operators ("callback").
+  // `hold` (optional) is kept until the task has finished or been dropped
+  // (what the task is charged, memory it pinned).
   absl::StatusOr<uint64_t> Enqueue(TaskFn task, uint64_t submitter_thread,
                                    std::function<void()> on_discard = nullptr,
-                                   const char* waits_for = "work");
+                                   const char* waits_for = "work",
+                                   std::shared_ptr<void> hold = nullptr);
 
   // Calls `done` once every task enqueued before this call has finished or
   // been discarded, with the stream's first unreported failure (reported once),
@@ -92,9 +95,14 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   void SetFailureMode(FailureMode mode);
 
-  // Stops accepting tasks. With `discard`, queued tasks (and a parked one) are
-  // dropped; otherwise they run. `done` is called once the stream is drained.
-  void Close(bool discard, std::function<void()> done);
+  // Drops every queued task and a parked one (a task running on a worker
+  // finishes); synchronizations waiting now complete with `why`. Launched work
+  // is discarded only by aclrtStreamAbort and by the end of its session.
+  void Abort(const absl::Status& why);
+
+  // Stops accepting tasks; the queued ones still run. `drained` is called once
+  // nothing is left (at once if nothing is).
+  void Close(std::function<void()> drained);
 
   StreamStats Stats() const;
 
@@ -119,6 +127,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     TaskFn fn;
     std::function<void()> on_discard;
     const char* waits_for;
+    std::shared_ptr<void> hold;
   };
   enum class State { kIdle, kReady, kRunning, kParked };
 

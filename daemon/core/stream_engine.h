@@ -1,16 +1,25 @@
 // The bounded worker pool of one device: runs whichever streams have a ready
-// head task, highest priority first, round-robin within a priority.
+// head task, highest priority first.
+//
+// Within a priority the device's time is shared between sessions, not
+// streams: sessions take turns (a session of weight w gets w turns per round),
+// and within a session its streams take turns. A tenant with thousands of
+// busy streams thus gets no more of the device than a tenant with one.
 #ifndef ACLD_DAEMON_CORE_STREAM_ENGINE_H_
 #define ACLD_DAEMON_CORE_STREAM_ENGINE_H_
 
 #include <array>
+#include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/core/session_id.h"
 
 namespace acld {
 
@@ -30,14 +39,36 @@ class StreamEngine {
   // Queues `stream` to have RunSome() called on a worker.
   void MakeReady(std::shared_ptr<Stream> stream, uint32_t priority);
 
+  // Runs `work` on a worker, before any stream (device work that became due
+  // elsewhere, e.g. a busy kernel whose time is up: never on the timer thread).
+  void Post(std::function<void()> work);
+
+  // Turns per round of `session` (at least 1; 1 by default).
+  void SetWeight(SessionId session, uint32_t weight);
+  void ForgetSession(SessionId session);
+
   int worker_count() const { return static_cast<int>(workers_.size()); }
 
  private:
+  struct SessionQueue {
+    std::deque<std::shared_ptr<Stream>> streams;
+    uint32_t turns_left = 0;
+  };
+  // One priority: the sessions with ready streams, in turn order.
+  struct Level {
+    std::map<SessionId, SessionQueue> sessions;
+    std::deque<SessionId> order;
+  };
+
   void WorkerLoop();
   bool HasWorkLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<Stream> NextStreamLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint32_t WeightLocked(SessionId session) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
-  std::array<std::deque<std::shared_ptr<Stream>>, kPriorities> ready_ ABSL_GUARDED_BY(mu_);
+  std::array<Level, kPriorities> levels_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);
+  std::map<SessionId, uint32_t> weights_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };

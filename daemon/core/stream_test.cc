@@ -177,7 +177,7 @@ TEST_F(StreamTest, ParkedStreamsHoldNoWorker) {
   }
 }
 
-TEST_F(StreamTest, ForcedCloseDiscardsQueuedAndParkedWork) {
+TEST_F(StreamTest, AbortDiscardsQueuedAndParkedWorkAndTellsItsWaiters) {
   auto stream = NewStream();
   absl::Notification parked;
   stream
@@ -190,8 +190,18 @@ TEST_F(StreamTest, ForcedCloseDiscardsQueuedAndParkedWork) {
       .IgnoreError();
   stream->Enqueue(Append(2), 0).IgnoreError();
   parked.WaitForNotification();
+  absl::Notification synchronized;
+  absl::Status sync_status;
+  stream->Synchronize(absl::InfiniteDuration(), [&](absl::Status status) {
+    sync_status = status;
+    synchronized.Notify();
+  });
+  stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+  // A waiter of discarded work never hears success.
+  ASSERT_TRUE(synchronized.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(AclCodeOf(sync_status), ACL_ERROR_RT_STREAM_ABORT);
   absl::Notification closed;
-  stream->Close(/*discard=*/true, [&] { closed.Notify(); });
+  stream->Close([&] { closed.Notify(); });
   EXPECT_TRUE(closed.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_TRUE(order().empty());
   EXPECT_EQ(AclCodeOf(stream->Enqueue(Append(3), 0).status()), ACL_ERROR_RT_INVALID_HANDLE);
@@ -201,7 +211,7 @@ TEST_F(StreamTest, CloseWaitsForQueuedWork) {
   auto stream = NewStream();
   for (int i = 0; i < 100; ++i) stream->Enqueue(Append(i), 0).IgnoreError();
   absl::Notification closed;
-  stream->Close(/*discard=*/false, [&] { closed.Notify(); });
+  stream->Close([&] { closed.Notify(); });
   EXPECT_TRUE(closed.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_EQ(order().size(), 100u);
 }

@@ -25,6 +25,7 @@ class SimDevice : public Device {
   bool is_up() const override { return up_.load(std::memory_order_acquire); }
 
   absl::StatusOr<DeviceBuffer> Allocate(uint64_t size) override;
+  std::optional<uint64_t> ReservedBytes(uint64_t size) const override;
   void Free(const DeviceBuffer& buffer) override;
   uint64_t used_bytes() const override;
 

@@ -21,6 +21,14 @@ class SimKernel : public Kernel {
   const size_t arg_count_;
 };
 
+// `count` uint32 from `address`, or an error when the byte count overflows.
+absl::StatusOr<std::vector<DeviceRange>> Words(uint64_t address, uint64_t count) {
+  if (count > (uint64_t{1} << 40)) {
+    return absl::InvalidArgumentError(absl::StrCat("a range of ", count, " words is too large"));
+  }
+  return std::vector<DeviceRange>{{address, count * 4}};
+}
+
 // Adds one to `block_dim` consecutive uint32 starting at args[0].
 absl::Status AddOneToEachBlock(uint32_t block_dim, uint64_t address, MemoryResolver& memory) {
   absl::StatusOr<uint8_t*> bytes = memory.Resolve(address, uint64_t{block_dim} * 4);
@@ -37,6 +45,10 @@ absl::Status AddOneToEachBlock(uint32_t block_dim, uint64_t address, MemoryResol
 class AddOne : public SimKernel {
  public:
   AddOne() : SimKernel("add_one_u32", 1) {}
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+    return Words(args[0], block_dim);
+  }
   absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
                    MemoryResolver& memory) const override {
     return AddOneToEachBlock(block_dim, args[0], memory);
@@ -46,6 +58,10 @@ class AddOne : public SimKernel {
 class SpinAddOne : public SimKernel {
  public:
   SpinAddOne() : SimKernel("spin_add_one_u32", 2) {}
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+    return Words(args[0], block_dim);
+  }
   uint64_t BusyMicros(const std::vector<uint64_t>& args) const override { return args[1]; }
   absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
                    MemoryResolver& memory) const override {
@@ -56,6 +72,10 @@ class SpinAddOne : public SimKernel {
 class Fill : public SimKernel {
  public:
   Fill() : SimKernel("fill_u32", 3) {}
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t, const std::vector<uint64_t>& args) const override {
+    return Words(args[0], args[2]);
+  }
   absl::Status Run(uint32_t, const std::vector<uint64_t>& args,
                    MemoryResolver& memory) const override {
     const uint64_t count = args[2];
@@ -73,6 +93,10 @@ class Fill : public SimKernel {
 class WriteI32 : public SimKernel {
  public:
   WriteI32() : SimKernel("write_i32", 2) {}
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t, const std::vector<uint64_t>& args) const override {
+    return Words(args[0], 1);
+  }
   absl::Status Run(uint32_t, const std::vector<uint64_t>& args,
                    MemoryResolver& memory) const override {
     absl::StatusOr<uint8_t*> bytes = memory.Resolve(args[0], 4);
@@ -86,6 +110,10 @@ class WriteI32 : public SimKernel {
 class Trap : public SimKernel {
  public:
   Trap() : SimKernel("trap", 0) {}
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(uint32_t,
+                                                   const std::vector<uint64_t>&) const override {
+    return std::vector<DeviceRange>{};
+  }
   absl::Status Run(uint32_t, const std::vector<uint64_t>&, MemoryResolver&) const override {
     return TrapStatus();
   }
