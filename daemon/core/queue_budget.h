@@ -5,8 +5,8 @@
 // device queue does: the caller (the session's own thread in acld, the
 // application's thread in embedded mode) blocks, nothing fails. A workload
 // that cannot make room by itself (its streams wait on work it has not sent
-// yet) would wait forever, so after `patience` the call goes ahead anyway up
-// to a hard ceiling of twice the limit; only past that ceiling does it fail.
+// yet) would wait forever, so after `patience` without room calls go ahead
+// anyway up to a hard ceiling of twice the limit; only past it do they fail.
 #ifndef ACLD_DAEMON_CORE_QUEUE_BUDGET_H_
 #define ACLD_DAEMON_CORE_QUEUE_BUDGET_H_
 
@@ -49,6 +49,7 @@ class QueueBudget : public std::enable_shared_from_this<QueueBudget> {
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool overdrawn_ ABSL_GUARDED_BY(mu_) = false;  // waited in vain; cleared below the limit
 };
 
 }  // namespace acld

@@ -13,7 +13,8 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       default_max_streams_(options.default_max_streams),
       default_max_contexts_(options.default_max_contexts),
       default_max_events_(options.default_max_events),
-      max_queued_bytes_(options.max_queued_bytes_per_session) {
+      max_queued_bytes_(options.max_queued_bytes_per_session),
+      queue_patience_(options.queue_patience) {
   memory_.SetDefaultQuota(options.default_memory_quota);
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     engines_.push_back(std::make_unique<StreamEngine>(options.workers_per_device));
@@ -61,7 +62,7 @@ SessionId Runtime::OpenSession(const PeerInfo& peer) {
   session.max_streams = default_max_streams_;
   session.max_contexts = default_max_contexts_;
   session.max_events = default_max_events_;
-  session.queue_budget = std::make_shared<QueueBudget>(max_queued_bytes_);
+  session.queue_budget = std::make_shared<QueueBudget>(max_queued_bytes_, queue_patience_);
   memory_.AddSession(session.id, peer.uid);
   return session.id;
 }

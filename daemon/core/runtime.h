@@ -57,6 +57,8 @@ struct RuntimeOptions {
   uint32_t default_max_events = 16384;
   // Queued work each session may make the daemon hold (0: no limit).
   uint64_t max_queued_bytes_per_session = 256ull << 20;
+  // How long a call over that limit waits for room before going on (QueueBudget).
+  absl::Duration queue_patience = absl::Seconds(10);
 };
 
 struct ContextInfo {
@@ -308,6 +310,7 @@ class Runtime {
   const uint32_t default_max_contexts_;
   const uint32_t default_max_events_;
   const uint64_t max_queued_bytes_;
+  const absl::Duration queue_patience_;
 };
 
 }  // namespace acld

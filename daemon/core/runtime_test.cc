@@ -13,6 +13,16 @@
 namespace acld {
 namespace {
 
+// Polls `value` until it is 0 (at most 10 s).
+bool WaitUntilZero(const std::function<uint64_t()>& value) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (value() != 0) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
 // Runs a call that answers through a Done and returns its status.
 absl::Status Completed(const std::function<void(Done)>& start) {
   absl::Notification done;
@@ -211,6 +221,150 @@ TEST_F(RuntimeHandlesTest, ResetToZeroReleasesTheDevicesResources) {
   EXPECT_FALSE(runtime_.StreamIdle(a_, stream).ok());
   EXPECT_FALSE(runtime_.Free(a_, memory).ok());
   EXPECT_EQ(runtime_.Snapshot().devices[0].used_bytes, 0u);
+}
+
+// Reads one uint32 of `session`'s memory at `address` (a synchronous copy).
+uint32_t ReadWord(Runtime& runtime, SessionId session, uint64_t address) {
+  uint32_t word = 0;
+  CopyRequest copy;
+  copy.direction = CopyRequest::Direction::kDeviceToHost;
+  copy.device_src = address;
+  copy.host.data = reinterpret_cast<uint8_t*>(&word);
+  copy.count = 4;
+  EXPECT_TRUE(runtime.Copy(session, copy).ok());
+  return word;
+}
+
+TEST_F(RuntimeHandlesTest, ResetWaitsForLaunchedWorkInsteadOfDiscardingIt) {
+  const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
+  const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
+  ASSERT_TRUE(runtime_.LaunchKernel(a_, stream, 0, {"spin_add_one_u32", 1, {memory, 200000}}).ok());
+  // A synchronization pending meanwhile hears the truth: the work ran.
+  absl::Notification synced;
+  absl::Status sync_status = AclStatus(ACL_ERROR_INTERNAL_ERROR, "not yet");
+  runtime_.SynchronizeStream(a_, stream, absl::InfiniteDuration(), [&](absl::Status status) {
+    sync_status = status;
+    synced.Notify();
+  });
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.ResetDevice(a_, 0, true, d); }).ok());
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(150));
+  ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(sync_status.ok()) << sync_status;
+  EXPECT_EQ(runtime_.Snapshot().devices[0].used_bytes, 0u);
+}
+
+TEST_F(RuntimeHandlesTest, AFreeRacingABusyKernelWaitsForIt) {
+  const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
+  const StreamId stream = context_a_.default_stream;
+  ASSERT_TRUE(runtime_.LaunchKernel(a_, stream, 0, {"spin_add_one_u32", 1, {memory, 100000}}).ok());
+  ASSERT_TRUE(runtime_.Free(a_, memory).ok());
+  // Freed for the application, still held (and charged) for the kernel.
+  EXPECT_EQ(runtime_.Snapshot().devices[0].used_bytes, 512u);
+  EXPECT_TRUE(Completed([&](Done d) {
+                runtime_.SynchronizeStream(a_, stream, absl::InfiniteDuration(), d);
+              }).ok());
+  EXPECT_TRUE(WaitUntilZero([&] { return runtime_.Snapshot().devices[0].used_bytes; }));
+}
+
+TEST_F(RuntimeHandlesTest, EndingASessionDiscardsItsWorkAndTellsWaitersSo) {
+  const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
+  const StreamId stream = context_a_.default_stream;
+  ASSERT_TRUE(
+      runtime_.LaunchKernel(a_, stream, 0, {"spin_add_one_u32", 1, {memory, 60000000}}).ok());
+  absl::Notification synced;
+  absl::Status sync_status;
+  runtime_.SynchronizeStream(a_, stream, absl::InfiniteDuration(), [&](absl::Status status) {
+    sync_status = status;
+    synced.Notify();
+  });
+  runtime_.CloseSession(a_);
+  ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(AclCodeOf(sync_status), ACL_ERROR_RT_SOCKET_CLOSE);
+  // The discarded kernel's memory comes back at once, not after its busy time.
+  EXPECT_TRUE(WaitUntilZero([&] { return runtime_.Snapshot().devices[0].used_bytes; }));
+}
+
+TEST_F(RuntimeHandlesTest, AbortDiscardsLaunchedWork) {
+  const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
+  const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
+  ASSERT_TRUE(
+      runtime_.LaunchKernel(a_, stream, 0, {"spin_add_one_u32", 1, {memory, 60000000}}).ok());
+  ASSERT_TRUE(runtime_.LaunchKernel(a_, stream, 0, {"add_one_u32", 1, {memory}}).ok());
+  absl::Notification synced;
+  absl::Status sync_status;
+  runtime_.SynchronizeStream(a_, stream, absl::InfiniteDuration(), [&](absl::Status status) {
+    sync_status = status;
+    synced.Notify();
+  });
+  ASSERT_TRUE(runtime_.AbortStream(a_, stream).ok());
+  ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(AclCodeOf(sync_status), ACL_ERROR_RT_STREAM_ABORT);
+  EXPECT_EQ(ReadWord(runtime_, a_, memory), 0u);  // neither kernel ran
+}
+
+TEST_F(RuntimeHandlesTest, ContextsEventsAndClosingStreamsCountAgainstTheirLimits) {
+  ASSERT_TRUE(runtime_.SetStreamQuota(a_, 3).ok());
+  // A context brings a default stream: it must respect the stream quota.
+  EXPECT_TRUE(runtime_.CreateContext(a_, 0).ok());
+  EXPECT_TRUE(runtime_.CreateContext(a_, 0).ok());
+  EXPECT_EQ(AclCodeOf(runtime_.CreateContext(a_, 0).status()), ACL_ERROR_RT_NO_STREAM_RESOURCE);
+  // A stream still finishing its work after a forced destroy still counts.
+  ASSERT_TRUE(runtime_.SetStreamQuota(b_, 2).ok());
+  const uint64_t memory = *runtime_.Malloc(b_, 0, 64);
+  const StreamId busy = *runtime_.CreateStream(b_, context_b_.context, 0, 0);
+  ASSERT_TRUE(runtime_.LaunchKernel(b_, busy, 0, {"spin_add_one_u32", 1, {memory, 300000}}).ok());
+  ASSERT_TRUE(Completed([&](Done d) { runtime_.DestroyStream(b_, busy, true, d); }).ok());
+  EXPECT_EQ(AclCodeOf(runtime_.CreateStream(b_, context_b_.context, 0, 0).status()),
+            ACL_ERROR_RT_NO_STREAM_RESOURCE);
+  EXPECT_TRUE(WaitUntilZero([&] {
+    return uint64_t{runtime_.CreateStream(b_, context_b_.context, 0, 0).ok() ? 0u : 1u};
+  }));
+  EXPECT_EQ(ReadWord(runtime_, b_, memory), 1u);  // the force-destroyed stream's kernel ran
+}
+
+TEST(RuntimeLimitsTest, ContextAndEventCapsNameTheirFlags) {
+  RuntimeOptions options;
+  options.default_max_contexts = 2;
+  options.default_max_events = 3;
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), options);
+  const SessionId session = runtime.OpenSession({1, 0, 0, "x"});
+  EXPECT_TRUE(runtime.CreateContext(session, 0).ok());
+  EXPECT_TRUE(runtime.CreateContext(session, 0).ok());
+  absl::Status contexts = runtime.CreateContext(session, 0).status();
+  EXPECT_EQ(AclCodeOf(contexts), ACL_ERROR_RT_OVER_LIMIT);
+  EXPECT_NE(contexts.message().find("--max_contexts_per_session"), absl::string_view::npos);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(runtime.CreateEvent(session, 0, 0).ok());
+  absl::Status events = runtime.CreateEvent(session, 0, 0).status();
+  EXPECT_EQ(AclCodeOf(events), ACL_ERROR_RT_NO_EVENT_RESOURCE);
+  EXPECT_NE(events.message().find("--max_events_per_session"), absl::string_view::npos);
+}
+
+TEST(RuntimeLimitsTest, QueuedWorkIsBoundedAndReleasedWithTheSession) {
+  RuntimeOptions options;
+  options.max_queued_bytes_per_session = 64 << 10;
+  options.queue_patience = absl::Milliseconds(200);
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), options);
+  const SessionId session = runtime.OpenSession({1, 0, 0, "x"});
+  const ContextInfo context = *runtime.SetDevice(session, 0);
+  const uint64_t memory = *runtime.Malloc(session, 0, 64);
+  // A stream that waits forever (a long busy kernel) and a flood behind it.
+  ASSERT_TRUE(runtime
+                  .LaunchKernel(session, context.default_stream, 0,
+                                {"spin_add_one_u32", 1, {memory, 600000000}})
+                  .ok());
+  int accepted = 0;
+  absl::Status refused;
+  for (int i = 0; i < 100000 && refused.ok(); ++i) {
+    refused = runtime.LaunchKernel(session, context.default_stream, 0, {"add_one_u32", 1, {memory}})
+                  .status();
+    if (refused.ok()) ++accepted;
+  }
+  EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(refused.message().find("--max_queued_bytes_per_session"), absl::string_view::npos);
+  EXPECT_LE(runtime.Snapshot().sessions[0].queued_bytes, 2u * (64 << 10));
+  EXPECT_GT(accepted, 100);
+  runtime.CloseSession(session);
 }
 
 }  // namespace

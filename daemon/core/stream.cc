@@ -85,6 +85,15 @@ void Stream::RunSome() {
         result = std::move(early_result_);
         early_result_.reset();
       }
+      if (!result.has_value() && discarded_through_ >= task.id) {
+        // Aborted while it ran: it must not park (nobody would discard it).
+        --counters_.queued;
+        ++counters_.discarded;
+        if (task.on_discard) after.push_back(std::move(task.on_discard));
+        finished_through_ = std::max(finished_through_, discarded_through_);
+        CollectDoneLocked(after);
+        continue;
+      }
       if (!result.has_value()) {
         parked_ = std::move(task);
         state_ = State::kParked;

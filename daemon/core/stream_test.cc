@@ -232,5 +232,58 @@ TEST_F(StreamTest, ResumeBeforeTheWorkerSeesThePark) {
   EXPECT_EQ(stream->Stats().completed, 100u);
 }
 
+TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
+  Timer timer;
+  StreamEngine engine(1);
+  absl::Mutex mu;
+  std::vector<SessionId> ran;  // which session each finished task belonged to
+  auto task = [&](SessionId session) -> TaskFn {
+    return [&, session](const TaskResume&) -> std::optional<absl::Status> {
+      absl::SleepFor(absl::Microseconds(200));
+      absl::MutexLock lock(&mu);
+      ran.push_back(session);
+      return absl::OkStatus();
+    };
+  };
+  std::vector<std::shared_ptr<Stream>> streams;
+  // Session 1 floods with 200 streams; session 2 has one stream of 5 tasks.
+  for (int i = 0; i < 200; ++i) {
+    streams.push_back(std::make_shared<Stream>(Stream::Options{StreamId(i + 1), 1, 0, 0, 0},
+                                               engine, timer, nullptr));
+  }
+  auto victim =
+      std::make_shared<Stream>(Stream::Options{1000, 2, 0, 0, 0}, engine, timer, nullptr);
+  // Block the single worker until everything is queued.
+  absl::Notification release;
+  streams[0]->Enqueue([&](const TaskResume&) -> std::optional<absl::Status> {
+    release.WaitForNotification();
+    return absl::OkStatus();
+  }, 0).IgnoreError();
+  absl::SleepFor(absl::Milliseconds(20));
+  for (auto& stream : streams) {
+    for (int t = 0; t < 5; ++t) stream->Enqueue(task(1), 0).IgnoreError();
+  }
+  for (int t = 0; t < 5; ++t) victim->Enqueue(task(2), 0).IgnoreError();
+  release.Notify();
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (true) {
+    {
+      absl::MutexLock lock(&mu);
+      if (ran.size() == 1005u) break;
+    }
+    ASSERT_LT(absl::Now(), deadline);
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  // The victim's stream got a turn right after the flooding session's first:
+  // all 5 of its tasks are done within the first turn or two of the other
+  // session's streams, not after all 200 of them.
+  absl::MutexLock lock(&mu);
+  size_t victim_done_at = 0;
+  for (size_t i = 0; i < ran.size(); ++i) {
+    if (ran[i] == 2) victim_done_at = i;
+  }
+  EXPECT_LT(victim_done_at, 20u);
+}
+
 }  // namespace
 }  // namespace acld
