@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -9,40 +10,97 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace acl_client {
+namespace {
+
+// Sends `request` (with `fd` attached unless it is -1) to the identity socket
+// at `path` and returns the answer line. "E <reason>" answers become errors.
+absl::StatusOr<std::string> Exchange(const std::string& path, const std::string& request, int fd,
+                                     absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (socket_fd < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot create a socket: ", std::strerror(errno)));
+  }
+  // Bounds connect() too, which waits while the daemon's backlog is full.
+  const timeval limit = absl::ToTimeval(timeout);
+  setsockopt(socket_fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  if (connect(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    const std::string error = std::strerror(errno);
+    close(socket_fd);
+    return absl::UnavailableError(absl::StrCat("cannot connect to ", path, ": ", error));
+  }
+
+  iovec part{const_cast<char*>(request.data()), request.size()};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  }
+  // The request is a few bytes into an empty socket: one sendmsg sends it all.
+  if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    const std::string error = std::strerror(errno);
+    close(socket_fd);
+    return absl::UnavailableError(absl::StrCat("cannot send to ", path, ": ", error));
+  }
+
+  std::string answer;
+  char buffer[128];
+  while (answer.find('\n') == std::string::npos && answer.size() < 4096) {
+    pollfd readable{socket_fd, POLLIN, 0};
+    const int64_t wait_ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+    if (wait_ms <= 0) break;
+    const int ready = poll(&readable, 1, static_cast<int>(wait_ms));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    const ssize_t n = read(socket_fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<size_t>(n));
+  }
+  close(socket_fd);
+  if (answer.find('\n') == std::string::npos) {
+    return absl::UnavailableError(absl::StrCat("no answer from ", path));
+  }
+  answer.resize(answer.find('\n'));
+  if (absl::StartsWith(answer, "E ")) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " refused: ", answer.substr(2)));
+  }
+  return answer;
+}
+
+}  // namespace
 
 std::string PeerSocketPath(const std::string& runtime_socket) { return runtime_socket + ".peer"; }
 
 absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Duration timeout) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    const std::string error = std::strerror(errno);
-    if (fd >= 0) close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot connect to ", path, ": ", error));
+  absl::StatusOr<std::string> token = Exchange(path, "T\n", -1, timeout);
+  if (!token.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("no identity token from ", path, ": ", token.status().message()));
   }
-  std::string token;
-  char buffer[64];
-  const absl::Time deadline = absl::Now() + timeout;
-  while (token.find('\n') == std::string::npos) {
-    pollfd readable{fd, POLLIN, 0};
-    const int wait_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
-    if (wait_ms <= 0 || poll(&readable, 1, wait_ms) <= 0) break;
-    const ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n <= 0) break;
-    token.append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
-  if (token.find('\n') == std::string::npos) {
-    return absl::UnavailableError(absl::StrCat("no identity token from ", path));
-  }
-  token.resize(token.find('\n'));
   return token;
+}
+
+absl::StatusOr<std::string> SendSharedMemory(const std::string& path, int fd, uint64_t size,
+                                             absl::Duration timeout) {
+  if (fd < 0) return absl::InvalidArgumentError("no file descriptor to send");
+  return Exchange(path, absl::StrCat("M ", size, "\n"), fd, timeout);
 }
 
 }  // namespace acl_client

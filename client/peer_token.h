@@ -1,10 +1,13 @@
-// The identity handshake's client half: before opening its session, the
-// client connects to the daemon's side socket (<runtime socket>.peer, see
+// The identity socket's client half. Before opening its session the client
+// connects to the daemon's side socket (<runtime socket>.peer, see
 // daemon/server/peer_credentials.h), where the daemon reads its pid and uid
-// from the kernel and answers with a one-time token for the Hello.
+// from the kernel. The client says what it wants in one line and gets one
+// line back: a one-time token for the Hello ("T"), or a ticket for shared
+// memory it hands over as a sealed memfd ("M <bytes>").
 #ifndef ACLD_CLIENT_PEER_TOKEN_H_
 #define ACLD_CLIENT_PEER_TOKEN_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -14,8 +17,14 @@ namespace acl_client {
 
 std::string PeerSocketPath(const std::string& runtime_socket);
 
-// Connects to `path` and returns the token it is given.
+// Connects to `path` and returns the identity token it is given.
 absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Duration timeout);
+
+// Hands the memfd `fd` (sealed with F_SEAL_SHRINK | F_SEAL_SEAL, at least
+// `size` bytes) to the daemon at `path` and returns the ticket that registers
+// it in this process's session. The caller keeps (and may close) its `fd`.
+absl::StatusOr<std::string> SendSharedMemory(const std::string& path, int fd, uint64_t size,
+                                             absl::Duration timeout);
 
 }  // namespace acl_client
 

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
@@ -701,30 +700,39 @@ void RemoteTransport::AcknowledgeCallback(uint64_t callback_id) {
 absl::StatusOr<RemoteTransport::Segment> RemoteTransport::CreateSegment(uint64_t size) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   size = (std::max<uint64_t>(size, 1) + page - 1) / page * page;
-  static thread_local std::mt19937_64 random{std::random_device{}()};
-  const std::string name = absl::StrCat("/acld-", getpid(), "-", next_segment_name_.fetch_add(1),
-                                        "-", random() % 1000000007);
-  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  auto failed = [size](absl::string_view why) {
     return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                           absl::StrCat("cannot create shared memory: ", std::strerror(errno)));
+                           absl::StrCat("cannot create ", size, " bytes of shared memory: ", why));
+  };
+  // A memfd, not a named object: it needs no shared /dev/shm (containers),
+  // nobody else can open it, and sealed against shrinking it can never fault
+  // under acld's mapping.
+  const int fd = memfd_create("acld-host", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return failed(absl::StrCat("memfd_create: ", std::strerror(errno)));
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    const std::string error = std::strerror(errno);
+    close(fd);
+    return failed(absl::StrCat("cannot size and seal it: ", error));
   }
-  void* base = MAP_FAILED;
-  if (ftruncate(fd, static_cast<off_t>(size)) == 0) {
-    base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  }
-  close(fd);
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
-    shm_unlink(name.c_str());
-    return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                           absl::StrCat("cannot size or map ", size,
-                                        " bytes of shared memory: ", std::strerror(errno)));
+    const std::string error = std::strerror(errno);
+    close(fd);
+    return failed(absl::StrCat("cannot map it: ", error));
+  }
+  // acld keeps its own reference; the mapping keeps this process's.
+  absl::StatusOr<std::string> ticket =
+      SendSharedMemory(PeerSocketPath(socket_path_), fd, size, kConnectTimeout);
+  close(fd);
+  if (!ticket.ok()) {
+    munmap(base, size);
+    return failed(ticket.status().message());
   }
   ClientMessage request;
-  request.mutable_register_shared_memory()->set_name(name);
+  request.mutable_register_shared_memory()->set_ticket(*ticket);
   request.mutable_register_shared_memory()->set_size(size);
   absl::StatusOr<uint64_t> id = CallForHandle(std::move(request));
-  shm_unlink(name.c_str());  // the daemon has it open (or failed): nobody else may
   if (!id.ok()) {
     munmap(base, size);
     return id.status();

@@ -1,24 +1,49 @@
 #include "daemon/server/peer_credentials.h"
 
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
-#include <random>
+#include <list>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "acl/acl_base.h"
+#include "daemon/core/acl_status.h"
+#include "spdlog/spdlog.h"
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
 
 namespace acld::server {
 namespace {
 
-constexpr absl::Duration kTokenLifetime = absl::Seconds(30);
-constexpr size_t kTokenBytes = 16;
+constexpr size_t kIdBytes = 16;  // 32 hex characters
+// A request line is short ("M 1099511627776"); longer input is refused.
+constexpr size_t kMaxLine = 64;
+// Descriptors one recvmsg may bring; more truncate the control data (refused).
+constexpr size_t kMaxFdsPerRead = 4;
+// Accepts per poll round, so that a flood of connects cannot starve the
+// connections already accepted.
+constexpr int kAcceptsPerRound = 64;
+constexpr absl::Duration kAcceptPause = absl::Milliseconds(100);
 
 sockaddr_un Address(const std::string& path) {
   sockaddr_un address{};
@@ -27,42 +52,300 @@ sockaddr_un Address(const std::string& path) {
   return address;
 }
 
-std::string NewToken() {
-  static thread_local std::random_device device;
-  std::string token;
-  for (size_t i = 0; i < kTokenBytes; ++i) {
-    absl::StrAppendFormat(&token, "%02x", static_cast<unsigned>(device() & 0xff));
+// A token or ticket: 128 bits from the kernel's CSPRNG, or nothing when it
+// cannot give them (never a weaker fallback).
+std::optional<std::string> NewId() {
+  char bytes[kIdBytes];
+  size_t got = 0;
+  while (got < kIdBytes) {
+    const ssize_t n = getrandom(bytes + got, kIdBytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    got += static_cast<size_t>(n);
   }
-  return token;
+  return absl::BytesToHexString(absl::string_view(bytes, kIdBytes));
 }
+
+// Entries that all live equally long, in issue order, with O(1) lookup and
+// removal: expiry pops from the front, so neither grows with the number
+// outstanding.
+template <typename Value>
+class ExpiringTable {
+ public:
+  explicit ExpiringTable(size_t capacity) : capacity_(capacity) {}
+
+  size_t size() const { return index_.size(); }
+  bool full() const { return index_.size() >= capacity_; }
+
+  void Add(std::string key, Value value, absl::Time expires) {
+    order_.push_back(Entry{key, std::move(value), expires});
+    index_[std::move(key)] = std::prev(order_.end());
+  }
+  const Value* Find(const std::string& key) const {
+    auto it = index_.find(key);
+    return it == index_.end() ? nullptr : &it->second->value;
+  }
+  std::optional<Value> Take(const std::string& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return std::nullopt;
+    std::optional<Value> value(std::move(it->second->value));
+    order_.erase(it->second);
+    index_.erase(it);
+    return value;
+  }
+  // The oldest entry, removed, when it expired by `now` (or always, with
+  // InfiniteFuture).
+  std::optional<Value> TakeOldest(absl::Time now) {
+    if (order_.empty() || order_.front().expires > now) return std::nullopt;
+    return Take(order_.front().key);
+  }
+  std::optional<absl::Time> next_expiry() const {
+    if (order_.empty()) return std::nullopt;
+    return order_.front().expires;
+  }
+
+ private:
+  struct Entry {
+    std::string key;
+    Value value;
+    absl::Time expires;
+  };
+  const size_t capacity_;
+  std::list<Entry> order_;
+  absl::flat_hash_map<std::string, typename std::list<Entry>::iterator> index_;
+};
+
+struct IssuedMemory {
+  ReceivedMemory memory;
+  PeerCredentials owner;
+};
 
 }  // namespace
 
+void UniqueFd::reset(int fd) {
+  if (fd_ >= 0) close(fd_);
+  fd_ = fd;
+}
+
+absl::Status CheckSealedMemory(int fd, uint64_t size) {
+  if (size == 0 || size > kMaxSharedMemoryBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shared memory of ", size, " bytes is not within 1..", kMaxSharedMemoryBytes, " bytes"));
+  }
+  // Seals before size: once F_SEAL_SHRINK is set the size read below can only grow.
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0) {
+    return absl::InvalidArgumentError(
+        "shared memory must be a sealable memfd (memfd_create with MFD_ALLOW_SEALING)");
+  }
+  if ((seals & (F_SEAL_SHRINK | F_SEAL_SEAL)) != (F_SEAL_SHRINK | F_SEAL_SEAL)) {
+    return absl::InvalidArgumentError(
+        "shared memory must be sealed with F_SEAL_SHRINK | F_SEAL_SEAL, or it could shrink "
+        "under acld's mapping");
+  }
+  if ((seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) != 0) {
+    return absl::InvalidArgumentError("shared memory sealed against writing cannot receive copies");
+  }
+  // Seals exist on tmpfs and hugetlbfs; a hugetlb page that cannot be
+  // allocated at fault time is a SIGBUS, so only tmpfs memory is taken.
+  struct statfs filesystem {};
+  if (fstatfs(fd, &filesystem) != 0 ||
+      static_cast<unsigned long>(filesystem.f_type) != TMPFS_MAGIC) {
+    return absl::InvalidArgumentError(
+        "shared memory must be a memfd on tmpfs (hugetlb memory is refused)");
+  }
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    return absl::InvalidArgumentError("shared memory must be a regular file");
+  }
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_ACCMODE) != O_RDWR) {
+    return absl::InvalidArgumentError("shared memory must be open for reading and writing");
+  }
+  if (static_cast<uint64_t>(info.st_size) < size) {
+    return absl::InvalidArgumentError(absl::StrCat("shared memory of ", info.st_size,
+                                                   " bytes is smaller than the ", size,
+                                                   " bytes announced"));
+  }
+  return absl::OkStatus();
+}
+
 std::string PeerSocketPath(const std::string& runtime_socket) { return runtime_socket + ".peer"; }
 
+// What the desk has issued. Shared by the desk's thread (which issues) and
+// the session threads (which redeem); descriptors of dropped tickets are
+// closed after the lock is released.
+class PeerCredentialDesk::Tables {
+ public:
+  explicit Tables(const PeerDeskOptions& options)
+      : options_(options), tokens_(options.max_tokens), tickets_(options.max_memory_tickets) {}
+
+  void AddToken(std::string token, const PeerCredentials& peer) {
+    std::vector<IssuedMemory> dropped;
+    absl::MutexLock lock(&mu_);
+    ExpireLocked(absl::Now(), dropped);
+    // All tokens live equally long: the oldest is the least likely to be used.
+    if (tokens_.full()) tokens_.TakeOldest(absl::InfiniteFuture());
+    tokens_.Add(std::move(token), peer, absl::Now() + options_.lifetime);
+  }
+
+  std::optional<PeerCredentials> TakeToken(const std::string& token) {
+    std::vector<IssuedMemory> dropped;
+    absl::MutexLock lock(&mu_);
+    ExpireLocked(absl::Now(), dropped);
+    return tokens_.Take(token);
+  }
+
+  // Refuses when too many tickets are outstanding (in all or for the owner's user).
+  absl::Status AddTicket(std::string ticket, IssuedMemory issued) {
+    std::vector<IssuedMemory> dropped;
+    absl::MutexLock lock(&mu_);
+    ExpireLocked(absl::Now(), dropped);
+    size_t& per_uid = tickets_per_uid_[issued.owner.uid];
+    if (tickets_.full() || per_uid >= options_.max_memory_tickets_per_uid) {
+      if (per_uid == 0) tickets_per_uid_.erase(issued.owner.uid);
+      dropped.push_back(std::move(issued));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "too many shared memory tickets outstanding (at most ", options_.max_memory_tickets, ", ",
+          options_.max_memory_tickets_per_uid, " per user)"));
+    }
+    ++per_uid;
+    tickets_.Add(std::move(ticket), std::move(issued), absl::Now() + options_.lifetime);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<ReceivedMemory> TakeTicket(const std::string& ticket, pid_t pid, uid_t uid) {
+    std::vector<IssuedMemory> dropped;
+    absl::MutexLock lock(&mu_);
+    ExpireLocked(absl::Now(), dropped);
+    const IssuedMemory* issued = tickets_.Find(ticket);
+    if (issued == nullptr) {
+      return AclStatus(ACL_ERROR_INVALID_PARAM, "unknown or expired shared memory ticket");
+    }
+    if (issued->owner.pid != pid || issued->owner.uid != uid) {
+      return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
+                       "the shared memory ticket was issued to another process");
+    }
+    std::optional<IssuedMemory> taken = tickets_.Take(ticket);
+    Forget(taken->owner.uid);
+    return std::move(taken->memory);
+  }
+
+  void Revoke(const std::string& ticket) {
+    std::vector<IssuedMemory> dropped;
+    absl::MutexLock lock(&mu_);
+    std::optional<IssuedMemory> taken = tickets_.Take(ticket);
+    if (!taken.has_value()) return;
+    Forget(taken->owner.uid);
+    dropped.push_back(*std::move(taken));
+  }
+
+  void RevokeToken(const std::string& token) {
+    absl::MutexLock lock(&mu_);
+    tokens_.Take(token);
+  }
+
+  // Drops what expired; returns when the next entry expires.
+  std::optional<absl::Time> Expire() {
+    std::vector<IssuedMemory> dropped;
+    absl::MutexLock lock(&mu_);
+    ExpireLocked(absl::Now(), dropped);
+    std::optional<absl::Time> next = tokens_.next_expiry();
+    std::optional<absl::Time> next_ticket = tickets_.next_expiry();
+    if (!next.has_value() || (next_ticket.has_value() && *next_ticket < *next)) next = next_ticket;
+    return next;
+  }
+
+  size_t tokens() const {
+    absl::MutexLock lock(&mu_);
+    return tokens_.size();
+  }
+  size_t tickets() const {
+    absl::MutexLock lock(&mu_);
+    return tickets_.size();
+  }
+
+ private:
+  void ExpireLocked(absl::Time now, std::vector<IssuedMemory>& dropped)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (tokens_.TakeOldest(now).has_value()) {
+    }
+    while (std::optional<IssuedMemory> expired = tickets_.TakeOldest(now)) {
+      Forget(expired->owner.uid);
+      dropped.push_back(*std::move(expired));
+    }
+  }
+  void Forget(uid_t uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = tickets_per_uid_.find(uid);
+    if (it != tickets_per_uid_.end() && --it->second == 0) tickets_per_uid_.erase(it);
+  }
+
+  const PeerDeskOptions options_;
+  mutable absl::Mutex mu_;
+  ExpiringTable<PeerCredentials> tokens_ ABSL_GUARDED_BY(mu_);
+  ExpiringTable<IssuedMemory> tickets_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uid_t, size_t> tickets_per_uid_ ABSL_GUARDED_BY(mu_);
+};
+
+// A client being served: its request line so far and what it sent along.
+struct PeerCredentialDesk::Connection {
+  UniqueFd socket;
+  PeerCredentials peer;
+  absl::Time deadline;
+  std::string line;
+  UniqueFd memory;          // the first descriptor received
+  size_t fds_received = 0;  // all of them (the others are closed at once)
+  bool truncated = false;   // the kernel dropped control data (MSG_CTRUNC)
+};
+
 absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Start(
-    const std::string& path) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const std::string& path, absl::Duration request_timeout, size_t max_pending_connections) {
+  PeerDeskOptions options;
+  options.request_timeout = request_timeout;
+  options.max_pending_connections = max_pending_connections;
+  return Start(path, options);
+}
+
+absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Start(
+    const std::string& path, const PeerDeskOptions& options) {
+  if (options.max_pending_connections == 0 || options.max_tokens == 0 ||
+      options.request_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("identity socket: limits and timeout must be positive");
+  }
+  // Non-blocking: a connection that goes away between poll() and accept4()
+  // must not block the desk.
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   sockaddr_un address = Address(path);
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      listen(fd, 128) != 0) {
+      listen(fd, SOMAXCONN) != 0) {
     const std::string error = std::strerror(errno);
     if (fd >= 0) close(fd);
     return absl::UnavailableError(absl::StrCat("cannot listen on '", path, "': ", error));
   }
   const int stop_fd = eventfd(0, EFD_CLOEXEC);
-  std::unique_ptr<PeerCredentialDesk> desk(new PeerCredentialDesk(fd, stop_fd));
+  if (stop_fd < 0) {
+    const std::string error = std::strerror(errno);
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("identity socket: eventfd: ", error));
+  }
+  std::unique_ptr<PeerCredentialDesk> desk(new PeerCredentialDesk(fd, stop_fd, options));
   desk->thread_ = std::thread([raw = desk.get()] { raw->Serve(); });
   return desk;
 }
 
-PeerCredentialDesk::PeerCredentialDesk(int listen_fd, int stop_fd)
-    : listen_fd_(listen_fd), stop_fd_(stop_fd) {}
+PeerCredentialDesk::PeerCredentialDesk(int listen_fd, int stop_fd, const PeerDeskOptions& options)
+    : listen_fd_(listen_fd),
+      stop_fd_(stop_fd),
+      options_(options),
+      tables_(std::make_unique<Tables>(options)) {}
 
 PeerCredentialDesk::~PeerCredentialDesk() {
   const uint64_t one = 1;
   if (write(stop_fd_, &one, sizeof(one)) < 0) {
-    // The thread also stops when the listening socket closes below.
+    // Cannot happen for an eventfd far from overflow; the join below would hang.
+    spdlog::error("identity socket: cannot stop its thread: {}", std::strerror(errno));
   }
   if (thread_.joinable()) thread_.join();
   close(listen_fd_);
@@ -70,48 +353,199 @@ PeerCredentialDesk::~PeerCredentialDesk() {
 }
 
 void PeerCredentialDesk::Serve() {
+  std::vector<Connection> connections;
+  std::vector<pollfd> fds;
+  absl::Time paused_until = absl::InfinitePast();
   while (true) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    const absl::Time now = absl::Now();
+    // A client that did not finish its line in time is dropped unanswered.
+    connections.erase(std::remove_if(connections.begin(), connections.end(),
+                                     [&](const Connection& c) { return c.deadline <= now; }),
+                      connections.end());
+    pending_.store(connections.size(), std::memory_order_relaxed);
+    const bool room = connections.size() < options_.max_pending_connections;
+    const bool listening = room && now >= paused_until;
+
+    absl::Time wake = absl::InfiniteFuture();
+    for (const Connection& c : connections) wake = std::min(wake, c.deadline);
+    if (room && !listening) wake = std::min(wake, paused_until);
+    // Expired tickets close their descriptors on time, not at the next request.
+    if (std::optional<absl::Time> expiry = tables_->Expire()) wake = std::min(wake, *expiry);
+    int timeout_ms = -1;
+    if (wake != absl::InfiniteFuture()) {
+      const absl::Duration wait = std::max(absl::ZeroDuration(), wake - now);
+      timeout_ms = static_cast<int>(std::min<int64_t>(
+          absl::ToInt64Milliseconds(absl::Ceil(wait, absl::Milliseconds(1))), INT_MAX));
+    }
+
+    fds.clear();
+    fds.push_back({stop_fd_, POLLIN, 0});
+    // When full or paused the listener is not polled at all (fd -1 is
+    // ignored): a readable listener we do not accept from would spin.
+    fds.push_back({listening ? listen_fd_ : -1, POLLIN, 0});
+    for (const Connection& c : connections) fds.push_back({c.socket.get(), POLLIN, 0});
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
-      return;
+      spdlog::warn("identity socket: poll failed: {}", std::strerror(errno));
+      absl::SleepFor(kAcceptPause);
+      continue;
     }
-    if (fds[1].revents != 0) return;
-    const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) continue;
-    ucred credentials{};
-    socklen_t length = sizeof(credentials);
-    if (getsockopt(client, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
-      const std::string token = NewToken();
-      {
-        absl::MutexLock lock(&mu_);
-        Expire();
-        tokens_[token] = Issued{{credentials.pid, credentials.uid, credentials.gid},
-                                absl::Now() + kTokenLifetime};
-      }
-      const std::string line = token + "\n";
-      // A client that does not read its token simply never uses it.
-      (void)!send(client, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (fds[0].revents != 0) return;
+
+    bool finished_any = false;
+    for (size_t i = 0; i < connections.size(); ++i) {
+      if (fds[i + 2].revents == 0 || !ReadFrom(connections[i])) continue;
+      connections[i].socket.reset();
+      finished_any = true;
     }
-    close(client);
+    if (finished_any) {
+      connections.erase(std::remove_if(connections.begin(), connections.end(),
+                                       [](const Connection& c) { return !c.socket.valid(); }),
+                        connections.end());
+    }
+    if (listening && fds[1].revents != 0 && !AcceptSome(connections)) {
+      paused_until = absl::Now() + kAcceptPause;
+    }
+    pending_.store(connections.size(), std::memory_order_relaxed);
   }
 }
 
-void PeerCredentialDesk::Expire() {
-  const absl::Time now = absl::Now();
-  for (auto it = tokens_.begin(); it != tokens_.end();) {
-    it = it->second.expires < now ? tokens_.erase(it) : std::next(it);
+bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
+  for (int i = 0; i < kAcceptsPerRound && connections.size() < options_.max_pending_connections;
+       ++i) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      const int error = errno;
+      if (error == EAGAIN || error == EWOULDBLOCK) return true;
+      if (error == EINTR || error == ECONNABORTED || error == EPROTO || error == EPERM) continue;
+      // Out of descriptors or kernel memory (EMFILE, ENFILE, ENOBUFS, ENOMEM)
+      // or worse: the connection stays in the backlog and the listener stays
+      // readable, so polling it again now would spin. Pause instead.
+      if (!accept_failing_) {
+        spdlog::warn("identity socket: cannot accept connections ({}); retrying every {}",
+                     std::strerror(error), absl::FormatDuration(kAcceptPause));
+      }
+      accept_failing_ = true;
+      return false;
+    }
+    if (accept_failing_) {
+      spdlog::info("identity socket: accepting connections again");
+      accept_failing_ = false;
+    }
+    UniqueFd socket(fd);
+    ucred credentials{};
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) continue;
+    Connection connection;
+    connection.socket = std::move(socket);
+    connection.peer = {credentials.pid, credentials.uid, credentials.gid};
+    connection.deadline = absl::Now() + options_.request_timeout;
+    connections.push_back(std::move(connection));
   }
+  return true;
+}
+
+bool PeerCredentialDesk::ReadFrom(Connection& c) {
+  char buffer[kMaxLine];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerRead)];
+  // Never more than the line may still hold: what follows the line is not read.
+  iovec part{buffer, kMaxLine - c.line.size()};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  const ssize_t n = recvmsg(c.socket.get(), &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (n < 0) return !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+       header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(fd));
+      UniqueFd received(fd);  // closed here unless it is the first
+      if (c.fds_received++ == 0) c.memory = std::move(received);
+    }
+  }
+  if ((message.msg_flags & MSG_CTRUNC) != 0) c.truncated = true;
+  if (n == 0) return true;  // gone before finishing its line
+  c.line.append(buffer, static_cast<size_t>(n));
+  const size_t end = c.line.find('\n');
+  if (end == std::string::npos) {
+    if (c.line.size() < kMaxLine) return false;
+    c.line = "?";  // answered as not understood
+  } else {
+    c.line.resize(end);
+  }
+  Respond(c);
+  return true;
+}
+
+void PeerCredentialDesk::Respond(Connection& c) {
+  std::string answer;
+  std::string token;
+  std::string ticket;
+  if (c.line == "T") {
+    std::optional<std::string> id = NewId();
+    if (c.fds_received > 0 || c.truncated) {
+      answer = "E a token request carries no file descriptor";
+    } else if (!id.has_value()) {
+      answer = "E no randomness for a token";
+    } else {
+      token = *id;
+      tables_->AddToken(token, c.peer);
+      answer = token;
+    }
+  } else if (absl::StartsWith(c.line, "M ")) {
+    answer = IssueTicket(c, c.line.substr(2), &ticket);
+  } else {
+    answer = "E request not understood (expected \"T\" or \"M <bytes>\")";
+  }
+  answer.push_back('\n');
+  // The answer fits an empty socket buffer; a client that made it not fit
+  // (or left) loses what was issued to it.
+  const ssize_t sent =
+      send(c.socket.get(), answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (sent == static_cast<ssize_t>(answer.size())) return;
+  if (!token.empty()) tables_->RevokeToken(token);
+  if (!ticket.empty()) tables_->Revoke(ticket);
+}
+
+std::string PeerCredentialDesk::IssueTicket(Connection& c, const std::string& bytes,
+                                            std::string* ticket) {
+  uint64_t size = 0;
+  if (!absl::SimpleAtoi(bytes, &size)) return "E the size is not a number";
+  if (c.truncated || c.fds_received != 1 || !c.memory.valid()) {
+    return absl::StrCat("E expected exactly one file descriptor, received ",
+                        c.truncated ? "more than " : "", c.fds_received);
+  }
+  absl::Status sealed = CheckSealedMemory(c.memory.get(), size);
+  if (!sealed.ok()) return absl::StrCat("E ", sealed.message());
+  std::optional<std::string> id = NewId();
+  if (!id.has_value()) return "E no randomness for a ticket";
+  absl::Status added =
+      tables_->AddTicket(*id, IssuedMemory{ReceivedMemory{std::move(c.memory), size}, c.peer});
+  if (!added.ok()) return absl::StrCat("E ", added.message());
+  *ticket = *id;
+  return *id;
 }
 
 std::optional<PeerCredentials> PeerCredentialDesk::Redeem(const std::string& token) {
-  absl::MutexLock lock(&mu_);
-  Expire();
-  auto it = tokens_.find(token);
-  if (it == tokens_.end()) return std::nullopt;
-  PeerCredentials credentials = it->second.credentials;
-  tokens_.erase(it);
-  return credentials;
+  return tables_->TakeToken(token);
 }
+
+absl::StatusOr<ReceivedMemory> PeerCredentialDesk::RedeemMemory(const std::string& ticket,
+                                                                pid_t pid, uid_t uid) {
+  return tables_->TakeTicket(ticket, pid, uid);
+}
+
+size_t PeerCredentialDesk::pending_connections() const {
+  return pending_.load(std::memory_order_relaxed);
+}
+
+size_t PeerCredentialDesk::outstanding_tokens() const { return tables_->tokens(); }
+
+size_t PeerCredentialDesk::outstanding_memory_tickets() const { return tables_->tickets(); }
 
 }  // namespace acld::server

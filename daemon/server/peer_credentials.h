@@ -2,20 +2,36 @@
 //
 // gRPC does not expose the peer credentials of a Unix socket, so a client
 // first connects to a small side socket (<runtime socket>.peer). The daemon
-// reads the connecting process's pid, uid and gid from the kernel and hands it
-// a one-time token; the client presents the token in its Hello, and the
-// session gets that identity. A token is valid once, for a few seconds.
+// reads the connecting process's pid, uid and gid from the kernel. The client
+// speaks first, one line; the daemon answers one line and closes:
+//
+//   "T\n"                       -> "<token>\n": a one-time identity token for the Hello
+//   "M <bytes>\n" + one memfd   -> "<ticket>\n": shared memory handed to acld (SCM_RIGHTS)
+//   anything refused            -> "E <reason>\n"
+//
+// Shared memory travels as a file descriptor, never by name: a name works only
+// where client and daemon share /dev/shm, and an object opened by name can be
+// truncated under the daemon's mapping (SIGBUS). The memfd must be sealed
+// against shrinking (F_SEAL_SHRINK | F_SEAL_SEAL), so it can never become
+// smaller than what acld maps. A ticket is redeemable only by a session of
+// the process (pid and uid) that sent the memfd.
+//
+// Tokens and tickets are valid once, for 30 s. The desk is one thread with a
+// poll() loop: a client that connects and says nothing costs a slot until its
+// deadline and nothing else, and running out of file descriptors pauses
+// accepting instead of spinning.
 #ifndef ACLD_DAEMON_SERVER_PEER_CREDENTIALS_H_
 #define ACLD_DAEMON_SERVER_PEER_CREDENTIALS_H_
 
 #include <sys/types.h>
 
 #include <atomic>
-#include <map>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -30,32 +46,112 @@ struct PeerCredentials {
   gid_t gid = 0;
 };
 
+// A file descriptor with exactly one owner; closed when the owner goes.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    reset(other.release());
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+// Shared memory a client handed over: a memfd verified (CheckSealedMemory) to
+// hold at least `size` bytes for as long as it exists.
+struct ReceivedMemory {
+  UniqueFd fd;
+  uint64_t size = 0;
+};
+
+// The largest shared memory segment acld accepts.
+inline constexpr uint64_t kMaxSharedMemoryBytes = uint64_t{1} << 40;
+
+// OK when `fd` is a memfd that acld can map read-write for `size` bytes and
+// that can never shrink below that (0 < size <= kMaxSharedMemoryBytes);
+// otherwise an error whose message says what is wrong with it.
+absl::Status CheckSealedMemory(int fd, uint64_t size);
+
 // The side socket's path for a runtime socket (client/peer_token.cc agrees).
 std::string PeerSocketPath(const std::string& runtime_socket);
 
+struct PeerDeskOptions {
+  // How long a connected client has to send its request line.
+  absl::Duration request_timeout = absl::Seconds(5);
+  // Connections being served at once; beyond, new ones wait in the backlog.
+  size_t max_pending_connections = 256;
+  // How long a token or ticket stays redeemable.
+  absl::Duration lifetime = absl::Seconds(30);
+  // Outstanding tokens; the oldest is dropped beyond.
+  size_t max_tokens = 65536;
+  // Outstanding shared memory tickets (each holds a descriptor), in all and
+  // per user; beyond, requests are refused ("E too many").
+  size_t max_memory_tickets = 1024;
+  size_t max_memory_tickets_per_uid = 64;
+};
+
 class PeerCredentialDesk {
  public:
-  // Listens on `path` (prepared by the caller) and serves tokens on a thread.
-  static absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> Start(const std::string& path);
+  // Listens on `path` (prepared by the caller) and serves on a thread.
+  static absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> Start(
+      const std::string& path, absl::Duration request_timeout = absl::Seconds(5),
+      size_t max_pending_connections = 256);
+  static absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> Start(const std::string& path,
+                                                                   const PeerDeskOptions& options);
   ~PeerCredentialDesk();
 
   // The identity behind `token`, once.
   std::optional<PeerCredentials> Redeem(const std::string& token);
 
+  // The memory behind `ticket`, once, and only for the process that sent it
+  // (`pid` and `uid` are the redeeming session's kernel-verified identity).
+  absl::StatusOr<ReceivedMemory> RedeemMemory(const std::string& ticket, pid_t pid, uid_t uid);
+
+  // Connections accepted and not yet answered (for `aclctl status`).
+  size_t pending_connections() const;
+  // Tokens and tickets issued, not yet redeemed or expired.
+  size_t outstanding_tokens() const;
+  size_t outstanding_memory_tickets() const;
+
  private:
-  PeerCredentialDesk(int listen_fd, int stop_fd);
+  struct Connection;
+  class Tables;
+
+  PeerCredentialDesk(int listen_fd, int stop_fd, const PeerDeskOptions& options);
   void Serve();
-  void Expire() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Accepts what the listener has; false when it must not be polled for a while.
+  bool AcceptSome(std::vector<Connection>& connections);
+  // Reads from `connection`; true when it is finished (answered or dropped).
+  bool ReadFrom(Connection& connection);
+  // Answers `connection`'s complete request line (issuing what it asks for) and
+  // takes back what was issued when the answer cannot be sent.
+  void Respond(Connection& connection);
+  // The answer to "M <bytes>"; `ticket` receives the ticket issued, if any.
+  std::string IssueTicket(Connection& connection, const std::string& bytes, std::string* ticket);
 
   const int listen_fd_;
   const int stop_fd_;  // an eventfd that wakes Serve() to stop
+  const PeerDeskOptions options_;
+  std::unique_ptr<Tables> tables_;
+  std::atomic<size_t> pending_{0};
+  bool accept_failing_ = false;  // Serve() only: one warning per burst
   std::thread thread_;
-  absl::Mutex mu_;
-  struct Issued {
-    PeerCredentials credentials;
-    absl::Time expires;
-  };
-  std::map<std::string, Issued> tokens_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acld::server

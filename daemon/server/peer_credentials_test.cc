@@ -1,54 +1,365 @@
 #include "daemon/server/peer_credentials.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "acl/acl_base.h"
+#include "daemon/core/acl_status.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
 namespace {
 
-std::string ReadToken(const std::string& path) {
+constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+sockaddr_un AddressOf(const std::string& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  std::string token;
-  char buffer[64];
-  ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer))) > 0) token.append(buffer, n);
-  close(fd);
-  return token.substr(0, token.find('\n'));
+  return address;
 }
 
-TEST(PeerCredentialsTest, TokensCarryTheKernelsIdentityOnce) {
-  char pattern[] = "/tmp/acld-peer-test-XXXXXX";
-  const std::string dir = mkdtemp(pattern);
-  const std::string path = PeerSocketPath(dir + "/acld.sock");
-  EXPECT_EQ(path, dir + "/acld.sock.peer");
-  absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> desk = PeerCredentialDesk::Start(path);
-  ASSERT_TRUE(desk.ok()) << desk.status();
+int Connect(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address = AddressOf(path);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0)
+      << std::strerror(errno);
+  return fd;
+}
 
-  const std::string token = ReadToken(path);
-  EXPECT_EQ(token.size(), 32u);
-  EXPECT_NE(ReadToken(path), token);  // a new one each time
-  std::optional<PeerCredentials> credentials = (*desk)->Redeem(token);
+// Sends `request` with `fds` attached.
+void Send(int socket_fd, const std::string& request, const std::vector<int>& fds = {}) {
+  iovec part{const_cast<char*>(request.data()), request.size()};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * std::max<size_t>(fds.size(), 1)));
+  if (!fds.empty()) {
+    message.msg_control = control.data();
+    message.msg_controllen = control.size();
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  }
+  EXPECT_EQ(sendmsg(socket_fd, &message, MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+}
+
+// Everything the desk sends until it closes (at most `timeout`).
+std::string ReadAll(int socket_fd, absl::Duration timeout = absl::Seconds(10)) {
+  std::string answer;
+  const absl::Time deadline = absl::Now() + timeout;
+  char buffer[256];
+  while (true) {
+    pollfd readable{socket_fd, POLLIN, 0};
+    const int64_t wait = absl::ToInt64Milliseconds(deadline - absl::Now());
+    if (wait <= 0 || poll(&readable, 1, static_cast<int>(wait)) <= 0) {
+      ADD_FAILURE() << "the desk did not close the connection in time";
+      break;
+    }
+    const ssize_t n = read(socket_fd, buffer, sizeof(buffer));
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<size_t>(n));
+  }
+  return answer;
+}
+
+// One exchange: the answer line without its newline.
+std::string Ask(const std::string& path, const std::string& request,
+                const std::vector<int>& fds = {}) {
+  const int fd = Connect(path);
+  Send(fd, request, fds);
+  std::string answer = ReadAll(fd);
+  close(fd);
+  EXPECT_TRUE(absl::EndsWith(answer, "\n")) << answer;
+  return answer.substr(0, answer.find('\n'));
+}
+
+int Memfd(uint64_t bytes, int seals) {
+  const int fd = memfd_create("desk-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  if (seals != 0) {
+    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, seals), 0);
+  }
+  return fd;
+}
+
+// Descriptors of this process that refer to the test's memfds.
+int OpenMemfds() {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (absl::StartsWith(target, "/memfd:desk-test")) ++count;
+  }
+  return count;
+}
+
+bool IsId(const std::string& answer) {
+  return answer.size() == 32 && answer.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+template <typename Condition>
+bool Eventually(Condition condition, absl::Duration timeout = absl::Seconds(10)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+absl::Duration CpuTime() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return absl::DurationFromTimeval(usage.ru_utime) + absl::DurationFromTimeval(usage.ru_stime);
+}
+
+class PeerDeskTest : public ::testing::Test {
+ protected:
+  PeerDeskTest() {
+    char pattern[] = "/tmp/acld-peer-test-XXXXXX";
+    dir_ = mkdtemp(pattern);
+    path_ = PeerSocketPath(dir_ + "/acld.sock");
+  }
+  ~PeerDeskTest() override {
+    desk_.reset();
+    unlink(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  PeerCredentialDesk& Start(const PeerDeskOptions& options = {}) {
+    absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> desk =
+        PeerCredentialDesk::Start(path_, options);
+    EXPECT_TRUE(desk.ok()) << desk.status();
+    desk_ = *std::move(desk);
+    return *desk_;
+  }
+
+  std::string dir_;
+  std::string path_;
+  std::unique_ptr<PeerCredentialDesk> desk_;
+};
+
+TEST_F(PeerDeskTest, TokensCarryTheKernelsIdentityOnce) {
+  EXPECT_EQ(path_, dir_ + "/acld.sock.peer");
+  absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> started = PeerCredentialDesk::Start(path_);
+  ASSERT_TRUE(started.ok()) << started.status();
+  desk_ = *std::move(started);
+
+  const std::string token = Ask(path_, "T\n");
+  EXPECT_TRUE(IsId(token)) << token;
+  EXPECT_NE(Ask(path_, "T\n"), token);  // a new one each time
+  std::optional<PeerCredentials> credentials = desk_->Redeem(token);
   ASSERT_TRUE(credentials.has_value());
   EXPECT_EQ(credentials->pid, getpid());
   EXPECT_EQ(credentials->uid, getuid());
   EXPECT_EQ(credentials->gid, getgid());
-  EXPECT_FALSE((*desk)->Redeem(token).has_value());  // once only
-  EXPECT_FALSE((*desk)->Redeem("forged").has_value());
-  EXPECT_FALSE((*desk)->Redeem("").has_value());
-  desk->reset();
-  unlink(path.c_str());
-  rmdir(dir.c_str());
+  EXPECT_FALSE(desk_->Redeem(token).has_value());  // once only
+  EXPECT_FALSE(desk_->Redeem("forged").has_value());
+  EXPECT_FALSE(desk_->Redeem("").has_value());
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "X\n"), "E "));
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, std::string(100, 'T')), "E "));
+}
+
+TEST_F(PeerDeskTest, TokensExpire) {
+  PeerDeskOptions options;
+  options.lifetime = absl::Milliseconds(200);
+  PeerCredentialDesk& desk = Start(options);
+  const std::string token = Ask(path_, "T\n");
+  ASSERT_TRUE(IsId(token));
+  EXPECT_TRUE(Eventually([&] { return desk.outstanding_tokens() == 0; }));
+  EXPECT_FALSE(desk.Redeem(token).has_value());
+}
+
+TEST_F(PeerDeskTest, AFloodOfConnectionsKeepsTheTablesBounded) {
+  PeerDeskOptions options;
+  options.max_tokens = 1000;
+  PeerCredentialDesk& desk = Start(options);
+  const std::string first = Ask(path_, "T\n");
+  std::string last;
+  for (int i = 0; i < 10000; ++i) {
+    last = Ask(path_, "T\n");
+    ASSERT_TRUE(IsId(last)) << "connection " << i << ": " << last;
+  }
+  // The oldest went; what a lookup searches never grew past the bound.
+  EXPECT_EQ(desk.outstanding_tokens(), 1000u);
+  EXPECT_FALSE(desk.Redeem(first).has_value());
+  EXPECT_TRUE(desk.Redeem(last).has_value());
+  EXPECT_TRUE(Eventually([&] { return desk.pending_connections() == 0; }));
+}
+
+TEST_F(PeerDeskTest, ASilentPeerIsDroppedAtItsDeadline) {
+  PeerDeskOptions options;
+  options.request_timeout = absl::Milliseconds(200);
+  PeerCredentialDesk& desk = Start(options);
+  const int silent = Connect(path_);
+  EXPECT_TRUE(Eventually([&] { return desk.pending_connections() == 1; }));
+  // Meanwhile others are served.
+  EXPECT_TRUE(IsId(Ask(path_, "T\n")));
+  EXPECT_EQ(ReadAll(silent), "");  // closed, nothing given
+  close(silent);
+  EXPECT_TRUE(Eventually([&] { return desk.pending_connections() == 0; }));
+  EXPECT_EQ(desk.outstanding_tokens(), 1u);
+}
+
+TEST_F(PeerDeskTest, PendingConnectionsAreBoundedWithoutSpinning) {
+  PeerDeskOptions options;
+  options.request_timeout = absl::Milliseconds(600);
+  options.max_pending_connections = 4;
+  PeerCredentialDesk& desk = Start(options);
+  std::vector<int> silent;
+  for (int i = 0; i < 20; ++i) silent.push_back(Connect(path_));
+  ASSERT_TRUE(Eventually([&] { return desk.pending_connections() == 4; }));
+  // Full: the listener is not polled, so waiting costs no CPU.
+  const absl::Duration cpu_before = CpuTime();
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_LE(desk.pending_connections(), 4u);
+  EXPECT_LT(CpuTime() - cpu_before, absl::Milliseconds(100));
+  // The silent ones are dropped in turn at their deadlines; then a client is served.
+  EXPECT_TRUE(IsId(Ask(path_, "T\n")));
+  for (int fd : silent) {
+    EXPECT_EQ(ReadAll(fd), "");
+    close(fd);
+  }
+}
+
+TEST_F(PeerDeskTest, OnlySealedMemfdsOfTheAnnouncedSizeGetATicket) {
+  PeerCredentialDesk& desk = Start();
+  const int unsealed = Memfd(8192, 0);
+  const int shrinkable = Memfd(8192, F_SEAL_GROW | F_SEAL_SEAL);
+  const int sealed = Memfd(8192, kSealed);
+  const int write_sealed = Memfd(8192, F_SEAL_SHRINK | F_SEAL_WRITE | F_SEAL_SEAL);
+
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 8192\n", {unsealed}), "E ")) << "unsealed";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 8192\n", {shrinkable}), "E ")) << "shrinkable";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 8192\n", {write_sealed}), "E ")) << "write-sealed";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 8193\n", {sealed}), "E ")) << "too small";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 0\n", {sealed}), "E ")) << "empty";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 8192\n"), "E ")) << "no descriptor";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 8192\n", {sealed, sealed}), "E ")) << "two";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M -1\n", {sealed}), "E ")) << "negative";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "T\n", {sealed}), "E ")) << "token with fd";
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 1\n", {pipe_fds[0]}), "E ")) << "a pipe";
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  EXPECT_EQ(desk.outstanding_memory_tickets(), 0u);
+  // Refused descriptors are not kept.
+  EXPECT_TRUE(Eventually([] { return OpenMemfds() == 4; }));
+
+  const std::string ticket = Ask(path_, "M 4096\n", {sealed});
+  ASSERT_TRUE(IsId(ticket)) << ticket;
+  EXPECT_EQ(desk.outstanding_memory_tickets(), 1u);
+  EXPECT_FALSE(desk.Redeem(ticket).has_value());  // a ticket is not a token
+
+  // Useless to another process or user, and leaves the ticket to its owner.
+  EXPECT_EQ(AclCodeOf(desk.RedeemMemory(ticket, getpid() + 1, getuid()).status()),
+            ACL_ERROR_RT_NO_PERMISSION);
+  EXPECT_EQ(AclCodeOf(desk.RedeemMemory(ticket, getpid(), getuid() + 1).status()),
+            ACL_ERROR_RT_NO_PERMISSION);
+  absl::StatusOr<ReceivedMemory> memory = desk.RedeemMemory(ticket, getpid(), getuid());
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  EXPECT_EQ(memory->size, 4096u);
+  EXPECT_TRUE(CheckSealedMemory(memory->fd.get(), 4096).ok());
+  EXPECT_FALSE(desk.RedeemMemory(ticket, getpid(), getuid()).ok());  // once
+  EXPECT_EQ(desk.outstanding_memory_tickets(), 0u);
+
+  for (int fd : {unsealed, shrinkable, sealed, write_sealed}) close(fd);
+}
+
+TEST_F(PeerDeskTest, ExpiredTicketsCloseTheirDescriptors) {
+  PeerDeskOptions options;
+  options.lifetime = absl::Milliseconds(200);
+  PeerCredentialDesk& desk = Start(options);
+  const int fd = Memfd(4096, kSealed);
+  const std::string ticket = Ask(path_, "M 4096\n", {fd});
+  ASSERT_TRUE(IsId(ticket)) << ticket;
+  close(fd);
+  EXPECT_EQ(OpenMemfds(), 1);  // the desk's
+  // Without any further request: the desk's own timer drops it.
+  EXPECT_TRUE(Eventually([] { return OpenMemfds() == 0; }));
+  EXPECT_EQ(desk.outstanding_memory_tickets(), 0u);
+  EXPECT_FALSE(desk.RedeemMemory(ticket, getpid(), getuid()).ok());
+}
+
+TEST_F(PeerDeskTest, OutstandingTicketsAreBoundedPerUser) {
+  PeerDeskOptions options;
+  options.max_memory_tickets_per_uid = 3;
+  PeerCredentialDesk& desk = Start(options);
+  const int fd = Memfd(4096, kSealed);
+  std::vector<std::string> tickets;
+  for (int i = 0; i < 3; ++i) {
+    tickets.push_back(Ask(path_, "M 4096\n", {fd}));
+    ASSERT_TRUE(IsId(tickets.back())) << tickets.back();
+  }
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "M 4096\n", {fd}), "E too many"));
+  EXPECT_TRUE(Eventually([] { return OpenMemfds() == 4; }));  // ours and the three tickets'
+  ASSERT_TRUE(desk.RedeemMemory(tickets[0], getpid(), getuid()).ok());
+  EXPECT_TRUE(IsId(Ask(path_, "M 4096\n", {fd})));
+  close(fd);
+}
+
+TEST_F(PeerDeskTest, RecoversFromRunningOutOfDescriptors) {
+  PeerCredentialDesk& desk = Start();
+  // Clients' sockets exist before the process runs out.
+  std::vector<int> clients;
+  for (int i = 0; i < 4; ++i) clients.push_back(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+
+  rlimit original{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &original), 0);
+  rlimit lowered = original;
+  lowered.rlim_cur = std::min<rlim_t>(original.rlim_cur, 256);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(null_fd, 0);
+  std::vector<int> hogs;
+  while (true) {
+    const int fd = dup(null_fd);
+    if (fd < 0) break;
+    hogs.push_back(fd);
+  }
+  ASSERT_EQ(errno, EMFILE);
+  sockaddr_un address = AddressOf(path_);
+  for (int fd : clients) {
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    Send(fd, "T\n");
+  }
+  // accept4 fails with EMFILE: the desk pauses instead of spinning.
+  const absl::Duration cpu_before = CpuTime();
+  absl::SleepFor(absl::Milliseconds(500));
+  const absl::Duration cpu = CpuTime() - cpu_before;
+  EXPECT_EQ(desk.pending_connections(), 0u);
+
+  for (int fd : hogs) close(fd);
+  close(null_fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &original), 0);
+  EXPECT_LT(cpu, absl::Milliseconds(150));
+  for (int fd : clients) {
+    std::string token = ReadAll(fd);
+    close(fd);
+    ASSERT_TRUE(absl::EndsWith(token, "\n")) << token;
+    token.pop_back();
+    EXPECT_TRUE(desk.Redeem(token).has_value());
+  }
+  EXPECT_TRUE(IsId(Ask(path_, "T\n")));
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ grpc::Status RuntimeService::Session(
                peer.gid, peer.command);
 
   auto handler = std::make_shared<SessionHandler>(
-      runtime_, session, peer.uid,
+      runtime_, session, peer.uid, peer.pid, peers_, SharedMemoryLimits{},
       [writer](const ServerMessage& message) { writer->Write(message); });
   handler->Open(request.call_id());
   while (stream->Read(&request)) handler->Handle(request);

@@ -384,9 +384,23 @@ void SessionHandler::Handle(const ClientMessage& request) {
       reply.mutable_mem_info()->set_total(info->total);
       return Answer(call_id, std::move(reply));
     }
-    case ClientMessage::kRegisterSharedMemory:
-      return answer_handle(shared_memory_.Register(request.register_shared_memory().name(),
-                                                   request.register_shared_memory().size(), uid_));
+    case ClientMessage::kRegisterSharedMemory: {
+      const acl::v1::RegisterSharedMemoryRequest& shared = request.register_shared_memory();
+      if (desk_ == nullptr) {
+        return answer_status(AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                                       "shared memory needs acld's identity socket"));
+      }
+      // Only the process that handed the memfd over can use its ticket.
+      absl::StatusOr<ReceivedMemory> memory = desk_->RedeemMemory(shared.ticket(), pid_, uid_);
+      if (!memory.ok()) return answer_status(memory.status());
+      if (shared.size() != memory->size) {
+        return answer_status(
+            AclStatus(ACL_ERROR_INVALID_PARAM,
+                      absl::StrCat("shared memory registered as ", shared.size(),
+                                   " bytes but handed over as ", memory->size, " bytes")));
+      }
+      return answer_handle(shared_memory_.Register(*std::move(memory)));
+    }
     case ClientMessage::kUnregisterSharedMemory:
       return answer_status(shared_memory_.Unregister(request.unregister_shared_memory().segment()));
     case ClientMessage::kHello:

@@ -14,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/runtime.h"
+#include "daemon/server/peer_credentials.h"
 #include "daemon/server/shared_memory.h"
 #include "proto/acl/v1/runtime.pb.h"
 
@@ -23,10 +24,18 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
  public:
   using Writer = std::function<void(const acl::v1::ServerMessage&)>;
 
-  // `uid` is the session's (kernel-verified) user: the owner its shared
-  // memory must have.
-  SessionHandler(Runtime& runtime, SessionId session, uid_t uid, Writer write)
-      : runtime_(runtime), session_(session), uid_(uid), write_(std::move(write)) {}
+  // `uid` and `pid` are the session's (kernel-verified) identity: only the
+  // shared memory tickets `desk` issued to that process are redeemable here.
+  // Without a desk (unit tests) shared memory registration is refused.
+  SessionHandler(Runtime& runtime, SessionId session, uid_t uid, pid_t pid,
+                 PeerCredentialDesk* desk, SharedMemoryLimits limits, Writer write)
+      : runtime_(runtime),
+        session_(session),
+        uid_(uid),
+        pid_(pid),
+        desk_(desk),
+        write_(std::move(write)),
+        shared_memory_(limits) {}
 
   SessionId session() const { return session_; }
 
@@ -52,6 +61,8 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   Runtime& runtime_;
   const SessionId session_;
   const uid_t uid_;
+  const pid_t pid_;
+  PeerCredentialDesk* const desk_;
   const Writer write_;
   SharedMemoryRegistry shared_memory_;
   absl::Mutex mu_;

@@ -1,75 +1,95 @@
 #include "daemon/server/shared_memory.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "daemon/core/acl_status.h"
 
 namespace acld::server {
 
+struct SharedMemoryRegistry::Usage {
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> segments{0};
+};
+
 struct SharedMemoryRegistry::Mapping {
   uint8_t* base = nullptr;
   uint64_t size = 0;
+  std::shared_ptr<Usage> usage;
   ~Mapping() {
-    if (base != nullptr) munmap(base, size);
+    if (base == nullptr) return;
+    munmap(base, size);
+    usage->bytes.fetch_sub(size);
+    usage->segments.fetch_sub(1);
   }
 };
 
-absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(const std::string& name, uint64_t size,
-                                                        uid_t owner_uid) {
-  // Only the names the client library makes: no paths, no other objects.
-  if (!absl::StartsWith(name, "/acld-") || name.find('/', 1) != std::string::npos ||
-      name.size() > 200 || size == 0 || size > (uint64_t{1} << 40)) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("shared memory '", name, "' of ", size, " bytes is not valid"));
+SharedMemoryRegistry::SharedMemoryRegistry(SharedMemoryLimits limits)
+    : limits_(limits), usage_(std::make_shared<Usage>()) {}
+
+// Mappings still used by in-flight copies stay until those copies end.
+SharedMemoryRegistry::~SharedMemoryRegistry() = default;
+
+absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory) {
+  const uint64_t size = memory.size;
+  // The desk verified the seals; checked again because nothing else stands
+  // between a shrinkable file and a SIGBUS in acld.
+  absl::Status sealed = CheckSealedMemory(memory.fd.get(), size);
+  if (!sealed.ok()) return AclStatus(ACL_ERROR_INVALID_PARAM, sealed.message());
+
+  absl::MutexLock lock(&mu_);
+  // Every reservation happens under mu_ and releases only lower the counts,
+  // so checking and then adding cannot overshoot.
+  const uint64_t segments = usage_->segments.load();
+  if (segments >= limits_.max_segments) {
+    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                     absl::StrCat("this session already has ", segments,
+                                  " shared memory segments mapped; at most ", limits_.max_segments,
+                                  " are allowed"));
   }
-  const int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) {
+  const uint64_t bytes = usage_->bytes.load();
+  if (size > limits_.max_bytes || bytes > limits_.max_bytes - size) {
     return AclStatus(
         ACL_ERROR_RT_MEMORY_ALLOCATION,
-        absl::StrCat("cannot open shared memory '", name, "': ", std::strerror(errno)));
+        absl::StrCat("shared memory of ", size, " bytes would exceed this session's limit: ", bytes,
+                     " of ", limits_.max_bytes,
+                     " bytes are mapped (acld --max_host_memory_per_session)"));
   }
-  struct stat info {};
-  if (fstat(fd, &info) != 0 || info.st_uid != owner_uid) {
-    close(fd);
-    return AclStatus(
-        ACL_ERROR_RT_NO_PERMISSION,
-        absl::StrCat("shared memory '", name, "' does not belong to this process's user"));
-  }
-  if (static_cast<uint64_t>(info.st_size) < size) {
-    close(fd);
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("shared memory '", name, "' is smaller than ", size, " bytes"));
-  }
-  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory.fd.get(), 0);
   if (base == MAP_FAILED) {
-    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat("cannot map shared memory '", name, "': ", std::strerror(errno)));
+    return AclStatus(
+        ACL_ERROR_RT_MEMORY_ALLOCATION,
+        absl::StrCat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
   }
+  // A client's memory has no place in acld's core dumps.
+  (void)madvise(base, size, MADV_DONTDUMP);
+  usage_->bytes.fetch_add(size);
+  usage_->segments.fetch_add(1);
   auto mapping = std::make_shared<Mapping>();
   mapping->base = static_cast<uint8_t*>(base);
   mapping->size = size;
-  absl::MutexLock lock(&mu_);
+  mapping->usage = usage_;
   const uint64_t segment = next_segment_++;
   segments_[segment] = std::move(mapping);
   return segment;
 }
 
 absl::Status SharedMemoryRegistry::Unregister(uint64_t segment) {
+  std::shared_ptr<Mapping> unmapped;  // unmapped after the lock is released
   absl::MutexLock lock(&mu_);
-  if (segments_.erase(segment) == 0) {
+  auto it = segments_.find(segment);
+  if (it == segments_.end()) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("shared memory segment ", segment, " is not registered"));
   }
+  unmapped = std::move(it->second);
+  segments_.erase(it);
   return absl::OkStatus();
 }
 
@@ -85,11 +105,10 @@ absl::StatusOr<HostSpan> SharedMemoryRegistry::Resolve(uint64_t segment, uint64_
   return HostSpan{it->second->base + offset, it->second};
 }
 
-uint64_t SharedMemoryRegistry::mapped_bytes() const {
-  absl::MutexLock lock(&mu_);
-  uint64_t bytes = 0;
-  for (const auto& [segment, mapping] : segments_) bytes += mapping->size;
-  return bytes;
+uint64_t SharedMemoryRegistry::mapped_bytes() const { return usage_->bytes.load(); }
+
+size_t SharedMemoryRegistry::segment_count() const {
+  return static_cast<size_t>(usage_->segments.load());
 }
 
 }  // namespace acld::server

@@ -1,6 +1,10 @@
 // The shared memory segments one session registered: its aclrtMallocHost
 // blocks and its staging area, mapped into the daemon so that a copy from or
 // to them costs one memcpy here and no bytes on the socket.
+//
+// Each segment is a memfd the client handed over on the identity socket
+// (peer_credentials.h), sealed so that it can never shrink: acld maps exactly
+// the verified size and no client action can make a byte of it fault.
 #ifndef ACLD_DAEMON_SERVER_SHARED_MEMORY_H_
 #define ACLD_DAEMON_SERVER_SHARED_MEMORY_H_
 
@@ -9,31 +13,52 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/runtime.h"
+#include "daemon/server/peer_credentials.h"
 
 namespace acld::server {
 
+// What one session may keep mapped in acld. A segment unregistered while a
+// copy still uses it counts until the copy ends, so that in-flight copies
+// cannot be used to pile up mappings.
+struct SharedMemoryLimits {
+  uint64_t max_bytes = 16ull << 30;  // acld --max_host_memory_per_session
+  uint32_t max_segments = 4096;
+};
+
 class SharedMemoryRegistry {
  public:
-  // Maps the POSIX shared memory object `name` (created by the client, at
-  // least `size` bytes, owned by `owner_uid`: a session may only map its own
-  // user's objects) and returns its segment id.
-  absl::StatusOr<uint64_t> Register(const std::string& name, uint64_t size, uid_t owner_uid);
+  explicit SharedMemoryRegistry(SharedMemoryLimits limits = {});
+  ~SharedMemoryRegistry();
+  SharedMemoryRegistry(const SharedMemoryRegistry&) = delete;
+  SharedMemoryRegistry& operator=(const SharedMemoryRegistry&) = delete;
+
+  // Maps `memory` (its verified size, read-write, shared) and returns its
+  // segment id; the descriptor is closed. ACL_ERROR_RT_MEMORY_ALLOCATION
+  // beyond the limits.
+  absl::StatusOr<uint64_t> Register(ReceivedMemory memory);
+  // Forgets `segment`; its mapping goes when the last copy using it ends.
   absl::Status Unregister(uint64_t segment);
 
   // [offset, offset + count) of `segment`, kept mapped while the span lives.
   absl::StatusOr<HostSpan> Resolve(uint64_t segment, uint64_t offset, uint64_t count) const;
 
+  // What this session has mapped in acld, including unregistered segments
+  // that an in-flight copy still uses: the quantities the limits apply to.
   uint64_t mapped_bytes() const;
+  size_t segment_count() const;
 
  private:
   struct Mapping;
+  struct Usage;
 
+  const SharedMemoryLimits limits_;
+  // Shared with every mapping, which gives its share back when unmapped.
+  const std::shared_ptr<Usage> usage_;
   mutable absl::Mutex mu_;
   std::map<uint64_t, std::shared_ptr<Mapping>> segments_ ABSL_GUARDED_BY(mu_);
   uint64_t next_segment_ ABSL_GUARDED_BY(mu_) = 1;

@@ -14,23 +14,26 @@
 namespace acld::server {
 namespace {
 
-// A shared memory object as the client library makes one.
-std::string MakeObject(uint64_t size) {
-  const std::string name = "/acld-test-" + std::to_string(getpid());
-  const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+// A memfd as the client library makes one: `file_bytes` long with `seals`,
+// handed over as `size` bytes.
+ReceivedMemory MakeMemory(uint64_t file_bytes, int seals = kSealed, uint64_t size = 0) {
+  const int fd = memfd_create("registry-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
-  EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
-  close(fd);
-  return name;
+  EXPECT_EQ(ftruncate(fd, static_cast<off_t>(file_bytes)), 0);
+  if (seals != 0) {
+    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, seals), 0);
+  }
+  return ReceivedMemory{UniqueFd(fd), size == 0 ? file_bytes : size};
 }
 
 TEST(SharedMemoryTest, RegisteredSegmentsResolveWithinBounds) {
   SharedMemoryRegistry registry;
-  const std::string name = MakeObject(8192);
-  absl::StatusOr<uint64_t> segment = registry.Register(name, 8192, getuid());
-  shm_unlink(name.c_str());
+  absl::StatusOr<uint64_t> segment = registry.Register(MakeMemory(8192));
   ASSERT_TRUE(segment.ok()) << segment.status();
   EXPECT_EQ(registry.mapped_bytes(), 8192u);
+  EXPECT_EQ(registry.segment_count(), 1u);
   absl::StatusOr<HostSpan> span = registry.Resolve(*segment, 4096, 4096);
   ASSERT_TRUE(span.ok());
   span->data[4095] = 1;  // mapped and writable
@@ -40,25 +43,90 @@ TEST(SharedMemoryTest, RegisteredSegmentsResolveWithinBounds) {
   EXPECT_FALSE(registry.Resolve(*segment + 1, 0, 1).ok());
   ASSERT_TRUE(registry.Unregister(*segment).ok());
   EXPECT_FALSE(registry.Unregister(*segment).ok());
+  EXPECT_FALSE(registry.Resolve(*segment, 0, 1).ok());
   span->data[0] = 2;  // a span outlives its segment's registration
+  // ... and still counts, until it goes.
+  EXPECT_EQ(registry.mapped_bytes(), 8192u);
+  EXPECT_EQ(registry.segment_count(), 1u);
+  *span = HostSpan{};
+  EXPECT_EQ(registry.mapped_bytes(), 0u);
+  EXPECT_EQ(registry.segment_count(), 0u);
+}
+
+TEST(SharedMemoryTest, OnlySealedMemoryOfTheAnnouncedSize) {
+  SharedMemoryRegistry registry;
+  // Unsealed: the client could truncate it under the mapping (SIGBUS).
+  EXPECT_EQ(AclCodeOf(registry.Register(MakeMemory(4096, 0)).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(registry.Register(MakeMemory(4096, F_SEAL_SEAL)).status()),
+            ACL_ERROR_INVALID_PARAM);
+  // Smaller than announced.
+  EXPECT_EQ(AclCodeOf(registry.Register(MakeMemory(4096, kSealed, 8192)).status()),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(registry.Register(ReceivedMemory{UniqueFd(), 4096}).status()),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(registry.segment_count(), 0u);
+  // A larger file is fine: exactly the announced size is mapped.
+  absl::StatusOr<uint64_t> segment = registry.Register(MakeMemory(8192, kSealed, 4096));
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  EXPECT_EQ(registry.mapped_bytes(), 4096u);
+  EXPECT_FALSE(registry.Resolve(*segment, 0, 4097).ok());
+}
+
+TEST(SharedMemoryTest, BytesAreLimitedPerSession) {
+  SharedMemoryRegistry registry(SharedMemoryLimits{3 * 4096, 100});
+  ASSERT_TRUE(registry.Register(MakeMemory(2 * 4096)).ok());
+  absl::StatusOr<uint64_t> refused = registry.Register(MakeMemory(2 * 4096));
+  EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(refused.status().message().find("--max_host_memory_per_session"), std::string::npos)
+      << refused.status();
+  ASSERT_TRUE(registry.Register(MakeMemory(4096)).ok());
+  EXPECT_EQ(registry.mapped_bytes(), 3u * 4096);
+}
+
+TEST(SharedMemoryTest, SparseHugeSegmentsAreRefusedByTheByteLimit) {
+  // 1 TiB that costs the client nothing (sparse) would cost acld address space.
+  SharedMemoryRegistry registry;
+  absl::StatusOr<uint64_t> refused = registry.Register(MakeMemory(uint64_t{1} << 40));
+  EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_RT_MEMORY_ALLOCATION) << refused.status();
   EXPECT_EQ(registry.mapped_bytes(), 0u);
 }
 
-TEST(SharedMemoryTest, OnlyTheLibrarysObjectsOfTheRightSize) {
-  SharedMemoryRegistry registry;
-  EXPECT_EQ(AclCodeOf(registry.Register("/etc-passwd", 4096, getuid()).status()),
-            ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(AclCodeOf(registry.Register("/acld-x/../y", 4096, getuid()).status()),
-            ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(AclCodeOf(registry.Register("/acld-missing", 4096, getuid()).status()),
+TEST(SharedMemoryTest, SegmentsAreLimitedPerSession) {
+  SharedMemoryRegistry registry(SharedMemoryLimits{1ull << 30, 2});
+  absl::StatusOr<uint64_t> first = registry.Register(MakeMemory(4096));
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(registry.Register(MakeMemory(4096)).ok());
+  absl::StatusOr<uint64_t> refused = registry.Register(MakeMemory(4096));
+  EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(refused.status().message().find("at most 2"), std::string::npos) << refused.status();
+  ASSERT_TRUE(registry.Unregister(*first).ok());
+  EXPECT_TRUE(registry.Register(MakeMemory(4096)).ok());
+}
+
+TEST(SharedMemoryTest, InFlightCopiesCannotPileUpMappings) {
+  SharedMemoryRegistry registry(SharedMemoryLimits{2 * 4096, 100});
+  absl::StatusOr<uint64_t> segment = registry.Register(MakeMemory(2 * 4096));
+  ASSERT_TRUE(segment.ok());
+  absl::StatusOr<HostSpan> span = registry.Resolve(*segment, 0, 1);  // a copy in flight
+  ASSERT_TRUE(span.ok());
+  ASSERT_TRUE(registry.Unregister(*segment).ok());
+  EXPECT_EQ(AclCodeOf(registry.Register(MakeMemory(4096)).status()),
             ACL_ERROR_RT_MEMORY_ALLOCATION);
-  const std::string name = MakeObject(4096);
-  EXPECT_EQ(AclCodeOf(registry.Register(name, 8192, getuid()).status()), ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(AclCodeOf(registry.Register(name, 0, getuid()).status()), ACL_ERROR_INVALID_PARAM);
-  // Another user's object is refused even when its name is known.
-  EXPECT_EQ(AclCodeOf(registry.Register(name, 4096, getuid() + 1).status()),
-            ACL_ERROR_RT_NO_PERMISSION);
-  shm_unlink(name.c_str());
+  *span = HostSpan{};  // the copy ends
+  EXPECT_TRUE(registry.Register(MakeMemory(4096)).ok());
+}
+
+TEST(SharedMemoryTest, MappingsOutliveTheSessionWhileCopiesUseThem) {
+  HostSpan span;
+  {
+    SharedMemoryRegistry registry;
+    absl::StatusOr<uint64_t> segment = registry.Register(MakeMemory(4096));
+    ASSERT_TRUE(segment.ok());
+    absl::StatusOr<HostSpan> resolved = registry.Resolve(*segment, 0, 4096);
+    ASSERT_TRUE(resolved.ok());
+    span = *std::move(resolved);
+  }
+  std::memset(span.data, 7, 4096);  // still mapped
 }
 
 }  // namespace

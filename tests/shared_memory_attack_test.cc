@@ -1,0 +1,339 @@
+// A hostile local client against acld's shared memory: it hands over memory
+// that could shrink under acld's mapping, shrinks what it registered, uses
+// another process's ticket and registers far more than a session may map.
+// acld refuses what it must, never faults (SIGBUS), and serves well-behaved
+// clients afterwards.
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "daemon/server/socket_path.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "proto/acl/v1/runtime.grpc.pb.h"
+#include "tests/acld_fixture.h"
+
+namespace acld_test {
+namespace {
+
+using acl::v1::ClientMessage;
+using acl::v1::Reply;
+
+constexpr uint64_t kPage = 4096;
+constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+// One exchange on the identity socket, by hand: `request` with `fd` attached
+// (unless -1); the answer line without its newline.
+std::string AskDesk(const std::string& path, const std::string& request, int fd = -1) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connect(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(socket_fd);
+    return "connect failed";
+  }
+  iovec part{const_cast<char*>(request.data()), request.size()};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  }
+  std::string answer;
+  if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buffer[128];
+    pollfd readable{socket_fd, POLLIN, 0};
+    while (poll(&readable, 1, 10000) > 0) {
+      const ssize_t n = read(socket_fd, buffer, sizeof(buffer));
+      if (n <= 0) break;
+      answer.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  close(socket_fd);
+  return answer.substr(0, answer.find('\n'));
+}
+
+int Memfd(uint64_t bytes, int seals) {
+  const int fd = memfd_create("attack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  if (seals != 0) {
+    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, seals), 0);
+  }
+  return fd;
+}
+
+// A session spoken by hand over gRPC, as a hostile client would.
+class HostileSession {
+ public:
+  explicit HostileSession(const AcldDaemon& daemon)
+      : desk_(daemon.socket() + ".peer"),
+        stub_(acl::v1::Runtime::NewStub(
+            grpc::CreateChannel("unix:" + daemon.socket(), grpc::InsecureChannelCredentials()))),
+        stream_(stub_->Session(&context_)) {
+    ClientMessage hello;
+    hello.mutable_hello()->set_protocol_version(1);
+    hello.mutable_hello()->set_peer_token(AskDesk(desk_, "T\n"));
+    opened_ = Call(std::move(hello)).has_session_opened();
+  }
+  ~HostileSession() {
+    context_.TryCancel();
+    (void)stream_->Finish();
+  }
+
+  bool opened() const { return opened_; }
+  const std::string& desk() const { return desk_; }
+
+  Reply Call(ClientMessage message) {
+    message.set_call_id(next_call_id_++);
+    Reply reply;
+    if (!stream_->Write(message)) {
+      reply.set_acl_error(-1);
+      return reply;
+    }
+    acl::v1::ServerMessage answer;
+    while (stream_->Read(&answer)) {
+      if (answer.call_id() == message.call_id() && answer.has_reply()) return answer.reply();
+    }
+    reply.set_acl_error(-1);
+    reply.set_error_message("the stream ended");
+    return reply;
+  }
+
+  Reply Register(const std::string& ticket, uint64_t size) {
+    ClientMessage message;
+    message.mutable_register_shared_memory()->set_ticket(ticket);
+    message.mutable_register_shared_memory()->set_size(size);
+    return Call(std::move(message));
+  }
+  // Hands `fd` over and registers it; the reply of the registration.
+  Reply Share(int fd, uint64_t size) {
+    const std::string ticket = AskDesk(desk_, absl::StrCat("M ", size, "\n"), fd);
+    EXPECT_FALSE(absl::StartsWith(ticket, "E ")) << ticket;
+    return Register(ticket, size);
+  }
+  Reply Unregister(uint64_t segment) {
+    ClientMessage message;
+    message.mutable_unregister_shared_memory()->set_segment(segment);
+    return Call(std::move(message));
+  }
+  uint64_t Malloc(uint64_t size) {
+    ClientMessage set_device;
+    set_device.mutable_set_device()->set_device_id(0);
+    EXPECT_EQ(Call(std::move(set_device)).acl_error(), 0);
+    ClientMessage message;
+    message.mutable_malloc()->set_device_id(0);
+    message.mutable_malloc()->set_size(size);
+    Reply reply = Call(std::move(message));
+    EXPECT_EQ(reply.acl_error(), 0) << reply.error_message();
+    return reply.device_address().address();
+  }
+  // A synchronous copy between device memory and a shared segment.
+  Reply Copy(bool to_host, uint64_t device, uint64_t segment, uint64_t offset, uint64_t count) {
+    ClientMessage message;
+    acl::v1::CopyRequest& copy = *message.mutable_copy();
+    copy.set_direction(to_host ? acl::v1::CopyRequest::DEVICE_TO_HOST
+                               : acl::v1::CopyRequest::HOST_TO_DEVICE);
+    if (to_host) {
+      copy.set_device_src(device);
+    } else {
+      copy.set_device_dst(device);
+    }
+    copy.mutable_shared()->set_segment(segment);
+    copy.mutable_shared()->set_offset(offset);
+    copy.set_count(count);
+    return Call(std::move(message));
+  }
+
+ private:
+  const std::string desk_;
+  std::unique_ptr<acl::v1::Runtime::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<ClientMessage, acl::v1::ServerMessage>> stream_;
+  uint64_t next_call_id_ = 1;
+  bool opened_ = false;
+};
+
+// acld survived and serves: aclctl status works and a real client's pinned
+// and staged copies pass (the hostile session is still open meanwhile).
+void ExpectAcldServes(const AcldDaemon& daemon) {
+  ASSERT_TRUE(acld::server::SocketIsLive(daemon.socket())) << "acld died";
+  const auto [code, output] = daemon.Aclctl({"status"});
+  EXPECT_EQ(code, 0) << output;
+  ExpectScenarioPasses({"tests/device_client", "roundtrip", "8"}, daemon.client_env());
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 1; }, absl::Seconds(10)));
+}
+
+TEST(SharedMemoryAttackTest, MemoryThatCouldShrinkIsRefused) {
+  AcldDaemon daemon;
+  HostileSession session(daemon);
+  ASSERT_TRUE(session.opened());
+  const uint64_t device = session.Malloc(1 << 20);
+
+  // (a) Unsealed: the client could truncate it after registering and ask for
+  // a copy into it, and acld would die of SIGBUS. It never gets a ticket.
+  const int unsealed = Memfd(1 << 20, 0);
+  const std::string refused = AskDesk(session.desk(), "M 1048576\n", unsealed);
+  EXPECT_TRUE(absl::StartsWith(refused, "E ")) << refused;
+  // Sealed against growth only, or without F_SEAL_SEAL: refused as well.
+  const int grow_sealed = Memfd(1 << 20, F_SEAL_GROW | F_SEAL_SEAL);
+  EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 1048576\n", grow_sealed), "E "));
+  const int unsealable = Memfd(1 << 20, F_SEAL_SHRINK);
+  EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 1048576\n", unsealable), "E "));
+  // More than the memfd holds.
+  const int sealed_small = Memfd(kPage, kSealed);
+  EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 8192\n", sealed_small), "E "));
+  // A plain file on tmpfs (what shm_open makes) cannot be sealed at all.
+  const std::string path = daemon.dir() + "/plain";
+  const int plain = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  ASSERT_GE(plain, 0);
+  ASSERT_EQ(ftruncate(plain, 1 << 20), 0);
+  EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 1048576\n", plain), "E "));
+
+  // Without a ticket nothing registers, whatever the request says.
+  EXPECT_EQ(session.Register("", 1 << 20).acl_error(), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(session.Register(refused, 1 << 20).acl_error(), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(session.Register(std::string(32, '0'), 1 << 20).acl_error(), ACL_ERROR_INVALID_PARAM);
+
+  // The attack carried through anyway: truncate and copy into it. acld never
+  // mapped it, so this is a refusal, not a crash.
+  ASSERT_EQ(ftruncate(unsealed, 0), 0);
+  EXPECT_NE(session.Copy(true, device, 1, 0, 1 << 20).acl_error(), 0);
+
+  for (int fd : {unsealed, grow_sealed, unsealable, sealed_small, plain}) close(fd);
+  ExpectAcldServes(daemon);
+}
+
+TEST(SharedMemoryAttackTest, RegisteredMemoryCannotShrink) {
+  AcldDaemon daemon;
+  HostileSession session(daemon);
+  ASSERT_TRUE(session.opened());
+  const uint64_t device = session.Malloc(1 << 20);
+
+  const int fd = Memfd(1 << 20, kSealed);
+  Reply registered = session.Share(fd, 1 << 20);
+  ASSERT_EQ(registered.acl_error(), 0) << registered.error_message();
+  const uint64_t segment = registered.handle().handle();
+
+  // (b) The seal holds: the client cannot shrink what acld maps.
+  EXPECT_EQ(ftruncate(fd, 0), -1);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_EQ(ftruncate(fd, kPage), -1);
+  EXPECT_EQ(errno, EPERM);
+  // Removing the seal is impossible too.
+  EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), -1);
+  // Punching holes is allowed; a hole reads as zeros and takes writes, never a fault.
+  ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 1 << 20), 0);
+  Reply copied = session.Copy(true, device, segment, 0, 1 << 20);
+  EXPECT_EQ(copied.acl_error(), 0) << copied.error_message();
+  copied = session.Copy(false, device, segment, 0, 1 << 20);
+  EXPECT_EQ(copied.acl_error(), 0) << copied.error_message();
+
+  // Past the end of what was verified: refused.
+  EXPECT_EQ(session.Copy(true, device, segment, 1, 1 << 20).acl_error(), ACL_ERROR_INVALID_PARAM);
+
+  // A ticket is good once.
+  const std::string ticket = AskDesk(session.desk(), "M 1048576\n", fd);
+  ASSERT_EQ(session.Register(ticket, 1 << 20).acl_error(), 0);
+  EXPECT_EQ(session.Register(ticket, 1 << 20).acl_error(), ACL_ERROR_INVALID_PARAM);
+  close(fd);
+  ExpectAcldServes(daemon);
+}
+
+TEST(SharedMemoryAttackTest, AnotherProcesssTicketIsUseless) {
+  AcldDaemon daemon;
+  HostileSession session(daemon);
+  ASSERT_TRUE(session.opened());
+  int ticket_pipe[2];
+  ASSERT_EQ(pipe(ticket_pipe), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Another process of the same user hands memory over; its ticket leaks.
+    const int fd = memfd_create("attack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0 || ftruncate(fd, kPage) != 0 || fcntl(fd, F_ADD_SEALS, kSealed) != 0) _exit(1);
+    const std::string ticket = AskDesk(session.desk(), "M 4096\n", fd);
+    _exit(write(ticket_pipe[1], ticket.data(), ticket.size()) == static_cast<ssize_t>(ticket.size())
+              ? 0
+              : 1);
+  }
+  close(ticket_pipe[1]);
+  std::string ticket;
+  char buffer[64];
+  ssize_t n;
+  while ((n = read(ticket_pipe[0], buffer, sizeof(buffer))) > 0) ticket.append(buffer, n);
+  close(ticket_pipe[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(ticket.size(), 32u) << ticket;
+
+  Reply stolen = session.Register(ticket, kPage);
+  EXPECT_EQ(stolen.acl_error(), ACL_ERROR_RT_NO_PERMISSION) << stolen.error_message();
+  ExpectAcldServes(daemon);
+}
+
+TEST(SharedMemoryAttackTest, ASessionCannotMapUnboundedMemory) {
+  AcldDaemon daemon;
+  HostileSession session(daemon);
+  ASSERT_TRUE(session.opened());
+
+  // (c) Sparse segments cost the client nothing and acld address space: up
+  // to the per-session limit (16 GiB by default), then refused.
+  const uint64_t kEight = 8ull << 30;
+  const int big = Memfd(kEight, kSealed);
+  Reply first = session.Share(big, kEight);
+  ASSERT_EQ(first.acl_error(), 0) << first.error_message();
+  ASSERT_EQ(session.Share(big, kEight).acl_error(), 0);
+  const int small = Memfd(kPage, kSealed);
+  Reply over = session.Share(small, kPage);
+  EXPECT_EQ(over.acl_error(), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_TRUE(absl::StrContains(over.error_message(), "--max_host_memory_per_session"))
+      << over.error_message();
+  const int huge = Memfd(1ull << 40, kSealed);
+  EXPECT_EQ(session.Share(huge, 1ull << 40).acl_error(), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  // Beyond 1 TiB the identity socket refuses outright.
+  EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 1099511627777\n", huge), "E "));
+  ASSERT_EQ(session.Unregister(first.handle().handle()).acl_error(), 0);
+  EXPECT_EQ(session.Share(small, kPage).acl_error(), 0);
+
+  // Many small segments: up to the segment limit (4096), then refused.
+  int registered = 2;  // the 8 GiB one and the page above
+  Reply last;
+  while (registered < 5000) {
+    last = session.Share(small, kPage);
+    if (last.acl_error() != 0) break;
+    ++registered;
+  }
+  EXPECT_EQ(registered, 4096);
+  EXPECT_EQ(last.acl_error(), ACL_ERROR_RT_MEMORY_ALLOCATION) << last.error_message();
+  EXPECT_TRUE(absl::StrContains(last.error_message(), "4096")) << last.error_message();
+
+  for (int fd : {big, small, huge}) close(fd);
+  ExpectAcldServes(daemon);
+}
+
+}  // namespace
+}  // namespace acld_test
