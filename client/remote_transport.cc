@@ -121,7 +121,11 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   hello.mutable_hello()->set_uid(getuid());
   hello.mutable_hello()->set_command(ProcessCommandLine());
   absl::StatusOr<Reply> opened = transport->Call(std::move(hello), kConnectTimeout);
-  if (!opened.ok()) return Unreachable(socket_path, opened.status().message());
+  if (!opened.ok()) {
+    // Over one of acld's caps: say which (the daemon names it and its flag).
+    if (acld::AclCodeOf(opened.status()) == ACL_ERROR_RT_OVER_LIMIT) return opened.status();
+    return Unreachable(socket_path, opened.status().message());
+  }
   const acl::v1::SessionOpened& session = opened->session_opened();
   transport->device_count_ = static_cast<int32_t>(session.device_count());
   transport->soc_name_ = session.soc_name();
@@ -132,8 +136,8 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
 }
 
 RemoteTransport::~RemoteTransport() {
+  // The reader thread took the stream's final status (Finish) before it ended.
   Close();
-  if (stream_) (void)stream_->Finish();
 }
 
 void RemoteTransport::Close() {
@@ -154,6 +158,26 @@ absl::Status RemoteTransport::BrokenStatus() const {
                                         " ended this process's session: ", ended_reason_,
                                         "; restart the application to open a new one"));
   }
+  const grpc::StatusCode code = end_status_.error_code();
+  const std::string& message = end_status_.error_message();
+  if (code == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+    // Refused (or ended) over one of acld's caps; the daemon's message names it.
+    return acld::AclStatus(
+        ACL_ERROR_RT_OVER_LIMIT,
+        absl::StrCat("acld at unix:", socket_path_, " refused this process's session: ",
+                     message.empty() ? "over a limit" : message));
+  }
+  // Statuses acld itself returns: the refusal (identity, protocol) or the shutdown.
+  const bool from_acld =
+      code == grpc::StatusCode::PERMISSION_DENIED ||
+      code == grpc::StatusCode::FAILED_PRECONDITION || code == grpc::StatusCode::INVALID_ARGUMENT ||
+      (code == grpc::StatusCode::UNAVAILABLE && message.find("shutting down") != std::string::npos);
+  if (from_acld && !message.empty()) {
+    return acld::AclStatus(
+        ACL_ERROR_RT_SOCKET_CLOSE,
+        absl::StrCat("acld at unix:", socket_path_, " ended this process's session: ", message,
+                     "; restart the application to open a new one"));
+  }
   return acld::AclStatus(
       ACL_ERROR_RT_SOCKET_CLOSE,
       absl::StrCat("the connection to acld at unix:", socket_path_,
@@ -162,7 +186,11 @@ absl::Status RemoteTransport::BrokenStatus() const {
 }
 
 void RemoteTransport::MarkBroken() {
+  // A write failed: the stream is over, and the reader is about to learn why
+  // (its Read fails, Finish gives the status). Waiting for it a moment lets
+  // callers see the real reason instead of "lost".
   absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&broken_), absl::Seconds(1));
   broken_ = true;
   pending_.clear();
 }
@@ -194,7 +222,12 @@ void RemoteTransport::ReadReplies() {
     it->second->done = true;
     pending_.erase(it);
   }
-  MarkBroken();
+  // The stream is over: its status says why (refused over a cap, shut down, lost).
+  grpc::Status status = stream_->Finish();
+  absl::MutexLock lock(&mu_);
+  end_status_ = std::move(status);
+  broken_ = true;
+  pending_.clear();
 }
 
 // --- writing: calls and batched asynchronous operations, in order ---

@@ -126,7 +126,9 @@ class RemoteTransport : public Transport {
   bool WriteBatchLocked(const acl::v1::ClientMessage* then)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void FlushLoop();
+  // Reads until the stream ends, then takes its final status (Finish).
   void ReadReplies();
+  // After a failed write: waits (briefly) for the reader to learn why.
   void MarkBroken();
   absl::Status BrokenStatus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -168,6 +170,7 @@ class RemoteTransport : public Transport {
   std::map<uint64_t, std::shared_ptr<PendingCall>> pending_ ABSL_GUARDED_BY(mu_);
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   std::string ended_reason_ ABSL_GUARDED_BY(mu_);  // why the daemon ended the session
+  grpc::Status end_status_ ABSL_GUARDED_BY(mu_);   // the stream's final status, once over
   std::atomic<uint64_t> next_call_id_{1};
 
   HostBlocks host_blocks_;  // aclrtMallocHost blocks; tag = segment id

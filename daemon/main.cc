@@ -3,15 +3,22 @@
 // Owns the devices (sim backend by default) and serves client processes on the
 // runtime socket and operators on the admin socket until SIGTERM or SIGINT.
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
 #include "hal/sim/sim_backend.h"
@@ -38,6 +45,21 @@ ABSL_FLAG(uint64_t, default_memory_quota, 0,
           "device memory each new session may allocate, in bytes (0: no limit)");
 ABSL_FLAG(uint32_t, max_streams_per_session, 4096,
           "streams each new session may hold, default streams included (0: no limit)");
+ABSL_FLAG(uint32_t, max_contexts_per_session, 1024,
+          "contexts each new session may hold, default contexts included (0: no limit)");
+ABSL_FLAG(uint32_t, max_events_per_session, 16384,
+          "events each new session may hold (0: no limit)");
+ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
+          "bytes of host shared memory (aclrtMallocHost, staging) each session may map");
+ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 256ull << 20,
+          "bytes of queued work (copies, batches) acld holds for one session (0: no limit)");
+ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
+ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");
+ABSL_FLAG(uint32_t, max_pending_hellos, 128,
+          "session streams that may wait for their Hello at once");
+ABSL_FLAG(int32_t, hello_timeout, 10,
+          "seconds a new connection may take to open its session (Hello); idle connections "
+          "without a session are dropped after as long");
 
 namespace {
 
@@ -63,6 +85,30 @@ bool SetUpLogging() {
   return true;
 }
 
+// Raises the soft limit on open files to the hard limit: every client costs
+// acld a few descriptors.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t previous = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    spdlog::info("open file limit raised from {} to {}", previous, limit.rlim_max);
+  } else {
+    spdlog::warn("cannot raise the open file limit from {}: {}", previous, strerror(errno));
+  }
+}
+
+// After a stop signal, acld is gone within `limit` whatever clients do.
+void StartShutdownWatchdog(absl::Duration limit) {
+  std::thread([limit] {
+    absl::SleepFor(limit);
+    spdlog::critical("shutdown did not finish within {}; exiting now", absl::FormatDuration(limit));
+    spdlog::default_logger()->flush();
+    _exit(1);
+  }).detach();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,9 +116,13 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   if (!SetUpLogging()) return 2;
   if (absl::GetFlag(FLAGS_sim_devices) < 1 || absl::GetFlag(FLAGS_sim_device_memory) == 0 ||
-      absl::GetFlag(FLAGS_callback_timeout) < 1 || absl::GetFlag(FLAGS_shutdown_grace) < 0) {
+      absl::GetFlag(FLAGS_callback_timeout) < 1 || absl::GetFlag(FLAGS_shutdown_grace) < 0 ||
+      absl::GetFlag(FLAGS_hello_timeout) < 1 || absl::GetFlag(FLAGS_max_sessions) < 1 ||
+      absl::GetFlag(FLAGS_max_sessions_per_uid) < 1 ||
+      absl::GetFlag(FLAGS_max_pending_hellos) < 1) {
     spdlog::critical(
-        "--sim_devices, --sim_device_memory and --callback_timeout must be positive, "
+        "--sim_devices, --sim_device_memory, --callback_timeout, --hello_timeout, "
+        "--max_sessions, --max_sessions_per_uid and --max_pending_hellos must be positive, "
         "--shutdown_grace not negative");
     return 2;
   }
@@ -92,11 +142,15 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  RaiseFileLimit();
 
   acld::RuntimeOptions runtime_options;
   runtime_options.callback_timeout = absl::Seconds(absl::GetFlag(FLAGS_callback_timeout));
   runtime_options.default_memory_quota = absl::GetFlag(FLAGS_default_memory_quota);
   runtime_options.default_max_streams = absl::GetFlag(FLAGS_max_streams_per_session);
+  runtime_options.default_max_contexts = absl::GetFlag(FLAGS_max_contexts_per_session);
+  runtime_options.default_max_events = absl::GetFlag(FLAGS_max_events_per_session);
+  runtime_options.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
   acld::Runtime runtime(hal::sim::CreateSimBackend({absl::GetFlag(FLAGS_sim_devices),
                                                     absl::GetFlag(FLAGS_sim_device_memory)}),
                         runtime_options);
@@ -106,6 +160,11 @@ int main(int argc, char** argv) {
   options.socket_mode = static_cast<mode_t>(socket_mode);
   options.socket_group = absl::GetFlag(FLAGS_socket_group);
   options.shutdown_grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace));
+  options.limits.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  options.limits.max_sessions_per_uid = absl::GetFlag(FLAGS_max_sessions_per_uid);
+  options.limits.max_pending_hellos = absl::GetFlag(FLAGS_max_pending_hellos);
+  options.limits.hello_timeout = absl::Seconds(absl::GetFlag(FLAGS_hello_timeout));
+  options.limits.max_host_memory_per_session = absl::GetFlag(FLAGS_max_host_memory_per_session);
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());
@@ -118,6 +177,9 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   spdlog::info("received {}; ending sessions and shutting down", strsignal(signal_number));
+  // The grace drains queued work; ending sessions and closing take at most
+  // about a second more. Past that, something is stuck: leave anyway.
+  StartShutdownWatchdog(options.shutdown_grace + absl::Seconds(2));
   (*server)->Shutdown();
   server->reset();
   spdlog::info("acld stopped");

@@ -46,6 +46,20 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   }
   for (const SessionSnapshot& session : snapshot.sessions) ToProto(session, *reply->add_sessions());
   reply->set_session_count(static_cast<uint32_t>(snapshot.sessions.size()));
+  const RuntimeService::Counts counts = sessions_.counts();
+  const SessionLimits& limits = sessions_.limits();
+  reply->set_pending_sessions(counts.pending);
+  reply->set_sessions_closing(counts.closing);
+  reply->set_max_sessions(limits.max_sessions);
+  reply->set_max_sessions_per_uid(limits.max_sessions_per_uid);
+  reply->set_sessions_refused(counts.refused);
+  reply->set_hello_timeouts(counts.hello_timeouts);
+  if (listener_stats_) {
+    const ListenerStats listener = listener_stats_();
+    reply->set_connections_accepted(listener.connections_accepted);
+    reply->set_connections_open(listener.connections_open);
+    reply->set_accept_pauses(listener.accept_pauses);
+  }
   return grpc::Status::OK;
 }
 
@@ -99,6 +113,7 @@ grpc::Status AdminService::GetMemory(grpc::ServerContext*, const acl::v1::Memory
 grpc::Status AdminService::Evict(grpc::ServerContext*, const acl::v1::EvictRequest* request,
                                  acl::v1::EvictReply*) {
   spdlog::info("admin: evict session {}", request->session());
+  // Waits (at most 500 ms) for the client to take the notice; no lock is held.
   absl::Status ended = sessions_.EndSession(
       request->session(), "evicted by the operator (aclctl evict); its resources were released");
   if (!ended.ok()) return grpc::Status(grpc::StatusCode::NOT_FOUND, std::string(ended.message()));

@@ -2,6 +2,9 @@
 #ifndef ACLD_DAEMON_SERVER_ADMIN_SERVICE_H_
 #define ACLD_DAEMON_SERVER_ADMIN_SERVICE_H_
 
+#include <cstdint>
+#include <functional>
+
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/runtime_service.h"
@@ -9,10 +12,21 @@
 
 namespace acld::server {
 
+// What the runtime socket's acceptor has seen.
+struct ListenerStats {
+  uint64_t connections_accepted = 0;
+  uint32_t connections_open = 0;
+  uint64_t accept_pauses = 0;  // accepts deferred: acld was out of descriptors or memory
+};
+
 class AdminService final : public acl::v1::Admin::Service {
  public:
-  AdminService(Runtime& runtime, RuntimeService& sessions, absl::Time started)
-      : runtime_(runtime), sessions_(sessions), started_(started) {}
+  AdminService(Runtime& runtime, RuntimeService& sessions, absl::Time started,
+               std::function<ListenerStats()> listener_stats = nullptr)
+      : runtime_(runtime),
+        sessions_(sessions),
+        started_(started),
+        listener_stats_(std::move(listener_stats)) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context, const acl::v1::StatusRequest* request,
                          acl::v1::StatusReply* reply) override;
@@ -31,6 +45,7 @@ class AdminService final : public acl::v1::Admin::Service {
   Runtime& runtime_;
   RuntimeService& sessions_;
   const absl::Time started_;
+  const std::function<ListenerStats()> listener_stats_;
 };
 
 }  // namespace acld::server

@@ -1,47 +1,57 @@
 #include "daemon/server/daemon_server.h"
 
 #include <grp.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <chrono>
-#include <cstring>
+#include <climits>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/server/socket_path.h"
-#include "grpcpp/security/server_credentials.h"
+#include "grpc/grpc.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
+#include "grpcpp/server_posix.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
 namespace {
 
-std::unique_ptr<grpc::Server> Serve(const std::string& path, grpc::Service& service) {
+// Closes a descriptor unless released.
+class FdGuard {
+ public:
+  explicit FdGuard(int fd) : fd_(fd) {}
+  ~FdGuard() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+int ClampToInt(int64_t value) { return static_cast<int>(std::min<int64_t>(value, INT_MAX)); }
+
+// A gRPC server without a listening port: connections come from an acceptor.
+std::unique_ptr<grpc::Server> Build(grpc::Service& service,
+                                    const std::vector<std::pair<std::string, int>>& arguments,
+                                    int max_threads) {
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
   builder.RegisterService(&service);
   // Large copies travel in shared memory; messages stay small but allow slack.
   builder.SetMaxReceiveMessageSize(64 << 20);
+  for (const auto& [name, value] : arguments) builder.AddChannelArgument(name, value);
+  if (max_threads > 0) {
+    grpc::ResourceQuota quota("acld runtime socket");
+    quota.SetMaxThreads(max_threads);
+    builder.SetResourceQuota(quota);
+  }
   return builder.BuildAndStart();
-}
-
-// Gives the runtime sockets the operator's mode and group.
-absl::Status ApplyAccess(const std::string& path, mode_t mode, const std::string& group) {
-  if (!group.empty()) {
-    struct group* entry = getgrnam(group.c_str());
-    if (entry == nullptr) return absl::NotFoundError(absl::StrCat("no group '", group, "'"));
-    if (chown(path.c_str(), static_cast<uid_t>(-1), entry->gr_gid) != 0) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot give '", path, "' to group ", group, ": ", std::strerror(errno)));
-    }
-  }
-  if (chmod(path.c_str(), mode) != 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot chmod '", path, "': ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -51,48 +61,117 @@ DaemonServer::DaemonServer(Runtime& runtime, ServerOptions options,
     : options_(std::move(options)),
       runtime_(runtime),
       peers_(std::move(peers)),
-      runtime_service_(runtime, peers_.get()),
-      admin_service_(runtime, runtime_service_, absl::Now()) {}
+      runtime_service_(runtime, peers_.get(), options_.limits),
+      admin_service_(runtime, runtime_service_, absl::Now(), [this] {
+        ListenerStats stats;
+        if (runtime_acceptor_ != nullptr) {
+          stats.connections_accepted = runtime_acceptor_->accepted();
+          stats.connections_open = static_cast<uint32_t>(runtime_acceptor_->OpenConnections());
+          stats.accept_pauses = runtime_acceptor_->pauses();
+        }
+        return stats;
+      }) {}
 
 absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runtime,
                                                                   const ServerOptions& options) {
+  // gRPC's global shutdown (when the last server object goes) joins its
+  // executor threads, one of which may sit in a poll for up to 10 s after a
+  // write to a client that stopped reading. acld keeps gRPC initialized for
+  // the life of the process and exits without that shutdown.
+  static const bool grpc_kept = (grpc_init(), true);
+  (void)grpc_kept;
+  gid_t group = static_cast<gid_t>(-1);
+  if (!options.socket_group.empty()) {
+    struct group* entry = getgrnam(options.socket_group.c_str());
+    if (entry == nullptr) {
+      return absl::NotFoundError(absl::StrCat("no group '", options.socket_group, "'"));
+    }
+    group = entry->gr_gid;
+  }
   const std::string peer_path = PeerSocketPath(options.socket_path);
   for (const std::string& path : {options.socket_path, options.admin_socket_path, peer_path}) {
     absl::Status prepared = PrepareSocketPath(path);
     if (!prepared.ok()) return prepared;
   }
-  absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> peers = PeerCredentialDesk::Start(peer_path);
-  if (!peers.ok()) return peers.status();
+  // Every socket is created with its final mode (under a umask) and checked;
+  // none is chmod-ed or chown-ed through a path that could be a symlink.
+  absl::StatusOr<int> runtime_fd =
+      ListenOnSocketPath(options.socket_path, options.socket_mode, group);
+  if (!runtime_fd.ok()) return runtime_fd.status();
+  FdGuard runtime_guard(*runtime_fd);
+  absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> peers;
+  {
+    ScopedUmask mask(UmaskFor(options.socket_mode));
+    peers = PeerCredentialDesk::Start(peer_path);
+  }
+  if (!peers.ok()) {
+    RemoveSocket(options.socket_path);
+    return peers.status();
+  }
   std::unique_ptr<DaemonServer> server(new DaemonServer(runtime, options, *std::move(peers)));
-
-  // The admin socket is created 0600 from the start (umask), not chmod-ed after.
-  const mode_t previous_umask = umask(0177);
-  server->admin_server_ = Serve(options.admin_socket_path, server->admin_service_);
-  umask(previous_umask);
-  if (server->admin_server_ == nullptr) {
+  absl::Status peer_access = SecureSocket(peer_path, options.socket_mode, group);
+  if (!peer_access.ok()) {
     server->Shutdown();
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on admin socket '", options.admin_socket_path, "'"));
+    return peer_access;
   }
-  chmod(options.admin_socket_path.c_str(), 0600);
-
-  server->runtime_server_ = Serve(options.socket_path, server->runtime_service_);
-  if (server->runtime_server_ == nullptr) {
+  absl::StatusOr<int> admin_fd = ListenOnSocketPath(options.admin_socket_path, 0600, -1);
+  if (!admin_fd.ok()) {
     server->Shutdown();
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on runtime socket '", options.socket_path, "'"));
+    return admin_fd.status();
   }
-  for (const std::string& path : {options.socket_path, peer_path}) {
-    absl::Status access = ApplyAccess(path, options.socket_mode, options.socket_group);
-    if (!access.ok()) {
-      server->Shutdown();
-      return access;
+  FdGuard admin_guard(*admin_fd);
+
+  // The runtime socket: one Session stream per connection (a client needs no
+  // more), connections without a session dropped after the hello timeout,
+  // and gRPC's handler threads bounded (each session holds one; its writer
+  // thread is acld's own).
+  const SessionLimits& limits = options.limits;
+  const int idle_ms =
+      ClampToInt(std::max<int64_t>(1, absl::ToInt64Milliseconds(limits.hello_timeout)));
+  const int max_threads =
+      ClampToInt(2 * static_cast<int64_t>(limits.max_sessions) + limits.max_pending_hellos + 16);
+  server->runtime_server_ =
+      Build(server->runtime_service_,
+            {{GRPC_ARG_MAX_CONCURRENT_STREAMS, 1}, {GRPC_ARG_MAX_CONNECTION_IDLE_MS, idle_ms}},
+            max_threads);
+  server->admin_server_ = Build(server->admin_service_, {}, 0);
+  if (server->runtime_server_ == nullptr || server->admin_server_ == nullptr) {
+    server->Shutdown();
+    return absl::UnavailableError("cannot start the gRPC servers");
+  }
+  // Before any session can start: how acld cuts a process's connections.
+  server->runtime_service_.SetConnectionCutter([raw = server.get()](pid_t pid) {
+    RuntimeAcceptor* acceptor = raw->cutter_.load();
+    if (acceptor != nullptr) {
+      acceptor->ShutdownConnections([pid](pid_t peer, uid_t) { return peer == pid; });
     }
+  });
+  grpc::Server* runtime_server = server->runtime_server_.get();
+  absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> runtime_acceptor = RuntimeAcceptor::Start(
+      runtime_guard.release(), absl::StrCat("runtime socket ", options.socket_path),
+      [runtime_server](int fd) { grpc::AddInsecureChannelFromFd(runtime_server, fd); });
+  if (!runtime_acceptor.ok()) {
+    server->Shutdown();
+    return runtime_acceptor.status();
   }
+  server->runtime_acceptor_ = *std::move(runtime_acceptor);
+  server->cutter_.store(server->runtime_acceptor_.get());
+  grpc::Server* admin_server = server->admin_server_.get();
+  absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> admin_acceptor = RuntimeAcceptor::Start(
+      admin_guard.release(), absl::StrCat("admin socket ", options.admin_socket_path),
+      [admin_server](int fd) { grpc::AddInsecureChannelFromFd(admin_server, fd); });
+  if (!admin_acceptor.ok()) {
+    server->Shutdown();
+    return admin_acceptor.status();
+  }
+  server->admin_acceptor_ = *std::move(admin_acceptor);
   return server;
 }
 
-DaemonServer::~DaemonServer() { Shutdown(); }
+DaemonServer::~DaemonServer() {
+  Shutdown();
+  cutter_.store(nullptr);
+}
 
 void DaemonServer::Shutdown() {
   if (shut_down_) return;
@@ -108,14 +187,24 @@ void DaemonServer::Shutdown() {
     spdlog::warn("shutdown grace of {} ended with work still queued; discarding it",
                  absl::FormatDuration(options_.shutdown_grace));
   }
-  runtime_service_.EndAllSessions("acld is shutting down");
+  // Every client gets the notice at once; 500 ms for all of them together.
+  runtime_service_.EndAllSessions("acld is shutting down", absl::Milliseconds(500));
+  if (runtime_acceptor_) {
+    runtime_acceptor_->Stop();
+    // Whatever is still connected goes now: gRPC would wait forever for a
+    // write to a process that stopped reading.
+    runtime_acceptor_->ShutdownConnections([](pid_t, uid_t) { return true; });
+  }
+  if (admin_acceptor_) admin_acceptor_->Stop();
+  // Calls still open after 200 ms (streams that never said Hello, a stuck
+  // admin call) are cancelled.
   const auto now = std::chrono::system_clock::now() + std::chrono::milliseconds(200);
   if (runtime_server_) runtime_server_->Shutdown(now);
   if (admin_server_) admin_server_->Shutdown(now);
   peers_.reset();
-  unlink(options_.socket_path.c_str());
-  unlink(options_.admin_socket_path.c_str());
-  unlink(PeerSocketPath(options_.socket_path).c_str());
+  RemoveSocket(options_.socket_path);
+  RemoveSocket(options_.admin_socket_path);
+  RemoveSocket(PeerSocketPath(options_.socket_path));
 }
 
 }  // namespace acld::server

@@ -1,9 +1,14 @@
 // acld's two gRPC servers: the runtime socket (clients) and the admin socket (aclctl).
+//
+// acld owns both listening sockets and accepts on them itself
+// (runtime_acceptor.h), handing every connection to gRPC: gRPC's own
+// listener gives up for good after a single EMFILE.
 #ifndef ACLD_DAEMON_SERVER_DAEMON_SERVER_H_
 #define ACLD_DAEMON_SERVER_DAEMON_SERVER_H_
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -11,6 +16,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/admin_service.h"
+#include "daemon/server/runtime_acceptor.h"
 #include "daemon/server/runtime_service.h"
 #include "grpcpp/server.h"
 
@@ -23,18 +29,21 @@ struct ServerOptions {
   std::string socket_group;   // empty: the daemon's group
   // How long a shutdown waits for streams to finish their work.
   absl::Duration shutdown_grace = absl::Seconds(10);
+  // Session caps, the hello timeout, mapped host memory per session.
+  SessionLimits limits;
 };
 
 class DaemonServer {
  public:
-  // Prepares both socket paths and starts serving; the admin socket is mode 0600.
+  // Checks the socket directories, creates the sockets with their final modes
+  // (the admin socket 0600) and starts serving.
   static absl::StatusOr<std::unique_ptr<DaemonServer>> Start(Runtime& runtime,
                                                              const ServerOptions& options);
   ~DaemonServer();
 
   // Stops accepting sessions, waits (up to the grace) for streams to drain,
-  // tells every client and ends its session, and removes the socket files.
-  // Idempotent.
+  // tells every client and ends its session (500 ms for all the notices
+  // together), and removes the socket files. Idempotent.
   void Shutdown();
 
  private:
@@ -47,6 +56,10 @@ class DaemonServer {
   AdminService admin_service_;
   std::unique_ptr<grpc::Server> runtime_server_;
   std::unique_ptr<grpc::Server> admin_server_;
+  std::unique_ptr<RuntimeAcceptor> runtime_acceptor_;
+  std::unique_ptr<RuntimeAcceptor> admin_acceptor_;
+  // runtime_acceptor_ once it runs, for RuntimeService's connection cutter.
+  std::atomic<RuntimeAcceptor*> cutter_{nullptr};
   bool shut_down_ = false;
 };
 

@@ -4,8 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/server/process_command.h"
 #include "daemon/server/session_handler.h"
 #include "daemon/server/session_writer.h"
+#include "daemon/server/text_sanitizer.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -13,10 +15,55 @@ namespace acld::server {
 using acl::v1::ClientMessage;
 using acl::v1::ServerMessage;
 
+RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, SessionLimits limits)
+    : runtime_(runtime), peers_(peers), limits_(limits) {}
+
+void RuntimeService::Live::Cancel() {
+  absl::MutexLock lock(&mu);
+  if (!context_gone) context->TryCancel();
+}
+
+grpc::Status RuntimeService::Refuse(grpc::StatusCode code, const std::string& message) {
+  {
+    absl::MutexLock lock(&mu_);
+    ++refused_;
+  }
+  refusals_.Warn("{}", message);
+  return grpc::Status(code, message);
+}
+
 grpc::Status RuntimeService::Session(
     grpc::ServerContext* context, grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream) {
+  // Until its Hello a stream is pending: few at a time, each for a bounded time.
+  bool admitted;
+  {
+    absl::MutexLock lock(&mu_);
+    admitted = pending_ < limits_.max_pending_hellos;
+    if (admitted) ++pending_;
+  }
+  if (!admitted) {
+    return Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                  absl::StrCat("acld already has ", limits_.max_pending_hellos,
+                               " connections waiting to say Hello (--max_pending_hellos); "
+                               "try again"));
+  }
+  const uint64_t deadline = hello_deadlines_.Arm(context, absl::Now() + limits_.hello_timeout);
   ClientMessage request;
-  if (!stream->Read(&request) || !request.has_hello()) {
+  const bool read = stream->Read(&request);
+  const bool in_time = hello_deadlines_.Disarm(deadline);
+  {
+    absl::MutexLock lock(&mu_);
+    --pending_;
+  }
+  if (!in_time) {
+    refusals_.Info("a connection sent no Hello within {}; its stream was cancelled",
+                   absl::FormatDuration(limits_.hello_timeout));
+    return grpc::Status(
+        grpc::StatusCode::DEADLINE_EXCEEDED,
+        absl::StrCat("no Hello within ", absl::FormatDuration(limits_.hello_timeout),
+                     " (--hello_timeout)"));
+  }
+  if (!read || !request.has_hello()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello");
   }
   const acl::v1::Hello& hello = request.hello();
@@ -24,35 +71,62 @@ grpc::Status RuntimeService::Session(
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "unsupported protocol version; this acld speaks version 1");
   }
-  PeerInfo peer{hello.pid(), hello.uid(), 0, hello.command()};
+  PeerInfo peer{hello.pid(), hello.uid(), 0, ""};
   if (peers_ != nullptr) {
     // The kernel's word, not the client's.
     std::optional<PeerCredentials> credentials = peers_->Redeem(hello.peer_token());
     if (!credentials.has_value()) {
-      spdlog::warn("refused a session without a valid identity token (claimed pid {})", peer.pid);
-      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                          "no valid identity token: connect through libascendcl");
+      return Refuse(grpc::StatusCode::PERMISSION_DENIED,
+                    "no valid identity token: connect through libascendcl");
     }
     peer.pid = credentials->pid;
     peer.uid = credentials->uid;
     peer.gid = credentials->gid;
+    // What the operator sees comes from the kernel too, bounded and escaped.
+    peer.command = ProcessCommand(peer.pid);
+  } else {
+    peer.command = SanitizeText(hello.command(), kMaxCommandBytes);
   }
 
-  auto writer = std::make_shared<SessionWriter>(stream);
-  SessionId session;
+  auto live = std::make_shared<Live>();
+  live->uid = peer.uid;
+  live->pid = peer.pid;
+  live->context = context;
+  SessionId session = 0;
+  std::string refusal;
+  grpc::StatusCode code = grpc::StatusCode::RESOURCE_EXHAUSTED;
   {
     absl::MutexLock lock(&mu_);
+    auto of_uid = sessions_per_uid_.find(peer.uid);
     if (!accepting_) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "acld is shutting down");
+      code = grpc::StatusCode::UNAVAILABLE;
+      refusal = "acld is shutting down";
+    } else if (live_.size() >= limits_.max_sessions) {
+      refusal =
+          absl::StrCat("acld already serves ", limits_.max_sessions, " sessions (--max_sessions)");
+    } else if (of_uid != sessions_per_uid_.end() &&
+               of_uid->second >= limits_.max_sessions_per_uid) {
+      refusal = absl::StrCat("acld already serves ", limits_.max_sessions_per_uid,
+                             " sessions of uid ", peer.uid, " (--max_sessions_per_uid)");
     }
-    session = runtime_.OpenSession(peer);
-    live_[session] = Live{context, writer};
+    if (refusal.empty()) {
+      session = runtime_.OpenSession(peer);
+      live->id = session;
+      live->writer = std::make_shared<SessionWriter>(stream);
+      live_[session] = live;
+      ++sessions_per_uid_[peer.uid];
+      ++handlers_;
+    }
   }
+  if (!refusal.empty()) return Refuse(code, refusal);
+  const std::shared_ptr<SessionWriter> writer = live->writer;
+  SessionLog::Open(session);
   spdlog::info("session {} opened: pid {} uid {} gid {} '{}'", session, peer.pid, peer.uid,
                peer.gid, peer.command);
 
+  const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session, 4096};
   auto handler = std::make_shared<SessionHandler>(
-      runtime_, session, peer.uid, peer.pid, peers_, SharedMemoryLimits{},
+      runtime_, session, peer.uid, peer.pid, peers_, shared_memory_limits,
       [writer](const ServerMessage& message) { writer->Write(message); });
   handler->Open(request.call_id());
   while (stream->Read(&request)) handler->Handle(request);
@@ -60,10 +134,22 @@ grpc::Status RuntimeService::Session(
   const absl::Time reap_start = absl::Now();
   {
     absl::MutexLock lock(&mu_);
-    live_.erase(session);
+    Forget(session);
   }
   const bool reaped_here = runtime_.CloseSession(session);
+  // Nothing more goes to the client: a write stuck on a process that stopped
+  // reading ends now, and the writer thread can be joined.
+  live->Cancel();
   writer->Close();
+  {
+    absl::MutexLock lock(&live->mu);
+    live->context_gone = true;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    --handlers_;
+  }
+  SessionLog::Close(session);
   if (reaped_here) {
     spdlog::info("session {} ended (pid {}): its references dropped and resources released in {}",
                  session, peer.pid, absl::FormatDuration(absl::Now() - reap_start));
@@ -71,21 +157,58 @@ grpc::Status RuntimeService::Session(
   return grpc::Status::OK;
 }
 
-absl::Status RuntimeService::EndSession(SessionId session, const std::string& reason) {
-  // Under the lock the session's handler cannot return, so its context lives.
-  absl::MutexLock lock(&mu_);
+std::shared_ptr<RuntimeService::Live> RuntimeService::Forget(SessionId session) {
   auto it = live_.find(session);
-  if (it == live_.end()) return absl::NotFoundError(absl::StrCat("no session ", session));
+  if (it == live_.end()) return nullptr;
+  std::shared_ptr<Live> live = std::move(it->second);
+  live_.erase(it);
+  auto count = sessions_per_uid_.find(live->uid);
+  if (count != sessions_per_uid_.end() && --count->second == 0) sessions_per_uid_.erase(count);
+  return live;
+}
+
+void RuntimeService::Release(Live& live, const std::string& reason) {
+  // Released now, as if the process had died; its stream ends right after.
+  runtime_.CloseSession(live.id);
+  live.Cancel();
+  spdlog::info("session {} ended by acld: {}", live.id, reason);
+}
+
+void RuntimeService::CutOff(Live& live) {
+  live.Cancel();
+  if (cut_connections_) cut_connections_(live.pid);
+}
+
+void RuntimeService::CutStuck(const std::vector<std::shared_ptr<Live>>& ended,
+                              absl::Time deadline) {
+  for (const auto& live : ended) {
+    bool returned;
+    {
+      absl::MutexLock lock(&live->mu);
+      live->mu.AwaitWithDeadline(absl::Condition(&live->context_gone), deadline);
+      returned = live->context_gone;
+    }
+    if (returned || !cut_connections_) continue;
+    spdlog::info("session {}: its process does not read; closing its connection", live->id);
+    cut_connections_(live->pid);
+  }
+}
+
+absl::Status RuntimeService::EndSession(SessionId session, const std::string& reason) {
+  std::shared_ptr<Live> live;
+  {
+    absl::MutexLock lock(&mu_);
+    live = Forget(session);
+  }
+  if (live == nullptr) return absl::NotFoundError(absl::StrCat("no session ", session));
   ServerMessage ended;
   ended.mutable_session_ended()->set_reason(reason);
-  it->second.writer->Write(ended);
+  live->writer->Write(ended);
   // The notice goes out before the stream is cancelled, unless the client
-  // does not read at all.
-  it->second.writer->Flush(absl::Milliseconds(500));
-  // Released now, as if the process had died; its stream ends right after.
-  runtime_.CloseSession(session);
-  it->second.context->TryCancel();
-  spdlog::info("session {} ended by acld: {}", session, reason);
+  // does not read at all. No lock is held meanwhile.
+  live->writer->Flush(absl::Milliseconds(500));
+  Release(*live, reason);
+  CutStuck({live}, absl::Now() + absl::Milliseconds(200));
   return absl::OkStatus();
 }
 
@@ -94,13 +217,36 @@ void RuntimeService::StopAccepting() {
   accepting_ = false;
 }
 
-void RuntimeService::EndAllSessions(const std::string& reason) {
-  std::vector<SessionId> sessions;
+void RuntimeService::EndAllSessions(const std::string& reason, absl::Duration flush) {
+  std::vector<std::shared_ptr<Live>> ending;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [id, live] : live_) sessions.push_back(id);
+    for (auto& [id, live] : live_) ending.push_back(std::move(live));
+    live_.clear();
+    sessions_per_uid_.clear();
   }
-  for (SessionId session : sessions) EndSession(session, reason).IgnoreError();
+  ServerMessage ended;
+  ended.mutable_session_ended()->set_reason(reason);
+  for (const auto& live : ending) live->writer->Write(ended);
+  // One deadline for all: clients that do not read cost the shutdown `flush`
+  // once, not once each.
+  const absl::Time deadline = absl::Now() + flush;
+  for (const auto& live : ending) {
+    live->writer->Flush(std::max(absl::ZeroDuration(), deadline - absl::Now()));
+  }
+  for (const auto& live : ending) Release(*live, reason);
+  CutStuck(ending, absl::Now() + absl::Milliseconds(200));
+}
+
+RuntimeService::Counts RuntimeService::counts() const {
+  Counts counts;
+  counts.hello_timeouts = hello_deadlines_.fired();
+  absl::MutexLock lock(&mu_);
+  counts.sessions = static_cast<uint32_t>(live_.size());
+  counts.pending = pending_;
+  counts.closing = handlers_ - std::min<uint32_t>(handlers_, counts.sessions);
+  counts.refused = refused_;
+  return counts;
 }
 
 }  // namespace acld::server

@@ -2,51 +2,116 @@
 #ifndef ACLD_DAEMON_SERVER_RUNTIME_SERVICE_H_
 #define ACLD_DAEMON_SERVER_RUNTIME_SERVICE_H_
 
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "daemon/core/runtime.h"
+#include "daemon/server/hello_deadlines.h"
+#include "daemon/server/log_limiter.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/session_writer.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 
 namespace acld::server {
 
+// How much of acld one tenant may take (daemon flags of the same names).
+struct SessionLimits {
+  uint32_t max_sessions = 1024;         // --max_sessions
+  uint32_t max_sessions_per_uid = 256;  // --max_sessions_per_uid
+  uint32_t max_pending_hellos = 128;    // --max_pending_hellos: streams not past Hello yet
+  absl::Duration hello_timeout = absl::Seconds(10);    // --hello_timeout
+  uint64_t max_host_memory_per_session = 16ull << 30;  // --max_host_memory_per_session
+};
+
 class RuntimeService final : public acl::v1::Runtime::Service {
  public:
   // `peers` vouches for client identities (may be null in tests: the client's
   // own word is taken then).
-  RuntimeService(Runtime& runtime, PeerCredentialDesk* peers) : runtime_(runtime), peers_(peers) {}
+  RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, SessionLimits limits = {});
 
-  // Opens a session on the client's Hello, serves its calls in order, and
-  // reaps the session when the stream ends for any reason.
+  // Opens a session on the client's Hello (within the hello timeout, under
+  // the session caps), serves its calls in order, and reaps the session when
+  // the stream ends for any reason.
   grpc::Status Session(
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<acl::v1::ServerMessage, acl::v1::ClientMessage>* stream) override;
 
-  // Ends `session` now: its process is told `reason`, its stream is cancelled
-  // and the runtime releases everything it held. NotFound when not live.
+  // Ends `session` now: its process is told `reason` (waiting at most 500 ms
+  // for the notice to go out, holding no lock), its stream is cancelled and
+  // the runtime releases everything it held. NotFound when not live.
   absl::Status EndSession(SessionId session, const std::string& reason);
+
+  // How to cut a process's connections at the socket (DaemonServer: the
+  // acceptor's ShutdownConnections). Used for a session acld ended whose
+  // handler is still stuck writing to a process that does not read.
+  void SetConnectionCutter(std::function<void(pid_t)> cut) { cut_connections_ = std::move(cut); }
 
   // Refuses new sessions from now on.
   void StopAccepting();
-  // Ends every live session with `reason`.
-  void EndAllSessions(const std::string& reason);
+  // Ends every live session with `reason`: every notice is queued at once,
+  // then all are given `flush` together (not each) to go out.
+  void EndAllSessions(const std::string& reason, absl::Duration flush = absl::Milliseconds(500));
+
+  struct Counts {
+    uint32_t sessions = 0;
+    uint32_t pending = 0;         // streams waiting for Hello
+    uint32_t closing = 0;         // sessions ended whose handler has not returned yet
+    uint64_t refused = 0;         // over a cap, no valid token, shutting down
+    uint64_t hello_timeouts = 0;  // streams cancelled for want of a Hello
+  };
+  Counts counts() const;
+  const SessionLimits& limits() const { return limits_; }
 
  private:
+  // A live session as the service sees it. `context` is valid until the
+  // handler sets `context_gone`; Cancel() checks under `mu`.
   struct Live {
-    grpc::ServerContext* context;
+    SessionId id = 0;
+    uint32_t uid = 0;
+    pid_t pid = 0;
+    grpc::ServerContext* context = nullptr;
     std::shared_ptr<SessionWriter> writer;
+    absl::Mutex mu;
+    bool context_gone ABSL_GUARDED_BY(mu) = false;
+
+    void Cancel();
   };
+
+  // Refuses a stream: counted, logged (rate-limited), returned.
+  grpc::Status Refuse(grpc::StatusCode code, const std::string& message);
+  // Takes `session` out of the live table (if still there).
+  std::shared_ptr<Live> Forget(SessionId session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases a session taken out of the table by acld: the runtime drops it,
+  // its stream is cancelled.
+  void Release(Live& live, const std::string& reason);
+  // Cancels `live`'s stream and cuts its process's connections now.
+  void CutOff(Live& live);
+  // Waits until `deadline` for the handlers of `ended` to return; cuts the
+  // connections of those still stuck (writing to a process that does not read).
+  void CutStuck(const std::vector<std::shared_ptr<Live>>& ended, absl::Time deadline);
 
   Runtime& runtime_;
   PeerCredentialDesk* const peers_;
-  absl::Mutex mu_;
-  std::map<SessionId, Live> live_ ABSL_GUARDED_BY(mu_);
+  const SessionLimits limits_;
+  std::function<void(pid_t)> cut_connections_;
+  HelloDeadlines hello_deadlines_;
+  RateLimitedLog refusals_{"refused sessions"};
+  mutable absl::Mutex mu_;
+  std::map<SessionId, std::shared_ptr<Live>> live_ ABSL_GUARDED_BY(mu_);
+  std::map<uint32_t, uint32_t> sessions_per_uid_ ABSL_GUARDED_BY(mu_);
+  uint32_t pending_ ABSL_GUARDED_BY(mu_) = 0;
+  uint32_t handlers_ ABSL_GUARDED_BY(mu_) = 0;  // sessions whose handler runs
+  uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
 };
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "daemon/core/acl_status.h"
+#include "daemon/server/log_limiter.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -40,8 +41,8 @@ void SetContext(const ContextInfo& info, Reply& reply) {
 
 void SessionHandler::Answer(uint64_t call_id, Reply reply) {
   if (reply.acl_error() != 0) {
-    spdlog::info("session {}: call failed with {}: {}", session_, reply.acl_error(),
-                 reply.error_message());
+    SessionLog::For(session_)->Info("call failed with {}: {}", reply.acl_error(),
+                                    reply.error_message());
   }
   if (call_id == 0) return;
   acl::v1::ServerMessage message;
@@ -86,9 +87,9 @@ void SessionHandler::Open(uint64_t call_id) {
   events.task_failed = [weak](const TaskFailure& failure) {
     auto self = weak.lock();
     if (!self) return;
-    spdlog::info("session {}: task {} of stream {} failed with {}: {}", self->session_,
-                 failure.task_id, failure.stream, AclCodeOf(failure.status),
-                 std::string(failure.status.message()));
+    SessionLog::For(self->session_)
+        ->Info("task {} of stream {} failed with {}: {}", failure.task_id, failure.stream,
+               AclCodeOf(failure.status), std::string(failure.status.message()));
     acl::v1::ServerMessage message;
     acl::v1::TaskFailed& failed = *message.mutable_task_failed();
     failed.set_stream(failure.stream);
@@ -199,8 +200,8 @@ void SessionHandler::ApplyBatch(const acl::v1::AsyncBatch& batch) {
   for (const acl::v1::AsyncOp& op : batch.ops()) {
     absl::Status status = ApplyAsync(op);
     if (status.ok()) continue;
-    spdlog::info("session {}: asynchronous operation failed with {}: {}", session_,
-                 AclCodeOf(status), std::string(status.message()));
+    SessionLog::For(session_)->Info("asynchronous operation failed with {}: {}",
+                                    AclCodeOf(status), std::string(status.message()));
     absl::MutexLock lock(&mu_);
     if (deferred_error_.ok()) deferred_error_ = std::move(status);
   }
@@ -241,7 +242,7 @@ void SessionHandler::Handle(const ClientMessage& request) {
       // A late answer (after the callback timeout) is only worth a log line.
       absl::Status status =
           runtime_.AcknowledgeCallback(session_, request.callback_done().callback_id());
-      if (!status.ok()) spdlog::info("session {}: {}", session_, std::string(status.message()));
+      if (!status.ok()) SessionLog::For(session_)->Info("{}", std::string(status.message()));
       return;
     }
     case ClientMessage::kInitCount:

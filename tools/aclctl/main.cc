@@ -54,6 +54,20 @@ constexpr char kUsage[] =
 using aclctl::HumanBytes;
 using aclctl::Table;
 
+// Text a client chose, safe for a terminal (acld escapes it already; an
+// older daemon may not have).
+std::string Printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      absl::StrAppendFormat(&out, "\\x%02x", c);
+    }
+  }
+  return out;
+}
+
 std::string AdminSocketPath() {
   std::string path = absl::GetFlag(FLAGS_admin_socket);
   if (path.empty()) {
@@ -78,15 +92,15 @@ std::string SessionsTable(
                "CONNECTED", "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
-    table.AddRow({absl::StrCat(session.id()), absl::StrCat(session.pid()),
-                  absl::StrCat(session.uid()), absl::StrCat(session.refcount()),
-                  DeviceRefs(session), absl::StrCat(session.streams()),
-                  HumanBytes(session.memory_bytes()),
-                  absl::StrCat(session.pending_callbacks(), " pending",
-                               session.callback_timeouts() > 0
-                                   ? absl::StrCat(", ", session.callback_timeouts(), " timed out")
-                                   : ""),
-                  absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()), session.command()});
+    table.AddRow(
+        {absl::StrCat(session.id()), absl::StrCat(session.pid()), absl::StrCat(session.uid()),
+         absl::StrCat(session.refcount()), DeviceRefs(session), absl::StrCat(session.streams()),
+         HumanBytes(session.memory_bytes()),
+         absl::StrCat(session.pending_callbacks(), " pending",
+                      session.callback_timeouts() > 0
+                          ? absl::StrCat(", ", session.callback_timeouts(), " timed out")
+                          : ""),
+         absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()), Printable(session.command())});
   }
   return table.Render();
 }
@@ -94,10 +108,25 @@ std::string SessionsTable(
 std::string DevicesText(const acl::v1::StatusReply& status);
 
 std::string StatusText(const acl::v1::StatusReply& status) {
-  std::string out = absl::StrCat("acld ", status.version(), ", up ",
-                                 absl::StrFormat("%.1f", status.uptime_seconds()),
-                                 " s\nhost refcount: ", status.host_refcount(),
-                                 "\nsessions: ", status.session_count(), "\n\n");
+  std::string out = absl::StrCat(
+      "acld ", status.version(), ", up ", absl::StrFormat("%.1f", status.uptime_seconds()),
+      " s\nhost refcount: ", status.host_refcount(), "\nsessions: ", status.session_count());
+  if (status.max_sessions() > 0) {
+    absl::StrAppend(&out, " (limit ", status.max_sessions(), ", ", status.max_sessions_per_uid(),
+                    " per uid)");
+  }
+  if (status.sessions_closing() > 0) {
+    absl::StrAppend(&out, ", ", status.sessions_closing(), " closing");
+  }
+  absl::StrAppend(&out, "\npending: ", status.pending_sessions(), " waiting for Hello",
+                  "\nconnections: ", status.connections_open(), " open, ",
+                  status.connections_accepted(), " accepted",
+                  status.accept_pauses() > 0
+                      ? absl::StrCat(", accepting paused ", status.accept_pauses(),
+                                     " times (out of descriptors)")
+                      : "",
+                  "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
+                  " without Hello in time\n\n");
   out += DevicesText(status);
   if (status.sessions_size() > 0) out += "\n" + SessionsTable(status.sessions());
   return out;
@@ -185,8 +214,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string socket = AdminSocketPath();
-  auto stub = acl::v1::Admin::NewStub(
-      grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+  grpc::ChannelArguments channel_arguments;
+  channel_arguments.SetMaxReceiveMessageSize(64 << 20);  // many sessions
+  auto stub = acl::v1::Admin::NewStub(grpc::CreateCustomChannel(
+      "unix:" + socket, grpc::InsecureChannelCredentials(), channel_arguments));
   using Stub = acl::v1::Admin::Stub;
 
   grpc::Status rpc;

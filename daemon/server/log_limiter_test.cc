@@ -1,0 +1,89 @@
+#include "daemon/server/log_limiter.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "spdlog/sinks/base_sink.h"
+
+namespace acld::server {
+namespace {
+
+TEST(LogLimiterTest, BurstThenRate) {
+  const absl::Time start = absl::UnixEpoch() + absl::Hours(1000);
+  LogLimiter limiter({/*per_second=*/20, /*burst=*/50}, start);
+  int allowed = 0;
+  for (int i = 0; i < 1000; ++i) allowed += limiter.Take(start).allow;
+  EXPECT_EQ(allowed, 50);
+  // One second later: 20 more, and the first says what was left out.
+  const absl::Time later = start + absl::Seconds(1);
+  LogLimiter::Decision first = limiter.Take(later);
+  EXPECT_TRUE(first.allow);
+  EXPECT_EQ(first.suppressed, 950u);
+  EXPECT_EQ(first.over, absl::Seconds(1));
+  allowed = 1;
+  for (int i = 0; i < 100; ++i) allowed += limiter.Take(later).allow;
+  EXPECT_EQ(allowed, 20);
+  absl::Duration over;
+  EXPECT_EQ(limiter.TakeSuppressed(later, &over), 81u);
+  EXPECT_EQ(limiter.TakeSuppressed(later, &over), 0u);
+  // Never more than the burst after a long quiet time.
+  allowed = 0;
+  for (int i = 0; i < 100; ++i) allowed += limiter.Take(later + absl::Hours(1)).allow;
+  EXPECT_EQ(allowed, 50);
+}
+
+// Collects what spdlog writes.
+class CaptureSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::vector<std::string> lines;
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    lines.emplace_back(msg.payload.data(), msg.payload.size());
+  }
+  void flush_() override {}
+};
+
+class SessionLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sink_ = std::make_shared<CaptureSink>();
+    previous_ = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
+  }
+  void TearDown() override { spdlog::set_default_logger(previous_); }
+
+  std::shared_ptr<CaptureSink> sink_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST_F(SessionLogTest, AFloodIsCutAndSummarized) {
+  SessionLog::Open(7, {/*per_second=*/1, /*burst=*/5});
+  for (int i = 0; i < 1000; ++i) SessionLog::For(7)->Info("call {} failed", i);
+  ASSERT_EQ(sink_->lines.size(), 5u);
+  EXPECT_EQ(sink_->lines[0], "session 7: call 0 failed");
+  SessionLog::Close(7);
+  ASSERT_EQ(sink_->lines.size(), 6u);
+  EXPECT_EQ(sink_->lines[5].rfind("session 7: suppressed 995 log lines in the last", 0), 0u)
+      << sink_->lines[5];
+}
+
+TEST_F(SessionLogTest, ClientTextCannotForgeLines) {
+  SessionLog::Open(8);
+  SessionLog::For(8)->Info("unknown kernel '{}'", "x\nsession 9 ended\x1b[2J");
+  SessionLog::Close(8);
+  ASSERT_EQ(sink_->lines.size(), 1u);
+  EXPECT_EQ(sink_->lines[0], "session 8: unknown kernel 'x\\x0asession 9 ended\\x1b[2J'");
+}
+
+TEST_F(SessionLogTest, UnregisteredSessionsShareOneLimitedLog) {
+  for (int i = 0; i < 1000; ++i) SessionLog::For(12345)->Info("line {}", i);
+  EXPECT_LE(sink_->lines.size(), 51u);
+  EXPECT_GE(sink_->lines.size(), 1u);
+}
+
+}  // namespace
+}  // namespace acld::server

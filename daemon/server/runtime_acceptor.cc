@@ -1,0 +1,163 @@
+#include "daemon/server/runtime_acceptor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace acld::server {
+
+absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Start(
+    int listen_fd, std::string name, std::function<void(int)> hand_off, absl::Duration pause) {
+  const int flags = fcntl(listen_fd, F_GETFL);
+  if (flags < 0 || fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    const std::string error = std::strerror(errno);
+    close(listen_fd);
+    return absl::InternalError(absl::StrCat("cannot make ", name, " non-blocking: ", error));
+  }
+  const int stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop_fd < 0) {
+    const std::string error = std::strerror(errno);
+    close(listen_fd);
+    return absl::ResourceExhaustedError(absl::StrCat("eventfd: ", error));
+  }
+  std::unique_ptr<RuntimeAcceptor> acceptor(
+      new RuntimeAcceptor(listen_fd, stop_fd, std::move(name), std::move(hand_off), pause));
+  acceptor->thread_ = std::thread([raw = acceptor.get()] { raw->Loop(); });
+  return acceptor;
+}
+
+RuntimeAcceptor::RuntimeAcceptor(int listen_fd, int stop_fd, std::string name,
+                                 std::function<void(int)> hand_off, absl::Duration pause)
+    : listen_fd_(listen_fd),
+      stop_fd_(stop_fd),
+      name_(std::move(name)),
+      hand_off_(std::move(hand_off)),
+      pause_(pause) {}
+
+RuntimeAcceptor::~RuntimeAcceptor() {
+  Stop();
+  close(stop_fd_);
+}
+
+void RuntimeAcceptor::Stop() {
+  if (!thread_.joinable()) return;
+  const uint64_t one = 1;
+  (void)!write(stop_fd_, &one, sizeof(one));
+  thread_.join();
+  close(listen_fd_);
+  listen_fd_ = -1;
+}
+
+bool RuntimeAcceptor::WaitUnlessStopped(absl::Duration timeout) {
+  pollfd stop{stop_fd_, POLLIN, 0};
+  const int ms = static_cast<int>(absl::ToInt64Milliseconds(timeout));
+  return poll(&stop, 1, ms) == 0 || (stop.revents == 0);
+}
+
+void RuntimeAcceptor::Loop() {
+  uint64_t failed_in_burst =
+      0;  // accepts that failed for lack of resources, since the last success
+  while (true) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("{}: poll failed: {}; accepting stops", name_, std::strerror(errno));
+      return;
+    }
+    if (fds[1].revents != 0) return;
+    // Take what is queued (a bounded batch, then look at the stop signal again).
+    for (int batch = 0; batch < 256; ++batch) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) {
+        if (failed_in_burst > 0) {
+          spdlog::info("{}: accepting again ({} accepts failed for lack of descriptors or memory)",
+                       name_, failed_in_burst);
+          failed_in_burst = 0;
+        }
+        accepted_.fetch_add(1, std::memory_order_relaxed);
+        Remember(fd);
+        hand_off_(fd);
+        continue;
+      }
+      const int error = errno;
+      if (error == EAGAIN || error == EWOULDBLOCK) break;
+      if (error == EINTR || error == ECONNABORTED || error == EPROTO) continue;
+      // EMFILE, ENFILE, ENOMEM, ENOBUFS (or anything unexpected): the
+      // connection stays queued, so retrying at once would spin. Pause.
+      if (failed_in_burst++ == 0) {
+        spdlog::warn(
+            "{}: cannot accept a connection: {}; pausing accepts for {} at a time until it "
+            "succeeds again (logged once per burst)",
+            name_, std::strerror(error), absl::FormatDuration(pause_));
+      }
+      pauses_.fetch_add(1, std::memory_order_relaxed);
+      if (!WaitUnlessStopped(pause_)) return;
+      break;
+    }
+  }
+}
+
+bool RuntimeAcceptor::StillOpen(const Connection& connection) {
+  struct stat info {};
+  return fstat(connection.fd, &info) == 0 && S_ISSOCK(info.st_mode) &&
+         info.st_ino == connection.inode;
+}
+
+void RuntimeAcceptor::Remember(int fd) {
+  Connection connection{fd, 0, 0, static_cast<uid_t>(-1)};
+  struct stat info {};
+  if (fstat(fd, &info) != 0) return;
+  connection.inode = info.st_ino;
+  ucred credentials{};
+  socklen_t length = sizeof(credentials);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
+    connection.pid = credentials.pid;
+    connection.uid = credentials.uid;
+  }
+  absl::MutexLock lock(&mu_);
+  // Forget connections gRPC closed since (a bounded list: pruned as it doubles).
+  if (connections_.size() >= 64 && connections_.size() == connections_.capacity()) {
+    connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
+                                      [](const Connection& c) { return !StillOpen(c); }),
+                       connections_.end());
+  }
+  connections_.push_back(connection);
+}
+
+size_t RuntimeAcceptor::OpenConnections() {
+  absl::MutexLock lock(&mu_);
+  connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
+                                    [](const Connection& c) { return !StillOpen(c); }),
+                     connections_.end());
+  return connections_.size();
+}
+
+size_t RuntimeAcceptor::ShutdownConnections(
+    const std::function<bool(pid_t pid, uid_t uid)>& which) {
+  size_t shut = 0;
+  absl::MutexLock lock(&mu_);
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    if (!StillOpen(*it)) {
+      it = connections_.erase(it);
+      continue;
+    }
+    if (which(it->pid, it->uid)) {
+      shutdown(it->fd, SHUT_RDWR);  // gRPC still owns and closes the descriptor
+      ++shut;
+    }
+    ++it;
+  }
+  return shut;
+}
+
+}  // namespace acld::server

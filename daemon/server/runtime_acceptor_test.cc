@@ -1,0 +1,138 @@
+#include "daemon/server/runtime_acceptor.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace acld::server {
+namespace {
+
+std::string TempDir() {
+  static const std::string dir = [] {
+    char pattern[] = "/tmp/acld-acceptor-test-XXXXXX";
+    return std::string(mkdtemp(pattern));
+  }();
+  return dir;
+}
+
+sockaddr_un Address(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  return address;
+}
+
+int Listen(const std::string& path) {
+  unlink(path.c_str());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address = Address(path);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  EXPECT_EQ(listen(fd, 128), 0);
+  return fd;
+}
+
+bool Connect(int fd, const std::string& path) {
+  sockaddr_un address = Address(path);
+  return connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+}
+
+// Keeps what the acceptor hands over.
+struct Accepted {
+  absl::Mutex mu;
+  std::vector<int> fds ABSL_GUARDED_BY(mu);
+  size_t count() {
+    absl::MutexLock lock(&mu);
+    return fds.size();
+  }
+  ~Accepted() {
+    for (int fd : fds) close(fd);
+  }
+};
+
+template <typename Condition>
+bool Eventually(Condition condition, absl::Duration timeout = absl::Seconds(10)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+TEST(RuntimeAcceptorTest, HandsEveryConnectionOver) {
+  const std::string path = TempDir() + "/plain.sock";
+  Accepted accepted;
+  auto acceptor = RuntimeAcceptor::Start(Listen(path), "test socket", [&](int fd) {
+    EXPECT_NE(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+    absl::MutexLock lock(&accepted.mu);
+    accepted.fds.push_back(fd);
+  });
+  ASSERT_TRUE(acceptor.ok());
+  std::vector<int> clients;
+  for (int i = 0; i < 20; ++i) {
+    clients.push_back(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    ASSERT_TRUE(Connect(clients.back(), path));
+  }
+  EXPECT_TRUE(Eventually([&] { return accepted.count() == 20; }));
+  EXPECT_EQ((*acceptor)->accepted(), 20u);
+  EXPECT_EQ((*acceptor)->pauses(), 0u);
+  (*acceptor)->Stop();
+  // Stopped: the listening socket is closed, nothing accepts any more.
+  const int late = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_FALSE(Connect(late, path));
+  close(late);
+  for (int fd : clients) close(fd);
+}
+
+TEST(RuntimeAcceptorTest, OutOfDescriptorsPausesWithoutSpinningAndRecovers) {
+  const std::string path = TempDir() + "/emfile.sock";
+  Accepted accepted;
+  auto acceptor = RuntimeAcceptor::Start(
+      Listen(path), "test socket",
+      [&](int fd) {
+        absl::MutexLock lock(&accepted.mu);
+        accepted.fds.push_back(fd);
+      },
+      absl::Milliseconds(100));
+  ASSERT_TRUE(acceptor.ok());
+  // Client sockets first: after the limit drops, only the acceptor needs new ones.
+  constexpr int kClients = 40;
+  std::vector<int> clients;
+  for (int i = 0; i < kClients; ++i) clients.push_back(socket(AF_UNIX, SOCK_STREAM, 0));
+  int highest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    highest = std::max(highest, std::stoi(entry.path().filename().string()));
+  }
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(highest + 1 + 5);  // room for about 5 more
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  for (int fd : clients) ASSERT_TRUE(Connect(fd, path));
+
+  absl::SleepFor(absl::Seconds(1));
+  const size_t during = accepted.count();
+  const uint64_t pauses = (*acceptor)->pauses();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_LT(during, static_cast<size_t>(kClients));
+  // About one attempt per 100 ms pause: no spinning.
+  EXPECT_GE(pauses, 3u);
+  EXPECT_LE(pauses, 15u);
+  // Descriptors are back: everything queued is accepted.
+  EXPECT_TRUE(Eventually([&] { return accepted.count() == kClients; }));
+  for (int fd : clients) close(fd);
+}
+
+}  // namespace
+}  // namespace acld::server

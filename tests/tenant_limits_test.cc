@@ -1,0 +1,483 @@
+// A hostile local user against acld's server layer: session caps, descriptor
+// exhaustion, streams that never say Hello, a thousand streams on one
+// connection, clients that stop reading at shutdown, a 5 MiB command line,
+// and sockets planted or exposed where acld creates its own. A real acld and
+// real processes throughout; every wait is bounded.
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "daemon/server/socket_path.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "proto/acl/v1/admin.pb.h"
+#include "proto/acl/v1/runtime.grpc.pb.h"
+#include "tests/acld_fixture.h"
+
+namespace acld_test {
+namespace {
+
+constexpr char kTenantClient[] = "tests/tenant_client";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+int ThreadCount(pid_t pid) {
+  int count = 0;
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    ++count;
+  }
+  return count;
+}
+
+// User plus system CPU time of `pid`, in clock ticks.
+long CpuTicks(pid_t pid) {
+  std::istringstream stat(ReadFile(absl::StrCat("/proc/", pid, "/stat")));
+  std::string field;
+  long ticks = 0;
+  // Fields 14 and 15 (utime, stime); the command (field 2) has no spaces here.
+  for (int i = 1; i <= 15 && stat >> field; ++i) {
+    if (i >= 14) ticks += std::stol(field);
+  }
+  return ticks;
+}
+
+// A raw connection to a Unix socket (-1 when refused).
+int ConnectRaw(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True when the peer closes `fd` within `timeout` (whatever it sent first).
+bool ClosedByPeer(int fd, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  char buffer[4096];
+  while (absl::Now() < deadline) {
+    pollfd poll_fd{fd, POLLIN, 0};
+    const int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (poll(&poll_fd, 1, std::max(ms, 0)) <= 0) return false;
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n <= 0) return true;
+  }
+  return false;
+}
+
+// The one-time identity token of the desk at `<socket>.peer`.
+std::string FetchToken(const std::string& socket) {
+  const int fd = ConnectRaw(socket + ".peer");
+  if (fd < 0) return "";
+  (void)!write(fd, "T\n", 2);
+  std::string line;
+  char c;
+  while (line.size() < 256 && read(fd, &c, 1) == 1 && c != '\n') line += c;
+  close(fd);
+  return line;
+}
+
+acl::v1::StatusReply StatusOf(const std::string& admin_socket) {
+  const auto [code, json] =
+      RunToCompletion({kAclctlBinary, "--admin_socket=" + admin_socket, "--json", "status"});
+  EXPECT_EQ(code, 0) << json;
+  acl::v1::StatusReply status;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &status).ok()) << json;
+  return status;
+}
+
+// A tenant_client `hold`: its aclInit result, and (if it worked) it holds a session.
+struct Holder {
+  std::unique_ptr<Process> process;
+  int code = -1;
+  std::string line;
+};
+
+Holder Hold(const AcldDaemon& daemon) {
+  Holder holder;
+  holder.process = std::make_unique<Process>(std::vector<std::string>{kTenantClient, "hold"},
+                                             daemon.client_env());
+  if (!holder.process->WaitForLine("init ", absl::Seconds(20))) return holder;
+  const std::string& output = holder.process->output();
+  const size_t start = output.rfind("init ");
+  holder.line = output.substr(start, output.find('\n', start) - start);
+  holder.code = std::stoi(holder.line.substr(5));
+  if (holder.code == 0) {
+    EXPECT_TRUE(holder.process->WaitForLine("ready", absl::Seconds(20)));
+  }
+  return holder;
+}
+
+void Release(Holder& holder) {
+  holder.process->WriteLine("release");
+  EXPECT_EQ(holder.process->Wait(absl::Seconds(20)), 0) << holder.process->output();
+}
+
+TEST(TenantLimitsTest, OverTheSessionCapsTheNextClientGetsOverLimit) {
+  AcldDaemon daemon({"--max_sessions_per_uid=2"});
+  Holder first = Hold(daemon), second = Hold(daemon);
+  ASSERT_EQ(first.code, 0) << first.line;
+  ASSERT_EQ(second.code, 0) << second.line;
+  Holder third = Hold(daemon);
+  EXPECT_EQ(third.code, 207012) << third.line;  // ACL_ERROR_RT_OVER_LIMIT
+  EXPECT_NE(third.line.find(absl::StrCat("acld already serves 2 sessions of uid ", getuid(),
+                                         " (--max_sessions_per_uid)")),
+            std::string::npos)
+      << third.line;
+  EXPECT_EQ(third.process->Wait(absl::Seconds(20)), 0);
+  acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(status.session_count(), 2u);
+  EXPECT_GE(status.sessions_refused(), 1u);
+  EXPECT_EQ(status.max_sessions_per_uid(), 2u);
+  // A slot frees up when a session ends: the next client is served.
+  Release(first);
+  ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 1; }, absl::Seconds(10)));
+  Holder fourth = Hold(daemon);
+  EXPECT_EQ(fourth.code, 0) << fourth.line;
+  Release(second);
+  Release(fourth);
+
+  AcldDaemon small({"--max_sessions=1"});
+  Holder only = Hold(small);
+  ASSERT_EQ(only.code, 0) << only.line;
+  Holder refused = Hold(small);
+  EXPECT_EQ(refused.code, 207012) << refused.line;
+  EXPECT_NE(refused.line.find("acld already serves 1 sessions (--max_sessions)"), std::string::npos)
+      << refused.line;
+  Release(only);
+}
+
+// acld with RLIMIT_NOFILE at `files` (soft and hard: it cannot raise it).
+class LimitedAcld {
+ public:
+  explicit LimitedAcld(int files)
+      : socket_(dir_.path() + "/acld.sock"), admin_socket_(dir_.path() + "/admin.sock") {
+    process_ = std::make_unique<Process>(std::vector<std::string>{
+        "/bin/sh", "-c", absl::StrCat("ulimit -n ", files, " && exec \"$0\" \"$@\""), kAcldBinary,
+        "--socket=" + socket_, "--admin_socket=" + admin_socket_,
+        "--log_file=" + dir_.path() + "/acld.log"});
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          return acld::server::SocketIsLive(socket_) && acld::server::SocketIsLive(admin_socket_);
+        },
+        absl::Seconds(20)));
+  }
+  ~LimitedAcld() {
+    process_->Signal(SIGTERM);
+    process_->Wait(absl::Seconds(20));
+  }
+  const std::string& socket() const { return socket_; }
+  const std::string& admin_socket() const { return admin_socket_; }
+  std::string log() const { return ReadFile(dir_.path() + "/acld.log"); }
+  pid_t pid() const { return process_->pid(); }
+  std::map<std::string, std::string> client_env() const {
+    return {{"ACLD_ADDRESS", "unix:" + socket_}};
+  }
+
+ private:
+  TempDir dir_;
+  std::string socket_;
+  std::string admin_socket_;
+  std::unique_ptr<Process> process_;
+};
+
+TEST(TenantLimitsTest, RunningOutOfDescriptorsPausesAcceptingAndRecovers) {
+  LimitedAcld daemon(64);
+  // More connections than acld has descriptors: it accepts what it can and
+  // pauses; the rest wait in the backlog.
+  std::vector<int> burst;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = ConnectRaw(daemon.socket());
+    if (fd >= 0) burst.push_back(fd);
+  }
+  EXPECT_GE(burst.size(), 100u);
+  ASSERT_TRUE(
+      WaitUntil([&] { return daemon.log().find("Too many open files") != std::string::npos; },
+                absl::Seconds(10)));
+  // Paused, not spinning: about 10 retries a second cost next to no CPU.
+  const long before = CpuTicks(daemon.pid());
+  absl::SleepFor(absl::Seconds(1));
+  const long spent = CpuTicks(daemon.pid()) - before;
+  EXPECT_LT(spent, sysconf(_SC_CLK_TCK) / 4) << "acld used " << spent << " ticks in 1 s";
+  for (int fd : burst) close(fd);
+
+  // The burst is gone: a real client is served, and aclctl sees the pauses.
+  const auto [code, output] =
+      RunToCompletion({kScenarioClient, "seed_lifecycle"}, daemon.client_env(), absl::Seconds(60));
+  EXPECT_EQ(code, 0) << output;
+  const acl::v1::StatusReply status = StatusOf(daemon.admin_socket());
+  EXPECT_GE(status.accept_pauses(), 1u);
+  EXPECT_GE(status.connections_accepted(), 200u);
+  const std::string log = daemon.log();
+  EXPECT_NE(log.find("accepting again"), std::string::npos) << log;
+  // Logged once per burst, not once per failed accept.
+  size_t warnings = 0;
+  for (size_t at = log.find("cannot accept"); at != std::string::npos;
+       at = log.find("cannot accept", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_LE(warnings, 3u) << log;
+}
+
+TEST(TenantLimitsTest, StreamsWithoutHelloAreCancelledAndIdleConnectionsDropped) {
+  AcldDaemon daemon({"--hello_timeout=3"});
+  constexpr int kStreams = 3;
+  struct Silent {
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<acl::v1::Runtime::Stub> stub;
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
+        stream;
+  };
+  std::vector<std::unique_ptr<Silent>> silent;
+  const absl::Time opened = absl::Now();
+  for (int i = 0; i < kStreams; ++i) {
+    auto s = std::make_unique<Silent>();
+    // A connection of its own each (channels to one target share one otherwise).
+    grpc::ChannelArguments arguments;
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    s->channel = grpc::CreateCustomChannel("unix:" + daemon.socket(),
+                                           grpc::InsecureChannelCredentials(), arguments);
+    s->stub = acl::v1::Runtime::NewStub(s->channel);
+    s->context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    s->stream = s->stub->Session(&s->context);
+    silent.push_back(std::move(s));
+  }
+  // Waiting for Hello: "pending" in aclctl status.
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().pending_sessions() == kStreams; },
+                        absl::Seconds(2.5)));
+  const auto [code, text] = daemon.Aclctl({"status"});
+  EXPECT_NE(text.find("pending: "), std::string::npos) << text;
+  // Cancelled by acld after --hello_timeout (3 s), not by the client's 30 s deadline.
+  for (auto& s : silent) {
+    acl::v1::ServerMessage message;
+    EXPECT_FALSE(s->stream->Read(&message));
+    const grpc::Status status = s->stream->Finish();
+    EXPECT_NE(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  }
+  const absl::Duration took = absl::Now() - opened;
+  EXPECT_GE(took, absl::Seconds(2.5));
+  EXPECT_LT(took, absl::Seconds(12));
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().pending_sessions() == 0; }, absl::Seconds(5)));
+  EXPECT_GE(daemon.Status().hello_timeouts(), static_cast<uint64_t>(kStreams));
+
+  // A connection that never opens a session at all is dropped after as long
+  // (GRPC_ARG_MAX_CONNECTION_IDLE_MS holds for connections acld hands to gRPC).
+  const int raw = ConnectRaw(daemon.socket());
+  ASSERT_GE(raw, 0);
+  EXPECT_TRUE(ClosedByPeer(raw, absl::Seconds(10)));
+  close(raw);
+  // And a well-behaved client is served as ever.
+  const auto [client_code, output] =
+      RunToCompletion({kScenarioClient, "seed_lifecycle"}, daemon.client_env());
+  EXPECT_EQ(client_code, 0) << output;
+}
+
+TEST(TenantLimitsTest, AThousandStreamsOnOneConnectionCostNoThousandThreads) {
+  AcldDaemon daemon({"--hello_timeout=2"});
+  const pid_t acld = daemon.process().pid();
+  const int threads_before = ThreadCount(acld);
+  auto channel = grpc::CreateChannel("unix:" + daemon.socket(), grpc::InsecureChannelCredentials());
+  ASSERT_TRUE(channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))));
+  auto stub = acl::v1::Runtime::NewStub(channel);
+  grpc::CompletionQueue queue;
+  constexpr int kStreams = 1000;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<
+      grpc::ClientAsyncReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>>
+      calls;
+  for (int i = 0; i < kStreams; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    calls.push_back(stub->PrepareAsyncSession(contexts.back().get(), &queue));
+    calls.back()->StartCall(reinterpret_cast<void*>(static_cast<intptr_t>(i + 1)));
+  }
+  int most_threads = 0;
+  uint32_t most_pending = 0;
+  const absl::Time until = absl::Now() + absl::Seconds(3);
+  while (absl::Now() < until) {
+    most_threads = std::max(most_threads, ThreadCount(acld));
+    most_pending = std::max(most_pending, daemon.Status().pending_sessions());
+  }
+  // One stream at a time reaches acld on a connection (max concurrent streams 1).
+  EXPECT_LE(most_pending, 1u);
+  EXPECT_LE(most_threads, threads_before + 16) << "before: " << threads_before;
+
+  for (auto& context : contexts) context->TryCancel();
+  queue.Shutdown();
+  void* tag;
+  bool ok;
+  while (queue.Next(&tag, &ok)) {
+  }
+  calls.clear();
+  contexts.clear();
+  EXPECT_TRUE(
+      WaitUntil([&] { return daemon.Status().pending_sessions() == 0; }, absl::Seconds(10)));
+}
+
+TEST(TenantLimitsTest, ShutdownEndsWithinTheGraceWhateverClientsDo) {
+  auto daemon = std::make_unique<AcldDaemon>(std::vector<std::string>{"--shutdown_grace=1"});
+  // 20 clients owe a reply they will never read: acld's writes to them block.
+  std::vector<std::unique_ptr<Process>> stopped;
+  for (int i = 0; i < 20; ++i) {
+    stopped.push_back(std::make_unique<Process>(
+        std::vector<std::string>{kTenantClient, "stall", "4", "1"}, daemon->client_env()));
+  }
+  for (auto& client : stopped) {
+    ASSERT_TRUE(client->WaitForLine("stalling", absl::Seconds(60))) << client->output();
+    client->Signal(SIGSTOP);
+  }
+  ASSERT_TRUE(WaitUntil([&] { return daemon->Status().session_count() == 20; }, absl::Seconds(10)));
+  absl::SleepFor(absl::Seconds(1));  // the replies are due now
+  const absl::Time start = absl::Now();
+  daemon->process().Signal(SIGTERM);
+  const std::optional<int> exit_code = daemon->process().Wait(absl::Seconds(20));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(exit_code, 0);  // not the watchdog's exit
+  EXPECT_LT(took, absl::Seconds(3)) << "grace 1 s + 2 s";
+  const std::string log = ReadFile(daemon->dir() + "/acld.log");
+  EXPECT_EQ(log.find("did not finish within"), std::string::npos) << log;
+  for (auto& client : stopped) client->Signal(SIGKILL);
+}
+
+TEST(TenantLimitsTest, EvictingAClientThatDoesNotReadFreesItsThreads) {
+  AcldDaemon daemon;
+  Process stopped({kTenantClient, "stall", "4", "1"}, daemon.client_env());
+  ASSERT_TRUE(stopped.WaitForLine("stalling", absl::Seconds(60))) << stopped.output();
+  stopped.Signal(SIGSTOP);
+  absl::SleepFor(absl::Seconds(1));  // the reply is due: acld's write to it blocks
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  const absl::Time start = absl::Now();
+  const auto [code, output] = daemon.Aclctl({"evict", absl::StrCat(status.sessions(0).id())});
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  // The session's handler has returned (its writer joined), not stuck on the
+  // write: acld cut the connection of the process that does not read.
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().sessions_closing() == 0; }, absl::Seconds(5)));
+  const std::string log = ReadFile(daemon.dir() + "/acld.log");
+  EXPECT_NE(log.find("does not read; closing its connection"), std::string::npos) << log;
+  stopped.Signal(SIGKILL);
+}
+
+TEST(TenantLimitsTest, AHugeCommandInHelloIsNeitherStoredNorShown) {
+  AcldDaemon daemon;
+  auto channel = grpc::CreateChannel("unix:" + daemon.socket(), grpc::InsecureChannelCredentials());
+  auto stub = acl::v1::Runtime::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  auto stream = stub->Session(&context);
+  acl::v1::ClientMessage hello;
+  hello.set_call_id(1);
+  hello.mutable_hello()->set_protocol_version(1);
+  hello.mutable_hello()->set_peer_token(FetchToken(daemon.socket()));
+  std::string command;
+  while (command.size() < (5u << 20)) command += "evil\n\x1b[2J\x1b]0;owned\x07 ";
+  hello.mutable_hello()->set_command(command);
+  ASSERT_TRUE(stream->Write(hello));
+  acl::v1::ServerMessage opened;
+  ASSERT_TRUE(stream->Read(&opened));
+  ASSERT_TRUE(opened.reply().has_session_opened()) << opened.DebugString();
+
+  const auto [code, text] = daemon.Aclctl({"status"});
+  EXPECT_EQ(code, 0);
+  EXPECT_LT(text.size(), 16u << 10);
+  EXPECT_EQ(text.find("evil"), std::string::npos);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  // The kernel's command line of this process (the test), bounded.
+  const std::string& shown = status.sessions(0).command();
+  EXPECT_LE(shown.size(), 256u);
+  EXPECT_NE(shown.find("tenant_limits_test"), std::string::npos) << shown;
+  stream->WritesDone();
+  context.TryCancel();
+  (void)stream->Finish();
+}
+
+// acld must not start where another user could swap its sockets.
+TEST(TenantLimitsTest, RefusesUnsafeSocketPlaces) {
+  TempDir dir;
+  auto start = [&](const std::string& socket_dir, const std::string& socket_name) {
+    return RunToCompletion({kAcldBinary, "--socket=" + socket_dir + "/" + socket_name,
+                            "--admin_socket=" + dir.path() + "/admin.sock",
+                            "--log_file=" + dir.path() + "/refused.log"},
+                           {}, absl::Seconds(20));
+  };
+  // A symlink where the runtime socket (or its .peer) would go: acld neither
+  // follows it nor changes what it points to.
+  const std::string victim = dir.path() + "/victim";
+  std::ofstream(victim) << "secret";
+  ASSERT_EQ(chmod(victim.c_str(), 0600), 0);
+  ASSERT_EQ(symlink(victim.c_str(), (dir.path() + "/acld.sock").c_str()), 0);
+  EXPECT_EQ(start(dir.path(), "acld.sock").first, 1);
+  ASSERT_EQ(unlink((dir.path() + "/acld.sock").c_str()), 0);
+  ASSERT_EQ(symlink(victim.c_str(), (dir.path() + "/acld.sock.peer").c_str()), 0);
+  EXPECT_EQ(start(dir.path(), "acld.sock").first, 1);
+  ASSERT_EQ(unlink((dir.path() + "/acld.sock.peer").c_str()), 0);
+  struct stat info {};
+  ASSERT_EQ(stat(victim.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0600u);
+  EXPECT_EQ(info.st_uid, getuid());
+  std::string log = ReadFile(dir.path() + "/refused.log");
+  EXPECT_NE(log.find("is not a socket (a symlink)"), std::string::npos) << log;
+
+  // A directory anyone may write, without the sticky bit.
+  const std::string open_dir = dir.path() + "/open";
+  ASSERT_EQ(mkdir(open_dir.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
+  EXPECT_EQ(start(open_dir, "acld.sock").first, 1);
+  log = ReadFile(dir.path() + "/refused.log");
+  EXPECT_NE(log.find("without the sticky bit"), std::string::npos) << log;
+  EXPECT_FALSE(std::filesystem::exists(open_dir + "/acld.sock"));
+
+  // A directory of another user.
+  if (geteuid() == 0) {
+    const std::string foreign = dir.path() + "/foreign";
+    ASSERT_EQ(mkdir(foreign.c_str(), 0755), 0);
+    ASSERT_EQ(chown(foreign.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(start(foreign, "acld.sock").first, 1);
+    log = ReadFile(dir.path() + "/refused.log");
+    EXPECT_NE(log.find("belongs to uid 65534"), std::string::npos) << log;
+  }
+}
+
+TEST(TenantLimitsTest, SocketsAreBornWithExactlyTheirModes) {
+  AcldDaemon daemon({"--socket_mode=0660"});
+  auto mode_of = [](const std::string& path) {
+    struct stat info {};
+    EXPECT_EQ(lstat(path.c_str(), &info), 0) << path;
+    EXPECT_TRUE(S_ISSOCK(info.st_mode)) << path;
+    EXPECT_EQ(info.st_uid, geteuid()) << path;
+    return info.st_mode & 07777;
+  };
+  EXPECT_EQ(mode_of(daemon.socket()), 0660u);
+  EXPECT_EQ(mode_of(daemon.socket() + ".peer"), 0660u);
+  EXPECT_EQ(mode_of(daemon.admin_socket()), 0600u);
+}
+
+}  // namespace
+}  // namespace acld_test
