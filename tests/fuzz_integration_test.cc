@@ -22,6 +22,7 @@
 #include "proto/acl/v1/admin.grpc.pb.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 #include "tests/acld_fixture.h"
+#include "tests/raw_session.h"
 
 namespace acld_test {
 namespace {
@@ -138,21 +139,6 @@ void Randomize(Message& message, RandomValues& values, int depth) {
       }
     }
   }
-}
-
-std::string FetchToken(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  std::string token;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-    char buffer[64];
-    ssize_t n;
-    while ((n = read(fd, buffer, sizeof(buffer))) > 0) token.append(buffer, n);
-  }
-  close(fd);
-  return token.substr(0, token.find('\n'));
 }
 
 // Writes `bytes` to the Unix socket at `path` and closes it.

@@ -146,7 +146,7 @@ absl::StatusOr<CopyRequest> SessionHandler::ToCopy(const acl::v1::CopyRequest& p
       return AclStatus(ACL_ERROR_INVALID_PARAM, "inline copy data does not match its count");
     }
     auto bytes = std::make_shared<std::string>(proto.inline_data());
-    copy.host = HostSpan{reinterpret_cast<uint8_t*>(bytes->data()), bytes};
+    copy.host = HostSpan{reinterpret_cast<uint8_t*>(bytes->data()), bytes, bytes->size()};
     return copy;
   }
   if (reply_data == nullptr || copy.count > kMaxInlineReplyBytes) {
@@ -262,15 +262,15 @@ void SessionHandler::Handle(const ClientMessage& request) {
     case ClientMessage::kDropInitReference:
       return answer_count(runtime_.DropInitReference(session_));
     case ClientMessage::kFinalize:
-      return answer_status(runtime_.Finalize(session_));
+      return runtime_.Finalize(session_, Later(call_id));
     case ClientMessage::kGetDeviceCount:
       reply.mutable_device_count()->set_count(runtime_.DeviceCount());
       return Answer(call_id, std::move(reply));
     case ClientMessage::kSetDevice:
       return answer_context(runtime_.SetDevice(session_, request.set_device().device_id()));
     case ClientMessage::kResetDevice:
-      return answer_status(runtime_.ResetDevice(session_, request.reset_device().device_id(),
-                                                request.reset_device().force()));
+      return runtime_.ResetDevice(session_, request.reset_device().device_id(),
+                                  request.reset_device().force(), Later(call_id));
     case ClientMessage::kSynchronizeDevice: {
       const int32_t device = request.synchronize_device().device_id();
       return synchronize(request.synchronize_device().timeout_ms(),
@@ -281,7 +281,8 @@ void SessionHandler::Handle(const ClientMessage& request) {
     case ClientMessage::kCreateContext:
       return answer_context(runtime_.CreateContext(session_, request.create_context().device_id()));
     case ClientMessage::kDestroyContext:
-      return answer_status(runtime_.DestroyContext(session_, request.destroy_context().context()));
+      return runtime_.DestroyContext(session_, request.destroy_context().context(),
+                                     Later(call_id));
     case ClientMessage::kCreateStream: {
       const acl::v1::CreateStreamRequest& create = request.create_stream();
       return answer_handle(
@@ -357,20 +358,26 @@ void SessionHandler::Handle(const ClientMessage& request) {
       return Answer(call_id, std::move(reply));
     }
     case ClientMessage::kCopyToClient: {
-      std::shared_ptr<std::string> data;
-      absl::StatusOr<CopyRequest> copy = ToCopy(request.copy_to_client().copy(), &data);
-      if (!copy.ok()) return answer_status(copy.status());
-      // Answered when the stream reaches the copy; a failed or discarded copy
-      // answers without bytes, and the failure surfaces at the next sync.
-      auto finished = [self = shared_from_this(), call_id, data](absl::Status status) {
+      const acl::v1::CopyRequest& copy = request.copy_to_client().copy();
+      if (copy.direction() != acl::v1::CopyRequest::DEVICE_TO_HOST ||
+          copy.count() > kMaxInlineReplyBytes) {
+        return answer_status(AclStatus(
+            ACL_ERROR_INVALID_PARAM,
+            "a copy to the client's own memory is device-to-host, at most 32 MiB per call"));
+      }
+      // Answered when the stream reaches the copy, with the bytes read then; a
+      // failed or discarded copy answers without bytes, and the failure
+      // surfaces at the next synchronization.
+      auto deliver = [self = shared_from_this(), call_id](absl::StatusOr<std::string> bytes) {
         Reply late;
-        if (status.ok()) late.set_data(std::move(*data));
+        if (bytes.ok()) late.set_data(*std::move(bytes));
         self->Answer(call_id, std::move(late));
       };
       absl::Status queued =
           runtime_
-              .EnqueueCopy(session_, request.copy_to_client().stream(),
-                           request.copy_to_client().thread(), *std::move(copy), finished)
+              .EnqueueCopyToClient(session_, request.copy_to_client().stream(),
+                                   request.copy_to_client().thread(), copy.device_src(),
+                                   copy.count(), std::move(deliver))
               .status();
       if (!queued.ok()) answer_status(queued);
       return;

@@ -1,29 +1,58 @@
 #include "daemon/server/session_writer.h"
 
+#include <algorithm>
+
+#include "spdlog/spdlog.h"
+
 namespace acld::server {
 
-SessionWriter::SessionWriter(Stream* stream)
+SessionWriter::SessionWriter(Stream* stream, uint64_t max_queued_bytes,
+                             std::function<void()> on_overflow)
     : session_thread_(std::this_thread::get_id()),
+      max_queued_bytes_(max_queued_bytes),
+      on_overflow_(std::move(on_overflow)),
       stream_(stream),
       writer_([this] { WriterLoop(); }) {}
 
 SessionWriter::~SessionWriter() { Close(); }
 
+bool SessionWriter::QueueLocked(const acl::v1::ServerMessage& message) {
+  const uint64_t bytes = message.ByteSizeLong();
+  if (max_queued_bytes_ != 0 && queued_bytes_ + bytes > max_queued_bytes_) {
+    spdlog::warn("a client stopped reading: {} bytes of messages wait for it; its session ends "
+                 "(--max_queued_bytes_per_session)", queued_bytes_ + bytes);
+    closed_ = true;
+    queue_.clear();
+    queued_bytes_ = 0;
+    return false;
+  }
+  queued_bytes_ += bytes;
+  queue_.push_back(message);
+  return true;
+}
+
 void SessionWriter::Write(const acl::v1::ServerMessage& message) {
+  bool overflowed = false;
   if (std::this_thread::get_id() == session_thread_) {
     absl::MutexLock write_lock(&write_mu_);
-    bool direct;
+    bool direct = false;
     {
       absl::MutexLock lock(&mu_);
       if (closed_) return;
       direct = IdleLocked();
-      if (!direct) queue_.push_back(message);
+      if (!direct) overflowed = !QueueLocked(message);
     }
     if (direct && stream_ != nullptr) stream_->Write(message);
-    return;
+  } else {
+    absl::MutexLock lock(&mu_);
+    if (!closed_) overflowed = !QueueLocked(message);
   }
+  if (overflowed && on_overflow_) on_overflow_();
+}
+
+uint64_t SessionWriter::queued_bytes() const {
   absl::MutexLock lock(&mu_);
-  if (!closed_) queue_.push_back(message);
+  return queued_bytes_;
 }
 
 void SessionWriter::WriterLoop() {
@@ -45,6 +74,7 @@ void SessionWriter::WriterLoop() {
       if (queue_.empty()) continue;  // a direct write took the turn
       message = std::move(queue_.front());
       queue_.pop_front();
+      queued_bytes_ -= std::min<uint64_t>(queued_bytes_, message.ByteSizeLong());
       busy_ = true;
     }
     if (stream_ != nullptr) stream_->Write(message);
@@ -69,6 +99,7 @@ void SessionWriter::Close() {
     if (closed_ && !writer_.joinable()) return;
     closed_ = true;
     queue_.clear();
+    queued_bytes_ = 0;
   }
   if (writer_.joinable() && std::this_thread::get_id() != writer_.get_id()) writer_.join();
   absl::MutexLock write_lock(&write_mu_);

@@ -1,0 +1,311 @@
+// The adversarial suite: one acld, a well-behaved tenant that keeps working,
+// and attackers (another uid, hand-made gRPC sessions, public-API abuse) one
+// after another. Afterwards the daemon is alive, serves a new client at once,
+// and holds exactly the threads and fds it started with, no device memory,
+// and about the memory it started with.
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/acld_fixture.h"
+#include "tests/raw_session.h"
+
+namespace acld_test {
+namespace {
+
+constexpr char kAdversary[] = "tests/adversary_client";
+constexpr uid_t kOtherUser = 65534;  // nobody
+
+size_t CountEntries(const std::string& directory) {
+  std::error_code error;
+  size_t count = 0;
+  for (auto it = std::filesystem::directory_iterator(directory, error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    ++count;
+  }
+  return count;
+}
+
+struct Footprint {
+  size_t fds = 0;
+  size_t threads = 0;
+  uint64_t rss_kib = 0;
+};
+
+Footprint FootprintOf(pid_t pid) {
+  Footprint footprint;
+  footprint.fds = CountEntries(absl::StrCat("/proc/", pid, "/fd"));
+  footprint.threads = CountEntries(absl::StrCat("/proc/", pid, "/task"));
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) != 0) continue;
+    std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.size() >= 2) (void)absl::SimpleAtoi(fields[1], &footprint.rss_kib);
+  }
+  return footprint;
+}
+
+size_t CountLogLines(const std::string& path, const std::string& needle) {
+  std::ifstream log(path);
+  std::string line;
+  size_t count = 0;
+  while (std::getline(log, line)) count += line.find(needle) != std::string::npos;
+  return count;
+}
+
+// Runs `argv` as `uid`: forks, drops the child to that user with setresuid,
+// and execs. The binary must be where that user can reach it (not the test's
+// runfiles under /root). Returns the exit code.
+int RunAsUser(uid_t uid, const std::vector<std::string>& argv, const std::string& library_dir,
+              const std::string& acld_address) {
+  const pid_t child = fork();
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(uid, uid, uid) != 0 ||
+        setresuid(uid, uid, uid) != 0) {
+      _exit(90);
+    }
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    const std::string address = "ACLD_ADDRESS=" + acld_address;
+    const std::string libraries = "LD_LIBRARY_PATH=" + library_dir;
+    char* env[] = {const_cast<char*>(address.c_str()), const_cast<char*>(libraries.c_str()),
+                   nullptr};
+    execve(args[0], args.data(), env);
+    _exit(91);
+  }
+  int status = 0;
+  for (int waited = 0; waited < 600; ++waited) {
+    if (waitpid(child, &status, WNOHANG) == child) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  kill(child, SIGKILL);
+  waitpid(child, &status, 0);
+  return -1;
+}
+
+// Copies the adversary client and libascendcl.so from the runfiles (under
+// /root) into `dir`, where another user can run them; returns the binary.
+std::string CopyForAnotherUser(const std::string& dir) {
+  const std::string binary = dir + "/adversary_client";
+  std::filesystem::copy_file(kAdversary, binary);
+  chmod(binary.c_str(), 0755);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator("_solib_k8")) {
+    if (entry.path().filename() != "libascendcl.so") continue;
+    const std::string library = dir + "/libascendcl.so";
+    std::filesystem::copy_file(entry.path(), library);
+    chmod(library.c_str(), 0755);
+    break;
+  }
+  return binary;
+}
+
+class AdversarialTest : public ::testing::Test {
+ protected:
+  AdversarialTest()
+      : daemon_({"--sim_device_memory=1073741824", "--max_queued_bytes_per_session=67108864",
+                 "--callback_timeout=5"}) {
+    // Another user must be able to reach the sockets.
+    chmod(daemon_.dir().c_str(), 0711);
+  }
+
+  void RunClient(const std::vector<std::string>& args,
+                 absl::Duration timeout = absl::Seconds(120)) {
+    std::vector<std::string> argv = {kAdversary};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto [code, output] = RunToCompletion(argv, daemon_.client_env(), timeout);
+    EXPECT_EQ(code, 0) << args[0] << ": " << output;
+    EXPECT_EQ(output.find("FAIL"), std::string::npos) << output;
+  }
+
+  // aclctl answers, and a new client is served, while an attack goes on.
+  void ExpectServing(const std::string& during) {
+    const absl::Time start = absl::Now();
+    const auto [code, output] = daemon_.Aclctl({"status"});
+    EXPECT_EQ(code, 0) << during << ": " << output;
+    EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << during << ": aclctl was slow";
+    RunClient({"huge_malloc"}, absl::Seconds(30));
+  }
+
+  AcldDaemon daemon_;
+};
+
+TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
+  const pid_t acld = daemon_.process().pid();
+  RunClient({"huge_malloc"});  // warms gRPC's thread pools before the baseline
+  absl::SleepFor(absl::Seconds(1));
+  const Footprint before = FootprintOf(acld);
+
+  Process workload({kAdversary, "workload"}, daemon_.client_env());
+  ASSERT_TRUE(workload.WaitForLine("working", absl::Seconds(30))) << workload.output();
+
+  // 1. Sizes near 2^64 are refused; reads past an allocation too.
+  RunClient({"huge_malloc"});
+
+  // 2. Bytes never cross sessions: another user fills and frees device
+  // memory and exits; fresh memory then reads as zeros.
+  const std::string copy = CopyForAnotherUser(daemon_.dir());
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "scribble", "64"}, daemon_.dir(),
+                      daemon_.client_env().at("ACLD_ADDRESS")),
+            0);
+  RunClient({"read_fresh", "64"});
+
+  // 3. A synchronization never hears success for work that did not run, and
+  // a reset waits for launched work.
+  RunClient({"reset_race"});
+
+  // 4. A session that stops reading while its synchronizations and a reset
+  // complete must not freeze anyone else.
+  {
+    RawSession frozen(daemon_.socket());
+    ASSERT_TRUE(frozen.opened());
+    acl::v1::ClientMessage set_device;
+    set_device.mutable_set_device()->set_device_id(0);
+    ASSERT_TRUE(frozen.Send(set_device, 2));
+    acl::v1::ServerMessage reply;
+    ASSERT_TRUE(frozen.NextReply(&reply));
+    const uint64_t stream = reply.reply().context().default_stream();
+    acl::v1::ClientMessage malloc_request;
+    malloc_request.mutable_malloc()->set_size(4096);
+    ASSERT_TRUE(frozen.Send(malloc_request, 3));
+    ASSERT_TRUE(frozen.NextReply(&reply));
+    acl::v1::ClientMessage launch;
+    acl::v1::AsyncOp& op = *launch.mutable_async_batch()->add_ops();
+    op.set_stream(stream);
+    op.mutable_launch_kernel()->set_name("spin_add_one_u32");
+    op.mutable_launch_kernel()->set_block_dim(1);
+    op.mutable_launch_kernel()->add_args(reply.reply().device_address().address());
+    op.mutable_launch_kernel()->add_args(500000);
+    ASSERT_TRUE(frozen.Send(launch));
+    acl::v1::ClientMessage sync;
+    sync.mutable_synchronize_stream()->set_stream(stream);
+    sync.mutable_synchronize_stream()->set_timeout_ms(-1);
+    for (uint64_t call = 10; call < 20010; ++call) frozen.Send(sync, call);
+    acl::v1::ClientMessage reset;
+    reset.mutable_reset_device()->set_device_id(0);
+    reset.mutable_reset_device()->set_force(true);
+    frozen.Send(reset, 99999);
+    absl::SleepFor(absl::Seconds(1));  // the kernel finishes; 20,000 answers are due
+    ExpectServing("a client that stopped reading");
+  }
+
+  // 5. A session that asks for copies into its own memory and never reads
+  // the replies is ended when its queue passes the bound, not fed forever.
+  {
+    RawSession hoarder(daemon_.socket());
+    ASSERT_TRUE(hoarder.opened());
+    acl::v1::ClientMessage set_device;
+    set_device.mutable_set_device()->set_device_id(1);
+    ASSERT_TRUE(hoarder.Send(set_device, 2));
+    acl::v1::ServerMessage reply;
+    ASSERT_TRUE(hoarder.NextReply(&reply));
+    const uint64_t stream = reply.reply().context().default_stream();
+    acl::v1::ClientMessage malloc_request;
+    malloc_request.mutable_malloc()->set_device_id(1);
+    malloc_request.mutable_malloc()->set_size(32 << 20);
+    ASSERT_TRUE(hoarder.Send(malloc_request, 3));
+    ASSERT_TRUE(hoarder.NextReply(&reply));
+    const uint64_t memory = reply.reply().device_address().address();
+    acl::v1::ClientMessage copy;
+    copy.mutable_copy_to_client()->set_stream(stream);
+    acl::v1::CopyRequest& request = *copy.mutable_copy_to_client()->mutable_copy();
+    request.set_direction(acl::v1::CopyRequest::DEVICE_TO_HOST);
+    request.set_device_src(memory);
+    request.set_count(32 << 20);
+    for (uint64_t call = 10; call < 74; ++call) {
+      if (!hoarder.Send(copy, call)) break;
+    }
+    // 64 x 32 MiB would be 2 GiB held for a client that does not read.
+    const auto ended = WaitUntil(
+        [&] { return daemon_.Status().session_count() == 1; }, absl::Seconds(60));
+    EXPECT_TRUE(ended.has_value()) << "the hoarding session was not ended";
+    EXPECT_LT(FootprintOf(acld).rss_kib, before.rss_kib + (512 << 10))
+        << "acld holds the replies of a client that does not read";
+  }
+
+  // 6. A tenant with thousands of busy streams gets no more of a device than
+  // a tenant with one.
+  {
+    Process flood({kAdversary, "flood", "0", "2000"}, daemon_.client_env());
+    ASSERT_TRUE(flood.WaitForLine("flooding", absl::Seconds(60))) << flood.output();
+    absl::SleepFor(absl::Seconds(1));
+    const auto [code, output] =
+        RunToCompletion({kAdversary, "latency"}, daemon_.client_env(), absl::Seconds(60));
+    EXPECT_EQ(code, 0) << output;
+    double worst_ms = 1e9;
+    const size_t at = output.find("worst_ms=");
+    ASSERT_NE(at, std::string::npos) << output;
+    (void)absl::SimpleAtod(output.substr(at + 9, output.find('\n', at) - at - 9), &worst_ms);
+    // A generous bound for a loaded 2-core machine; serving streams instead
+    // of sessions made it seconds.
+    EXPECT_LT(worst_ms, 750) << output;
+    flood.CloseStdin();
+    EXPECT_EQ(flood.Wait(absl::Seconds(60)), 0) << flood.output();
+  }
+
+  // 7. A flood of failing tasks does not flood the log.
+  const std::string log = daemon_.dir() + "/acld.log";
+  const size_t lines_before = CountLogLines(log, "");
+  RunClient({"trap_flood", "20000"});
+  EXPECT_LT(CountLogLines(log, "") - lines_before, 2000u);
+
+  // 8. A client killed in the middle of its work is reaped.
+  {
+    Process victim({kAdversary, "workload"}, daemon_.client_env());
+    ASSERT_TRUE(victim.WaitForLine("working", absl::Seconds(30)));
+    victim.Signal(SIGKILL);
+    victim.Wait(absl::Seconds(10));
+  }
+
+  // The well-behaved tenant worked throughout.
+  workload.CloseStdin();
+  EXPECT_EQ(workload.Wait(absl::Seconds(60)), 0) << workload.output();
+  EXPECT_NE(workload.output().find("workload rounds="), std::string::npos) << workload.output();
+
+  // Afterwards: alive, serving at once, and back where it started.
+  RunClient({"huge_malloc"}, absl::Seconds(20));
+  const auto settled = WaitUntil(
+      [&] {
+        const Footprint now = FootprintOf(acld);
+        return now.fds == before.fds && now.threads == before.threads;
+      },
+      absl::Seconds(30));
+  const Footprint after = FootprintOf(acld);
+  EXPECT_TRUE(settled.has_value()) << "fds " << before.fds << " -> " << after.fds << ", threads "
+                                   << before.threads << " -> " << after.threads;
+  const acl::v1::StatusReply status = daemon_.Status();
+  EXPECT_EQ(status.session_count(), 0u);
+  for (const auto& device : status.devices()) EXPECT_EQ(device.used_bytes(), 0u) << device.id();
+#if !defined(__SANITIZE_ADDRESS__)
+  const uint64_t slack_kib = std::max<uint64_t>(32 << 10, before.rss_kib / 5);
+  EXPECT_LE(after.rss_kib, before.rss_kib + slack_kib)
+      << "RSS " << before.rss_kib << " KiB -> " << after.rss_kib << " KiB";
+#endif
+}
+
+TEST(AdversarialLimitsTest, QuotasCannotBeBypassed) {
+  AcldDaemon daemon({"--max_streams_per_session=4", "--max_contexts_per_session=2",
+                     "--max_events_per_session=3", "--default_memory_quota=20000"});
+  const auto [code, output] =
+      RunToCompletion({kAdversary, "quota_probe"}, daemon.client_env(), absl::Seconds(60));
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_EQ(output.find("FAIL"), std::string::npos) << output;
+  EXPECT_EQ(daemon.Status().devices(0).used_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace acld_test

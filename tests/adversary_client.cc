@@ -1,0 +1,284 @@
+// A client process for the adversarial suite: hostile tenants that use only
+// the public AscendCL API, and the well-behaved tenant that must keep working
+// beside them. Prints "FAIL: ..." and exits 1 when an expectation fails.
+//
+//   huge_malloc             sizes near 2^64 are refused, never wrapped
+//   scribble MIB            fills MIB of device memory with a pattern, frees, exits
+//   read_fresh MIB          fresh device memory reads as zeros
+//   reset_race              a pending synchronization vs aclrtResetDevice
+//   quota_probe             contexts/events/streams/memory stop at their limits
+//   flood DEVICE STREAMS    busy kernels on many streams until stdin closes
+//   latency                 prints the worst 1 ms-kernel round trip on device 0
+//   trap_flood COUNT        COUNT failing kernels (log flooding)
+//   workload                copies and kernels, checked, until stdin closes
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "acl/acl.h"
+#include "acl/acl_sim.h"
+#include "tests/check.h"
+
+namespace {
+
+using scenario::Addr;
+using scenario::Check;
+using scenario::CheckCode;
+
+using Clock = std::chrono::steady_clock;
+
+double MillisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+void Launch(const char* kernel, std::vector<uint64_t> args, uint32_t blocks, aclrtStream stream) {
+  CheckCode(aclsimLaunchKernel(kernel, blocks, args.data(), args.size() * 8, stream), ACL_SUCCESS,
+            std::string("aclsimLaunchKernel ") + kernel);
+}
+
+int HugeMalloc() {
+  scenario::Setup();
+  const uint64_t sizes[] = {~uint64_t{0}, ~uint64_t{0} - 1, ~uint64_t{0} - 511,
+                            ~uint64_t{0} - 512, uint64_t{1} << 63, uint64_t{1} << 48};
+  for (uint64_t size : sizes) {
+    void* pointer = nullptr;
+    CheckCode(aclrtMalloc(&pointer, size, ACL_MEM_MALLOC_HUGE_FIRST),
+              ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc(" + std::to_string(size) + ")");
+  }
+  // The next allocation is an ordinary one, and reads past its end are refused.
+  void* pointer = nullptr;
+  CheckCode(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc(64)");
+  std::vector<uint8_t> out(1 << 20);
+  CheckCode(aclrtMemcpy(out.data(), out.size(), pointer, out.size(), ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_ERROR_INVALID_PARAM, "aclrtMemcpy past the end");
+  std::printf("huge_malloc done\n");
+  return scenario::Teardown();
+}
+
+int Scribble(size_t mib) {
+  scenario::Setup();
+  void* pointer = nullptr;
+  CheckCode(aclrtMalloc(&pointer, mib << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(pointer, mib << 20, 0xa5, mib << 20), ACL_SUCCESS, "aclrtMemset");
+  CheckCode(aclrtFree(pointer), ACL_SUCCESS, "aclrtFree");
+  std::printf("scribbled\n");
+  std::fflush(stdout);
+  _exit(scenario::ExitCode());  // no finalize: the daemon reaps what is left
+}
+
+int ReadFresh(size_t mib) {
+  scenario::Setup();
+  std::vector<uint8_t> out(mib << 20, 0xff);
+  for (int round = 0; round < 4; ++round) {
+    void* pointer = nullptr;
+    CheckCode(aclrtMalloc(&pointer, out.size(), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+              "aclrtMalloc");
+    CheckCode(aclrtMemcpy(out.data(), out.size(), pointer, out.size(), ACL_MEMCPY_DEVICE_TO_HOST),
+              ACL_SUCCESS, "aclrtMemcpy D2H");
+    size_t nonzero = 0;
+    for (uint8_t byte : out) nonzero += byte != 0;
+    Check(nonzero == 0, "fresh device memory held " + std::to_string(nonzero) +
+                            " non-zero bytes of someone else's");
+    CheckCode(aclrtFree(pointer), ACL_SUCCESS, "aclrtFree");
+  }
+  std::printf("read_fresh done\n");
+  return scenario::Teardown();
+}
+
+int ResetRace() {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  void* pointer = nullptr;
+  CheckCode(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  Launch("spin_add_one_u32", {Addr(pointer), 300000}, 1, stream);
+  std::atomic<aclError> sync_code{-1};
+  std::thread syncer([&] { sync_code = aclrtSynchronizeStream(stream); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const Clock::time_point start = Clock::now();
+  CheckCode(aclrtResetDevice(0), ACL_SUCCESS, "aclrtResetDevice");
+  const double waited = MillisSince(start);
+  syncer.join();
+  // CANN: a reset waits for the work already launched; the pending
+  // synchronization then reports the truth (the kernel ran).
+  Check(waited >= 200, "aclrtResetDevice returned after " + std::to_string(waited) +
+                           " ms, before the launched kernel finished");
+  Check(sync_code == ACL_SUCCESS,
+        "the pending aclrtSynchronizeStream returned " + std::to_string(sync_code.load()));
+  std::printf("reset_race done\n");
+  return scenario::Teardown();
+}
+
+int QuotaProbe() {
+  scenario::Setup();
+  // Run with --max_streams_per_session=4 --max_contexts_per_session=2
+  // --max_events_per_session=3 --default_memory_quota=20000.
+  int contexts = 0;
+  aclError code = ACL_SUCCESS;
+  while (contexts < 100) {
+    aclrtContext context = nullptr;
+    code = aclrtCreateContext(&context, 0);
+    if (code != ACL_SUCCESS) break;
+    ++contexts;
+  }
+  Check(contexts <= 2, "created " + std::to_string(contexts) + " contexts under a cap of 2");
+  Check(code == ACL_ERROR_RT_OVER_LIMIT || code == ACL_ERROR_RT_NO_STREAM_RESOURCE,
+        "the context past the cap failed with " + std::to_string(code));
+  int streams = 0;
+  while (streams < 100) {
+    aclrtStream stream = nullptr;
+    if (aclrtCreateStream(&stream) != ACL_SUCCESS) break;
+    ++streams;
+  }
+  // Default streams (device 0's and each context's) count too.
+  Check(streams + contexts + 1 <= 4, "held " + std::to_string(streams + contexts + 1) +
+                                         " streams under a quota of 4");
+  int events = 0;
+  while (events < 100) {
+    aclrtEvent event = nullptr;
+    code = aclrtCreateEvent(&event);
+    if (code != ACL_SUCCESS) break;
+    ++events;
+  }
+  Check(events == 3, "created " + std::to_string(events) + " events under a cap of 3");
+  CheckCode(code, ACL_ERROR_RT_NO_EVENT_RESOURCE, "aclrtCreateEvent past the cap");
+  int allocations = 0;
+  while (allocations < 1000) {
+    void* pointer = nullptr;
+    if (aclrtMalloc(&pointer, 1, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) break;
+    ++allocations;
+  }
+  // Each 1-byte allocation reserves 512 bytes of the device.
+  Check(allocations <= 20000 / 512, "made " + std::to_string(allocations) +
+                                        " allocations under a 20000-byte quota");
+  std::printf("quota_probe done\n");
+  return scenario::Teardown();
+}
+
+int Flood(int32_t device, int streams) {
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  CheckCode(aclrtSetDevice(device), ACL_SUCCESS, "aclrtSetDevice");
+  void* pointer = nullptr;
+  CheckCode(aclrtMalloc(&pointer, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  std::vector<aclrtStream> handles(streams);
+  for (auto& stream : handles) {
+    CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  }
+  std::atomic<bool> stop{false};
+  std::thread feeder([&] {
+    // Keep every stream busy: instant kernels and short busy ones, refilled.
+    while (!stop) {
+      for (auto& stream : handles) {
+        for (int i = 0; i < 8; ++i) Launch("add_one_u32", {Addr(pointer)}, 1, stream);
+        Launch("spin_add_one_u32", {Addr(pointer), 2000}, 1, stream);
+      }
+      aclrtSynchronizeStream(handles.back());
+    }
+  });
+  std::printf("flooding\n");
+  std::fflush(stdout);
+  std::string line;
+  std::getline(std::cin, line);
+  stop = true;
+  feeder.join();
+  std::printf("flood done\n");
+  return scenario::Teardown();
+}
+
+int Latency() {
+  scenario::Setup();
+  void* pointer = nullptr;
+  CheckCode(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  double worst = 0;
+  for (int i = 0; i < 20; ++i) {
+    const Clock::time_point start = Clock::now();
+    Launch("spin_add_one_u32", {Addr(pointer), 1000}, 1, stream);
+    CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+    worst = std::max(worst, MillisSince(start));
+  }
+  std::printf("worst_ms=%.1f\n", worst);
+  return scenario::Teardown();
+}
+
+int TrapFlood(int count) {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  for (int i = 0; i < count; ++i) Launch("trap", {}, 1, stream);
+  const aclError code = aclrtSynchronizeStream(stream);
+  Check(code == ACL_ERROR_RT_AICORE_EXCEPTION, "sync after traps: " + std::to_string(code));
+  std::printf("trap_flood done\n");
+  return scenario::Teardown();
+}
+
+int Workload() {
+  scenario::Setup();
+  constexpr size_t kWords = 4096;
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  std::vector<uint32_t> in(kWords), out(kWords);
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    std::string line;
+    std::getline(std::cin, line);
+    stop = true;
+  });
+  int rounds = 0;
+  while (!stop && scenario::Failures() == 0) {
+    void* pointer = nullptr;
+    CheckCode(aclrtMalloc(&pointer, kWords * 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+              "aclrtMalloc");
+    for (size_t i = 0; i < kWords; ++i) in[i] = static_cast<uint32_t>(rounds * 7 + i);
+    CheckCode(aclrtMemcpyAsync(pointer, kWords * 4, in.data(), kWords * 4,
+                               ACL_MEMCPY_HOST_TO_DEVICE, stream),
+              ACL_SUCCESS, "aclrtMemcpyAsync H2D");
+    Launch("add_one_u32", {Addr(pointer)}, kWords, stream);
+    CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+    CheckCode(aclrtMemcpy(out.data(), kWords * 4, pointer, kWords * 4, ACL_MEMCPY_DEVICE_TO_HOST),
+              ACL_SUCCESS, "aclrtMemcpy D2H");
+    for (size_t i = 0; i < kWords; ++i) {
+      if (out[i] != in[i] + 1) {
+        Check(false, "round " + std::to_string(rounds) + ": word " + std::to_string(i) + " is " +
+                         std::to_string(out[i]));
+        break;
+      }
+    }
+    CheckCode(aclrtFree(pointer), ACL_SUCCESS, "aclrtFree");
+    if (++rounds == 1) {
+      std::printf("working\n");
+      std::fflush(stdout);
+    }
+  }
+  watcher.join();
+  std::printf("workload rounds=%d\n", rounds);
+  return scenario::Teardown();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  auto number = [&](int index) { return argc > index ? std::strtoull(argv[index], nullptr, 0) : 0; };
+  if (mode == "huge_malloc") return HugeMalloc();
+  if (mode == "scribble") return Scribble(number(2));
+  if (mode == "read_fresh") return ReadFresh(number(2));
+  if (mode == "reset_race") return ResetRace();
+  if (mode == "quota_probe") return QuotaProbe();
+  if (mode == "flood") return Flood(static_cast<int32_t>(number(2)), static_cast<int>(number(3)));
+  if (mode == "latency") return Latency();
+  if (mode == "trap_flood") return TrapFlood(static_cast<int>(number(2)));
+  if (mode == "workload") return Workload();
+  std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");
+  return 2;
+}
