@@ -18,12 +18,22 @@
 namespace acld::server {
 namespace {
 
-std::string TempDir() {
-  static const std::string dir = [] {
+// Removed with its contents when the test binary exits.
+struct ShortTempDir {
+  ShortTempDir() {
     char pattern[] = "/tmp/acld-acceptor-test-XXXXXX";
-    return std::string(mkdtemp(pattern));
-  }();
-  return dir;
+    path = mkdtemp(pattern);
+  }
+  ~ShortTempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  std::string path;
+};
+
+std::string TempDir() {
+  static const ShortTempDir dir;
+  return dir.path;
 }
 
 sockaddr_un Address(const std::string& path) {

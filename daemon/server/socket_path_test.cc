@@ -17,12 +17,22 @@ namespace acld::server {
 namespace {
 
 // Bazel's TEST_TMPDIR is too long for sun_path, so each test binary makes a short one.
-std::string TempDir() {
-  static const std::string dir = [] {
+// Removed with its contents when the test binary exits.
+struct ShortTempDir {
+  ShortTempDir() {
     char pattern[] = "/tmp/acld-socket-test-XXXXXX";
-    return std::string(mkdtemp(pattern));
-  }();
-  return dir;
+    path = mkdtemp(pattern);
+  }
+  ~ShortTempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  std::string path;
+};
+
+std::string TempDir() {
+  static const ShortTempDir dir;
+  return dir.path;
 }
 
 // Binds (and optionally listens on) a Unix socket at `path`; returns the fd.
