@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
   options.limits.max_pending_hellos = absl::GetFlag(FLAGS_max_pending_hellos);
   options.limits.hello_timeout = absl::Seconds(absl::GetFlag(FLAGS_hello_timeout));
   options.limits.max_host_memory_per_session = absl::GetFlag(FLAGS_max_host_memory_per_session);
+  options.limits.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());

@@ -46,6 +46,11 @@ std::unique_ptr<grpc::Server> Build(grpc::Service& service,
   // Large copies travel in shared memory; messages stay small but allow slack.
   builder.SetMaxReceiveMessageSize(64 << 20);
   for (const auto& [name, value] : arguments) builder.AddChannelArgument(name, value);
+  // One idle thread waits for new calls (gRPC's default keeps one or two,
+  // varying with past load); a call's handler thread ends with the call.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
   if (max_threads > 0) {
     grpc::ResourceQuota quota("acld runtime socket");
     quota.SetMaxThreads(max_threads);

@@ -112,7 +112,13 @@ grpc::Status RuntimeService::Session(
     if (refusal.empty()) {
       session = runtime_.OpenSession(peer);
       live->id = session;
-      live->writer = std::make_shared<SessionWriter>(stream);
+      // A client that stops reading while its queue passes the bound is ended:
+      // cancelled, and its connection cut (a write to it never ends otherwise).
+      std::weak_ptr<Live> weak = live;
+      live->writer = std::make_shared<SessionWriter>(stream, limits_.max_queued_bytes_per_session,
+                                                     [this, weak] {
+                                                       if (auto ended = weak.lock()) CutOff(*ended);
+                                                     });
       live_[session] = live;
       ++sessions_per_uid_[peer.uid];
       ++handlers_;

@@ -31,6 +31,8 @@ struct SessionLimits {
   uint32_t max_pending_hellos = 128;    // --max_pending_hellos: streams not past Hello yet
   absl::Duration hello_timeout = absl::Seconds(10);    // --hello_timeout
   uint64_t max_host_memory_per_session = 16ull << 30;  // --max_host_memory_per_session
+  // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
+  uint64_t max_queued_bytes_per_session = 256ull << 20;
 };
 
 class RuntimeService final : public acl::v1::Runtime::Service {
