@@ -27,16 +27,19 @@ ProgressWaiters::Done ProgressWaiters::TakeTimedOut(uint64_t id) {
 }
 
 std::vector<ProgressWaiters::Done> ProgressWaiters::TakeReached(uint64_t reached) {
+  // One pass that keeps the rest in order: erasing one by one would make a
+  // stream with many waiters quadratic, under its lock.
   std::vector<Done> ready;
-  for (auto it = waiters_.begin(); it != waiters_.end();) {
-    if (it->target > reached) {
-      ++it;
+  std::vector<Waiter> waiting;
+  for (Waiter& waiter : waiters_) {
+    if (waiter.target > reached) {
+      waiting.push_back(std::move(waiter));
       continue;
     }
-    if (it->timer != 0) timer_.Cancel(it->timer);
-    ready.push_back(std::move(it->done));
-    it = waiters_.erase(it);
+    if (waiter.timer != 0) timer_.Cancel(waiter.timer);
+    ready.push_back(std::move(waiter.done));
   }
+  waiters_ = std::move(waiting);
   return ready;
 }
 

@@ -59,7 +59,17 @@ void SessionHandler::AnswerStatus(uint64_t call_id, const absl::Status& status) 
 }
 
 Done SessionHandler::Later(uint64_t call_id) {
+  if (waiting_calls_.fetch_add(1) >= kMaxWaitingCalls) {
+    waiting_calls_.fetch_sub(1);
+    AnswerStatus(call_id,
+                 AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                           absl::StrCat("this process already has ", kMaxWaitingCalls,
+                                        " calls waiting in acld (one per waiting thread is "
+                                        "usual); wait for some to finish")));
+    return nullptr;
+  }
   return [self = shared_from_this(), call_id](absl::Status status) {
+    self->waiting_calls_.fetch_sub(1);
     self->AnswerStatus(call_id, status);
   };
 }
@@ -232,7 +242,7 @@ void SessionHandler::Handle(const ClientMessage& request) {
     if (!deferred.ok()) return answer_status(deferred);
     absl::StatusOr<absl::Duration> timeout = Timeout(timeout_ms);
     if (!timeout.ok()) return answer_status(timeout.status());
-    start(*timeout, Later(call_id));
+    if (Done done = Later(call_id)) start(*timeout, std::move(done));
   };
 
   switch (request.body_case()) {
@@ -262,15 +272,19 @@ void SessionHandler::Handle(const ClientMessage& request) {
     case ClientMessage::kDropInitReference:
       return answer_count(runtime_.DropInitReference(session_));
     case ClientMessage::kFinalize:
-      return runtime_.Finalize(session_, Later(call_id));
+      if (Done done = Later(call_id)) runtime_.Finalize(session_, std::move(done));
+      return;
     case ClientMessage::kGetDeviceCount:
       reply.mutable_device_count()->set_count(runtime_.DeviceCount());
       return Answer(call_id, std::move(reply));
     case ClientMessage::kSetDevice:
       return answer_context(runtime_.SetDevice(session_, request.set_device().device_id()));
     case ClientMessage::kResetDevice:
-      return runtime_.ResetDevice(session_, request.reset_device().device_id(),
-                                  request.reset_device().force(), Later(call_id));
+      if (Done done = Later(call_id)) {
+        runtime_.ResetDevice(session_, request.reset_device().device_id(),
+                             request.reset_device().force(), std::move(done));
+      }
+      return;
     case ClientMessage::kSynchronizeDevice: {
       const int32_t device = request.synchronize_device().device_id();
       return synchronize(request.synchronize_device().timeout_ms(),
@@ -281,16 +295,21 @@ void SessionHandler::Handle(const ClientMessage& request) {
     case ClientMessage::kCreateContext:
       return answer_context(runtime_.CreateContext(session_, request.create_context().device_id()));
     case ClientMessage::kDestroyContext:
-      return runtime_.DestroyContext(session_, request.destroy_context().context(),
-                                     Later(call_id));
+      if (Done done = Later(call_id)) {
+        runtime_.DestroyContext(session_, request.destroy_context().context(), std::move(done));
+      }
+      return;
     case ClientMessage::kCreateStream: {
       const acl::v1::CreateStreamRequest& create = request.create_stream();
       return answer_handle(
           runtime_.CreateStream(session_, create.context(), create.priority(), create.flags()));
     }
     case ClientMessage::kDestroyStream:
-      return runtime_.DestroyStream(session_, request.destroy_stream().stream(),
-                                    request.destroy_stream().force(), Later(call_id));
+      if (Done done = Later(call_id)) {
+        runtime_.DestroyStream(session_, request.destroy_stream().stream(),
+                               request.destroy_stream().force(), std::move(done));
+      }
+      return;
     case ClientMessage::kSynchronizeStream: {
       const uint64_t stream = request.synchronize_stream().stream();
       return synchronize(request.synchronize_stream().timeout_ms(),

@@ -8,6 +8,7 @@
 #ifndef ACLD_DAEMON_SERVER_SESSION_HANDLER_H_
 #define ACLD_DAEMON_SERVER_SESSION_HANDLER_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -47,7 +48,13 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
  private:
   void Answer(uint64_t call_id, acl::v1::Reply reply);
   void AnswerStatus(uint64_t call_id, const absl::Status& status);
-  // A completion for calls that finish later; holds this handler alive.
+  // A session may have this many calls waiting in the core at once (each
+  // holds a completion there); a well-behaved process has one per thread.
+  static constexpr int kMaxWaitingCalls = 4096;
+
+  // A completion for a call that finishes later; holds this handler alive.
+  // nullptr (the call already answered with ACL_ERROR_RT_OVER_LIMIT) when
+  // the session has kMaxWaitingCalls waiting.
   Done Later(uint64_t call_id);
   void ApplyBatch(const acl::v1::AsyncBatch& batch);
   absl::Status ApplyAsync(const acl::v1::AsyncOp& op);
@@ -65,6 +72,7 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   PeerCredentialDesk* const desk_;
   const Writer write_;
   SharedMemoryRegistry shared_memory_;
+  std::atomic<int> waiting_calls_{0};
   absl::Mutex mu_;
   absl::Status deferred_error_ ABSL_GUARDED_BY(mu_);
 };
