@@ -106,6 +106,16 @@ aclError aclrtStreamGetId(aclrtStream stream, int32_t* streamId) {
   });
 }
 
+aclError aclrtStreamAbort(aclrtStream stream) {
+  return Api([&]() -> absl::Status {
+    // CANN: the stream to abort cannot be null (not "the default stream").
+    if (stream == nullptr) return NullArgument("aclrtStreamAbort", "stream");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, "aclrtStreamAbort"));
+    return transport->AbortStream(id);
+  });
+}
+
 aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
   return Api([&]() -> absl::Status {
     if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE) {

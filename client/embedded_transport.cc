@@ -118,6 +118,9 @@ absl::Status EmbeddedTransport::SynchronizeStream(uint64_t stream, int32_t timeo
 absl::StatusOr<bool> EmbeddedTransport::StreamIdle(uint64_t stream) {
   return runtime_->StreamIdle(session_, stream);
 }
+absl::Status EmbeddedTransport::AbortStream(uint64_t stream) {
+  return runtime_->AbortStream(session_, stream);
+}
 absl::Status EmbeddedTransport::SetStreamFailureMode(uint64_t stream, uint64_t mode) {
   return runtime_->SetStreamFailureMode(session_, stream, mode);
 }

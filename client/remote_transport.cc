@@ -456,6 +456,12 @@ absl::StatusOr<bool> RemoteTransport::StreamIdle(uint64_t stream) {
   return reply->stream_query().complete();
 }
 
+absl::Status RemoteTransport::AbortStream(uint64_t stream) {
+  ClientMessage request;
+  request.mutable_abort_stream()->set_stream(stream);
+  return CallStatus(std::move(request));
+}
+
 absl::Status RemoteTransport::SetStreamFailureMode(uint64_t stream, uint64_t mode) {
   ClientMessage request;
   request.mutable_set_stream_failure_mode()->set_stream(stream);

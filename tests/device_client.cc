@@ -298,6 +298,35 @@ int Destroy() {
   return Teardown();
 }
 
+int Abort() {
+  Setup();
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(word, 4, 0, 4), ACL_SUCCESS, "memset");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
+  Launch("spin_add_one_u32", {Addr(word), 30000000}, 1, stream);  // 30 s unless aborted
+  Launch("add_one_u32", {Addr(word)}, 1, stream);
+  std::atomic<aclError> synced{-1};
+  std::thread waiter([&] { synced = aclrtSynchronizeStream(stream); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CheckCode(aclrtStreamAbort(nullptr), ACL_ERROR_INVALID_PARAM, "abort NULL");
+  CheckCode(aclrtStreamAbort(stream), ACL_SUCCESS, "aclrtStreamAbort");
+  waiter.join();
+  // The waiter of discarded work hears so, never success.
+  Check(synced == ACL_ERROR_RT_STREAM_ABORT,
+        "the pending sync returned " + std::to_string(synced.load()) + " after the abort");
+  Check(ReadU32(word, 1)[0] == 0, "the aborted kernels had no effect");
+  // The stream stays usable.
+  Launch("add_one_u32", {Addr(word)}, 1, stream);
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync after abort");
+  Check(ReadU32(word, 1)[0] == 1, "work launched after the abort ran");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  CheckCode(aclrtFree(word), ACL_SUCCESS, "aclrtFree");
+  std::printf("abort ok\n");
+  return Teardown();
+}
+
 int Errors() {
   // Before any device is set, stream calls have no context.
   CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
@@ -677,6 +706,7 @@ int main(int argc, char** argv) {
   if (mode == "failure_modes") return FailureModes();
   if (mode == "timeouts") return Timeouts();
   if (mode == "destroy") return Destroy();
+  if (mode == "abort") return Abort();
   if (mode == "errors") return Errors();
   if (mode == "allocator") return Allocator();
   if (mode == "victim") return Victim();

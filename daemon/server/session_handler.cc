@@ -323,6 +323,8 @@ void SessionHandler::Handle(const ClientMessage& request) {
       reply.mutable_stream_query()->set_complete(*idle);
       return Answer(call_id, std::move(reply));
     }
+    case ClientMessage::kAbortStream:
+      return answer_status(runtime_.AbortStream(session_, request.abort_stream().stream()));
     case ClientMessage::kSetStreamFailureMode:
       return answer_status(runtime_.SetStreamFailureMode(session_,
                                                          request.set_stream_failure_mode().stream(),
