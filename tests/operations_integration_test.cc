@@ -1,14 +1,22 @@
 // Operating a shared host: identity from the kernel, eviction, quotas, socket
 // permissions, graceful shutdown and restart, and aclctl's commands.
+#include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "daemon/server/socket_path.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
@@ -24,6 +32,121 @@ const acl::v1::SessionInfo* FindSession(const acl::v1::StatusReply& status, int 
   }
   return nullptr;
 }
+
+const acl::v1::SessionInfo* FindSession(const acl::v1::SessionsReply& sessions, int pid) {
+  for (const auto& session : sessions.sessions()) {
+    if (session.pid() == pid) return &session;
+  }
+  return nullptr;
+}
+
+// `aclctl --json sessions`, parsed.
+acl::v1::SessionsReply Sessions(const AcldDaemon& daemon) {
+  const auto [code, json] = daemon.Aclctl({"--json", "sessions"});
+  EXPECT_EQ(code, 0) << json;
+  acl::v1::SessionsReply sessions;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &sessions).ok()) << json;
+  return sessions;
+}
+
+// One request on the identity socket (`fd` attached unless -1): the answer line.
+std::string AskDesk(const std::string& path, const std::string& request, int fd = -1) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connect(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(socket_fd);
+    return "connect failed";
+  }
+  iovec part{const_cast<char*>(request.data()), request.size()};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  }
+  std::string answer;
+  if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buffer[128];
+    pollfd readable{socket_fd, POLLIN, 0};
+    while (poll(&readable, 1, 10000) > 0) {
+      const ssize_t n = read(socket_fd, buffer, sizeof(buffer));
+      if (n <= 0) break;
+      answer.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  close(socket_fd);
+  return answer.substr(0, answer.find('\n'));
+}
+
+// A session spoken over the runtime protocol by this test process, for what
+// no client binary holds: events, contexts, shared memory, a waiting call.
+class HandSession {
+ public:
+  explicit HandSession(const AcldDaemon& daemon)
+      : desk_(daemon.socket() + ".peer"),
+        stub_(acl::v1::Runtime::NewStub(
+            grpc::CreateChannel("unix:" + daemon.socket(), grpc::InsecureChannelCredentials()))),
+        stream_(stub_->Session(&context_)) {
+    acl::v1::ClientMessage hello;
+    hello.mutable_hello()->set_protocol_version(1);
+    hello.mutable_hello()->set_peer_token(AskDesk(desk_, "T\n"));
+    opened_ = Call(std::move(hello)).acl_error() == 0;
+  }
+  ~HandSession() {
+    context_.TryCancel();
+    (void)stream_->Finish();
+  }
+  bool opened() const { return opened_; }
+
+  // Sends `message` and waits for its reply (acl_error -1: the stream ended).
+  acl::v1::Reply Call(acl::v1::ClientMessage message) {
+    const uint64_t call_id = Send(std::move(message));
+    acl::v1::ServerMessage answer;
+    while (stream_->Read(&answer)) {
+      if (answer.call_id() == call_id && answer.has_reply()) return answer.reply();
+    }
+    acl::v1::Reply ended;
+    ended.set_acl_error(-1);
+    return ended;
+  }
+  // Sends `message` without waiting for its reply; its call id.
+  uint64_t Send(acl::v1::ClientMessage message) {
+    message.set_call_id(next_call_id_++);
+    EXPECT_TRUE(stream_->Write(message));
+    return message.call_id();
+  }
+  // Hands a sealed `bytes` memfd over and registers it; the reply.
+  acl::v1::Reply ShareMemory(uint64_t bytes) {
+    const int fd = memfd_create("operations", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+    const std::string ticket = AskDesk(desk_, absl::StrCat("M ", bytes, "\n"), fd);
+    close(fd);
+    acl::v1::ClientMessage message;
+    message.mutable_register_shared_memory()->set_ticket(ticket);
+    message.mutable_register_shared_memory()->set_size(bytes);
+    return Call(std::move(message));
+  }
+
+ private:
+  const std::string desk_;
+  std::unique_ptr<acl::v1::Runtime::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
+      stream_;
+  uint64_t next_call_id_ = 1;
+  bool opened_ = false;
+};
 
 TEST(OperationsTest, IdentityComesFromTheKernel) {
   AcldDaemon daemon;
@@ -150,6 +273,144 @@ TEST(OperationsTest, EveryReadCommandHasJson) {
   const auto [code, frames] = daemon.Aclctl({"watch", "--count=2", "--interval=0.05"});
   EXPECT_EQ(code, 0);
   EXPECT_EQ(std::count(frames.begin(), frames.end(), '\033'), 4) << frames;  // 2 clears
+}
+
+TEST(OperationsTest, SessionsShowEachUseBesideItsLimit) {
+  AcldDaemon daemon({"--max_streams_per_session=16", "--max_contexts_per_session=4",
+                     "--max_events_per_session=8", "--max_host_memory_per_session=8388608",
+                     "--max_queued_bytes_per_session=4194304", "--default_memory_quota=4194304"});
+  Process streams({"tests/device_client", "hold_streams", "3"}, daemon.client_env());
+  Process memory({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
+  ASSERT_TRUE(streams.WaitForLine("ready", absl::Seconds(20)));
+  ASSERT_TRUE(memory.WaitForLine("ready", absl::Seconds(20)));
+
+  // By hand: a device, two contexts, three events, device and shared memory,
+  // two busy kernels on a stream whose destroy then waits for them.
+  HandSession hand(daemon);
+  ASSERT_TRUE(hand.opened());
+  acl::v1::ClientMessage message;
+  message.mutable_set_device()->set_device_id(0);
+  ASSERT_EQ(hand.Call(message).acl_error(), 0);
+  uint64_t context = 0;
+  for (int i = 0; i < 2; ++i) {
+    message.Clear();
+    message.mutable_create_context()->set_device_id(0);
+    const acl::v1::Reply reply = hand.Call(message);
+    ASSERT_EQ(reply.acl_error(), 0) << reply.error_message();
+    context = reply.context().context();
+  }
+  for (int i = 0; i < 3; ++i) {
+    message.Clear();
+    message.mutable_create_event()->set_device_id(0);
+    ASSERT_EQ(hand.Call(message).acl_error(), 0);
+  }
+  message.Clear();
+  message.mutable_malloc()->set_device_id(0);
+  message.mutable_malloc()->set_size(4096);
+  const acl::v1::Reply allocated = hand.Call(message);
+  ASSERT_EQ(allocated.acl_error(), 0) << allocated.error_message();
+  const acl::v1::Reply shared = hand.ShareMemory(1 << 20);
+  ASSERT_EQ(shared.acl_error(), 0) << shared.error_message();
+  message.Clear();
+  message.mutable_create_stream()->set_context(context);
+  const acl::v1::Reply created = hand.Call(message);
+  ASSERT_EQ(created.acl_error(), 0) << created.error_message();
+  const uint64_t busy = created.handle().handle();
+  message.Clear();
+  for (int i = 0; i < 2; ++i) {
+    acl::v1::AsyncOp& op = *message.mutable_async_batch()->add_ops();
+    op.set_stream(busy);
+    op.mutable_launch_kernel()->set_name("spin_add_one_u32");
+    op.mutable_launch_kernel()->set_block_dim(1);
+    op.mutable_launch_kernel()->add_args(allocated.device_address().address());
+    op.mutable_launch_kernel()->add_args(60000000);  // a minute
+  }
+  hand.Send(message);
+  message.Clear();
+  message.mutable_destroy_stream()->set_stream(busy);
+  hand.Send(message);  // answered when the kernels are done: a waiting call
+
+  const acl::v1::SessionInfo* session = nullptr;
+  acl::v1::SessionsReply sessions;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        sessions = Sessions(daemon);
+        session = FindSession(sessions, getpid());
+        return session != nullptr && session->waiting_calls() == 1;
+      },
+      absl::Seconds(10)))
+      << daemon.Aclctl({"--json", "sessions"}).second;
+  // Open streams: the device's default context's and each context's default
+  // stream; the destroyed one still runs its kernels.
+  EXPECT_EQ(session->streams(), 3u);
+  EXPECT_EQ(session->closing_streams(), 1u);
+  EXPECT_EQ(session->max_streams(), 16u);
+  EXPECT_EQ(session->contexts(), 2u);
+  EXPECT_EQ(session->max_contexts(), 4u);
+  EXPECT_EQ(session->events(), 3u);
+  EXPECT_EQ(session->max_events(), 8u);
+  EXPECT_EQ(session->memory_bytes(), 4096u);
+  EXPECT_EQ(session->memory_quota(), 4194304u);
+  EXPECT_EQ(session->host_memory_bytes(), 1u << 20);
+  EXPECT_EQ(session->host_memory_segments(), 1u);
+  EXPECT_EQ(session->max_host_memory_bytes(), 8388608u);
+  EXPECT_EQ(session->max_host_memory_segments(), 4096u);
+  EXPECT_GT(session->queued_bytes(), 0u);  // the second kernel waits behind the first
+  EXPECT_EQ(session->queued_bytes_limit(), 4194304u);
+  EXPECT_EQ(session->max_waiting_calls(), 4096u);
+  EXPECT_EQ(session->weight(), 1u);
+  const uint64_t hand_id = session->id();
+
+  // The real clients: streams (the default one included) and memory.
+  session = FindSession(sessions, streams.pid());
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->streams(), 4u);
+  EXPECT_EQ(session->closing_streams(), 0u);
+  EXPECT_EQ(session->contexts(), 0u);
+  EXPECT_EQ(session->events(), 0u);
+  EXPECT_EQ(session->waiting_calls(), 0u);
+  session = FindSession(sessions, memory.pid());
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->memory_bytes(), 1u << 20);
+  EXPECT_EQ(session->memory_quota(), 4194304u);
+  const uint64_t memory_id = session->id();
+
+  // `status --json` carries the same fields.
+  const acl::v1::StatusReply status = daemon.Status();
+  const acl::v1::SessionInfo* in_status = FindSession(status, getpid());
+  ASSERT_NE(in_status, nullptr);
+  EXPECT_EQ(in_status->events(), 3u);
+  EXPECT_EQ(in_status->host_memory_bytes(), 1u << 20);
+  EXPECT_EQ(in_status->max_host_memory_bytes(), 8388608u);
+
+  // The table shows each use beside its limit.
+  const auto [table_code, table] = daemon.Aclctl({"sessions"});
+  EXPECT_EQ(table_code, 0);
+  for (const char* cell : {"3+1/16", "2/4", "3/8", "4.0 KiB/4.0 MiB", "1.0 MiB/8.0 MiB",
+                           "1/4096", "4/16", "1.0 MiB/4.0 MiB"}) {
+    EXPECT_NE(table.find(cell), std::string::npos) << cell << "\n" << table;
+  }
+
+  // Weights: set, shown, logged; 0, 1001 and unknown sessions are refused.
+  const auto [code, output] = daemon.Aclctl({"weight", absl::StrCat(memory_id), "5"});
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_EQ(daemon.Aclctl({"weight", absl::StrCat(hand_id), "0"}).first, 1);
+  EXPECT_EQ(daemon.Aclctl({"weight", absl::StrCat(hand_id), "1001"}).first, 1);
+  EXPECT_EQ(daemon.Aclctl({"weight", "999", "3"}).first, 1);
+  EXPECT_EQ(daemon.Aclctl({"weight", absl::StrCat(hand_id), "x"}).first, 2);
+  EXPECT_EQ(daemon.Aclctl({"weight", absl::StrCat(hand_id)}).first, 2);
+  sessions = Sessions(daemon);
+  session = FindSession(sessions, memory.pid());
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->weight(), 5u);
+  session = FindSession(sessions, getpid());
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->weight(), 1u);
+
+  streams.WriteLine("release");
+  memory.WriteLine("release");
+  EXPECT_EQ(streams.Wait(absl::Seconds(20)), 0) << streams.output();
+  EXPECT_EQ(memory.Wait(absl::Seconds(20)), 0) << memory.output();
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "daemon/server/admin_service.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/server/version.h"
@@ -8,11 +10,34 @@
 namespace acld::server {
 namespace {
 
-void ToProto(const SessionSnapshot& snapshot, acl::v1::SessionInfo& info) {
+// A session's uses beside its limits: the runtime's part from `snapshot`,
+// the server's (shared memory, waiting calls) from `usage` (absent: a session
+// whose handler has already gone).
+void ToProto(const SessionSnapshot& snapshot,
+             const std::map<SessionId, RuntimeService::SessionUsage>& usage,
+             const SessionLimits& limits, acl::v1::SessionInfo& info) {
   const Session& session = snapshot.session;
   info.set_streams(static_cast<uint32_t>(session.streams.size()));
+  info.set_closing_streams(session.closing_streams);
+  info.set_contexts(
+      static_cast<uint32_t>(session.contexts.size() - session.default_contexts.size()));
+  info.set_max_contexts(session.max_contexts);
+  info.set_events(static_cast<uint32_t>(session.events.size()));
+  info.set_max_events(session.max_events);
   info.set_memory_bytes(snapshot.memory_bytes);
   info.set_memory_quota(snapshot.memory_quota);
+  info.set_queued_bytes(snapshot.queued_bytes);
+  info.set_queued_bytes_limit(snapshot.queued_bytes_limit);
+  auto found = usage.find(session.id);
+  if (found != usage.end()) {
+    info.set_host_memory_bytes(found->second.host_memory_bytes);
+    info.set_host_memory_segments(found->second.host_memory_segments);
+    info.set_waiting_calls(found->second.waiting_calls);
+  }
+  info.set_max_host_memory_bytes(limits.max_host_memory_per_session);
+  info.set_max_host_memory_segments(limits.max_host_segments_per_session);
+  info.set_max_waiting_calls(RuntimeService::max_waiting_calls());
+  info.set_weight(session.weight);
   info.set_pending_callbacks(static_cast<uint32_t>(snapshot.pending_callbacks));
   info.set_callback_timeouts(snapshot.callback_timeouts);
   info.set_id(session.id);
@@ -44,10 +69,13 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     info->set_sessions(device.sessions);
     info->set_used_bytes(device.used_bytes);
   }
-  for (const SessionSnapshot& session : snapshot.sessions) ToProto(session, *reply->add_sessions());
+  const SessionLimits& limits = sessions_.limits();
+  const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();
+  for (const SessionSnapshot& session : snapshot.sessions) {
+    ToProto(session, usage, limits, *reply->add_sessions());
+  }
   reply->set_session_count(static_cast<uint32_t>(snapshot.sessions.size()));
   const RuntimeService::Counts counts = sessions_.counts();
-  const SessionLimits& limits = sessions_.limits();
   reply->set_pending_sessions(counts.pending);
   reply->set_sessions_closing(counts.closing);
   reply->set_max_sessions(limits.max_sessions);
@@ -65,8 +93,10 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
 
 grpc::Status AdminService::ListSessions(grpc::ServerContext*, const acl::v1::SessionsRequest*,
                                         acl::v1::SessionsReply* reply) {
-  for (const SessionSnapshot& session : runtime_.Snapshot().sessions) {
-    ToProto(session, *reply->add_sessions());
+  const RuntimeSnapshot snapshot = runtime_.Snapshot();
+  const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();
+  for (const SessionSnapshot& session : snapshot.sessions) {
+    ToProto(session, usage, sessions_.limits(), *reply->add_sessions());
   }
   return grpc::Status::OK;
 }
@@ -137,6 +167,22 @@ grpc::Status AdminService::SetQuota(grpc::ServerContext*, const acl::v1::QuotaRe
   if (status.ok() && request->set_streams()) {
     status = runtime_.SetStreamQuota(session, request->max_streams());
   }
+  if (!status.ok()) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no session ", session));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::SetWeight(grpc::ServerContext*, const acl::v1::WeightRequest* request,
+                                     acl::v1::WeightReply*) {
+  const SessionId session = request->session();
+  spdlog::info("admin: weight of session {}: {}", session, request->weight());
+  if (request->weight() < kMinWeight || request->weight() > kMaxWeight) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("a session's weight is ", kMinWeight, "..", kMaxWeight,
+                                     ", not ", request->weight()));
+  }
+  const absl::Status status = runtime_.SetWeight(session, request->weight());
   if (!status.ok()) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no session ", session));
   }

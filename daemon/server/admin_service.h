@@ -40,6 +40,13 @@ class AdminService final : public acl::v1::Admin::Service {
                      acl::v1::EvictReply* reply) override;
   grpc::Status SetQuota(grpc::ServerContext* context, const acl::v1::QuotaRequest* request,
                         acl::v1::QuotaReply* reply) override;
+  // INVALID_ARGUMENT outside kMinWeight..kMaxWeight, NOT_FOUND for no such session.
+  grpc::Status SetWeight(grpc::ServerContext* context, const acl::v1::WeightRequest* request,
+                         acl::v1::WeightReply* reply) override;
+
+  // A session's share of each device's time (Runtime::SetWeight's range).
+  static constexpr uint32_t kMinWeight = 1;
+  static constexpr uint32_t kMaxWeight = 1000;
 
  private:
   Runtime& runtime_;

@@ -130,10 +130,15 @@ grpc::Status RuntimeService::Session(
   spdlog::info("session {} opened: pid {} uid {} gid {} '{}'", session, peer.pid, peer.uid,
                peer.gid, peer.command);
 
-  const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session, 4096};
+  const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session,
+                                                 limits_.max_host_segments_per_session};
   auto handler = std::make_shared<SessionHandler>(
       runtime_, session, peer.uid, peer.pid, peers_, shared_memory_limits,
       [writer](const ServerMessage& message) { writer->Write(message); });
+  {
+    absl::MutexLock lock(&live->mu);
+    live->handler = handler;
+  }
   handler->Open(request.call_id());
   while (stream->Read(&request)) handler->Handle(request);
 
@@ -243,6 +248,30 @@ void RuntimeService::EndAllSessions(const std::string& reason, absl::Duration fl
   for (const auto& live : ending) Release(*live, reason);
   CutStuck(ending, absl::Now() + absl::Milliseconds(200));
 }
+
+std::map<SessionId, RuntimeService::SessionUsage> RuntimeService::usage() const {
+  std::vector<std::shared_ptr<Live>> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, live] : live_) sessions.push_back(live);
+  }
+  std::map<SessionId, SessionUsage> usage;
+  for (const auto& live : sessions) {
+    std::shared_ptr<const SessionHandler> handler;
+    {
+      absl::MutexLock lock(&live->mu);
+      handler = live->handler.lock();
+    }
+    if (handler == nullptr) continue;
+    SessionUsage& entry = usage[live->id];
+    entry.host_memory_bytes = handler->shared_memory().mapped_bytes();
+    entry.host_memory_segments = static_cast<uint32_t>(handler->shared_memory().segment_count());
+    entry.waiting_calls = static_cast<uint32_t>(handler->waiting_calls());
+  }
+  return usage;
+}
+
+uint32_t RuntimeService::max_waiting_calls() { return SessionHandler::max_waiting_calls(); }
 
 RuntimeService::Counts RuntimeService::counts() const {
   Counts counts;

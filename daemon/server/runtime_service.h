@@ -24,6 +24,8 @@
 
 namespace acld::server {
 
+class SessionHandler;
+
 // How much of acld one tenant may take (daemon flags of the same names).
 struct SessionLimits {
   uint32_t max_sessions = 1024;         // --max_sessions
@@ -31,6 +33,7 @@ struct SessionLimits {
   uint32_t max_pending_hellos = 128;    // --max_pending_hellos: streams not past Hello yet
   absl::Duration hello_timeout = absl::Seconds(10);    // --hello_timeout
   uint64_t max_host_memory_per_session = 16ull << 30;  // --max_host_memory_per_session
+  uint32_t max_host_segments_per_session = 4096;       // shared memory segments (not a flag)
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
   uint64_t max_queued_bytes_per_session = 256ull << 20;
 };
@@ -74,6 +77,18 @@ class RuntimeService final : public acl::v1::Runtime::Service {
   Counts counts() const;
   const SessionLimits& limits() const { return limits_; }
 
+  // What a live session holds in this layer rather than in the runtime (for
+  // aclctl): its mapped shared memory and its calls waiting in the core.
+  struct SessionUsage {
+    uint64_t host_memory_bytes = 0;
+    uint32_t host_memory_segments = 0;
+    uint32_t waiting_calls = 0;
+  };
+  // Every live session's whose handler still runs.
+  std::map<SessionId, SessionUsage> usage() const;
+  // The cap on a session's waiting calls (SessionHandler's).
+  static uint32_t max_waiting_calls();
+
  private:
   // A live session as the service sees it. `context` is valid until the
   // handler sets `context_gone`; Cancel() checks under `mu`.
@@ -85,6 +100,7 @@ class RuntimeService final : public acl::v1::Runtime::Service {
     std::shared_ptr<SessionWriter> writer;
     absl::Mutex mu;
     bool context_gone ABSL_GUARDED_BY(mu) = false;
+    std::weak_ptr<const SessionHandler> handler ABSL_GUARDED_BY(mu);  // for usage()
 
     void Cancel();
   };

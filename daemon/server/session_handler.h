@@ -8,6 +8,7 @@
 #ifndef ACLD_DAEMON_SERVER_SESSION_HANDLER_H_
 #define ACLD_DAEMON_SERVER_SESSION_HANDLER_H_
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -44,6 +45,12 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
 
   // Replies the SessionOpened of the Hello with `call_id`.
   void Open(uint64_t call_id);
+
+  // For aclctl: calls waiting in the core now (at most max_waiting_calls()),
+  // and the shared memory this session has acld map.
+  int waiting_calls() const { return std::min(waiting_calls_.load(), kMaxWaitingCalls); }
+  static constexpr int max_waiting_calls() { return kMaxWaitingCalls; }
+  const SharedMemoryRegistry& shared_memory() const { return shared_memory_; }
 
  private:
   void Answer(uint64_t call_id, acl::v1::Reply reply);

@@ -34,6 +34,26 @@ TEST(TableTest, AlignsColumns) {
   EXPECT_EQ(table.Render(), "A     BB\nlong  x\n");
 }
 
+TEST(TableTest, UseBesideLimit) {
+  EXPECT_EQ(CountOfLimit(3, 4096), "3/4096");
+  EXPECT_EQ(CountOfLimit(3, 4096, 1), "3+1/4096");
+  EXPECT_EQ(CountOfLimit(0, 0), "0/none");
+  EXPECT_EQ(BytesOfLimit(4096, 0), "4.0 KiB/none");
+  EXPECT_EQ(BytesOfLimit(512, 1 << 20), "512 B/1.0 MiB");
+}
+
+TEST(JsonPrinterTest, NewSessionFieldsAreNumbers) {
+  acl::v1::SessionInfo session;
+  session.set_queued_bytes(1ull << 40);
+  session.set_max_host_memory_bytes(16ull << 30);
+  session.set_weight(7);
+  const std::string json = ToJson(session);
+  EXPECT_NE(json.find("\"queued_bytes\":1099511627776"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"max_host_memory_bytes\":17179869184"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"weight\":7"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"closing_streams\":0"), std::string::npos) << json;
+}
+
 TEST(TableTest, HumanBytes) {
   EXPECT_EQ(HumanBytes(512), "512 B");
   EXPECT_EQ(HumanBytes(4ull << 30), "4.0 GiB");

@@ -1,7 +1,8 @@
 // aclctl: the operator's view of acld, over the admin socket.
 //
 //   aclctl [--admin_socket=PATH] [--json] status | sessions | streams [--session=ID] | memory |
-//          devices | watch | evict SESSION | quota SESSION|--default [--memory=B] [--streams=N]
+//          devices | watch | evict SESSION | quota SESSION|--default [--memory=B] [--streams=N] |
+//          weight SESSION N
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -49,8 +50,15 @@ constexpr char kUsage[] =
     "  devices                the devices\n"
     "  watch [--interval=S] [--count=N]   status, refreshed\n"
     "  evict SESSION          release a session as if its process died\n"
-    "  quota SESSION | --default  [--memory=BYTES] [--streams=N]   set quotas (0: no limit)\n";
+    "  quota SESSION | --default  [--memory=BYTES] [--streams=N]   set quotas (0: no limit)\n"
+    "  weight SESSION N       the session's share of each device's time (1..1000)\n"
+    "sessions shows each use beside its limit (USE/LIMIT; none: no limit): STREAMS open\n"
+    "(+closing), CTX contexts created, EVENTS, DEVMEM device memory, HOSTMEM shared\n"
+    "memory acld maps (SEGS segments), QUEUED queued work, CALLS calls waiting in acld,\n"
+    "CB callbacks pending (timed out), W weight.\n";
 
+using aclctl::BytesOfLimit;
+using aclctl::CountOfLimit;
 using aclctl::HumanBytes;
 using aclctl::Table;
 
@@ -88,18 +96,28 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
 
 std::string SessionsTable(
     const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
-  Table table({"ID", "PID", "UID", "REFCOUNT", "DEVICES", "STREAMS", "MEMORY", "CALLBACKS",
-               "CONNECTED", "COMMAND"});
+  Table table({"ID", "PID", "UID", "REF", "DEVICES", "STREAMS", "CTX", "EVENTS", "DEVMEM",
+               "HOSTMEM", "SEGS", "QUEUED", "CALLS", "CB", "W", "SINCE", "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
     table.AddRow(
         {absl::StrCat(session.id()), absl::StrCat(session.pid()), absl::StrCat(session.uid()),
-         absl::StrCat(session.refcount()), DeviceRefs(session), absl::StrCat(session.streams()),
-         HumanBytes(session.memory_bytes()),
-         absl::StrCat(session.pending_callbacks(), " pending",
+         absl::StrCat(session.refcount()), DeviceRefs(session),
+         CountOfLimit(session.streams(), session.max_streams(), session.closing_streams()),
+         CountOfLimit(session.contexts(), session.max_contexts()),
+         CountOfLimit(session.events(), session.max_events()),
+         BytesOfLimit(session.memory_bytes(), session.memory_quota()),
+         // Here 0 maps nothing rather than no limit.
+         absl::StrCat(HumanBytes(session.host_memory_bytes()), "/",
+                      HumanBytes(session.max_host_memory_bytes())),
+         absl::StrCat(session.host_memory_segments(), "/", session.max_host_memory_segments()),
+         BytesOfLimit(session.queued_bytes(), session.queued_bytes_limit()),
+         CountOfLimit(session.waiting_calls(), session.max_waiting_calls()),
+         absl::StrCat(session.pending_callbacks(),
                       session.callback_timeouts() > 0
-                          ? absl::StrCat(", ", session.callback_timeouts(), " timed out")
+                          ? absl::StrCat(" (", session.callback_timeouts(), " timed out)")
                           : ""),
+         absl::StrCat(session.weight()),
          absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()), Printable(session.command())});
   }
   return table.Render();
@@ -203,14 +221,23 @@ int Fail(const std::string& message) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() < 2 || args.size() > 3) {
+  if (args.size() < 2 || args.size() > 4) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
   const std::string command = args[1];
   uint64_t target_session = 0;
-  if (args.size() == 3 && !absl::SimpleAtoi(args[2], &target_session)) {
+  if (args.size() >= 3 && !absl::SimpleAtoi(args[2], &target_session)) {
     std::fprintf(stderr, "aclctl: '%s' is not a session id\n%s", args[2], kUsage);
+    return 2;
+  }
+  uint32_t weight = 0;
+  if (command == "weight" && args.size() != 4) {
+    std::fprintf(stderr, "aclctl: weight needs SESSION and N\n%s", kUsage);
+    return 2;
+  }
+  if (args.size() == 4 && command == "weight" && !absl::SimpleAtoi(args[3], &weight)) {
+    std::fprintf(stderr, "aclctl: '%s' is not a weight (1..1000)\n%s", args[3], kUsage);
     return 2;
   }
   const std::string socket = AdminSocketPath();
@@ -250,6 +277,15 @@ int main(int argc, char** argv) {
     acl::v1::EvictReply reply;
     rpc = stub->Evict(&context, request, &reply);
     if (rpc.ok()) std::printf("session %" PRIu64 " evicted\n", target_session);
+  } else if (command == "weight" && args.size() == 4) {
+    acl::v1::WeightRequest request;
+    request.set_session(target_session);
+    request.set_weight(weight);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    acl::v1::WeightReply reply;
+    rpc = stub->SetWeight(&context, request, &reply);
+    if (rpc.ok()) std::printf("session %" PRIu64 " weight %u\n", target_session, weight);
   } else if (command == "quota" && (args.size() == 3) != absl::GetFlag(FLAGS_default)) {
     acl::v1::QuotaRequest request;
     request.set_session(target_session);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace aclctl {
@@ -35,6 +36,15 @@ std::string HumanBytes(uint64_t bytes) {
   }
   return unit == 0 ? absl::StrFormat("%d B", bytes)
                    : absl::StrFormat("%.1f %s", value, kUnits[unit]);
+}
+
+std::string CountOfLimit(uint64_t use, uint64_t limit, uint64_t closing) {
+  return absl::StrCat(use, closing > 0 ? absl::StrCat("+", closing) : "", "/",
+                      limit == 0 ? "none" : absl::StrCat(limit));
+}
+
+std::string BytesOfLimit(uint64_t bytes, uint64_t limit) {
+  return absl::StrCat(HumanBytes(bytes), "/", limit == 0 ? "none" : HumanBytes(limit));
 }
 
 }  // namespace aclctl
