@@ -274,6 +274,34 @@ absl::Status KernelStatus(const std::string& name, absl::Status status) {
                    absl::StrCat("kernel ", name, " failed: ", status.message()));
 }
 
+// One launched kernel: what it runs, and the memory it pinned at launch.
+class KernelLaunch {
+ public:
+  KernelLaunch(const hal::Kernel* kernel, KernelRequest request,
+               std::unique_ptr<PinnedMemory> pinned, absl::Status pinned_status)
+      : kernel_(kernel),
+        request_(std::move(request)),
+        pinned_(std::move(pinned)),
+        pinned_status_(std::move(pinned_status)) {}
+
+  absl::Status Run() {
+    if (!pinned_status_.ok()) return KernelStatus(request_.name, pinned_status_);
+    return KernelStatus(request_.name, kernel_->Run(request_.block_dim, request_.args, *pinned_));
+  }
+  // Called once the kernel ran, by the only thread that runs it.
+  void Unpin() { pinned_.reset(); }
+
+  // A busy kernel's timer, and whether its stream dropped it meanwhile.
+  std::atomic<Timer::TimerId> timer{0};
+  std::atomic<bool> discarded{false};
+
+ private:
+  const hal::Kernel* const kernel_;
+  const KernelRequest request_;
+  std::unique_ptr<PinnedMemory> pinned_;
+  const absl::Status pinned_status_;
+};
+
 // Longest busy time a sim kernel may ask for (about 12 days): keeps the
 // deadline arithmetic far from overflow.
 constexpr uint64_t kMaxBusyMicros = uint64_t{1} << 40;
@@ -303,46 +331,44 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
   }
   // The memory the kernel will touch is checked and pinned now; a bad range
   // fails the task when the stream reaches it, as a device would.
-  auto pinned = std::make_shared<PinnedMemory>();
-  absl::Status pinned_status;
+  auto pinned = std::make_unique<PinnedMemory>();
   absl::StatusOr<std::vector<hal::DeviceRange>> ranges =
       kernel->Ranges(request.block_dim, request.args);
-  pinned_status = ranges.ok() ? pinned->Pin(memory_, id, *ranges) : ranges.status();
+  absl::Status pinned_status = ranges.ok() ? pinned->Pin(memory_, id, *ranges) : ranges.status();
   const uint64_t busy_micros = std::min(kernel->BusyMicros(request.args), kMaxBusyMicros);
   const uint64_t payload = request.args.size() * 8 + request.name.size();
-  auto shared = std::make_shared<const KernelRequest>(std::move(request));
-  auto run = [kernel, shared, pinned, pinned_status] {
-    if (!pinned_status.ok()) return KernelStatus(shared->name, pinned_status);
-    return KernelStatus(shared->name, kernel->Run(shared->block_dim, shared->args, *pinned));
-  };
+  auto launch = std::make_shared<KernelLaunch>(kernel, std::move(request), std::move(pinned),
+                                               std::move(pinned_status));
   if (busy_micros == 0) {
     return Enqueue(id, *stream, thread, payload,
-                   [run](const TaskResume&) -> std::optional<absl::Status> { return run(); });
+                   [launch](const TaskResume&) -> std::optional<absl::Status> {
+                     return launch->Run();
+                   });
   }
   // The kernel occupies its stream for its busy time without holding a
   // worker; when the time is up its effect runs on one of the device's
   // workers (never on the timer thread, which every device shares).
-  struct Busy {
-    std::atomic<bool> discarded{false};
-    std::atomic<Timer::TimerId> timer{0};
-  };
-  auto busy = std::make_shared<Busy>();
   StreamEngine* engine = engines_[device_id].get();
-  TaskFn task = [this, run, busy, busy_micros,
+  TaskFn task = [this, launch, busy_micros,
                  engine](const TaskResume& resume) -> std::optional<absl::Status> {
-    busy->timer = timer_.Schedule(
+    launch->timer = timer_.Schedule(
         absl::Now() + absl::Microseconds(static_cast<int64_t>(busy_micros)),
-        [engine, run, resume, busy] {
-          engine->Post([run, resume, busy] {
-            if (!busy->discarded.load()) resume(run());
+        [engine, launch, resume] {
+          engine->Post([launch, resume] {
+            if (launch->discarded.load()) return;
+            const absl::Status status = launch->Run();
+            // Its memory goes back before its stream moves on: a reset or
+            // free waiting for this kernel then finds the memory released.
+            launch->Unpin();
+            resume(status);
           });
         });
     return std::nullopt;
   };
   // Dropped (abort, end of session): no effect, and the timer lets go of it now.
-  auto on_discard = [this, busy] {
-    busy->discarded.store(true);
-    timer_.Cancel(busy->timer.load());
+  auto on_discard = [this, launch] {
+    launch->discarded.store(true);
+    timer_.Cancel(launch->timer.load());
   };
   return Enqueue(id, *stream, thread, payload, std::move(task), std::move(on_discard), "kernel");
 }
