@@ -1,27 +1,36 @@
 // Whole-process benchmarks of acld, each printing the project's figure next to
 // a baseline measured in the same run. tools/bench/run.sh drives them.
 //
-//   acld_bench roundtrip      aclrtStreamQuery on an idle stream vs a raw
-//                             Unix-socket ping-pong between two processes
+//   acld_bench roundtrip      aclrtStreamQuery on an idle stream vs the machine's
+//                             floors: futex and Unix-socket ping-pongs between two
+//                             processes, on one core and on two
 //   acld_bench launches N     N async add_one_u32 launches + one sync, per second
 //   acld_bench copies MIB     H2D / D2H of MIB MiB (pageable and pinned) vs memcpy
 //   acld_bench streams N      opens N streams, prints "ready", waits for a line
-//   acld_bench hostfuncs N S  N host funcs spread over S streams; with S = 1 a
-//                             chain, compared with a raw socket ping-pong
+//   acld_bench hostfuncs N S [compare]
+//                             N host funcs spread over S streams; with "compare"
+//                             also the floors, as for roundtrip
 //
-// The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded").
+// The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"). Every
+// two-process floor prints the CPU list each process was allowed, as
+// sched_getaffinity reported it, so a reader can check where it ran.
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -61,52 +70,244 @@ double MedianMicros(int rounds, int ops, Body body) {
   return samples[samples.size() / 2];
 }
 
-// Pins the calling thread to `cpu` when the machine has more than one;
-// returns the mask to restore.
-cpu_set_t PinTo(int cpu) {
-  cpu_set_t previous;
-  sched_getaffinity(0, sizeof(previous), &previous);
-  if (CPU_COUNT(&previous) > 1) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    sched_setaffinity(0, sizeof(one), &one);
+// Where the two processes of a ping-pong baseline run.
+enum class Placement {
+  kUnpinned,  // both keep the benchmark's own mask; the scheduler decides
+  kOneCore,   // both on the first allowed CPU: every round trip is a context switch
+  kTwoCores,  // one on each of the first two allowed CPUs: every round trip crosses cores
+};
+
+// "0-1", "0,2", ...: the same notation as Cpus_allowed_list in /proc/PID/status.
+std::string CpuList(const cpu_set_t& set) {
+  std::string list;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    int last = cpu;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    if (!list.empty()) list += ',';
+    list += std::to_string(cpu);
+    if (last > cpu) list += '-' + std::to_string(last);
+    cpu = last;
   }
-  return previous;
+  return list.empty() ? "none" : list;
 }
 
-// The raw baseline: a 64-byte ping-pong between two processes over a Unix
-// socket. Where the scheduler puts the two decides the figure: pinned to two
-// different cores a round trip takes a few microseconds on this VM, while
-// unpinned runs often land both on one core and pay wake-up latency (tens of
-// microseconds). Both are reported; see docs/performance.md.
-double RawSocketPingPongMicros(int rounds, int ops, bool pinned) {
-  int fds[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) std::exit(1);
-  cpu_set_t previous;
-  sched_getaffinity(0, sizeof(previous), &previous);
-  if (pinned) PinTo(0);
-  const pid_t child = fork();
-  char message[64] = {};
-  if (child == 0) {
-    if (pinned) PinTo(1);
-    close(fds[0]);
-    while (read(fds[1], message, sizeof(message)) == sizeof(message)) {
-      if (write(fds[1], message, sizeof(message)) != sizeof(message)) break;
+// The calling process's allowed CPUs as the kernel reports them, not as we asked for them:
+// printing this is what lets a reader check the placement of a baseline.
+std::string AllowedCpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "unknown";
+  return CpuList(set);
+}
+
+// Gives the calling process the CPUs `placement` assigns to its side of a pair. Each process
+// calls this itself after fork(): a mask set before fork() is inherited by the child, which is
+// how an earlier version of this benchmark ran its "two cores" baseline with both on CPU 0.
+void Place(Placement placement, bool parent, const cpu_set_t& allowed) {
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  }
+  cpu_set_t mask = allowed;
+  if (placement != Placement::kUnpinned) {
+    CPU_ZERO(&mask);
+    CPU_SET(placement == Placement::kTwoCores && !parent ? cpus[1] : cpus[0], &mask);
+  }
+  if (sched_setaffinity(0, sizeof(mask), &mask) != 0) {
+    std::perror("sched_setaffinity");
+    std::exit(1);
+  }
+}
+
+// One direction of the futex ping-pong, in one 32-bit word of a MAP_SHARED page. The receiver
+// sleeps in the kernel only when nothing has arrived, and only then does the sender pay a
+// FUTEX_WAKE: the same rule a shared-memory control path would follow.
+constexpr uint32_t kEmpty = 0;
+constexpr uint32_t kFull = 1;
+constexpr uint32_t kSleeping = 2;
+
+using FutexWord = std::atomic<uint32_t>;
+static_assert(sizeof(FutexWord) == sizeof(uint32_t) && FutexWord::is_always_lock_free,
+              "futex(2) operates on the atomic's storage directly");
+
+// Not FUTEX_PRIVATE_FLAG: the word is shared between two processes.
+void Futex(FutexWord* word, int op, uint32_t value) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, nullptr, nullptr, 0);
+}
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+void Post(FutexWord* word) {
+  if (word->exchange(kFull, std::memory_order_acq_rel) == kSleeping) Futex(word, FUTEX_WAKE, 1);
+}
+
+// With `spin` the receiver never sleeps; that variant is only meaningful on two cores.
+void Await(FutexWord* word, bool spin) {
+  uint32_t state = kFull;
+  while (!word->compare_exchange_strong(state, kEmpty, std::memory_order_acquire)) {
+    if (spin) {
+      // Reading until the word changes keeps its cache line shared instead of bouncing it
+      // with failed compare-exchanges.
+      while (word->load(std::memory_order_relaxed) != kFull) CpuRelax();
+    } else if (state == kSleeping || word->compare_exchange_strong(state, kSleeping)) {
+      // Returns at once if the sender posted after the compare-exchange: nothing is lost.
+      Futex(word, FUTEX_WAIT, kSleeping);
     }
+    state = kFull;
+  }
+}
+
+// The page both processes of a pair map: the futex words on separate cache lines, and where
+// the child leaves its allowed CPU list for the parent to print.
+struct SharedPage {
+  alignas(64) FutexWord ping{kEmpty};  // parent -> child
+  alignas(64) FutexWord pong{kEmpty};  // child -> parent
+  alignas(64) std::atomic<bool> stop{false};
+  char child_cpus[256] = {};
+};
+
+struct PairResult {
+  double micros = 0;  // median round trip
+  std::string parent_cpus;
+  std::string child_cpus;
+};
+
+// Forks a child that runs `child_loop(page)` until told to stop, places both processes, and
+// measures the parent's `round_trip(page)`; `stop(page)` ends the child.
+template <typename ChildLoop, typename RoundTrip, typename Stop>
+PairResult RunPair(Placement placement, int rounds, int ops, ChildLoop child_loop,
+                   RoundTrip round_trip, Stop stop) {
+  void* memory =
+      mmap(nullptr, sizeof(SharedPage), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    std::perror("mmap");
+    std::exit(1);
+  }
+  auto* page = new (memory) SharedPage();
+  cpu_set_t allowed;
+  sched_getaffinity(0, sizeof(allowed), &allowed);
+  std::fflush(stdout);  // the child must not inherit, and later flush, our buffered output
+  const pid_t child = fork();
+  if (child == 0) {
+    Place(placement, /*parent=*/false, allowed);
+    std::snprintf(page->child_cpus, sizeof(page->child_cpus), "%s", AllowedCpus().c_str());
+    child_loop(page);
     _exit(0);
   }
+  Place(placement, /*parent=*/true, allowed);
+  PairResult result;
+  result.parent_cpus = AllowedCpus();
+  // The first round trip waits for the child to exist and to have placed itself.
+  round_trip(page);
+  result.micros = MedianMicros(rounds, ops, [&] { round_trip(page); });
+  stop(page);
+  waitpid(child, nullptr, 0);
+  result.child_cpus = page->child_cpus;
+  sched_setaffinity(0, sizeof(allowed), &allowed);
+  munmap(memory, sizeof(SharedPage));
+  return result;
+}
+
+PairResult FutexPingPong(Placement placement, bool spin, int rounds, int ops) {
+  return RunPair(
+      placement, rounds, ops,
+      [spin](SharedPage* page) {
+        for (;;) {
+          Await(&page->ping, spin);
+          if (page->stop.load(std::memory_order_relaxed)) return;
+          Post(&page->pong);
+        }
+      },
+      [spin](SharedPage* page) {
+        Post(&page->ping);
+        Await(&page->pong, spin);
+      },
+      [](SharedPage* page) {
+        page->stop.store(true, std::memory_order_relaxed);  // published by Post's release
+        Post(&page->ping);
+      });
+}
+
+// A 64-byte ping-pong between two processes over a Unix socket: what any socket transport
+// pays per round trip before doing any work.
+PairResult SocketPingPong(Placement placement, int rounds, int ops) {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) std::exit(1);
+  char message[64] = {};
+  PairResult result = RunPair(
+      placement, rounds, ops,
+      [&](SharedPage*) {
+        close(fds[0]);
+        while (read(fds[1], message, sizeof(message)) == sizeof(message)) {
+          if (write(fds[1], message, sizeof(message)) != sizeof(message)) break;
+        }
+      },
+      [&](SharedPage*) {
+        if (write(fds[0], message, sizeof(message)) != sizeof(message) ||
+            read(fds[0], message, sizeof(message)) != sizeof(message)) {
+          std::exit(1);
+        }
+      },
+      [&](SharedPage*) { close(fds[0]); });  // the child reads end-of-file
   close(fds[1]);
-  const double micros = MedianMicros(rounds, ops, [&] {
-    if (write(fds[0], message, sizeof(message)) != sizeof(message) ||
-        read(fds[0], message, sizeof(message)) != sizeof(message)) {
+  return result;
+}
+
+struct Floor {
+  std::string name;
+  Placement placement;
+  PairResult result;
+};
+
+// The machine's floors for a round trip between two processes, all measured now so that every
+// ratio compares figures from the same run. Exits if a placement did not take: a baseline that
+// is not what its name says is worse than none.
+std::vector<Floor> MeasureFloors(int rounds, int ops) {
+  cpu_set_t allowed;
+  sched_getaffinity(0, sizeof(allowed), &allowed);
+  const bool two_cores = CPU_COUNT(&allowed) >= 2;
+  std::vector<Floor> floors;
+  floors.push_back({"futex ping-pong, one core", Placement::kOneCore,
+                    FutexPingPong(Placement::kOneCore, false, rounds, ops)});
+  if (two_cores) {
+    floors.push_back({"futex ping-pong, two cores", Placement::kTwoCores,
+                      FutexPingPong(Placement::kTwoCores, false, rounds, ops)});
+    floors.push_back({"futex ping-pong, two cores, spinning", Placement::kTwoCores,
+                      FutexPingPong(Placement::kTwoCores, true, rounds, ops)});
+  }
+  floors.push_back({"unix socket ping-pong, one core", Placement::kOneCore,
+                    SocketPingPong(Placement::kOneCore, rounds, ops)});
+  if (two_cores) {
+    floors.push_back({"unix socket ping-pong, two cores", Placement::kTwoCores,
+                      SocketPingPong(Placement::kTwoCores, rounds, ops)});
+  }
+  floors.push_back({"unix socket ping-pong, unpinned", Placement::kUnpinned,
+                    SocketPingPong(Placement::kUnpinned, rounds, ops)});
+  for (const Floor& floor : floors) {
+    const bool same = floor.result.parent_cpus == floor.result.child_cpus;
+    if ((floor.placement == Placement::kOneCore && !same) ||
+        (floor.placement == Placement::kTwoCores && same)) {
+      std::fprintf(stderr, "%s: placement did not take (parent CPUs %s, child CPUs %s)\n",
+                   floor.name.c_str(), floor.result.parent_cpus.c_str(),
+                   floor.result.child_cpus.c_str());
       std::exit(1);
     }
-  });
-  close(fds[0]);
-  waitpid(child, nullptr, 0);
-  sched_setaffinity(0, sizeof(previous), &previous);
-  return micros;
+  }
+  if (!two_cores) std::printf("  (one CPU allowed: no two-core floors)\n");
+  return floors;
+}
+
+// Prints `micros` beside each floor, with the CPUs each process of the floor was allowed.
+void PrintAgainstFloors(const std::vector<Floor>& floors, double micros) {
+  for (const Floor& floor : floors) {
+    std::printf("  vs %-38s %7.2f us  ratio %7.2fx  [parent CPUs %s, child CPUs %s]\n",
+                floor.name.c_str(), floor.result.micros, micros / floor.result.micros,
+                floor.result.parent_cpus.c_str(), floor.result.child_cpus.c_str());
+  }
 }
 
 int RoundTrip() {
@@ -116,12 +317,11 @@ int RoundTrip() {
   aclrtStreamStatus status;
   const double acl =
       MedianMicros(7, 2000, [&] { Must(aclrtStreamQuery(stream, &status), "query"); });
-  const double unpinned = RawSocketPingPongMicros(7, 2000, false);
-  const double pinned = RawSocketPingPongMicros(7, 2000, true);
   std::printf(
-      "roundtrip: aclrtStreamQuery %.1f us; raw unix socket ping-pong %.1f us unpinned "
-      "(ratio %.2fx), %.1f us pinned to two cores (ratio %.2fx)\n",
-      acl, unpinned, acl / unpinned, pinned, acl / pinned);
+      "roundtrip: aclrtStreamQuery on an idle stream %.1f us (median of 7 x 2000; "
+      "client CPUs %s, unpinned)\n",
+      acl, AllowedCpus().c_str());
+  PrintAgainstFloors(MeasureFloors(7, 2000), acl);
   Must(aclrtDestroyStream(stream), "destroy");
   Must(aclFinalize(), "aclFinalize");
   return 0;
@@ -135,15 +335,16 @@ int Launches(int count) {
   Must(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
   Must(aclrtMemset(word, 4, 0, 4), "aclrtMemset");
   uint64_t args[1] = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(word))};
-  double best = 0;
+  std::vector<double> rates;
   for (int round = 0; round < 5; ++round) {
     const auto start = Clock::now();
     for (int i = 0; i < count; ++i) {
       Must(aclsimLaunchKernel("add_one_u32", 1, args, sizeof(args), stream), "launch");
     }
     Must(aclrtSynchronizeStream(stream), "sync");
-    best = std::max(best, count / SecondsSince(start));
+    rates.push_back(count / SecondsSince(start));
   }
+  std::sort(rates.begin(), rates.end());
   uint32_t value = 0;
   Must(aclrtMemcpy(&value, 4, word, 4, ACL_MEMCPY_DEVICE_TO_HOST), "read back");
   if (value != 5u * count) {
@@ -151,8 +352,9 @@ int Launches(int count) {
     return 1;
   }
   const char* address = std::getenv("ACLD_ADDRESS");
-  std::printf("launches: %.0f add_one_u32 launches/s (%s, best of 5 x %d)\n", best,
-              address ? address : "default", count);
+  // The median is the figure compared; the spread shows how much the run moved.
+  std::printf("launches: %.0f add_one_u32 launches/s (%s, median of 5 x %d; min %.0f, max %.0f)\n",
+              rates[2], address ? address : "default", count, rates.front(), rates.back());
   Must(aclFinalize(), "aclFinalize");
   return 0;
 }
@@ -171,7 +373,9 @@ int Copies(size_t mib) {
     const double micros = MedianMicros(5, 1, body);
     return bytes / (micros * 1e-6) / 1e9;
   };
+  // The floor: one thread copying between two buffers whose pages are already faulted in.
   const double memcpy_gbps = gbps([&] { std::memcpy(other.data(), pageable.data(), bytes); });
+  std::printf("floor: memcpy of %zu MiB %.2f GB/s (one thread, median of 5)\n", mib, memcpy_gbps);
   const double h2d_pageable = gbps([&] {
     Must(aclrtMemcpy(device, bytes, pageable.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), "H2D");
   });
@@ -198,7 +402,9 @@ int Copies(size_t mib) {
 
 void CountCallback(void* counter) { ++*static_cast<std::atomic<int>*>(counter); }
 
-int HostFuncs(int count, int stream_count) {
+// With `compare`, also measures the floors and prints the chain's per-callback time beside them;
+// off when several instances run at once, where one's floors would slow the others.
+int HostFuncs(int count, int stream_count, bool compare) {
   Setup();
   std::vector<aclrtStream> streams(stream_count);
   for (auto& stream : streams) Must(aclrtCreateStream(&stream), "aclrtCreateStream");
@@ -219,17 +425,9 @@ int HostFuncs(int count, int stream_count) {
     return 1;
   }
   const double per_callback = seconds * 1e6 / count;
-  std::printf("hostfuncs: %d over %d stream(s): %.1f us per callback, %.0f callbacks/s", count,
+  std::printf("hostfuncs: %d over %d stream(s): %.1f us per callback, %.0f callbacks/s\n", count,
               stream_count, per_callback, count / seconds);
-  if (stream_count == 1) {
-    const double unpinned = RawSocketPingPongMicros(5, 2000, false);
-    const double pinned = RawSocketPingPongMicros(5, 2000, true);
-    std::printf(
-        "; raw unix socket ping-pong %.1f us unpinned (ratio %.2fx), %.1f us pinned to "
-        "two cores (ratio %.2fx)",
-        unpinned, per_callback / unpinned, pinned, per_callback / pinned);
-  }
-  std::printf("\n");
+  if (compare) PrintAgainstFloors(MeasureFloors(5, 2000), per_callback);
   for (auto& stream : streams) Must(aclrtDestroyStream(stream), "destroy");
   Must(aclFinalize(), "aclFinalize");
   return 0;
@@ -258,8 +456,11 @@ int main(int argc, char** argv) {
   if (mode == "streams") return Streams(number > 0 ? static_cast<int>(number) : 1);
   if (mode == "hostfuncs") {
     return HostFuncs(number > 0 ? static_cast<int>(number) : 10000,
-                     argc > 3 ? std::max(1, std::atoi(argv[3])) : 1);
+                     argc > 3 ? std::max(1, std::atoi(argv[3])) : 1,
+                     argc > 4 && std::string(argv[4]) == "compare");
   }
-  std::fprintf(stderr, "usage: acld_bench roundtrip | launches N | copies MIB | streams N\n");
+  std::fprintf(stderr,
+               "usage: acld_bench roundtrip | launches N | copies MIB | streams N |"
+               " hostfuncs N S [compare]\n");
   return 2;
 }

@@ -1,12 +1,42 @@
 #!/usr/bin/env bash
 # Builds with -c opt, starts acld on a temporary socket and runs every
 # benchmark, printing each figure beside its baseline from the same run.
+#
+#   tools/bench/run.sh [--wait-for-idle]
+#
+# With --wait-for-idle it waits (after building, which loads the machine
+# itself) until the 1-minute load average is below 0.5, polling every 30 s for
+# up to 20 minutes: on a 2-core machine a concurrent compile halves what the
+# benchmark sees, and the floors that need both cores suffer most.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 tools/setup.sh
-bazel build -c opt //daemon:acld //tools/bench:acld_bench 2>&1 | grep -E "ERROR|error:" || true
-bin=bazel-bin
+# A failed build must stop the run: benchmarking the previous binaries would print figures of
+# code that is not the one in the tree.
+if ! build_log=$(bazel build -c opt //daemon:acld //tools/bench:acld_bench 2>&1); then
+  echo "$build_log" | grep -E "ERROR|error:" >&2 || echo "$build_log" >&2
+  exit 1
+fi
+
+load1() { cut -d' ' -f1 /proc/loadavg; }
+if [[ ${1:-} == --wait-for-idle ]]; then
+  for _ in $(seq 40); do
+    awk -v l="$(load1)" 'BEGIN { exit !(l < 0.5) }' && break
+    echo "waiting for the 1-minute load average ($(load1)) to fall below 0.5"
+    sleep 30
+  done
+  awk -v l="$(load1)" 'BEGIN { exit !(l >= 0.5) }' &&
+    echo "WARNING: load still $(load1) after 20 minutes; the figures below were taken under load"
+fi
+
+echo "run: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $(git describe --always --dirty)," \
+  "$(nproc) CPUs allowed ($(grep Cpus_allowed_list /proc/self/status | cut -f2))"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Not the bazel-bin symlink: it follows whichever configuration the last bazel command on this
+# tree used, and other builds (fastbuild, asan) may run between ours and the benchmark.
+bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 work=$(mktemp -d /tmp/acld-bench-XXXXXX)
 "$bin/daemon/acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" \
   --log_level=warn --sim_device_memory=$((8 << 30)) --max_streams_per_session=0 &
@@ -16,7 +46,7 @@ for _ in $(seq 100); do [[ -S "$work/admin.sock" ]] && break; sleep 0.1; done
 daemon="unix:$work/acld.sock"
 bench="$bin/tools/bench/acld_bench"
 
-echo "== 1. sync control round trip (daemon) vs raw Unix-socket ping-pong"
+echo "== 1. sync control round trip (daemon) vs the floors: futex and Unix-socket ping-pongs"
 ACLD_ADDRESS=$daemon "$bench" roundtrip
 
 echo "== 2. async add_one_u32 launches per second, daemon vs embedded"
@@ -24,15 +54,18 @@ remote=$(ACLD_ADDRESS=$daemon "$bench" launches 200000)
 embedded=$(ACLD_ADDRESS=embedded "$bench" launches 200000)
 echo "$remote"; echo "$embedded"
 awk -v r="$remote" -v e="$embedded" 'BEGIN { split(r, a, " "); split(e, b, " ");
-  printf "launches: daemon / embedded = %.0f%%\n", 100 * a[2] / b[2] }'
+  printf "launches: daemon / embedded = %.2fx (medians)\n", a[2] / b[2] }'
 
-echo "== 3. 64 MiB copies through the daemon vs memcpy"
-ACLD_ADDRESS=$daemon "$bench" copies 64
+echo "== 3. 256 MiB copies through the daemon vs memcpy"
+ACLD_ADDRESS=$daemon "$bench" copies 256
 echo "-- the same in embedded mode, for reference"
-ACLD_ADDRESS=embedded "$bench" copies 64
+ACLD_ADDRESS=embedded "$bench" copies 256
 
 echo "== 4. daemon threads and RSS with 1, 64 and 4096 streams open"
-threads_rss() { awk '/^Threads:/ {t=$2} /^VmRSS:/ {r=$2} END {printf "threads %d, RSS %.1f MiB", t, r/1024}' "/proc/$acld_pid/status"; }
+threads_rss() {
+  awk '/^Threads:/ {t=$2} /^VmRSS:/ {r=$2} END {printf "threads %d, RSS %.1f MiB", t, r/1024}' \
+    "/proc/$acld_pid/status"
+}
 echo "idle daemon: $(threads_rss)"
 for n in 1 64 4096; do
   coproc holder { ACLD_ADDRESS=$daemon "$bench" streams "$n"; }
@@ -42,13 +75,15 @@ for n in 1 64 4096; do
   wait "$holder_PID"
 done
 
-echo "== 5. host-func round trip: a chain of 10,000 on one stream vs raw ping-pong"
-ACLD_ADDRESS=$daemon "$bench" hostfuncs 10000 1
+echo "== 5. host-func round trip: a chain of 10,000 on one stream vs the floors"
+ACLD_ADDRESS=$daemon "$bench" hostfuncs 10000 1 compare
 echo "-- the same chain in embedded mode"
 ACLD_ADDRESS=embedded "$bench" hostfuncs 10000 1
 echo "== 6. host funcs per second: 8 streams of one process, and 8 processes"
 ACLD_ADDRESS=$daemon "$bench" hostfuncs 40000 8
 for i in $(seq 8); do ACLD_ADDRESS=$daemon "$bench" hostfuncs 5000 1 > "$work/proc$i" & done
 wait $(jobs -p | grep -v "^$acld_pid$") 2>/dev/null || true
-awk '{ for (i = 1; i <= NF; ++i) if ($i == "callbacks/s;") s += $(i-1) } END {
+awk '{ for (i = 1; i <= NF; ++i) if ($i == "callbacks/s") s += $(i-1) } END {
   printf "8 processes x 5000 host funcs: %.0f callbacks/s in total\n", s }' "$work"/proc*
+
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
