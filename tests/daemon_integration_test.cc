@@ -108,7 +108,7 @@ TEST(DaemonIntegrationTest, StatusShowsDevicesAndSessions) {
 
   const auto [code, table] = daemon.Aclctl({"sessions"});
   EXPECT_EQ(code, 0);
-  EXPECT_NE(table.find("REFCOUNT"), std::string::npos) << table;
+  EXPECT_NE(table.find("REF"), std::string::npos) << table;
   EXPECT_NE(table.find(std::to_string(client.pid())), std::string::npos) << table;
   const auto [status_code, status_table] = daemon.Aclctl({"status"});
   EXPECT_EQ(status_code, 0);
