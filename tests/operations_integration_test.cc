@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 #include "tests/acld_fixture.h"
+#include "tests/raw_session.h"
 
 namespace acld_test {
 namespace {
@@ -49,103 +50,22 @@ acl::v1::SessionsReply Sessions(const AcldDaemon& daemon) {
   return sessions;
 }
 
-// One request on the identity socket (`fd` attached unless -1): the answer line.
-std::string AskDesk(const std::string& path, const std::string& request, int fd = -1) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (connect(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    close(socket_fd);
-    return "connect failed";
-  }
-  iovec part{const_cast<char*>(request.data()), request.size()};
-  msghdr message{};
-  message.msg_iov = &part;
-  message.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof(control);
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
-  }
-  std::string answer;
-  if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
-    char buffer[128];
-    pollfd readable{socket_fd, POLLIN, 0};
-    while (poll(&readable, 1, 10000) > 0) {
-      const ssize_t n = read(socket_fd, buffer, sizeof(buffer));
-      if (n <= 0) break;
-      answer.append(buffer, static_cast<size_t>(n));
-    }
-  }
-  close(socket_fd);
-  return answer.substr(0, answer.find('\n'));
-}
-
 // A session spoken over the runtime protocol by this test process, for what
 // no client binary holds: events, contexts, shared memory, a waiting call.
-class HandSession {
+class HandSession : public RawSession {
  public:
-  explicit HandSession(const AcldDaemon& daemon)
-      : desk_(daemon.socket() + ".peer"),
-        stub_(acl::v1::Runtime::NewStub(
-            grpc::CreateChannel("unix:" + daemon.socket(), grpc::InsecureChannelCredentials()))),
-        stream_(stub_->Session(&context_)) {
-    acl::v1::ClientMessage hello;
-    hello.mutable_hello()->set_protocol_version(1);
-    hello.mutable_hello()->set_peer_token(AskDesk(desk_, "T\n"));
-    opened_ = Call(std::move(hello)).acl_error() == 0;
-  }
-  ~HandSession() {
-    context_.TryCancel();
-    (void)stream_->Finish();
-  }
-  bool opened() const { return opened_; }
+  explicit HandSession(const AcldDaemon& daemon) : RawSession(daemon.socket()) {}
 
-  // Sends `message` and waits for its reply (acl_error -1: the stream ended).
-  acl::v1::Reply Call(acl::v1::ClientMessage message) {
-    const uint64_t call_id = Send(std::move(message));
-    acl::v1::ServerMessage answer;
-    while (stream_->Read(&answer)) {
-      if (answer.call_id() == call_id && answer.has_reply()) return answer.reply();
-    }
-    acl::v1::Reply ended;
-    ended.set_acl_error(-1);
-    return ended;
-  }
-  // Sends `message` without waiting for its reply; its call id.
-  uint64_t Send(acl::v1::ClientMessage message) {
-    message.set_call_id(next_call_id_++);
-    EXPECT_TRUE(stream_->Write(message));
-    return message.call_id();
-  }
   // Hands a sealed `bytes` memfd over and registers it; the reply.
   acl::v1::Reply ShareMemory(uint64_t bytes) {
     const int fd = memfd_create("operations", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     EXPECT_GE(fd, 0);
     EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
     EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
-    const std::string ticket = AskDesk(desk_, absl::StrCat("M ", bytes, "\n"), fd);
+    const acl::v1::Reply reply = Share(fd, bytes);
     close(fd);
-    acl::v1::ClientMessage message;
-    message.mutable_register_shared_memory()->set_ticket(ticket);
-    message.mutable_register_shared_memory()->set_size(bytes);
-    return Call(std::move(message));
+    return reply;
   }
-
- private:
-  const std::string desk_;
-  std::unique_ptr<acl::v1::Runtime::Stub> stub_;
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
-      stream_;
-  uint64_t next_call_id_ = 1;
-  bool opened_ = false;
 };
 
 TEST(OperationsTest, IdentityComesFromTheKernel) {

@@ -7,46 +7,66 @@
 
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
 namespace acld_test {
 
-std::string FetchToken(const std::string& peer_socket_path) {
+std::string AskDesk(const std::string& path, const std::string& request, int fd) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, peer_socket_path.c_str(), sizeof(address.sun_path) - 1);
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  std::string token;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      send(fd, "T\n", 2, MSG_NOSIGNAL) == 2) {
-    char buffer[64];
-    for (int waits = 0; waits < 50 && token.find('\n') == std::string::npos; ++waits) {
-      pollfd readable{fd, POLLIN, 0};
-      if (poll(&readable, 1, 100) <= 0) continue;
-      const ssize_t n = read(fd, buffer, sizeof(buffer));
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connect(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(socket_fd);
+    return "connect failed";
+  }
+  iovec part{const_cast<char*>(request.data()), request.size()};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  }
+  std::string answer;
+  if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buffer[128];
+    pollfd readable{socket_fd, POLLIN, 0};
+    while (answer.find('\n') == std::string::npos && poll(&readable, 1, 10000) > 0) {
+      const ssize_t n = read(socket_fd, buffer, sizeof(buffer));
       if (n <= 0) break;
-      token.append(buffer, static_cast<size_t>(n));
+      answer.append(buffer, static_cast<size_t>(n));
     }
   }
-  close(fd);
-  return token.substr(0, token.find('\n'));
+  close(socket_fd);
+  return answer.substr(0, answer.find('\n'));
 }
 
-RawSession::RawSession(const std::string& socket, bool read_hello_reply) {
+std::string FetchToken(const std::string& peer_socket_path) {
+  return AskDesk(peer_socket_path, "T\n");
+}
+
+RawSession::RawSession(const std::string& socket, bool read_hello_reply)
+    : desk_(socket + ".peer") {
   channel_ = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
   stub_ = acl::v1::Runtime::NewStub(channel_);
   stream_ = stub_->Session(&context_);
   acl::v1::ClientMessage hello;
   hello.mutable_hello()->set_protocol_version(1);
-  hello.mutable_hello()->set_peer_token(FetchToken(socket + ".peer"));
-  if (!Send(std::move(hello), 1)) return;
+  hello.mutable_hello()->set_peer_token(FetchToken(desk_));
   if (!read_hello_reply) {
-    opened_ = true;
+    opened_ = Send(std::move(hello)) != 0;
     return;
   }
-  acl::v1::ServerMessage reply;
-  opened_ = NextReply(&reply) && reply.reply().has_session_opened();
+  opened_ = Call(std::move(hello)).has_session_opened();
 }
 
 RawSession::~RawSession() {
@@ -54,9 +74,9 @@ RawSession::~RawSession() {
   (void)stream_->Finish();
 }
 
-bool RawSession::Send(acl::v1::ClientMessage message, uint64_t call_id) {
-  message.set_call_id(call_id);
-  return stream_->Write(message);
+uint64_t RawSession::Send(acl::v1::ClientMessage message) {
+  message.set_call_id(next_call_id_++);
+  return stream_->Write(message) ? message.call_id() : 0;
 }
 
 bool RawSession::NextReply(acl::v1::ServerMessage* reply) {
@@ -64,6 +84,26 @@ bool RawSession::NextReply(acl::v1::ServerMessage* reply) {
     if (reply->has_reply()) return true;
   }
   return false;
+}
+
+acl::v1::Reply RawSession::Call(acl::v1::ClientMessage message) {
+  const uint64_t call_id = Send(std::move(message));
+  acl::v1::ServerMessage answer;
+  while (call_id != 0 && NextReply(&answer)) {
+    if (answer.call_id() == call_id) return answer.reply();
+  }
+  acl::v1::Reply ended;
+  ended.set_acl_error(-1);
+  ended.set_error_message("the stream ended");
+  return ended;
+}
+
+acl::v1::Reply RawSession::Share(int fd, uint64_t size) {
+  acl::v1::ClientMessage message;
+  message.mutable_register_shared_memory()->set_ticket(
+      AskDesk(desk_, absl::StrCat("M ", size, "\n"), fd));
+  message.mutable_register_shared_memory()->set_size(size);
+  return Call(std::move(message));
 }
 
 }  // namespace acld_test

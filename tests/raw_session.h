@@ -1,8 +1,10 @@
 // Hand-made sessions for tests that play a hostile client: the runtime
-// protocol spoken directly over gRPC, without libascendcl's manners.
+// protocol spoken directly over gRPC, and the identity socket spoken by hand,
+// without libascendcl's manners.
 #ifndef ACLD_TESTS_RAW_SESSION_H_
 #define ACLD_TESTS_RAW_SESSION_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -11,33 +13,44 @@
 
 namespace acld_test {
 
-// A one-time identity token from the daemon's side socket (`<socket>.peer`),
-// or "" when none came.
+// One request line on the identity socket at `path` (with `fd` attached
+// unless -1); the answer line without its newline ("connect failed" when
+// nothing listens there).
+std::string AskDesk(const std::string& path, const std::string& request, int fd = -1);
+
+// A one-time identity token from the identity socket (`<socket>.peer`).
 std::string FetchToken(const std::string& peer_socket_path);
 
 // One Session stream on its own connection, opened with a valid Hello.
 class RawSession {
  public:
-  using Stream = grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>;
-
-  // Connects to the runtime socket `socket` and says Hello (answered when
-  // `read_hello_reply`; a session that must not read leaves it unread).
+  // Connects to the runtime socket `socket` and says Hello (and reads the
+  // answer unless `read_hello_reply` is false: a session that must not read).
   explicit RawSession(const std::string& socket, bool read_hello_reply = true);
   ~RawSession();  // cancels the stream
 
   bool opened() const { return opened_; }
-  Stream& stream() { return *stream_; }
-  // Writes `message` with `call_id`; false when the stream is broken.
-  bool Send(acl::v1::ClientMessage message, uint64_t call_id = 0);
-  // The next Reply (skipping events); false when the stream ended.
+  const std::string& desk() const { return desk_; }
+
+  // Sends `message` with the next call id and returns that id (0 when the
+  // stream is broken), without waiting for the reply.
+  uint64_t Send(acl::v1::ClientMessage message);
+  // The next Reply (events skipped); false when the stream ended.
   bool NextReply(acl::v1::ServerMessage* reply);
-  void Cancel() { context_.TryCancel(); }
+  // Sends `message` and waits for its reply (acl_error -1: the stream ended).
+  acl::v1::Reply Call(acl::v1::ClientMessage message);
+  // Hands `fd` (a memfd) to the daemon for a ticket and registers it in this
+  // session as `size` bytes; the registration's reply.
+  acl::v1::Reply Share(int fd, uint64_t size);
 
  private:
+  const std::string desk_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<acl::v1::Runtime::Stub> stub_;
   grpc::ClientContext context_;
-  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
+      stream_;
+  uint64_t next_call_id_ = 1;
   bool opened_ = false;
 };
 

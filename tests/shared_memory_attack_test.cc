@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 #include "tests/acld_fixture.h"
+#include "tests/raw_session.h"
 
 namespace acld_test {
 namespace {
@@ -35,45 +36,6 @@ using acl::v1::Reply;
 
 constexpr uint64_t kPage = 4096;
 constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
-
-// One exchange on the identity socket, by hand: `request` with `fd` attached
-// (unless -1); the answer line without its newline.
-std::string AskDesk(const std::string& path, const std::string& request, int fd = -1) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (connect(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    close(socket_fd);
-    return "connect failed";
-  }
-  iovec part{const_cast<char*>(request.data()), request.size()};
-  msghdr message{};
-  message.msg_iov = &part;
-  message.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof(control);
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
-  }
-  std::string answer;
-  if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
-    char buffer[128];
-    pollfd readable{socket_fd, POLLIN, 0};
-    while (poll(&readable, 1, 10000) > 0) {
-      const ssize_t n = read(socket_fd, buffer, sizeof(buffer));
-      if (n <= 0) break;
-      answer.append(buffer, static_cast<size_t>(n));
-    }
-  }
-  close(socket_fd);
-  return answer.substr(0, answer.find('\n'));
-}
 
 int Memfd(uint64_t bytes, int seals) {
   const int fd = memfd_create("attack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -86,53 +48,15 @@ int Memfd(uint64_t bytes, int seals) {
 }
 
 // A session spoken by hand over gRPC, as a hostile client would.
-class HostileSession {
+class HostileSession : public RawSession {
  public:
-  explicit HostileSession(const AcldDaemon& daemon)
-      : desk_(daemon.socket() + ".peer"),
-        stub_(acl::v1::Runtime::NewStub(
-            grpc::CreateChannel("unix:" + daemon.socket(), grpc::InsecureChannelCredentials()))),
-        stream_(stub_->Session(&context_)) {
-    ClientMessage hello;
-    hello.mutable_hello()->set_protocol_version(1);
-    hello.mutable_hello()->set_peer_token(AskDesk(desk_, "T\n"));
-    opened_ = Call(std::move(hello)).has_session_opened();
-  }
-  ~HostileSession() {
-    context_.TryCancel();
-    (void)stream_->Finish();
-  }
-
-  bool opened() const { return opened_; }
-  const std::string& desk() const { return desk_; }
-
-  Reply Call(ClientMessage message) {
-    message.set_call_id(next_call_id_++);
-    Reply reply;
-    if (!stream_->Write(message)) {
-      reply.set_acl_error(-1);
-      return reply;
-    }
-    acl::v1::ServerMessage answer;
-    while (stream_->Read(&answer)) {
-      if (answer.call_id() == message.call_id() && answer.has_reply()) return answer.reply();
-    }
-    reply.set_acl_error(-1);
-    reply.set_error_message("the stream ended");
-    return reply;
-  }
+  explicit HostileSession(const AcldDaemon& daemon) : RawSession(daemon.socket()) {}
 
   Reply Register(const std::string& ticket, uint64_t size) {
     ClientMessage message;
     message.mutable_register_shared_memory()->set_ticket(ticket);
     message.mutable_register_shared_memory()->set_size(size);
     return Call(std::move(message));
-  }
-  // Hands `fd` over and registers it; the reply of the registration.
-  Reply Share(int fd, uint64_t size) {
-    const std::string ticket = AskDesk(desk_, absl::StrCat("M ", size, "\n"), fd);
-    EXPECT_FALSE(absl::StartsWith(ticket, "E ")) << ticket;
-    return Register(ticket, size);
   }
   Reply Unregister(uint64_t segment) {
     ClientMessage message;
@@ -166,14 +90,6 @@ class HostileSession {
     copy.set_count(count);
     return Call(std::move(message));
   }
-
- private:
-  const std::string desk_;
-  std::unique_ptr<acl::v1::Runtime::Stub> stub_;
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<ClientMessage, acl::v1::ServerMessage>> stream_;
-  uint64_t next_call_id_ = 1;
-  bool opened_ = false;
 };
 
 // acld survived and serves: aclctl status works and a real client's pinned
