@@ -33,7 +33,18 @@ fi
 echo "run: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $(git describe --always --dirty)," \
   "$(nproc) CPUs allowed ($(grep Cpus_allowed_list /proc/self/status | cut -f2))"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-
+# The load average at the end would count this benchmark's own processes, so the run instead
+# reports the CPU time the rest of the machine used meanwhile: busy time from /proc/stat
+# (user, nice, system, irq, softirq) minus the CPU time of this script and its children.
+busy_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.2f", ($2 + $3 + $4 + $7 + $8) / hz }' \
+    /proc/stat
+}
+# `times` runs in this shell, not in a $(...) subshell, which would report its own.
+own_seconds() {
+  awk '{ for (i = 1; i <= NF; ++i) { split($i, t, "m"); s += t[1] * 60 + t[2] } }
+    END { printf "%.2f", s }' "$1"
+}
 # Not the bazel-bin symlink: it follows whichever configuration the last bazel command on this
 # tree used, and other builds (fastbuild, asan) may run between ours and the benchmark.
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
@@ -41,10 +52,15 @@ work=$(mktemp -d /tmp/acld-bench-XXXXXX)
 "$bin/daemon/acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" \
   --log_level=warn --sim_device_memory=$((8 << 30)) --max_streams_per_session=0 &
 acld_pid=$!
-trap 'kill $acld_pid 2>/dev/null; wait $acld_pid 2>/dev/null; rm -rf "$work"' EXIT
+# `|| true`: under set -e a failed kill (acld already reaped at the end) would skip the rm.
+trap 'kill $acld_pid 2>/dev/null || true; wait $acld_pid 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [[ -S "$work/admin.sock" ]] && break; sleep 0.1; done
 daemon="unix:$work/acld.sock"
 bench="$bin/tools/bench/acld_bench"
+
+busy_start=$(busy_seconds)
+times >"$work/times-start"
+start_time=$(date +%s)
 
 echo "== 1. sync control round trip (daemon) vs the floors: futex and Unix-socket ping-pongs"
 ACLD_ADDRESS=$daemon "$bench" roundtrip
@@ -86,4 +102,12 @@ wait $(jobs -p | grep -v "^$acld_pid$") 2>/dev/null || true
 awk '{ for (i = 1; i <= NF; ++i) if ($i == "callbacks/s") s += $(i-1) } END {
   printf "8 processes x 5000 host funcs: %.0f callbacks/s in total\n", s }' "$work"/proc*
 
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+kill "$acld_pid"
+wait "$acld_pid" 2>/dev/null || true  # reaped, so that its CPU time counts as the run's own
+busy_end=$(busy_seconds)
+times >"$work/times-end"
+awk -v wall="$(($(date +%s) - start_time))" -v cpus="$(nproc)" -v b0="$busy_start" \
+  -v b1="$busy_end" -v o0="$(own_seconds "$work/times-start")" \
+  -v o1="$(own_seconds "$work/times-end")" 'BEGIN {
+  printf "other processes used %.1f CPU s during the %d s run (of %d CPU s available)\n",
+    (b1 - b0) - (o1 - o0), wall, cpus * wall }'
