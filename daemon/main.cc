@@ -51,7 +51,7 @@ ABSL_FLAG(uint32_t, max_events_per_session, 16384,
           "events each new session may hold (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
           "bytes of host shared memory (aclrtMallocHost, staging) each session may map");
-ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 256ull << 20,
+ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 64ull << 20,
           "bytes of queued work (copies, batches) acld holds for one session (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
 ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");

@@ -56,7 +56,7 @@ struct RuntimeOptions {
   uint32_t default_max_contexts = 1024;
   uint32_t default_max_events = 16384;
   // Queued work each session may make the daemon hold (0: no limit).
-  uint64_t max_queued_bytes_per_session = 256ull << 20;
+  uint64_t max_queued_bytes_per_session = 64ull << 20;
   // How long a call over that limit waits for room before going on (QueueBudget).
   absl::Duration queue_patience = absl::Seconds(10);
 };

@@ -1,5 +1,7 @@
 #include "daemon/server/runtime_service.h"
 
+#include <malloc.h>
+
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -156,11 +158,17 @@ grpc::Status RuntimeService::Session(
     absl::MutexLock lock(&live->mu);
     live->context_gone = true;
   }
+  bool last_session;
   {
     absl::MutexLock lock(&mu_);
     --handlers_;
+    last_session = live_.empty();
   }
   SessionLog::Close(session);
+  handler.reset();
+  // glibc keeps what sessions freed in its arenas; when the last one is
+  // gone, give that memory back so an idle acld is as small as it started.
+  if (last_session) malloc_trim(0);
   if (reaped_here) {
     spdlog::info("session {} ended (pid {}): its references dropped and resources released in {}",
                  session, peer.pid, absl::FormatDuration(absl::Now() - reap_start));

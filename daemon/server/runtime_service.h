@@ -35,7 +35,7 @@ struct SessionLimits {
   uint64_t max_host_memory_per_session = 16ull << 30;  // --max_host_memory_per_session
   uint32_t max_host_segments_per_session = 4096;       // shared memory segments (not a flag)
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
-  uint64_t max_queued_bytes_per_session = 256ull << 20;
+  uint64_t max_queued_bytes_per_session = 64ull << 20;
 };
 
 class RuntimeService final : public acl::v1::Runtime::Service {
