@@ -175,7 +175,6 @@ class RemoteTransport : public Transport {
   std::atomic<uint64_t> next_call_id_{1};
 
   HostBlocks host_blocks_;  // aclrtMallocHost blocks; tag = segment id
-  std::atomic<uint64_t> next_segment_name_{0};
   absl::Mutex staging_mu_;  // one staged bulk copy at a time
   Segment staging_ ABSL_GUARDED_BY(staging_mu_);
 };

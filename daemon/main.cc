@@ -46,7 +46,8 @@ ABSL_FLAG(uint64_t, default_memory_quota, 0,
 ABSL_FLAG(uint32_t, max_streams_per_session, 4096,
           "streams each new session may hold, default streams included (0: no limit)");
 ABSL_FLAG(uint32_t, max_contexts_per_session, 1024,
-          "contexts each new session may hold, default contexts included (0: no limit)");
+          "contexts each new session may create (0: no limit); the per-device default "
+          "contexts, bounded by the device count, are not counted");
 ABSL_FLAG(uint32_t, max_events_per_session, 16384,
           "events each new session may hold (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
