@@ -190,10 +190,9 @@ class Runtime {
   // in exception info. Returns the task id.
   absl::StatusOr<uint64_t> LaunchKernel(SessionId session, StreamId stream, uint64_t thread,
                                         KernelRequest kernel);
-  // `finished` (optional) runs with the copy's status once it ran, or with
-  // ACL_ERROR_RT_STREAM_ABORT if the stream dropped it.
+  // Its ranges are checked and pinned now; a bad one fails the task.
   absl::StatusOr<uint64_t> EnqueueCopy(SessionId session, StreamId stream, uint64_t thread,
-                                       CopyRequest copy, Done finished = nullptr);
+                                       const CopyRequest& copy);
   // A device-to-host copy for a process whose destination acld cannot map:
   // the bytes are read when the stream reaches the copy and go to `deliver`
   // (or an error: a bad range, ACL_ERROR_RT_STREAM_ABORT when discarded).

@@ -374,27 +374,18 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream_id, uint64_t thread,
-                                              CopyRequest copy, Done finished) {
+                                              const CopyRequest& copy) {
   absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
   if (!stream.ok()) return stream.status();
-  std::function<void()> on_discard;
-  if (finished) {
-    on_discard = [finished] {
-      finished(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "the copy was discarded by its stream"));
-    };
-  }
   // Inline bytes (a request's buffer) are held by the task: charge them.
   const uint64_t payload = copy.host.owned_bytes;
   auto prepared = std::make_shared<absl::StatusOr<PreparedCopy>>(PrepareCopy(id, copy));
-  return Enqueue(
-      id, *stream, thread, payload,
-      [prepared, finished](const TaskResume&) -> std::optional<absl::Status> {
-        absl::Status status = prepared->status();
-        if (status.ok()) (*prepared)->Run();
-        if (finished) finished(status);
-        return status;
-      },
-      std::move(on_discard));
+  return Enqueue(id, *stream, thread, payload,
+                 [prepared](const TaskResume&) -> std::optional<absl::Status> {
+                   if (!prepared->ok()) return prepared->status();
+                   (*prepared)->Run();
+                   return absl::OkStatus();
+                 });
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopyToClient(SessionId id, StreamId stream_id,
