@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "daemon/core/acl_status.h"
+#include "daemon/server/socket_path.h"
 #include "spdlog/spdlog.h"
 
 #ifndef F_SEAL_FUTURE_WRITE
@@ -44,13 +45,6 @@ constexpr size_t kMaxFdsPerRead = 4;
 // connections already accepted.
 constexpr int kAcceptsPerRound = 64;
 constexpr absl::Duration kAcceptPause = absl::Milliseconds(100);
-
-sockaddr_un Address(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  return address;
-}
 
 // A token or ticket: 128 bits from the kernel's CSPRNG, or nothing when it
 // cannot give them (never a weaker fallback).
@@ -317,7 +311,7 @@ absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Start(
   // Non-blocking: a connection that goes away between poll() and accept4()
   // must not block the desk.
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un address = Address(path);
+  sockaddr_un address = UnixSocketAddress(path);
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
       listen(fd, SOMAXCONN) != 0) {
     const std::string error = std::strerror(errno);

@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "daemon/core/acl_status.h"
+#include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
@@ -27,16 +28,9 @@ namespace {
 
 constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
-sockaddr_un AddressOf(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  return address;
-}
-
 int Connect(const std::string& path) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address = AddressOf(path);
+  sockaddr_un address = UnixSocketAddress(path);
   EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0)
       << std::strerror(errno);
   return fd;
@@ -337,7 +331,7 @@ TEST_F(PeerDeskTest, RecoversFromRunningOutOfDescriptors) {
     hogs.push_back(fd);
   }
   ASSERT_EQ(errno, EMFILE);
-  sockaddr_un address = AddressOf(path_);
+  sockaddr_un address = UnixSocketAddress(path_);
   for (int fd : clients) {
     ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
     Send(fd, "T\n");

@@ -13,6 +13,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
@@ -36,24 +37,17 @@ std::string TempDir() {
   return dir.path;
 }
 
-sockaddr_un Address(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  return address;
-}
-
 int Listen(const std::string& path) {
   unlink(path.c_str());
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address = Address(path);
+  sockaddr_un address = UnixSocketAddress(path);
   EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   EXPECT_EQ(listen(fd, 128), 0);
   return fd;
 }
 
 bool Connect(int fd, const std::string& path) {
-  sockaddr_un address = Address(path);
+  sockaddr_un address = UnixSocketAddress(path);
   return connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
 }
 

@@ -69,14 +69,14 @@ absl::Status SecureSocketAt(const SocketDirectory& directory, const std::string&
   return absl::OkStatus();
 }
 
-sockaddr_un Address(const std::string& path) {
+}  // namespace
+
+sockaddr_un UnixSocketAddress(const std::string& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.c_str(), std::min(path.size(), sizeof(address.sun_path) - 1));
   return address;
 }
-
-}  // namespace
 
 absl::StatusOr<SocketDirectory> SocketDirectory::Open(const std::string& path) {
   std::error_code error;
@@ -133,7 +133,7 @@ SocketDirectory::~SocketDirectory() {
 
 bool SocketIsLive(const std::string& path) {
   if (path.size() >= sizeof(sockaddr_un::sun_path)) return false;
-  sockaddr_un address = Address(path);
+  sockaddr_un address = UnixSocketAddress(path);
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   const bool live = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
@@ -177,7 +177,7 @@ absl::StatusOr<int> ListenOnSocketPath(const std::string& path, mode_t mode, gid
   if (fd < 0) {
     return absl::ResourceExhaustedError(absl::StrCat("socket: ", std::strerror(errno)));
   }
-  sockaddr_un address = Address(path);
+  sockaddr_un address = UnixSocketAddress(path);
   int bound;
   {
     // The socket is born with its mode: there is no moment it is wider, and

@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
 #include <string>
 
@@ -58,6 +59,10 @@ class SocketDirectory {
 // included) or when a live process accepts connections there (another acld),
 // and removes a stale socket left by a daemon that died.
 absl::Status PrepareSocketPath(const std::string& path);
+
+// The address of the Unix socket at `path` (cut to fit: PrepareSocketPath
+// refuses a path too long for it).
+sockaddr_un UnixSocketAddress(const std::string& path);
 
 // Binds and listens on a new Unix socket at `path` (prepared) that has
 // exactly `mode` from its creation, gives it group `gid` (-1: acld's) and

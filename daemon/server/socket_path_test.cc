@@ -37,9 +37,7 @@ std::string TempDir() {
 
 // Binds (and optionally listens on) a Unix socket at `path`; returns the fd.
 int BindSocket(const std::string& path, bool listening) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  sockaddr_un address = UnixSocketAddress(path);
   const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
   EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   if (listening) {
