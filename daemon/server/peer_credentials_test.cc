@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "daemon/core/acl_status.h"
+#include "daemon/server/server_test_support.h"
 #include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"
 
@@ -108,16 +109,6 @@ int OpenMemfds() {
 
 bool IsId(const std::string& answer) {
   return answer.size() == 32 && answer.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
-template <typename Condition>
-bool Eventually(Condition condition, absl::Duration timeout = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!condition()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
 }
 
 absl::Duration CpuTime() {

@@ -13,29 +13,12 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "daemon/server/server_test_support.h"
 #include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
 namespace {
-
-// Removed with its contents when the test binary exits.
-struct ShortTempDir {
-  ShortTempDir() {
-    char pattern[] = "/tmp/acld-acceptor-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~ShortTempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  std::string path;
-};
-
-std::string TempDir() {
-  static const ShortTempDir dir;
-  return dir.path;
-}
 
 int Listen(const std::string& path) {
   unlink(path.c_str());
@@ -63,16 +46,6 @@ struct Accepted {
     for (int fd : fds) close(fd);
   }
 };
-
-template <typename Condition>
-bool Eventually(Condition condition, absl::Duration timeout = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!condition()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
-}
 
 TEST(RuntimeAcceptorTest, HandsEveryConnectionOver) {
   const std::string path = TempDir() + "/plain.sock";

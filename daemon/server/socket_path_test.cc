@@ -11,29 +11,11 @@
 #include <fstream>
 #include <string>
 
+#include "daemon/server/server_test_support.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
 namespace {
-
-// Bazel's TEST_TMPDIR is too long for sun_path, so each test binary makes a short one.
-// Removed with its contents when the test binary exits.
-struct ShortTempDir {
-  ShortTempDir() {
-    char pattern[] = "/tmp/acld-socket-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~ShortTempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  std::string path;
-};
-
-std::string TempDir() {
-  static const ShortTempDir dir;
-  return dir.path;
-}
 
 // Binds (and optionally listens on) a Unix socket at `path`; returns the fd.
 int BindSocket(const std::string& path, bool listening) {
