@@ -1,7 +1,7 @@
 #include "client/allocator_registry.h"
 
 #include "absl/strings/str_cat.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 namespace acl_client {
 namespace {

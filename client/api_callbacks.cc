@@ -7,7 +7,7 @@
 #include "acl/acl_rt.h"
 #include "client/api_support.h"
 #include "client/exception_info.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 using acl_client::Api;
 using acl_client::CallbackDispatcher;

@@ -2,7 +2,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_rt.h"
 #include "client/api_support.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 using acl_client::Api;
 using acl_client::ClientRuntime;

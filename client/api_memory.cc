@@ -6,8 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_rt.h"
 #include "client/api_support.h"
-#include "daemon/core/acl_status.h"
-#include "daemon/core/memory_manager.h"
+#include "proto/acl/acl_status.h"
 
 using acl_client::Api;
 using acl_client::ClientRuntime;
@@ -23,8 +22,14 @@ using Direction = acld::CopyRequest::Direction;
 
 namespace {
 
+// Without a session no device memory exists: every pointer is a host pointer.
 bool OnDevice(const void* pointer) {
-  return acld::MemoryManager::IsDeviceAddress(HandleId(pointer));
+  absl::StatusOr<Transport*> transport = ClientRuntime::Get().transport();
+  if (!transport.ok()) return false;
+  for (const hal::AddressRange& window : (*transport)->DeviceAddresses()) {
+    if (window.Contains(HandleId(pointer))) return true;
+  }
+  return false;
 }
 
 absl::Status Invalid(const std::string& message) {

@@ -6,7 +6,7 @@
 #include "acl/acl_sim.h"
 #include "client/allocator_registry.h"
 #include "client/api_support.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 using acl_client::Api;
 using acl_client::ClientRuntime;

@@ -11,23 +11,7 @@
 #include "acl/acl_base.h"
 #include "client/client_runtime.h"
 #include "client/error_state.h"
-
-// Returns from the enclosing function when `expr` (an absl::Status) is an error.
-#define ACL_RETURN_IF_ERROR(expr)              \
-  do {                                         \
-    absl::Status acl_status_ = (expr);         \
-    if (!acl_status_.ok()) return acl_status_; \
-  } while (false)
-
-#define ACL_CONCAT_INNER(a, b) a##b
-#define ACL_CONCAT(a, b) ACL_CONCAT_INNER(a, b)
-// `lhs = value of expr` (an absl::StatusOr), or returns its error.
-#define ACL_ASSIGN_OR_RETURN(lhs, expr) \
-  ACL_ASSIGN_OR_RETURN_IMPL(ACL_CONCAT(acl_statusor_, __LINE__), lhs, expr)
-#define ACL_ASSIGN_OR_RETURN_IMPL(statusor, lhs, expr) \
-  auto statusor = (expr);                              \
-  if (!statusor.ok()) return statusor.status();        \
-  lhs = *std::move(statusor)
+#include "proto/acl/status_macros.h"
 
 namespace acl_client {
 

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "client/exception_info.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 namespace acl_client {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 
 namespace acl_client {

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 namespace acl_client {
 

@@ -3,7 +3,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 
 namespace acl_client {

@@ -10,7 +10,7 @@
 #include "acl/acl_base.h"
 #include "client/embedded_transport.h"
 #include "client/remote_transport.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 namespace acl_client {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "client/process_info.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "hal/sim/sim_backend.h"
 
 namespace acl_client {
@@ -49,6 +49,7 @@ EmbeddedTransport::EmbeddedTransport(CallbackDispatcher* callbacks) {
   runtime_ = std::make_unique<acld::Runtime>(hal::sim::CreateSimBackend(options));
   session_ = runtime_->OpenSession({getpid(), getuid(), getgid(), ProcessCommandLine()});
   kernels_ = runtime_->Kernels();
+  device_addresses_ = runtime_->DeviceAddressRanges();
   if (callbacks != nullptr) {
     acld::SessionEvents events;
     events.callback_due = [callbacks](const acld::CallbackDue& due) {

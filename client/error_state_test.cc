@@ -3,7 +3,7 @@
 #include <string>
 #include <thread>
 
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 
 namespace acl_client {

@@ -5,7 +5,8 @@
 // names the file, the key, the bad value and what is allowed. The daemon then
 // only stores the normalised result (and checks what needs host knowledge,
 // such as the default device being in range). The rules and where each one
-// comes from are listed at the top of init_config.cc.
+// comes from are listed at the top of init_config.cc (init_config_dump.cc for
+// the `dump` block).
 #ifndef ACLD_CLIENT_INIT_CONFIG_H_
 #define ACLD_CLIENT_INIT_CONFIG_H_
 
@@ -16,25 +17,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/init_config_dump.h"
 
 namespace acl_client {
 
-// CANN limits on the config file (hicann/runtime src/acl/common/json_parser.cpp).
+// The limits CANN puts on the config file (the nesting ones are SPEC 4's too).
 inline constexpr int kMaxConfigObjectDepth = 10;  // levels of `{`
 inline constexpr int kMaxConfigArrayDepth = 10;   // levels of `[`
 inline constexpr uint64_t kMaxConfigFileBytes = 10ull * 1024 * 1024;
-
-// What the `dump` block asks for (after validation).
-enum class DumpKind {
-  kNone,       // no dump block, an empty one, or one that enables nothing
-  kData,       // model dump (non-empty dump_list) or single-op dump (dump_op_switch "on")
-  kException,  // dump_scene lite_exception / aic_err_{brief,norm,detail}_dump
-  kOverflow,   // dump_debug "on"
-  kWatcher,    // dump_scene "watcher"
-};
-
-// Printable name of a DumpKind ("none", "data", "exception", "overflow", "watcher").
-const char* DumpKindName(DumpKind kind);
 
 struct InitConfig {
   // Raw file content, "" when there is no config. This is what init callbacks

@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
 #include "gtest/gtest.h"
+#include "proto/acl/acl_status.h"
 
 namespace acl_client {
 namespace {
@@ -277,10 +277,9 @@ TEST(ParseInitConfigTest, InvalidJsonIsParseError) {
       "{\"a\":\"\\u12\"}",
       "{\"a\":\"\\u12G4\"}",
       "{\"a\":\"\\",
-      "{\"a\":1,\"a\":2}",  // duplicate key (protobuf's Struct cannot hold it)
       "// comment\n{}",
       "{\"a\":1}\x01",
-      std::string("{}\0", 3),
+      std::string("{\"a\":\"x") + '\0' + "y\"}",  // a raw NUL inside a string
   };
   for (const std::string& json : cases) {
     absl::StatusOr<InitConfig> result = ParseInitConfig(json);
@@ -298,12 +297,32 @@ TEST(ParseInitConfigTest, ValidEscapesAreAccepted) {
   EXPECT_EQ(Setting(config, "a"), "\"\\\"\\\\/\\b\\f\\n\\r\\t\xC3\xA9\xC3\xA9\"");
 }
 
-TEST(ParseInitConfigTest, DuplicateKeyIsNamed) {
-  absl::StatusOr<InitConfig> result =
-      ParseInitConfig("{\"dump\":{},\"err_msg_mode\":\"0\",\"dump\":{}}");
-  EXPECT_EQ(CodeOf(result), ACL_ERROR_PARSE_FILE);
-  EXPECT_NE(result.status().message().find("duplicate key 'dump'"), std::string::npos)
-      << result.status();
+// Changed with the move to nlohmann::json (CANN's parser): a repeated key was a
+// parse error; nlohmann documents that the last value wins, and so it does in
+// CANN. The earlier values are neither checked nor kept.
+TEST(ParseInitConfigTest, DuplicateKeyKeepsTheLastValue) {
+  InitConfig config = MustParse("{\"dump\":{},\"err_msg_mode\":\"0\",\"dump\":{}}");
+  EXPECT_EQ(config.dump_kind, DumpKind::kNone);
+  EXPECT_EQ(MustParse("{\"a\":1,\"a\":2}").settings, (Settings{{"a", "2"}}));
+  InitConfig last = MustParse("{\"err_msg_mode\":\"7\",\"err_msg_mode\":\"1\"}");
+  EXPECT_EQ(last.err_msg_mode, 1);
+  EXPECT_EQ(Setting(last, "err_msg_mode"), "1");
+  EXPECT_EQ(ParseCode("{\"err_msg_mode\":\"1\",\"err_msg_mode\":\"7\"}"), ACL_ERROR_INVALID_PARAM);
+}
+
+// Changed with the move to nlohmann::json (CANN's parser): `{}` followed by a
+// NUL byte was a parse error; nlohmann documents that a NUL byte outside a
+// string ends the input, and so it does in CANN (a file written by C code with
+// its terminating NUL works there). The content is still kept whole.
+TEST(ParseInitConfigTest, NulByteOutsideAStringEndsTheJson) {
+  const std::string json =
+      std::string("{\"err_msg_mode\":\"1\"}") + '\0' + "{\"err_msg_mode\":\"7\"}";
+  InitConfig config = MustParse(json);
+  EXPECT_EQ(config.err_msg_mode, 1);
+  EXPECT_EQ(config.content, json);
+  EXPECT_TRUE(MustParse(std::string("{}") + '\0').settings.empty());
+  // The JSON ends inside the object.
+  EXPECT_EQ(ParseCode(std::string("{") + '\0' + "}"), ACL_ERROR_PARSE_FILE);
 }
 
 TEST(ParseInitConfigTest, WhitespaceOnlyMessageSaysHowToWriteAnEmptyConfig) {
@@ -316,6 +335,16 @@ TEST(ParseInitConfigTest, ParseErrorSaysWhere) {
   absl::StatusOr<InitConfig> result = ParseInitConfig("{\n  \"a\": 1,\n  b: 2\n}");
   EXPECT_EQ(CodeOf(result), ACL_ERROR_PARSE_FILE);
   EXPECT_NE(result.status().message().find("line 3"), std::string::npos) << result.status();
+}
+
+// The parser quotes the token it was reading; for an unterminated string that
+// is the rest of the file, which must not all end up in aclGetRecentErrMsg.
+TEST(ParseInitConfigTest, ParseErrorOfAHugeTokenIsShort) {
+  absl::StatusOr<InitConfig> result =
+      ParseInitConfig(absl::StrCat("{\"a\":\"", std::string(100000, 'x')));
+  EXPECT_EQ(CodeOf(result), ACL_ERROR_PARSE_FILE);
+  EXPECT_LT(result.status().message().size(), 400u) << result.status();
+  EXPECT_NE(result.status().message().find("line 1"), std::string::npos) << result.status();
 }
 
 TEST(ParseInitConfigTest, Utf8ByteOrderMarkIsSkipped) {
@@ -544,6 +573,11 @@ TEST(StackSizeTest, TooLargeAfterRoundingIsInvalidParam) {
   EXPECT_EQ(ParseCode("{\"StackSize\":{\"aicore_stack_size\":5000000000}}"),
             ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(ParseCode("{\"StackSize\":{\"simt_stack_size\":4294967295}}"), ACL_ERROR_INVALID_PARAM);
+  // Integers keep all 64 bits: rounding the largest up must not wrap to a small size.
+  EXPECT_EQ(ParseCode("{\"StackSize\":{\"aicore_stack_size\":18446744073709551615}}"),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(ParseCode("{\"StackSize\":{\"simt_stack_size\":18446744073709551615}}"),
+            ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(Simt("4294967168"), 4294967168u);
 }
 
@@ -569,8 +603,8 @@ TEST(FifoSizeTest, SimtRangeAndRounding) {
   EXPECT_EQ(simt("2097153")->simt_printf_fifo_size, 2097160u);
   EXPECT_EQ(simt("67108864")->simt_printf_fifo_size, 67108864u);
   EXPECT_EQ(Setting(*simt("1048577"), "simt_printf_fifo_size"), "1048584");
-  for (const std::string bad :
-       {"1048568", "67108865", "0", "-8", "\"1048576\"", "1048576.5", "true"}) {
+  for (const std::string bad : {"1048568", "67108865", "0", "-8", "\"1048576\"", "1048576.5",
+                                "true", "18446744073709551615"}) {
     absl::StatusOr<InitConfig> result = simt(bad);
     EXPECT_EQ(CodeOf(result), ACL_ERROR_INVALID_PARAM) << bad;
     if (!result.ok()) {

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/error_state.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 namespace acl_client {
 namespace {

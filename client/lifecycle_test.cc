@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "client/embedded_transport.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 
 namespace acl_client {

@@ -13,7 +13,7 @@
 #include "acl/acl_base.h"
 #include "client/peer_token.h"
 #include "client/process_info.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -131,6 +131,9 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   transport->soc_name_ = session.soc_name();
   for (const acl::v1::KernelSignature& kernel : session.kernels()) {
     transport->kernels_.emplace_back(kernel.name(), kernel.arg_count());
+  }
+  for (const acl::v1::AddressRange& window : session.device_addresses()) {
+    transport->device_addresses_.push_back(hal::AddressRange{window.begin(), window.end()});
   }
   return transport;
 }

@@ -2,7 +2,7 @@
 // (RemoteTransport) or in-process (EmbeddedTransport, ACLD_ADDRESS=embedded).
 //
 // Every method acts for this process's session. Errors carry the exact
-// aclError (daemon/core/acl_status.h); a lost daemon is ACL_ERROR_RT_SOCKET_CLOSE.
+// aclError (proto/acl/acl_status.h); a lost daemon is ACL_ERROR_RT_SOCKET_CLOSE.
 // Handles (contexts, streams, events) and device addresses are the core's ids.
 // Asynchronous methods may report an error later, at a synchronization.
 #ifndef ACLD_CLIENT_TRANSPORT_H_
@@ -41,6 +41,8 @@ class Transport {
   virtual int32_t DeviceCount() = 0;
   virtual std::string SocName() = 0;
   virtual const std::vector<std::pair<std::string, size_t>>& Kernels() = 0;
+  // Each device's address window (a device pointer lies in one of them).
+  virtual const std::vector<hal::AddressRange>& DeviceAddresses() = 0;
 
   // Lifecycle.
   virtual absl::StatusOr<uint64_t> InitCount() = 0;

@@ -1,8 +1,14 @@
 // A device as the runtime core sees it, whatever backs it.
 //
-// The core owns sessions, reference counts, handles and address checks; a
-// Device provides memory, a clock and built-in kernels. Backends live in
-// subfolders (hal/sim is the simulated NPU).
+// The HAL is the one place that knows how a device works: its memory and
+// address layout, its clock, its streams, events and executables. The core
+// owns sessions, reference counts, handles, ownership checks and ordering
+// across a session, and submits device work to HAL streams. Backends live in
+// one folder each (hal/sim is the simulated NPU, hal/acl drives a vendor
+// AscendCL runtime) and are chosen by name (hal/registry.h).
+//
+// Errors a backend returns carry exact ACL codes (proto/acl/acl_status.h),
+// each backend mapping its own failures in one place.
 #ifndef ACLD_HAL_DEVICE_H_
 #define ACLD_HAL_DEVICE_H_
 
@@ -10,36 +16,22 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "hal/kernel.h"
+#include "absl/strings/string_view.h"
+#include "hal/event.h"
+#include "hal/executable.h"
+#include "hal/memory.h"
+#include "hal/stream.h"
 
 namespace hal {
-
-// Device addresses have bit 62 set: never a user-space host address on Linux,
-// so the client can tell device from host pointers (ACL_MEMCPY_DEFAULT) and a
-// device pointer is never mistaken for host memory.
-inline constexpr uint64_t kDeviceAddressBit = uint64_t{1} << 62;
 
 struct DeviceInfo {
   int32_t id = 0;
   std::string name;           // SoC name reported by aclrtGetSocName
   uint64_t memory_bytes = 0;  // device memory capacity
-};
-
-// One allocation of device memory. `address` is the opaque device address the
-// application sees; `host` is where the bytes live for a backend that can
-// reach them from the daemon (the sim), nullptr otherwise. The storage stays
-// valid while any copy of `storage` lives, so a task that resolved an address
-// can finish even if the application frees it meanwhile.
-struct DeviceBuffer {
-  uint64_t address = 0;
-  uint64_t size = 0;      // what the application asked for
-  uint64_t reserved = 0;  // what the device set aside (size rounded to its granularity)
-  uint8_t* host = nullptr;
-  std::shared_ptr<void> storage;
+  AddressRange addresses;     // every address Allocate can return lies inside
 };
 
 class Device {
@@ -54,8 +46,9 @@ class Device {
   virtual void Release() = 0;
   virtual bool is_up() const = 0;
 
-  // Device memory. Allocate fails with ResourceExhausted when the device is
-  // full; fresh memory reads as zeros (no bytes cross from one owner to the next).
+  // Device memory. Allocate fails with ACL_ERROR_RT_MEMORY_ALLOCATION when the
+  // device is full. Fresh memory reads as zeros: no bytes cross from one owner
+  // to the next (a backend whose device does not zero scrubs it itself).
   virtual absl::StatusOr<DeviceBuffer> Allocate(uint64_t size) = 0;
   // What an allocation of `size` bytes reserves; nullopt when no allocation of
   // that size can exist (larger than the device, or overflowing when rounded).
@@ -64,12 +57,20 @@ class Device {
   virtual void Free(const DeviceBuffer& buffer) = 0;
   virtual uint64_t used_bytes() const = 0;
 
+  // Synchronous copy and fill (aclrtMemcpy, aclrtMemset).
+  virtual absl::Status Copy(const Transfer& transfer) = 0;
+  virtual absl::Status Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) = 0;
+
   // The device's clock, in nanoseconds (event timestamps).
   virtual int64_t NowNanos() const = 0;
 
-  // The built-in kernel called `name`, or nullptr.
-  virtual const Kernel* FindKernel(const std::string& name) const = 0;
-  virtual std::vector<const Kernel*> Kernels() const = 0;
+  virtual absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) = 0;
+  virtual absl::StatusOr<std::shared_ptr<Event>> CreateEvent() = 0;
+  // Loads a kernel binary (bytes the application supplied: hostile input).
+  virtual absl::StatusOr<std::shared_ptr<Executable>> LoadExecutable(absl::string_view binary) = 0;
+  // Kernels the device offers without a binary (the sim's aclsimLaunchKernel
+  // kernels); nullptr when it has none.
+  virtual const Executable* builtin_kernels() const = 0;
 };
 
 }  // namespace hal

@@ -20,13 +20,13 @@
 #include "absl/time/time.h"
 #include "daemon/core/session_events.h"
 #include "daemon/core/stream.h"
-#include "daemon/core/timer.h"
+#include "hal/timer.h"
 
 namespace acld {
 
 class CallbackBroker {
  public:
-  CallbackBroker(Timer& timer, absl::Duration timeout) : timer_(timer), timeout_(timeout) {}
+  CallbackBroker(hal::Timer& timer, absl::Duration timeout) : timer_(timer), timeout_(timeout) {}
 
   // The stream task for callback `callback_id` of `session`. `events` is
   // where the session hears of it. A non-blocking callback lets the stream go
@@ -49,13 +49,13 @@ class CallbackBroker {
  private:
   struct Waiting {
     TaskResume resume;
-    Timer::TimerId timer = 0;
+    hal::Timer::TimerId timer = 0;
   };
   using Key = std::pair<SessionId, uint64_t>;
 
   void TimeOut(const Key& key);
 
-  Timer& timer_;
+  hal::Timer& timer_;
   const absl::Duration timeout_;
   mutable absl::Mutex mu_;
   std::map<Key, Waiting> waiting_ ABSL_GUARDED_BY(mu_);

@@ -6,7 +6,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 
 namespace acld {
@@ -37,7 +37,7 @@ class CallbackBrokerTest : public ::testing::Test {
     return resumed_;
   }
 
-  Timer timer_;
+  hal::Timer timer_;
   CallbackBroker broker_;
   std::shared_ptr<const SessionEvents> events_;
   absl::Mutex mu_;

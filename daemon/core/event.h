@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -17,7 +18,8 @@
 #include "absl/time/time.h"
 #include "daemon/core/progress_waiters.h"
 #include "daemon/core/session_id.h"
-#include "daemon/core/timer.h"
+#include "hal/event.h"
+#include "hal/timer.h"
 
 namespace acld {
 
@@ -25,11 +27,19 @@ using EventId = uint64_t;
 
 class Event : public std::enable_shared_from_this<Event> {
  public:
-  Event(EventId id, SessionId session, int32_t device, uint32_t flags, Timer& timer)
-      : id_(id), session_(session), device_(device), flags_(flags), waiters_(timer) {}
+  Event(EventId id, SessionId session, int32_t device, uint32_t flags, hal::Timer& timer,
+        std::shared_ptr<hal::Event> device_event)
+      : id_(id),
+        session_(session),
+        device_(device),
+        flags_(flags),
+        device_event_(std::move(device_event)),
+        waiters_(timer) {}
 
   EventId id() const { return id_; }
   int32_t device() const { return device_; }
+  // The device's event: records are submitted to it, timestamps come from it.
+  hal::Event& device_event() const { return *device_event_; }
 
   // The number the next record task will complete (call when enqueuing it).
   uint64_t TakeRecordNumber();
@@ -65,6 +75,7 @@ class Event : public std::enable_shared_from_this<Event> {
   const SessionId session_;
   const int32_t device_;
   const uint32_t flags_;
+  const std::shared_ptr<hal::Event> device_event_;
 
   mutable absl::Mutex mu_;
   uint64_t issued_ ABSL_GUARDED_BY(mu_) = 0;     // record numbers handed out

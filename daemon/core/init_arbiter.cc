@@ -1,7 +1,7 @@
 #include "daemon/core/init_arbiter.h"
 
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 namespace acld {
 

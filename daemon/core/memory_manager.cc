@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 namespace acld {
 
@@ -86,10 +86,6 @@ struct MemoryManager::Block {
 MemoryManager::MemoryManager(hal::Backend& backend)
     : backend_(backend), ledger_(std::make_shared<Ledger>()) {}
 
-bool MemoryManager::IsDeviceAddress(uint64_t address) {
-  return (address & hal::kDeviceAddressBit) != 0;
-}
-
 void MemoryManager::AddSession(SessionId session, uint32_t uid) {
   absl::MutexLock lock(&ledger_->mu);
   Ledger::Account& account = ledger_->accounts[session];
@@ -156,7 +152,7 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
     const uint64_t offset = address - block.buffer.address;
     if (block.session == session && offset < block.buffer.size &&
         bytes <= block.buffer.size - offset) {
-      return ResolvedRange{block.buffer.host + offset, block.device_id, it->second};
+      return ResolvedRange{hal::DeviceSpan{block.buffer, offset}, block.device_id, it->second};
     }
   }
   return AclStatus(ACL_ERROR_INVALID_PARAM,

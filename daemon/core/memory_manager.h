@@ -27,9 +27,10 @@
 
 namespace acld {
 
-// Bytes a task may touch, kept alive (and charged) while the task holds this.
+// Device memory a task may touch (its buffer and the offset into it), kept
+// alive (and charged) while the task holds `keepalive`.
 struct ResolvedRange {
-  uint8_t* data = nullptr;
+  hal::DeviceSpan span;
   int32_t device = 0;
   std::shared_ptr<void> keepalive;
 };
@@ -49,9 +50,6 @@ class MemoryManager {
 
   // [address, address + bytes) inside one live allocation of `session`.
   absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
-
-  // True when `address` looks like a device address (any device, any session).
-  static bool IsDeviceAddress(uint64_t address);
 
   // Frees every allocation of `session` (on `device` only, when given).
   void ReleaseSession(SessionId session, std::optional<int32_t> device = std::nullopt);

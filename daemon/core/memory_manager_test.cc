@@ -3,9 +3,10 @@
 #include <cstring>
 
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 #include "hal/sim/sim_backend.h"
+#include "hal/sim/sim_memory.h"
 
 namespace acld {
 namespace {
@@ -25,8 +26,8 @@ class MemoryManagerTest : public ::testing::Test {
 TEST_F(MemoryManagerTest, ResolvesInsideOwnAllocationsOnly) {
   const uint64_t mine = *memory_.Allocate(1, 0, 1000);
   const uint64_t theirs = *memory_.Allocate(2, 0, 1000);
-  EXPECT_TRUE(MemoryManager::IsDeviceAddress(mine));
-  EXPECT_FALSE(MemoryManager::IsDeviceAddress(reinterpret_cast<uint64_t>(this)));
+  EXPECT_TRUE(backend_->device(0).info().addresses.Contains(mine));
+  EXPECT_FALSE(backend_->device(0).info().addresses.Contains(reinterpret_cast<uint64_t>(this)));
   EXPECT_TRUE(memory_.Resolve(1, mine, 1000).ok());
   EXPECT_TRUE(memory_.Resolve(1, mine + 999, 1).ok());  // pointer arithmetic inside
   EXPECT_EQ(Code(memory_.Resolve(1, mine + 999, 2).status()), ACL_ERROR_INVALID_PARAM);
@@ -51,8 +52,8 @@ TEST_F(MemoryManagerTest, ResolvedBytesOutliveAFree) {
   const uint64_t address = *memory_.Allocate(1, 0, 64);
   ResolvedRange range = *memory_.Resolve(1, address, 64);
   ASSERT_TRUE(memory_.Free(1, address).ok());
-  range.data[63] = 7;  // still valid: the range keeps its storage (ASan checks)
-  EXPECT_EQ(range.data[63], 7);
+  hal::sim::SimBytes(range.span)[63] = 7;  // still valid: the range keeps its storage (ASan checks)
+  EXPECT_EQ(hal::sim::SimBytes(range.span)[63], 7);
 }
 
 TEST_F(MemoryManagerTest, DeviceCapacityAndQuota) {
@@ -97,12 +98,12 @@ TEST_F(MemoryManagerTest, FreshMemoryNeverShowsAnotherSessionsBytes) {
   for (int round = 0; round < 50; ++round) {
     const uint64_t theirs = *memory_.Allocate(2, 0, 4096);
     ResolvedRange written = *memory_.Resolve(2, theirs, 4096);
-    std::memset(written.data, 0xab, 4096);
+    std::memset(hal::sim::SimBytes(written.span), 0xab, 4096);
     written = {};
     ASSERT_TRUE(memory_.Free(2, theirs).ok());
     const uint64_t mine = *memory_.Allocate(1, 0, 4096);
     ResolvedRange read = *memory_.Resolve(1, mine, 4096);
-    for (int i = 0; i < 4096; ++i) ASSERT_EQ(read.data[i], 0) << "round " << round << " byte " << i;
+    for (int i = 0; i < 4096; ++i) ASSERT_EQ(hal::sim::SimBytes(read.span)[i], 0) << "round " << round << " byte " << i;
     read = {};
     ASSERT_TRUE(memory_.Free(1, mine).ok());
   }

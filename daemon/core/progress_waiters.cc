@@ -9,7 +9,7 @@ namespace acld {
 void ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done,
                           std::function<void(uint64_t id)> on_timeout) {
   const uint64_t id = next_id_++;
-  Timer::TimerId timer = 0;
+  hal::Timer::TimerId timer = 0;
   if (timeout != absl::InfiniteDuration() && on_timeout) {
     timer = timer_.Schedule(absl::Now() + timeout,
                             [id, on_timeout = std::move(on_timeout)] { on_timeout(id); });

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "daemon/core/timer.h"
+#include "hal/timer.h"
 
 namespace acld {
 
@@ -21,7 +21,7 @@ class ProgressWaiters {
  public:
   using Done = std::function<void(absl::Status)>;
 
-  explicit ProgressWaiters(Timer& timer) : timer_(timer) {}
+  explicit ProgressWaiters(hal::Timer& timer) : timer_(timer) {}
 
   // Waits for `target`. With a finite `timeout`, `on_timeout(id)` runs on the
   // timer thread when it expires; the owner then takes the waiter back with
@@ -43,10 +43,10 @@ class ProgressWaiters {
     uint64_t id;
     uint64_t target;
     Done done;
-    Timer::TimerId timer;  // 0: none
+    hal::Timer::TimerId timer;  // 0: none
   };
 
-  Timer& timer_;
+  hal::Timer& timer_;
   std::vector<Waiter> waiters_;
   uint64_t next_id_ = 1;
 };

@@ -2,7 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 
 namespace acld {
 
@@ -178,10 +179,20 @@ std::string Runtime::SocName() const { return backend_->device(0).info().name; }
 
 std::vector<std::pair<std::string, size_t>> Runtime::Kernels() const {
   std::vector<std::pair<std::string, size_t>> kernels;
-  for (const hal::Kernel* kernel : backend_->device(0).Kernels()) {
-    kernels.emplace_back(kernel->name(), kernel->arg_count());
+  const hal::Executable* builtin = backend_->device(0).builtin_kernels();
+  if (builtin == nullptr) return kernels;
+  for (const hal::Function* function : builtin->Functions()) {
+    kernels.emplace_back(function->name(), function->args_size().value_or(0) / 8);
   }
   return kernels;
+}
+
+std::vector<hal::AddressRange> Runtime::DeviceAddressRanges() const {
+  std::vector<hal::AddressRange> ranges;
+  for (int32_t id = 0; id < backend_->device_count(); ++id) {
+    ranges.push_back(backend_->device(id).info().addresses);
+  }
+  return ranges;
 }
 
 absl::Status Runtime::CheckDeviceId(int32_t device_id) const {
@@ -201,7 +212,15 @@ absl::StatusOr<ContextInfo> Runtime::SetDevice(SessionId id, int32_t device_id) 
   if (!session.ok()) return session.status();
   ++(*session)->device_refs[device_id];
   UpdateDevicePower();
-  return DefaultContextLocked(**session, device_id);
+  absl::StatusOr<ContextInfo> context = DefaultContextLocked(**session, device_id);
+  if (!context.ok()) DropDeviceReferenceLocked(**session, device_id);
+  return context;
+}
+
+void Runtime::DropDeviceReferenceLocked(Session& session, int32_t device_id) {
+  auto it = session.device_refs.find(device_id);
+  if (it != session.device_refs.end() && --it->second == 0) session.device_refs.erase(it);
+  UpdateDevicePower();
 }
 
 void Runtime::ResetDevice(SessionId id, int32_t device_id, bool force, Done done) {
@@ -239,23 +258,26 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
   return absl::OkStatus();
 }
 
-ContextInfo Runtime::NewContextLocked(Session& session, int32_t device_id, bool device_default) {
+absl::StatusOr<ContextInfo> Runtime::NewContextLocked(Session& session, int32_t device_id,
+                                                      bool device_default) {
   Context context;
   context.id = next_handle_++;
   context.device = device_id;
   context.is_device_default = device_default;
-  context.default_stream = NewStreamLocked(session, device_id, 0, 0)->id();
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, NewStreamLocked(session, device_id, 0, 0));
+  context.default_stream = stream->id();
   session.contexts[context.id] = context;
   return ContextInfo{context.id, device_id, context.default_stream};
 }
 
-ContextInfo Runtime::DefaultContextLocked(Session& session, int32_t device_id) {
+absl::StatusOr<ContextInfo> Runtime::DefaultContextLocked(Session& session, int32_t device_id) {
   auto it = session.default_contexts.find(device_id);
   if (it != session.default_contexts.end()) {
     const Context& context = session.contexts.at(it->second);
     return ContextInfo{context.id, context.device, context.default_stream};
   }
-  ContextInfo info = NewContextLocked(session, device_id, /*device_default=*/true);
+  ACL_ASSIGN_OR_RETURN(ContextInfo info,
+                       NewContextLocked(session, device_id, /*device_default=*/true));
   session.default_contexts[device_id] = info.context;
   return info;
 }
@@ -279,7 +301,10 @@ absl::StatusOr<ContextInfo> Runtime::CreateContext(SessionId id, int32_t device_
   // A context holds its device like aclrtSetDevice does (CANN: rtCtxCreate).
   ++(*session)->device_refs[device_id];
   UpdateDevicePower();
-  return NewContextLocked(**session, device_id, /*device_default=*/false);
+  absl::StatusOr<ContextInfo> context =
+      NewContextLocked(**session, device_id, /*device_default=*/false);
+  if (!context.ok()) DropDeviceReferenceLocked(**session, device_id);
+  return context;
 }
 
 void Runtime::DestroyContext(SessionId id, ContextId context_id, Done done) {

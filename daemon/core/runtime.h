@@ -34,7 +34,7 @@
 #include "daemon/core/session_events.h"
 #include "daemon/core/session_table.h"
 #include "daemon/core/stream_engine.h"
-#include "daemon/core/timer.h"
+#include "hal/timer.h"
 #include "hal/backend.h"
 
 namespace acld {
@@ -97,12 +97,10 @@ struct MemsetRequest {
 // A copy whose ranges were checked, and whose device memory is pinned, when it
 // was launched: running it later cannot touch memory freed meanwhile.
 struct PreparedCopy {
-  uint8_t* dst = nullptr;
-  const uint8_t* src = nullptr;
-  uint64_t count = 0;
+  hal::Transfer transfer;
+  int32_t device = 0;  // the device that runs it (the first device side's)
   std::shared_ptr<void> dst_keepalive;
   std::shared_ptr<void> src_keepalive;
-  void Run() const;
 };
 
 struct KernelRequest {
@@ -158,6 +156,9 @@ class Runtime {
   std::string SocName() const;
   // The built-in kernels (name, number of 64-bit arguments).
   std::vector<std::pair<std::string, size_t>> Kernels() const;
+  // Each device's address window, by device id (clients tell device from
+  // host pointers with them).
+  std::vector<hal::AddressRange> DeviceAddressRanges() const;
   // Takes a device reference; returns the device's default context.
   absl::StatusOr<ContextInfo> SetDevice(SessionId session, int32_t device_id);
   // Drops one reference (all with `force`); at zero the session's contexts,
@@ -250,12 +251,17 @@ class Runtime {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status CheckDeviceId(int32_t device_id) const;
   // The device's default context of the session, created on first use.
-  ContextInfo DefaultContextLocked(Session& session, int32_t device_id)
+  absl::StatusOr<ContextInfo> DefaultContextLocked(Session& session, int32_t device_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  ContextInfo NewContextLocked(Session& session, int32_t device_id, bool device_default)
+  absl::StatusOr<ContextInfo> NewContextLocked(Session& session, int32_t device_id,
+                                               bool device_default)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::shared_ptr<Stream> NewStreamLocked(Session& session, int32_t device_id, uint32_t priority,
-                                          uint32_t flags) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Undoes a device reference taken by a call that then failed.
+  void DropDeviceReferenceLocked(Session& session, int32_t device_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::shared_ptr<Stream>> NewStreamLocked(Session& session, int32_t device_id,
+                                                          uint32_t priority, uint32_t flags)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What a session gave up: streams and events to close after mu_ is released
   // (closing completes waiters, which may write to a client).
   struct Released {
@@ -289,7 +295,19 @@ class Runtime {
   absl::StatusOr<std::shared_ptr<QueueBudget>> BudgetOf(SessionId session)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
+  // Launches `function` (kept alive by `executable`) with its argument block.
+  absl::StatusOr<uint64_t> Launch(SessionId session, const std::shared_ptr<Stream>& stream,
+                                  uint64_t thread, const hal::Function& function,
+                                  std::shared_ptr<const void> executable, uint32_t block_dim,
+                                  std::string args);
   absl::StatusOr<ResolvedRange> ResolveFill(SessionId session, const MemsetRequest& memset) const;
+  // Charges the session's queue budget (waiting for room) and appends device work.
+  absl::StatusOr<uint64_t> EnqueueDeviceWork(SessionId session,
+                                             const std::shared_ptr<Stream>& stream,
+                                             uint64_t thread, uint64_t payload_bytes,
+                                             const char* what, DeviceWork work,
+                                             DeviceDone done = nullptr,
+                                             std::function<void()> on_discard = nullptr);
   void ReportFailure(const TaskFailure& failure);
 
   // Declaration order is destruction order in reverse: the timer stops before
@@ -299,7 +317,7 @@ class Runtime {
   MemoryManager memory_;
   std::vector<std::unique_ptr<StreamEngine>> engines_;  // one per device
   CallbackBroker broker_;
-  Timer timer_;
+  hal::Timer timer_;
 
   mutable absl::Mutex mu_;
   SessionTable sessions_ ABSL_GUARDED_BY(mu_);

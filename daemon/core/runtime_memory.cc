@@ -1,17 +1,15 @@
 // Runtime: device memory and copies. Every device access goes through
 // MemoryManager::Resolve, which only sees the calling session's allocations.
-#include <cstring>
+#include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 #include "daemon/core/runtime.h"
 
 namespace acld {
-
-void PreparedCopy::Run() const {
-  if (count != 0) std::memmove(dst, src, count);
-}
 
 absl::StatusOr<uint64_t> Runtime::Malloc(SessionId id, int32_t device_id, uint64_t size) {
   absl::Status valid = CheckDeviceId(device_id);
@@ -28,28 +26,36 @@ absl::Status Runtime::Free(SessionId id, uint64_t address) { return memory_.Free
 
 absl::StatusOr<PreparedCopy> Runtime::PrepareCopy(SessionId id, const CopyRequest& copy) const {
   PreparedCopy prepared;
-  prepared.count = copy.count;
-  if (copy.count == 0) return prepared;
+  prepared.transfer.count = copy.count;
   const bool device_src = copy.direction != CopyRequest::Direction::kHostToDevice;
   const bool device_dst = copy.direction != CopyRequest::Direction::kDeviceToHost;
+  // A zero-byte copy checks nothing and touches nothing.
+  std::optional<int32_t> device;
   if (device_src) {
-    absl::StatusOr<ResolvedRange> src = memory_.Resolve(id, copy.device_src, copy.count);
+    absl::StatusOr<ResolvedRange> src =
+        copy.count == 0 ? absl::StatusOr<ResolvedRange>(ResolvedRange{})
+                        : memory_.Resolve(id, copy.device_src, copy.count);
     if (!src.ok()) return src.status();
-    prepared.src = src->data;
+    prepared.transfer.device_src = src->span;
     prepared.src_keepalive = std::move(src->keepalive);
+    device = src->device;
   } else {
-    prepared.src = copy.host.data;
+    prepared.transfer.host_src = copy.host.data;
     prepared.src_keepalive = copy.host.keepalive;
   }
   if (device_dst) {
-    absl::StatusOr<ResolvedRange> dst = memory_.Resolve(id, copy.device_dst, copy.count);
+    absl::StatusOr<ResolvedRange> dst =
+        copy.count == 0 ? absl::StatusOr<ResolvedRange>(ResolvedRange{})
+                        : memory_.Resolve(id, copy.device_dst, copy.count);
     if (!dst.ok()) return dst.status();
-    prepared.dst = dst->data;
+    prepared.transfer.device_dst = dst->span;
     prepared.dst_keepalive = std::move(dst->keepalive);
+    if (!device.has_value()) device = dst->device;
   } else {
-    prepared.dst = copy.host.data;
+    prepared.transfer.host_dst = copy.host.data;
     prepared.dst_keepalive = copy.host.keepalive;
   }
+  prepared.device = device.value_or(0);
   return prepared;
 }
 
@@ -60,20 +66,19 @@ absl::StatusOr<ResolvedRange> Runtime::ResolveFill(SessionId id,
 }
 
 absl::Status Runtime::Copy(SessionId id, const CopyRequest& copy) {
-  absl::StatusOr<PreparedCopy> prepared = PrepareCopy(id, copy);
-  if (!prepared.ok()) return prepared.status();
-  prepared->Run();
-  return absl::OkStatus();
+  if (copy.count == 0) return absl::OkStatus();
+  ACL_ASSIGN_OR_RETURN(PreparedCopy prepared, PrepareCopy(id, copy));
+  return backend_->device(prepared.device).Copy(prepared.transfer);
 }
 
 absl::Status Runtime::Memset(SessionId id, const MemsetRequest& memset) {
   if (memset.count > memset.max_count) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count is larger than maxCount");
   }
-  absl::StatusOr<ResolvedRange> target = ResolveFill(id, memset);
-  if (!target.ok()) return target.status();
-  if (memset.count != 0) std::memset(target->data, memset.value, memset.count);
-  return absl::OkStatus();
+  if (memset.count == 0) return absl::OkStatus();
+  ACL_ASSIGN_OR_RETURN(ResolvedRange target, ResolveFill(id, memset));
+  return backend_->device(target.device)
+      .Fill(target.span, static_cast<uint8_t>(memset.value), memset.count);
 }
 
 absl::StatusOr<MemInfo> Runtime::GetMemInfo(SessionId id, int32_t device_id) {

@@ -7,7 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 #include "daemon/core/runtime.h"
 
 namespace acld {
@@ -74,12 +75,15 @@ absl::StatusOr<std::shared_ptr<Event>> Runtime::FindEvent(SessionId id, EventId 
   return it->second;
 }
 
-std::shared_ptr<Stream> Runtime::NewStreamLocked(Session& session, int32_t device_id,
-                                                 uint32_t priority, uint32_t flags) {
+absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& session,
+                                                                 int32_t device_id,
+                                                                 uint32_t priority,
+                                                                 uint32_t flags) {
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
-  auto stream =
-      std::make_shared<Stream>(options, *engines_[device_id], timer_,
-                               [this](const TaskFailure& failure) { ReportFailure(failure); });
+  ACL_ASSIGN_OR_RETURN(
+      std::shared_ptr<Stream> stream,
+      Stream::Create(options, *engines_[device_id], timer_, backend_->device(device_id),
+                     [this](const TaskFailure& failure) { ReportFailure(failure); }));
   session.streams[options.id] = stream;
   return stream;
 }
@@ -101,7 +105,9 @@ absl::StatusOr<StreamId> Runtime::CreateStream(SessionId id, ContextId context_i
   }
   absl::Status quota = CheckStreamQuotaLocked(**session, "aclrtCreateStream");
   if (!quota.ok()) return quota;
-  return NewStreamLocked(**session, context->second.device, priority, flags)->id();
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream,
+                       NewStreamLocked(**session, context->second.device, priority, flags));
+  return stream->id();
 }
 
 void Runtime::DestroyStream(SessionId id, StreamId stream_id, bool force, Done done) {
@@ -229,6 +235,20 @@ absl::StatusOr<uint64_t> Runtime::Enqueue(SessionId id, const std::shared_ptr<St
                          *std::move(charge));
 }
 
+absl::StatusOr<uint64_t> Runtime::EnqueueDeviceWork(SessionId id,
+                                                    const std::shared_ptr<Stream>& stream,
+                                                    uint64_t thread, uint64_t payload_bytes,
+                                                    const char* what, DeviceWork work,
+                                                    DeviceDone done,
+                                                    std::function<void()> on_discard) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<QueueBudget> budget, BudgetOf(id));
+  // May wait for room: no lock is held here.
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge,
+                       budget->Charge(QueueBudget::kTaskOverheadBytes + payload_bytes));
+  return stream->EnqueueDeviceWork(std::move(work), what, thread, std::move(on_discard),
+                                   std::move(done), std::move(charge));
+}
+
 namespace {
 
 // The device ranges a kernel launch declared, checked against the launching
@@ -239,19 +259,21 @@ class PinnedMemory : public hal::MemoryResolver {
   absl::Status Pin(const MemoryManager& memory, SessionId session,
                    const std::vector<hal::DeviceRange>& ranges) {
     for (const hal::DeviceRange& range : ranges) {
-      absl::StatusOr<ResolvedRange> resolved = memory.Resolve(session, range.address, range.bytes);
-      if (!resolved.ok()) return resolved.status();
-      pins_.push_back(Pin_{range, *std::move(resolved)});
+      ACL_ASSIGN_OR_RETURN(ResolvedRange resolved,
+                           memory.Resolve(session, range.address, range.bytes));
+      pins_.push_back(Pin_{range, std::move(resolved)});
     }
     return absl::OkStatus();
   }
 
-  absl::StatusOr<uint8_t*> Resolve(uint64_t address, uint64_t bytes) override {
+  absl::StatusOr<hal::DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override {
     for (const Pin_& pin : pins_) {
       const uint64_t offset = address - pin.range.address;
       if (address >= pin.range.address && offset <= pin.range.bytes &&
           bytes <= pin.range.bytes - offset) {
-        return pin.resolved.data + offset;
+        hal::DeviceSpan span = pin.resolved.span;
+        span.offset += offset;
+        return span;
       }
     }
     return AclStatus(ACL_ERROR_INVALID_PARAM,
@@ -266,149 +288,113 @@ class PinnedMemory : public hal::MemoryResolver {
   std::vector<Pin_> pins_;
 };
 
-absl::Status KernelStatus(const std::string& name, absl::Status status) {
-  if (status.ok()) return status;
-  if (AclCodeOf(status) != ACL_ERROR_INTERNAL_ERROR) return status;  // an address check
-  // A failure raised by the kernel itself is an AI core exception, as on a device.
-  return AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION,
-                   absl::StrCat("kernel ", name, " failed: ", status.message()));
-}
-
-// One launched kernel: what it runs, and the memory it pinned at launch.
-class KernelLaunch {
- public:
-  KernelLaunch(const hal::Kernel* kernel, KernelRequest request,
-               std::unique_ptr<PinnedMemory> pinned, absl::Status pinned_status)
-      : kernel_(kernel),
-        request_(std::move(request)),
-        pinned_(std::move(pinned)),
-        pinned_status_(std::move(pinned_status)) {}
-
-  absl::Status Run() {
-    if (!pinned_status_.ok()) return KernelStatus(request_.name, pinned_status_);
-    return KernelStatus(request_.name, kernel_->Run(request_.block_dim, request_.args, *pinned_));
-  }
-  // Called once the kernel ran, by the only thread that runs it.
-  void Unpin() { pinned_.reset(); }
-
-  // A busy kernel's timer, and whether its stream dropped it meanwhile.
-  std::atomic<Timer::TimerId> timer{0};
-  std::atomic<bool> discarded{false};
-
- private:
-  const hal::Kernel* const kernel_;
-  const KernelRequest request_;
-  std::unique_ptr<PinnedMemory> pinned_;
-  const absl::Status pinned_status_;
-};
-
-// Longest busy time a sim kernel may ask for (about 12 days): keeps the
-// deadline arithmetic far from overflow.
-constexpr uint64_t kMaxBusyMicros = uint64_t{1} << 40;
-
 }  // namespace
 
 absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id, uint64_t thread,
                                                KernelRequest request) {
-  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
-  if (!stream.ok()) return stream.status();
-  const int32_t device_id = (*stream)->options().device;
-  const hal::Device& device = backend_->device(device_id);
-  const hal::Kernel* kernel = device.FindKernel(request.name);
-  if (kernel == nullptr) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  const hal::Executable* builtin = backend_->device(stream->options().device).builtin_kernels();
+  absl::StatusOr<const hal::Function*> function =
+      builtin == nullptr ? absl::StatusOr<const hal::Function*>(absl::NotFoundError(""))
+                         : builtin->GetFunction(request.name);
+  if (!function.ok()) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("aclsimLaunchKernel: no built-in kernel named '",
                                   absl::CHexEscape(request.name.substr(0, 64)), "'"));
   }
-  if (request.block_dim == 0) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM, "aclsimLaunchKernel: blockDim must be > 0");
+  std::string args(request.args.size() * 8, '\0');
+  if (!args.empty()) std::memcpy(args.data(), request.args.data(), args.size());
+  return Launch(id, stream, thread, **function, nullptr, request.block_dim, std::move(args));
+}
+
+absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Stream>& stream,
+                                         uint64_t thread, const hal::Function& function,
+                                         std::shared_ptr<const void> executable,
+                                         uint32_t block_dim, std::string args) {
+  if (block_dim == 0) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM, "kernel launch: blockDim must be > 0");
   }
-  if (request.args.size() != kernel->arg_count()) {
-    return AclStatus(
-        ACL_ERROR_INVALID_PARAM,
-        absl::StrCat("aclsimLaunchKernel: ", request.name, " takes ", kernel->arg_count() * 8,
-                     " bytes of arguments, got ", request.args.size() * 8));
+  const std::optional<uint64_t> args_size = function.args_size();
+  if (args_size.has_value() && args.size() != *args_size) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("kernel launch: ", function.name(), " takes ", *args_size,
+                                  " bytes of arguments, got ", args.size()));
   }
   // The memory the kernel will touch is checked and pinned now; a bad range
-  // fails the task when the stream reaches it, as a device would.
-  auto pinned = std::make_unique<PinnedMemory>();
-  absl::StatusOr<std::vector<hal::DeviceRange>> ranges =
-      kernel->Ranges(request.block_dim, request.args);
-  absl::Status pinned_status = ranges.ok() ? pinned->Pin(memory_, id, *ranges) : ranges.status();
-  const uint64_t busy_micros = std::min(kernel->BusyMicros(request.args), kMaxBusyMicros);
-  const uint64_t payload = request.args.size() * 8 + request.name.size();
-  auto launch = std::make_shared<KernelLaunch>(kernel, std::move(request), std::move(pinned),
-                                               std::move(pinned_status));
-  if (busy_micros == 0) {
-    return Enqueue(id, *stream, thread, payload,
-                   [launch](const TaskResume&) -> std::optional<absl::Status> {
-                     return launch->Run();
-                   });
+  // fails the task when the stream reaches it, as a device would. A backend
+  // that cannot tell the ranges gets no resolver (docs/security.md).
+  auto pinned = std::make_shared<PinnedMemory>();
+  absl::StatusOr<std::vector<hal::DeviceRange>> ranges = function.Ranges(block_dim, args);
+  absl::Status pinned_status;
+  std::shared_ptr<hal::MemoryResolver> memory;
+  if (ranges.ok()) {
+    pinned_status = pinned->Pin(memory_, id, *ranges);
+    memory = pinned;
+  } else if (!absl::IsUnimplemented(ranges.status())) {
+    pinned_status = ranges.status();
   }
-  // The kernel occupies its stream for its busy time without holding a
-  // worker; when the time is up its effect runs on one of the device's
-  // workers (never on the timer thread, which every device shares).
-  StreamEngine* engine = engines_[device_id].get();
-  TaskFn task = [this, launch, busy_micros,
-                 engine](const TaskResume& resume) -> std::optional<absl::Status> {
-    launch->timer = timer_.Schedule(
-        absl::Now() + absl::Microseconds(static_cast<int64_t>(busy_micros)),
-        [engine, launch, resume] {
-          engine->Post([launch, resume] {
-            if (launch->discarded.load()) return;
-            const absl::Status status = launch->Run();
-            // Its memory goes back before its stream moves on: a reset or
-            // free waiting for this kernel then finds the memory released.
-            launch->Unpin();
-            resume(status);
-          });
-        });
-    return std::nullopt;
+  const uint64_t payload = args.size() + function.name().size();
+  struct Launch {
+    const hal::Function& function;
+    std::shared_ptr<const void> executable;  // keeps `function` alive
+    hal::LaunchParams params;
+    absl::Status pinned_status;
   };
-  // Dropped (abort, end of session): no effect, and the timer lets go of it now.
-  auto on_discard = [this, launch] {
-    launch->discarded.store(true);
-    timer_.Cancel(launch->timer.load());
-  };
-  return Enqueue(id, *stream, thread, payload, std::move(task), std::move(on_discard), "kernel");
+  auto launch = std::make_shared<Launch>(
+      Launch{function, std::move(executable),
+             hal::LaunchParams{block_dim, std::move(args), std::move(memory)},
+             std::move(pinned_status)});
+  return EnqueueDeviceWork(
+      id, stream, thread, payload, "kernel", [launch](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+        if (!launch->pinned_status.ok()) return launch->pinned_status;
+        return device.Launch(launch->function, std::move(launch->params));
+      });
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream_id, uint64_t thread,
                                               const CopyRequest& copy) {
-  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
-  if (!stream.ok()) return stream.status();
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
   // Inline bytes (a request's buffer) are held by the task: charge them.
   const uint64_t payload = copy.host.owned_bytes;
   auto prepared = std::make_shared<absl::StatusOr<PreparedCopy>>(PrepareCopy(id, copy));
-  return Enqueue(id, *stream, thread, payload,
-                 [prepared](const TaskResume&) -> std::optional<absl::Status> {
-                   if (!prepared->ok()) return prepared->status();
-                   (*prepared)->Run();
-                   return absl::OkStatus();
-                 });
+  return EnqueueDeviceWork(id, stream, thread, payload, "copy",
+                           [prepared](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+                             if (!prepared->ok()) return prepared->status();
+                             return device.Copy((*prepared)->transfer);
+                           });
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopyToClient(SessionId id, StreamId stream_id,
                                                       uint64_t thread, uint64_t device_src,
                                                       uint64_t count, Deliver deliver) {
-  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
-  if (!stream.ok()) return stream.status();
-  auto source = std::make_shared<absl::StatusOr<ResolvedRange>>(
-      count == 0 ? absl::StatusOr<ResolvedRange>(ResolvedRange{})
-                 : memory_.Resolve(id, device_src, count));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  struct ToClient {
+    absl::StatusOr<ResolvedRange> source;
+    std::string bytes;  // exists only from when the stream reaches the copy until it is sent
+  };
+  auto copy = std::make_shared<ToClient>(
+      ToClient{count == 0 ? absl::StatusOr<ResolvedRange>(ResolvedRange{})
+                          : memory_.Resolve(id, device_src, count),
+               {}});
   auto on_discard = [deliver] {
     deliver(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "the copy was discarded by its stream"));
   };
-  return Enqueue(
-      id, *stream, thread, 0,
-      [source, count, deliver](const TaskResume&) -> std::optional<absl::Status> {
-        if (!source->ok()) {
-          deliver(source->status());
-          return source->status();
-        }
-        // The bytes exist only from now until they are sent.
-        deliver(std::string(reinterpret_cast<const char*>((*source)->data), count));
-        return absl::OkStatus();
+  // The staging bytes live from the submit to the delivery: charged.
+  return EnqueueDeviceWork(
+      id, stream, thread, count, "copy",
+      [copy, count](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+        if (!copy->source.ok()) return copy->source.status();
+        copy->bytes.resize(count);
+        hal::Transfer transfer;
+        if (count != 0) transfer.device_src = copy->source->span;
+        else transfer.host_src = copy->bytes.data();
+        transfer.host_dst = copy->bytes.data();
+        transfer.count = count;
+        return device.Copy(transfer);
+      },
+      [copy, deliver](const absl::Status& status) {
+        if (!status.ok()) return deliver(status);
+        deliver(std::move(copy->bytes));
       },
       std::move(on_discard));
 }
@@ -418,39 +404,35 @@ absl::StatusOr<uint64_t> Runtime::EnqueueMemset(SessionId id, StreamId stream_id
   if (memset.count > memset.max_count) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count is larger than maxCount");
   }
-  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
-  if (!stream.ok()) return stream.status();
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
   auto target = std::make_shared<absl::StatusOr<ResolvedRange>>(ResolveFill(id, memset));
-  const int32_t value = memset.value;
+  const uint8_t value = static_cast<uint8_t>(memset.value);
   const uint64_t count = memset.count;
-  return Enqueue(id, *stream, thread, 0,
-                 [target, value, count](const TaskResume&) -> std::optional<absl::Status> {
-                   if (!target->ok()) return target->status();
-                   if (count != 0) std::memset((*target)->data, value, count);
-                   return absl::OkStatus();
-                 });
+  return EnqueueDeviceWork(id, stream, thread, 0, "fill",
+                           [target, value, count](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+                             if (!target->ok()) return target->status();
+                             return device.Fill((*target)->span, value, count);
+                           });
 }
 
 absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, StreamId stream_id,
                                               uint64_t thread) {
-  absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
-  if (!event.ok()) return event.status();
-  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
-  if (!stream.ok()) return stream.status();
-  hal::Device* device = &backend_->device((*stream)->options().device);
-  absl::StatusOr<std::shared_ptr<QueueBudget>> budget = BudgetOf(id);
-  if (!budget.ok()) return budget.status();
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Event> event, FindEvent(id, event_id));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<QueueBudget> budget, BudgetOf(id));
   // Charged before the record number is taken: a record that never gets
   // enqueued must not leave the event waiting for it.
-  absl::StatusOr<std::shared_ptr<void>> charge = (*budget)->Charge(QueueBudget::kTaskOverheadBytes);
-  if (!charge.ok()) return charge.status();
-  const uint64_t record = (*event)->TakeRecordNumber();
-  return (*stream)->Enqueue(
-      [event = *event, record, device](const TaskResume&) -> std::optional<absl::Status> {
-        event->CompleteRecord(record, device->NowNanos());
-        return absl::OkStatus();
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge,
+                       budget->Charge(QueueBudget::kTaskOverheadBytes));
+  const uint64_t record = event->TakeRecordNumber();
+  return stream->EnqueueDeviceWork(
+      [event](hal::Stream& device) { return device.RecordEvent(event->device_event()); },
+      "event record", thread,
+      nullptr,
+      [event, record](const absl::Status&) {
+        event->CompleteRecord(record, event->device_event().TimestampNanos().value_or(0));
       },
-      thread, nullptr, "work", *std::move(charge));
+      std::move(charge));
 }
 
 absl::StatusOr<uint64_t> Runtime::ResetEvent(SessionId id, EventId event_id, StreamId stream_id,
@@ -516,8 +498,11 @@ absl::StatusOr<EventId> Runtime::CreateEvent(SessionId id, int32_t device_id, ui
                      absl::StrCat("aclrtCreateEvent: this process may hold at most ", quota,
                                   " events (--max_events_per_session)"));
   }
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Event> device_event,
+                       backend_->device(device_id).CreateEvent());
   const EventId event_id = next_handle_++;
-  (*session)->events[event_id] = std::make_shared<Event>(event_id, id, device_id, flags, timer_);
+  (*session)->events[event_id] =
+      std::make_shared<Event>(event_id, id, device_id, flags, timer_, std::move(device_event));
   return event_id;
 }
 

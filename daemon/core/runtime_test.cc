@@ -6,7 +6,7 @@
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 #include "hal/sim/sim_backend.h"
 

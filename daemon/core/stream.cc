@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "daemon/core/stream_engine.h"
 
 namespace acld {
@@ -19,7 +19,7 @@ thread_local bool continue_inline = false;
 
 }  // namespace
 
-Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
+Stream::Stream(const Options& options, StreamEngine& engine, hal::Timer& timer,
                FailureListener on_failure)
     : options_(options),
       engine_(engine),
@@ -28,9 +28,43 @@ Stream::Stream(const Options& options, StreamEngine& engine, Timer& timer,
 
 Stream::~Stream() = default;
 
+absl::StatusOr<std::shared_ptr<Stream>> Stream::Create(const Options& options,
+                                                       StreamEngine& engine, hal::Timer& timer,
+                                                       hal::Device& device,
+                                                       FailureListener on_failure) {
+  auto stream = std::make_shared<Stream>(options, engine, timer, std::move(on_failure));
+  std::weak_ptr<Stream> self = stream;
+  hal::StreamOptions device_options;
+  device_options.priority = options.priority;
+  device_options.on_complete = [self](uint64_t sequence, const absl::Status& status) {
+    if (auto stream = self.lock()) stream->DeviceCompleted(sequence, status);
+  };
+  absl::StatusOr<std::unique_ptr<hal::Stream>> device_stream =
+      device.CreateStream(std::move(device_options));
+  if (!device_stream.ok()) return device_stream.status();
+  stream->device_ = *std::move(device_stream);
+  return stream;
+}
+
 absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
                                          std::function<void()> on_discard, const char* waits_for,
                                          std::shared_ptr<void> hold) {
+  return Append(Task{0, submitter_thread, std::move(task), nullptr, nullptr, std::move(on_discard),
+                     waits_for, std::move(hold)});
+}
+
+absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* what,
+                                                   uint64_t submitter_thread,
+                                                   std::function<void()> on_discard,
+                                                   DeviceDone done, std::shared_ptr<void> hold) {
+  if (device_ == nullptr) {
+    return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
+  }
+  return Append(Task{0, submitter_thread, nullptr, std::move(work), std::move(done),
+                     std::move(on_discard), what, std::move(hold)});
+}
+
+absl::StatusOr<uint64_t> Stream::Append(Task task) {
   bool make_ready = false;
   std::function<void()> discarded;
   uint64_t id;
@@ -40,16 +74,15 @@ absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
       return AclStatus(ACL_ERROR_RT_INVALID_HANDLE,
                        absl::StrCat("stream ", options_.id, " is being destroyed"));
     }
-    id = next_task_id_++;
+    id = task.id = next_task_id_++;
     if (stopped_) {
       // STOP_ON_FAILURE: nothing runs until the failure has been reported.
       ++counters_.discarded;
       finished_through_ = std::max(finished_through_, id);
-      discarded = std::move(on_discard);
+      discarded = std::move(task.on_discard);
     } else {
       ++counters_.queued;
-      queue_.push_back(Task{id, submitter_thread, std::move(task), std::move(on_discard),
-                            waits_for, std::move(hold)});
+      queue_.push_back(std::move(task));
       if (state_ == State::kIdle) {
         state_ = State::kReady;
         make_ready = true;
@@ -61,6 +94,65 @@ absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
   return id;
 }
 
+void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) {
+  running_task_id_ = task.id;
+  mu_.Unlock();
+  absl::StatusOr<uint64_t> sequence = task.device_work(*device_);
+  mu_.Lock();
+  running_task_id_ = 0;
+  if (!sequence.ok()) {
+    FinishLocked(task, sequence.status(), after);
+    return;
+  }
+  task.sequence = *sequence;
+  if (discarded_through_ >= task.id) {
+    // Aborted while it was being submitted: the device drops it again before
+    // its hold goes.
+    --counters_.queued;
+    ++counters_.discarded;
+    if (task.on_discard) after.push_back(std::move(task.on_discard));
+    auto dropped = std::make_shared<Task>(std::move(task));
+    after.push_back([this, dropped] { device_->Abort(); });
+    finished_through_ = std::max(finished_through_, discarded_through_);
+    CollectDoneLocked(after);
+    return;
+  }
+  for (auto it = early_device_results_.begin(); it != early_device_results_.end(); ++it) {
+    if (it->first != task.sequence) continue;
+    const absl::Status status = std::move(it->second);
+    early_device_results_.clear();
+    if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
+    FinishLocked(task, status, after);
+    return;
+  }
+  early_device_results_.clear();
+  in_flight_.push_back(std::move(task));
+}
+
+void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
+  std::vector<std::function<void()>> after;
+  bool make_ready = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!in_flight_.empty() && in_flight_.front().sequence == sequence) {
+      Task task = std::move(in_flight_.front());
+      in_flight_.pop_front();
+      if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
+      FinishLocked(task, status, after);
+      if (in_flight_.empty() && state_ == State::kDraining) {
+        state_ = State::kReady;
+        make_ready = true;
+      }
+    } else if (running_task_id_ != 0) {
+      // Done before its submit returned (the device ran it at once).
+      early_device_results_.emplace_back(sequence, status);
+    }
+    // Otherwise the task was discarded: nobody waits for it.
+  }
+  for (auto& callback : after) callback();
+  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+}
+
 void Stream::RunSome() {
   std::vector<std::function<void()>> after;
   bool make_ready = false;
@@ -68,7 +160,30 @@ void Stream::RunSome() {
     absl::MutexLock lock(&mu_);
     state_ = State::kRunning;
     bool parked = false;
+    bool draining = false;
     for (int n = 0; n < kTasksPerTurn && !queue_.empty(); ++n) {
+      if (queue_.front().device_work) {
+        Task task = std::move(queue_.front());
+        queue_.pop_front();
+        SubmitLocked(std::move(task), after);
+        if (!after.empty()) {
+          // Work the device finished at once is reported now, not at the end
+          // of the turn: a copy's bytes go to their client before the next
+          // copy stages its own.
+          mu_.Unlock();
+          for (auto& callback : after) callback();
+          after.clear();
+          mu_.Lock();
+        }
+        continue;
+      }
+      if (!in_flight_.empty()) {
+        // A host task runs after the device work before it; the last device
+        // report makes the stream ready again.
+        state_ = State::kDraining;
+        draining = true;
+        break;
+      }
       Task task = std::move(queue_.front());
       queue_.pop_front();
       running_task_id_ = task.id;
@@ -102,7 +217,7 @@ void Stream::RunSome() {
       }
       FinishLocked(task, *std::move(result), after);
     }
-    if (!parked) make_ready = ScheduleNextLocked(after);
+    if (!parked && !draining) make_ready = ScheduleNextLocked(after);
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
@@ -170,7 +285,28 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
   CollectDoneLocked(after);
 }
 
+void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after) {
+  if (in_flight_.empty()) return;
+  counters_.discarded += in_flight_.size();
+  counters_.queued -= in_flight_.size();
+  auto dropped = std::make_shared<std::deque<Task>>(std::move(in_flight_));
+  in_flight_.clear();
+  early_device_results_.clear();
+  // The device lets go of them first: a copy may still read host memory that
+  // a task's hold keeps mapped.
+  after.push_back([this, dropped] {
+    device_->Abort();
+    for (Task& task : *dropped) {
+      if (task.on_discard) task.on_discard();
+    }
+    dropped->clear();
+  });
+  // Its queue is discarded next (DiscardQueuedLocked): nothing is left to wait for.
+  if (state_ == State::kDraining) state_ = State::kIdle;
+}
+
 void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after) {
+  DiscardInFlightLocked(after);
   counters_.discarded += queue_.size();
   counters_.queued -= queue_.size();
   for (Task& task : queue_) {
@@ -196,7 +332,8 @@ void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
     // The first synchronization reports the failure; the others see success.
     after.push_back([done = std::move(done), status = TakeErrorLocked()] { done(status); });
   }
-  const bool drained = queue_.empty() && !parked_.has_value() && state_ != State::kRunning;
+  const bool drained = queue_.empty() && !parked_.has_value() && in_flight_.empty() &&
+                       state_ != State::kRunning;
   if (closing_ && drained) {
     for (auto& done : close_waiters_) after.push_back(std::move(done));
     close_waiters_.clear();
@@ -301,6 +438,13 @@ StreamStats Stream::Stats() const {
     case State::kParked:
       stats.state = absl::StrCat("waiting on ", parked_.has_value() ? parked_->waits_for : "work");
       break;
+    case State::kDraining:
+      stats.state = "waiting on device";  // replaced below by what it waits for
+      break;
+  }
+  // Submitted work is on the device: the stream waits for the oldest.
+  if ((state_ == State::kIdle || state_ == State::kDraining) && !in_flight_.empty()) {
+    stats.state = absl::StrCat("waiting on ", in_flight_.front().waits_for);
   }
   if (closing_) stats.state = "closing";
   return stats;

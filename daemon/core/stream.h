@@ -1,9 +1,16 @@
 // A stream: tasks that run one after another, in submission order.
 //
+// Each stream owns one device stream (hal::Stream). Device work — copies,
+// fills, kernels, event records — is submitted to it as soon as the stream
+// reaches the task, without waiting for earlier device work to finish, so the
+// device queue may hold many tasks; the device reports each one done by its
+// sequence number. Host tasks (a host callback, a wait for an event, an event
+// reset) run once the device work before them has finished.
+//
 // Streams do not own threads. A stream with a runnable head task sits in its
 // device's StreamEngine ready queue and a worker runs a few of its tasks; a
-// task that must wait (an event, a kernel's busy time, a host callback) parks
-// the stream and resumes it later, holding no worker meanwhile.
+// host task that must wait parks the stream and resumes it later, holding no
+// worker meanwhile.
 #ifndef ACLD_DAEMON_CORE_STREAM_H_
 #define ACLD_DAEMON_CORE_STREAM_H_
 
@@ -22,7 +29,8 @@
 #include "absl/time/time.h"
 #include "daemon/core/progress_waiters.h"
 #include "daemon/core/session_id.h"
-#include "daemon/core/timer.h"
+#include "hal/device.h"
+#include "hal/timer.h"
 
 namespace acld {
 
@@ -37,6 +45,12 @@ using TaskResume = std::function<void(absl::Status)>;
 // A task's work. Returns its status, or nullopt when it parked the stream; it
 // then calls `resume` exactly once (from any thread) when it is done.
 using TaskFn = std::function<std::optional<absl::Status>(const TaskResume& resume)>;
+// Device work: submits to the device stream and returns the sequence number
+// the device will report, or the error that fails the task at once.
+using DeviceWork = std::function<absl::StatusOr<uint64_t>(hal::Stream& device)>;
+// Runs when the device reports the work done, before anyone waiting for the
+// task is released (an event record's completion, a copy's delivery).
+using DeviceDone = std::function<void(const absl::Status& status)>;
 
 // What the runtime learns about a failed task (the exception callback's facts).
 struct TaskFailure {
@@ -68,7 +82,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
     uint32_t flags = 0;
   };
 
-  Stream(const Options& options, StreamEngine& engine, Timer& timer, FailureListener on_failure);
+  // A stream with its own device stream on `device`.
+  static absl::StatusOr<std::shared_ptr<Stream>> Create(const Options& options,
+                                                        StreamEngine& engine, hal::Timer& timer,
+                                                        hal::Device& device,
+                                                        FailureListener on_failure);
+  Stream(const Options& options, StreamEngine& engine, hal::Timer& timer,
+         FailureListener on_failure);
   ~Stream();
 
   const Options& options() const { return options_; }
@@ -84,6 +104,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
                                    std::function<void()> on_discard = nullptr,
                                    const char* waits_for = "work",
                                    std::shared_ptr<void> hold = nullptr);
+  // Appends device work; `done` (optional) runs when the device reports it.
+  // `what` names the work for operators ("kernel", "copy").
+  absl::StatusOr<uint64_t> EnqueueDeviceWork(DeviceWork work, const char* what,
+                                             uint64_t submitter_thread,
+                                             std::function<void()> on_discard, DeviceDone done,
+                                             std::shared_ptr<void> hold);
 
   // Calls `done` once every task enqueued before this call has finished or
   // been discarded, with the stream's first unreported failure (reported once),
@@ -124,12 +150,27 @@ class Stream : public std::enable_shared_from_this<Stream> {
   struct Task {
     uint64_t id;
     uint64_t submitter_thread;
-    TaskFn fn;
+    TaskFn fn;  // a host task; empty for device work
+    DeviceWork device_work;
+    DeviceDone device_done;
     std::function<void()> on_discard;
     const char* waits_for;
     std::shared_ptr<void> hold;
+    uint64_t sequence = 0;  // the device's number for submitted device work
   };
-  enum class State { kIdle, kReady, kRunning, kParked };
+  // kDraining: a host task waits for the device work before it.
+  enum class State { kIdle, kReady, kRunning, kParked, kDraining };
+
+  absl::StatusOr<uint64_t> Append(Task task);
+  // The device finished the item numbered `sequence`.
+  void DeviceCompleted(uint64_t sequence, const absl::Status& status);
+  // Submits a device task popped by RunSome (mu_ released around the submit).
+  void SubmitLocked(Task task, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes submitted tasks off the device: the device drops them before their
+  // holds go.
+  void DiscardInFlightLocked(std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Records the end of the current task; collects callbacks to run unlocked.
   void FinishLocked(const Task& task, absl::Status status,
@@ -148,10 +189,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
   const Options options_;
   StreamEngine& engine_;
   const FailureListener on_failure_;
+  std::unique_ptr<hal::Stream> device_;  // set once by Create
 
   mutable absl::Mutex mu_;
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
   std::optional<Task> parked_ ABSL_GUARDED_BY(mu_);
+  // Submitted to the device, in submission order (the order it reports them).
+  std::deque<Task> in_flight_ ABSL_GUARDED_BY(mu_);
+  // Reports that arrived while their task was still being submitted.
+  std::vector<std::pair<uint64_t, absl::Status>> early_device_results_ ABSL_GUARDED_BY(mu_);
   State state_ ABSL_GUARDED_BY(mu_) = State::kIdle;
   uint64_t next_task_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t finished_through_ ABSL_GUARDED_BY(mu_) = 0;  // every task id <= this is done

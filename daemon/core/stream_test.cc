@@ -6,7 +6,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "daemon/core/stream_engine.h"
 #include "gtest/gtest.h"
 
@@ -54,7 +54,7 @@ class StreamTest : public ::testing::Test {
     return order_;
   }
 
-  Timer timer_;
+  hal::Timer timer_;
   StreamEngine engine_{2};
   absl::Mutex mu_;
   std::vector<int> order_;
@@ -233,7 +233,7 @@ TEST_F(StreamTest, ResumeBeforeTheWorkerSeesThePark) {
 }
 
 TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
-  Timer timer;
+  hal::Timer timer;
   StreamEngine engine(1);
   absl::Mutex mu;
   std::vector<SessionId> ran;  // which session each finished task belonged to

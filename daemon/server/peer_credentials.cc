@@ -25,7 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "daemon/server/socket_path.h"
 #include "spdlog/spdlog.h"
 

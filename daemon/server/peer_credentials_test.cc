@@ -19,7 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "daemon/server/server_test_support.h"
 #include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "daemon/server/log_limiter.h"
 #include "spdlog/spdlog.h"
 
@@ -121,6 +121,11 @@ void SessionHandler::Open(uint64_t call_id) {
     acl::v1::KernelSignature& kernel = *opened.add_kernels();
     kernel.set_name(name);
     kernel.set_arg_count(static_cast<uint32_t>(arg_count));
+  }
+  for (const hal::AddressRange& range : runtime_.DeviceAddressRanges()) {
+    acl::v1::AddressRange& window = *opened.add_device_addresses();
+    window.set_begin(range.begin);
+    window.set_end(range.end);
   }
   Answer(call_id, std::move(reply));
 }

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "acl/acl_base.h"
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {

@@ -4,8 +4,15 @@
 #include <cstdlib>
 #include <ctime>
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
-#include "hal/sim/sim_kernels.h"
+#include "hal/sim/sim_backend.h"
+#include "hal/sim/sim_event.h"
+#include "hal/sim/sim_executable.h"
+#include "hal/sim/sim_memory.h"
+#include "hal/sim/sim_status.h"
+#include "hal/sim/sim_stream.h"
 
 namespace hal::sim {
 namespace {
@@ -14,6 +21,11 @@ constexpr uint64_t kAlignment = 512;  // as CANN aligns device allocations
 constexpr uint64_t kOffsetLimit = uint64_t{1} << kDeviceIdShift;
 
 }  // namespace
+
+SimDevice::SimDevice(int32_t id, uint64_t memory_bytes)
+    : info_{id, kSimSocName, memory_bytes,
+            AddressRange{kAddressBit | (uint64_t(id) << kDeviceIdShift),
+                         (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit}} {}
 
 absl::Status SimDevice::BringUp() {
   up_.store(true, std::memory_order_release);
@@ -34,12 +46,12 @@ absl::StatusOr<DeviceBuffer> SimDevice::Allocate(uint64_t size) {
   {
     absl::MutexLock lock(&mu_);
     if (!rounded.has_value() || *rounded > info_.memory_bytes - used_) {
-      return absl::ResourceExhaustedError(absl::StrCat("device ", info_.id, " has ",
+      return OutOfDeviceMemory(absl::StrCat("device ", info_.id, " has ",
                                                        info_.memory_bytes - used_, " bytes free, ",
                                                        size, " requested"));
     }
     if (next_offset_ + *rounded > kOffsetLimit) {
-      return absl::ResourceExhaustedError("device address space exhausted");
+      return OutOfDeviceMemory("device address space exhausted");
     }
     offset = next_offset_;
     next_offset_ += *rounded;
@@ -52,13 +64,12 @@ absl::StatusOr<DeviceBuffer> SimDevice::Allocate(uint64_t size) {
   if (bytes == nullptr) {
     absl::MutexLock lock(&mu_);
     used_ -= *rounded;
-    return absl::ResourceExhaustedError("the daemon host is out of memory");
+    return OutOfDeviceMemory("the daemon host is out of memory");
   }
   DeviceBuffer buffer;
-  buffer.address = kDeviceAddressBit | (uint64_t(info_.id) << kDeviceIdShift) | offset;
+  buffer.address = info_.addresses.begin | offset;
   buffer.size = size;
   buffer.reserved = *rounded;
-  buffer.host = static_cast<uint8_t*>(bytes);
   buffer.storage = std::shared_ptr<void>(bytes, std::free);
   return buffer;
 }
@@ -79,16 +90,33 @@ int64_t SimDevice::NowNanos() const {
   return int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
 }
 
-const Kernel* SimDevice::FindKernel(const std::string& name) const {
-  const auto& kernels = BuiltinKernels();
-  auto it = kernels.find(name);
-  return it == kernels.end() ? nullptr : it->second.get();
+absl::Status SimDevice::Copy(const Transfer& transfer) {
+  if (transfer.count == 0) return absl::OkStatus();
+  uint8_t* dst = transfer.device_dst ? SimBytes(*transfer.device_dst)
+                                     : static_cast<uint8_t*>(transfer.host_dst);
+  const uint8_t* src = transfer.device_src ? SimBytes(*transfer.device_src)
+                                           : static_cast<const uint8_t*>(transfer.host_src);
+  std::memmove(dst, src, transfer.count);
+  return absl::OkStatus();
 }
 
-std::vector<const Kernel*> SimDevice::Kernels() const {
-  std::vector<const Kernel*> kernels;
-  for (const auto& [name, kernel] : BuiltinKernels()) kernels.push_back(kernel.get());
-  return kernels;
+absl::Status SimDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) {
+  if (count != 0) std::memset(SimBytes(dst), value, count);
+  return absl::OkStatus();
 }
+
+absl::StatusOr<std::unique_ptr<Stream>> SimDevice::CreateStream(StreamOptions options) {
+  return std::make_unique<SimStream>(*this, timer_, std::move(options));
+}
+
+absl::StatusOr<std::shared_ptr<Event>> SimDevice::CreateEvent() {
+  return std::make_shared<SimEvent>();
+}
+
+absl::StatusOr<std::shared_ptr<Executable>> SimDevice::LoadExecutable(absl::string_view binary) {
+  return LoadSimBinary(binary);
+}
+
+const Executable* SimDevice::builtin_kernels() const { return &BuiltinExecutable(); }
 
 }  // namespace hal::sim

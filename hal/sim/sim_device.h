@@ -7,17 +7,21 @@
 
 #include "absl/synchronization/mutex.h"
 #include "hal/device.h"
+#include "hal/timer.h"
 
 namespace hal::sim {
 
-// Sim device addresses: hal::kDeviceAddressBit, the device id in bits 48..55,
-// then a 48-bit offset that only grows, so a freed address is never handed out
-// again during the daemon's life.
+// Sim device addresses: bit 62 (never a user-space host address on Linux, so
+// a device pointer is never mistaken for host memory), the device id in bits
+// 48..55, then a 48-bit offset that only grows, so a freed address is never
+// handed out again during the daemon's life. The core and the client learn
+// the window from DeviceInfo::addresses.
+inline constexpr uint64_t kAddressBit = uint64_t{1} << 62;
 inline constexpr int kDeviceIdShift = 48;
 
 class SimDevice : public Device {
  public:
-  explicit SimDevice(DeviceInfo info) : info_(std::move(info)) {}
+  SimDevice(int32_t id, uint64_t memory_bytes);
 
   const DeviceInfo& info() const override { return info_; }
   absl::Status BringUp() override;
@@ -29,12 +33,20 @@ class SimDevice : public Device {
   void Free(const DeviceBuffer& buffer) override;
   uint64_t used_bytes() const override;
 
+  absl::Status Copy(const Transfer& transfer) override;
+  absl::Status Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
+
   int64_t NowNanos() const override;
-  const Kernel* FindKernel(const std::string& name) const override;
-  std::vector<const Kernel*> Kernels() const override;
+
+  absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;
+  absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;
+  absl::StatusOr<std::shared_ptr<Executable>> LoadExecutable(absl::string_view binary) override;
+  const Executable* builtin_kernels() const override;
 
  private:
   const DeviceInfo info_;
+  // The device's own thread: kernels' busy time and what follows it.
+  Timer timer_;
   std::atomic<bool> up_{false};
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,6 +1,8 @@
 #include "hal/sim/sim_kernels.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -107,6 +109,112 @@ class WriteI32 : public SimKernel {
   }
 };
 
+// IEEE 754 binary16 ("half") helpers for add_f16_2048.
+
+// The exact value of a half.
+double HalfToDouble(uint16_t h) {
+  const bool negative = (h & 0x8000) != 0;
+  const int exponent = (h >> 10) & 0x1F;
+  const int mantissa = h & 0x3FF;
+  double value;
+  if (exponent == 0) {
+    value = std::ldexp(mantissa, -24);  // zero or subnormal
+  } else if (exponent == 0x1F) {
+    value = mantissa == 0 ? std::numeric_limits<double>::infinity()
+                          : std::numeric_limits<double>::quiet_NaN();
+  } else {
+    value = std::ldexp(mantissa + 1024, exponent - 25);
+  }
+  return negative ? -value : value;
+}
+
+// Rounds a non-negative double (below 2^32) to the nearest integer, ties to
+// even, independent of the floating-point environment's rounding mode.
+uint32_t RoundHalfEven(double x) {
+  const double floor = std::floor(x);
+  const double fraction = x - floor;
+  uint32_t result = static_cast<uint32_t>(floor);
+  if (fraction > 0.5 || (fraction == 0.5 && (result & 1) != 0)) ++result;
+  return result;
+}
+
+// The half nearest to `value` (ties to even; overflow to infinity), as the
+// hardware's half add rounds its exact sum.
+uint16_t DoubleToHalf(double value) {
+  if (std::isnan(value)) return 0x7E00;
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  const double magnitude = std::fabs(value);
+  if (magnitude >= 65520.0) return sign | 0x7C00;  // 65520 is the tie above 65504
+  if (magnitude < std::ldexp(1.0, -14)) {
+    // Subnormal range: units of 2^-24. A result of 1024 is the smallest
+    // normal, which the encoding below gets right by itself.
+    return sign | static_cast<uint16_t>(RoundHalfEven(std::ldexp(magnitude, 24)));
+  }
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);  // magnitude = m * 2^exponent, m in [0.5, 1)
+  const int unbiased = exponent - 1;  // magnitude = 1.f * 2^unbiased, -14..15
+  const uint32_t significand = RoundHalfEven(std::ldexp(magnitude, 10 - unbiased));  // 1024..2048
+  // A significand of 2048 carries into the exponent field, as it should.
+  return sign | static_cast<uint16_t>(((unbiased + 15) << 10) + (significand - 1024));
+}
+
+uint16_t AddHalves(uint16_t a, uint16_t b) {
+  // Two halves sum exactly in a double (at most 41 significant bits), so one
+  // rounding to half gives the correctly rounded half sum.
+  return DoubleToHalf(HalfToDouble(a) + HalfToDouble(b));
+}
+
+// add_f16_2048: the 0_launch_kernel sample's add_custom(x, y, z). Block b adds
+// the 2048 halves from element 2048*b of x and y into z; the per-block length
+// is fixed, so block_dim blocks touch block_dim * 4096 bytes of each buffer.
+class AddF16 : public SimKernel {
+ public:
+  static constexpr uint64_t kElementsPerBlock = 2048;
+  static constexpr uint64_t kBytesPerBlock = kElementsPerBlock * 2;
+
+  AddF16() : SimKernel("add_f16_2048", 3) {}
+
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+    // block_dim < 2^32, so bytes < 2^44: only address + bytes can overflow.
+    const uint64_t bytes = uint64_t{block_dim} * kBytesPerBlock;
+    std::vector<DeviceRange> ranges;
+    for (int i = 0; i < 3; ++i) {
+      if (args[i] > std::numeric_limits<uint64_t>::max() - bytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "add_f16_2048: ", bytes, " bytes from address ", args[i], " wrap around"));
+      }
+      ranges.push_back({args[i], bytes});
+    }
+    return ranges;
+  }
+
+  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+                   MemoryResolver& memory) const override {
+    if (block_dim == 0) return absl::OkStatus();
+    absl::StatusOr<std::vector<DeviceRange>> ranges = Ranges(block_dim, args);
+    if (!ranges.ok()) return ranges.status();
+    uint8_t* buffers[3];
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<uint8_t*> bytes = memory.Resolve((*ranges)[i].address, (*ranges)[i].bytes);
+      if (!bytes.ok()) return bytes.status();
+      buffers[i] = *bytes;
+    }
+    // Element by element (halves are little-endian in device memory),
+    // reading both inputs before writing, so z may be x or y (in place).
+    const uint64_t elements = uint64_t{block_dim} * kElementsPerBlock;
+    for (uint64_t e = 0; e < elements; ++e) {
+      const uint8_t* x = buffers[0] + 2 * e;
+      const uint8_t* y = buffers[1] + 2 * e;
+      const uint16_t z = AddHalves(static_cast<uint16_t>(x[0] | (x[1] << 8)),
+                                   static_cast<uint16_t>(y[0] | (y[1] << 8)));
+      buffers[2][2 * e] = static_cast<uint8_t>(z & 0xFF);
+      buffers[2][2 * e + 1] = static_cast<uint8_t>(z >> 8);
+    }
+    return absl::OkStatus();
+  }
+};
+
 class Trap : public SimKernel {
  public:
   Trap() : SimKernel("trap", 0) {}
@@ -134,7 +242,7 @@ const std::map<std::string, std::unique_ptr<Kernel>>& BuiltinKernels() {
     auto* map = new std::map<std::string, std::unique_ptr<Kernel>>;
     std::unique_ptr<Kernel> all[] = {std::make_unique<AddOne>(), std::make_unique<SpinAddOne>(),
                                      std::make_unique<Fill>(), std::make_unique<WriteI32>(),
-                                     std::make_unique<Trap>()};
+                                     std::make_unique<Trap>(), std::make_unique<AddF16>()};
     for (auto& kernel : all) {
       const std::string name = kernel->name();
       (*map)[name] = std::move(kernel);

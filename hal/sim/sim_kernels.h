@@ -5,6 +5,15 @@
 //   fill_u32          ptr, value, count count uint32 from ptr set to value
 //   write_i32         ptr, value        *(int32_t*)ptr = value
 //   trap              (none)            the task fails (an AI core exception)
+//   add_f16_2048      x, y, z           block b: for i in [2048*b, 2048*b + 2048):
+//                                       ((half*)z)[i] = ((half*)x)[i] + ((half*)y)[i]
+//
+// Arguments are 64-bit fields, device pointers first. add_f16_2048 is the
+// 0_launch_kernel sample's add_custom(x, y, z) (docs/sim-binary.md): IEEE
+// binary16 little-endian elements, sums rounded to nearest (ties to even),
+// overflow to infinity; it touches block_dim * 4096 bytes of each of x, y, z
+// (z may equal x or y). Programs reach it through a sim binary that maps
+// their function name to it (sim_binary.h).
 #ifndef ACLD_HAL_SIM_SIM_KERNELS_H_
 #define ACLD_HAL_SIM_SIM_KERNELS_H_
 
@@ -12,7 +21,7 @@
 #include <memory>
 #include <string>
 
-#include "hal/kernel.h"
+#include "hal/sim/sim_kernel.h"
 
 namespace hal::sim {
 

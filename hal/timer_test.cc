@@ -1,4 +1,4 @@
-#include "daemon/core/timer.h"
+#include "hal/timer.h"
 
 #include <atomic>
 #include <vector>
@@ -7,7 +7,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
-namespace acld {
+namespace hal {
 namespace {
 
 TEST(TimerTest, RunsCallbacksInTimeOrder) {
@@ -56,4 +56,4 @@ TEST(TimerTest, DestroyingDropsPendingCallbacks) {
 }
 
 }  // namespace
-}  // namespace acld
+}  // namespace hal

@@ -4,8 +4,8 @@
 // attached as a payload so that it crosses every boundary (core -> gRPC reply ->
 // client, or core -> embedded client) unchanged. This is the one place where
 // the two error vocabularies meet.
-#ifndef ACLD_DAEMON_CORE_ACL_STATUS_H_
-#define ACLD_DAEMON_CORE_ACL_STATUS_H_
+#ifndef ACLD_PROTO_ACL_ACL_STATUS_H_
+#define ACLD_PROTO_ACL_ACL_STATUS_H_
 
 #include <cstdint>
 
@@ -24,4 +24,4 @@ int32_t AclCodeOf(const absl::Status& status);
 
 }  // namespace acld
 
-#endif  // ACLD_DAEMON_CORE_ACL_STATUS_H_
+#endif  // ACLD_PROTO_ACL_ACL_STATUS_H_

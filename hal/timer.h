@@ -1,7 +1,9 @@
-// One thread that runs callbacks at given times: sync timeouts, callback
-// timeouts and the busy time of sim kernels, without a thread per waiter.
-#ifndef ACLD_DAEMON_CORE_TIMER_H_
-#define ACLD_DAEMON_CORE_TIMER_H_
+// One thread that runs callbacks at given times, without a thread per waiter.
+// The core has one for its timeouts (synchronizations, callbacks); each sim
+// device has its own for the device's busy time, so device work never runs on
+// the thread that serves timeouts.
+#ifndef ACLD_HAL_TIMER_H_
+#define ACLD_HAL_TIMER_H_
 
 #include <cstdint>
 #include <functional>
@@ -13,7 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
-namespace acld {
+namespace hal {
 
 class Timer {
  public:
@@ -40,6 +42,6 @@ class Timer {
   std::thread thread_;
 };
 
-}  // namespace acld
+}  // namespace hal
 
-#endif  // ACLD_DAEMON_CORE_TIMER_H_
+#endif  // ACLD_HAL_TIMER_H_

@@ -1,6 +1,7 @@
-// A built-in kernel: what aclsimLaunchKernel runs on a device.
-#ifndef ACLD_HAL_KERNEL_H_
-#define ACLD_HAL_KERNEL_H_
+// A sim kernel: a function the sim runs on its simulated device memory
+// (a built-in kernel of aclsimLaunchKernel, or one a sim binary names).
+#ifndef ACLD_HAL_SIM_SIM_KERNEL_H_
+#define ACLD_HAL_SIM_SIM_KERNEL_H_
 
 #include <cstdint>
 #include <string>
@@ -8,23 +9,17 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "hal/executable.h"
 
-namespace hal {
+namespace hal::sim {
 
-// Turns a device address range into bytes the kernel may touch. The runtime
-// core implements it with its address checks: a range outside the launching
-// session's own allocations is refused, so a kernel never reaches anyone
-// else's memory.
+// Turns a device address range into the sim's bytes, through the core's
+// hal::MemoryResolver: a range outside the launching session's own
+// allocations is refused, so a kernel never reaches anyone else's memory.
 class MemoryResolver {
  public:
   virtual ~MemoryResolver() = default;
   virtual absl::StatusOr<uint8_t*> Resolve(uint64_t device_address, uint64_t bytes) = 0;
-};
-
-// Bytes of device memory a launch touches.
-struct DeviceRange {
-  uint64_t address = 0;
-  uint64_t bytes = 0;
 };
 
 class Kernel {
@@ -49,6 +44,6 @@ class Kernel {
                            MemoryResolver& memory) const = 0;
 };
 
-}  // namespace hal
+}  // namespace hal::sim
 
-#endif  // ACLD_HAL_KERNEL_H_
+#endif  // ACLD_HAL_SIM_SIM_KERNEL_H_

@@ -1,8 +1,8 @@
-#include "daemon/core/timer.h"
+#include "hal/timer.h"
 
 #include "absl/time/clock.h"
 
-namespace acld {
+namespace hal {
 
 Timer::Timer() : thread_([this] { Loop(); }) {}
 
@@ -63,4 +63,4 @@ void Timer::Loop() {
   }
 }
 
-}  // namespace acld
+}  // namespace hal

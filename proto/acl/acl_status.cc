@@ -1,4 +1,4 @@
-#include "daemon/core/acl_status.h"
+#include "proto/acl/acl_status.h"
 
 #include <string>
 

@@ -1,0 +1,55 @@
+// Device memory as the HAL hands it out and takes it back in device work.
+#ifndef ACLD_HAL_MEMORY_H_
+#define ACLD_HAL_MEMORY_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+namespace hal {
+
+// The window of addresses a device hands out. The core tells device pointers
+// from host pointers with it (ACL_MEMCPY_DEFAULT) and the client learns it at
+// session open; nothing outside a backend knows how addresses are laid out.
+struct AddressRange {
+  uint64_t begin = 0;  // first address
+  uint64_t end = 0;    // one past the last
+
+  bool Contains(uint64_t address) const { return address >= begin && address < end; }
+};
+
+// One allocation of device memory. `address` is the opaque device address the
+// application sees. `storage` is the backend's own handle on the allocation; a
+// backend keeps the memory valid while any copy of it lives, so device work
+// that holds a buffer can finish even if the application freed it meanwhile.
+struct DeviceBuffer {
+  uint64_t address = 0;
+  uint64_t size = 0;      // what the application asked for
+  uint64_t reserved = 0;  // what the device set aside (size rounded to its granularity)
+  std::shared_ptr<void> storage;
+};
+
+// `offset` bytes into `buffer`: where device work reads or writes. The core
+// builds spans only from ranges it checked (MemoryManager::Resolve), so a
+// backend may trust that [offset, offset + count) lies inside the buffer.
+struct DeviceSpan {
+  DeviceBuffer buffer;
+  uint64_t offset = 0;
+
+  uint64_t address() const { return buffer.address + offset; }
+};
+
+// A copy in any direction: exactly one source and one destination are set.
+// Host memory is memory the daemon mapped (a client's shared memory, a
+// request's buffer); device memory is a checked span.
+struct Transfer {
+  std::optional<DeviceSpan> device_dst;
+  void* host_dst = nullptr;
+  std::optional<DeviceSpan> device_src;
+  const void* host_src = nullptr;
+  uint64_t count = 0;
+};
+
+}  // namespace hal
+
+#endif  // ACLD_HAL_MEMORY_H_

@@ -1,0 +1,313 @@
+#include "hal/sim/sim_stream.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "acl/acl_base.h"
+#include "hal/sim/sim_device.h"
+#include "hal/sim/sim_memory.h"
+#include "hal/sim/sim_status.h"
+#include "proto/acl/acl_status.h"
+
+namespace hal::sim {
+namespace {
+
+// Longest busy time a sim kernel may ask for (about 12 days): keeps the
+// deadline arithmetic far from overflow.
+constexpr uint64_t kMaxBusyMicros = uint64_t{1} << 40;
+
+// A kernel's view of device memory: the core's checked spans, as sim bytes.
+class SpanBytes : public MemoryResolver {
+ public:
+  explicit SpanBytes(hal::MemoryResolver& checked) : checked_(checked) {}
+  absl::StatusOr<uint8_t*> Resolve(uint64_t address, uint64_t bytes) override {
+    absl::StatusOr<DeviceSpan> span = checked_.Resolve(address, bytes);
+    if (!span.ok()) return span.status();
+    return SimBytes(*span);
+  }
+
+ private:
+  hal::MemoryResolver& checked_;
+};
+
+absl::Status NotOfThisDevice(const char* what) {
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                         absl::StrCat("the ", what, " does not belong to a sim device"));
+}
+
+}  // namespace
+
+struct SimStream::Item {
+  enum class Kind { kCopy, kFill, kLaunch, kRecord, kWait, kCallback };
+  Kind kind = Kind::kCopy;
+  uint64_t sequence = 0;
+  Transfer transfer;  // kCopy
+  std::optional<DeviceSpan> fill_dst;  // kFill
+  uint8_t fill_value = 0;
+  uint64_t fill_count = 0;
+  const SimFunction* function = nullptr;  // kLaunch
+  LaunchParams launch;
+  std::vector<uint64_t> fields;
+  uint64_t busy_micros = 0;
+  bool busy_done = false;
+  std::shared_ptr<SimEvent> event;  // kRecord, kWait
+  uint64_t record = 0;              // the record's number (kRecord), the target (kWait)
+  bool reached = false;             // kCallback
+  std::optional<absl::Status> resumed;
+};
+
+struct SimStream::State : std::enable_shared_from_this<State> {
+  enum class Hold { kNone, kBusy, kEvent, kCallback };
+
+  State(const SimDevice& device, Timer& timer, StreamOptions options)
+      : device(device), timer(timer), options(std::move(options)) {}
+
+  absl::StatusOr<uint64_t> Submit(Item item);
+  // Runs items until the queue is empty or the head holds. One thread pumps
+  // at a time; a thread that finds another pumping leaves the work to it.
+  void Pump();
+  absl::Status Execute(Item& item);
+  // Ends a hold of `generation` (stale after an Abort) and pumps.
+  void Release(uint64_t held_generation, Hold what);
+  void Abort();
+
+  const SimDevice& device;
+  Timer& timer;
+  const StreamOptions options;
+
+  absl::Mutex mu;
+  std::deque<Item> queue ABSL_GUARDED_BY(mu);
+  uint64_t next_sequence ABSL_GUARDED_BY(mu) = 1;
+  bool pumping ABSL_GUARDED_BY(mu) = false;
+  bool executing ABSL_GUARDED_BY(mu) = false;
+  Hold hold ABSL_GUARDED_BY(mu) = Hold::kNone;
+  Timer::TimerId busy_timer ABSL_GUARDED_BY(mu) = 0;
+  uint64_t generation ABSL_GUARDED_BY(mu) = 0;
+};
+
+absl::StatusOr<uint64_t> SimStream::State::Submit(Item item) {
+  uint64_t sequence;
+  {
+    absl::MutexLock lock(&mu);
+    sequence = item.sequence = next_sequence++;
+    queue.push_back(std::move(item));
+  }
+  Pump();
+  return sequence;
+}
+
+void SimStream::State::Pump() {
+  std::optional<uint64_t> reached_callback;
+  mu.Lock();
+  if (pumping) {
+    mu.Unlock();
+    return;
+  }
+  pumping = true;
+  std::weak_ptr<State> self = weak_from_this();
+  while (!queue.empty() && hold == Hold::kNone) {
+    Item& head = queue.front();
+    const uint64_t held_generation = generation;
+    if (head.kind == Item::Kind::kLaunch && head.busy_micros > 0 && !head.busy_done) {
+      hold = Hold::kBusy;
+      busy_timer = timer.Schedule(
+          absl::Now() + absl::Microseconds(static_cast<int64_t>(head.busy_micros)),
+          [self, held_generation] {
+            if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
+          });
+      break;
+    }
+    if (head.kind == Item::Kind::kWait &&
+        !head.event->WaitFor(head.record, [self, held_generation, timer = &timer] {
+          // On the device's thread: the completing stream may be mid-item.
+          timer->Schedule(absl::InfinitePast(), [self, held_generation] {
+            if (auto state = self.lock()) state->Release(held_generation, Hold::kEvent);
+          });
+        })) {
+      hold = Hold::kEvent;
+      break;
+    }
+    if (head.kind == Item::Kind::kCallback && !head.resumed.has_value()) {
+      if (!head.reached) {
+        head.reached = true;
+        reached_callback = head.sequence;
+      }
+      hold = Hold::kCallback;
+      break;
+    }
+    Item item = std::move(head);
+    queue.pop_front();
+    executing = true;
+    mu.Unlock();
+    const absl::Status status = Execute(item);
+    const uint64_t sequence = item.sequence;
+    item = Item{};  // what it held goes back before its completion is reported
+    mu.Lock();
+    executing = false;
+    mu.Unlock();
+    options.on_complete(sequence, status);
+    mu.Lock();
+  }
+  pumping = false;
+  mu.Unlock();
+  if (reached_callback.has_value() && options.on_callback_point) {
+    options.on_callback_point(*reached_callback);
+  }
+}
+
+absl::Status SimStream::State::Execute(Item& item) {
+  switch (item.kind) {
+    case Item::Kind::kCopy: {
+      const Transfer& t = item.transfer;
+      if (t.count == 0) return absl::OkStatus();
+      uint8_t* dst = t.device_dst ? SimBytes(*t.device_dst) : static_cast<uint8_t*>(t.host_dst);
+      const uint8_t* src =
+          t.device_src ? SimBytes(*t.device_src) : static_cast<const uint8_t*>(t.host_src);
+      std::memmove(dst, src, t.count);
+      return absl::OkStatus();
+    }
+    case Item::Kind::kFill:
+      if (item.fill_count != 0) std::memset(SimBytes(*item.fill_dst), item.fill_value, item.fill_count);
+      return absl::OkStatus();
+    case Item::Kind::kLaunch: {
+      SpanBytes memory(*item.launch.memory);
+      return KernelStatus(item.function->name(),
+                          item.function->kernel().Run(item.launch.block_dim, item.fields, memory));
+    }
+    case Item::Kind::kRecord:
+      item.event->CompleteRecord(item.record, device.NowNanos());
+      return absl::OkStatus();
+    case Item::Kind::kWait:
+      return absl::OkStatus();
+    case Item::Kind::kCallback:
+      return *item.resumed;
+  }
+  return absl::OkStatus();
+}
+
+void SimStream::State::Release(uint64_t held_generation, Hold what) {
+  {
+    absl::MutexLock lock(&mu);
+    if (held_generation != generation || hold != what || queue.empty()) return;
+    if (what == Hold::kBusy) {
+      queue.front().busy_done = true;
+      busy_timer = 0;
+    }
+    hold = Hold::kNone;
+  }
+  Pump();
+}
+
+void SimStream::State::Abort() {
+  std::deque<Item> dropped;  // destroyed unlocked: it holds memory and events
+  {
+    absl::MutexLock lock(&mu);
+    ++generation;
+    dropped.swap(queue);
+    if (busy_timer != 0) timer.Cancel(busy_timer);
+    busy_timer = 0;
+    hold = Hold::kNone;
+    // An item running on another thread finishes first: the caller may free
+    // what it touches once we return.
+    mu.Await(absl::Condition(
+        +[](State* state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) { return !state->executing; },
+        this));
+  }
+  // Streams waiting on a dropped record must not wait for it forever.
+  for (Item& item : dropped) {
+    if (item.kind == Item::Kind::kRecord) item.event->CompleteRecord(item.record, std::nullopt);
+  }
+}
+
+SimStream::SimStream(const SimDevice& device, Timer& device_timer, StreamOptions options)
+    : state_(std::make_shared<State>(device, device_timer, std::move(options))) {}
+
+SimStream::~SimStream() { state_->Abort(); }
+
+absl::StatusOr<uint64_t> SimStream::Copy(const Transfer& transfer) {
+  const bool one_src = transfer.device_src.has_value() != (transfer.host_src != nullptr);
+  const bool one_dst = transfer.device_dst.has_value() != (transfer.host_dst != nullptr);
+  if (!one_src || !one_dst) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "a copy needs one source and one destination");
+  }
+  Item item;
+  item.kind = Item::Kind::kCopy;
+  item.transfer = transfer;
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) {
+  Item item;
+  item.kind = Item::Kind::kFill;
+  item.fill_dst = dst;
+  item.fill_value = value;
+  item.fill_count = count;
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::Launch(const Function& function, LaunchParams params) {
+  const auto* sim_function = dynamic_cast<const SimFunction*>(&function);
+  if (sim_function == nullptr) return NotOfThisDevice("function");
+  if (params.memory == nullptr) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           "a sim kernel launch needs its checked device memory");
+  }
+  absl::StatusOr<std::vector<uint64_t>> fields = sim_function->Fields(params.args);
+  if (!fields.ok()) return fields.status();
+  Item item;
+  item.kind = Item::Kind::kLaunch;
+  item.function = sim_function;
+  item.busy_micros = std::min(sim_function->kernel().BusyMicros(*fields), kMaxBusyMicros);
+  item.fields = *std::move(fields);
+  item.launch = std::move(params);
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::RecordEvent(Event& event) {
+  auto* sim_event = dynamic_cast<SimEvent*>(&event);
+  if (sim_event == nullptr) return NotOfThisDevice("event");
+  Item item;
+  item.kind = Item::Kind::kRecord;
+  item.event = sim_event->shared_from_this();
+  item.record = sim_event->AddRecord();
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::WaitEvent(Event& event) {
+  auto* sim_event = dynamic_cast<SimEvent*>(&event);
+  if (sim_event == nullptr) return NotOfThisDevice("event");
+  Item item;
+  item.kind = Item::Kind::kWait;
+  item.event = sim_event->shared_from_this();
+  item.record = sim_event->latest_record();
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::HostCallbackPoint() {
+  Item item;
+  item.kind = Item::Kind::kCallback;
+  return state_->Submit(std::move(item));
+}
+
+void SimStream::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
+  {
+    absl::MutexLock lock(&state_->mu);
+    if (state_->queue.empty()) return;
+    Item& head = state_->queue.front();
+    if (head.kind != Item::Kind::kCallback || head.sequence != sequence || !head.reached ||
+        head.resumed.has_value()) {
+      return;
+    }
+    head.resumed = std::move(status);
+    state_->hold = State::Hold::kNone;
+  }
+  state_->Pump();
+}
+
+void SimStream::Abort() { state_->Abort(); }
+
+}  // namespace hal::sim

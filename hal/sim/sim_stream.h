@@ -1,0 +1,47 @@
+// A sim device stream: runs its items in order on whichever thread finds it
+// idle — the submitting thread, for work that is ready at once — or on the
+// device's own thread once a kernel's busy time is up or an event it waits on
+// completes. Holding (busy time, an event, a host-callback point) takes no
+// thread.
+#ifndef ACLD_HAL_SIM_SIM_STREAM_H_
+#define ACLD_HAL_SIM_SIM_STREAM_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "hal/sim/sim_event.h"
+#include "hal/sim/sim_executable.h"
+#include "hal/stream.h"
+#include "hal/timer.h"
+
+namespace hal::sim {
+
+class SimDevice;
+
+class SimStream : public Stream {
+ public:
+  SimStream(const SimDevice& device, Timer& device_timer, StreamOptions options);
+  ~SimStream() override;
+
+  absl::StatusOr<uint64_t> Copy(const Transfer& transfer) override;
+  absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
+  absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;
+  absl::StatusOr<uint64_t> RecordEvent(Event& event) override;
+  absl::StatusOr<uint64_t> WaitEvent(Event& event) override;
+  absl::StatusOr<uint64_t> HostCallbackPoint() override;
+  void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
+  void Abort() override;
+
+ private:
+  struct Item;
+  struct State;
+  const std::shared_ptr<State> state_;  // also held (weakly) by timers and event waits
+};
+
+}  // namespace hal::sim
+
+#endif  // ACLD_HAL_SIM_SIM_STREAM_H_

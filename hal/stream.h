@@ -1,0 +1,66 @@
+// A device stream: work that runs on the device one item after another, in
+// submission order.
+//
+// Each submit returns the item's sequence number (1, 2, 3, ... per stream).
+// The stream reports every item that ran, in order, to its completion listener
+// with the item's status; an item dropped by Abort() is never reported. The
+// core submits work as soon as it is ready on its side, so the device queue
+// may hold many items; nothing per item is allocated for the report.
+//
+// Host memory passed to a copy stays valid until the copy is reported or
+// Abort() returns; device memory is held by its DeviceSpan.
+#ifndef ACLD_HAL_STREAM_H_
+#define ACLD_HAL_STREAM_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "hal/event.h"
+#include "hal/executable.h"
+#include "hal/memory.h"
+
+namespace hal {
+
+// Called once per item that ran, in sequence order, from any thread, with no
+// lock of the stream held (it may submit or abort).
+using CompletionListener = std::function<void(uint64_t sequence, const absl::Status& status)>;
+// Called when the device reaches a host-callback point; the stream then holds
+// until ResumeCallbackPoint(sequence).
+using CallbackPointListener = std::function<void(uint64_t sequence)>;
+
+struct StreamOptions {
+  uint32_t priority = 0;  // 0 (highest) .. 7
+  CompletionListener on_complete;
+  CallbackPointListener on_callback_point;
+};
+
+class Stream {
+ public:
+  virtual ~Stream() = default;
+
+  virtual absl::StatusOr<uint64_t> Copy(const Transfer& transfer) = 0;
+  // Sets `count` bytes to `value`.
+  virtual absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) = 0;
+  // `function` belongs to an executable that the caller keeps alive until the
+  // launch is reported or aborted.
+  virtual absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) = 0;
+  // Marks the event with this point of the stream (and the device's clock).
+  virtual absl::StatusOr<uint64_t> RecordEvent(Event& event) = 0;
+  // Holds the stream until every record of `event` submitted before this call
+  // has run (none: passes at once).
+  virtual absl::StatusOr<uint64_t> WaitEvent(Event& event) = 0;
+  // A point where the host runs code: reported to on_callback_point when
+  // reached, then holds the stream until ResumeCallbackPoint.
+  virtual absl::StatusOr<uint64_t> HostCallbackPoint() = 0;
+  virtual void ResumeCallbackPoint(uint64_t sequence, absl::Status status) = 0;
+
+  // Discards every item not yet run, and returns once no item is running.
+  // Dropped items are not reported; the stream takes new work afterwards.
+  virtual void Abort() = 0;
+};
+
+}  // namespace hal
+
+#endif  // ACLD_HAL_STREAM_H_
