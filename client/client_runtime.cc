@@ -41,7 +41,12 @@ ClientRuntime::ClientRuntime()
 
 absl::StatusOr<std::unique_ptr<Transport>> ClientRuntime::CreateTransport(
     const std::string& address) {
-  if (address == "embedded") return std::make_unique<EmbeddedTransport>(&callbacks_);
+  if (address == "embedded") {
+    absl::StatusOr<std::unique_ptr<EmbeddedTransport>> embedded =
+        EmbeddedTransport::Create(&callbacks_);
+    if (!embedded.ok()) return embedded.status();
+    return std::unique_ptr<Transport>(std::move(*embedded));
+  }
   if (absl::StartsWith(address, "unix:")) {
     absl::StatusOr<std::unique_ptr<RemoteTransport>> remote =
         RemoteTransport::Connect(address.substr(5), &callbacks_);

@@ -10,7 +10,7 @@
 #include "acl/acl_base.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
-#include "hal/sim/sim_backend.h"
+#include "hal/registry.h"
 
 namespace acl_client {
 namespace {
@@ -42,11 +42,31 @@ absl::Duration TimeoutFromMs(int32_t timeout_ms) {
   return timeout_ms < 0 ? absl::InfiniteDuration() : absl::Milliseconds(timeout_ms);
 }
 
-EmbeddedTransport::EmbeddedTransport(CallbackDispatcher* callbacks) {
-  hal::sim::SimOptions options;
-  options.device_count = EnvNumber("ACLD_SIM_DEVICES", options.device_count);
-  options.device_memory_bytes = EnvNumber("ACLD_SIM_DEVICE_MEMORY", options.device_memory_bytes);
-  runtime_ = std::make_unique<acld::Runtime>(hal::sim::CreateSimBackend(options));
+absl::StatusOr<std::unique_ptr<EmbeddedTransport>> EmbeddedTransport::Create(
+    CallbackDispatcher* callbacks) {
+  hal::BackendOptions options;
+  options.sim_device_count = EnvNumber("ACLD_SIM_DEVICES", options.sim_device_count);
+  options.sim_device_memory_bytes =
+      EnvNumber("ACLD_SIM_DEVICE_MEMORY", options.sim_device_memory_bytes);
+  const char* library = std::getenv("ACLD_BACKEND_LIBRARY");
+  if (library != nullptr) options.vendor_library = library;
+  options.deep_bind = true;
+  const char* name = std::getenv("ACLD_BACKEND");
+  const std::string backend_name = name != nullptr && *name != '\0' ? name : "sim";
+  absl::StatusOr<std::unique_ptr<hal::Backend>> backend =
+      hal::CreateBackend(backend_name, options);
+  if (!backend.ok()) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat("ACLD_BACKEND=", backend_name,
+                                        ": the devices cannot be opened: ",
+                                        backend.status().message()));
+  }
+  return std::make_unique<EmbeddedTransport>(*std::move(backend), callbacks);
+}
+
+EmbeddedTransport::EmbeddedTransport(std::unique_ptr<hal::Backend> backend,
+                                     CallbackDispatcher* callbacks) {
+  runtime_ = std::make_unique<acld::Runtime>(std::move(backend));
   session_ = runtime_->OpenSession({getpid(), getuid(), getgid(), ProcessCommandLine()});
   kernels_ = runtime_->Kernels();
   device_addresses_ = runtime_->DeviceAddressRanges();
@@ -132,6 +152,24 @@ absl::Status EmbeddedTransport::SetStreamAllocator(uint64_t stream, bool registe
 absl::StatusOr<uint64_t> EmbeddedTransport::LaunchKernel(uint64_t stream, uint64_t thread,
                                                          const acld::KernelRequest& kernel) {
   return runtime_->LaunchKernel(session_, stream, thread, kernel);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::LoadBinary(int32_t device_id,
+                                                       absl::string_view binary) {
+  return runtime_->LoadBinary(session_, device_id, binary);
+}
+
+absl::Status EmbeddedTransport::UnloadBinary(uint64_t binary) {
+  return runtime_->UnloadBinary(session_, binary);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::GetFunction(uint64_t binary, const std::string& name) {
+  return runtime_->GetFunction(session_, binary, name);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::LaunchFunction(uint64_t stream, uint64_t thread,
+                                                           const acld::FunctionLaunch& launch) {
+  return runtime_->LaunchFunction(session_, stream, thread, launch);
 }
 
 acld::CopyRequest EmbeddedTransport::ToCore(const HostCopy& copy, bool stage_pageable) const {

@@ -15,10 +15,14 @@ namespace acl_client {
 
 class EmbeddedTransport : public Transport {
  public:
-  // Sim devices as the daemon's defaults (2 devices of 4 GiB, committed lazily),
-  // overridable with ACLD_SIM_DEVICES and ACLD_SIM_DEVICE_MEMORY.
+  // The devices of ACLD_BACKEND (default sim, as the daemon's defaults: 2
+  // devices of 4 GiB committed lazily, ACLD_SIM_DEVICES and
+  // ACLD_SIM_DEVICE_MEMORY; acl: the vendor runtime ACLD_BACKEND_LIBRARY,
+  // loaded with RTLD_DEEPBIND so that its own acl* calls stay inside it).
   // Callbacks and task failures are handed to `callbacks`.
-  explicit EmbeddedTransport(CallbackDispatcher* callbacks);
+  static absl::StatusOr<std::unique_ptr<EmbeddedTransport>> Create(
+      CallbackDispatcher* callbacks);
+  EmbeddedTransport(std::unique_ptr<hal::Backend> backend, CallbackDispatcher* callbacks);
   ~EmbeddedTransport() override;
 
   void Close() override;
@@ -63,6 +67,11 @@ class EmbeddedTransport : public Transport {
                                           bool block) override;
   void AcknowledgeCallback(uint64_t callback_id) override;
 
+  absl::StatusOr<uint64_t> LoadBinary(int32_t device_id, absl::string_view binary) override;
+  absl::Status UnloadBinary(uint64_t binary) override;
+  absl::StatusOr<uint64_t> GetFunction(uint64_t binary, const std::string& name) override;
+  absl::StatusOr<uint64_t> LaunchFunction(uint64_t stream, uint64_t thread,
+                                          const acld::FunctionLaunch& launch) override;
   absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) override;
   absl::Status DestroyEvent(uint64_t event) override;
   absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) override;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client/embedded_transport.h"
+#include "hal/sim/sim_backend.h"
 #include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 
@@ -63,7 +64,7 @@ class LifecycleTest : public ::testing::Test {
     return path;
   }
 
-  EmbeddedTransport transport_{nullptr};
+  EmbeddedTransport transport_{hal::sim::CreateSimBackend({}), nullptr};
   std::atomic<int> finalized_{0};
   Lifecycle lifecycle_;
 };

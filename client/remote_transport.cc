@@ -14,6 +14,7 @@
 #include "client/peer_token.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -487,6 +488,56 @@ absl::StatusOr<uint64_t> RemoteTransport::LaunchKernel(uint64_t stream, uint64_t
   launch.set_block_dim(kernel.block_dim);
   launch.mutable_args()->Add(kernel.args.begin(), kernel.args.end());
   return Submit(std::move(op));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::LoadBinary(int32_t device_id,
+                                                     absl::string_view binary) {
+  ClientMessage request;
+  acl::v1::LoadBinaryRequest& load = *request.mutable_load_binary();
+  load.set_device_id(device_id);
+  load.set_size(binary.size());
+  if (binary.size() <= kInlineBytes) {
+    load.set_inline_data(binary.data(), binary.size());
+    return CallForHandle(std::move(request));
+  }
+  // A large binary goes through shared memory of its own, gone after the call.
+  ACL_ASSIGN_OR_RETURN(void* shared, MallocHost(binary.size()));
+  std::memcpy(shared, binary.data(), binary.size());
+  std::optional<HostBlocks::Location> location = host_blocks_.Find(shared, binary.size());
+  load.mutable_shared()->set_segment(location->tag);
+  load.mutable_shared()->set_offset(location->offset);
+  absl::StatusOr<uint64_t> handle = CallForHandle(std::move(request));
+  absl::Status freed = FreeHost(shared);
+  if (handle.ok() && !freed.ok()) return freed;
+  return handle;
+}
+
+absl::Status RemoteTransport::UnloadBinary(uint64_t binary) {
+  ClientMessage request;
+  request.mutable_unload_binary()->set_binary(binary);
+  return CallStatus(std::move(request));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::GetFunction(uint64_t binary, const std::string& name) {
+  ClientMessage request;
+  request.mutable_get_function()->set_binary(binary);
+  request.mutable_get_function()->set_name(name);
+  return CallForHandle(std::move(request));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::LaunchFunction(uint64_t stream, uint64_t thread,
+                                                         const acld::FunctionLaunch& launch) {
+  AsyncOp op = OpOn(stream, thread);
+  acl::v1::LaunchFunction& proto = *op.mutable_launch_function();
+  proto.set_function(launch.function);
+  proto.set_block_dim(launch.block_dim);
+  proto.set_args(launch.args);
+  for (const acld::Placeholder& placeholder : launch.placeholders) {
+    acl::v1::Placeholder& slot = *proto.add_placeholders();
+    slot.set_offset(placeholder.offset);
+    slot.set_data(placeholder.data);
+  }
+  return Submit(std::move(op), launch.args.size());
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::MemsetAsync(uint64_t stream, uint64_t thread,

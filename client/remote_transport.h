@@ -80,6 +80,11 @@ class RemoteTransport : public Transport {
                                           bool block) override;
   void AcknowledgeCallback(uint64_t callback_id) override;
 
+  absl::StatusOr<uint64_t> LoadBinary(int32_t device_id, absl::string_view binary) override;
+  absl::Status UnloadBinary(uint64_t binary) override;
+  absl::StatusOr<uint64_t> GetFunction(uint64_t binary, const std::string& name) override;
+  absl::StatusOr<uint64_t> LaunchFunction(uint64_t stream, uint64_t thread,
+                                          const acld::FunctionLaunch& launch) override;
   absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) override;
   absl::Status DestroyEvent(uint64_t event) override;
   absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) override;

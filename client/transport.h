@@ -90,6 +90,13 @@ class Transport {
   // The process finished a blocking callback.
   virtual void AcknowledgeCallback(uint64_t callback_id) = 0;
 
+  // Kernel binaries and their functions (handles are the core's ids).
+  virtual absl::StatusOr<uint64_t> LoadBinary(int32_t device_id, absl::string_view binary) = 0;
+  virtual absl::Status UnloadBinary(uint64_t binary) = 0;
+  virtual absl::StatusOr<uint64_t> GetFunction(uint64_t binary, const std::string& name) = 0;
+  virtual absl::StatusOr<uint64_t> LaunchFunction(uint64_t stream, uint64_t thread,
+                                                  const acld::FunctionLaunch& launch) = 0;
+
   // Events.
   virtual absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) = 0;
   virtual absl::Status DestroyEvent(uint64_t event) = 0;

@@ -21,7 +21,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
-#include "hal/sim/sim_backend.h"
+#include "hal/registry.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -29,6 +29,14 @@
 ABSL_FLAG(std::string, socket, "/run/acld/acld.sock", "Unix socket path for client processes");
 ABSL_FLAG(std::string, admin_socket, "/run/acld/admin.sock",
           "Unix socket path for aclctl (created with mode 0600)");
+ABSL_FLAG(std::string, backend, "sim",
+          "the device backend: sim (simulated NPUs) or acl (a vendor AscendCL runtime, "
+          "--backend_library)");
+ABSL_FLAG(std::string, backend_library, "",
+          "--backend=acl: the vendor AscendCL runtime to load (the CANN toolkit's "
+          "libascendcl.so)");
+ABSL_FLAG(uint64_t, max_binary_bytes_per_session, 256ull << 20,
+          "bytes of kernel binaries each session may hold loaded (0: no limit)");
 ABSL_FLAG(int32_t, sim_devices, 2, "number of simulated NPU devices");
 ABSL_FLAG(uint64_t, sim_device_memory, 4ull << 30,
           "memory of each simulated device in bytes (committed lazily)");
@@ -152,9 +160,19 @@ int main(int argc, char** argv) {
   runtime_options.default_max_contexts = absl::GetFlag(FLAGS_max_contexts_per_session);
   runtime_options.default_max_events = absl::GetFlag(FLAGS_max_events_per_session);
   runtime_options.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
-  acld::Runtime runtime(hal::sim::CreateSimBackend({absl::GetFlag(FLAGS_sim_devices),
-                                                    absl::GetFlag(FLAGS_sim_device_memory)}),
-                        runtime_options);
+  runtime_options.max_binary_bytes_per_session = absl::GetFlag(FLAGS_max_binary_bytes_per_session);
+  hal::BackendOptions backend_options;
+  backend_options.sim_device_count = absl::GetFlag(FLAGS_sim_devices);
+  backend_options.sim_device_memory_bytes = absl::GetFlag(FLAGS_sim_device_memory);
+  backend_options.vendor_library = absl::GetFlag(FLAGS_backend_library);
+  absl::StatusOr<std::unique_ptr<hal::Backend>> backend =
+      hal::CreateBackend(absl::GetFlag(FLAGS_backend), backend_options);
+  if (!backend.ok()) {
+    spdlog::critical("acld cannot start its devices (--backend={}): {}",
+                     absl::GetFlag(FLAGS_backend), std::string(backend.status().message()));
+    return 1;
+  }
+  acld::Runtime runtime(*std::move(backend), runtime_options);
   acld::server::ServerOptions options;
   options.socket_path = absl::GetFlag(FLAGS_socket);
   options.admin_socket_path = absl::GetFlag(FLAGS_admin_socket);
@@ -172,9 +190,9 @@ int main(int argc, char** argv) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());
     return 1;
   }
-  spdlog::info("acld serving clients on {} and aclctl on {}; {} sim devices of {} bytes",
+  spdlog::info("acld serving clients on {} and aclctl on {}; {} devices of the {} backend",
                options.socket_path, options.admin_socket_path, runtime.DeviceCount(),
-               absl::GetFlag(FLAGS_sim_device_memory));
+               runtime.BackendName());
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);

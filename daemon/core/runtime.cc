@@ -15,6 +15,7 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       default_max_contexts_(options.default_max_contexts),
       default_max_events_(options.default_max_events),
       max_queued_bytes_(options.max_queued_bytes_per_session),
+      max_binary_bytes_(options.max_binary_bytes_per_session),
       queue_patience_(options.queue_patience) {
   memory_.SetDefaultQuota(options.default_memory_quota);
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
@@ -174,6 +175,8 @@ void Runtime::Finalize(SessionId id, Done done) {
 }
 
 int32_t Runtime::DeviceCount() const { return backend_->device_count(); }
+
+std::string Runtime::BackendName() const { return backend_->name(); }
 
 std::string Runtime::SocName() const { return backend_->device(0).info().name; }
 
@@ -386,6 +389,17 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
   }
   for (auto it = session.default_contexts.begin(); it != session.default_contexts.end();) {
     it = on_device(it->first) ? session.default_contexts.erase(it) : std::next(it);
+  }
+  for (auto it = session.binaries.begin(); it != session.binaries.end();) {
+    if (!on_device(it->second.device)) {
+      ++it;
+      continue;
+    }
+    for (const auto& [name, function] : it->second.functions) session.functions.erase(function);
+    session.binary_bytes -= it->second.bytes;
+    // Launches already made keep the executable alive until they ran.
+    released.binaries.push_back(std::move(it->second.executable));
+    it = session.binaries.erase(it);
   }
   memory_.ReleaseSession(session.id, device);
   return released;

@@ -50,6 +50,8 @@ struct RuntimeOptions {
   int workers_per_device = 2;
   // How long a stream waits for its process to finish a blocking callback.
   absl::Duration callback_timeout = absl::Seconds(60);
+  // Kernel binaries each session may hold loaded, in bytes (0: no limit).
+  uint64_t max_binary_bytes_per_session = 256ull << 20;
   // Quotas of new sessions (0: no limit); operators change them at run time.
   uint64_t default_memory_quota = 0;
   uint32_t default_max_streams = 4096;
@@ -109,6 +111,27 @@ struct KernelRequest {
   std::vector<uint64_t> args;
 };
 
+// A placeholder argument (aclrtKernelArgsAppendPlaceHolder): `data` is copied
+// to device memory at launch and its device address written into the 8 bytes
+// at `offset` of the argument block.
+struct Placeholder {
+  uint64_t offset = 0;
+  std::string data;
+};
+
+// aclrtLaunchKernelWithConfig / aclrtLaunchKernel of a loaded function.
+struct FunctionLaunch {
+  uint64_t function = 0;
+  uint32_t block_dim = 0;
+  std::string args;
+  std::vector<Placeholder> placeholders;
+};
+
+// Bounds on what a launch may carry (hostile input): CANN's own argument
+// buffer is 64 KiB with at most 128 parameters.
+inline constexpr uint64_t kMaxKernelArgsBytes = 64 << 10;
+inline constexpr size_t kMaxPlaceholders = 128;
+
 struct EventStatus {
   bool complete = false;               // aclrtQueryEvent
   bool recorded_and_complete = false;  // aclrtQueryEventStatus
@@ -122,6 +145,8 @@ struct MemInfo {
 using Done = std::function<void(absl::Status)>;
 // Receives the bytes of a device-to-host copy into the client's own memory.
 using Deliver = std::function<void(absl::StatusOr<std::string>)>;
+
+class PinnedMemory;
 
 class Runtime {
  public:
@@ -153,6 +178,8 @@ class Runtime {
 
   // Devices and contexts.
   int32_t DeviceCount() const;
+  // The backend the devices come from ("sim", "acl"), for operators.
+  std::string BackendName() const;
   std::string SocName() const;
   // The built-in kernels (name, number of 64-bit arguments).
   std::vector<std::pair<std::string, size_t>> Kernels() const;
@@ -215,6 +242,20 @@ class Runtime {
                                            uint64_t callback_id, bool block);
   absl::Status AcknowledgeCallback(SessionId session, uint64_t callback_id);
 
+  // Kernel binaries (aclrtBinaryLoadFromData: `binary` is hostile bytes) on
+  // one device, their functions by name, and launches of them.
+  absl::StatusOr<BinaryId> LoadBinary(SessionId session, int32_t device_id,
+                                      absl::string_view binary);
+  // Whether a binary of `bytes` fits the session's limit (checked before the
+  // daemon copies a binary out of a process's shared memory).
+  absl::Status CheckBinaryRoom(SessionId session, uint64_t bytes);
+  // Its functions become invalid; launches already made still run.
+  absl::Status UnloadBinary(SessionId session, BinaryId binary);
+  absl::StatusOr<FunctionId> GetFunction(SessionId session, BinaryId binary,
+                                         const std::string& name);
+  absl::StatusOr<uint64_t> LaunchFunction(SessionId session, StreamId stream, uint64_t thread,
+                                          FunctionLaunch launch);
+
   // Events.
   absl::StatusOr<EventId> CreateEvent(SessionId session, int32_t device_id, uint32_t flags);
   absl::Status DestroyEvent(SessionId session, EventId event);
@@ -267,6 +308,7 @@ class Runtime {
   struct Released {
     std::vector<std::shared_ptr<Stream>> streams;
     std::vector<std::shared_ptr<Event>> events;
+    std::vector<std::shared_ptr<hal::Executable>> binaries;  // unloaded with no lock held
   };
   // Takes the session's handles and memory (on one device, when given) out of
   // the session; its memory is freed once no launched work pins it.
@@ -299,7 +341,13 @@ class Runtime {
   absl::StatusOr<uint64_t> Launch(SessionId session, const std::shared_ptr<Stream>& stream,
                                   uint64_t thread, const hal::Function& function,
                                   std::shared_ptr<const void> executable, uint32_t block_dim,
-                                  std::string args);
+                                  std::string args, std::vector<Placeholder> placeholders = {});
+  // Copies placeholder data to fresh device memory of the session and writes
+  // its addresses into `args`; the memory is held by `pinned` only, so it
+  // goes back once the launch has run.
+  absl::Status PlacePlaceholders(SessionId session, int32_t device_id,
+                                 std::vector<Placeholder> placeholders, std::string& args,
+                                 PinnedMemory& pinned);
   absl::StatusOr<ResolvedRange> ResolveFill(SessionId session, const MemsetRequest& memset) const;
   // Charges the session's queue budget (waiting for room) and appends device work.
   absl::StatusOr<uint64_t> EnqueueDeviceWork(SessionId session,
@@ -327,6 +375,7 @@ class Runtime {
   const uint32_t default_max_contexts_;
   const uint32_t default_max_events_;
   const uint64_t max_queued_bytes_;
+  const uint64_t max_binary_bytes_;
   const absl::Duration queue_patience_;
 };
 

@@ -9,6 +9,7 @@
 #include "acl/acl_rt.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/status_macros.h"
+#include "daemon/core/pinned_memory.h"
 #include "daemon/core/runtime.h"
 
 namespace acld {
@@ -249,47 +250,6 @@ absl::StatusOr<uint64_t> Runtime::EnqueueDeviceWork(SessionId id,
                                    std::move(done), std::move(charge));
 }
 
-namespace {
-
-// The device ranges a kernel launch declared, checked against the launching
-// session's allocations and pinned when it was launched. The kernel may
-// resolve only inside them.
-class PinnedMemory : public hal::MemoryResolver {
- public:
-  absl::Status Pin(const MemoryManager& memory, SessionId session,
-                   const std::vector<hal::DeviceRange>& ranges) {
-    for (const hal::DeviceRange& range : ranges) {
-      ACL_ASSIGN_OR_RETURN(ResolvedRange resolved,
-                           memory.Resolve(session, range.address, range.bytes));
-      pins_.push_back(Pin_{range, std::move(resolved)});
-    }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<hal::DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override {
-    for (const Pin_& pin : pins_) {
-      const uint64_t offset = address - pin.range.address;
-      if (address >= pin.range.address && offset <= pin.range.bytes &&
-          bytes <= pin.range.bytes - offset) {
-        hal::DeviceSpan span = pin.resolved.span;
-        span.offset += offset;
-        return span;
-      }
-    }
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     "the kernel touched device memory outside the ranges it declared");
-  }
-
- private:
-  struct Pin_ {
-    hal::DeviceRange range;
-    ResolvedRange resolved;
-  };
-  std::vector<Pin_> pins_;
-};
-
-}  // namespace
-
 absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id, uint64_t thread,
                                                KernelRequest request) {
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
@@ -310,9 +270,18 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
 absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Stream>& stream,
                                          uint64_t thread, const hal::Function& function,
                                          std::shared_ptr<const void> executable,
-                                         uint32_t block_dim, std::string args) {
+                                         uint32_t block_dim, std::string args,
+                                         std::vector<Placeholder> placeholders) {
   if (block_dim == 0) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "kernel launch: blockDim must be > 0");
+  }
+  // The memory the kernel will touch is checked and pinned now; a bad range
+  // fails the task when the stream reaches it, as a device would. A backend
+  // that cannot tell the ranges gets no resolver (docs/security.md).
+  auto pinned = std::make_shared<PinnedMemory>();
+  if (!placeholders.empty()) {
+    ACL_RETURN_IF_ERROR(PlacePlaceholders(id, stream->options().device, std::move(placeholders),
+                                          args, *pinned));
   }
   const std::optional<uint64_t> args_size = function.args_size();
   if (args_size.has_value() && args.size() != *args_size) {
@@ -320,10 +289,6 @@ absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Str
                      absl::StrCat("kernel launch: ", function.name(), " takes ", *args_size,
                                   " bytes of arguments, got ", args.size()));
   }
-  // The memory the kernel will touch is checked and pinned now; a bad range
-  // fails the task when the stream reaches it, as a device would. A backend
-  // that cannot tell the ranges gets no resolver (docs/security.md).
-  auto pinned = std::make_shared<PinnedMemory>();
   absl::StatusOr<std::vector<hal::DeviceRange>> ranges = function.Ranges(block_dim, args);
   absl::Status pinned_status;
   std::shared_ptr<hal::MemoryResolver> memory;
@@ -339,11 +304,12 @@ absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Str
     std::shared_ptr<const void> executable;  // keeps `function` alive
     hal::LaunchParams params;
     absl::Status pinned_status;
+    std::shared_ptr<PinnedMemory> pinned;  // what the launch holds, whether resolved or not
   };
   auto launch = std::make_shared<Launch>(
       Launch{function, std::move(executable),
              hal::LaunchParams{block_dim, std::move(args), std::move(memory)},
-             std::move(pinned_status)});
+             std::move(pinned_status), pinned});
   return EnqueueDeviceWork(
       id, stream, thread, payload, "kernel", [launch](hal::Stream& device) -> absl::StatusOr<uint64_t> {
         if (!launch->pinned_status.ok()) return launch->pinned_status;

@@ -14,6 +14,7 @@
 #include "daemon/core/session_events.h"
 #include "daemon/core/session_id.h"
 #include "daemon/core/stream.h"
+#include "hal/executable.h"
 
 namespace acld {
 
@@ -34,6 +35,25 @@ struct Context {
   bool is_device_default = false;  // the device's default context of the session
 };
 
+using BinaryId = uint64_t;
+using FunctionId = uint64_t;
+
+// A kernel binary the session loaded (aclrtBinaryLoadFromData/File).
+struct LoadedBinary {
+  int32_t device = 0;
+  std::shared_ptr<hal::Executable> executable;
+  uint64_t bytes = 0;                          // its size, charged to the session
+  std::map<std::string, FunctionId> functions;  // handed out by aclrtBinaryGetFunction
+};
+
+// A function handle: valid while its binary is loaded.
+struct LoadedFunction {
+  BinaryId binary = 0;
+  int32_t device = 0;
+  const hal::Function* function = nullptr;
+  std::shared_ptr<hal::Executable> executable;  // keeps `function` alive
+};
+
 struct Session {
   SessionId id = 0;
   PeerInfo peer;
@@ -50,6 +70,9 @@ struct Session {
   std::map<int32_t, ContextId> default_contexts;  // per device
   std::map<StreamId, std::shared_ptr<Stream>> streams;
   std::map<EventId, std::shared_ptr<Event>> events;
+  std::map<BinaryId, LoadedBinary> binaries;
+  std::map<FunctionId, LoadedFunction> functions;
+  uint64_t binary_bytes = 0;                    // sum of the binaries' sizes
   std::set<StreamId> streams_with_allocator;    // carry a custom allocator (SPEC section 7)
   std::shared_ptr<const SessionEvents> notify;  // where its process hears of callbacks, failures
   uint32_t max_streams = 0;                     // quota; 0: no limit

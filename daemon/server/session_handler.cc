@@ -205,6 +205,15 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
           .EnqueueCallback(session_, op.stream(), op.thread(), op.host_callback().callback_id(),
                            op.host_callback().block())
           .status();
+    case acl::v1::AsyncOp::kLaunchFunction: {
+      const acl::v1::LaunchFunction& proto = op.launch_function();
+      FunctionLaunch launch{proto.function(), proto.block_dim(), proto.args(), {}};
+      for (const acl::v1::Placeholder& placeholder : proto.placeholders()) {
+        launch.placeholders.push_back(Placeholder{placeholder.offset(), placeholder.data()});
+      }
+      return runtime_.LaunchFunction(session_, op.stream(), op.thread(), std::move(launch))
+          .status();
+    }
     case acl::v1::AsyncOp::OP_NOT_SET:
       break;
   }
@@ -435,6 +444,25 @@ void SessionHandler::Handle(const ClientMessage& request) {
       }
       return answer_handle(shared_memory_.Register(*std::move(memory)));
     }
+    case ClientMessage::kLoadBinary: {
+      const acl::v1::LoadBinaryRequest& load = request.load_binary();
+      if (load.has_shared()) {
+        absl::Status room = runtime_.CheckBinaryRoom(session_, load.size());
+        if (!room.ok()) return answer_status(room);
+        absl::StatusOr<HostSpan> span =
+            shared_memory_.Resolve(load.shared().segment(), load.shared().offset(), load.size());
+        if (!span.ok()) return answer_status(span.status());
+        // The process can still write its segment: the device parses a copy.
+        const std::string bytes(reinterpret_cast<const char*>(span->data), load.size());
+        return answer_handle(runtime_.LoadBinary(session_, load.device_id(), bytes));
+      }
+      return answer_handle(runtime_.LoadBinary(session_, load.device_id(), load.inline_data()));
+    }
+    case ClientMessage::kUnloadBinary:
+      return answer_status(runtime_.UnloadBinary(session_, request.unload_binary().binary()));
+    case ClientMessage::kGetFunction:
+      return answer_handle(runtime_.GetFunction(session_, request.get_function().binary(),
+                                                request.get_function().name()));
     case ClientMessage::kUnregisterSharedMemory:
       return answer_status(shared_memory_.Unregister(request.unregister_shared_memory().segment()));
     case ClientMessage::kHello:

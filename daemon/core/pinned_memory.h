@@ -1,0 +1,36 @@
+// The device memory a kernel launch may touch: the ranges it declared,
+// checked against the launching session's allocations and pinned when it was
+// launched, plus its placeholder data. The kernel resolves only inside them.
+#ifndef ACLD_DAEMON_CORE_PINNED_MEMORY_H_
+#define ACLD_DAEMON_CORE_PINNED_MEMORY_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "daemon/core/memory_manager.h"
+#include "hal/executable.h"
+
+namespace acld {
+
+class PinnedMemory : public hal::MemoryResolver {
+ public:
+  // Checks each range not pinned yet against the session's allocations and
+  // pins it.
+  absl::Status Pin(const MemoryManager& memory, SessionId session,
+                   const std::vector<hal::DeviceRange>& ranges);
+  // Adds a range already resolved (a launch's placeholder data).
+  void Add(const hal::DeviceRange& range, ResolvedRange resolved);
+
+  absl::StatusOr<hal::DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override;
+
+ private:
+  struct Pinned {
+    hal::DeviceRange range;
+    ResolvedRange resolved;
+  };
+  std::vector<Pinned> pins_;
+};
+
+}  // namespace acld
+
+#endif  // ACLD_DAEMON_CORE_PINNED_MEMORY_H_

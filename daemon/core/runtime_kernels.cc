@@ -1,0 +1,186 @@
+// Runtime: kernel binaries, their functions and launches of them
+// (aclrtBinaryLoadFromData/File, aclrtBinaryGetFunction, aclrtLaunchKernel*).
+// A binary is hostile bytes: the device parses it (the sim only reads names
+// from it), its size is bounded and charged to the session, and a function
+// handle is valid only in the session that asked for it, while its binary is
+// loaded.
+#include <cstring>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "daemon/core/pinned_memory.h"
+#include "daemon/core/runtime.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
+
+namespace acld {
+namespace {
+
+absl::Status UnknownBinary(BinaryId binary) {
+  return AclStatus(ACL_ERROR_INVALID_PARAM,
+                   absl::StrCat("binary handle ", binary,
+                                " is not a loaded binary of this process (unloaded, or another "
+                                "process's handle)"));
+}
+
+absl::Status UnknownFunction(FunctionId function) {
+  return AclStatus(ACL_ERROR_INVALID_PARAM,
+                   absl::StrCat("function handle ", function,
+                                " is not a function of a loaded binary of this process"));
+}
+
+}  // namespace
+
+absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
+                                             absl::string_view binary) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
+  if (binary.empty()) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtBinaryLoadFromData: the binary is empty");
+  }
+  // Checked before the device parses anything.
+  ACL_RETURN_IF_ERROR(CheckBinaryRoom(id, binary.size()));
+  // Parsed with no lock held: a large binary must not stall other sessions.
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Executable> executable,
+                       backend_->device(device_id).LoadExecutable(binary));
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  // Checked again: another thread of the session may have loaded meanwhile.
+  if (max_binary_bytes_ != 0 && session->binary_bytes + binary.size() > max_binary_bytes_) {
+    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                     absl::StrCat("aclrtBinaryLoadFromData: this process may hold at most ",
+                                  max_binary_bytes_,
+                                  " bytes of loaded binaries (--max_binary_bytes_per_session)"));
+  }
+  const BinaryId binary_id = next_handle_++;
+  session->binaries[binary_id] = LoadedBinary{device_id, std::move(executable), binary.size(), {}};
+  session->binary_bytes += binary.size();
+  return binary_id;
+}
+
+absl::Status Runtime::CheckBinaryRoom(SessionId id, uint64_t bytes) {
+  absl::ReaderMutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  if (max_binary_bytes_ != 0 &&
+      bytes > max_binary_bytes_ - std::min(max_binary_bytes_, session->binary_bytes)) {
+    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                     absl::StrCat("aclrtBinaryLoadFromData: a binary of ", bytes,
+                                  " bytes would pass this process's limit of ", max_binary_bytes_,
+                                  " bytes of loaded binaries (", session->binary_bytes,
+                                  " held; --max_binary_bytes_per_session)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::UnloadBinary(SessionId id, BinaryId binary) {
+  std::shared_ptr<hal::Executable> unloaded;  // released with no lock held
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  auto it = session->binaries.find(binary);
+  if (it == session->binaries.end()) return UnknownBinary(binary);
+  for (const auto& [name, function] : it->second.functions) session->functions.erase(function);
+  session->binary_bytes -= it->second.bytes;
+  unloaded = std::move(it->second.executable);
+  session->binaries.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FunctionId> Runtime::GetFunction(SessionId id, BinaryId binary,
+                                                const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  auto it = session->binaries.find(binary);
+  if (it == session->binaries.end()) return UnknownBinary(binary);
+  LoadedBinary& loaded = it->second;
+  // One handle per name: asking again cannot grow the table.
+  auto known = loaded.functions.find(name);
+  if (known != loaded.functions.end()) return known->second;
+  absl::StatusOr<const hal::Function*> function = loaded.executable->GetFunction(name);
+  if (!function.ok()) {
+    return AclStatus(ACL_ERROR_RT_KERNEL_LOOKUP,
+                     absl::StrCat("aclrtBinaryGetFunction: the binary has no kernel named '",
+                                  absl::CHexEscape(name.substr(0, 128)), "'"));
+  }
+  const FunctionId function_id = next_handle_++;
+  loaded.functions[name] = function_id;
+  session->functions[function_id] =
+      LoadedFunction{binary, loaded.device, *function, loaded.executable};
+  return function_id;
+}
+
+absl::StatusOr<uint64_t> Runtime::LaunchFunction(SessionId id, StreamId stream_id,
+                                                 uint64_t thread, FunctionLaunch launch) {
+  if (launch.args.size() > kMaxKernelArgsBytes) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("kernel launch: ", launch.args.size(),
+                                  " bytes of arguments; at most ", kMaxKernelArgsBytes));
+  }
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  LoadedFunction function;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+    auto it = session->functions.find(launch.function);
+    if (it == session->functions.end()) return UnknownFunction(launch.function);
+    function = it->second;
+  }
+  if (function.device != stream->options().device) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("kernel launch: the binary was loaded on device ",
+                                  function.device, ", the stream is on device ",
+                                  stream->options().device));
+  }
+  return Launch(id, stream, thread, *function.function, std::move(function.executable),
+                launch.block_dim, std::move(launch.args), std::move(launch.placeholders));
+}
+
+absl::Status Runtime::PlacePlaceholders(SessionId id, int32_t device_id,
+                                        std::vector<Placeholder> placeholders, std::string& args,
+                                        PinnedMemory& pinned) {
+  if (placeholders.size() > kMaxPlaceholders) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("kernel launch: ", placeholders.size(),
+                                  " placeholders; at most ", kMaxPlaceholders));
+  }
+  // One allocation holds every placeholder's data, each 8-byte aligned.
+  uint64_t total = 0;
+  std::vector<uint64_t> data_offsets;
+  for (const Placeholder& placeholder : placeholders) {
+    if (placeholder.offset > args.size() || args.size() - placeholder.offset < 8 ||
+        placeholder.offset % 8 != 0) {
+      return AclStatus(ACL_ERROR_INVALID_PARAM,
+                       absl::StrCat("kernel launch: placeholder slot at byte ", placeholder.offset,
+                                    " is not an aligned 8-byte slot of the ", args.size(),
+                                    "-byte argument block"));
+    }
+    if (placeholder.data.empty() || placeholder.data.size() > kMaxKernelArgsBytes ||
+        total > kMaxKernelArgsBytes) {
+      return AclStatus(ACL_ERROR_INVALID_PARAM,
+                       "kernel launch: placeholder data must be 1 byte .. 64 KiB in all");
+    }
+    data_offsets.push_back(total);
+    total += (placeholder.data.size() + 7) / 8 * 8;
+  }
+  ACL_ASSIGN_OR_RETURN(uint64_t address, memory_.Allocate(id, device_id, total));
+  absl::StatusOr<ResolvedRange> resolved = memory_.Resolve(id, address, total);
+  // The session never sees the address: only the launch's pin holds it.
+  const absl::Status freed = memory_.Free(id, address);
+  if (!resolved.ok()) return resolved.status();
+  if (!freed.ok()) return freed;
+  hal::Device& device = backend_->device(device_id);
+  for (size_t i = 0; i < placeholders.size(); ++i) {
+    hal::DeviceSpan span = resolved->span;
+    span.offset += data_offsets[i];
+    hal::Transfer transfer;
+    transfer.device_dst = span;
+    transfer.host_src = placeholders[i].data.data();
+    transfer.count = placeholders[i].data.size();
+    ACL_RETURN_IF_ERROR(device.Copy(transfer));
+    const uint64_t slot_value = address + data_offsets[i];
+    std::memcpy(args.data() + placeholders[i].offset, &slot_value, 8);
+  }
+  pinned.Add(hal::DeviceRange{address, total}, *std::move(resolved));
+  return absl::OkStatus();
+}
+
+}  // namespace acld

@@ -1,0 +1,299 @@
+// A client process of the kernel API (binaries, functions, argument lists,
+// launches), in the daemon's mode or embedded:
+//   kernel_client launch DIR     load a sim binary from a file in DIR, launch with an
+//                                argument list and from device memory, check z = x + y
+//   kernel_client placeholder    a placeholder argument carries the data of x
+//   kernel_client errors DIR     every refusal with its code
+//   kernel_client large          a binary larger than a message travels in shared memory
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "hal/sim/sim_binary.h"
+#include "tests/check.h"
+
+using scenario::Check;
+using scenario::CheckCode;
+
+namespace {
+
+constexpr size_t kBlockHalves = 2048;  // add_f16_2048: each block adds 2048 halves
+
+std::string AddBinary(const std::string& function = "add_custom") {
+  return hal::sim::EncodeSimBinary({{function, "add_f16_2048"}, {"boom", "trap"}});
+}
+
+std::string WriteFile(const std::string& dir, const std::string& name, const std::string& bytes) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+struct Vectors {
+  std::vector<_Float16> x, y;
+  void* dx = nullptr;
+  void* dy = nullptr;
+  void* dz = nullptr;
+  size_t bytes = 0;
+
+  explicit Vectors(uint32_t blocks) : x(blocks * kBlockHalves), y(blocks * kBlockHalves) {
+    bytes = x.size() * sizeof(_Float16);
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<_Float16>(static_cast<float>(i % 97) + 0.5f);
+      y[i] = static_cast<_Float16>(static_cast<float>(i % 13) * 2.0f);
+    }
+    CheckCode(aclrtMalloc(&dx, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc x");
+    CheckCode(aclrtMalloc(&dy, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc y");
+    CheckCode(aclrtMalloc(&dz, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc z");
+    CheckCode(aclrtMemcpy(dx, bytes, x.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS,
+              "aclrtMemcpy x");
+    CheckCode(aclrtMemcpy(dy, bytes, y.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS,
+              "aclrtMemcpy y");
+  }
+  ~Vectors() {
+    aclrtFree(dx);
+    aclrtFree(dy);
+    aclrtFree(dz);
+  }
+
+  // z on the device equals x + y (exact here: small integers and halves).
+  void ExpectSum(const std::string& what) {
+    std::vector<_Float16> z(x.size());
+    CheckCode(aclrtMemcpy(z.data(), bytes, dz, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS,
+              "aclrtMemcpy z");
+    size_t wrong = 0;
+    for (size_t i = 0; i < z.size(); ++i) {
+      if (static_cast<float>(z[i]) != static_cast<float>(x[i] + y[i])) ++wrong;
+    }
+    Check(wrong == 0, what + ": " + std::to_string(wrong) + " elements of z are not x + y");
+  }
+};
+
+aclrtArgsHandle Arguments(aclrtFuncHandle function, std::vector<void*> pointers) {
+  aclrtArgsHandle args = nullptr;
+  CheckCode(aclrtKernelArgsInit(function, &args), ACL_SUCCESS, "aclrtKernelArgsInit");
+  for (void*& pointer : pointers) {
+    aclrtParamHandle param = nullptr;
+    CheckCode(aclrtKernelArgsAppend(args, &pointer, sizeof(pointer), &param), ACL_SUCCESS,
+              "aclrtKernelArgsAppend");
+  }
+  return args;
+}
+
+int Launch(const std::string& dir) {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  Vectors v(8);
+  aclrtBinHandle binary = nullptr;
+  const std::string path = WriteFile(dir, "kernels.o", AddBinary());
+  CheckCode(aclrtBinaryLoadFromFile(path.c_str(), nullptr, &binary), ACL_SUCCESS,
+            "aclrtBinaryLoadFromFile");
+  aclrtFuncHandle function = nullptr;
+  CheckCode(aclrtBinaryGetFunction(binary, "add_custom", &function), ACL_SUCCESS,
+            "aclrtBinaryGetFunction");
+  aclrtArgsHandle args = Arguments(function, {v.dx, v.dy, v.dz});
+  CheckCode(aclrtKernelArgsFinalize(args), ACL_SUCCESS, "aclrtKernelArgsFinalize");
+  CheckCode(aclrtLaunchKernelWithConfig(function, 8, stream, nullptr, args, nullptr), ACL_SUCCESS,
+            "aclrtLaunchKernelWithConfig");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  v.ExpectSum("aclrtLaunchKernelWithConfig");
+
+  // The same launch with its argument block in device memory.
+  CheckCode(aclrtMemset(v.dz, v.bytes, 0, v.bytes), ACL_SUCCESS, "aclrtMemset z");
+  void* block[3] = {v.dx, v.dy, v.dz};
+  void* device_args = nullptr;
+  CheckCode(aclrtMalloc(&device_args, sizeof(block), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+            "aclrtMalloc args");
+  CheckCode(aclrtMemcpy(device_args, sizeof(block), block, sizeof(block),
+                        ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_SUCCESS, "aclrtMemcpy args");
+  CheckCode(aclrtLaunchKernel(function, 8, device_args, sizeof(block), stream), ACL_SUCCESS,
+            "aclrtLaunchKernel");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  v.ExpectSum("aclrtLaunchKernel");
+  aclrtFree(device_args);
+
+  // A kernel failure is the stream's failure, with the device's code.
+  aclrtFuncHandle boom = nullptr;
+  CheckCode(aclrtBinaryGetFunction(binary, "boom", &boom), ACL_SUCCESS, "GetFunction boom");
+  aclrtArgsHandle none = nullptr;
+  CheckCode(aclrtKernelArgsInit(boom, &none), ACL_SUCCESS, "aclrtKernelArgsInit boom");
+  CheckCode(aclrtKernelArgsFinalize(none), ACL_SUCCESS, "aclrtKernelArgsFinalize boom");
+  CheckCode(aclrtLaunchKernelWithConfig(boom, 1, stream, nullptr, none, nullptr), ACL_SUCCESS,
+            "launch boom");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_ERROR_RT_AICORE_EXCEPTION,
+            "aclrtSynchronizeStream after trap");
+
+  // Unloaded: its functions are gone.
+  CheckCode(aclrtBinaryUnLoad(binary), ACL_SUCCESS, "aclrtBinaryUnLoad");
+  aclrtArgsHandle again = Arguments(function, {v.dx, v.dy, v.dz});
+  CheckCode(aclrtKernelArgsFinalize(again), ACL_SUCCESS, "aclrtKernelArgsFinalize again");
+  const aclError launched =
+      aclrtLaunchKernelWithConfig(function, 8, stream, nullptr, again, nullptr);
+  const aclError synced = aclrtSynchronizeStream(stream);
+  Check(launched == ACL_ERROR_INVALID_PARAM || synced == ACL_ERROR_INVALID_PARAM,
+        "a launch of an unloaded binary's function is refused (launch " +
+            std::to_string(launched) + ", sync " + std::to_string(synced) + ")");
+  CheckCode(aclrtBinaryUnLoad(binary), ACL_ERROR_INVALID_PARAM, "aclrtBinaryUnLoad twice");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+int Placeholder() {
+  scenario::Setup();
+  Vectors v(1);
+  const std::string bytes = AddBinary();
+  aclrtBinHandle binary = nullptr;
+  CheckCode(aclrtBinaryLoadFromData(bytes.data(), bytes.size(), nullptr, &binary), ACL_SUCCESS,
+            "aclrtBinaryLoadFromData");
+  aclrtFuncHandle function = nullptr;
+  CheckCode(aclrtBinaryGetFunction(binary, "add_custom", &function), ACL_SUCCESS,
+            "aclrtBinaryGetFunction");
+  aclrtArgsHandle args = nullptr;
+  CheckCode(aclrtKernelArgsInit(function, &args), ACL_SUCCESS, "aclrtKernelArgsInit");
+  aclrtParamHandle x = nullptr, y = nullptr, z = nullptr;
+  CheckCode(aclrtKernelArgsAppendPlaceHolder(args, &x), ACL_SUCCESS, "AppendPlaceHolder x");
+  CheckCode(aclrtKernelArgsAppend(args, &v.dy, 8, &y), ACL_SUCCESS, "Append y");
+  CheckCode(aclrtKernelArgsAppend(args, &v.dz, 8, &z), ACL_SUCCESS, "Append z");
+  void* buffer = nullptr;
+  CheckCode(aclrtKernelArgsGetPlaceHolderBuffer(args, x, v.bytes, &buffer), ACL_SUCCESS,
+            "GetPlaceHolderBuffer");
+  CheckCode(aclrtKernelArgsAppend(args, &v.dz, 8, &z), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "Append after GetPlaceHolderBuffer");
+  CheckCode(aclrtKernelArgsGetPlaceHolderBuffer(args, y, 4, &buffer), ACL_ERROR_INVALID_PARAM,
+            "GetPlaceHolderBuffer of a plain parameter");
+  CheckCode(aclrtKernelArgsGetPlaceHolderBuffer(args, x, v.bytes, &buffer), ACL_SUCCESS,
+            "GetPlaceHolderBuffer again");
+  std::memcpy(buffer, v.x.data(), v.bytes);
+  CheckCode(aclrtKernelArgsFinalize(args), ACL_SUCCESS, "aclrtKernelArgsFinalize");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  CheckCode(aclrtLaunchKernelWithConfig(function, 1, stream, nullptr, args, nullptr), ACL_SUCCESS,
+            "aclrtLaunchKernelWithConfig");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  v.ExpectSum("placeholder");
+  CheckCode(aclrtBinaryUnLoad(binary), ACL_SUCCESS, "aclrtBinaryUnLoad");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+int Errors(const std::string& dir) {
+  scenario::Setup();
+  aclrtBinHandle binary = nullptr;
+  const std::string junk = "\x7f" "ELF this is no sim binary";
+  CheckCode(aclrtBinaryLoadFromData(junk.data(), junk.size(), nullptr, &binary),
+            ACL_ERROR_INVALID_PARAM, "aclrtBinaryLoadFromData of junk");
+  CheckCode(aclrtBinaryLoadFromData(junk.data(), 0, nullptr, &binary), ACL_ERROR_INVALID_PARAM,
+            "aclrtBinaryLoadFromData of 0 bytes");
+  CheckCode(aclrtBinaryLoadFromData(nullptr, 8, nullptr, &binary), ACL_ERROR_INVALID_PARAM,
+            "aclrtBinaryLoadFromData(NULL)");
+  CheckCode(aclrtBinaryLoadFromFile((dir + "/missing.o").c_str(), nullptr, &binary),
+            ACL_ERROR_INVALID_FILE, "aclrtBinaryLoadFromFile of a missing file");
+  CheckCode(aclrtBinaryLoadFromFile(dir.c_str(), nullptr, &binary), ACL_ERROR_INVALID_FILE,
+            "aclrtBinaryLoadFromFile of a directory");
+  const std::string empty = WriteFile(dir, "empty.o", "");
+  CheckCode(aclrtBinaryLoadFromFile(empty.c_str(), nullptr, &binary), ACL_ERROR_INVALID_FILE_SIZE,
+            "aclrtBinaryLoadFromFile of an empty file");
+  const std::string unknown = hal::sim::EncodeSimBinary({{"f", "no_such_kernel"}});
+  CheckCode(aclrtBinaryLoadFromData(unknown.data(), unknown.size(), nullptr, &binary),
+            ACL_ERROR_INVALID_PARAM, "a binary naming a kernel the sim lacks");
+  aclrtBinaryLoadOption cpu{};
+  cpu.type = ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE;
+  aclrtBinaryLoadOptions options{&cpu, 1};
+  const std::string bytes = AddBinary();
+  CheckCode(aclrtBinaryLoadFromData(bytes.data(), bytes.size(), &options, &binary),
+            ACL_ERROR_API_NOT_SUPPORT, "AI CPU kernel mode");
+
+  CheckCode(aclrtBinaryLoadFromData(bytes.data(), bytes.size(), nullptr, &binary), ACL_SUCCESS,
+            "aclrtBinaryLoadFromData");
+  aclrtFuncHandle function = nullptr;
+  CheckCode(aclrtBinaryGetFunction(binary, "not_there", &function), ACL_ERROR_RT_KERNEL_LOOKUP,
+            "aclrtBinaryGetFunction of an unknown name");
+  CheckCode(aclrtBinaryGetFunction(binary, "add_custom", &function), ACL_SUCCESS,
+            "aclrtBinaryGetFunction");
+  aclrtFuncHandle same = nullptr;
+  CheckCode(aclrtBinaryGetFunction(binary, "add_custom", &same), ACL_SUCCESS, "GetFunction again");
+  Check(same == function, "one handle per function name");
+  CheckCode(aclrtBinaryGetFunction(reinterpret_cast<aclrtBinHandle>(0x1234), "add_custom",
+                                   &function),
+            ACL_ERROR_INVALID_PARAM, "aclrtBinaryGetFunction of a forged binary handle");
+
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  aclrtArgsHandle args = nullptr;
+  CheckCode(aclrtKernelArgsInit(function, &args), ACL_SUCCESS, "aclrtKernelArgsInit");
+  CheckCode(aclrtLaunchKernelWithConfig(function, 1, stream, nullptr, args, nullptr),
+            ACL_ERROR_INVALID_PARAM, "a launch with an unfinalized list");
+  uint64_t word = 0;
+  CheckCode(aclrtKernelArgsAppend(args, &word, 0, nullptr), ACL_ERROR_INVALID_PARAM,
+            "Append of 0 bytes");
+  CheckCode(aclrtKernelArgsAppend(args, nullptr, 8, nullptr), ACL_ERROR_INVALID_PARAM,
+            "Append of NULL");
+  std::vector<char> big(70 << 10);
+  CheckCode(aclrtKernelArgsAppend(args, big.data(), big.size(), nullptr), ACL_ERROR_INVALID_PARAM,
+            "Append beyond 64 KiB");
+  CheckCode(aclrtKernelArgsFinalize(args), ACL_SUCCESS, "aclrtKernelArgsFinalize");
+  CheckCode(aclrtKernelArgsAppend(args, &word, 8, nullptr), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "Append after Finalize");
+  int not_null = 0;
+  CheckCode(aclrtLaunchKernelWithConfig(function, 1, stream, nullptr, args, &not_null),
+            ACL_ERROR_INVALID_PARAM, "reserve must be NULL");
+  CheckCode(aclrtLaunchKernelWithConfig(function, 0, stream, nullptr, args, nullptr),
+            ACL_ERROR_INVALID_PARAM, "numBlocks 0");
+  aclrtLaunchKernelAttr attrs[2] = {};
+  attrs[0].id = ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT;
+  attrs[1].id = ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US;
+  aclrtLaunchKernelCfg cfg{attrs, 2};
+  CheckCode(aclrtLaunchKernelWithConfig(function, 1, stream, &cfg, args, nullptr),
+            ACL_ERROR_INVALID_PARAM, "TIMEOUT with TIMEOUT_US");
+  CheckCode(aclrtLaunchKernelWithConfig(function, 1, stream, nullptr,
+                                        reinterpret_cast<aclrtArgsHandle>(0x99), nullptr),
+            ACL_ERROR_INVALID_PARAM, "a forged argument list");
+  // Wrong argument size for the kernel (it takes 24 bytes, this list has 0).
+  const aclError launched = aclrtLaunchKernelWithConfig(function, 1, stream, nullptr, args, nullptr);
+  const aclError synced = aclrtSynchronizeStream(stream);
+  Check(launched == ACL_ERROR_INVALID_PARAM || synced == ACL_ERROR_INVALID_PARAM,
+        "a launch with arguments of the wrong size is refused");
+  CheckCode(aclrtBinaryUnLoad(binary), ACL_SUCCESS, "aclrtBinaryUnLoad");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+int Large() {
+  scenario::Setup();
+  // 300 functions with long names: a valid binary of ~77 KB.
+  std::vector<hal::sim::SimBinaryEntry> entries;
+  for (int i = 0; i < 300; ++i) {
+    entries.push_back({"f" + std::to_string(i) + std::string(240, 'x'), "add_f16_2048"});
+  }
+  const std::string bytes = hal::sim::EncodeSimBinary(entries);
+  Check(bytes.size() > (64 << 10), "the binary is larger than an inline message");
+  aclrtBinHandle binary = nullptr;
+  CheckCode(aclrtBinaryLoadFromData(bytes.data(), bytes.size(), nullptr, &binary), ACL_SUCCESS,
+            "aclrtBinaryLoadFromData of a large binary");
+  aclrtFuncHandle function = nullptr;
+  CheckCode(aclrtBinaryGetFunction(binary, entries[299].function.c_str(), &function), ACL_SUCCESS,
+            "aclrtBinaryGetFunction of its last function");
+  CheckCode(aclrtBinaryUnLoad(binary), ACL_SUCCESS, "aclrtBinaryUnLoad");
+  const std::string junk(2 << 20, 'j');
+  CheckCode(aclrtBinaryLoadFromData(junk.data(), junk.size(), nullptr, &binary),
+            ACL_ERROR_INVALID_PARAM, "a large binary that is junk");
+  return scenario::Teardown();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const std::string dir = argc > 2 ? argv[2] : "/tmp";
+  if (mode == "launch") return Launch(dir);
+  if (mode == "placeholder") return Placeholder();
+  if (mode == "errors") return Errors(dir);
+  if (mode == "large") return Large();
+  std::fprintf(stderr, "usage: see the comment at the top of kernel_client.cc\n");
+  return 2;
+}
