@@ -286,18 +286,13 @@ aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const
     if (argsSize == 0 || argsSize > acld::kMaxKernelArgsBytes) {
       return Invalid(absl::StrCat(api, ": argsSize must be 1 .. ", acld::kMaxKernelArgsBytes));
     }
-    // argsData is device memory: the block is read when the kernel is launched.
-    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    // argsData is device memory: the block is read when the stream reaches
+    // the launch, after the work queued before it (which may write it).
     acld::FunctionLaunch launch;
     launch.function = HandleId(funcHandle);
     launch.block_dim = numBlocks;
-    launch.args.resize(argsSize);
-    acl_client::HostCopy copy;
-    copy.direction = acld::CopyRequest::Direction::kDeviceToHost;
-    copy.device_src = HandleId(argsData);
-    copy.host_dst = launch.args.data();
-    copy.count = argsSize;
-    ACL_RETURN_IF_ERROR(transport->Copy(copy));
+    launch.args_address = HandleId(argsData);
+    launch.args_size = argsSize;
     return Launch(stream, launch, api);
   });
 }

@@ -22,8 +22,11 @@ using Direction = acld::CopyRequest::Direction;
 
 namespace {
 
-// Without a session no device memory exists: every pointer is a host pointer.
+// A pointer into this process's own device memory, or into a device's address
+// window. Without a session no device memory exists: every pointer is a host
+// pointer.
 bool OnDevice(const void* pointer) {
+  if (ClientRuntime::Get().handles().InAllocation(HandleId(pointer))) return true;
   absl::StatusOr<Transport*> transport = ClientRuntime::Get().transport();
   if (!transport.ok()) return false;
   for (const hal::AddressRange& window : (*transport)->DeviceAddresses()) {
@@ -128,6 +131,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
     ACL_ASSIGN_OR_RETURN(uint64_t address, transport->Malloc(context.device, size));
+    ClientRuntime::Get().handles().AddAllocation(address, size, context.device);
     *devPtr = ToHandle(address);
     return absl::OkStatus();
   });
@@ -137,7 +141,9 @@ aclError aclrtFree(void* devPtr) {
   return Api([&]() -> absl::Status {
     if (devPtr == nullptr) return NullArgument("aclrtFree", "devPtr");
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-    return transport->Free(HandleId(devPtr));
+    ACL_RETURN_IF_ERROR(transport->Free(HandleId(devPtr)));
+    ClientRuntime::Get().handles().RemoveAllocation(HandleId(devPtr));
+    return absl::OkStatus();
   });
 }
 

@@ -8,8 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
-#include "client/embedded_transport.h"
-#include "client/remote_transport.h"
+#include "client/transport_factory.h"
 #include "proto/acl/acl_status.h"
 
 namespace acl_client {
@@ -39,33 +38,12 @@ ClientRuntime& ClientRuntime::Get() {
 ClientRuntime::ClientRuntime()
     : lifecycle_([this] { return transport(); }, [this] { handles_.Clear(); }) {}
 
-absl::StatusOr<std::unique_ptr<Transport>> ClientRuntime::CreateTransport(
-    const std::string& address) {
-  if (address == "embedded") {
-    absl::StatusOr<std::unique_ptr<EmbeddedTransport>> embedded =
-        EmbeddedTransport::Create(&callbacks_);
-    if (!embedded.ok()) return embedded.status();
-    return std::unique_ptr<Transport>(std::move(*embedded));
-  }
-  if (absl::StartsWith(address, "unix:")) {
-    absl::StatusOr<std::unique_ptr<RemoteTransport>> remote =
-        RemoteTransport::Connect(address.substr(5), &callbacks_);
-    if (!remote.ok()) return remote.status();
-    return std::unique_ptr<Transport>(std::move(*remote));
-  }
-  return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
-                         absl::StrCat("ACLD_ADDRESS='", address,
-                                      "' is not understood; use unix:<socket path> or embedded"));
-}
-
 absl::StatusOr<Transport*> ClientRuntime::transport() {
   Transport* ready = transport_.load(std::memory_order_acquire);
   if (ready != nullptr) return ready;
   absl::MutexLock lock(&connect_mu_);
   if (owned_transport_ == nullptr) {
-    const char* env = std::getenv("ACLD_ADDRESS");
-    const std::string address = env != nullptr && *env != '\0' ? env : kDefaultAddress;
-    absl::StatusOr<std::unique_ptr<Transport>> created = CreateTransport(address);
+    absl::StatusOr<std::unique_ptr<Transport>> created = CreateTransport(&callbacks_);
     if (!created.ok()) return created.status();
     owned_transport_ = *std::move(created);
     Transport* connected = owned_transport_.get();

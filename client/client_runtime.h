@@ -19,9 +19,6 @@
 
 namespace acl_client {
 
-// Where the client looks for acld when ACLD_ADDRESS is not set.
-inline constexpr char kDefaultAddress[] = "unix:/run/acld/acld.sock";
-
 class ClientRuntime {
  public:
   // The process's instance. Never destroyed: application threads may still
@@ -55,7 +52,6 @@ class ClientRuntime {
  private:
   ClientRuntime();
 
-  absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(const std::string& address);
 
   absl::Mutex connect_mu_;
   std::unique_ptr<Transport> owned_transport_ ABSL_GUARDED_BY(connect_mu_);

@@ -70,7 +70,28 @@ void HandleTable::DropDeviceReference(int32_t device, bool all) {
   }
 }
 
+void HandleTable::AddAllocation(uint64_t address, uint64_t size, int32_t device) {
+  absl::MutexLock lock(&mu_);
+  allocations_[address] = Allocation{size, device};
+}
+
+void HandleTable::RemoveAllocation(uint64_t address) {
+  absl::MutexLock lock(&mu_);
+  allocations_.erase(address);
+}
+
+bool HandleTable::InAllocation(uint64_t address) const {
+  absl::MutexLock lock(&mu_);
+  auto it = allocations_.upper_bound(address);
+  if (it == allocations_.begin()) return false;
+  --it;
+  return address - it->first < it->second.size;
+}
+
 void HandleTable::ForgetDeviceLocked(int32_t device) {
+  for (auto it = allocations_.begin(); it != allocations_.end();) {
+    it = it->second.device == device ? allocations_.erase(it) : std::next(it);
+  }
   for (auto it = contexts_.begin(); it != contexts_.end();) {
     it = it->second.device == device ? contexts_.erase(it) : std::next(it);
   }
@@ -88,6 +109,7 @@ void HandleTable::Clear() {
   streams_.clear();
   events_.clear();
   device_refs_.clear();
+  allocations_.clear();
 }
 
 }  // namespace acl_client

@@ -29,6 +29,13 @@ class HandleTable {
   void RemoveEvent(uint64_t event);
   bool HasEvent(uint64_t event) const;
 
+  // Device memory this process allocated: a pointer inside one is a device
+  // pointer (ACL_MEMCPY_DEFAULT, checks of copy kinds), whatever the
+  // backend's address layout.
+  void AddAllocation(uint64_t address, uint64_t size, int32_t device);
+  void RemoveAllocation(uint64_t address);
+  bool InAllocation(uint64_t address) const;
+
   // Device references as the daemon counts them (aclrtSetDevice and contexts
   // add one, aclrtResetDevice and aclrtDestroyContext drop one). When a
   // device's count reaches zero the daemon released everything on it, and so
@@ -46,6 +53,11 @@ class HandleTable {
   std::map<uint64_t, int32_t> streams_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, int32_t> events_ ABSL_GUARDED_BY(mu_);
   std::map<int32_t, uint32_t> device_refs_ ABSL_GUARDED_BY(mu_);
+  struct Allocation {
+    uint64_t size;
+    int32_t device;
+  };
+  std::map<uint64_t, Allocation> allocations_ ABSL_GUARDED_BY(mu_);  // by start address
 };
 
 }  // namespace acl_client

@@ -532,6 +532,8 @@ absl::StatusOr<uint64_t> RemoteTransport::LaunchFunction(uint64_t stream, uint64
   proto.set_function(launch.function);
   proto.set_block_dim(launch.block_dim);
   proto.set_args(launch.args);
+  proto.set_args_address(launch.args_address);
+  proto.set_args_size(launch.args_size);
   for (const acld::Placeholder& placeholder : launch.placeholders) {
     acl::v1::Placeholder& slot = *proto.add_placeholders();
     slot.set_offset(placeholder.offset);

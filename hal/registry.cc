@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hal/acl/acl_backend.h"
 #include "hal/sim/sim_backend.h"
 
 namespace hal {
@@ -20,6 +21,7 @@ absl::StatusOr<std::unique_ptr<Backend>> CreateSim(const BackendOptions& options
 // Every backend this build knows, by name.
 constexpr Entry kBackends[] = {
     {"sim", CreateSim},
+    {"acl", acl::CreateAclBackend},
 };
 
 }  // namespace

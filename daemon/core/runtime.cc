@@ -481,6 +481,7 @@ bool Runtime::AllStreamsIdle() const {
 RuntimeSnapshot Runtime::Snapshot() const {
   absl::ReaderMutexLock lock(&mu_);
   RuntimeSnapshot snapshot;
+  snapshot.backend = backend_->name();
   snapshot.host_refcount = init_.host_count();
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     const hal::Device& device = backend_->device(id);
@@ -501,6 +502,7 @@ RuntimeSnapshot Runtime::Snapshot() const {
     entry.callback_timeouts = broker_.Timeouts(session_id);
     entry.queued_bytes = session.queue_budget->used();
     entry.queued_bytes_limit = session.queue_budget->limit();
+    entry.binary_bytes_limit = max_binary_bytes_;
     for (const auto& [stream_id, stream] : session.streams) {
       StreamSnapshot stream_info;
       stream_info.id = stream_id;

@@ -125,6 +125,11 @@ struct FunctionLaunch {
   uint32_t block_dim = 0;
   std::string args;
   std::vector<Placeholder> placeholders;
+  // aclrtLaunchKernel: the argument block is `args_size` bytes of the
+  // session's device memory at `args_address`, read when the stream reaches
+  // the launch (`args` is then empty).
+  uint64_t args_address = 0;
+  uint64_t args_size = 0;
 };
 
 // Bounds on what a launch may carry (hostile input): CANN's own argument
@@ -337,6 +342,27 @@ class Runtime {
   absl::StatusOr<std::shared_ptr<QueueBudget>> BudgetOf(SessionId session)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
+  // One kernel launch as the device will run it: its function (kept alive by
+  // its executable), its argument block, and the device memory it pinned.
+  struct PreparedLaunch {
+    const hal::Function& function;
+    std::shared_ptr<const void> executable;
+    hal::LaunchParams params;
+    absl::Status pinned_status;  // a bad range fails the task when the stream reaches it
+    std::shared_ptr<PinnedMemory> pinned;
+  };
+  // Checks a launch of `function` (kept alive by `executable`) and pins the
+  // memory it touches.
+  absl::StatusOr<std::shared_ptr<PreparedLaunch>> PrepareLaunch(
+      SessionId session, int32_t device_id, const hal::Function& function,
+      std::shared_ptr<const void> executable, uint32_t block_dim, std::string args,
+      std::vector<Placeholder> placeholders);
+  // aclrtLaunchKernel: reads the argument block from device memory when the
+  // stream reaches the launch, then launches.
+  absl::StatusOr<uint64_t> LaunchWithDeviceArgs(SessionId session,
+                                                const std::shared_ptr<Stream>& stream,
+                                                uint64_t thread, LoadedFunction function,
+                                                const FunctionLaunch& launch);
   // Launches `function` (kept alive by `executable`) with its argument block.
   absl::StatusOr<uint64_t> Launch(SessionId session, const std::shared_ptr<Stream>& stream,
                                   uint64_t thread, const hal::Function& function,

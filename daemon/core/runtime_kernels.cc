@@ -130,8 +130,61 @@ absl::StatusOr<uint64_t> Runtime::LaunchFunction(SessionId id, StreamId stream_i
                                   function.device, ", the stream is on device ",
                                   stream->options().device));
   }
-  return Launch(id, stream, thread, *function.function, std::move(function.executable),
-                launch.block_dim, std::move(launch.args), std::move(launch.placeholders));
+  if (launch.args_address == 0) {
+    return Launch(id, stream, thread, *function.function, std::move(function.executable),
+                  launch.block_dim, std::move(launch.args), std::move(launch.placeholders));
+  }
+  return LaunchWithDeviceArgs(id, stream, thread, std::move(function), launch);
+}
+
+absl::StatusOr<uint64_t> Runtime::LaunchWithDeviceArgs(SessionId id,
+                                                       const std::shared_ptr<Stream>& stream,
+                                                       uint64_t thread, LoadedFunction function,
+                                                       const FunctionLaunch& launch) {
+  if (launch.args_size == 0 || launch.args_size > kMaxKernelArgsBytes) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("aclrtLaunchKernel: argsSize must be 1 .. ",
+                                  kMaxKernelArgsBytes));
+  }
+  // The block is the session's own memory, checked now; its bytes are read
+  // by a host task, which runs once the device work before it has finished
+  // (that work may be what writes them), and the launch follows it.
+  ACL_ASSIGN_OR_RETURN(ResolvedRange source,
+                       memory_.Resolve(id, launch.args_address, launch.args_size));
+  struct DeviceArgs {
+    ResolvedRange source;
+    uint64_t size;
+    std::string bytes;
+  };
+  auto args = std::make_shared<DeviceArgs>(DeviceArgs{std::move(source), launch.args_size, {}});
+  hal::Device* device = &backend_->device(stream->options().device);
+  ACL_RETURN_IF_ERROR(
+      Enqueue(id, stream, thread, launch.args_size,
+              [args, device](const TaskResume&) -> std::optional<absl::Status> {
+                args->bytes.resize(args->size);
+                hal::Transfer read;
+                read.device_src = args->source.span;
+                read.host_dst = args->bytes.data();
+                read.count = args->size;
+                return device->Copy(read);
+              },
+              nullptr, "kernel arguments")
+          .status());
+  const SessionId session = id;
+  const int32_t device_id = stream->options().device;
+  const uint32_t block_dim = launch.block_dim;
+  return EnqueueDeviceWork(
+      id, stream, thread, launch.args_size, "kernel",
+      [this, session, device_id, block_dim, args,
+       function = std::move(function)](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+        ACL_ASSIGN_OR_RETURN(std::shared_ptr<PreparedLaunch> prepared,
+                             PrepareLaunch(session, device_id, *function.function,
+                                           function.executable, block_dim,
+                                           std::move(args->bytes), {}));
+        ACL_RETURN_IF_ERROR(prepared->pinned_status);
+        // The pins live as long as the device item (its resolver holds them).
+        return device.Launch(prepared->function, std::move(prepared->params));
+      });
 }
 
 absl::Status Runtime::PlacePlaceholders(SessionId id, int32_t device_id,

@@ -19,6 +19,7 @@ struct SessionSnapshot {
   uint64_t callback_timeouts = 0;
   uint64_t queued_bytes = 0;        // work queued on its streams, as charged
   uint64_t queued_bytes_limit = 0;  // 0: none
+  uint64_t binary_bytes_limit = 0;  // 0: none
 };
 
 struct DeviceSnapshot {
@@ -38,6 +39,7 @@ struct StreamSnapshot {
 };
 
 struct RuntimeSnapshot {
+  std::string backend;  // the backend's name
   uint64_t host_refcount = 0;
   std::vector<DeviceSnapshot> devices;
   std::vector<SessionSnapshot> sessions;

@@ -267,21 +267,20 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
   return Launch(id, stream, thread, **function, nullptr, request.block_dim, std::move(args));
 }
 
-absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Stream>& stream,
-                                         uint64_t thread, const hal::Function& function,
-                                         std::shared_ptr<const void> executable,
-                                         uint32_t block_dim, std::string args,
-                                         std::vector<Placeholder> placeholders) {
+absl::StatusOr<std::shared_ptr<Runtime::PreparedLaunch>> Runtime::PrepareLaunch(
+    SessionId id, int32_t device_id, const hal::Function& function,
+    std::shared_ptr<const void> executable, uint32_t block_dim, std::string args,
+    std::vector<Placeholder> placeholders) {
   if (block_dim == 0) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "kernel launch: blockDim must be > 0");
   }
-  // The memory the kernel will touch is checked and pinned now; a bad range
-  // fails the task when the stream reaches it, as a device would. A backend
-  // that cannot tell the ranges gets no resolver (docs/security.md).
+  // The memory the kernel will touch is checked and pinned now, as a device
+  // would fault on it. A backend that cannot tell the ranges gets no resolver
+  // (docs/security.md).
   auto pinned = std::make_shared<PinnedMemory>();
   if (!placeholders.empty()) {
-    ACL_RETURN_IF_ERROR(PlacePlaceholders(id, stream->options().device, std::move(placeholders),
-                                          args, *pinned));
+    ACL_RETURN_IF_ERROR(
+        PlacePlaceholders(id, device_id, std::move(placeholders), args, *pinned));
   }
   const std::optional<uint64_t> args_size = function.args_size();
   if (args_size.has_value() && args.size() != *args_size) {
@@ -298,23 +297,27 @@ absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Str
   } else if (!absl::IsUnimplemented(ranges.status())) {
     pinned_status = ranges.status();
   }
+  return std::make_shared<PreparedLaunch>(
+      PreparedLaunch{function, std::move(executable),
+                     hal::LaunchParams{block_dim, std::move(args), std::move(memory)},
+                     std::move(pinned_status), std::move(pinned)});
+}
+
+absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Stream>& stream,
+                                         uint64_t thread, const hal::Function& function,
+                                         std::shared_ptr<const void> executable,
+                                         uint32_t block_dim, std::string args,
+                                         std::vector<Placeholder> placeholders) {
   const uint64_t payload = args.size() + function.name().size();
-  struct Launch {
-    const hal::Function& function;
-    std::shared_ptr<const void> executable;  // keeps `function` alive
-    hal::LaunchParams params;
-    absl::Status pinned_status;
-    std::shared_ptr<PinnedMemory> pinned;  // what the launch holds, whether resolved or not
-  };
-  auto launch = std::make_shared<Launch>(
-      Launch{function, std::move(executable),
-             hal::LaunchParams{block_dim, std::move(args), std::move(memory)},
-             std::move(pinned_status), pinned});
-  return EnqueueDeviceWork(
-      id, stream, thread, payload, "kernel", [launch](hal::Stream& device) -> absl::StatusOr<uint64_t> {
-        if (!launch->pinned_status.ok()) return launch->pinned_status;
-        return device.Launch(launch->function, std::move(launch->params));
-      });
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<PreparedLaunch> launch,
+                       PrepareLaunch(id, stream->options().device, function,
+                                     std::move(executable), block_dim, std::move(args),
+                                     std::move(placeholders)));
+  return EnqueueDeviceWork(id, stream, thread, payload, "kernel",
+                           [launch](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+                             if (!launch->pinned_status.ok()) return launch->pinned_status;
+                             return device.Launch(launch->function, std::move(launch->params));
+                           });
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream_id, uint64_t thread,

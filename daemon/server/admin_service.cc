@@ -38,6 +38,9 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_max_host_memory_segments(limits.max_host_segments_per_session);
   info.set_max_waiting_calls(RuntimeService::max_waiting_calls());
   info.set_weight(session.weight);
+  info.set_binaries(static_cast<uint32_t>(session.binaries.size()));
+  info.set_binary_bytes(session.binary_bytes);
+  info.set_max_binary_bytes(snapshot.binary_bytes_limit);
   info.set_pending_callbacks(static_cast<uint32_t>(snapshot.pending_callbacks));
   info.set_callback_timeouts(snapshot.callback_timeouts);
   info.set_id(session.id);
@@ -58,6 +61,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
                                      acl::v1::StatusReply* reply) {
   const RuntimeSnapshot snapshot = runtime_.Snapshot();
   reply->set_version(kAcldVersion);
+  reply->set_backend(snapshot.backend);
   reply->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - started_));
   reply->set_host_refcount(static_cast<uint32_t>(snapshot.host_refcount));
   for (const DeviceSnapshot& device : snapshot.devices) {

@@ -207,7 +207,8 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
           .status();
     case acl::v1::AsyncOp::kLaunchFunction: {
       const acl::v1::LaunchFunction& proto = op.launch_function();
-      FunctionLaunch launch{proto.function(), proto.block_dim(), proto.args(), {}};
+      FunctionLaunch launch{proto.function(), proto.block_dim(), proto.args(), {},
+                            proto.args_address(), proto.args_size()};
       for (const acl::v1::Placeholder& placeholder : proto.placeholders()) {
         launch.placeholders.push_back(Placeholder{placeholder.offset(), placeholder.data()});
       }

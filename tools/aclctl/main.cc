@@ -54,7 +54,8 @@ constexpr char kUsage[] =
     "  weight SESSION N       the session's share of each device's time (1..1000)\n"
     "sessions shows each use beside its limit (USE/LIMIT; none: no limit): STREAMS open\n"
     "(+closing), CTX contexts created, EVENTS, DEVMEM device memory, HOSTMEM shared\n"
-    "memory acld maps (SEGS segments), QUEUED queued work, CALLS calls waiting in acld,\n"
+    "memory acld maps (SEGS segments), QUEUED queued work, BIN kernel binaries loaded\n"
+    "(count:bytes/limit), CALLS calls waiting in acld,\n"
     "CB callbacks pending (timed out), W weight.\n";
 
 using aclctl::BytesOfLimit;
@@ -97,7 +98,7 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
 std::string SessionsTable(
     const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
   Table table({"ID", "PID", "UID", "REF", "DEVICES", "STREAMS", "CTX", "EVENTS", "DEVMEM",
-               "HOSTMEM", "SEGS", "QUEUED", "CALLS", "CB", "W", "SINCE", "COMMAND"});
+               "HOSTMEM", "SEGS", "QUEUED", "BIN", "CALLS", "CB", "W", "SINCE", "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
     table.AddRow(
@@ -112,6 +113,8 @@ std::string SessionsTable(
                       HumanBytes(session.max_host_memory_bytes())),
          absl::StrCat(session.host_memory_segments(), "/", session.max_host_memory_segments()),
          BytesOfLimit(session.queued_bytes(), session.queued_bytes_limit()),
+         absl::StrCat(session.binaries(), ":",
+                      BytesOfLimit(session.binary_bytes(), session.max_binary_bytes())),
          CountOfLimit(session.waiting_calls(), session.max_waiting_calls()),
          absl::StrCat(session.pending_callbacks(),
                       session.callback_timeouts() > 0
@@ -128,7 +131,7 @@ std::string DevicesText(const acl::v1::StatusReply& status);
 std::string StatusText(const acl::v1::StatusReply& status) {
   std::string out = absl::StrCat(
       "acld ", status.version(), ", up ", absl::StrFormat("%.1f", status.uptime_seconds()),
-      " s\nhost refcount: ", status.host_refcount(), "\nsessions: ", status.session_count());
+      " s\nbackend: ", status.backend(), "\nhost refcount: ", status.host_refcount(), "\nsessions: ", status.session_count());
   if (status.max_sessions() > 0) {
     absl::StrAppend(&out, " (limit ", status.max_sessions(), ", ", status.max_sessions_per_uid(),
                     " per uid)");

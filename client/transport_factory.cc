@@ -1,0 +1,35 @@
+#include "client/transport_factory.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "client/embedded_transport.h"
+#include "client/remote_transport.h"
+#include "proto/acl/acl_status.h"
+
+namespace acl_client {
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(CallbackDispatcher* callbacks) {
+  const char* env = std::getenv("ACLD_ADDRESS");
+  const std::string address = env != nullptr && *env != '\0' ? env : kDefaultAddress;
+  if (address == "embedded") {
+    absl::StatusOr<std::unique_ptr<EmbeddedTransport>> embedded =
+        EmbeddedTransport::Create(callbacks);
+    if (!embedded.ok()) return embedded.status();
+    return std::unique_ptr<Transport>(std::move(*embedded));
+  }
+  if (absl::StartsWith(address, "unix:")) {
+    absl::StatusOr<std::unique_ptr<RemoteTransport>> remote =
+        RemoteTransport::Connect(address.substr(5), callbacks);
+    if (!remote.ok()) return remote.status();
+    return std::unique_ptr<Transport>(std::move(*remote));
+  }
+  return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
+                         absl::StrCat("ACLD_ADDRESS='", address,
+                                      "' is not understood; use unix:<socket path> or embedded"));
+}
+
+}  // namespace acl_client

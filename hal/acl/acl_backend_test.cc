@@ -1,0 +1,860 @@
+// The acl backend against the recording fake vendor runtime
+// (testing/fake_vendor_runtime.cc). The fakes are loaded by the backend from
+// the paths the BUILD rule puts in the environment; the test opens the same
+// library again (the same instance) to read its call log.
+#include "hal/acl/acl_backend.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "acl/acl.h"
+#include "gtest/gtest.h"
+#include "hal/acl/acl_device.h"
+#include "hal/backend_options.h"
+#include "proto/acl/acl_status.h"
+
+namespace hal::acl {
+namespace {
+
+using acld::AclCodeOf;
+
+constexpr uint64_t kDeviceMemory = uint64_t{64} << 20;  // the fake's default
+constexpr absl::Duration kPatience = absl::Seconds(10);
+
+// A fake's path: the BUILD rule gives it relative to the runfiles tree.
+std::string LibraryPath(const char* variable) {
+  const char* relative = std::getenv(variable);
+  if (relative == nullptr) return "";
+  const char* root = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  if (root == nullptr || workspace == nullptr) return relative;
+  return std::string(root) + "/" + workspace + "/" + relative;
+}
+
+struct Call {
+  std::string name;
+  uint64_t thread = 0;
+  int64_t result = 0;
+  std::string note;
+};
+
+// The fake's call log, through the fake's own exports.
+class CallLog {
+ public:
+  explicit CallLog(const std::string& library) {
+    handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ == nullptr) return;
+    read_ = reinterpret_cast<size_t (*)(char*, size_t)>(dlsym(handle_, "fakeVendorCallLog"));
+    clear_ = reinterpret_cast<void (*)()>(dlsym(handle_, "fakeVendorClearCallLog"));
+  }
+  bool ok() const { return read_ != nullptr && clear_ != nullptr; }
+  void Clear() { clear_(); }
+
+  std::vector<Call> Read() const {
+    std::string text(read_(nullptr, 0) + 1, '\0');
+    read_(text.data(), text.size());
+    std::vector<Call> calls;
+    std::istringstream lines(text.c_str());
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream fields(line);
+      Call call;
+      fields >> call.name >> call.thread >> call.result;
+      std::getline(fields >> std::ws, call.note);
+      calls.push_back(call);
+    }
+    return calls;
+  }
+
+ private:
+  void* handle_ = nullptr;  // never closed: the backend keeps the library loaded too
+  size_t (*read_)(char*, size_t) = nullptr;
+  void (*clear_)() = nullptr;
+};
+
+int CountCalls(const std::vector<Call>& calls, const std::string& name) {
+  int count = 0;
+  for (const Call& call : calls) count += call.name == name ? 1 : 0;
+  return count;
+}
+
+// What a stream reported, and waiting for it.
+class Reports {
+ public:
+  StreamOptions Options() {
+    StreamOptions options;
+    options.on_complete = [this](uint64_t sequence, const absl::Status& status) {
+      absl::MutexLock lock(&mu_);
+      completed_.emplace_back(sequence, status);
+    };
+    options.on_callback_point = [this](uint64_t sequence) {
+      absl::MutexLock lock(&mu_);
+      points_.push_back(sequence);
+    };
+    return options;
+  }
+
+  bool WaitForCompletions(size_t count) { return WaitFor(&Reports::completed_, count); }
+  bool WaitForPoints(size_t count) { return WaitFor(&Reports::points_, count); }
+
+  std::vector<std::pair<uint64_t, absl::Status>> completed() {
+    absl::MutexLock lock(&mu_);
+    return completed_;
+  }
+  std::vector<uint64_t> points() {
+    absl::MutexLock lock(&mu_);
+    return points_;
+  }
+
+ private:
+  template <typename T>
+  bool WaitFor(std::vector<T> Reports::*list, size_t count) {
+    struct Goal {
+      const std::vector<T>* list;
+      size_t count;
+    } goal{&(this->*list), count};
+    absl::MutexLock lock(&mu_);
+    return mu_.AwaitWithTimeout(
+        absl::Condition(
+            +[](Goal* goal) { return goal->list->size() >= goal->count; }, &goal),
+        kPatience);
+  }
+
+  absl::Mutex mu_;
+  std::vector<std::pair<uint64_t, absl::Status>> completed_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> points_ ABSL_GUARDED_BY(mu_);
+};
+
+// Page-aligned host memory (what the daemon maps), freed on scope exit.
+struct HostPages {
+  explicit HostPages(size_t bytes)
+      : size(bytes),
+        data(static_cast<uint8_t*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096))) {
+    std::memset(data, 0, size);
+  }
+  ~HostPages() { std::free(data); }
+  size_t size;
+  uint8_t* data;
+};
+
+DeviceSpan Span(const DeviceBuffer& buffer, uint64_t offset = 0) {
+  return DeviceSpan{buffer, offset};
+}
+
+// The fake's kernel binary format (see the fake).
+constexpr char kKernels[] =
+    "FAKEKERNELS\n"
+    "increment increment\n"
+    "explode fail 507015\n";
+
+std::string IncrementArgs(const DeviceBuffer& buffer, uint64_t count) {
+  uint64_t fields[2] = {buffer.address, count};
+  return std::string(reinterpret_cast<const char*>(fields), sizeof(fields));
+}
+
+class AclBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Open(LibraryPath("FAKE_VENDOR_LIBRARY")); }
+
+  void Open(const std::string& library) {
+    library_ = library;
+    log_ = std::make_unique<CallLog>(library);
+    BackendOptions options;
+    options.vendor_library = library;
+    absl::StatusOr<std::unique_ptr<Backend>> backend = CreateAclBackend(options);
+    ASSERT_TRUE(backend.ok()) << backend.status();
+    backend_ = *std::move(backend);
+    device_ = dynamic_cast<AclDevice*>(&backend_->device(0));
+    ASSERT_NE(device_, nullptr);
+    ASSERT_TRUE(log_->ok());
+    ASSERT_TRUE(device_->BringUp().ok());
+  }
+
+  void TearDown() override { backend_.reset(); }
+
+  DeviceBuffer Allocate(uint64_t size) {
+    absl::StatusOr<DeviceBuffer> buffer = device_->Allocate(size);
+    EXPECT_TRUE(buffer.ok()) << buffer.status();
+    return buffer.ok() ? *buffer : DeviceBuffer{};
+  }
+
+  std::vector<uint8_t> Read(const DeviceBuffer& buffer) {
+    std::vector<uint8_t> bytes(buffer.size);
+    Transfer transfer;
+    transfer.device_src = Span(buffer);
+    transfer.host_dst = bytes.data();
+    transfer.count = buffer.size;
+    EXPECT_TRUE(device_->Copy(transfer).ok());
+    return bytes;
+  }
+
+  std::unique_ptr<Stream> NewStream(Reports& reports) {
+    absl::StatusOr<std::unique_ptr<Stream>> stream = device_->CreateStream(reports.Options());
+    EXPECT_TRUE(stream.ok()) << stream.status();
+    return stream.ok() ? *std::move(stream) : nullptr;
+  }
+
+  std::shared_ptr<Executable> LoadKernels() {
+    absl::StatusOr<std::shared_ptr<Executable>> executable = device_->LoadExecutable(kKernels);
+    EXPECT_TRUE(executable.ok()) << executable.status();
+    return executable.ok() ? *executable : nullptr;
+  }
+
+  std::string library_;
+  std::unique_ptr<CallLog> log_;
+  std::unique_ptr<Backend> backend_;
+  AclDevice* device_ = nullptr;
+};
+
+bool AllBytes(const std::vector<uint8_t>& bytes, uint8_t value) {
+  for (uint8_t byte : bytes) {
+    if (byte != value) return false;
+  }
+  return true;
+}
+
+TEST_F(AclBackendTest, CountsAndDescribesTheVendorsDevices) {
+  EXPECT_EQ(backend_->name(), "acl");
+  EXPECT_EQ(backend_->device_count(), 2);
+  const DeviceInfo& info = backend_->device(1).info();
+  EXPECT_EQ(info.id, 1);
+  EXPECT_EQ(info.name, "Ascend910B-fake");
+  EXPECT_EQ(info.memory_bytes, kDeviceMemory);
+  EXPECT_EQ(info.addresses.begin, info.addresses.end);  // nothing handed out yet
+  EXPECT_EQ(device_->builtin_kernels(), nullptr);
+  EXPECT_TRUE(device_->is_up());
+  EXPECT_FALSE(backend_->device(1).is_up());
+}
+
+TEST_F(AclBackendTest, ReservesWhatTheVendorRoundsTo) {
+  EXPECT_EQ(device_->ReservedBytes(0), std::nullopt);
+  EXPECT_EQ(device_->ReservedBytes(1), 64u);     // 32 + 32
+  EXPECT_EQ(device_->ReservedBytes(100), 192u);  // 128 + 32, on 64
+  EXPECT_EQ(device_->ReservedBytes(4096), 4160u);
+  EXPECT_EQ(device_->ReservedBytes(kDeviceMemory - 64), kDeviceMemory);
+  EXPECT_EQ(device_->ReservedBytes(kDeviceMemory), std::nullopt);  // rounds past the device
+  EXPECT_EQ(device_->ReservedBytes(kDeviceMemory + 1), std::nullopt);
+  EXPECT_EQ(device_->ReservedBytes(~uint64_t{0}), std::nullopt);
+  EXPECT_EQ(device_->ReservedBytes(~uint64_t{0} - 40), std::nullopt);
+}
+
+TEST_F(AclBackendTest, AllocationsAreScrubbedCountedAndFreed) {
+  std::optional<DeviceBuffer> buffer = Allocate(1000);
+  ASSERT_NE(buffer->address, 0u);
+  EXPECT_EQ(buffer->size, 1000u);
+  EXPECT_EQ(buffer->reserved, *device_->ReservedBytes(1000));
+  EXPECT_EQ(device_->used_bytes(), buffer->reserved);
+  // The fake hands out memory full of a stale pattern: the backend zeroed it.
+  EXPECT_TRUE(AllBytes(Read(*buffer), 0));
+  EXPECT_TRUE(device_->info().addresses.Contains(buffer->address));
+  EXPECT_TRUE(device_->info().addresses.Contains(buffer->address + 999));
+  EXPECT_FALSE(device_->info().addresses.Contains(0));
+  EXPECT_TRUE(device_->IsDeviceAddress(buffer->address + 999));
+
+  const uint64_t address = buffer->address;
+  device_->Free(*buffer);
+  EXPECT_EQ(device_->used_bytes(), 0u);
+  EXPECT_FALSE(device_->IsDeviceAddress(address));
+  EXPECT_TRUE(device_->info().addresses.Contains(address));  // the window never narrows
+  log_->Clear();
+  buffer.reset();  // the last copy: the vendor memory goes
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtFree"), 1);
+
+  absl::StatusOr<DeviceBuffer> too_big = device_->Allocate(kDeviceMemory);
+  EXPECT_EQ(AclCodeOf(too_big.status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+}
+
+TEST_F(AclBackendTest, CopiesInEveryDirection) {
+  DeviceBuffer first = Allocate(256);
+  DeviceBuffer second = Allocate(256);
+  std::vector<uint8_t> source(256);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<uint8_t>(i);
+
+  Transfer to_device;
+  to_device.host_src = source.data();
+  to_device.device_dst = Span(first);
+  to_device.count = 256;
+  ASSERT_TRUE(device_->Copy(to_device).ok());
+
+  Transfer across;
+  across.device_src = Span(first, 16);
+  across.device_dst = Span(second, 32);
+  across.count = 100;
+  ASSERT_TRUE(device_->Copy(across).ok());
+
+  std::vector<uint8_t> back = Read(second);
+  for (size_t i = 0; i < 100; ++i) ASSERT_EQ(back[32 + i], source[16 + i]) << i;
+  EXPECT_EQ(back[0], 0);
+  EXPECT_EQ(back[132], 0);
+
+  std::vector<uint8_t> copy(256);
+  Transfer host_to_host;
+  host_to_host.host_src = source.data();
+  host_to_host.host_dst = copy.data();
+  host_to_host.count = 256;
+  ASSERT_TRUE(device_->Copy(host_to_host).ok());
+  EXPECT_EQ(copy, source);
+
+  Transfer both;  // two destinations
+  both.host_src = source.data();
+  both.host_dst = copy.data();
+  both.device_dst = Span(first);
+  both.count = 1;
+  EXPECT_EQ(AclCodeOf(device_->Copy(both)), ACL_ERROR_INVALID_PARAM);
+}
+
+TEST_F(AclBackendTest, FillsSynchronously) {
+  DeviceBuffer buffer = Allocate(64);
+  ASSERT_TRUE(device_->Fill(Span(buffer, 8), 0x5A, 16).ok());
+  std::vector<uint8_t> bytes = Read(buffer);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    EXPECT_EQ(bytes[i], i >= 8 && i < 24 ? 0x5A : 0) << i;
+  }
+}
+
+TEST_F(AclBackendTest, StreamRunsItemsInOrderAndReportsEachSequence) {
+  HostPages input(8192);
+  HostPages output(8192);
+  for (size_t i = 0; i < input.size; ++i) input.data[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE(device_->RegisterHostMemory(input.data, input.size).ok());
+  ASSERT_TRUE(device_->RegisterHostMemory(output.data, output.size).ok());
+  EXPECT_TRUE(device_->IsHostMemoryRegistered(input.data + 100, 1000));
+  DeviceBuffer first = Allocate(8192);
+  DeviceBuffer second = Allocate(8192);
+
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  Transfer in;
+  in.host_src = input.data;
+  in.device_dst = Span(first);
+  in.count = 8192;
+  Transfer across;
+  across.device_src = Span(first);
+  across.device_dst = Span(second);
+  across.count = 8192;
+  Transfer out;
+  out.device_src = Span(second);
+  out.host_dst = output.data;
+  out.count = 8192;
+  EXPECT_EQ(*stream->Copy(in), 1u);
+  EXPECT_EQ(*stream->Fill(Span(first, 4096), 0xEE, 1024), 2u);
+  EXPECT_EQ(*stream->Copy(across), 3u);
+  EXPECT_EQ(*stream->Copy(out), 4u);
+  EXPECT_EQ(*stream->Fill(Span(first), 0, 0), 5u);  // nothing to do, still reported
+  ASSERT_TRUE(reports.WaitForCompletions(5));
+
+  std::vector<std::pair<uint64_t, absl::Status>> completed = reports.completed();
+  for (size_t i = 0; i < completed.size(); ++i) {
+    EXPECT_EQ(completed[i].first, i + 1);
+    EXPECT_TRUE(completed[i].second.ok()) << completed[i].second;
+  }
+  for (size_t i = 0; i < 8192; ++i) {
+    const uint8_t expected = i >= 4096 && i < 5120 ? 0xEE : static_cast<uint8_t>(i * 7);
+    ASSERT_EQ(output.data[i], expected) << i;
+  }
+  stream.reset();
+  EXPECT_TRUE(device_->UnregisterHostMemory(input.data).ok());
+  EXPECT_TRUE(device_->UnregisterHostMemory(output.data).ok());
+  EXPECT_FALSE(device_->IsHostMemoryRegistered(input.data, 1));
+}
+
+TEST_F(AclBackendTest, LaunchesKernelsWithTheirArguments) {
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  absl::StatusOr<const Function*> increment = executable->GetFunction("increment");
+  ASSERT_TRUE(increment.ok()) << increment.status();
+  EXPECT_EQ((*increment)->name(), "increment");
+  EXPECT_EQ((*increment)->args_size(), std::nullopt);
+  EXPECT_EQ((*increment)->Ranges(1, "").status().code(), absl::StatusCode::kUnimplemented);
+  absl::StatusOr<const Function*> missing = executable->GetFunction("missing");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(AclCodeOf(missing.status()), ACL_ERROR_RT_KERNEL_LOOKUP);
+  EXPECT_EQ(executable->Functions().size(), 1u);
+
+  DeviceBuffer buffer = Allocate(64);
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  // Held at a host-callback point, so that every launch (and its argument
+  // slice) is in flight at once: the argument ring must grow, not overwrite.
+  ASSERT_EQ(*stream->HostCallbackPoint(), 1u);
+  ASSERT_TRUE(reports.WaitForPoints(1));
+  constexpr int kLaunches = 3000;
+  for (int i = 0; i < kLaunches; ++i) {
+    LaunchParams params;
+    params.block_dim = 1;
+    params.args = IncrementArgs(buffer, 8 + i % 8);
+    ASSERT_TRUE(stream->Launch(**increment, params).ok());
+  }
+  stream->ResumeCallbackPoint(1, absl::OkStatus());
+  ASSERT_TRUE(reports.WaitForCompletions(kLaunches + 1));
+  std::vector<uint8_t> bytes = Read(buffer);
+  for (int byte = 0; byte < 16; ++byte) {
+    int expected = 0;
+    for (int i = 0; i < kLaunches; ++i) expected += byte < 8 + i % 8 ? 1 : 0;
+    EXPECT_EQ(bytes[byte], static_cast<uint8_t>(expected)) << byte;
+  }
+}
+
+TEST_F(AclBackendTest, VendorErrorsKeepTheirExactCodes) {
+  absl::StatusOr<std::shared_ptr<Executable>> garbage = device_->LoadExecutable("not a binary");
+  EXPECT_EQ(AclCodeOf(garbage.status()), ACL_ERROR_RT_PARAM_INVALID);
+
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  const Function* explode = *executable->GetFunction("explode");
+  const Function* increment = *executable->GetFunction("increment");
+  DeviceBuffer buffer = Allocate(16);
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  LaunchParams params;
+  params.block_dim = 1;
+  params.args = IncrementArgs(buffer, 16);
+  ASSERT_TRUE(stream->Launch(*increment, params).ok());
+  ASSERT_TRUE(stream->Launch(*explode, params).ok());
+  ASSERT_TRUE(stream->Launch(*increment, params).ok());
+  ASSERT_TRUE(reports.WaitForCompletions(3));
+  std::vector<std::pair<uint64_t, absl::Status>> completed = reports.completed();
+  EXPECT_TRUE(completed[0].second.ok());
+  EXPECT_EQ(completed[1].first, 2u);
+  EXPECT_EQ(AclCodeOf(completed[1].second), ACL_ERROR_RT_AICORE_EXCEPTION);
+  EXPECT_TRUE(completed[2].second.ok()) << completed[2].second;  // CANN continues on failure
+  EXPECT_TRUE(AllBytes(Read(buffer), 2));
+
+  // A copy the vendor refuses (to an address it never handed out) carries
+  // the vendor's code.
+  Transfer stray;
+  stray.device_src = Span(buffer);
+  stray.device_dst = DeviceSpan{DeviceBuffer{64, 16, 64, nullptr}, 0};
+  stray.count = 16;
+  EXPECT_EQ(AclCodeOf(stream->Copy(stray).status()), ACL_ERROR_RT_PARAM_INVALID);
+}
+
+TEST_F(AclBackendTest, EventsCompleteAndCarryDeviceTimestamps) {
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok()) << event.status();
+  EXPECT_TRUE((*event)->Complete());
+  EXPECT_EQ((*event)->TimestampNanos(), std::nullopt);
+
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  const int64_t before = device_->NowNanos();
+  ASSERT_EQ(*stream->RecordEvent(**event), 1u);
+  ASSERT_TRUE(reports.WaitForCompletions(1));
+  const int64_t after = device_->NowNanos();
+  EXPECT_TRUE((*event)->Complete());
+  std::optional<int64_t> stamp = (*event)->TimestampNanos();
+  ASSERT_TRUE(stamp.has_value());
+  // The device's clock (another epoch) mapped onto the host's, to within the
+  // calibration's bracket.
+  EXPECT_GE(*stamp, before - 2000000);
+  EXPECT_LE(*stamp, after);
+
+  absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_EQ(*stream->RecordEvent(**event), 2u);
+  ASSERT_TRUE(reports.WaitForCompletions(2));
+  EXPECT_GT(*(*event)->TimestampNanos(), *stamp);
+}
+
+TEST_F(AclBackendTest, StreamsWaitForEventsOfOtherStreams) {
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  DeviceBuffer buffer = Allocate(32);
+  Reports first_reports;
+  Reports second_reports;
+  std::unique_ptr<Stream> first = NewStream(first_reports);
+  std::unique_ptr<Stream> second = NewStream(second_reports);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+
+  ASSERT_EQ(*first->HostCallbackPoint(), 1u);
+  ASSERT_EQ(*first->RecordEvent(**event), 2u);
+  ASSERT_EQ(*second->WaitEvent(**event), 1u);
+  ASSERT_EQ(*second->Fill(Span(buffer), 7, 32), 2u);
+  ASSERT_TRUE(first_reports.WaitForPoints(1));
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE((*event)->Complete());
+  EXPECT_TRUE(second_reports.completed().empty());
+  EXPECT_TRUE(AllBytes(Read(buffer), 0));
+
+  first->ResumeCallbackPoint(1, absl::OkStatus());
+  ASSERT_TRUE(second_reports.WaitForCompletions(2));
+  ASSERT_TRUE(first_reports.WaitForCompletions(2));
+  EXPECT_TRUE((*event)->Complete());
+  EXPECT_TRUE(AllBytes(Read(buffer), 7));
+}
+
+TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {
+  DeviceBuffer buffer = Allocate(32);
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  ASSERT_EQ(*stream->Fill(Span(buffer), 1, 32), 1u);
+  ASSERT_EQ(*stream->HostCallbackPoint(), 2u);
+  ASSERT_EQ(*stream->Fill(Span(buffer), 9, 32), 3u);
+  ASSERT_TRUE(reports.WaitForPoints(1));
+  EXPECT_EQ(reports.points(), std::vector<uint64_t>{2});
+  // The work before the point was reported before the point.
+  ASSERT_EQ(reports.completed().size(), 1u);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(reports.completed().size(), 1u);
+  EXPECT_TRUE(AllBytes(Read(buffer), 1));
+
+  const absl::Status callback_failed = acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "callback");
+  stream->ResumeCallbackPoint(2, callback_failed);
+  ASSERT_TRUE(reports.WaitForCompletions(3));
+  std::vector<std::pair<uint64_t, absl::Status>> completed = reports.completed();
+  EXPECT_EQ(completed[1].first, 2u);
+  EXPECT_EQ(AclCodeOf(completed[1].second), ACL_ERROR_RT_INTERNAL_ERROR);
+  EXPECT_EQ(completed[2].first, 3u);
+  EXPECT_TRUE(completed[2].second.ok());
+  EXPECT_TRUE(AllBytes(Read(buffer), 9));
+}
+
+TEST_F(AclBackendTest, AbortDropsQueuedItemsAndTheStreamGoesOn) {
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  DeviceBuffer buffer = Allocate(32);
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  ASSERT_EQ(*stream->Fill(Span(buffer), 1, 32), 1u);
+  ASSERT_TRUE(reports.WaitForCompletions(1));
+  ASSERT_EQ(*stream->HostCallbackPoint(), 2u);
+  ASSERT_EQ(*stream->Fill(Span(buffer), 2, 32), 3u);
+  ASSERT_EQ(*stream->RecordEvent(**event), 4u);
+  ASSERT_TRUE(reports.WaitForPoints(1));
+
+  log_->Clear();
+  stream->Abort();
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamAbort"), 1);
+  EXPECT_TRUE((*event)->Complete());  // its record was dropped
+  ASSERT_EQ(*stream->Fill(Span(buffer), 3, 16), 5u);
+  ASSERT_TRUE(reports.WaitForCompletions(2));
+  absl::SleepFor(absl::Milliseconds(50));
+  std::vector<std::pair<uint64_t, absl::Status>> completed = reports.completed();
+  ASSERT_EQ(completed.size(), 2u);
+  EXPECT_EQ(completed[0].first, 1u);
+  EXPECT_EQ(completed[1].first, 5u);
+  std::vector<uint8_t> bytes = Read(buffer);
+  for (size_t i = 0; i < bytes.size(); ++i) EXPECT_EQ(bytes[i], i < 16 ? 3 : 1) << i;
+}
+
+TEST_F(AclBackendTest, ListenersMaySubmitAndAbort) {
+  DeviceBuffer buffer = Allocate(16);
+  Stream* stream_pointer = nullptr;
+  absl::Mutex mu;
+  std::vector<uint64_t> completed;
+  uint64_t follow_up = 0;  // what the listener submitted
+  StreamOptions options;
+  options.on_complete = [&](uint64_t sequence, const absl::Status& status) {
+    EXPECT_TRUE(status.ok()) << status;
+    absl::MutexLock lock(&mu);
+    completed.push_back(sequence);
+    if (sequence == 1) {
+      absl::StatusOr<uint64_t> submitted = stream_pointer->Fill(Span(buffer), 4, 16);
+      ASSERT_TRUE(submitted.ok()) << submitted.status();
+      follow_up = *submitted;
+    }
+    if (sequence == follow_up) stream_pointer->Abort();
+  };
+  absl::StatusOr<std::unique_ptr<Stream>> stream = device_->CreateStream(options);
+  ASSERT_TRUE(stream.ok());
+  stream_pointer = stream->get();
+  ASSERT_EQ(*(*stream)->Fill(Span(buffer), 1, 16), 1u);
+  ASSERT_TRUE((*stream)->Fill(Span(buffer), 2, 16).ok());
+  absl::MutexLock lock(&mu);
+  EXPECT_TRUE(mu.AwaitWithTimeout(
+      absl::Condition(
+          +[](std::vector<uint64_t>* done) { return done->size() >= 3; }, &completed),
+      kPatience));
+  EXPECT_EQ(completed, (std::vector<uint64_t>{1, 2, 3}));
+}
+
+TEST_F(AclBackendTest, DestroyingAHeldStreamReturns) {
+  DeviceBuffer buffer = Allocate(16);
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  ASSERT_EQ(*stream->HostCallbackPoint(), 1u);
+  ASSERT_EQ(*stream->Fill(Span(buffer), 5, 16), 2u);
+  ASSERT_TRUE(reports.WaitForPoints(1));
+  stream.reset();
+  EXPECT_TRUE(reports.completed().empty());
+  EXPECT_TRUE(AllBytes(Read(buffer), 0));  // the queued fill was discarded
+}
+
+TEST_F(AclBackendTest, ReleaseAndBringUpAgain) {
+  device_->Release();
+  EXPECT_FALSE(device_->is_up());
+  EXPECT_EQ(AclCodeOf(device_->Allocate(16).status()), ACL_ERROR_RT_CONTEXT_NULL);
+  ASSERT_TRUE(device_->BringUp().ok());
+  DeviceBuffer buffer = Allocate(16);
+  EXPECT_TRUE(AllBytes(Read(buffer), 0));
+}
+
+TEST_F(AclBackendTest, OneBackendPerVendorLibrary) {
+  BackendOptions options;
+  options.vendor_library = library_;
+  EXPECT_EQ(AclCodeOf(CreateAclBackend(options).status()), ACL_ERROR_REPEAT_INITIALIZE);
+}
+
+TEST(AclBackendLoadTest, MissingSymbolsAndLibrariesAreClearErrors) {
+  BackendOptions options;
+  options.vendor_library = LibraryPath("FAKE_VENDOR_INCOMPLETE_LIBRARY");
+  absl::StatusOr<std::unique_ptr<Backend>> backend = CreateAclBackend(options);
+  EXPECT_EQ(AclCodeOf(backend.status()), ACL_ERROR_API_NOT_SUPPORT);
+  EXPECT_TRUE(absl::StrContains(backend.status().message(), "aclrtLaunchKernel"))
+      << backend.status();
+  EXPECT_TRUE(absl::StrContains(backend.status().message(), options.vendor_library));
+
+  options.vendor_library = "/nonexistent/libascendcl.so";
+  backend = CreateAclBackend(options);
+  EXPECT_EQ(AclCodeOf(backend.status()), ACL_ERROR_INVALID_FILE);
+  EXPECT_TRUE(absl::StrContains(backend.status().message(), "/nonexistent/libascendcl.so"));
+
+  options.vendor_library.clear();
+  EXPECT_EQ(AclCodeOf(CreateAclBackend(options).status()), ACL_ERROR_INVALID_PARAM);
+}
+
+// The fake refuses what a CANN runtime would not forgive, so that the call
+// log below means something.
+TEST_F(AclBackendTest, FakeRefusesWhatCannWouldNot) {
+  void* fake = dlopen(library_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(fake, nullptr);
+  auto malloc_on_device =
+      reinterpret_cast<aclError (*)(void**, size_t, int)>(dlsym(fake, "aclrtMalloc"));
+  auto create_stream =
+      reinterpret_cast<aclError (*)(aclrtStream*)>(dlsym(fake, "aclrtCreateStream"));
+  auto destroy_stream =
+      reinterpret_cast<aclError (*)(aclrtStream)>(dlsym(fake, "aclrtDestroyStream"));
+  auto launch_callback = reinterpret_cast<aclError (*)(void (*)(void*), void*, int, aclrtStream)>(
+      dlsym(fake, "aclrtLaunchCallback"));
+  ASSERT_TRUE(malloc_on_device && create_stream && destroy_stream && launch_callback);
+
+  std::thread([&] {
+    void* memory = nullptr;
+    EXPECT_EQ(malloc_on_device(&memory, 64, 0), ACL_ERROR_RT_CONTEXT_NULL);
+  }).join();
+  // This thread has the device's context (the backend set it).
+  aclrtStream stream = nullptr;
+  ASSERT_EQ(create_stream(&stream), ACL_SUCCESS);
+  EXPECT_EQ(launch_callback(
+                +[](void*) {}, nullptr, 0, stream),
+            ACL_ERROR_RT_STREAM_NO_CB_REG);
+  EXPECT_EQ(destroy_stream(stream), ACL_SUCCESS);
+}
+
+// The calls the backend made, checked against what a CANN runtime requires.
+TEST_F(AclBackendTest, CallLogShowsTheRequiredSequences) {
+  // Everything from the backend's creation on.
+  backend_.reset();
+  log_->Clear();
+  Open(library_);
+
+  HostPages registered(4096);
+  HostPages pageable(4096);
+  ASSERT_TRUE(device_->RegisterHostMemory(registered.data + 64, 1000).ok());  // unaligned
+  DeviceBuffer buffer = Allocate(4096);
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  {
+    Reports reports;
+    std::unique_ptr<Stream> stream = NewStream(reports);
+    ASSERT_NE(stream, nullptr);
+    Transfer in;
+    in.host_src = registered.data + 64;
+    in.device_dst = Span(buffer);
+    in.count = 1000;
+    ASSERT_TRUE(stream->Copy(in).ok());
+    ASSERT_TRUE(stream->HostCallbackPoint().ok());
+    ASSERT_TRUE(reports.WaitForPoints(1));
+    stream->ResumeCallbackPoint(2, absl::OkStatus());
+    LaunchParams params;
+    params.block_dim = 1;
+    params.args = IncrementArgs(buffer, 8);
+    ASSERT_TRUE(stream->Launch(**executable->GetFunction("increment"), params).ok());
+    ASSERT_TRUE(stream->RecordEvent(**event).ok());
+    Transfer unregistered;  // the one copy CANN would make synchronous
+    unregistered.device_src = Span(buffer);
+    unregistered.host_dst = pageable.data;
+    unregistered.count = 100;
+    ASSERT_TRUE(stream->Copy(unregistered).ok());
+    ASSERT_TRUE(reports.WaitForCompletions(5));
+    // Another thread of the daemon using the device (while the report thread
+    // lives, so that their thread ids differ).
+    std::thread([&] {
+      DeviceBuffer other = Allocate(64);
+      EXPECT_TRUE(AllBytes(Read(other), 0));
+    }).join();
+  }
+  executable.reset();
+  event->reset();
+  buffer = DeviceBuffer{};
+  ASSERT_TRUE(device_->UnregisterHostMemory(registered.data + 64).ok());
+  backend_.reset();
+
+  const std::vector<Call> calls = log_->Read();
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.front().name, "aclInit");
+  EXPECT_EQ(calls.back().name, "aclFinalize");
+
+  // Nothing the vendor refused for want of a context or a report thread.
+  const std::set<int64_t> refusals = {ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_STREAM_CONTEXT,
+                                      ACL_ERROR_RT_STREAM_NO_CB_REG, ACL_ERROR_RT_THREAD_SUBSCRIBE};
+  for (const Call& call : calls) {
+    EXPECT_EQ(refusals.count(call.result), 0u) << call.name << " returned " << call.result;
+  }
+
+  // Every thread set a context before any call that needs one.
+  const std::set<std::string> no_context_needed = {"aclInit",
+                                                   "aclFinalize",
+                                                   "aclrtGetDeviceCount",
+                                                   "aclrtSetDevice",
+                                                   "aclrtResetDevice",
+                                                   "aclrtGetSocName",
+                                                   "aclrtCreateContext",
+                                                   "aclrtDestroyContext",
+                                                   "aclrtSetCurrentContext",
+                                                   "aclrtSetExceptionInfoCallback",
+                                                   "aclrtExceptionInfoCallbackRegister",
+                                                   "aclrtExceptionInfoCallbackUnregister",
+                                                   "aclrtGetThreadLastTaskId"};
+  const std::set<std::string> gives_context = {"aclrtSetDevice", "aclrtCreateContext",
+                                               "aclrtSetCurrentContext"};
+  std::set<uint64_t> threads_with_context;
+  std::set<uint64_t> calling_threads;
+  for (const Call& call : calls) {
+    calling_threads.insert(call.thread);
+    if (gives_context.count(call.name) > 0 && call.result == ACL_SUCCESS) {
+      threads_with_context.insert(call.thread);
+    } else if (no_context_needed.count(call.name) == 0) {
+      EXPECT_EQ(threads_with_context.count(call.thread), 1u)
+          << call.name << " on a thread without a context";
+    }
+  }
+  // The test thread, a report thread, the dispatcher and the other thread.
+  EXPECT_GE(calling_threads.size(), 4u);
+
+  // Callbacks only once a report thread subscribed; report threads process
+  // only after subscribing.
+  std::set<uint64_t> subscribed;
+  bool any_subscription = false;
+  for (const Call& call : calls) {
+    if (call.name == "aclrtSubscribeReport") {
+      subscribed.insert(call.thread);
+      any_subscription = true;
+    }
+    if (call.name == "aclrtLaunchCallback") {
+      EXPECT_TRUE(any_subscription) << "a callback before any subscription";
+    }
+    if (call.name == "aclrtProcessReport") {
+      EXPECT_EQ(subscribed.count(call.thread), 1u) << "processing without a subscription";
+    }
+  }
+
+  // Host memory registered (whole pages) before the async copy from it, and
+  // only the copy with unregistered memory made synchronous.
+  int registration = -1;
+  int first_async_copy = -1;
+  int synchronous = 0;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].name == "aclrtHostRegisterV2" && registration < 0) registration = i;
+    if (calls[i].name == "aclrtMemcpyAsync" && first_async_copy < 0) first_async_copy = i;
+    if (calls[i].note == "made-synchronous") ++synchronous;
+  }
+  EXPECT_GE(registration, 0);
+  EXPECT_LT(registration, first_async_copy);
+  EXPECT_EQ(synchronous, 1);
+  EXPECT_EQ(CountCalls(calls, "aclrtHostUnregister"), 1);
+
+  // Streams and events are gone before the device is reset, and the device
+  // before the runtime is finalized.
+  int last_destroy = -1;
+  int reset = -1;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].name == "aclrtDestroyStream" || calls[i].name == "aclrtDestroyEvent") {
+      last_destroy = i;
+    }
+    if (calls[i].name == "aclrtResetDevice") reset = i;
+  }
+  EXPECT_LT(last_destroy, reset);
+}
+
+// An older CANN without the optional symbols: the fallbacks.
+class AclLegacyVendorTest : public AclBackendTest {
+ protected:
+  void SetUp() override { Open(LibraryPath("FAKE_VENDOR_LEGACY_LIBRARY")); }
+};
+
+TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
+  HostPages host(4096);
+  log_->Clear();
+  ASSERT_TRUE(device_->RegisterHostMemory(host.data, host.size).ok());
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtHostRegister"), 1);
+
+  // Timestamps from the host clock when the report came.
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  const int64_t before = device_->NowNanos();
+  ASSERT_EQ(*stream->RecordEvent(**event), 1u);
+  ASSERT_TRUE(reports.WaitForCompletions(1));
+  ASSERT_TRUE((*event)->TimestampNanos().has_value());
+  EXPECT_GE(*(*event)->TimestampNanos(), before);
+  EXPECT_LE(*(*event)->TimestampNanos(), device_->NowNanos());
+
+  // Failures without task ids: the next item reported takes it.
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  DeviceBuffer buffer = Allocate(16);
+  LaunchParams params;
+  params.block_dim = 1;
+  params.args = IncrementArgs(buffer, 16);
+  ASSERT_EQ(*stream->Launch(**executable->GetFunction("explode"), params), 2u);
+  ASSERT_EQ(*stream->Launch(**executable->GetFunction("increment"), params), 3u);
+  ASSERT_TRUE(reports.WaitForCompletions(3));
+  EXPECT_EQ(AclCodeOf(reports.completed()[1].second), ACL_ERROR_RT_AICORE_EXCEPTION);
+  EXPECT_TRUE(reports.completed()[2].second.ok());
+
+  // Abort without aclrtStreamAbort: the queued work still runs, unreported.
+  ASSERT_EQ(*stream->HostCallbackPoint(), 4u);
+  ASSERT_EQ(*stream->Fill(Span(buffer), 6, 16), 5u);
+  ASSERT_TRUE(reports.WaitForPoints(1));
+  stream->Abort();
+  EXPECT_TRUE(AllBytes(Read(buffer), 6));
+  ASSERT_EQ(*stream->Fill(Span(buffer), 8, 16), 6u);
+  ASSERT_TRUE(reports.WaitForCompletions(4));
+  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_EQ(reports.completed().size(), 4u);
+  EXPECT_EQ(reports.completed()[3].first, 6u);
+  EXPECT_TRUE(AllBytes(Read(buffer), 8));
+  stream.reset();
+  EXPECT_TRUE(device_->UnregisterHostMemory(host.data).ok());
+}
+
+}  // namespace
+}  // namespace hal::acl

@@ -1,0 +1,197 @@
+#include "hal/acl/acl_device.h"
+
+#include "absl/strings/str_cat.h"
+#include "hal/acl/acl_event.h"
+#include "hal/acl/acl_executable.h"
+#include "hal/acl/acl_stream.h"
+#include "hal/acl/vendor_copy.h"
+#include "hal/acl/vendor_status.h"
+
+namespace hal::acl {
+
+AclDevice::AclDevice(std::shared_ptr<const VendorApi> api, DeviceInfo info,
+                     std::shared_ptr<ExceptionRouter> router,
+                     std::shared_ptr<HostRegistry> host_registry)
+    : api_(std::move(api)),
+      id_(info.id),
+      router_(std::move(router)),
+      host_registry_(std::move(host_registry)),
+      dispatcher_(std::make_shared<CompletionDispatcher>()),
+      addresses_(info),
+      ledger_(info.memory_bytes) {}
+
+AclDevice::~AclDevice() { Release(); }
+
+absl::Status AclDevice::BringUp() {
+  absl::MutexLock lock(&mu_);
+  if (context_ != nullptr) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = DeviceContext::Create(api_, id_);
+  if (!context.ok()) return context.status();
+  clock_ = DeviceClock::Calibrate(**context);
+  context_ = *std::move(context);
+  return absl::OkStatus();
+}
+
+void AclDevice::Release() {
+  std::shared_ptr<DeviceContext> context;
+  {
+    absl::MutexLock lock(&mu_);
+    context = std::move(context_);
+    context_ = nullptr;
+  }
+  if (context != nullptr) context->Destroy();
+}
+
+bool AclDevice::is_up() const {
+  absl::MutexLock lock(&mu_);
+  return context_ != nullptr;
+}
+
+absl::StatusOr<std::shared_ptr<DeviceContext>> AclDevice::CurrentContext() const {
+  std::shared_ptr<DeviceContext> context;
+  {
+    absl::MutexLock lock(&mu_);
+    context = context_;
+  }
+  if (context == nullptr) {
+    return BackendError(ACL_ERROR_RT_CONTEXT_NULL,
+                        absl::StrCat("device ", id_, " is not brought up"));
+  }
+  absl::Status status = context->MakeCurrent();
+  if (!status.ok()) return status;
+  return context;
+}
+
+std::optional<uint64_t> AclDevice::ReservedBytes(uint64_t size) const {
+  return ledger_.ReservedBytes(size);
+}
+
+absl::StatusOr<DeviceBuffer> AclDevice::Allocate(uint64_t size) {
+  const std::optional<uint64_t> reserved = ledger_.ReservedBytes(size);
+  if (!reserved.has_value() || !ledger_.TryReserve(*reserved)) {
+    return BackendError(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                        absl::StrCat("device ", id_, " cannot hold ", size, " more bytes (",
+                                     ledger_.capacity() - ledger_.used(), " free)"));
+  }
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) {
+    ledger_.Unreserve(*reserved);
+    return context.status();
+  }
+  const VendorApi& api = *api_;
+  void* pointer = nullptr;
+  absl::Status status =
+      CheckVendor(api.aclrtMalloc(&pointer, static_cast<size_t>(size), ACL_MEM_MALLOC_HUGE_FIRST),
+                  "aclrtMalloc");
+  if (status.ok()) {
+    // The previous owner's bytes must not show through (see the header).
+    status = CheckVendor(
+        api.aclrtMemset(pointer, static_cast<size_t>(size), 0, static_cast<size_t>(size)),
+        "aclrtMemset");
+    if (!status.ok()) api.aclrtFree(pointer);
+  }
+  if (!status.ok()) {
+    ledger_.Unreserve(*reserved);
+    return status;
+  }
+  const auto address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(pointer));
+  ledger_.AddLive(address, *reserved);
+  addresses_.Cover(address, address + *reserved);
+
+  DeviceBuffer buffer;
+  buffer.address = address;
+  buffer.size = size;
+  buffer.reserved = *reserved;
+  // The context (not the device) is kept: once the device is released the
+  // vendor already took the memory back, and the storage must not free it.
+  buffer.storage = std::shared_ptr<void>(pointer, [context = *context](void* memory) {
+    if (context->MakeCurrent().ok()) context->api().aclrtFree(memory);
+  });
+  return buffer;
+}
+
+void AclDevice::Free(const DeviceBuffer& buffer) {
+  // The vendor memory goes with the buffer's last copy (storage).
+  if (std::optional<uint64_t> reserved = ledger_.RemoveLive(buffer.address)) {
+    ledger_.Unreserve(*reserved);
+  }
+}
+
+absl::Status AclDevice::Copy(const Transfer& transfer) {
+  absl::StatusOr<VendorCopy> copy = ToVendorCopy(transfer);
+  if (!copy.ok()) return copy.status();
+  if (copy->count == 0) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  return CheckVendor(
+      api_->aclrtMemcpy(copy->dst, copy->dst_max, copy->src, copy->count, copy->kind),
+      "aclrtMemcpy");
+}
+
+absl::Status AclDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) {
+  if (count == 0) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  return CheckVendor(
+      api_->aclrtMemset(VendorPointer(dst), BytesAfter(dst), value, static_cast<size_t>(count)),
+      "aclrtMemset");
+}
+
+absl::StatusOr<std::unique_ptr<Stream>> AclDevice::CreateStream(StreamOptions options) {
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  absl::StatusOr<std::unique_ptr<AclStream>> stream =
+      AclStream::Create(StreamDeps{*context, dispatcher_, router_}, std::move(options));
+  if (!stream.ok()) return stream.status();
+  return std::unique_ptr<Stream>(*std::move(stream));
+}
+
+absl::StatusOr<std::shared_ptr<Event>> AclDevice::CreateEvent() {
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  std::shared_ptr<const DeviceClock> clock;
+  {
+    absl::MutexLock lock(&mu_);
+    clock = clock_;
+  }
+  absl::StatusOr<std::shared_ptr<AclEvent>> event = AclEvent::Create(*context, std::move(clock));
+  if (!event.ok()) return event.status();
+  return std::shared_ptr<Event>(*std::move(event));
+}
+
+absl::StatusOr<std::shared_ptr<Executable>> AclDevice::LoadExecutable(absl::string_view binary) {
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  absl::StatusOr<std::shared_ptr<AclExecutable>> executable = AclExecutable::Load(*context, binary);
+  if (!executable.ok()) return executable.status();
+  return std::shared_ptr<Executable>(*std::move(executable));
+}
+
+absl::Status AclDevice::RegisterHostMemory(void* address, uint64_t bytes) {
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  return host_registry_->Register(**context, address, bytes);
+}
+
+absl::Status AclDevice::UnregisterHostMemory(void* address) {
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  return host_registry_->Unregister(**context, address);
+}
+
+bool AclDevice::IsHostMemoryRegistered(const void* address, uint64_t bytes) const {
+  return host_registry_->Covers(address, bytes);
+}
+
+absl::StatusOr<AclDevice::VendorMemory> AclDevice::VendorMemInfo() const {
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return context.status();
+  size_t free = 0;
+  size_t total = 0;
+  absl::Status status =
+      CheckVendor(api_->aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), "aclrtGetMemInfo");
+  if (!status.ok()) return status;
+  return VendorMemory{free, total};
+}
+
+}  // namespace hal::acl

@@ -1,0 +1,89 @@
+// A vendor stream (aclrtCreateStream) as a hal::Stream.
+//
+// Each item is one or two vendor tasks (a copy, a fill, a kernel launch with
+// its argument copy, an event record or wait, a blocking host callback)
+// followed by a completion marker: aclrtLaunchCallback(ACL_CALLBACK_NO_BLOCK)
+// whose user data is the stream itself, so nothing is allocated per item; the
+// stream counts the markers, which the vendor runs in order. CANN runs stream
+// callbacks only on a thread subscribed with aclrtSubscribeReport that loops
+// on aclrtProcessReport, so each stream has such a report thread. It is per
+// stream, not per device, because a host-callback point is a blocking
+// callback (ACL_CALLBACK_BLOCK) that holds its thread until the core resumes
+// it: a shared thread would hold every stream of the device. CANN allows up
+// to 1024 subscribed threads per process (and advises at most 32), which
+// bounds the streams an acl backend can have.
+//
+// The markers only count; the device's CompletionDispatcher calls the
+// listeners (completion_dispatcher.h), in order, outside vendor callbacks.
+//
+// Failures: a failed task (a kernel's exception, a DMA error) does not stop a
+// CANN stream (ACL_CONTINUE_ON_FAILURE is its default; the core applies
+// STOP_ON_FAILURE itself). The vendor reports it through its exception
+// callback with the stream and task id (exception_router.h); the item whose
+// task id matches is reported with the vendor's code. The vendor calls that
+// callback while it processes the failed task, before the marker after it
+// can run, so the failure is known when the item is reported. Without
+// aclrtGetThreadLastTaskId (older CANN) the task ids are unknown and a
+// failure goes to the next item reported after it arrived.
+//
+// Abort: aclrtStreamAbort (when the vendor has it) then
+// aclrtSynchronizeStream; no item submitted before Abort is reported
+// afterwards. A host-callback point the stream holds at lets go only after
+// aclrtStreamAbort returned (or a grace period passed, should the vendor wait
+// for the callback), so that the work queued behind it is discarded rather
+// than run. Without aclrtStreamAbort the queued device work still runs to
+// completion (unreported) before Abort returns. Markers of the aborted items
+// that the vendor still delivers are told apart by a fence callback that
+// Abort enqueues: markers are ignored until it ran.
+//
+// Every thread that calls the vendor sets the device's context first
+// (device_context.h): submitting threads, the report thread, the dispatcher.
+#ifndef ACLD_HAL_ACL_ACL_STREAM_H_
+#define ACLD_HAL_ACL_ACL_STREAM_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "hal/acl/completion_dispatcher.h"
+#include "hal/acl/device_context.h"
+#include "hal/acl/exception_router.h"
+#include "hal/stream.h"
+
+namespace hal::acl {
+
+// What a stream shares with its device.
+struct StreamDeps {
+  std::shared_ptr<DeviceContext> context;
+  std::shared_ptr<CompletionDispatcher> dispatcher;
+  std::shared_ptr<ExceptionRouter> router;
+};
+
+class AclStream final : public Stream {
+ public:
+  // StreamOptions::priority is not passed on: CANN reserves
+  // aclrtCreateStreamWithConfig's priority and does not use it.
+  static absl::StatusOr<std::unique_ptr<AclStream>> Create(StreamDeps deps, StreamOptions options);
+  // Discards the stream's queued device work (aclrtStreamAbort when the
+  // vendor has it), waits for the rest, and reports nothing more.
+  ~AclStream() override;
+
+  absl::StatusOr<uint64_t> Copy(const Transfer& transfer) override;
+  absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
+  absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;
+  absl::StatusOr<uint64_t> RecordEvent(Event& event) override;
+  absl::StatusOr<uint64_t> WaitEvent(Event& event) override;
+  absl::StatusOr<uint64_t> HostCallbackPoint() override;
+  void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
+  void Abort() override;
+
+  class Core;
+
+ private:
+  explicit AclStream(std::shared_ptr<Core> core) : core_(std::move(core)) {}
+
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace hal::acl
+
+#endif  // ACLD_HAL_ACL_ACL_STREAM_H_

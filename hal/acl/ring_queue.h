@@ -1,0 +1,61 @@
+// A FIFO that reuses its storage: after it has grown to the number of items
+// in flight, pushing and popping allocate nothing (std::deque frees and
+// allocates blocks as items pass through). Streams keep their in-flight items
+// in one, which is what "nothing per item is allocated" (hal/stream.h) asks.
+#ifndef ACLD_HAL_ACL_RING_QUEUE_H_
+#define ACLD_HAL_ACL_RING_QUEUE_H_
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace hal::acl {
+
+template <typename T>
+class RingQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+
+  T& front() { return slots_[head_]; }
+  T& back() { return slots_[(head_ + size_ - 1) % slots_.size()]; }
+  // The item `index` places after the front.
+  T& at(size_t index) { return slots_[(head_ + index) % slots_.size()]; }
+
+  void push_back(T item) {
+    if (size_ == slots_.size()) Grow();
+    slots_[(head_ + size_) % slots_.size()] = std::move(item);
+    ++size_;
+  }
+  // The front item, moved out.
+  T pop_front() {
+    T item = std::move(slots_[head_]);
+    slots_[head_] = T();
+    head_ = (head_ + 1) % slots_.size();
+    --size_;
+    return item;
+  }
+  T pop_back() {
+    T& slot = back();
+    T item = std::move(slot);
+    slot = T();
+    --size_;
+    return item;
+  }
+
+ private:
+  void Grow() {
+    std::vector<T> larger(slots_.empty() ? 16 : slots_.size() * 2);
+    for (size_t i = 0; i < size_; ++i) larger[i] = std::move(at(i));
+    slots_ = std::move(larger);
+    head_ = 0;
+  }
+
+  std::vector<T> slots_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace hal::acl
+
+#endif  // ACLD_HAL_ACL_RING_QUEUE_H_

@@ -1,0 +1,108 @@
+// The vendor AscendCL runtime as the acl backend sees it: one table of
+// function pointers, every entry resolved with dlsym when the library loads.
+//
+// The backend calls the vendor only through this table and never names an
+// acl* function directly, so it can live inside our own libascendcl.so
+// (embedded mode) without binding to the acl* functions that library exports.
+// The vendor's ABI is CANN's; client/include/acl/*.h reproduce its types and
+// constants. The few vendor entry points those headers do not carry (kernel
+// binaries, host registration, event timestamps) get their types below.
+//
+// A missing required symbol makes Load fail naming the symbol and the
+// library. Optional symbols are newer CANN additions; the backend falls back
+// when they are absent (see each use).
+#ifndef ACLD_HAL_ACL_VENDOR_API_H_
+#define ACLD_HAL_ACL_VENDOR_API_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "absl/status/statusor.h"
+#include "acl/acl.h"
+
+namespace hal::acl {
+
+// Vendor types our public headers do not declare (values as CANN defines them).
+using VendorBinHandle = void*;   // aclrtBinHandle
+using VendorFuncHandle = void*;  // aclrtFuncHandle
+// aclrtHostRegister's type argument (an enum in CANN, passed as an int).
+inline constexpr int kVendorHostRegisterMapped = 0;  // ACL_HOST_REGISTER_MAPPED
+// aclrtHostRegisterV2's flag that page-locks ordinary host memory.
+inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_PINNED
+
+// X(name, function type). The backend cannot work without these.
+#define ACLD_VENDOR_REQUIRED_SYMBOLS(X)                                                           \
+  X(aclInit, aclError(const char*))                                                               \
+  X(aclFinalize, aclError())                                                                      \
+  X(aclrtGetDeviceCount, aclError(uint32_t*))                                                     \
+  X(aclrtSetDevice, aclError(int32_t))                                                            \
+  X(aclrtResetDevice, aclError(int32_t))                                                          \
+  X(aclrtGetSocName, const char*())                                                               \
+  X(aclrtCreateContext, aclError(aclrtContext*, int32_t))                                         \
+  X(aclrtDestroyContext, aclError(aclrtContext))                                                  \
+  X(aclrtSetCurrentContext, aclError(aclrtContext))                                               \
+  X(aclrtGetMemInfo, aclError(aclrtMemAttr, size_t*, size_t*))                                    \
+  X(aclrtMalloc, aclError(void**, size_t, aclrtMemMallocPolicy))                                  \
+  X(aclrtFree, aclError(void*))                                                                   \
+  X(aclrtMallocHost, aclError(void**, size_t))                                                    \
+  X(aclrtFreeHost, aclError(void*))                                                               \
+  X(aclrtMemcpy, aclError(void*, size_t, const void*, size_t, aclrtMemcpyKind))                   \
+  X(aclrtMemset, aclError(void*, size_t, int32_t, size_t))                                        \
+  X(aclrtMemcpyAsync, aclError(void*, size_t, const void*, size_t, aclrtMemcpyKind, aclrtStream)) \
+  X(aclrtMemsetAsync, aclError(void*, size_t, int32_t, size_t, aclrtStream))                      \
+  X(aclrtCreateStream, aclError(aclrtStream*))                                                    \
+  X(aclrtDestroyStream, aclError(aclrtStream))                                                    \
+  X(aclrtSynchronizeStream, aclError(aclrtStream))                                                \
+  X(aclrtStreamGetId, aclError(aclrtStream, int32_t*))                                            \
+  X(aclrtSubscribeReport, aclError(uint64_t, aclrtStream))                                        \
+  X(aclrtUnSubscribeReport, aclError(uint64_t, aclrtStream))                                      \
+  X(aclrtProcessReport, aclError(int32_t))                                                        \
+  X(aclrtLaunchCallback, aclError(aclrtCallback, void*, aclrtCallbackBlockType, aclrtStream))     \
+  X(aclrtCreateEventWithFlag, aclError(aclrtEvent*, uint32_t))                                    \
+  X(aclrtDestroyEvent, aclError(aclrtEvent))                                                      \
+  X(aclrtRecordEvent, aclError(aclrtEvent, aclrtStream))                                          \
+  X(aclrtStreamWaitEvent, aclError(aclrtStream, aclrtEvent))                                      \
+  X(aclrtQueryEventStatus, aclError(aclrtEvent, aclrtEventRecordedStatus*))                       \
+  X(aclrtBinaryLoadFromData,                                                                      \
+    aclError(const void*, size_t, const void* /* aclrtBinaryLoadOptions* */, VendorBinHandle*))   \
+  X(aclrtBinaryGetFunction, aclError(VendorBinHandle, const char*, VendorFuncHandle*))            \
+  X(aclrtBinaryUnLoad, aclError(VendorBinHandle))                                                 \
+  X(aclrtLaunchKernel, aclError(VendorFuncHandle, uint32_t, const void*, size_t, aclrtStream))    \
+  X(aclrtSetExceptionInfoCallback, aclError(aclrtExceptionInfoCallback))                          \
+  X(aclrtGetDeviceIdFromExceptionInfo, uint32_t(const aclrtExceptionInfo*))                       \
+  X(aclrtGetStreamIdFromExceptionInfo, uint32_t(const aclrtExceptionInfo*))                       \
+  X(aclrtGetTaskIdFromExceptionInfo, uint32_t(const aclrtExceptionInfo*))                         \
+  X(aclrtGetErrorCodeFromExceptionInfo, uint32_t(const aclrtExceptionInfo*))
+
+// X(name, function type). Null when the vendor does not have them.
+#define ACLD_VENDOR_OPTIONAL_SYMBOLS(X)                                       \
+  X(aclrtHostRegister, aclError(void*, uint64_t, int, void**))                \
+  X(aclrtHostUnregister, aclError(void*))                                     \
+  X(aclrtStreamAbort, aclError(aclrtStream))                                  \
+  X(aclrtEventGetTimestamp, aclError(aclrtEvent, uint64_t*))                  \
+  X(aclrtHostRegisterV2, aclError(void*, uint64_t, uint32_t))                 \
+  X(aclrtGetThreadLastTaskId, aclError(uint32_t*))                            \
+  X(aclrtExceptionInfoCallbackRegister, aclError(aclrtExceptionInfoCallback)) \
+  X(aclrtExceptionInfoCallbackUnregister, aclError(aclrtExceptionInfoCallback))
+
+struct VendorApi {
+#define ACLD_VENDOR_FIELD(name, ...) std::add_pointer_t<__VA_ARGS__> name = nullptr;
+  ACLD_VENDOR_REQUIRED_SYMBOLS(ACLD_VENDOR_FIELD)
+  ACLD_VENDOR_OPTIONAL_SYMBOLS(ACLD_VENDOR_FIELD)
+#undef ACLD_VENDOR_FIELD
+
+  std::string library;  // the path it was loaded from, for messages
+  void* handle = nullptr;
+
+  // dlopen(path, RTLD_NOW | RTLD_LOCAL [| RTLD_DEEPBIND]) and every dlsym.
+  // The library is never dlclose'd once loaded: a vendor runtime keeps
+  // threads of its own that must not lose their code.
+  static absl::StatusOr<std::shared_ptr<const VendorApi>> Load(const std::string& path,
+                                                               bool deep_bind);
+};
+
+}  // namespace hal::acl
+
+#endif  // ACLD_HAL_ACL_VENDOR_API_H_
