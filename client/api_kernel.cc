@@ -282,16 +282,17 @@ aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const
                            size_t argsSize, aclrtStream stream) {
   return Api([&]() -> absl::Status {
     const char* api = "aclrtLaunchKernel";
-    if (argsData == nullptr) return NullArgument(api, "argsData");
-    if (argsSize == 0 || argsSize > acld::kMaxKernelArgsBytes) {
-      return Invalid(absl::StrCat(api, ": argsSize must be 1 .. ", acld::kMaxKernelArgsBytes));
+    if (argsSize > 0 && argsData == nullptr) return NullArgument(api, "argsData");
+    if (argsSize > acld::kMaxKernelArgsBytes) {
+      return Invalid(absl::StrCat(api, ": argsSize must be at most ", acld::kMaxKernelArgsBytes));
     }
     // argsData is device memory: the block is read when the stream reaches
     // the launch, after the work queued before it (which may write it).
     acld::FunctionLaunch launch;
     launch.function = HandleId(funcHandle);
     launch.block_dim = numBlocks;
-    launch.args_address = HandleId(argsData);
+    // A kernel without arguments has no block to read.
+    launch.args_address = argsSize == 0 ? 0 : HandleId(argsData);
     launch.args_size = argsSize;
     return Launch(stream, launch, api);
   });

@@ -168,4 +168,30 @@ aclError aclsimLaunchKernel(const char* kernelName, uint32_t blockDim, const voi
   });
 }
 
+aclError aclsimGetKernelCount(uint32_t* count) {
+  return Api([&]() -> absl::Status {
+    if (count == nullptr) return NullArgument("aclsimGetKernelCount", "count");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    *count = static_cast<uint32_t>(transport->Kernels().size());
+    return absl::OkStatus();
+  });
+}
+
+aclError aclsimGetKernel(uint32_t index, const char** name, uint32_t* argCount) {
+  return Api([&]() -> absl::Status {
+    if (name == nullptr) return NullArgument("aclsimGetKernel", "name");
+    if (argCount == nullptr) return NullArgument("aclsimGetKernel", "argCount");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    const std::vector<std::pair<std::string, size_t>>& kernels = transport->Kernels();
+    if (index >= kernels.size()) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat("aclsimGetKernel: index ", index, " is not below ",
+                                          kernels.size()));
+    }
+    *name = kernels[index].first.c_str();
+    *argCount = static_cast<uint32_t>(kernels[index].second);
+    return absl::OkStatus();
+  });
+}
+
 }  // extern "C"

@@ -1,6 +1,8 @@
 #include "tests/acld_fixture.h"
 
+#include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 
 #include "daemon/server/socket_path.h"
 #include "google/protobuf/util/json_util.h"
@@ -8,11 +10,33 @@
 
 namespace acld_test {
 
+std::string AclBackendLibrary() {
+  const char* library = std::getenv("ACLD_TEST_BACKEND_LIBRARY");
+  if (library == nullptr || *library == '\0') return "";
+  char resolved[PATH_MAX];
+  return realpath(library, resolved) != nullptr ? resolved : library;
+}
+
+std::map<std::string, std::string> EmbeddedEnv() {
+  std::map<std::string, std::string> env = {{"ACLD_ADDRESS", "embedded"}};
+  const std::string library = AclBackendLibrary();
+  if (!library.empty()) {
+    env["ACLD_BACKEND"] = "acl";
+    env["ACLD_BACKEND_LIBRARY"] = library;
+  }
+  return env;
+}
+
 AcldDaemon::AcldDaemon(const std::vector<std::string>& flags)
     : socket_(dir_.path() + "/acld.sock"), admin_socket_(dir_.path() + "/admin.sock") {
   std::vector<std::string> argv = {kAcldBinary, "--socket=" + socket_,
                                    "--admin_socket=" + admin_socket_,
                                    "--log_file=" + dir_.path() + "/acld.log"};
+  const std::string library = AclBackendLibrary();
+  if (!library.empty()) {
+    argv.push_back("--backend=acl");
+    argv.push_back("--backend_library=" + library);
+  }
   argv.insert(argv.end(), flags.begin(), flags.end());
   process_ = std::make_unique<Process>(argv);
   const bool up =
@@ -65,7 +89,7 @@ void BothModesTest::TearDownTestSuite() {
 void BothModesTest::RunScenario(const std::string& binary, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {binary};
   argv.insert(argv.end(), args.begin(), args.end());
-  if (GetParam() == "embedded") return ExpectScenarioPasses(argv, {{"ACLD_ADDRESS", "embedded"}});
+  if (GetParam() == "embedded") return ExpectScenarioPasses(argv, EmbeddedEnv());
   ExpectScenarioPasses(argv, daemon_->client_env());
 }
 

@@ -19,6 +19,13 @@ inline constexpr char kAcldBinary[] = "daemon/acld";
 inline constexpr char kAclctlBinary[] = "tools/aclctl/aclctl";
 inline constexpr char kScenarioClient[] = "tests/scenario_client";
 
+// The vendor runtime the suite drives through acld's acl backend, when it
+// runs on that backend (ACLD_TEST_BACKEND_LIBRARY, set by the *_on_acl
+// targets: the stand-in vendor runtime); empty on the sim.
+std::string AclBackendLibrary();
+// The environment of a client in embedded mode, on the suite's backend.
+std::map<std::string, std::string> EmbeddedEnv();
+
 class AcldDaemon {
  public:
   // Starts acld with `flags` added and waits until both sockets accept.

@@ -34,7 +34,7 @@ TEST(LifecycleIntegrationTest, SeedPluginLifecycle) {
 
 TEST(LifecycleIntegrationTest, SeedPluginLifecycleEmbedded) {
   const auto [code, output] =
-      RunToCompletion({kScenarioClient, "seed_lifecycle"}, {{"ACLD_ADDRESS", "embedded"}});
+      RunToCompletion({kScenarioClient, "seed_lifecycle"}, EmbeddedEnv());
   EXPECT_EQ(code, 0) << output;
   EXPECT_NE(output.find("ref_count=0"), std::string::npos) << output;
 }
@@ -111,7 +111,7 @@ TEST(LifecycleIntegrationTest, ConcurrentInitAndFinalizeReferenceFrom16Threads) 
 
 TEST(LifecycleIntegrationTest, ConcurrentInitAndFinalizeReferenceEmbedded) {
   const auto [code, output] =
-      RunToCompletion({kScenarioClient, "concurrent", "16"}, {{"ACLD_ADDRESS", "embedded"}});
+      RunToCompletion({kScenarioClient, "concurrent", "16"}, EmbeddedEnv());
   EXPECT_EQ(code, 0) << output;
 }
 

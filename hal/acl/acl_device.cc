@@ -18,7 +18,8 @@ AclDevice::AclDevice(std::shared_ptr<const VendorApi> api, DeviceInfo info,
       host_registry_(std::move(host_registry)),
       dispatcher_(std::make_shared<CompletionDispatcher>()),
       addresses_(info),
-      ledger_(info.memory_bytes) {}
+      ledger_(info.memory_bytes),
+      builtin_(AclBuiltinKernels::FromVendor(*api_)) {}
 
 AclDevice::~AclDevice() { Release(); }
 

@@ -31,6 +31,7 @@
 #include "hal/acl/device_clock.h"
 #include "hal/acl/device_context.h"
 #include "hal/acl/exception_router.h"
+#include "hal/acl/acl_builtin_kernels.h"
 #include "hal/acl/host_registry.h"
 #include "hal/device.h"
 
@@ -61,7 +62,7 @@ class AclDevice final : public Device {
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;
   absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;
   absl::StatusOr<std::shared_ptr<Executable>> LoadExecutable(absl::string_view binary) override;
-  const Executable* builtin_kernels() const override { return nullptr; }
+  const Executable* builtin_kernels() const override { return builtin_.get(); }
 
   // Registers host memory the daemon mapped (a client's shared memory) with
   // the vendor, so that async copies with it stay asynchronous
@@ -93,6 +94,7 @@ class AclDevice final : public Device {
   const std::shared_ptr<CompletionDispatcher> dispatcher_;
   AddressSpan addresses_;
   AllocationLedger ledger_;
+  const std::unique_ptr<AclBuiltinKernels> builtin_;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<DeviceContext> context_ ABSL_GUARDED_BY(mu_);

@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "hal/acl/acl_builtin_kernels.h"
 #include "hal/acl/acl_event.h"
 #include "hal/acl/acl_executable.h"
 #include "hal/acl/args_ring.h"
@@ -390,6 +391,17 @@ absl::StatusOr<uint64_t> AclStream::Core::Fill(const DeviceSpan& dst, uint8_t va
 
 absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
                                                  const LaunchParams& params) {
+  if (dynamic_cast<const AclBuiltinFunction*>(&function) != nullptr) {
+    // The vendor's own built-in kernel (aclsimLaunchKernel): host arguments.
+    return Submit(ItemKind::kLaunch, [&](Item& item) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      absl::Status status = CheckVendor(
+          api_.aclsimLaunchKernel(function.name().c_str(), params.block_dim, params.args.data(),
+                                  params.args.size(), stream_),
+          "aclsimLaunchKernel");
+      if (status.ok()) item.has_task = true;
+      return status;
+    });
+  }
   const auto* kernel = dynamic_cast<const AclFunction*>(&function);
   if (kernel == nullptr) {
     return BackendError(ACL_ERROR_RT_INVALID_HANDLE,

@@ -78,6 +78,9 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
 
 // X(name, function type). Null when the vendor does not have them.
 #define ACLD_VENDOR_OPTIONAL_SYMBOLS(X)                                       \
+  X(aclsimLaunchKernel, aclError(const char*, uint32_t, const void*, size_t, aclrtStream)) \
+  X(aclsimGetKernelCount, aclError(uint32_t*))                                \
+  X(aclsimGetKernel, aclError(uint32_t, const char**, uint32_t*))             \
   X(aclrtHostRegister, aclError(void*, uint64_t, int, void**))                \
   X(aclrtHostUnregister, aclError(void*))                                     \
   X(aclrtStreamAbort, aclError(aclrtStream))                                  \

@@ -28,6 +28,11 @@ extern "C" {
 ACL_FUNC_VISIBILITY aclError aclsimLaunchKernel(const char *kernelName, uint32_t blockDim, const void *args,
                                                 size_t argsSize, aclrtStream stream);
 
+/* The built-in kernels: how many there are, and the name and number of uint64 argument fields of
+ * the one at `index` (< count). The name stays valid until aclFinalize. */
+ACL_FUNC_VISIBILITY aclError aclsimGetKernelCount(uint32_t *count);
+ACL_FUNC_VISIBILITY aclError aclsimGetKernel(uint32_t index, const char **name, uint32_t *argCount);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,368 @@
+// The HAL conformance suite: what every backend must do, checked through the
+// HAL interface alone (memory, copies in every direction, fills, stream order
+// and sequence numbers, events and timestamps, host-callback points, abort,
+// failures and their codes, executables). Instantiated for each backend of
+// cts_backends.cc; a backend skips only what it lists as unsupported.
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "acl/acl_base.h"
+#include "gtest/gtest.h"
+#include "hal/cts/cts_backends.h"
+#include "hal/device.h"
+#include "proto/acl/acl_status.h"
+
+namespace hal::cts {
+namespace {
+
+// What a stream reported: completions in order, callback points reached.
+class Reports {
+ public:
+  StreamOptions Options() {
+    StreamOptions options;
+    options.on_complete = [this](uint64_t sequence, const absl::Status& status) {
+      absl::MutexLock lock(&mu_);
+      completed_.emplace_back(sequence, status);
+    };
+    options.on_callback_point = [this](uint64_t sequence) {
+      absl::MutexLock lock(&mu_);
+      reached_.push_back(sequence);
+    };
+    return options;
+  }
+
+  // Waits until `count` items were reported (false after 10 s).
+  bool WaitForCompleted(size_t count, absl::Duration timeout = absl::Seconds(10)) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return completed_.size() >= count;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+  }
+  bool WaitForReached(size_t count) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return reached_.size() >= count;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+  }
+  std::vector<std::pair<uint64_t, absl::Status>> completed() {
+    absl::MutexLock lock(&mu_);
+    return completed_;
+  }
+  std::vector<uint64_t> reached() {
+    absl::MutexLock lock(&mu_);
+    return reached_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::pair<uint64_t, absl::Status>> completed_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> reached_ ABSL_GUARDED_BY(mu_);
+};
+
+// Resolves addresses inside the buffers it was given (the core's role).
+class BufferResolver : public MemoryResolver {
+ public:
+  explicit BufferResolver(std::vector<DeviceBuffer> buffers) : buffers_(std::move(buffers)) {}
+  absl::StatusOr<DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override {
+    for (const DeviceBuffer& buffer : buffers_) {
+      if (address >= buffer.address && bytes <= buffer.size &&
+          address - buffer.address <= buffer.size - bytes) {
+        return DeviceSpan{buffer, address - buffer.address};
+      }
+    }
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "outside the test's buffers");
+  }
+
+ private:
+  std::vector<DeviceBuffer> buffers_;
+};
+
+class HalConformanceTest : public ::testing::TestWithParam<CtsBackend> {
+ protected:
+  void SetUp() override {
+    // One backend per process and name: a vendor runtime initializes once.
+    static auto* backends = new std::map<std::string, std::unique_ptr<Backend>>;
+    std::unique_ptr<Backend>& backend = (*backends)[GetParam().name];
+    if (backend == nullptr) {
+      absl::StatusOr<std::unique_ptr<Backend>> created = GetParam().create();
+      ASSERT_TRUE(created.ok()) << created.status();
+      backend = *std::move(created);
+    }
+    ASSERT_GT(backend->device_count(), 0);
+    device_ = &backend->device(0);
+    if (!device_->is_up()) ASSERT_TRUE(device_->BringUp().ok());
+  }
+
+  bool Supports(Feature feature) const { return GetParam().unsupported.count(feature) == 0; }
+
+  DeviceBuffer Allocate(uint64_t size) {
+    absl::StatusOr<DeviceBuffer> buffer = device_->Allocate(size);
+    EXPECT_TRUE(buffer.ok()) << buffer.status();
+    return buffer.ok() ? *buffer : DeviceBuffer{};
+  }
+
+  std::vector<uint8_t> Read(const DeviceBuffer& buffer, uint64_t count) {
+    std::vector<uint8_t> bytes(count, 0xee);
+    Transfer read;
+    read.device_src = DeviceSpan{buffer, 0};
+    read.host_dst = bytes.data();
+    read.count = count;
+    EXPECT_TRUE(device_->Copy(read).ok());
+    return bytes;
+  }
+
+  void Write(const DeviceBuffer& buffer, const std::vector<uint8_t>& bytes) {
+    Transfer write;
+    write.device_dst = DeviceSpan{buffer, 0};
+    write.host_src = bytes.data();
+    write.count = bytes.size();
+    ASSERT_TRUE(device_->Copy(write).ok());
+  }
+
+  std::unique_ptr<Stream> NewStream(Reports& reports) {
+    absl::StatusOr<std::unique_ptr<Stream>> stream = device_->CreateStream(reports.Options());
+    EXPECT_TRUE(stream.ok()) << stream.status();
+    return stream.ok() ? *std::move(stream) : nullptr;
+  }
+
+  Device* device_ = nullptr;
+};
+
+TEST_P(HalConformanceTest, FreshMemoryIsZeroedAndInsideTheAddressWindow) {
+  for (int round = 0; round < 3; ++round) {
+    DeviceBuffer buffer = Allocate(64 << 10);
+    EXPECT_TRUE(device_->info().addresses.Contains(buffer.address));
+    EXPECT_EQ(Read(buffer, buffer.size), std::vector<uint8_t>(buffer.size, 0)) << "round " << round;
+    Write(buffer, std::vector<uint8_t>(buffer.size, 0xab));  // the next owner must not see this
+    device_->Free(buffer);
+  }
+}
+
+TEST_P(HalConformanceTest, ReservedBytesAreWhatAnAllocationHolds) {
+  EXPECT_FALSE(device_->ReservedBytes(UINT64_MAX).has_value());
+  EXPECT_FALSE(device_->ReservedBytes(UINT64_MAX - 3).has_value());
+  const std::optional<uint64_t> reserved = device_->ReservedBytes(1000);
+  ASSERT_TRUE(reserved.has_value());
+  EXPECT_GE(*reserved, 1000u);
+  const uint64_t before = device_->used_bytes();
+  DeviceBuffer buffer = Allocate(1000);
+  EXPECT_EQ(buffer.size, 1000u);
+  EXPECT_EQ(buffer.reserved, *reserved);
+  EXPECT_EQ(device_->used_bytes(), before + *reserved);
+  device_->Free(buffer);
+  EXPECT_EQ(device_->used_bytes(), before);
+}
+
+TEST_P(HalConformanceTest, CopiesInEveryDirectionOnAStreamReportInOrder) {
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  DeviceBuffer a = Allocate(4096), b = Allocate(4096);
+  std::vector<uint8_t> source(4096), back(4096, 0);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<uint8_t>(i * 7);
+  Transfer h2d;
+  h2d.device_dst = DeviceSpan{a, 0};
+  h2d.host_src = source.data();
+  h2d.count = source.size();
+  Transfer d2d;
+  d2d.device_dst = DeviceSpan{b, 0};
+  d2d.device_src = DeviceSpan{a, 0};
+  d2d.count = source.size();
+  Transfer d2h;
+  d2h.device_src = DeviceSpan{b, 0};
+  d2h.host_dst = back.data();
+  d2h.count = back.size();
+  EXPECT_EQ(*stream->Copy(h2d), 1u);
+  EXPECT_EQ(*stream->Copy(d2d), 2u);
+  EXPECT_EQ(*stream->Copy(d2h), 3u);
+  ASSERT_TRUE(reports.WaitForCompleted(3));
+  const auto completed = reports.completed();
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(completed[i].first, i + 1);
+    EXPECT_TRUE(completed[i].second.ok()) << completed[i].second;
+  }
+  EXPECT_EQ(back, source);
+  stream.reset();
+  device_->Free(a);
+  device_->Free(b);
+}
+
+TEST_P(HalConformanceTest, FillsOnAStreamAndSynchronously) {
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  DeviceBuffer buffer = Allocate(1024);
+  ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, 0x5a, 512).ok());
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  std::vector<uint8_t> want(1024, 0);
+  std::fill(want.begin(), want.begin() + 512, 0x5a);
+  EXPECT_EQ(Read(buffer, 1024), want);
+  ASSERT_TRUE(device_->Fill(DeviceSpan{buffer, 512}, 0x11, 512).ok());
+  std::fill(want.begin() + 512, want.end(), 0x11);
+  EXPECT_EQ(Read(buffer, 1024), want);
+  stream.reset();
+  device_->Free(buffer);
+}
+
+TEST_P(HalConformanceTest, ManyItemsKeepTheirOrder) {
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  DeviceBuffer buffer = Allocate(256);
+  constexpr int kItems = 500;
+  for (int i = 0; i < kItems; ++i) {
+    ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, static_cast<uint8_t>(i), 256).ok());
+  }
+  ASSERT_TRUE(reports.WaitForCompleted(kItems));
+  const auto completed = reports.completed();
+  for (int i = 0; i < kItems; ++i) EXPECT_EQ(completed[i].first, uint64_t(i + 1));
+  EXPECT_EQ(Read(buffer, 1)[0], static_cast<uint8_t>(kItems - 1));  // the last fill won
+  stream.reset();
+  device_->Free(buffer);
+}
+
+TEST_P(HalConformanceTest, EventsCompleteWithOrderedTimestamps) {
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  absl::StatusOr<std::shared_ptr<Event>> first = device_->CreateEvent();
+  absl::StatusOr<std::shared_ptr<Event>> second = device_->CreateEvent();
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_FALSE((*first)->TimestampNanos().has_value());
+  DeviceBuffer buffer = Allocate(1 << 20);
+  ASSERT_TRUE(stream->RecordEvent(**first).ok());
+  ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, 1, 1 << 20).ok());
+  ASSERT_TRUE(stream->RecordEvent(**second).ok());
+  ASSERT_TRUE(reports.WaitForCompleted(3));
+  EXPECT_TRUE((*first)->Complete());
+  EXPECT_TRUE((*second)->Complete());
+  ASSERT_TRUE((*first)->TimestampNanos().has_value());
+  ASSERT_TRUE((*second)->TimestampNanos().has_value());
+  EXPECT_LE(*(*first)->TimestampNanos(), *(*second)->TimestampNanos());
+  stream.reset();
+  device_->Free(buffer);
+}
+
+TEST_P(HalConformanceTest, HostCallbackPointHoldsTheStreamUntilResumed) {
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  DeviceBuffer buffer = Allocate(64);
+  absl::StatusOr<uint64_t> point = stream->HostCallbackPoint();
+  ASSERT_TRUE(point.ok());
+  ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, 9, 64).ok());
+  ASSERT_TRUE(reports.WaitForReached(1));
+  EXPECT_EQ(reports.reached()[0], *point);
+  EXPECT_FALSE(reports.WaitForCompleted(2, absl::Milliseconds(100)))
+      << "work behind a held callback point ran";
+  stream->ResumeCallbackPoint(*point, absl::OkStatus());
+  ASSERT_TRUE(reports.WaitForCompleted(2));
+  EXPECT_EQ(Read(buffer, 1)[0], 9);
+  stream.reset();
+  device_->Free(buffer);
+}
+
+TEST_P(HalConformanceTest, WaitEventHoldsAnotherStreamUntilTheRecordRuns) {
+  Reports holder_reports, waiter_reports;
+  std::unique_ptr<Stream> holder = NewStream(holder_reports);
+  std::unique_ptr<Stream> waiter = NewStream(waiter_reports);
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  DeviceBuffer buffer = Allocate(64);
+  absl::StatusOr<uint64_t> point = holder->HostCallbackPoint();
+  ASSERT_TRUE(holder->RecordEvent(**event).ok());
+  ASSERT_TRUE(holder_reports.WaitForReached(1));
+  ASSERT_TRUE(waiter->WaitEvent(**event).ok());
+  ASSERT_TRUE(waiter->Fill(DeviceSpan{buffer, 0}, 3, 64).ok());
+  EXPECT_FALSE(waiter_reports.WaitForCompleted(2, absl::Milliseconds(100)))
+      << "a stream passed a wait for a record that had not run";
+  holder->ResumeCallbackPoint(*point, absl::OkStatus());
+  ASSERT_TRUE(waiter_reports.WaitForCompleted(2));
+  EXPECT_EQ(Read(buffer, 1)[0], 3);
+  holder.reset();
+  waiter.reset();
+  device_->Free(buffer);
+}
+
+TEST_P(HalConformanceTest, AbortDropsWhatHasNotRunAndTheStreamGoesOn) {
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  DeviceBuffer buffer = Allocate(64);
+  absl::StatusOr<uint64_t> point = stream->HostCallbackPoint();
+  ASSERT_TRUE(point.ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, 0x77, 64).ok());
+  ASSERT_TRUE(reports.WaitForReached(1));
+  stream->Abort();
+  EXPECT_FALSE(reports.WaitForCompleted(1, absl::Milliseconds(100)))
+      << "an aborted item was reported";
+  EXPECT_EQ(Read(buffer, 1)[0], 0) << "an aborted fill ran";
+  absl::StatusOr<uint64_t> after = stream->Fill(DeviceSpan{buffer, 0}, 0x42, 64);
+  ASSERT_TRUE(after.ok());
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  EXPECT_EQ(reports.completed()[0].first, *after);
+  EXPECT_EQ(Read(buffer, 1)[0], 0x42);
+  stream.reset();
+  device_->Free(buffer);
+}
+
+TEST_P(HalConformanceTest, ExecutablesLaunchAndFailWithTheDevicesCodes) {
+  absl::StatusOr<std::shared_ptr<Executable>> junk = device_->LoadExecutable("not a binary");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_EQ(acld::AclCodeOf(junk.status()), ACL_ERROR_INVALID_PARAM) << junk.status();
+  absl::StatusOr<std::shared_ptr<Executable>> executable =
+      device_->LoadExecutable(GetParam().kernels_binary);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_FALSE((*executable)->GetFunction("missing").ok());
+  absl::StatusOr<const Function*> inc = (*executable)->GetFunction("inc");
+  absl::StatusOr<const Function*> boom = (*executable)->GetFunction("boom");
+  ASSERT_TRUE(inc.ok() && boom.ok());
+
+  DeviceBuffer counters = Allocate(16);
+  std::string args(8, '\0');
+  std::memcpy(args.data(), &counters.address, 8);
+  auto memory = std::make_shared<BufferResolver>(std::vector<DeviceBuffer>{counters});
+  if (Supports(Feature::kKernelRanges)) {
+    EXPECT_EQ((*inc)->args_size(), std::optional<uint64_t>(8));
+    absl::StatusOr<std::vector<DeviceRange>> ranges = (*inc)->Ranges(4, args);
+    ASSERT_TRUE(ranges.ok());
+    ASSERT_EQ(ranges->size(), 1u);
+    EXPECT_EQ((*ranges)[0].address, counters.address);
+    EXPECT_EQ((*ranges)[0].bytes, 16u);
+  } else {
+    EXPECT_TRUE(absl::IsUnimplemented((*inc)->Ranges(4, args).status()));
+  }
+  Reports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_TRUE(stream->Launch(**inc, LaunchParams{4, args, memory}).ok());
+  ASSERT_TRUE(stream->Launch(**boom, LaunchParams{1, "", memory}).ok());
+  ASSERT_TRUE(reports.WaitForCompleted(2));
+  const auto completed = reports.completed();
+  EXPECT_TRUE(completed[0].second.ok()) << completed[0].second;
+  EXPECT_EQ(acld::AclCodeOf(completed[1].second), ACL_ERROR_RT_AICORE_EXCEPTION)
+      << completed[1].second;
+  std::vector<uint8_t> values = Read(counters, 16);
+  uint32_t words[4];
+  std::memcpy(words, values.data(), 16);
+  for (uint32_t word : words) EXPECT_EQ(word, 1u);
+  stream.reset();
+  device_->Free(counters);
+}
+
+TEST_P(HalConformanceTest, BuiltinKernels) {
+  if (!Supports(Feature::kBuiltinKernels)) {
+    EXPECT_EQ(device_->builtin_kernels(), nullptr);
+    GTEST_SKIP() << GetParam().name << " has no built-in kernels";
+  }
+  ASSERT_NE(device_->builtin_kernels(), nullptr);
+  EXPECT_TRUE(device_->builtin_kernels()->GetFunction("add_one_u32").ok());
+  EXPECT_TRUE(device_->builtin_kernels()->GetFunction("trap").ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HalConformanceTest, ::testing::ValuesIn(CtsBackends()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace hal::cts
