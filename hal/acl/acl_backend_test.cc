@@ -27,10 +27,13 @@
 #include "gtest/gtest.h"
 #include "hal/acl/acl_device.h"
 #include "hal/backend_options.h"
+#include "hal/testing/stream_reports.h"
 #include "proto/acl/acl_status.h"
 
 namespace hal::acl {
 namespace {
+
+using hal::testing::StreamReports;
 
 using acld::AclCodeOf;
 
@@ -93,53 +96,6 @@ int CountCalls(const std::vector<Call>& calls, const std::string& name) {
   for (const Call& call : calls) count += call.name == name ? 1 : 0;
   return count;
 }
-
-// What a stream reported, and waiting for it.
-class Reports {
- public:
-  StreamOptions Options() {
-    StreamOptions options;
-    options.on_complete = [this](uint64_t sequence, const absl::Status& status) {
-      absl::MutexLock lock(&mu_);
-      completed_.emplace_back(sequence, status);
-    };
-    options.on_callback_point = [this](uint64_t sequence) {
-      absl::MutexLock lock(&mu_);
-      points_.push_back(sequence);
-    };
-    return options;
-  }
-
-  bool WaitForCompletions(size_t count) { return WaitFor(&Reports::completed_, count); }
-  bool WaitForPoints(size_t count) { return WaitFor(&Reports::points_, count); }
-
-  std::vector<std::pair<uint64_t, absl::Status>> completed() {
-    absl::MutexLock lock(&mu_);
-    return completed_;
-  }
-  std::vector<uint64_t> points() {
-    absl::MutexLock lock(&mu_);
-    return points_;
-  }
-
- private:
-  template <typename T>
-  bool WaitFor(std::vector<T> Reports::*list, size_t count) {
-    struct Goal {
-      const std::vector<T>* list;
-      size_t count;
-    } goal{&(this->*list), count};
-    absl::MutexLock lock(&mu_);
-    return mu_.AwaitWithTimeout(
-        absl::Condition(
-            +[](Goal* goal) { return goal->list->size() >= goal->count; }, &goal),
-        kPatience);
-  }
-
-  absl::Mutex mu_;
-  std::vector<std::pair<uint64_t, absl::Status>> completed_ ABSL_GUARDED_BY(mu_);
-  std::vector<uint64_t> points_ ABSL_GUARDED_BY(mu_);
-};
 
 // Page-aligned host memory (what the daemon maps), freed on scope exit.
 struct HostPages {
@@ -204,7 +160,7 @@ class AclBackendTest : public ::testing::Test {
     return bytes;
   }
 
-  std::unique_ptr<Stream> NewStream(Reports& reports) {
+  std::unique_ptr<Stream> NewStream(StreamReports& reports) {
     absl::StatusOr<std::unique_ptr<Stream>> stream = device_->CreateStream(reports.Options());
     EXPECT_TRUE(stream.ok()) << stream.status();
     return stream.ok() ? *std::move(stream) : nullptr;
@@ -338,7 +294,7 @@ TEST_F(AclBackendTest, StreamRunsItemsInOrderAndReportsEachSequence) {
   DeviceBuffer first = Allocate(8192);
   DeviceBuffer second = Allocate(8192);
 
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   Transfer in;
@@ -358,7 +314,7 @@ TEST_F(AclBackendTest, StreamRunsItemsInOrderAndReportsEachSequence) {
   EXPECT_EQ(*stream->Copy(across), 3u);
   EXPECT_EQ(*stream->Copy(out), 4u);
   EXPECT_EQ(*stream->Fill(Span(first), 0, 0), 5u);  // nothing to do, still reported
-  ASSERT_TRUE(reports.WaitForCompletions(5));
+  ASSERT_TRUE(reports.WaitForCompleted(5));
 
   std::vector<std::pair<uint64_t, absl::Status>> completed = reports.completed();
   for (size_t i = 0; i < completed.size(); ++i) {
@@ -389,13 +345,13 @@ TEST_F(AclBackendTest, LaunchesKernelsWithTheirArguments) {
   EXPECT_EQ(executable->Functions().size(), 1u);
 
   DeviceBuffer buffer = Allocate(64);
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   // Held at a host-callback point, so that every launch (and its argument
   // slice) is in flight at once: the argument ring must grow, not overwrite.
   ASSERT_EQ(*stream->HostCallbackPoint(), 1u);
-  ASSERT_TRUE(reports.WaitForPoints(1));
+  ASSERT_TRUE(reports.WaitForReached(1));
   constexpr int kLaunches = 3000;
   for (int i = 0; i < kLaunches; ++i) {
     LaunchParams params;
@@ -404,7 +360,7 @@ TEST_F(AclBackendTest, LaunchesKernelsWithTheirArguments) {
     ASSERT_TRUE(stream->Launch(**increment, params).ok());
   }
   stream->ResumeCallbackPoint(1, absl::OkStatus());
-  ASSERT_TRUE(reports.WaitForCompletions(kLaunches + 1));
+  ASSERT_TRUE(reports.WaitForCompleted(kLaunches + 1));
   std::vector<uint8_t> bytes = Read(buffer);
   for (int byte = 0; byte < 16; ++byte) {
     int expected = 0;
@@ -422,7 +378,7 @@ TEST_F(AclBackendTest, VendorErrorsKeepTheirExactCodes) {
   const Function* explode = *executable->GetFunction("explode");
   const Function* increment = *executable->GetFunction("increment");
   DeviceBuffer buffer = Allocate(16);
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   LaunchParams params;
@@ -431,7 +387,7 @@ TEST_F(AclBackendTest, VendorErrorsKeepTheirExactCodes) {
   ASSERT_TRUE(stream->Launch(*increment, params).ok());
   ASSERT_TRUE(stream->Launch(*explode, params).ok());
   ASSERT_TRUE(stream->Launch(*increment, params).ok());
-  ASSERT_TRUE(reports.WaitForCompletions(3));
+  ASSERT_TRUE(reports.WaitForCompleted(3));
   std::vector<std::pair<uint64_t, absl::Status>> completed = reports.completed();
   EXPECT_TRUE(completed[0].second.ok());
   EXPECT_EQ(completed[1].first, 2u);
@@ -454,12 +410,12 @@ TEST_F(AclBackendTest, EventsCompleteAndCarryDeviceTimestamps) {
   EXPECT_TRUE((*event)->Complete());
   EXPECT_EQ((*event)->TimestampNanos(), std::nullopt);
 
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   const int64_t before = device_->NowNanos();
   ASSERT_EQ(*stream->RecordEvent(**event), 1u);
-  ASSERT_TRUE(reports.WaitForCompletions(1));
+  ASSERT_TRUE(reports.WaitForCompleted(1));
   const int64_t after = device_->NowNanos();
   EXPECT_TRUE((*event)->Complete());
   std::optional<int64_t> stamp = (*event)->TimestampNanos();
@@ -471,7 +427,7 @@ TEST_F(AclBackendTest, EventsCompleteAndCarryDeviceTimestamps) {
 
   absl::SleepFor(absl::Milliseconds(5));
   ASSERT_EQ(*stream->RecordEvent(**event), 2u);
-  ASSERT_TRUE(reports.WaitForCompletions(2));
+  ASSERT_TRUE(reports.WaitForCompleted(2));
   EXPECT_GT(*(*event)->TimestampNanos(), *stamp);
 }
 
@@ -479,8 +435,8 @@ TEST_F(AclBackendTest, StreamsWaitForEventsOfOtherStreams) {
   absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
   ASSERT_TRUE(event.ok());
   DeviceBuffer buffer = Allocate(32);
-  Reports first_reports;
-  Reports second_reports;
+  StreamReports first_reports;
+  StreamReports second_reports;
   std::unique_ptr<Stream> first = NewStream(first_reports);
   std::unique_ptr<Stream> second = NewStream(second_reports);
   ASSERT_NE(first, nullptr);
@@ -490,29 +446,29 @@ TEST_F(AclBackendTest, StreamsWaitForEventsOfOtherStreams) {
   ASSERT_EQ(*first->RecordEvent(**event), 2u);
   ASSERT_EQ(*second->WaitEvent(**event), 1u);
   ASSERT_EQ(*second->Fill(Span(buffer), 7, 32), 2u);
-  ASSERT_TRUE(first_reports.WaitForPoints(1));
+  ASSERT_TRUE(first_reports.WaitForReached(1));
   absl::SleepFor(absl::Milliseconds(50));
   EXPECT_FALSE((*event)->Complete());
   EXPECT_TRUE(second_reports.completed().empty());
   EXPECT_TRUE(AllBytes(Read(buffer), 0));
 
   first->ResumeCallbackPoint(1, absl::OkStatus());
-  ASSERT_TRUE(second_reports.WaitForCompletions(2));
-  ASSERT_TRUE(first_reports.WaitForCompletions(2));
+  ASSERT_TRUE(second_reports.WaitForCompleted(2));
+  ASSERT_TRUE(first_reports.WaitForCompleted(2));
   EXPECT_TRUE((*event)->Complete());
   EXPECT_TRUE(AllBytes(Read(buffer), 7));
 }
 
 TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {
   DeviceBuffer buffer = Allocate(32);
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   ASSERT_EQ(*stream->Fill(Span(buffer), 1, 32), 1u);
   ASSERT_EQ(*stream->HostCallbackPoint(), 2u);
   ASSERT_EQ(*stream->Fill(Span(buffer), 9, 32), 3u);
-  ASSERT_TRUE(reports.WaitForPoints(1));
-  EXPECT_EQ(reports.points(), std::vector<uint64_t>{2});
+  ASSERT_TRUE(reports.WaitForReached(1));
+  EXPECT_EQ(reports.reached(), std::vector<uint64_t>{2});
   // The work before the point was reported before the point.
   ASSERT_EQ(reports.completed().size(), 1u);
   absl::SleepFor(absl::Milliseconds(50));
@@ -521,7 +477,7 @@ TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {
 
   const absl::Status callback_failed = acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "callback");
   stream->ResumeCallbackPoint(2, callback_failed);
-  ASSERT_TRUE(reports.WaitForCompletions(3));
+  ASSERT_TRUE(reports.WaitForCompleted(3));
   std::vector<std::pair<uint64_t, absl::Status>> completed = reports.completed();
   EXPECT_EQ(completed[1].first, 2u);
   EXPECT_EQ(AclCodeOf(completed[1].second), ACL_ERROR_RT_INTERNAL_ERROR);
@@ -534,22 +490,22 @@ TEST_F(AclBackendTest, AbortDropsQueuedItemsAndTheStreamGoesOn) {
   absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
   ASSERT_TRUE(event.ok());
   DeviceBuffer buffer = Allocate(32);
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   ASSERT_EQ(*stream->Fill(Span(buffer), 1, 32), 1u);
-  ASSERT_TRUE(reports.WaitForCompletions(1));
+  ASSERT_TRUE(reports.WaitForCompleted(1));
   ASSERT_EQ(*stream->HostCallbackPoint(), 2u);
   ASSERT_EQ(*stream->Fill(Span(buffer), 2, 32), 3u);
   ASSERT_EQ(*stream->RecordEvent(**event), 4u);
-  ASSERT_TRUE(reports.WaitForPoints(1));
+  ASSERT_TRUE(reports.WaitForReached(1));
 
   log_->Clear();
   stream->Abort();
   EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamAbort"), 1);
   EXPECT_TRUE((*event)->Complete());  // its record was dropped
   ASSERT_EQ(*stream->Fill(Span(buffer), 3, 16), 5u);
-  ASSERT_TRUE(reports.WaitForCompletions(2));
+  ASSERT_TRUE(reports.WaitForCompleted(2));
   absl::SleepFor(absl::Milliseconds(50));
   std::vector<std::pair<uint64_t, absl::Status>> completed = reports.completed();
   ASSERT_EQ(completed.size(), 2u);
@@ -592,12 +548,12 @@ TEST_F(AclBackendTest, ListenersMaySubmitAndAbort) {
 
 TEST_F(AclBackendTest, DestroyingAHeldStreamReturns) {
   DeviceBuffer buffer = Allocate(16);
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   ASSERT_EQ(*stream->HostCallbackPoint(), 1u);
   ASSERT_EQ(*stream->Fill(Span(buffer), 5, 16), 2u);
-  ASSERT_TRUE(reports.WaitForPoints(1));
+  ASSERT_TRUE(reports.WaitForReached(1));
   stream.reset();
   EXPECT_TRUE(reports.completed().empty());
   EXPECT_TRUE(AllBytes(Read(buffer), 0));  // the queued fill was discarded
@@ -680,7 +636,7 @@ TEST_F(AclBackendTest, CallLogShowsTheRequiredSequences) {
   std::shared_ptr<Executable> executable = LoadKernels();
   ASSERT_NE(executable, nullptr);
   {
-    Reports reports;
+    StreamReports reports;
     std::unique_ptr<Stream> stream = NewStream(reports);
     ASSERT_NE(stream, nullptr);
     Transfer in;
@@ -689,7 +645,7 @@ TEST_F(AclBackendTest, CallLogShowsTheRequiredSequences) {
     in.count = 1000;
     ASSERT_TRUE(stream->Copy(in).ok());
     ASSERT_TRUE(stream->HostCallbackPoint().ok());
-    ASSERT_TRUE(reports.WaitForPoints(1));
+    ASSERT_TRUE(reports.WaitForReached(1));
     stream->ResumeCallbackPoint(2, absl::OkStatus());
     LaunchParams params;
     params.block_dim = 1;
@@ -701,7 +657,7 @@ TEST_F(AclBackendTest, CallLogShowsTheRequiredSequences) {
     unregistered.host_dst = pageable.data;
     unregistered.count = 100;
     ASSERT_TRUE(stream->Copy(unregistered).ok());
-    ASSERT_TRUE(reports.WaitForCompletions(5));
+    ASSERT_TRUE(reports.WaitForCompleted(5));
     // Another thread of the daemon using the device (while the report thread
     // lives, so that their thread ids differ).
     std::thread([&] {
@@ -817,12 +773,12 @@ TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
   // Timestamps from the host clock when the report came.
   absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
   ASSERT_TRUE(event.ok());
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   const int64_t before = device_->NowNanos();
   ASSERT_EQ(*stream->RecordEvent(**event), 1u);
-  ASSERT_TRUE(reports.WaitForCompletions(1));
+  ASSERT_TRUE(reports.WaitForCompleted(1));
   ASSERT_TRUE((*event)->TimestampNanos().has_value());
   EXPECT_GE(*(*event)->TimestampNanos(), before);
   EXPECT_LE(*(*event)->TimestampNanos(), device_->NowNanos());
@@ -836,18 +792,18 @@ TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
   params.args = IncrementArgs(buffer, 16);
   ASSERT_EQ(*stream->Launch(**executable->GetFunction("explode"), params), 2u);
   ASSERT_EQ(*stream->Launch(**executable->GetFunction("increment"), params), 3u);
-  ASSERT_TRUE(reports.WaitForCompletions(3));
+  ASSERT_TRUE(reports.WaitForCompleted(3));
   EXPECT_EQ(AclCodeOf(reports.completed()[1].second), ACL_ERROR_RT_AICORE_EXCEPTION);
   EXPECT_TRUE(reports.completed()[2].second.ok());
 
   // Abort without aclrtStreamAbort: the queued work still runs, unreported.
   ASSERT_EQ(*stream->HostCallbackPoint(), 4u);
   ASSERT_EQ(*stream->Fill(Span(buffer), 6, 16), 5u);
-  ASSERT_TRUE(reports.WaitForPoints(1));
+  ASSERT_TRUE(reports.WaitForReached(1));
   stream->Abort();
   EXPECT_TRUE(AllBytes(Read(buffer), 6));
   ASSERT_EQ(*stream->Fill(Span(buffer), 8, 16), 6u);
-  ASSERT_TRUE(reports.WaitForCompletions(4));
+  ASSERT_TRUE(reports.WaitForCompleted(4));
   absl::SleepFor(absl::Milliseconds(50));
   ASSERT_EQ(reports.completed().size(), 4u);
   EXPECT_EQ(reports.completed()[3].first, 6u);

@@ -15,56 +15,13 @@
 #include "gtest/gtest.h"
 #include "hal/cts/cts_backends.h"
 #include "hal/device.h"
+#include "hal/testing/stream_reports.h"
 #include "proto/acl/acl_status.h"
 
 namespace hal::cts {
 namespace {
 
-// What a stream reported: completions in order, callback points reached.
-class Reports {
- public:
-  StreamOptions Options() {
-    StreamOptions options;
-    options.on_complete = [this](uint64_t sequence, const absl::Status& status) {
-      absl::MutexLock lock(&mu_);
-      completed_.emplace_back(sequence, status);
-    };
-    options.on_callback_point = [this](uint64_t sequence) {
-      absl::MutexLock lock(&mu_);
-      reached_.push_back(sequence);
-    };
-    return options;
-  }
-
-  // Waits until `count` items were reported (false after 10 s).
-  bool WaitForCompleted(size_t count, absl::Duration timeout = absl::Seconds(10)) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return completed_.size() >= count;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
-  }
-  bool WaitForReached(size_t count) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return reached_.size() >= count;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
-  }
-  std::vector<std::pair<uint64_t, absl::Status>> completed() {
-    absl::MutexLock lock(&mu_);
-    return completed_;
-  }
-  std::vector<uint64_t> reached() {
-    absl::MutexLock lock(&mu_);
-    return reached_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::pair<uint64_t, absl::Status>> completed_ ABSL_GUARDED_BY(mu_);
-  std::vector<uint64_t> reached_ ABSL_GUARDED_BY(mu_);
-};
+using hal::testing::StreamReports;
 
 // Resolves addresses inside the buffers it was given (the core's role).
 class BufferResolver : public MemoryResolver {
@@ -126,7 +83,7 @@ class HalConformanceTest : public ::testing::TestWithParam<CtsBackend> {
     ASSERT_TRUE(device_->Copy(write).ok());
   }
 
-  std::unique_ptr<Stream> NewStream(Reports& reports) {
+  std::unique_ptr<Stream> NewStream(StreamReports& reports) {
     absl::StatusOr<std::unique_ptr<Stream>> stream = device_->CreateStream(reports.Options());
     EXPECT_TRUE(stream.ok()) << stream.status();
     return stream.ok() ? *std::move(stream) : nullptr;
@@ -161,7 +118,7 @@ TEST_P(HalConformanceTest, ReservedBytesAreWhatAnAllocationHolds) {
 }
 
 TEST_P(HalConformanceTest, CopiesInEveryDirectionOnAStreamReportInOrder) {
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   DeviceBuffer a = Allocate(4096), b = Allocate(4096);
@@ -195,7 +152,7 @@ TEST_P(HalConformanceTest, CopiesInEveryDirectionOnAStreamReportInOrder) {
 }
 
 TEST_P(HalConformanceTest, FillsOnAStreamAndSynchronously) {
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   DeviceBuffer buffer = Allocate(1024);
   ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, 0x5a, 512).ok());
@@ -211,7 +168,7 @@ TEST_P(HalConformanceTest, FillsOnAStreamAndSynchronously) {
 }
 
 TEST_P(HalConformanceTest, ManyItemsKeepTheirOrder) {
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   DeviceBuffer buffer = Allocate(256);
   constexpr int kItems = 500;
@@ -227,7 +184,7 @@ TEST_P(HalConformanceTest, ManyItemsKeepTheirOrder) {
 }
 
 TEST_P(HalConformanceTest, EventsCompleteWithOrderedTimestamps) {
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   absl::StatusOr<std::shared_ptr<Event>> first = device_->CreateEvent();
   absl::StatusOr<std::shared_ptr<Event>> second = device_->CreateEvent();
@@ -248,7 +205,7 @@ TEST_P(HalConformanceTest, EventsCompleteWithOrderedTimestamps) {
 }
 
 TEST_P(HalConformanceTest, HostCallbackPointHoldsTheStreamUntilResumed) {
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   DeviceBuffer buffer = Allocate(64);
   absl::StatusOr<uint64_t> point = stream->HostCallbackPoint();
@@ -266,7 +223,7 @@ TEST_P(HalConformanceTest, HostCallbackPointHoldsTheStreamUntilResumed) {
 }
 
 TEST_P(HalConformanceTest, WaitEventHoldsAnotherStreamUntilTheRecordRuns) {
-  Reports holder_reports, waiter_reports;
+  StreamReports holder_reports, waiter_reports;
   std::unique_ptr<Stream> holder = NewStream(holder_reports);
   std::unique_ptr<Stream> waiter = NewStream(waiter_reports);
   absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
@@ -288,7 +245,7 @@ TEST_P(HalConformanceTest, WaitEventHoldsAnotherStreamUntilTheRecordRuns) {
 }
 
 TEST_P(HalConformanceTest, AbortDropsWhatHasNotRunAndTheStreamGoesOn) {
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   DeviceBuffer buffer = Allocate(64);
   absl::StatusOr<uint64_t> point = stream->HostCallbackPoint();
@@ -334,7 +291,7 @@ TEST_P(HalConformanceTest, ExecutablesLaunchAndFailWithTheDevicesCodes) {
   } else {
     EXPECT_TRUE(absl::IsUnimplemented((*inc)->Ranges(4, args).status()));
   }
-  Reports reports;
+  StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_TRUE(stream->Launch(**inc, LaunchParams{4, args, memory}).ok());
   ASSERT_TRUE(stream->Launch(**boom, LaunchParams{1, "", memory}).ok());
