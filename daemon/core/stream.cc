@@ -78,7 +78,7 @@ absl::StatusOr<uint64_t> Stream::Append(Task task) {
     if (stopped_) {
       // STOP_ON_FAILURE: nothing runs until the failure has been reported.
       ++counters_.discarded;
-      finished_through_ = std::max(finished_through_, id);
+      AdvanceFinishedLocked(id);
       discarded = std::move(task.on_discard);
     } else {
       ++counters_.queued;
@@ -113,7 +113,7 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
     if (task.on_discard) after.push_back(std::move(task.on_discard));
     auto dropped = std::make_shared<Task>(std::move(task));
     after.push_back([this, dropped] { device_->Abort(); });
-    finished_through_ = std::max(finished_through_, discarded_through_);
+    AdvanceFinishedLocked(discarded_through_);
     CollectDoneLocked(after);
     return;
   }
@@ -205,7 +205,7 @@ void Stream::RunSome() {
         --counters_.queued;
         ++counters_.discarded;
         if (task.on_discard) after.push_back(std::move(task.on_discard));
-        finished_through_ = std::max(finished_through_, discarded_through_);
+        AdvanceFinishedLocked(discarded_through_);
         CollectDoneLocked(after);
         continue;
       }
@@ -278,19 +278,29 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
     }
     if (failure_mode_ == FailureMode::kStop) {
       stopped_ = true;
-      DiscardQueuedLocked(after);
+      DiscardQueuedLocked(after, task.id);
     }
   }
-  finished_through_ = std::max({finished_through_, task.id, discarded_through_});
+  AdvanceFinishedLocked(std::max(task.id, discarded_through_));
   CollectDoneLocked(after);
 }
 
-void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after) {
-  if (in_flight_.empty()) return;
-  counters_.discarded += in_flight_.size();
-  counters_.queued -= in_flight_.size();
-  auto dropped = std::make_shared<std::deque<Task>>(std::move(in_flight_));
-  in_flight_.clear();
+void Stream::AdvanceFinishedLocked(uint64_t id) {
+  finished_ahead_ = std::max(finished_ahead_, id);
+  // Work still on the device came before: nothing from it on is finished.
+  const uint64_t limit = in_flight_.empty() ? finished_ahead_ : in_flight_.front().id - 1;
+  finished_through_ = std::max(finished_through_, std::min(finished_ahead_, limit));
+}
+
+void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id) {
+  auto dropped = std::make_shared<std::deque<Task>>();
+  while (!in_flight_.empty() && in_flight_.back().id > after_id) {
+    dropped->push_front(std::move(in_flight_.back()));
+    in_flight_.pop_back();
+  }
+  if (dropped->empty()) return;
+  counters_.discarded += dropped->size();
+  counters_.queued -= dropped->size();
   early_device_results_.clear();
   // The device lets go of them first: a copy may still read host memory that
   // a task's hold keeps mapped.
@@ -305,8 +315,8 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after) {
   if (state_ == State::kDraining) state_ = State::kIdle;
 }
 
-void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after) {
-  DiscardInFlightLocked(after);
+void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint64_t after_id) {
+  DiscardInFlightLocked(after, after_id);
   counters_.discarded += queue_.size();
   counters_.queued -= queue_.size();
   for (Task& task : queue_) {
@@ -315,9 +325,7 @@ void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after) {
   queue_.clear();
   discarded_through_ = next_task_id_ - 1;
   // A task still running finishes first; otherwise everything is done now.
-  if (state_ != State::kRunning && !parked_.has_value()) {
-    finished_through_ = std::max(finished_through_, discarded_through_);
-  }
+  if (state_ != State::kRunning && !parked_.has_value()) AdvanceFinishedLocked(discarded_through_);
 }
 
 absl::Status Stream::TakeErrorLocked() {

@@ -169,14 +169,18 @@ class Stream : public std::enable_shared_from_this<Stream> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes submitted tasks off the device: the device drops them before their
   // holds go.
-  void DiscardInFlightLocked(std::vector<std::function<void()>>& after)
+  void DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Records the end of the current task; collects callbacks to run unlocked.
   void FinishLocked(const Task& task, absl::Status status,
                     std::vector<std::function<void()>>& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DiscardQueuedLocked(std::vector<std::function<void()>>& after)
+  // Drops the queue and the submitted work after task `after_id` (all of it
+  // with 0).
+  void DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint64_t after_id = 0)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Task `id` (and every task before it not on the device) is done.
+  void AdvanceFinishedLocked(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CollectDoneLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After a task ends: back in the ready queue, or idle.
@@ -201,6 +205,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   State state_ ABSL_GUARDED_BY(mu_) = State::kIdle;
   uint64_t next_task_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t finished_through_ ABSL_GUARDED_BY(mu_) = 0;  // every task id <= this is done
+  // The highest task id done; tasks after work still on the device finish
+  // ahead of it, and count once that work is done.
+  uint64_t finished_ahead_ ABSL_GUARDED_BY(mu_) = 0;
   // Discarded while a task was still running: done once that task finishes.
   uint64_t discarded_through_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t running_task_id_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,0 +1,199 @@
+// The core stream over a device stream (the sim's): device work is submitted
+// without waiting for the work before it, completions finish tasks in order,
+// host tasks wait for the device work before them, and abort and
+// STOP_ON_FAILURE take submitted work back from the device.
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "acl/acl_base.h"
+#include "daemon/core/stream.h"
+#include "daemon/core/stream_engine.h"
+#include "gtest/gtest.h"
+#include "hal/sim/sim_device.h"
+#include "hal/sim/sim_memory.h"
+#include "proto/acl/acl_status.h"
+
+namespace acld {
+namespace {
+
+class StreamDeviceTest : public ::testing::Test {
+ protected:
+  StreamDeviceTest() : device_(0, 1 << 20) { buffer_ = *device_.Allocate(4096); }
+
+  std::shared_ptr<Stream> NewStream() {
+    absl::StatusOr<std::shared_ptr<Stream>> stream = Stream::Create(
+        Stream::Options{1, 1, 0, 0, 0}, engine_, timer_, device_,
+        [this](const TaskFailure& failure) {
+          absl::MutexLock lock(&mu_);
+          failures_.push_back(failure);
+        });
+    EXPECT_TRUE(stream.ok());
+    return *stream;
+  }
+
+  static absl::Status Sync(Stream& stream) {
+    absl::Notification done;
+    absl::Status result;
+    stream.Synchronize(absl::Seconds(10), [&](absl::Status status) {
+      result = status;
+      done.Notify();
+    });
+    done.WaitForNotification();
+    return result;
+  }
+
+  // Holds the device stream at a host-callback point until Release().
+  DeviceWork Hold() {
+    return [this](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+      absl::StatusOr<uint64_t> point = device.HostCallbackPoint();
+      held_stream_ = &device;
+      held_ = point.value_or(0);
+      ++holds_;
+      return point;
+    };
+  }
+  void Release() {
+    for (int spin = 0; spin < 2000 && holds_.load() == 0; ++spin) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    held_stream_->ResumeCallbackPoint(held_, absl::OkStatus());
+  }
+
+  // Fills byte `index` of the buffer with `value`; counts its submission.
+  DeviceWork Fill(uint64_t index, uint8_t value) {
+    return [this, index, value](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+      ++submitted_;
+      return device.Fill(hal::DeviceSpan{buffer_, index}, value, 1);
+    };
+  }
+
+  uint8_t Byte(uint64_t index) { return hal::sim::SimBytes(hal::DeviceSpan{buffer_, index})[0]; }
+
+  hal::sim::SimDevice device_;
+  hal::DeviceBuffer buffer_;
+  hal::Timer timer_;
+  StreamEngine engine_{2};
+  hal::Stream* held_stream_ = nullptr;
+  uint64_t held_ = 0;
+  std::atomic<int> submitted_{0};
+  std::atomic<int> holds_{0};
+  absl::Mutex mu_;
+  std::vector<TaskFailure> failures_;
+};
+
+TEST_F(StreamDeviceTest, DeviceWorkIsSubmittedWithoutWaitingForTheWorkBeforeIt) {
+  auto stream = NewStream();
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(i, 7), "fill", 0, nullptr, nullptr, nullptr).ok());
+  }
+  // All of it reaches the device while its first item still holds.
+  for (int spin = 0; spin < 1000 && submitted_.load() < 3; ++spin) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(submitted_.load(), 3);
+  EXPECT_FALSE(stream->Idle());
+  EXPECT_EQ(stream->Stats().state, "waiting on hold");
+  EXPECT_EQ(Byte(0), 0);
+  Release();
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(Byte(0), 7);
+  EXPECT_EQ(Byte(2), 7);
+  EXPECT_EQ(stream->Stats().completed, 4u);
+}
+
+TEST_F(StreamDeviceTest, HostTasksWaitForTheDeviceWorkBeforeThem) {
+  auto stream = NewStream();
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(0, 9), "fill", 0, nullptr, nullptr, nullptr).ok());
+  std::atomic<int> seen{-1};
+  ASSERT_TRUE(stream
+                  ->Enqueue(
+                      [&](const TaskResume&) -> std::optional<absl::Status> {
+                        seen = Byte(0);
+                        return absl::OkStatus();
+                      },
+                      0)
+                  .ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(seen.load(), -1) << "a host task ran before the device work before it";
+  Release();
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(seen.load(), 9);
+}
+
+TEST_F(StreamDeviceTest, DeviceDoneRunsBeforeSynchronizationsAreReleased) {
+  auto stream = NewStream();
+  std::atomic<bool> done{false};
+  ASSERT_TRUE(stream
+                  ->EnqueueDeviceWork(Fill(0, 1), "fill", 0, nullptr,
+                                      [&](const absl::Status& status) { done = status.ok(); },
+                                      nullptr)
+                  .ok());
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_TRUE(done.load());
+}
+
+TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
+  auto stream = NewStream();
+  std::atomic<int> discarded{0};
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(stream
+                    ->EnqueueDeviceWork(Fill(i, 5), "fill", 0, [&] { ++discarded; }, nullptr,
+                                        nullptr)
+                    .ok());
+  }
+  for (int spin = 0; spin < 1000 && submitted_.load() < 3; ++spin) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  absl::Notification synced;
+  absl::Status sync_status;
+  stream->Synchronize(absl::Seconds(10), [&](absl::Status status) {
+    sync_status = status;
+    synced.Notify();
+  });
+  stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+  synced.WaitForNotification();
+  EXPECT_EQ(AclCodeOf(sync_status), ACL_ERROR_RT_STREAM_ABORT);
+  EXPECT_EQ(discarded.load(), 3);
+  EXPECT_EQ(Byte(0), 0) << "an aborted fill ran";
+  EXPECT_TRUE(stream->Idle());
+  // The stream takes new work afterwards.
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(0, 6), "fill", 0, nullptr, nullptr, nullptr).ok());
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(Byte(0), 6);
+}
+
+TEST_F(StreamDeviceTest, StopOnFailureAtSubmitKeepsEarlierDeviceWorkAndDropsLaterWork) {
+  auto stream = NewStream();
+  stream->SetFailureMode(FailureMode::kStop);
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  const hal::Executable* builtin = device_.builtin_kernels();
+  const hal::Function* trap = *builtin->GetFunction("trap");
+  ASSERT_TRUE(stream
+                  ->EnqueueDeviceWork(
+                      [trap](hal::Stream& device) {
+                        return device.Launch(*trap, hal::LaunchParams{1, "", nullptr});
+                      },
+                      "kernel", 0, nullptr, nullptr, nullptr)
+                  .ok());
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(0, 4), "fill", 0, nullptr, nullptr, nullptr).ok());
+  // The launch fails as it is submitted (a sim kernel needs its checked
+  // memory), behind work still on the device: that work is kept, what
+  // follows the failure is dropped, and the stream is not done before the
+  // held work is.
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(stream->Idle());
+  Release();
+  EXPECT_NE(AclCodeOf(Sync(*stream)), ACL_SUCCESS);
+  EXPECT_EQ(submitted_.load(), 0) << "work after a failure reached the device under STOP_ON_FAILURE";
+  EXPECT_EQ(stream->Stats().completed, 1u);  // the held work
+  EXPECT_EQ(stream->Stats().failed, 1u);
+  EXPECT_EQ(stream->Stats().discarded, 1u);
+}
+
+}  // namespace
+}  // namespace acld
