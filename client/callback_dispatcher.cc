@@ -102,7 +102,8 @@ void CallbackDispatcher::OnCallbackDue(uint64_t callback_id, uint64_t stream) {
   absl::MutexLock lock(&mu_);
   auto entry = entries_.find(callback_id);
   if (entry == entries_.end()) return;  // not ours, or already run
-  Work work{callback_id, stream, entry->second.block, std::move(entry->second.run)};
+  Work work{callback_id, stream, entry->second.block, std::move(entry->second.run),
+            failures_received_};
   const Kind kind = entry->second.kind;
   entries_.erase(entry);
   auto subscriber = subscribers_.find({kind, stream});
@@ -151,6 +152,16 @@ bool CallbackDispatcher::InCallbackOf(uint64_t stream) {
 
 bool CallbackDispatcher::InCallback() { return running.active; }
 
+void CallbackDispatcher::AwaitEarlierFailuresLocked(const Work& work) {
+  struct Goal {
+    const uint64_t* handled;
+    const bool* stopping;
+    uint64_t target;
+  } goal{&failures_handled_, &stopping_, work.failures_before};
+  mu_.Await(absl::Condition(
+      +[](Goal* goal) { return *goal->stopping || *goal->handled >= goal->target; }, &goal));
+}
+
 void CallbackDispatcher::Run(Work work) {
   const RunningCallback saved = running;
   running.active = work.callback_id != 0;
@@ -174,6 +185,7 @@ void CallbackDispatcher::PoolLoop() {
       if (stopping_) return;
       work = std::move(pool_queue_.front());
       pool_queue_.pop_front();
+      AwaitEarlierFailuresLocked(work);
     }
     Run(std::move(work));
   }
@@ -207,6 +219,7 @@ absl::Status CallbackDispatcher::Process(Kind kind, int32_t timeout_ms) {
     }
     work = std::move(queue->front());
     queue->pop_front();
+    AwaitEarlierFailuresLocked(work);
   }
   Run(std::move(work));
   return absl::OkStatus();

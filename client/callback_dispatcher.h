@@ -99,7 +99,12 @@ class CallbackDispatcher {
     uint64_t stream = 0;
     bool block = false;
     std::function<void()> run;
+    // Task failures received before this callback was due: their exception
+    // callbacks run first, as the device reported them first.
+    uint64_t failures_before = 0;
   };
+  // Waits until the exception callbacks `work` must follow have run.
+  void AwaitEarlierFailuresLocked(const Work& work) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   using Subscription = std::pair<Kind, uint64_t>;  // (kind, stream)
 
   void Run(Work work);

@@ -526,7 +526,8 @@ TEST_F(AclBackendTest, ListenersMaySubmitAndAbort) {
     EXPECT_TRUE(status.ok()) << status;
     absl::MutexLock lock(&mu);
     completed.push_back(sequence);
-    if (sequence == 1) {
+    // Both of the test's fills were submitted before the second completes.
+    if (sequence == 2) {
       absl::StatusOr<uint64_t> submitted = stream_pointer->Fill(Span(buffer), 4, 16);
       ASSERT_TRUE(submitted.ok()) << submitted.status();
       follow_up = *submitted;

@@ -17,7 +17,14 @@ absl::StatusOr<std::shared_ptr<const VendorApi>> VendorApi::Load(const std::stri
                         "the acl backend needs the vendor AscendCL library (vendor_library)");
   }
   int flags = RTLD_NOW | RTLD_LOCAL;
+#if defined(__SANITIZE_ADDRESS__)
+  // The sanitizer runtime cannot work with RTLD_DEEPBIND. Sanitizer builds
+  // are test builds, whose stand-in vendor library binds its own symbols
+  // itself (-Bsymbolic); a production build always deep-binds.
+  (void)deep_bind;
+#else
   if (deep_bind) flags |= RTLD_DEEPBIND;
+#endif
   dlerror();
   void* handle = dlopen(path.c_str(), flags);
   if (handle == nullptr) {
