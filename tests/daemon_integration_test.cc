@@ -98,7 +98,9 @@ TEST(DaemonIntegrationTest, StatusShowsDevicesAndSessions) {
   const int last = sim ? 2 : 1;
   EXPECT_EQ(status.backend(), sim ? "sim" : "acl");
   ASSERT_EQ(status.devices_size(), last + 1);
-  if (sim) EXPECT_EQ(status.devices(2).memory_bytes(), 1048576u);
+  if (sim) {
+    EXPECT_EQ(status.devices(2).memory_bytes(), 1048576u);
+  }
   EXPECT_FALSE(status.devices(0).up());
   Process client({kScenarioClient, "hold", "2"}, daemon.client_env());
   ASSERT_TRUE(client.WaitForLine("ready", absl::Seconds(20)));

@@ -54,7 +54,9 @@ class HalConformanceTest : public ::testing::TestWithParam<CtsBackend> {
     }
     ASSERT_GT(backend->device_count(), 0);
     device_ = &backend->device(0);
-    if (!device_->is_up()) ASSERT_TRUE(device_->BringUp().ok());
+    if (!device_->is_up()) {
+      ASSERT_TRUE(device_->BringUp().ok());
+    }
   }
 
   bool Supports(Feature feature) const { return GetParam().unsupported.count(feature) == 0; }
