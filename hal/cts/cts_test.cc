@@ -247,6 +247,9 @@ TEST_P(HalConformanceTest, WaitEventHoldsAnotherStreamUntilTheRecordRuns) {
 }
 
 TEST_P(HalConformanceTest, AbortDropsWhatHasNotRunAndTheStreamGoesOn) {
+  if (!Supports(Feature::kAbortWhileHeld)) {
+    GTEST_SKIP() << GetParam().name << ": a known failure (cts_backends.cc)";
+  }
   StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   DeviceBuffer buffer = Allocate(64);
