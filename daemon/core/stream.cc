@@ -135,8 +135,7 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
   {
     absl::MutexLock lock(&mu_);
     if (!in_flight_.empty() && in_flight_.front().sequence == sequence) {
-      Task task = std::move(in_flight_.front());
-      in_flight_.pop_front();
+      Task task = in_flight_.pop_front();
       if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
       FinishLocked(task, status, after);
       if (in_flight_.empty() && state_ == State::kDraining) {
@@ -295,8 +294,7 @@ void Stream::AdvanceFinishedLocked(uint64_t id) {
 void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id) {
   auto dropped = std::make_shared<std::deque<Task>>();
   while (!in_flight_.empty() && in_flight_.back().id > after_id) {
-    dropped->push_front(std::move(in_flight_.back()));
-    in_flight_.pop_back();
+    dropped->push_front(in_flight_.pop_back());
   }
   if (dropped->empty()) return;
   counters_.discarded += dropped->size();

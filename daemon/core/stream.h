@@ -30,6 +30,7 @@
 #include "daemon/core/progress_waiters.h"
 #include "daemon/core/session_id.h"
 #include "hal/device.h"
+#include "hal/ring_queue.h"
 #include "hal/timer.h"
 
 namespace acld {
@@ -199,7 +200,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
   std::optional<Task> parked_ ABSL_GUARDED_BY(mu_);
   // Submitted to the device, in submission order (the order it reports them).
-  std::deque<Task> in_flight_ ABSL_GUARDED_BY(mu_);
+  hal::RingQueue<Task> in_flight_ ABSL_GUARDED_BY(mu_);
   // Reports that arrived while their task was still being submitted.
   std::vector<std::pair<uint64_t, absl::Status>> early_device_results_ ABSL_GUARDED_BY(mu_);
   State state_ ABSL_GUARDED_BY(mu_) = State::kIdle;

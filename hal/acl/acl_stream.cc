@@ -18,7 +18,7 @@
 #include "hal/acl/acl_event.h"
 #include "hal/acl/acl_executable.h"
 #include "hal/acl/args_ring.h"
-#include "hal/acl/ring_queue.h"
+#include "hal/ring_queue.h"
 #include "hal/acl/vendor_copy.h"
 #include "hal/acl/vendor_status.h"
 
@@ -146,7 +146,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::Mutex mu_;
   absl::CondVar point_cv_;  // point_resumed_, points_released_, aborting_, shut_down_
   absl::CondVar idle_cv_;   // dispatching_
-  RingQueue<Item> items_ ABSL_GUARDED_BY(mu_);     // reserved, not yet reported
+  hal::RingQueue<Item> items_ ABSL_GUARDED_BY(mu_);     // reserved, not yet reported
   uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;     // last sequence handed out
   uint64_t device_done_ ABSL_GUARDED_BY(mu_) = 0;  // markers counted
   uint64_t reported_ ABSL_GUARDED_BY(mu_) = 0;     // reported or dropped

@@ -10,6 +10,7 @@
 #include "acl/acl_base.h"
 #include "hal/sim/sim_device.h"
 #include "hal/sim/sim_memory.h"
+#include "hal/ring_queue.h"
 #include "hal/sim/sim_status.h"
 #include "proto/acl/acl_status.h"
 
@@ -80,7 +81,7 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   const StreamOptions options;
 
   absl::Mutex mu;
-  std::deque<Item> queue ABSL_GUARDED_BY(mu);
+  RingQueue<Item> queue ABSL_GUARDED_BY(mu);
   uint64_t next_sequence ABSL_GUARDED_BY(mu) = 1;
   bool pumping ABSL_GUARDED_BY(mu) = false;
   bool executing ABSL_GUARDED_BY(mu) = false;
@@ -139,8 +140,7 @@ void SimStream::State::Pump() {
       hold = Hold::kCallback;
       break;
     }
-    Item item = std::move(head);
-    queue.pop_front();
+    Item item = queue.pop_front();
     executing = true;
     mu.Unlock();
     const absl::Status status = Execute(item);
@@ -203,11 +203,11 @@ void SimStream::State::Release(uint64_t held_generation, Hold what) {
 }
 
 void SimStream::State::Abort() {
-  std::deque<Item> dropped;  // destroyed unlocked: it holds memory and events
+  RingQueue<Item> dropped;  // destroyed unlocked: it holds memory and events
   {
     absl::MutexLock lock(&mu);
     ++generation;
-    dropped.swap(queue);
+    std::swap(dropped, queue);
     if (busy_timer != 0) timer.Cancel(busy_timer);
     busy_timer = 0;
     hold = Hold::kNone;
@@ -218,7 +218,8 @@ void SimStream::State::Abort() {
         this));
   }
   // Streams waiting on a dropped record must not wait for it forever.
-  for (Item& item : dropped) {
+  while (!dropped.empty()) {
+    Item item = dropped.pop_front();
     if (item.kind == Item::Kind::kRecord) item.event->CompleteRecord(item.record, std::nullopt);
   }
 }

@@ -1,15 +1,17 @@
 // A FIFO that reuses its storage: after it has grown to the number of items
 // in flight, pushing and popping allocate nothing (std::deque frees and
-// allocates blocks as items pass through). Streams keep their in-flight items
-// in one, which is what "nothing per item is allocated" (hal/stream.h) asks.
-#ifndef ACLD_HAL_ACL_RING_QUEUE_H_
-#define ACLD_HAL_ACL_RING_QUEUE_H_
+// allocates blocks as items pass through), and an empty one holds no memory
+// (std::deque allocates a block when it is created: thousands of idle streams
+// would pay for it). Streams keep their in-flight items in one, which is what
+// "nothing per item is allocated" (hal/stream.h) asks.
+#ifndef ACLD_HAL_RING_QUEUE_H_
+#define ACLD_HAL_RING_QUEUE_H_
 
 #include <cstddef>
 #include <utility>
 #include <vector>
 
-namespace hal::acl {
+namespace hal {
 
 template <typename T>
 class RingQueue {
@@ -18,6 +20,7 @@ class RingQueue {
   size_t size() const { return size_; }
 
   T& front() { return slots_[head_]; }
+  const T& front() const { return slots_[head_]; }
   T& back() { return slots_[(head_ + size_ - 1) % slots_.size()]; }
   // The item `index` places after the front.
   T& at(size_t index) { return slots_[(head_ + index) % slots_.size()]; }
@@ -45,7 +48,7 @@ class RingQueue {
 
  private:
   void Grow() {
-    std::vector<T> larger(slots_.empty() ? 16 : slots_.size() * 2);
+    std::vector<T> larger(slots_.empty() ? 4 : slots_.size() * 2);
     for (size_t i = 0; i < size_; ++i) larger[i] = std::move(at(i));
     slots_ = std::move(larger);
     head_ = 0;
@@ -56,6 +59,6 @@ class RingQueue {
   size_t size_ = 0;
 };
 
-}  // namespace hal::acl
+}  // namespace hal
 
-#endif  // ACLD_HAL_ACL_RING_QUEUE_H_
+#endif  // ACLD_HAL_RING_QUEUE_H_
