@@ -342,6 +342,8 @@ class Runtime {
   absl::StatusOr<std::shared_ptr<QueueBudget>> BudgetOf(SessionId session)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
+  absl::Status CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // One kernel launch as the device will run it: its function (kept alive by
   // its executable), its argument block, and the device memory it pinned.
   struct PreparedLaunch {

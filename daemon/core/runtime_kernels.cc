@@ -17,6 +17,12 @@
 namespace acld {
 namespace {
 
+// What a loaded binary and a function handle cost the daemon beyond the
+// binary's bytes (its tables, the handle's entries), charged with them so that
+// many tiny binaries or handles cannot hold more than the limit says.
+constexpr uint64_t kBinaryOverheadBytes = 4096;
+constexpr uint64_t kFunctionOverheadBytes = 256;
+
 absl::Status UnknownBinary(BinaryId binary) {
   return AclStatus(ACL_ERROR_INVALID_PARAM,
                    absl::StrCat("binary handle ", binary,
@@ -38,36 +44,36 @@ absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
   if (binary.empty()) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtBinaryLoadFromData: the binary is empty");
   }
+  const uint64_t charge = binary.size() + kBinaryOverheadBytes;
   // Checked before the device parses anything.
-  ACL_RETURN_IF_ERROR(CheckBinaryRoom(id, binary.size()));
+  ACL_RETURN_IF_ERROR(CheckBinaryRoom(id, charge));
   // Parsed with no lock held: a large binary must not stall other sessions.
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Executable> executable,
                        backend_->device(device_id).LoadExecutable(binary));
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
   // Checked again: another thread of the session may have loaded meanwhile.
-  if (max_binary_bytes_ != 0 && session->binary_bytes + binary.size() > max_binary_bytes_) {
-    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat("aclrtBinaryLoadFromData: this process may hold at most ",
-                                  max_binary_bytes_,
-                                  " bytes of loaded binaries (--max_binary_bytes_per_session)"));
-  }
+  ACL_RETURN_IF_ERROR(CheckBinaryRoomLocked(*session, charge));
   const BinaryId binary_id = next_handle_++;
-  session->binaries[binary_id] = LoadedBinary{device_id, std::move(executable), binary.size(), {}};
-  session->binary_bytes += binary.size();
+  session->binaries[binary_id] = LoadedBinary{device_id, std::move(executable), charge, {}};
+  session->binary_bytes += charge;
   return binary_id;
 }
 
 absl::Status Runtime::CheckBinaryRoom(SessionId id, uint64_t bytes) {
   absl::ReaderMutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  return CheckBinaryRoomLocked(*session, bytes);
+}
+
+absl::Status Runtime::CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const {
   if (max_binary_bytes_ != 0 &&
-      bytes > max_binary_bytes_ - std::min(max_binary_bytes_, session->binary_bytes)) {
+      bytes > max_binary_bytes_ - std::min(max_binary_bytes_, session.binary_bytes)) {
     return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat("aclrtBinaryLoadFromData: a binary of ", bytes,
-                                  " bytes would pass this process's limit of ", max_binary_bytes_,
-                                  " bytes of loaded binaries (", session->binary_bytes,
-                                  " held; --max_binary_bytes_per_session)"));
+                     absl::StrCat("kernel binaries: ", bytes, " more bytes would pass this "
+                                  "process's limit of ", max_binary_bytes_, " (", session.binary_bytes,
+                                  " held, binaries and function handles; "
+                                  "--max_binary_bytes_per_session)"));
   }
   return absl::OkStatus();
 }
@@ -101,8 +107,11 @@ absl::StatusOr<FunctionId> Runtime::GetFunction(SessionId id, BinaryId binary,
                      absl::StrCat("aclrtBinaryGetFunction: the binary has no kernel named '",
                                   absl::CHexEscape(name.substr(0, 128)), "'"));
   }
+  ACL_RETURN_IF_ERROR(CheckBinaryRoomLocked(*session, kFunctionOverheadBytes));
   const FunctionId function_id = next_handle_++;
   loaded.functions[name] = function_id;
+  loaded.bytes += kFunctionOverheadBytes;  // given back with the binary
+  session->binary_bytes += kFunctionOverheadBytes;
   session->functions[function_id] =
       LoadedFunction{binary, loaded.device, *function, loaded.executable};
   return function_id;

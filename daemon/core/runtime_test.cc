@@ -9,6 +9,7 @@
 #include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 #include "hal/sim/sim_backend.h"
+#include "hal/sim/sim_binary.h"
 
 namespace acld {
 namespace {
@@ -365,6 +366,36 @@ TEST(RuntimeLimitsTest, QueuedWorkIsBoundedAndReleasedWithTheSession) {
   EXPECT_LE(runtime.Snapshot().sessions[0].queued_bytes, 2u * (64 << 10));
   EXPECT_GT(accepted, 100);
   runtime.CloseSession(session);
+}
+
+TEST(RuntimeBinariesTest, TinyBinariesAndHandlesAreChargedTheirOverheadAndReleased) {
+  RuntimeOptions options;
+  options.max_binary_bytes_per_session = 64 << 10;
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), options);
+  const SessionId id = runtime.OpenSession({100, 0, 0, "a"});
+  const std::string tiny = hal::sim::EncodeSimBinary({{"f", "add_one_u32"}, {"g", "trap"}});
+  std::vector<BinaryId> loaded;
+  absl::Status refused;
+  for (int i = 0; i < 1000 && refused.ok(); ++i) {
+    absl::StatusOr<BinaryId> binary = runtime.LoadBinary(id, 0, tiny);
+    if (binary.ok()) loaded.push_back(*binary);
+    refused = binary.status();
+  }
+  // Each tiny binary costs its tables too: 64 KiB holds at most 16 of them.
+  EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  ASSERT_FALSE(loaded.empty());
+  EXPECT_LE(loaded.size(), 16u);
+  // Function handles are charged as well; unloading gives everything back.
+  ASSERT_TRUE(runtime.UnloadBinary(id, loaded.back()).ok());
+  loaded.pop_back();
+  absl::StatusOr<BinaryId> again = runtime.LoadBinary(id, 0, tiny);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(runtime.GetFunction(id, *again, "f").ok());
+  EXPECT_EQ(runtime.Snapshot().sessions[0].session.binary_bytes,
+            (loaded.size() + 1) * (tiny.size() + 4096) + 256);
+  for (BinaryId binary : loaded) ASSERT_TRUE(runtime.UnloadBinary(id, binary).ok());
+  ASSERT_TRUE(runtime.UnloadBinary(id, *again).ok());
+  EXPECT_EQ(runtime.Snapshot().sessions[0].session.binary_bytes, 0u);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ using FunctionId = uint64_t;
 struct LoadedBinary {
   int32_t device = 0;
   std::shared_ptr<hal::Executable> executable;
-  uint64_t bytes = 0;                          // its size, charged to the session
+  uint64_t bytes = 0;  // charged to the session: its size, its tables, its function handles
   std::map<std::string, FunctionId> functions;  // handed out by aclrtBinaryGetFunction
 };
 
