@@ -56,6 +56,12 @@ class Stream {
   virtual absl::StatusOr<uint64_t> HostCallbackPoint() = 0;
   virtual void ResumeCallbackPoint(uint64_t sequence, absl::Status status) = 0;
 
+  // Stop-on-failure (ACL_STOP_ON_FAILURE): once an item fails, no item
+  // submitted after it runs until the next Abort(). The core aborts the
+  // stream when it hears of the failure; a device that runs ahead of the host
+  // must stop by itself so that nothing runs meanwhile. Off by default.
+  virtual absl::Status SetStopOnFailure(bool stop) = 0;
+
   // Discards every item not yet run, and returns once no item is running.
   // Dropped items are not reported; the stream takes new work afterwards.
   virtual void Abort() = 0;

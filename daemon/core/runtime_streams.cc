@@ -204,9 +204,8 @@ absl::Status Runtime::SetStreamFailureMode(SessionId id, StreamId stream_id, uin
   }
   absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
   if (!stream.ok()) return stream.status();
-  (*stream)->SetFailureMode(mode == ACL_STOP_ON_FAILURE ? FailureMode::kStop
-                                                        : FailureMode::kContinue);
-  return absl::OkStatus();
+  return (*stream)->SetFailureMode(mode == ACL_STOP_ON_FAILURE ? FailureMode::kStop
+                                                               : FailureMode::kContinue);
 }
 
 absl::Status Runtime::SetStreamAllocator(SessionId id, StreamId stream_id, bool registered) {

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 #include "daemon/core/stream_engine.h"
 
 namespace acld {
@@ -138,10 +139,7 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
       Task task = in_flight_.pop_front();
       if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
       FinishLocked(task, status, after);
-      if (in_flight_.empty() && state_ == State::kDraining) {
-        state_ = State::kReady;
-        make_ready = true;
-      }
+      make_ready = EndDrainLocked();
     } else if (running_task_id_ != 0) {
       // Done before its submit returned (the device ran it at once).
       early_device_results_.emplace_back(sequence, status);
@@ -149,6 +147,22 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
     // Otherwise the task was discarded: nobody waits for it.
   }
   for (auto& callback : after) callback();
+  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+}
+
+bool Stream::EndDrainLocked() {
+  if (state_ != State::kDraining || !in_flight_.empty() || failures_unpublished_ > 0) return false;
+  state_ = State::kReady;
+  return true;
+}
+
+void Stream::FailurePublished() {
+  bool make_ready;
+  {
+    absl::MutexLock lock(&mu_);
+    --failures_unpublished_;
+    make_ready = EndDrainLocked();
+  }
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
 }
 
@@ -176,9 +190,10 @@ void Stream::RunSome() {
         }
         continue;
       }
-      if (!in_flight_.empty()) {
-        // A host task runs after the device work before it; the last device
-        // report makes the stream ready again.
+      if (!in_flight_.empty() || failures_unpublished_ > 0) {
+        // A host task runs after the device work before it, and after the
+        // failures before it are published; the last device report (or
+        // FailurePublished) makes the stream ready again.
         state_ = State::kDraining;
         draining = true;
         break;
@@ -271,13 +286,20 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
     ++counters_.failed;
     if (unreported_error_.ok()) unreported_error_ = status;
     if (on_failure_) {
-      after.push_back(
-          [this, failure = TaskFailure{options_.session, options_.id, options_.device, task.id,
-                                       task.submitter_thread, status}] { on_failure_(failure); });
+      // Host tasks after it wait until it is published (RunSome): a client
+      // runs its exception callback before the stream's later callbacks.
+      ++failures_unpublished_;
+      after.push_back([this, failure = TaskFailure{options_.session, options_.id, options_.device,
+                                                   task.id, task.submitter_thread, status}] {
+        on_failure_(failure);
+        FailurePublished();
+      });
     }
     if (failure_mode_ == FailureMode::kStop) {
       stopped_ = true;
-      DiscardQueuedLocked(after, task.id);
+      // The device stopped itself too (hal::Stream::SetStopOnFailure): it
+      // runs again only after an abort, even with nothing left to drop.
+      DiscardQueuedLocked(after, task.id, /*abort_device=*/true);
     }
   }
   AdvanceFinishedLocked(std::max(task.id, discarded_through_));
@@ -291,12 +313,20 @@ void Stream::AdvanceFinishedLocked(uint64_t id) {
   finished_through_ = std::max(finished_through_, std::min(finished_ahead_, limit));
 }
 
-void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id) {
+void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id,
+                                   bool abort_device) {
   auto dropped = std::make_shared<std::deque<Task>>();
   while (!in_flight_.empty() && in_flight_.back().id > after_id) {
     dropped->push_front(in_flight_.pop_back());
   }
-  if (dropped->empty()) return;
+  if (dropped->empty()) {
+    // Work still on the device before the failure means it failed at its
+    // submit: the device did not stop, and the earlier work must go on.
+    if (abort_device && in_flight_.empty() && device_ != nullptr) {
+      after.push_back([this] { device_->Abort(); });
+    }
+    return;
+  }
   counters_.discarded += dropped->size();
   counters_.queued -= dropped->size();
   early_device_results_.clear();
@@ -313,8 +343,9 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, ui
   if (state_ == State::kDraining) state_ = State::kIdle;
 }
 
-void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint64_t after_id) {
-  DiscardInFlightLocked(after, after_id);
+void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint64_t after_id,
+                                 bool abort_device) {
+  DiscardInFlightLocked(after, after_id, abort_device);
   counters_.discarded += queue_.size();
   counters_.queued -= queue_.size();
   for (Task& task : queue_) {
@@ -386,9 +417,15 @@ bool Stream::Idle() const {
   return finished_through_ >= next_task_id_ - 1;
 }
 
-void Stream::SetFailureMode(FailureMode mode) {
+absl::Status Stream::SetFailureMode(FailureMode mode) {
+  // The device stops itself too: it may run ahead of the failure's report,
+  // and the work after a failure must not run (hal/stream.h).
+  if (device_ != nullptr) {
+    ACL_RETURN_IF_ERROR(device_->SetStopOnFailure(mode == FailureMode::kStop));
+  }
   absl::MutexLock lock(&mu_);
   failure_mode_ = mode;
+  return absl::OkStatus();
 }
 
 void Stream::Abort(const absl::Status& why) {

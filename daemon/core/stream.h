@@ -120,7 +120,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // True when every enqueued task has finished.
   bool Idle() const;
 
-  void SetFailureMode(FailureMode mode);
+  absl::Status SetFailureMode(FailureMode mode);
 
   // Drops every queued task and a parked one (a task running on a worker
   // finishes); synchronizations waiting now complete with `why`. Launched work
@@ -170,20 +170,27 @@ class Stream : public std::enable_shared_from_this<Stream> {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes submitted tasks off the device: the device drops them before their
   // holds go.
-  void DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `abort_device`: aborts the device stream even when none of its work is
+  // dropped, unless earlier work is still on it.
+  void DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id,
+                             bool abort_device = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Records the end of the current task; collects callbacks to run unlocked.
   void FinishLocked(const Task& task, absl::Status status,
                     std::vector<std::function<void()>>& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the queue and the submitted work after task `after_id` (all of it
   // with 0).
-  void DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint64_t after_id = 0)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint64_t after_id = 0,
+                           bool abort_device = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Task `id` (and every task before it not on the device) is done.
   void AdvanceFinishedLocked(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CollectDoneLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A draining stream whose device work is done and whose failures are
+  // published becomes ready: true when the caller must MakeReady it.
+  bool EndDrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A failure's listener returned (called without mu_).
+  void FailurePublished();
   // After a task ends: back in the ready queue, or idle.
   bool ScheduleNextLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -217,6 +224,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   FailureMode failure_mode_ ABSL_GUARDED_BY(mu_) = FailureMode::kContinue;
   // The first failure not yet reported by a synchronization.
   absl::Status unreported_error_ ABSL_GUARDED_BY(mu_);
+  // Failures handed to `after` whose listener has not returned yet.
+  int failures_unpublished_ ABSL_GUARDED_BY(mu_) = 0;
   // STOP_ON_FAILURE after a failure: tasks are discarded until it is reported.
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;

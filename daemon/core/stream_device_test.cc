@@ -169,7 +169,7 @@ TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
 
 TEST_F(StreamDeviceTest, StopOnFailureAtSubmitKeepsEarlierDeviceWorkAndDropsLaterWork) {
   auto stream = NewStream();
-  stream->SetFailureMode(FailureMode::kStop);
+  ASSERT_TRUE(stream->SetFailureMode(FailureMode::kStop).ok());
   ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
   const hal::Executable* builtin = device_.builtin_kernels();
   const hal::Function* trap = *builtin->GetFunction("trap");

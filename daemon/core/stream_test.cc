@@ -93,7 +93,7 @@ TEST_F(StreamTest, ContinueOnFailureRunsLaterTasksAndReportsTheErrorOnce) {
 
 TEST_F(StreamTest, StopOnFailureDiscardsUntilReported) {
   auto stream = NewStream();
-  stream->SetFailureMode(FailureMode::kStop);
+  ASSERT_TRUE(stream->SetFailureMode(FailureMode::kStop).ok());
   // Park the stream so that the failure and the following tasks are queued together.
   TaskResume release;
   absl::Notification parked;

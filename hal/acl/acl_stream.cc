@@ -21,6 +21,7 @@
 #include "hal/ring_queue.h"
 #include "hal/acl/vendor_copy.h"
 #include "hal/acl/vendor_status.h"
+#include "proto/acl/status_macros.h"
 
 namespace hal::acl {
 namespace {
@@ -84,6 +85,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<uint64_t> WaitEvent(Event& event);
   absl::StatusOr<uint64_t> HostCallbackPoint();
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status);
+  absl::Status SetStopOnFailure(bool stop);
   void Abort();
 
   void Dispatch() override;
@@ -113,6 +115,8 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<std::pair<std::shared_ptr<ArgsRing>, ArgsRing::Slice>> TakeArgs(uint64_t bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
   absl::Status StatusOfLocked(const Item& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The vendor reported `item` failed (by its task id): it is done.
+  bool FailedLocked(const Item& item) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stops reports (abort or shutdown) and waits for a listener call in
   // progress, unless the caller is that listener.
   void StopReportingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -144,7 +148,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   std::shared_ptr<ArgsRing> args_ring_ ABSL_GUARDED_BY(submit_mu_);
 
   absl::Mutex mu_;
-  absl::CondVar point_cv_;  // point_resumed_, points_released_, aborting_, shut_down_
+  absl::CondVar point_cv_;  // point_resumed_, point_releases_, aborting_, shut_down_
   absl::CondVar idle_cv_;   // dispatching_
   hal::RingQueue<Item> items_ ABSL_GUARDED_BY(mu_);     // reserved, not yet reported
   uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;     // last sequence handed out
@@ -156,6 +160,9 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::Time stop_started_ ABSL_GUARDED_BY(mu_);  // of the latest abort or shutdown
   // Set once the vendor discarded the queued work: held points let go.
   bool points_released_ ABSL_GUARDED_BY(mu_) = false;
+  // Counts releases: a held point lets go when it changes, even if the abort
+  // that released it has already cleared points_released_ (no lost wake-up).
+  uint64_t point_releases_ ABSL_GUARDED_BY(mu_) = 0;
   // After an abort: markers are stale until the latest fence ran.
   bool ignore_markers_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t fence_generation_ ABSL_GUARDED_BY(mu_) = 0;
@@ -232,6 +239,7 @@ bool AclStream::Core::AbortVendorStream() {
   {
     absl::MutexLock lock(&mu_);
     points_released_ = true;
+    ++point_releases_;
     point_cv_.SignalAll();
   }
   // ACL_ERROR_RT_STREAM_ABORT after an abort: expected.
@@ -499,7 +507,8 @@ void AclStream::Core::OnPoint() {
   point_reached_ = sequence;
   point_announced_ = false;
   dispatcher_->Notify(shared_from_this());
-  while (point_resumed_ != sequence && !points_released_) {
+  const uint64_t releases = point_releases_;
+  while (point_resumed_ != sequence && point_releases_ == releases) {
     if (aborting_ > 0 || shut_down_) {
       // Should the vendor's abort wait for this very callback, it still
       // returns: the point lets go after a grace period.
@@ -525,9 +534,36 @@ void AclStream::Core::OnFence(uint64_t generation) {
 }
 
 void AclStream::Core::OnTaskFailure(uint32_t task_id, int32_t acl_code) {
-  absl::MutexLock lock(&mu_);
-  failures_.push_back(Failure{task_id, acl_code});
-  if (failures_.size() > kMaxPendingFailures) failures_.erase(failures_.begin());
+  {
+    absl::MutexLock lock(&mu_);
+    failures_.push_back(Failure{task_id, acl_code});
+    if (failures_.size() > kMaxPendingFailures) failures_.erase(failures_.begin());
+  }
+  // The failed item may be done without its marker (FailedLocked).
+  dispatcher_->Notify(shared_from_this());
+}
+
+bool AclStream::Core::FailedLocked(const Item& item) const {
+  if (!task_ids_known_ || !item.has_task_id) return false;
+  for (const Failure& failure : failures_) {
+    if (failure.task_id == item.task_id) return true;
+  }
+  return false;
+}
+
+absl::Status AclStream::Core::SetStopOnFailure(bool stop) {
+  absl::MutexLock submit(&submit_mu_);
+  if (api_.aclrtSetStreamFailureMode == nullptr || !task_ids_known_) {
+    if (!stop) return absl::OkStatus();
+    return BackendError(ACL_ERROR_API_NOT_SUPPORT,
+                        absl::StrCat(api_.library,
+                                     " lacks aclrtSetStreamFailureMode or "
+                                     "aclrtGetThreadLastTaskId: streams cannot stop on failure"));
+  }
+  ACL_RETURN_IF_ERROR(context_->MakeCurrent());
+  return CheckVendor(api_.aclrtSetStreamFailureMode(
+                         stream_, stop ? ACL_STOP_ON_FAILURE : ACL_CONTINUE_ON_FAILURE),
+                     "aclrtSetStreamFailureMode");
 }
 
 absl::Status AclStream::Core::StatusOfLocked(const Item& item) {
@@ -549,7 +585,8 @@ absl::Status AclStream::Core::StatusOfLocked(const Item& item) {
 void AclStream::Core::Dispatch() {
   absl::MutexLock lock(&mu_);
   while (aborting_ == 0 && !shut_down_) {
-    if (reported_ < device_done_ && !items_.empty()) {
+    if (!items_.empty() &&
+        (items_.front().sequence <= device_done_ || FailedLocked(items_.front()))) {
       Item item = items_.pop_front();
       const uint64_t sequence = item.sequence;
       const absl::Status status = StatusOfLocked(item);
@@ -660,6 +697,8 @@ absl::StatusOr<uint64_t> AclStream::HostCallbackPoint() { return core_->HostCall
 void AclStream::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
   core_->ResumeCallbackPoint(sequence, std::move(status));
 }
+
+absl::Status AclStream::SetStopOnFailure(bool stop) { return core_->SetStopOnFailure(stop); }
 
 void AclStream::Abort() { core_->Abort(); }
 

@@ -22,9 +22,11 @@
 // callback with the stream and task id (exception_router.h); the item whose
 // task id matches is reported with the vendor's code. The vendor calls that
 // callback while it processes the failed task, before the marker after it
-// can run, so the failure is known when the item is reported. Without
-// aclrtGetThreadLastTaskId (older CANN) the task ids are unknown and a
-// failure goes to the next item reported after it arrived.
+// can run, so the failure is known when the item is reported. An item whose
+// failure arrived is done even before its marker ran (a stream stopped on
+// failure never runs that marker). Without aclrtGetThreadLastTaskId (older
+// CANN) the task ids are unknown and a failure goes to the next item reported
+// after it arrived.
 //
 // Abort: aclrtStreamAbort (when the vendor has it) then
 // aclrtSynchronizeStream; no item submitted before Abort is reported
@@ -74,6 +76,10 @@ class AclStream final : public Stream {
   absl::StatusOr<uint64_t> WaitEvent(Event& event) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
+  // aclrtSetStreamFailureMode on the vendor stream. Needs the vendor's task
+  // ids (aclrtGetThreadLastTaskId): a stopped stream never runs the failed
+  // item's marker, so the item is reported from its exception instead.
+  absl::Status SetStopOnFailure(bool stop) override;
   void Abort() override;
 
   class Core;

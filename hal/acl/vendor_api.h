@@ -84,6 +84,7 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
   X(aclrtHostRegister, aclError(void*, uint64_t, int, void**))                \
   X(aclrtHostUnregister, aclError(void*))                                     \
   X(aclrtStreamAbort, aclError(aclrtStream))                                  \
+  X(aclrtSetStreamFailureMode, aclError(aclrtStream, uint64_t))               \
   X(aclrtEventGetTimestamp, aclError(aclrtEvent, uint64_t*))                  \
   X(aclrtHostRegisterV2, aclError(void*, uint64_t, uint32_t))                 \
   X(aclrtGetThreadLastTaskId, aclError(uint32_t*))                            \

@@ -40,12 +40,7 @@ std::vector<CtsBackend> CtsBackends() {
         // what they touch. (The stand-in exports acld's aclsim kernels, which
         // pass through; a real CANN runtime has none, and its device then
         // reports no built-in kernels.)
-        //
-        // Known failure, not yet diagnosed: over the stand-in, a stream
-        // aborted while a host-callback point holds it often reports no new
-        // work afterwards (its fence callback never arrives); 7 of 10 runs
-        // of that case alone fail.
-        {Feature::kKernelRanges, Feature::kAbortWhileHeld},
+        {Feature::kKernelRanges},
         SimKernelsBinary()});
   }
   return backends;

@@ -17,7 +17,6 @@ namespace hal::cts {
 enum class Feature {
   kBuiltinKernels,  // Device::builtin_kernels (the sim's aclsimLaunchKernel kernels)
   kKernelRanges,    // Function::Ranges and args_size: launches resolve through the core
-  kAbortWhileHeld,  // Abort of a stream held at a host-callback point, then new work
 };
 
 struct CtsBackend {

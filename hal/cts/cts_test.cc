@@ -247,9 +247,6 @@ TEST_P(HalConformanceTest, WaitEventHoldsAnotherStreamUntilTheRecordRuns) {
 }
 
 TEST_P(HalConformanceTest, AbortDropsWhatHasNotRunAndTheStreamGoesOn) {
-  if (!Supports(Feature::kAbortWhileHeld)) {
-    GTEST_SKIP() << GetParam().name << ": a known failure (cts_backends.cc)";
-  }
   StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   DeviceBuffer buffer = Allocate(64);
@@ -311,6 +308,41 @@ TEST_P(HalConformanceTest, ExecutablesLaunchAndFailWithTheDevicesCodes) {
   for (uint32_t word : words) EXPECT_EQ(word, 1u);
   stream.reset();
   device_->Free(counters);
+}
+
+TEST_P(HalConformanceTest, StopOnFailureRunsNothingAfterTheFailureUntilAbort) {
+  absl::StatusOr<std::shared_ptr<Executable>> executable =
+      device_->LoadExecutable(GetParam().kernels_binary);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  absl::StatusOr<const Function*> boom = (*executable)->GetFunction("boom");
+  ASSERT_TRUE(boom.ok());
+  auto memory = std::make_shared<BufferResolver>(std::vector<DeviceBuffer>{});
+  DeviceBuffer buffer = Allocate(64);
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_TRUE(stream->SetStopOnFailure(true).ok());
+  ASSERT_TRUE(stream->Launch(**boom, LaunchParams{1, "", memory}).ok());
+  ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, 0x55, 64).ok());
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  EXPECT_EQ(acld::AclCodeOf(reports.completed()[0].second), ACL_ERROR_RT_AICORE_EXCEPTION)
+      << reports.completed()[0].second;
+  EXPECT_FALSE(reports.WaitForCompleted(2, absl::Milliseconds(200)))
+      << "an item after the failure was reported";
+  EXPECT_EQ(Read(buffer, 1)[0], 0) << "a fill after the failure ran";
+
+  // The abort ends the stop; the stream goes on (and continues past failures
+  // once stop-on-failure is off again).
+  stream->Abort();
+  ASSERT_TRUE(stream->SetStopOnFailure(false).ok());
+  ASSERT_TRUE(stream->Launch(**boom, LaunchParams{1, "", memory}).ok());
+  absl::StatusOr<uint64_t> after = stream->Fill(DeviceSpan{buffer, 0}, 0x42, 64);
+  ASSERT_TRUE(after.ok());
+  ASSERT_TRUE(reports.WaitForCompleted(3));
+  EXPECT_EQ(reports.completed()[2].first, *after);
+  EXPECT_TRUE(reports.completed()[2].second.ok()) << reports.completed()[2].second;
+  EXPECT_EQ(Read(buffer, 1)[0], 0x42);
+  stream.reset();
+  device_->Free(buffer);
 }
 
 TEST_P(HalConformanceTest, BuiltinKernels) {

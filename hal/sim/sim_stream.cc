@@ -62,7 +62,8 @@ struct SimStream::Item {
 };
 
 struct SimStream::State : std::enable_shared_from_this<State> {
-  enum class Hold { kNone, kBusy, kEvent, kCallback };
+  // kStopped: an item failed with stop-on-failure set; until Abort().
+  enum class Hold { kNone, kBusy, kEvent, kCallback, kStopped };
 
   State(const SimDevice& device, Timer& timer, StreamOptions options)
       : device(device), timer(timer), options(std::move(options)) {}
@@ -88,6 +89,7 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   Hold hold ABSL_GUARDED_BY(mu) = Hold::kNone;
   Timer::TimerId busy_timer ABSL_GUARDED_BY(mu) = 0;
   uint64_t generation ABSL_GUARDED_BY(mu) = 0;
+  bool stop_on_failure ABSL_GUARDED_BY(mu) = false;
 };
 
 absl::StatusOr<uint64_t> SimStream::State::Submit(Item item) {
@@ -148,6 +150,7 @@ void SimStream::State::Pump() {
     item = Item{};  // what it held goes back before its completion is reported
     mu.Lock();
     executing = false;
+    if (!status.ok() && stop_on_failure && held_generation == generation) hold = Hold::kStopped;
     mu.Unlock();
     options.on_complete(sequence, status);
     mu.Lock();
@@ -307,6 +310,12 @@ void SimStream::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
     state_->hold = State::Hold::kNone;
   }
   state_->Pump();
+}
+
+absl::Status SimStream::SetStopOnFailure(bool stop) {
+  absl::MutexLock lock(&state_->mu);
+  state_->stop_on_failure = stop;
+  return absl::OkStatus();
 }
 
 void SimStream::Abort() { state_->Abort(); }

@@ -34,6 +34,7 @@ class SimStream : public Stream {
   absl::StatusOr<uint64_t> WaitEvent(Event& event) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
+  absl::Status SetStopOnFailure(bool stop) override;
   void Abort() override;
 
  private:
