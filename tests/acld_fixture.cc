@@ -17,6 +17,17 @@ std::string AclBackendLibrary() {
   return realpath(library, resolved) != nullptr ? resolved : library;
 }
 
+bool OnAclBackend() { return !AclBackendLibrary().empty(); }
+
+uint64_t ReservedBytes(uint64_t size) {
+  auto align_up = [](uint64_t value, uint64_t granule) {
+    return (value + granule - 1) / granule * granule;
+  };
+  if (!OnAclBackend()) return align_up(size, 512);
+  // aclrtMalloc rounds the size to 32 bytes, adds 32, and starts at 64.
+  return align_up(align_up(size, 32) + 32, 64);
+}
+
 std::map<std::string, std::string> EmbeddedEnv() {
   std::map<std::string, std::string> env = {{"ACLD_ADDRESS", "embedded"}};
   const std::string library = AclBackendLibrary();

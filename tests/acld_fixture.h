@@ -23,6 +23,12 @@ inline constexpr char kScenarioClient[] = "tests/scenario_client";
 // runs on that backend (ACLD_TEST_BACKEND_LIBRARY, set by the *_on_acl
 // targets: the stand-in vendor runtime); empty on the sim.
 std::string AclBackendLibrary();
+// True when the suite runs on the acl backend (the *_on_acl targets).
+bool OnAclBackend();
+// Device bytes an allocation of `size` holds on the suite's backend: the sim
+// rounds to 512 bytes (hal/sim/sim_device.cc); the acl backend charges CANN's
+// documented rounding (hal/acl/allocation_ledger.cc).
+uint64_t ReservedBytes(uint64_t size);
 // The environment of a client in embedded mode, on the suite's backend.
 std::map<std::string, std::string> EmbeddedEnv();
 

@@ -40,7 +40,10 @@ void AclDevice::Release() {
     context = std::move(context_);
     context_ = nullptr;
   }
-  if (context != nullptr) context->Destroy();
+  // The vendor device is reset when the last stream, event or buffer holding
+  // the context lets go of it (~DeviceContext): the core releases a device
+  // under its lock, before the streams of an ended session are aborted, and
+  // aclrtResetDevice waits for the work still queued on them.
 }
 
 bool AclDevice::is_up() const {
@@ -103,8 +106,8 @@ absl::StatusOr<DeviceBuffer> AclDevice::Allocate(uint64_t size) {
   buffer.address = address;
   buffer.size = size;
   buffer.reserved = *reserved;
-  // The context (not the device) is kept: once the device is released the
-  // vendor already took the memory back, and the storage must not free it.
+  // The context (not the device) is kept: the vendor device stays open until
+  // the last buffer is freed (AclDevice::Release).
   buffer.storage = std::shared_ptr<void>(pointer, [context = *context](void* memory) {
     if (context->MakeCurrent().ok()) context->api().aclrtFree(memory);
   });

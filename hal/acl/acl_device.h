@@ -2,8 +2,8 @@
 //
 // BringUp: aclrtSetDevice and one explicit context (aclrtCreateContext) that
 // every backend thread working for the device makes current; the event clock
-// is calibrated then (device_clock.h). Release: aclrtDestroyContext and
-// aclrtResetDevice.
+// is calibrated then (device_clock.h). Release lets go of the context:
+// aclrtDestroyContext and aclrtResetDevice follow once nothing holds it.
 //
 // Memory: aclrtMalloc(ACL_MEM_MALLOC_HUGE_FIRST), then aclrtMemset to zero.
 // The daemon is the vendor runtime's only process, so the driver does not

@@ -320,6 +320,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
         filled.task_id = task_id;
       }
     }
+    bool failed_already;
     {
       // Filled in before the marker exists: the dispatcher reads it then.
       absl::MutexLock lock(&mu_);
@@ -331,7 +332,11 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       item.record = filled.record;
       item.args_ring = filled.args_ring;
       item.args_slice = filled.args_slice;
+      failed_already = FailedLocked(item);
     }
+    // Its failure arrived before its task id was known: a stopped stream
+    // runs no marker, so the dispatcher must look again.
+    if (failed_already) dispatcher_->Notify(shared_from_this());
     status =
         CheckVendor(api_.aclrtLaunchCallback(&MarkerCallback, this, ACL_CALLBACK_NO_BLOCK, stream_),
                     "aclrtLaunchCallback");

@@ -49,6 +49,8 @@ absl::Status DeviceContext::MakeCurrent() const {
   return status;
 }
 
+DeviceContext::~DeviceContext() { Destroy(); }
+
 void DeviceContext::Destroy() {
   if (!alive_.exchange(false, std::memory_order_acq_rel)) return;
   // Errors are of no use here: the device is being reset either way.

@@ -29,6 +29,8 @@ class DeviceContext {
   static absl::StatusOr<std::shared_ptr<DeviceContext>> Create(std::shared_ptr<const VendorApi> api,
                                                                int32_t device);
 
+  // Destroy(): the last holder (device, stream, event, buffer) resets the device.
+  ~DeviceContext();
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
 
