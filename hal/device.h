@@ -34,6 +34,15 @@ struct DeviceInfo {
   AddressRange addresses;     // every address Allocate can return lies inside
 };
 
+// How busy a device is (the figures of aclrtGetDeviceUtilizationRate).
+struct DeviceUtilization {
+  // Percent (0..100) of the recent past the device spent computing; -1 when
+  // the backend cannot tell.
+  int32_t compute_percent = -1;
+  // Percent (0..100) of the device's memory in use.
+  int32_t memory_percent = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -63,6 +72,9 @@ class Device {
 
   // The device's clock, in nanoseconds (event timestamps).
   virtual int64_t NowNanos() const = 0;
+
+  // Utilization counters, for operators (aclctl devices).
+  virtual DeviceUtilization Utilization() const = 0;
 
   virtual absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) = 0;
   virtual absl::StatusOr<std::shared_ptr<Event>> CreateEvent() = 0;

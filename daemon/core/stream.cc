@@ -354,7 +354,9 @@ void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint
   queue_.clear();
   discarded_through_ = next_task_id_ - 1;
   // A task still running finishes first; otherwise everything is done now.
-  if (state_ != State::kRunning && !parked_.has_value()) AdvanceFinishedLocked(discarded_through_);
+  // (A worker may be between tasks, reporting what finished: the stream is
+  // then kRunning with no task running, and nothing would finish it later.)
+  if (running_task_id_ == 0 && !parked_.has_value()) AdvanceFinishedLocked(discarded_through_);
 }
 
 absl::Status Stream::TakeErrorLocked() {

@@ -560,6 +560,16 @@ TEST_F(AclBackendTest, DestroyingAHeldStreamReturns) {
   EXPECT_TRUE(AllBytes(Read(buffer), 0));  // the queued fill was discarded
 }
 
+TEST_F(AclBackendTest, UtilizationComesFromTheVendor) {
+  DeviceBuffer buffer = Allocate(kDeviceMemory / 4);
+  const DeviceUtilization utilization = device_->Utilization();
+  EXPECT_EQ(utilization.compute_percent, 37);  // the busier of cube (37) and vector (12)
+  EXPECT_EQ(utilization.memory_percent, 25);
+  device_->Free(buffer);
+  // A device that is not up is not asked.
+  EXPECT_EQ(backend_->device(1).Utilization().compute_percent, -1);
+}
+
 TEST_F(AclBackendTest, ReleaseAndBringUpAgain) {
   device_->Release();
   EXPECT_FALSE(device_->is_up());
@@ -766,6 +776,10 @@ class AclLegacyVendorTest : public AclBackendTest {
 };
 
 TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
+  // No aclrtGetDeviceUtilizationRate: compute unknown, memory from the ledger.
+  EXPECT_EQ(device_->Utilization().compute_percent, -1);
+  EXPECT_EQ(device_->Utilization().memory_percent, 0);
+
   HostPages host(4096);
   log_->Clear();
   ASSERT_TRUE(device_->RegisterHostMemory(host.data, host.size).ok());

@@ -1,5 +1,7 @@
 #include "hal/acl/acl_device.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "hal/acl/acl_event.h"
 #include "hal/acl/acl_executable.h"
@@ -64,6 +66,22 @@ absl::StatusOr<std::shared_ptr<DeviceContext>> AclDevice::CurrentContext() const
   absl::Status status = context->MakeCurrent();
   if (!status.ok()) return status;
   return context;
+}
+
+DeviceUtilization AclDevice::Utilization() const {
+  DeviceUtilization utilization;
+  const uint64_t capacity = ledger_.capacity();
+  utilization.memory_percent =
+      capacity == 0 ? 0 : static_cast<int32_t>(ledger_.used() * 100 / capacity);
+  if (api_->aclrtGetDeviceUtilizationRate == nullptr) return utilization;
+  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
+  if (!context.ok()) return utilization;
+  VendorUtilizationInfo info{};
+  if (api_->aclrtGetDeviceUtilizationRate(id_, &info) != ACL_SUCCESS) return utilization;
+  auto percent = [](int32_t value) { return std::clamp<int32_t>(value, 0, 100); };
+  utilization.compute_percent = percent(std::max(info.cube_utilization, info.vector_utilization));
+  utilization.memory_percent = percent(info.memory_utilization);
+  return utilization;
 }
 
 std::optional<uint64_t> AclDevice::ReservedBytes(uint64_t size) const {

@@ -58,6 +58,9 @@ class AclDevice final : public Device {
   absl::Status Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
 
   int64_t NowNanos() const override { return DeviceClock::HostNowNanos(); }
+  // aclrtGetDeviceUtilizationRate (the busier of cube and vector) when the
+  // vendor has it and the device is up; memory from the ledger otherwise.
+  DeviceUtilization Utilization() const override;
 
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;
   absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;

@@ -6,7 +6,8 @@
 // (embedded mode) without binding to the acl* functions that library exports.
 // The vendor's ABI is CANN's; client/include/acl/*.h reproduce its types and
 // constants. The few vendor entry points those headers do not carry (kernel
-// binaries, host registration, event timestamps) get their types below.
+// binaries, host registration, event timestamps, utilization) get their
+// types below.
 //
 // A missing required symbol makes Load fail naming the symbol and the
 // library. Optional symbols are newer CANN additions; the backend falls back
@@ -29,6 +30,14 @@ using VendorBinHandle = void*;   // aclrtBinHandle
 using VendorFuncHandle = void*;  // aclrtFuncHandle
 // aclrtHostRegister's type argument (an enum in CANN, passed as an int).
 inline constexpr int kVendorHostRegisterMapped = 0;  // ACL_HOST_REGISTER_MAPPED
+// aclrtUtilizationInfo, field for field.
+struct VendorUtilizationInfo {
+  int32_t cube_utilization;
+  int32_t vector_utilization;
+  int32_t aicpu_utilization;
+  int32_t memory_utilization;
+  void* utilization_extend;  // reserved: must be null
+};
 // aclrtHostRegisterV2's flag that page-locks ordinary host memory.
 inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_PINNED
 
@@ -85,6 +94,7 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
   X(aclrtHostUnregister, aclError(void*))                                     \
   X(aclrtStreamAbort, aclError(aclrtStream))                                  \
   X(aclrtSetStreamFailureMode, aclError(aclrtStream, uint64_t))               \
+  X(aclrtGetDeviceUtilizationRate, aclError(int32_t, VendorUtilizationInfo*)) \
   X(aclrtEventGetTimestamp, aclError(aclrtEvent, uint64_t*))                  \
   X(aclrtHostRegisterV2, aclError(void*, uint64_t, uint32_t))                 \
   X(aclrtGetThreadLastTaskId, aclError(uint32_t*))                            \

@@ -90,6 +90,14 @@ int64_t SimDevice::NowNanos() const {
   return int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
 }
 
+DeviceUtilization SimDevice::Utilization() const {
+  DeviceUtilization utilization;
+  utilization.compute_percent = busy_meter_.Percent(NowNanos());
+  utilization.memory_percent =
+      info_.memory_bytes == 0 ? 0 : static_cast<int32_t>(used_bytes() * 100 / info_.memory_bytes);
+  return utilization;
+}
+
 absl::Status SimDevice::Copy(const Transfer& transfer) {
   if (transfer.count == 0) return absl::OkStatus();
   uint8_t* dst = transfer.device_dst ? SimBytes(*transfer.device_dst)

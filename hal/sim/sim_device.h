@@ -7,6 +7,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "hal/device.h"
+#include "hal/sim/sim_busy_meter.h"
 #include "hal/timer.h"
 
 namespace hal::sim {
@@ -37,6 +38,9 @@ class SimDevice : public Device {
   absl::Status Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
 
   int64_t NowNanos() const override;
+  DeviceUtilization Utilization() const override;
+  // When busy kernels of this device's streams run (SimStream).
+  BusyMeter& busy_meter() const { return busy_meter_; }
 
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;
   absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;
@@ -48,6 +52,7 @@ class SimDevice : public Device {
   // The device's own thread: kernels' busy time and what follows it.
   Timer timer_;
   std::atomic<bool> up_{false};
+  mutable BusyMeter busy_meter_{NowNanos()};
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_offset_ ABSL_GUARDED_BY(mu_) = 0x1000;

@@ -117,6 +117,7 @@ void SimStream::State::Pump() {
     const uint64_t held_generation = generation;
     if (head.kind == Item::Kind::kLaunch && head.busy_micros > 0 && !head.busy_done) {
       hold = Hold::kBusy;
+      device.busy_meter().Enter(device.NowNanos());
       busy_timer = timer.Schedule(
           absl::Now() + absl::Microseconds(static_cast<int64_t>(head.busy_micros)),
           [self, held_generation] {
@@ -199,6 +200,7 @@ void SimStream::State::Release(uint64_t held_generation, Hold what) {
     if (what == Hold::kBusy) {
       queue.front().busy_done = true;
       busy_timer = 0;
+      device.busy_meter().Leave(device.NowNanos());
     }
     hold = Hold::kNone;
   }
@@ -211,7 +213,10 @@ void SimStream::State::Abort() {
     absl::MutexLock lock(&mu);
     ++generation;
     std::swap(dropped, queue);
-    if (busy_timer != 0) timer.Cancel(busy_timer);
+    if (busy_timer != 0) {
+      timer.Cancel(busy_timer);
+      device.busy_meter().Leave(device.NowNanos());
+    }
     busy_timer = 0;
     hold = Hold::kNone;
     // An item running on another thread finishes first: the caller may free

@@ -60,6 +60,15 @@
 // C ABI does.
 #include "acl/acl_base.h"
 
+// aclrtUtilizationInfo as CANN lays it out.
+struct aclrtUtilizationInfo {
+  int32_t cubeUtilization;
+  int32_t vectorUtilization;
+  int32_t aicpuUtilization;
+  int32_t memoryUtilization;
+  void* utilizationExtend;
+};
+
 // The vendor's exception info (opaque in the public headers).
 struct rtExceptionInfo {
   uint32_t taskid;
@@ -997,6 +1006,22 @@ aclError aclrtLaunchKernel(void* function, uint32_t blocks, const void* args, si
 #endif
 
 #ifndef FAKE_VENDOR_LEGACY
+// Fixed compute figures (a real device measures them); memory as allocated.
+aclError aclrtGetDeviceUtilizationRate(int32_t device_id, aclrtUtilizationInfo* info) {
+  return Logged("aclrtGetDeviceUtilizationRate", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    if (info == nullptr || device_id < 0 || device_id >= static_cast<int32_t>(state.devices.size())) {
+      return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    const Device& device = state.devices[device_id];
+    info->cubeUtilization = 37;
+    info->vectorUtilization = 12;
+    info->aicpuUtilization = 0;
+    info->memoryUtilization = static_cast<int32_t>(device.used * 100 / device.total);
+    return ACL_SUCCESS;
+  });
+}
+
 aclError aclrtGetThreadLastTaskId(uint32_t* task_id) {
   return Logged("aclrtGetThreadLastTaskId", [&] {
     if (task_id == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
