@@ -14,6 +14,8 @@
 #include "client/peer_token.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/peer_socket.h"
+#include "proto/acl/protocol.h"
 #include "proto/acl/status_macros.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -25,7 +27,7 @@ using acl::v1::AsyncOp;
 using acl::v1::ClientMessage;
 using acl::v1::Reply;
 using acl::v1::ServerMessage;
-using Direction = acld::CopyRequest::Direction;
+using Direction = acld::CopyDirection;
 
 constexpr char kHowToFix[] =
     "start acld (bazel-bin/daemon/acld --socket=<path>), or set ACLD_ADDRESS=unix:<path> to "
@@ -38,7 +40,7 @@ constexpr uint64_t kChunkBytes = 4 << 20;
 constexpr uint64_t kStagingBytes = 64 << 20;
 constexpr uint64_t kStagingSlots = kStagingBytes / kChunkBytes;
 // A reply carries at most this much of a device-to-host copy into pageable memory.
-constexpr uint64_t kReplyChunkBytes = 32 << 20;
+constexpr uint64_t kReplyChunkBytes = acld::kMaxReplyCopyBytes;
 // The writer sends the batch when either limit is reached (or when it is idle).
 constexpr int kMaxBatchOps = 1024;
 constexpr size_t kMaxBatchBytes = 4 << 20;
@@ -102,7 +104,7 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   }
   std::unique_ptr<RemoteTransport> transport(new RemoteTransport(socket_path, callbacks));
   grpc::ChannelArguments arguments;
-  arguments.SetMaxReceiveMessageSize(64 << 20);
+  arguments.SetMaxReceiveMessageSize(acld::kMaxMessageBytes);
   transport->channel_ = grpc::CreateCustomChannel("unix:" + socket_path,
                                                   grpc::InsecureChannelCredentials(), arguments);
   if (!transport->channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + kConnectTimeout))) {
@@ -113,11 +115,11 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   transport->reader_ = std::thread([t = transport.get()] { t->ReadReplies(); });
   transport->flusher_ = std::thread([t = transport.get()] { t->FlushLoop(); });
 
-  absl::StatusOr<std::string> token = FetchPeerToken(PeerSocketPath(socket_path), kConnectTimeout);
+  absl::StatusOr<std::string> token = FetchPeerToken(acld::PeerSocketPath(socket_path), kConnectTimeout);
   if (!token.ok()) return Unreachable(socket_path, token.status().message());
   ClientMessage hello;
   hello.mutable_hello()->set_peer_token(*token);
-  hello.mutable_hello()->set_protocol_version(1);
+  hello.mutable_hello()->set_protocol_version(acld::kProtocolVersion);
   hello.mutable_hello()->set_pid(getpid());
   hello.mutable_hello()->set_uid(getuid());
   hello.mutable_hello()->set_command(ProcessCommandLine());
@@ -134,7 +136,7 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
     transport->kernels_.emplace_back(kernel.name(), kernel.arg_count());
   }
   for (const acl::v1::AddressRange& window : session.device_addresses()) {
-    transport->device_addresses_.push_back(hal::AddressRange{window.begin(), window.end()});
+    transport->device_addresses_.push_back(acld::AddressRange{window.begin(), window.end()});
   }
   return transport;
 }
@@ -818,7 +820,7 @@ absl::StatusOr<RemoteTransport::Segment> RemoteTransport::CreateSegment(uint64_t
   }
   // acld keeps its own reference; the mapping keeps this process's.
   absl::StatusOr<std::string> ticket =
-      SendSharedMemory(PeerSocketPath(socket_path_), fd, size, kConnectTimeout);
+      SendSharedMemory(acld::PeerSocketPath(socket_path_), fd, size, kConnectTimeout);
   close(fd);
   if (!ticket.ok()) {
     munmap(base, size);

@@ -42,7 +42,7 @@ class RemoteTransport : public Transport {
   int32_t DeviceCount() override { return device_count_; }
   std::string SocName() override { return soc_name_; }
   const std::vector<std::pair<std::string, size_t>>& Kernels() override { return kernels_; }
-  const std::vector<hal::AddressRange>& DeviceAddresses() override { return device_addresses_; }
+  const std::vector<acld::AddressRange>& DeviceAddresses() override { return device_addresses_; }
 
   absl::StatusOr<uint64_t> InitCount() override;
   absl::StatusOr<uint64_t> AddInitReference() override;
@@ -160,7 +160,7 @@ class RemoteTransport : public Transport {
   int32_t device_count_ = 0;
   std::string soc_name_;
   std::vector<std::pair<std::string, size_t>> kernels_;
-  std::vector<hal::AddressRange> device_addresses_;
+  std::vector<acld::AddressRange> device_addresses_;
 
   absl::Mutex close_mu_;  // serializes joining the threads
 
