@@ -18,7 +18,7 @@ using acl_client::NullArgument;
 using acl_client::ResolveStream;
 using acl_client::ToHandle;
 using acl_client::Transport;
-using Direction = acld::CopyRequest::Direction;
+using Direction = acld::CopyDirection;
 
 namespace {
 
@@ -29,7 +29,7 @@ bool OnDevice(const void* pointer) {
   if (ClientRuntime::Get().handles().InAllocation(HandleId(pointer))) return true;
   absl::StatusOr<Transport*> transport = ClientRuntime::Get().transport();
   if (!transport.ok()) return false;
-  for (const hal::AddressRange& window : (*transport)->DeviceAddresses()) {
+  for (const acld::AddressRange& window : (*transport)->DeviceAddresses()) {
     if (window.Contains(HandleId(pointer))) return true;
   }
   return false;

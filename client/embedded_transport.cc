@@ -178,9 +178,9 @@ acld::CopyRequest EmbeddedTransport::ToCore(const HostCopy& copy, bool stage_pag
   core.device_dst = copy.device_dst;
   core.device_src = copy.device_src;
   core.count = copy.count;
-  if (copy.direction == acld::CopyRequest::Direction::kDeviceToHost) {
+  if (copy.direction == acld::CopyDirection::kDeviceToHost) {
     core.host.data = static_cast<uint8_t*>(copy.host_dst);
-  } else if (copy.direction == acld::CopyRequest::Direction::kHostToDevice) {
+  } else if (copy.direction == acld::CopyDirection::kHostToDevice) {
     if (stage_pageable && !host_blocks_.Find(copy.host_src, copy.count).has_value()) {
       auto staged = std::shared_ptr<uint8_t[]>(new uint8_t[copy.count]);
       std::memcpy(staged.get(), copy.host_src, copy.count);

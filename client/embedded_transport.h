@@ -29,7 +29,7 @@ class EmbeddedTransport : public Transport {
   int32_t DeviceCount() override { return runtime_->DeviceCount(); }
   std::string SocName() override { return runtime_->SocName(); }
   const std::vector<std::pair<std::string, size_t>>& Kernels() override { return kernels_; }
-  const std::vector<hal::AddressRange>& DeviceAddresses() override { return device_addresses_; }
+  const std::vector<acld::AddressRange>& DeviceAddresses() override { return device_addresses_; }
 
   absl::StatusOr<uint64_t> InitCount() override;
   absl::StatusOr<uint64_t> AddInitReference() override;
@@ -94,7 +94,7 @@ class EmbeddedTransport : public Transport {
   std::unique_ptr<acld::Runtime> runtime_;
   acld::SessionId session_;
   std::vector<std::pair<std::string, size_t>> kernels_;
-  std::vector<hal::AddressRange> device_addresses_;
+  std::vector<acld::AddressRange> device_addresses_;
   HostBlocks host_blocks_;
 };
 

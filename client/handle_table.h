@@ -11,7 +11,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "daemon/core/runtime.h"
+#include "proto/acl/transport_types.h"
 
 namespace acl_client {
 

@@ -18,7 +18,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "daemon/core/runtime.h"
+#include "proto/acl/transport_types.h"
 
 namespace acl_client {
 

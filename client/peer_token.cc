@@ -10,9 +10,11 @@
 #include <cstring>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "proto/acl/peer_socket.h"
 
 namespace acl_client {
 namespace {
@@ -78,18 +80,18 @@ absl::StatusOr<std::string> Exchange(const std::string& path, const std::string&
     return absl::UnavailableError(absl::StrCat("no answer from ", path));
   }
   answer.resize(answer.find('\n'));
-  if (absl::StartsWith(answer, "E ")) {
-    return absl::FailedPreconditionError(absl::StrCat(path, " refused: ", answer.substr(2)));
+  absl::string_view reason = answer;
+  if (absl::ConsumePrefix(&reason, acld::kPeerRefusal)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " refused: ", reason));
   }
   return answer;
 }
 
 }  // namespace
 
-std::string PeerSocketPath(const std::string& runtime_socket) { return runtime_socket + ".peer"; }
-
 absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Duration timeout) {
-  absl::StatusOr<std::string> token = Exchange(path, "T\n", -1, timeout);
+  absl::StatusOr<std::string> token =
+      Exchange(path, absl::StrCat(acld::kPeerTokenRequest, "\n"), -1, timeout);
   if (!token.ok()) {
     return absl::UnavailableError(
         absl::StrCat("no identity token from ", path, ": ", token.status().message()));
@@ -100,7 +102,7 @@ absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Durati
 absl::StatusOr<std::string> SendSharedMemory(const std::string& path, int fd, uint64_t size,
                                              absl::Duration timeout) {
   if (fd < 0) return absl::InvalidArgumentError("no file descriptor to send");
-  return Exchange(path, absl::StrCat("M ", size, "\n"), fd, timeout);
+  return Exchange(path, absl::StrCat(acld::kPeerMemoryRequest, size, "\n"), fd, timeout);
 }
 
 }  // namespace acl_client

@@ -1,9 +1,10 @@
 // The identity socket's client half. Before opening its session the client
-// connects to the daemon's side socket (<runtime socket>.peer, see
+// connects to the daemon's side socket (acld::PeerSocketPath, see
 // daemon/server/peer_credentials.h), where the daemon reads its pid and uid
 // from the kernel. The client says what it wants in one line and gets one
 // line back: a one-time token for the Hello ("T"), or a ticket for shared
-// memory it hands over as a sealed memfd ("M <bytes>").
+// memory it hands over as a sealed memfd ("M <bytes>"); the words are
+// proto/acl/peer_socket.h's.
 #ifndef ACLD_CLIENT_PEER_TOKEN_H_
 #define ACLD_CLIENT_PEER_TOKEN_H_
 
@@ -14,8 +15,6 @@
 #include "absl/time/time.h"
 
 namespace acl_client {
-
-std::string PeerSocketPath(const std::string& runtime_socket);
 
 // Connects to `path` and returns the identity token it is given.
 absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Duration timeout);

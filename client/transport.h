@@ -15,14 +15,15 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "daemon/core/runtime.h"
+#include "proto/acl/address_range.h"
+#include "proto/acl/transport_types.h"
 
 namespace acl_client {
 
 // A copy as the application asked for it: host pointers are the
 // application's, device addresses the daemon's.
 struct HostCopy {
-  acld::CopyRequest::Direction direction = acld::CopyRequest::Direction::kHostToDevice;
+  acld::CopyDirection direction = acld::CopyDirection::kHostToDevice;
   uint64_t device_dst = 0;
   uint64_t device_src = 0;
   const void* host_src = nullptr;  // host-to-device
@@ -42,7 +43,7 @@ class Transport {
   virtual std::string SocName() = 0;
   virtual const std::vector<std::pair<std::string, size_t>>& Kernels() = 0;
   // Each device's address window (a device pointer lies in one of them).
-  virtual const std::vector<hal::AddressRange>& DeviceAddresses() = 0;
+  virtual const std::vector<acld::AddressRange>& DeviceAddresses() = 0;
 
   // Lifecycle.
   virtual absl::StatusOr<uint64_t> InitCount() = 0;

@@ -6,17 +6,16 @@
 #include <memory>
 #include <optional>
 
+#include "proto/acl/address_range.h"
+
 namespace hal {
 
 // The window of addresses a device hands out. The core tells device pointers
 // from host pointers with it (ACL_MEMCPY_DEFAULT) and the client learns it at
 // session open; nothing outside a backend knows how addresses are laid out.
-struct AddressRange {
-  uint64_t begin = 0;  // first address
-  uint64_t end = 0;    // one past the last
-
-  bool Contains(uint64_t address) const { return address >= begin && address < end; }
-};
+// The client holds these windows too, without the HAL: the type is the
+// contract's (proto/acl/address_range.h).
+using AddressRange = acld::AddressRange;
 
 // One allocation of device memory. `address` is the opaque device address the
 // application sees. `storage` is the backend's own handle on the allocation; a

@@ -10,6 +10,10 @@
 // The implementation is split by family: runtime.cc (sessions, init, devices,
 // contexts), runtime_streams.cc (streams, events, tasks), runtime_memory.cc
 // (memory and copies).
+//
+// The values it takes and returns that a client holds too (InitSettings,
+// ContextInfo, MemsetRequest, launches, ...) are the contract's:
+// proto/acl/transport_types.h.
 #ifndef ACLD_DAEMON_CORE_RUNTIME_H_
 #define ACLD_DAEMON_CORE_RUNTIME_H_
 
@@ -36,15 +40,9 @@
 #include "daemon/core/stream_engine.h"
 #include "hal/timer.h"
 #include "hal/backend.h"
+#include "proto/acl/transport_types.h"
 
 namespace acld {
-
-// What aclInit hands the core once the client has read and validated the config.
-struct InitSettings {
-  std::string config_content;
-  std::optional<int32_t> default_device;
-  std::map<std::string, std::string> settings;  // normalised keys, for operators
-};
 
 struct RuntimeOptions {
   int workers_per_device = 2;
@@ -63,12 +61,6 @@ struct RuntimeOptions {
   absl::Duration queue_patience = absl::Seconds(10);
 };
 
-struct ContextInfo {
-  ContextId context = 0;
-  int32_t device = 0;
-  StreamId default_stream = 0;
-};
-
 // Host bytes a copy reads or writes, kept alive by `keepalive` until the copy
 // ran (a pointer into the client's shared memory, a request's buffer, or, in
 // embedded mode, the application's own memory).
@@ -81,18 +73,11 @@ struct HostSpan {
 };
 
 struct CopyRequest {
-  enum class Direction { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+  using Direction = CopyDirection;
   Direction direction = Direction::kHostToDevice;
   uint64_t device_dst = 0;  // H2D, D2D
   uint64_t device_src = 0;  // D2H, D2D
   HostSpan host;            // the source (H2D) or destination (D2H)
-  uint64_t count = 0;
-};
-
-struct MemsetRequest {
-  uint64_t device_dst = 0;
-  uint64_t max_count = 0;
-  int32_t value = 0;
   uint64_t count = 0;
 };
 
@@ -103,48 +88,6 @@ struct PreparedCopy {
   int32_t device = 0;  // the device that runs it (the first device side's)
   std::shared_ptr<void> dst_keepalive;
   std::shared_ptr<void> src_keepalive;
-};
-
-struct KernelRequest {
-  std::string name;
-  uint32_t block_dim = 0;
-  std::vector<uint64_t> args;
-};
-
-// A placeholder argument (aclrtKernelArgsAppendPlaceHolder): `data` is copied
-// to device memory at launch and its device address written into the 8 bytes
-// at `offset` of the argument block.
-struct Placeholder {
-  uint64_t offset = 0;
-  std::string data;
-};
-
-// aclrtLaunchKernelWithConfig / aclrtLaunchKernel of a loaded function.
-struct FunctionLaunch {
-  uint64_t function = 0;
-  uint32_t block_dim = 0;
-  std::string args;
-  std::vector<Placeholder> placeholders;
-  // aclrtLaunchKernel: the argument block is `args_size` bytes of the
-  // session's device memory at `args_address`, read when the stream reaches
-  // the launch (`args` is then empty).
-  uint64_t args_address = 0;
-  uint64_t args_size = 0;
-};
-
-// Bounds on what a launch may carry (hostile input): CANN's own argument
-// buffer is 64 KiB with at most 128 parameters.
-inline constexpr uint64_t kMaxKernelArgsBytes = 64 << 10;
-inline constexpr size_t kMaxPlaceholders = 128;
-
-struct EventStatus {
-  bool complete = false;               // aclrtQueryEvent
-  bool recorded_and_complete = false;  // aclrtQueryEventStatus
-};
-
-struct MemInfo {
-  uint64_t free = 0;
-  uint64_t total = 0;
 };
 
 using Done = std::function<void(absl::Status)>;

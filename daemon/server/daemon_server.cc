@@ -17,6 +17,7 @@
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_posix.h"
+#include "proto/acl/protocol.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -44,7 +45,7 @@ std::unique_ptr<grpc::Server> Build(grpc::Service& service,
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
   // Large copies travel in shared memory; messages stay small but allow slack.
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   for (const auto& [name, value] : arguments) builder.AddChannelArgument(name, value);
   // One idle thread waits for new calls (gRPC's default keeps one or two,
   // varying with past load); a call's handler thread ends with the call.

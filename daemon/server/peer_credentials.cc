@@ -46,6 +46,9 @@ constexpr size_t kMaxFdsPerRead = 4;
 constexpr int kAcceptsPerRound = 64;
 constexpr absl::Duration kAcceptPause = absl::Milliseconds(100);
 
+// The answer line that refuses a request (without its '\n').
+std::string Refusal(absl::string_view reason) { return absl::StrCat(kPeerRefusal, reason); }
+
 // A token or ticket: 128 bits from the kernel's CSPRNG, or nothing when it
 // cannot give them (never a weaker fallback).
 std::optional<std::string> NewId() {
@@ -165,8 +168,6 @@ absl::Status CheckSealedMemory(int fd, uint64_t size) {
   }
   return absl::OkStatus();
 }
-
-std::string PeerSocketPath(const std::string& runtime_socket) { return runtime_socket + ".peer"; }
 
 // What the desk has issued. Shared by the desk's thread (which issues) and
 // the session threads (which redeem); descriptors of dropped tickets are
@@ -480,21 +481,21 @@ void PeerCredentialDesk::Respond(Connection& c) {
   std::string answer;
   std::string token;
   std::string ticket;
-  if (c.line == "T") {
+  if (c.line == kPeerTokenRequest) {
     std::optional<std::string> id = NewId();
     if (c.fds_received > 0 || c.truncated) {
-      answer = "E a token request carries no file descriptor";
+      answer = Refusal("a token request carries no file descriptor");
     } else if (!id.has_value()) {
-      answer = "E no randomness for a token";
+      answer = Refusal("no randomness for a token");
     } else {
       token = *id;
       tables_->AddToken(token, c.peer);
       answer = token;
     }
-  } else if (absl::StartsWith(c.line, "M ")) {
-    answer = IssueTicket(c, c.line.substr(2), &ticket);
+  } else if (absl::StartsWith(c.line, kPeerMemoryRequest)) {
+    answer = IssueTicket(c, c.line.substr(std::strlen(kPeerMemoryRequest)), &ticket);
   } else {
-    answer = "E request not understood (expected \"T\" or \"M <bytes>\")";
+    answer = Refusal("request not understood (expected \"T\" or \"M <bytes>\")");
   }
   answer.push_back('\n');
   // The answer fits an empty socket buffer; a client that made it not fit
@@ -509,18 +510,18 @@ void PeerCredentialDesk::Respond(Connection& c) {
 std::string PeerCredentialDesk::IssueTicket(Connection& c, const std::string& bytes,
                                             std::string* ticket) {
   uint64_t size = 0;
-  if (!absl::SimpleAtoi(bytes, &size)) return "E the size is not a number";
+  if (!absl::SimpleAtoi(bytes, &size)) return Refusal("the size is not a number");
   if (c.truncated || c.fds_received != 1 || !c.memory.valid()) {
-    return absl::StrCat("E expected exactly one file descriptor, received ",
-                        c.truncated ? "more than " : "", c.fds_received);
+    return Refusal(absl::StrCat("expected exactly one file descriptor, received ",
+                                c.truncated ? "more than " : "", c.fds_received));
   }
   absl::Status sealed = CheckSealedMemory(c.memory.get(), size);
-  if (!sealed.ok()) return absl::StrCat("E ", sealed.message());
+  if (!sealed.ok()) return Refusal(sealed.message());
   std::optional<std::string> id = NewId();
-  if (!id.has_value()) return "E no randomness for a ticket";
+  if (!id.has_value()) return Refusal("no randomness for a ticket");
   absl::Status added =
       tables_->AddTicket(*id, IssuedMemory{ReceivedMemory{std::move(c.memory), size}, c.peer});
-  if (!added.ok()) return absl::StrCat("E ", added.message());
+  if (!added.ok()) return Refusal(added.message());
   *ticket = *id;
   return *id;
 }

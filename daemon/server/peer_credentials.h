@@ -9,6 +9,8 @@
 //   "M <bytes>\n" + one memfd   -> "<ticket>\n": shared memory handed to acld (SCM_RIGHTS)
 //   anything refused            -> "E <reason>\n"
 //
+// The socket's path and these words are the contract's (proto/acl/peer_socket.h).
+//
 // Shared memory travels as a file descriptor, never by name: a name works only
 // where client and daemon share /dev/shm, and an object opened by name can be
 // truncated under the daemon's mapping (SIGBUS). The memfd must be sealed
@@ -37,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "proto/acl/peer_socket.h"  // PeerSocketPath and the words below
 
 namespace acld::server {
 
@@ -87,9 +90,6 @@ inline constexpr uint64_t kMaxSharedMemoryBytes = uint64_t{1} << 40;
 // that can never shrink below that (0 < size <= kMaxSharedMemoryBytes);
 // otherwise an error whose message says what is wrong with it.
 absl::Status CheckSealedMemory(int fd, uint64_t size);
-
-// The side socket's path for a runtime socket (client/peer_token.cc agrees).
-std::string PeerSocketPath(const std::string& runtime_socket);
 
 struct PeerDeskOptions {
   // How long a connected client has to send its request line.

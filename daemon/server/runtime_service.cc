@@ -10,6 +10,7 @@
 #include "daemon/server/session_handler.h"
 #include "daemon/server/session_writer.h"
 #include "daemon/server/text_sanitizer.h"
+#include "proto/acl/protocol.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -69,9 +70,10 @@ grpc::Status RuntimeService::Session(
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello");
   }
   const acl::v1::Hello& hello = request.hello();
-  if (hello.protocol_version() != 1) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "unsupported protocol version; this acld speaks version 1");
+  if (hello.protocol_version() != kProtocolVersion) {
+    return grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        absl::StrCat("unsupported protocol version; this acld speaks version ", kProtocolVersion));
   }
   PeerInfo peer{hello.pid(), hello.uid(), 0, ""};
   if (peers_ != nullptr) {

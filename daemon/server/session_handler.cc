@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/protocol.h"
 #include "daemon/server/log_limiter.h"
 #include "spdlog/spdlog.h"
 
@@ -13,9 +14,6 @@ namespace {
 
 using acl::v1::ClientMessage;
 using acl::v1::Reply;
-
-// Larger device-to-host copies must use shared memory: a reply stays small.
-constexpr uint64_t kMaxInlineReplyBytes = 32ull << 20;
 
 absl::StatusOr<absl::Duration> Timeout(int32_t timeout_ms) {
   if (timeout_ms == -1) return absl::InfiniteDuration();
@@ -164,7 +162,8 @@ absl::StatusOr<CopyRequest> SessionHandler::ToCopy(const acl::v1::CopyRequest& p
     copy.host = HostSpan{reinterpret_cast<uint8_t*>(bytes->data()), bytes, bytes->size()};
     return copy;
   }
-  if (reply_data == nullptr || copy.count > kMaxInlineReplyBytes) {
+  // Larger device-to-host copies must use shared memory: a reply stays small.
+  if (reply_data == nullptr || copy.count > kMaxReplyCopyBytes) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      "a device-to-host copy this large needs a shared memory destination");
   }
@@ -396,10 +395,11 @@ void SessionHandler::Handle(const ClientMessage& request) {
     case ClientMessage::kCopyToClient: {
       const acl::v1::CopyRequest& copy = request.copy_to_client().copy();
       if (copy.direction() != acl::v1::CopyRequest::DEVICE_TO_HOST ||
-          copy.count() > kMaxInlineReplyBytes) {
-        return answer_status(AclStatus(
-            ACL_ERROR_INVALID_PARAM,
-            "a copy to the client's own memory is device-to-host, at most 32 MiB per call"));
+          copy.count() > kMaxReplyCopyBytes) {
+        return answer_status(
+            AclStatus(ACL_ERROR_INVALID_PARAM,
+                      absl::StrCat("a copy to the client's own memory is device-to-host, at most ",
+                                   kMaxReplyCopyBytes >> 20, " MiB per call")));
       }
       // Answered when the stream reaches the copy, with the bytes read then; a
       // failed or discarded copy answers without bytes, and the failure

@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "proto/acl/protocol.h"
 #include "proto/acl/v1/admin.grpc.pb.h"
 #include "tools/aclctl/json_printer.h"
 #include "tools/aclctl/table.h"
@@ -245,7 +246,7 @@ int main(int argc, char** argv) {
   }
   const std::string socket = AdminSocketPath();
   grpc::ChannelArguments channel_arguments;
-  channel_arguments.SetMaxReceiveMessageSize(64 << 20);  // many sessions
+  channel_arguments.SetMaxReceiveMessageSize(acld::kMaxMessageBytes);  // many sessions
   auto stub = acl::v1::Admin::NewStub(grpc::CreateCustomChannel(
       "unix:" + socket, grpc::InsecureChannelCredentials(), channel_arguments));
   using Stub = acl::v1::Admin::Stub;

@@ -1,0 +1,241 @@
+#include "client/session_channel.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "client/session_codec.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/protocol.h"
+#include "proto/acl/status_macros.h"
+
+namespace acl_client {
+namespace {
+
+using acl::v1::AsyncOp;
+using acl::v1::ClientMessage;
+using acl::v1::Reply;
+using acl::v1::ServerMessage;
+
+// The writer sends the batch when it holds this many operations (or
+// kMaxBatchBytes of payload), or when it is idle.
+constexpr int kMaxBatchOps = 1024;
+
+}  // namespace
+
+SessionChannel::SessionChannel(std::string socket_path, CallbackDispatcher* callbacks)
+    : socket_path_(std::move(socket_path)), callbacks_(callbacks) {}
+
+absl::StatusOr<std::unique_ptr<SessionChannel>> SessionChannel::Open(const std::string& socket_path,
+                                                                     CallbackDispatcher* callbacks,
+                                                                     absl::Duration timeout) {
+  std::unique_ptr<SessionChannel> channel(new SessionChannel(socket_path, callbacks));
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(acld::kMaxMessageBytes);
+  channel->channel_ = grpc::CreateCustomChannel("unix:" + socket_path,
+                                                grpc::InsecureChannelCredentials(), arguments);
+  if (!channel->channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + timeout))) {
+    return absl::UnavailableError("nothing accepts connections there");
+  }
+  channel->stub_ = acl::v1::Runtime::NewStub(channel->channel_);
+  channel->stream_ = channel->stub_->Session(&channel->context_);
+  channel->reader_ = std::thread([c = channel.get()] { c->ReadReplies(); });
+  channel->flusher_ = std::thread([c = channel.get()] { c->FlushLoop(); });
+  return channel;
+}
+
+SessionChannel::~SessionChannel() {
+  // The reader thread took the stream's final status (Finish) before it ended.
+  Close();
+}
+
+void SessionChannel::Close() {
+  {
+    absl::MutexLock lock(&batch_mu_);
+    stopping_ = true;
+  }
+  context_.TryCancel();
+  absl::MutexLock lock(&close_mu_);
+  if (flusher_.joinable()) flusher_.join();
+  if (reader_.joinable()) reader_.join();
+}
+
+absl::Status SessionChannel::BrokenStatus() const {
+  if (!ended_reason_.empty()) {
+    return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
+                           absl::StrCat("acld at unix:", socket_path_,
+                                        " ended this process's session: ", ended_reason_,
+                                        "; restart the application to open a new one"));
+  }
+  const grpc::StatusCode code = end_status_.error_code();
+  const std::string& message = end_status_.error_message();
+  if (code == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+    // Refused (or ended) over one of acld's caps; the daemon's message names it.
+    return acld::AclStatus(
+        ACL_ERROR_RT_OVER_LIMIT,
+        absl::StrCat("acld at unix:", socket_path_, " refused this process's session: ",
+                     message.empty() ? "over a limit" : message));
+  }
+  // Statuses acld itself returns: the refusal (identity, protocol) or the shutdown.
+  const bool from_acld =
+      code == grpc::StatusCode::PERMISSION_DENIED ||
+      code == grpc::StatusCode::FAILED_PRECONDITION || code == grpc::StatusCode::INVALID_ARGUMENT ||
+      (code == grpc::StatusCode::UNAVAILABLE && message.find("shutting down") != std::string::npos);
+  if (from_acld && !message.empty()) {
+    return acld::AclStatus(
+        ACL_ERROR_RT_SOCKET_CLOSE,
+        absl::StrCat("acld at unix:", socket_path_, " ended this process's session: ", message,
+                     "; restart the application to open a new one"));
+  }
+  return acld::AclStatus(
+      ACL_ERROR_RT_SOCKET_CLOSE,
+      absl::StrCat("the connection to acld at unix:", socket_path_,
+                   " was lost (the daemon stopped or crashed); this process's session is "
+                   "gone, restart the application"));
+}
+
+void SessionChannel::MarkBroken() {
+  // A write failed: the stream is over, and the reader is about to learn why
+  // (its Read fails, Finish gives the status). Waiting for it a moment lets
+  // callers see the real reason instead of "lost".
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&broken_), absl::Seconds(1));
+  broken_ = true;
+  pending_.clear();
+}
+
+void SessionChannel::ReadReplies() {
+  ServerMessage message;
+  while (stream_->Read(&message)) {
+    if (message.has_callback_due()) {
+      callbacks_->OnCallbackDue(message.callback_due().callback_id(),
+                                message.callback_due().stream());
+      continue;
+    }
+    if (message.has_session_ended()) {
+      absl::MutexLock lock(&mu_);
+      ended_reason_ = message.session_ended().reason();
+      continue;
+    }
+    if (message.has_task_failed()) {
+      const acl::v1::TaskFailed& failed = message.task_failed();
+      callbacks_->OnTaskFailed(FactsOf(failed.task_id(), failed.stream(), failed.thread(),
+                                       failed.device_id(), failed.acl_error()));
+      continue;
+    }
+    if (!message.has_reply()) continue;
+    absl::MutexLock lock(&mu_);
+    auto it = pending_.find(message.call_id());
+    if (it == pending_.end()) continue;  // the caller gave up (timeout)
+    it->second->reply = std::move(*message.mutable_reply());
+    it->second->done = true;
+    pending_.erase(it);
+  }
+  // The stream is over: its status says why (refused over a cap, shut down, lost).
+  grpc::Status status = stream_->Finish();
+  absl::MutexLock lock(&mu_);
+  end_status_ = std::move(status);
+  broken_ = true;
+  pending_.clear();
+}
+
+bool SessionChannel::WriteBatchLocked(const ClientMessage* then) {
+  ClientMessage batch;
+  {
+    absl::MutexLock lock(&batch_mu_);
+    if (batch_.async_batch().ops_size() > 0) {
+      batch.Swap(&batch_);
+      batch_bytes_ = 0;
+    }
+  }
+  bool written = true;
+  if (batch.async_batch().ops_size() > 0) written = stream_->Write(batch);
+  if (written && then != nullptr) written = stream_->Write(*then);
+  if (!written) MarkBroken();
+  return written;
+}
+
+void SessionChannel::FlushLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&batch_mu_);
+      batch_mu_.Await(absl::Condition(
+          +[](SessionChannel* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(t->batch_mu_) {
+            return t->stopping_ || t->batch_.async_batch().ops_size() > 0;
+          },
+          this));
+      if (stopping_) return;
+    }
+    absl::MutexLock lock(&write_mu_);
+    WriteBatchLocked(nullptr);
+  }
+}
+
+uint64_t SessionChannel::TakeTaskId(uint64_t stream) {
+  absl::MutexLock lock(&batch_mu_);
+  return ++task_ids_[stream];
+}
+
+uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
+  bool full;
+  uint64_t task_id;
+  {
+    absl::MutexLock lock(&batch_mu_);
+    task_id = ++task_ids_[op.stream()];
+    *batch_.mutable_async_batch()->add_ops() = std::move(op);
+    batch_bytes_ += payload_bytes;
+    full = batch_.async_batch().ops_size() >= kMaxBatchOps || batch_bytes_ >= kMaxBatchBytes;
+  }
+  if (full) {
+    // Applies back-pressure: the submitting thread writes the batch itself.
+    absl::MutexLock lock(&write_mu_);
+    WriteBatchLocked(nullptr);
+  }
+  return task_id;
+}
+
+std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Start(ClientMessage request) {
+  auto call = std::make_shared<PendingCall>();
+  const uint64_t call_id = next_call_id_.fetch_add(1, std::memory_order_relaxed);
+  request.set_call_id(call_id);
+  {
+    absl::MutexLock lock(&mu_);
+    if (broken_) return call;  // Finish reports the broken connection
+    pending_[call_id] = call;
+  }
+  absl::MutexLock lock(&write_mu_);
+  WriteBatchLocked(&request);
+  return call;
+}
+
+absl::StatusOr<Reply> SessionChannel::Finish(const std::shared_ptr<PendingCall>& call,
+                                             absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto finished = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return call->done || broken_; };
+  mu_.AwaitWithTimeout(absl::Condition(&finished), timeout);
+  if (!call->done) {
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+      if (it->second == call) {
+        pending_.erase(it);
+        break;
+      }
+    }
+    if (broken_) return BrokenStatus();
+    return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, "acld did not answer in time");
+  }
+  ACL_RETURN_IF_ERROR(codec::ErrorOf(call->reply));
+  return std::move(call->reply);
+}
+
+absl::StatusOr<Reply> SessionChannel::Call(ClientMessage request, absl::Duration timeout) {
+  return Finish(Start(std::move(request)), timeout);
+}
+
+void SessionChannel::Post(const ClientMessage& message) {
+  absl::MutexLock lock(&write_mu_);
+  WriteBatchLocked(&message);
+}
+
+}  // namespace acl_client

@@ -1,0 +1,119 @@
+// The carrier of a process's session: one gRPC Session stream to acld.
+//
+// Calls from any thread are written to the stream in order; a reader thread
+// matches replies to waiting callers by call id. Asynchronous operations are
+// appended to a batch that a writer thread sends while the application keeps
+// going, so a launch costs no round trip and batches grow under load; any
+// call flushes the batch first, which keeps the session's order. Callbacks
+// due and task failures the daemon sends go to the CallbackDispatcher.
+//
+// When the stream breaks, every waiting and later call fails with
+// ACL_ERROR_RT_SOCKET_CLOSE; nothing hangs. What the messages mean is
+// session_codec.h's business; this class only moves them.
+#ifndef ACLD_CLIENT_SESSION_CHANNEL_H_
+#define ACLD_CLIENT_SESSION_CHANNEL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "client/callback_dispatcher.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/client_context.h"
+#include "proto/acl/v1/runtime.grpc.pb.h"
+
+namespace acl_client {
+
+class SessionChannel {
+ public:
+  // A call on its way: Start returns it, Finish waits for its reply.
+  struct PendingCall {
+    bool done = false;
+    acl::v1::Reply reply;
+  };
+
+  // Connects to acld's socket and opens the Session stream (the caller says
+  // Hello next). Fails when nothing accepts connections within `timeout`.
+  static absl::StatusOr<std::unique_ptr<SessionChannel>> Open(const std::string& socket_path,
+                                                              CallbackDispatcher* callbacks,
+                                                              absl::Duration timeout);
+  ~SessionChannel();
+
+  SessionChannel(const SessionChannel&) = delete;
+  SessionChannel& operator=(const SessionChannel&) = delete;
+
+  // Ends the stream and joins the threads. Later calls fail with SOCKET_CLOSE.
+  void Close();
+
+  // Sends `request` (after every batched asynchronous operation) and returns
+  // the handle to wait on.
+  std::shared_ptr<PendingCall> Start(acl::v1::ClientMessage request);
+  // Waits for the reply (at most `timeout`); a non-zero acl_error becomes that error.
+  absl::StatusOr<acl::v1::Reply> Finish(const std::shared_ptr<PendingCall>& call,
+                                        absl::Duration timeout = absl::InfiniteDuration());
+  absl::StatusOr<acl::v1::Reply> Call(acl::v1::ClientMessage request,
+                                      absl::Duration timeout = absl::InfiniteDuration());
+  // Sends `message`, which wants no reply, after every batched operation.
+  void Post(const acl::v1::ClientMessage& message);
+
+  // The batch is written once its payload reaches this many bytes (the
+  // operation that crosses it included).
+  static constexpr size_t kMaxBatchBytes = 4 << 20;
+
+  // Appends an asynchronous operation to the batch; returns its task id.
+  uint64_t Submit(acl::v1::AsyncOp op, size_t payload_bytes = 0);
+  // The id of a task enqueued outside the batch.
+  uint64_t TakeTaskId(uint64_t stream);
+
+ private:
+  SessionChannel(std::string socket_path, CallbackDispatcher* callbacks);
+
+  // Writes the batch (and `then`, if any) while holding the write lock.
+  bool WriteBatchLocked(const acl::v1::ClientMessage* then)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void FlushLoop();
+  // Reads until the stream ends, then takes its final status (Finish).
+  void ReadReplies();
+  // After a failed write: waits (briefly) for the reader to learn why.
+  void MarkBroken();
+  absl::Status BrokenStatus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string socket_path_;
+  CallbackDispatcher* const callbacks_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<acl::v1::Runtime::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>> stream_;
+  std::thread reader_;
+  std::thread flusher_;
+
+  absl::Mutex close_mu_;  // serializes joining the threads
+
+  // Lock order: write_mu_, then batch_mu_, then mu_.
+  absl::Mutex write_mu_;  // gRPC allows one writer at a time; also orders batches
+  absl::Mutex batch_mu_;
+  acl::v1::ClientMessage batch_ ABSL_GUARDED_BY(batch_mu_);
+  size_t batch_bytes_ ABSL_GUARDED_BY(batch_mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(batch_mu_) = false;
+  // The daemon numbers each stream's tasks 1, 2, ...; so does the client, in
+  // submission order, without asking (aclrtGetThreadLastTaskId).
+  std::map<uint64_t, uint64_t> task_ids_ ABSL_GUARDED_BY(batch_mu_);
+
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, std::shared_ptr<PendingCall>> pending_ ABSL_GUARDED_BY(mu_);
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  std::string ended_reason_ ABSL_GUARDED_BY(mu_);  // why the daemon ended the session
+  grpc::Status end_status_ ABSL_GUARDED_BY(mu_);   // the stream's final status, once over
+  std::atomic<uint64_t> next_call_id_{1};
+};
+
+}  // namespace acl_client
+
+#endif  // ACLD_CLIENT_SESSION_CHANNEL_H_

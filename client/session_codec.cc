@@ -1,0 +1,485 @@
+#include "client/session_codec.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/protocol.h"
+#include "proto/acl/status_macros.h"
+
+namespace acl_client::codec {
+namespace {
+
+using Direction = acld::CopyDirection;
+
+// The name of a reply's result, as runtime.proto spells it.
+std::string ResultName(Reply::ResultCase result) {
+  if (result == Reply::RESULT_NOT_SET) return "no result";
+  const google::protobuf::FieldDescriptor* field =
+      Reply::descriptor()->FindFieldByNumber(static_cast<int>(result));
+  return field != nullptr ? field->name() : absl::StrCat("result #", static_cast<int>(result));
+}
+
+absl::Status Malformed(absl::string_view what) {
+  return acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR,
+                         absl::StrCat("acld's reply is malformed: ", what,
+                                      " (are acld and libascendcl.so of the same version?)"));
+}
+
+// The reply, when it succeeded and carries `expected`.
+absl::StatusOr<const Reply*> Expect(const absl::StatusOr<Reply>& reply,
+                                    Reply::ResultCase expected) {
+  if (!reply.ok()) return reply.status();
+  if (reply->result_case() != expected) {
+    return Malformed(absl::StrCat("expected ", ResultName(expected), ", got ",
+                                  ResultName(reply->result_case())));
+  }
+  return &*reply;
+}
+
+acl::v1::CopyRequest::Direction ToProto(Direction direction) {
+  switch (direction) {
+    case Direction::kHostToDevice:
+      return acl::v1::CopyRequest::HOST_TO_DEVICE;
+    case Direction::kDeviceToHost:
+      return acl::v1::CopyRequest::DEVICE_TO_HOST;
+    case Direction::kDeviceToDevice:
+      return acl::v1::CopyRequest::DEVICE_TO_DEVICE;
+  }
+  return acl::v1::CopyRequest::DEVICE_TO_DEVICE;
+}
+
+// An asynchronous operation on `stream`, submitted by `thread`.
+AsyncOp OpOn(uint64_t stream, uint64_t thread) {
+  AsyncOp op;
+  op.set_stream(stream);
+  op.set_thread(thread);
+  return op;
+}
+
+void SetMemset(const acld::MemsetRequest& memset, acl::v1::MemsetRequest& proto) {
+  proto.set_device_dst(memset.device_dst);
+  proto.set_max_count(memset.max_count);
+  proto.set_value(memset.value);
+  proto.set_count(memset.count);
+}
+
+}  // namespace
+
+// --- replies ---
+
+absl::Status ErrorOf(const Reply& reply) {
+  if (reply.acl_error() == 0) return absl::OkStatus();
+  return acld::AclStatus(reply.acl_error(), reply.error_message());
+}
+
+absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kSessionOpened));
+  const acl::v1::SessionOpened& opened = answer->session_opened();
+  if (opened.device_count() > static_cast<uint32_t>(std::numeric_limits<int32_t>::max())) {
+    return Malformed(absl::StrCat(opened.device_count(), " devices"));
+  }
+  SessionInfo info;
+  info.device_count = static_cast<int32_t>(opened.device_count());
+  info.soc_name = opened.soc_name();
+  for (const acl::v1::KernelSignature& kernel : opened.kernels()) {
+    info.kernels.emplace_back(kernel.name(), kernel.arg_count());
+  }
+  for (const acl::v1::AddressRange& window : opened.device_addresses()) {
+    if (window.begin() > window.end()) {
+      return Malformed(absl::StrCat("a device address window ends (", window.end(),
+                                    ") before it begins (", window.begin(), ")"));
+    }
+    info.device_addresses.push_back(acld::AddressRange{window.begin(), window.end()});
+  }
+  return info;
+}
+
+absl::StatusOr<uint64_t> InitCountOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kInitCount));
+  return answer->init_count().count();
+}
+
+absl::StatusOr<uint64_t> HandleOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kHandle));
+  return answer->handle().handle();
+}
+
+absl::StatusOr<acld::ContextInfo> ContextOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kContext));
+  const acl::v1::ContextInfo& context = answer->context();
+  return acld::ContextInfo{context.context(), context.device_id(), context.default_stream()};
+}
+
+absl::StatusOr<bool> StreamIdleOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kStreamQuery));
+  return answer->stream_query().complete();
+}
+
+absl::StatusOr<acld::EventStatus> EventStatusOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kEventStatus));
+  return acld::EventStatus{answer->event_status().complete(),
+                           answer->event_status().recorded_and_complete()};
+}
+
+absl::StatusOr<float> ElapsedMsOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kElapsedTime));
+  return answer->elapsed_time().milliseconds();
+}
+
+absl::StatusOr<uint64_t> DeviceAddressOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kDeviceAddress));
+  return answer->device_address().address();
+}
+
+absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kMemInfo));
+  return acld::MemInfo{answer->mem_info().free(), answer->mem_info().total()};
+}
+
+absl::StatusOr<std::string> CopiedBytesOf(absl::StatusOr<Reply> reply) {
+  if (!reply.ok()) return reply.status();
+  if (reply->result_case() == Reply::RESULT_NOT_SET) return std::string();
+  ACL_RETURN_IF_ERROR(Expect(reply, Reply::kData).status());
+  return std::move(*reply->mutable_data());
+}
+
+// --- requests ---
+
+ClientMessage Hello(const std::string& peer_token, int32_t pid, uint32_t uid,
+                    const std::string& command) {
+  ClientMessage message;
+  acl::v1::Hello& hello = *message.mutable_hello();
+  hello.set_peer_token(peer_token);
+  hello.set_protocol_version(acld::kProtocolVersion);
+  hello.set_pid(pid);
+  hello.set_uid(uid);
+  hello.set_command(command);
+  return message;
+}
+
+ClientMessage InitCount() {
+  ClientMessage request;
+  request.mutable_init_count();
+  return request;
+}
+
+ClientMessage AddInitReference() {
+  ClientMessage request;
+  request.mutable_add_init_reference();
+  return request;
+}
+
+ClientMessage Initialize(const acld::InitSettings& settings) {
+  ClientMessage request;
+  acl::v1::InitializeRequest& init = *request.mutable_initialize();
+  init.set_config_content(settings.config_content);
+  init.set_has_default_device(settings.default_device.has_value());
+  init.set_default_device(settings.default_device.value_or(0));
+  init.mutable_settings()->insert(settings.settings.begin(), settings.settings.end());
+  return request;
+}
+
+ClientMessage AbortInit() {
+  ClientMessage request;
+  request.mutable_abort_init();
+  return request;
+}
+
+ClientMessage DropInitReference() {
+  ClientMessage request;
+  request.mutable_drop_init_reference();
+  return request;
+}
+
+ClientMessage Finalize() {
+  ClientMessage request;
+  request.mutable_finalize();
+  return request;
+}
+
+ClientMessage SetDevice(int32_t device_id) {
+  ClientMessage request;
+  request.mutable_set_device()->set_device_id(device_id);
+  return request;
+}
+
+ClientMessage ResetDevice(int32_t device_id, bool force) {
+  ClientMessage request;
+  request.mutable_reset_device()->set_device_id(device_id);
+  request.mutable_reset_device()->set_force(force);
+  return request;
+}
+
+ClientMessage SynchronizeDevice(int32_t device_id, int32_t timeout_ms) {
+  ClientMessage request;
+  request.mutable_synchronize_device()->set_device_id(device_id);
+  request.mutable_synchronize_device()->set_timeout_ms(timeout_ms);
+  return request;
+}
+
+ClientMessage CreateContext(int32_t device_id) {
+  ClientMessage request;
+  request.mutable_create_context()->set_device_id(device_id);
+  return request;
+}
+
+ClientMessage DestroyContext(uint64_t context) {
+  ClientMessage request;
+  request.mutable_destroy_context()->set_context(context);
+  return request;
+}
+
+ClientMessage CreateStream(uint64_t context, uint32_t priority, uint32_t flags) {
+  ClientMessage request;
+  acl::v1::CreateStreamRequest& create = *request.mutable_create_stream();
+  create.set_context(context);
+  create.set_priority(priority);
+  create.set_flags(flags);
+  return request;
+}
+
+ClientMessage DestroyStream(uint64_t stream, bool force) {
+  ClientMessage request;
+  request.mutable_destroy_stream()->set_stream(stream);
+  request.mutable_destroy_stream()->set_force(force);
+  return request;
+}
+
+ClientMessage SynchronizeStream(uint64_t stream, int32_t timeout_ms) {
+  ClientMessage request;
+  request.mutable_synchronize_stream()->set_stream(stream);
+  request.mutable_synchronize_stream()->set_timeout_ms(timeout_ms);
+  return request;
+}
+
+ClientMessage StreamQuery(uint64_t stream) {
+  ClientMessage request;
+  request.mutable_stream_query()->set_stream(stream);
+  return request;
+}
+
+ClientMessage AbortStream(uint64_t stream) {
+  ClientMessage request;
+  request.mutable_abort_stream()->set_stream(stream);
+  return request;
+}
+
+ClientMessage SetStreamFailureMode(uint64_t stream, uint64_t mode) {
+  ClientMessage request;
+  request.mutable_set_stream_failure_mode()->set_stream(stream);
+  request.mutable_set_stream_failure_mode()->set_mode(mode);
+  return request;
+}
+
+ClientMessage SetStreamAllocator(uint64_t stream, bool registered) {
+  ClientMessage request;
+  request.mutable_set_stream_allocator()->set_stream(stream);
+  request.mutable_set_stream_allocator()->set_registered(registered);
+  return request;
+}
+
+ClientMessage CreateEvent(int32_t device_id, uint32_t flags) {
+  ClientMessage request;
+  request.mutable_create_event()->set_device_id(device_id);
+  request.mutable_create_event()->set_flags(flags);
+  return request;
+}
+
+ClientMessage DestroyEvent(uint64_t event) {
+  ClientMessage request;
+  request.mutable_destroy_event()->set_event(event);
+  return request;
+}
+
+ClientMessage SynchronizeEvent(uint64_t event, int32_t timeout_ms) {
+  ClientMessage request;
+  request.mutable_synchronize_event()->set_event(event);
+  request.mutable_synchronize_event()->set_timeout_ms(timeout_ms);
+  return request;
+}
+
+ClientMessage QueryEvent(uint64_t event) {
+  ClientMessage request;
+  request.mutable_query_event()->set_event(event);
+  return request;
+}
+
+ClientMessage EventElapsedTime(uint64_t start, uint64_t end) {
+  ClientMessage request;
+  request.mutable_event_elapsed_time()->set_start(start);
+  request.mutable_event_elapsed_time()->set_end(end);
+  return request;
+}
+
+ClientMessage LoadBinaryInline(int32_t device_id, absl::string_view binary) {
+  ClientMessage request;
+  acl::v1::LoadBinaryRequest& load = *request.mutable_load_binary();
+  load.set_device_id(device_id);
+  load.set_size(binary.size());
+  load.set_inline_data(binary.data(), binary.size());
+  return request;
+}
+
+ClientMessage LoadBinaryShared(int32_t device_id, uint64_t size, uint64_t segment,
+                               uint64_t offset) {
+  ClientMessage request;
+  acl::v1::LoadBinaryRequest& load = *request.mutable_load_binary();
+  load.set_device_id(device_id);
+  load.set_size(size);
+  load.mutable_shared()->set_segment(segment);
+  load.mutable_shared()->set_offset(offset);
+  return request;
+}
+
+ClientMessage UnloadBinary(uint64_t binary) {
+  ClientMessage request;
+  request.mutable_unload_binary()->set_binary(binary);
+  return request;
+}
+
+ClientMessage GetFunction(uint64_t binary, const std::string& name) {
+  ClientMessage request;
+  request.mutable_get_function()->set_binary(binary);
+  request.mutable_get_function()->set_name(name);
+  return request;
+}
+
+ClientMessage Malloc(int32_t device_id, uint64_t size) {
+  ClientMessage request;
+  request.mutable_malloc()->set_device_id(device_id);
+  request.mutable_malloc()->set_size(size);
+  return request;
+}
+
+ClientMessage Free(uint64_t address) {
+  ClientMessage request;
+  request.mutable_free()->set_address(address);
+  return request;
+}
+
+ClientMessage Memset(const acld::MemsetRequest& memset) {
+  ClientMessage request;
+  SetMemset(memset, *request.mutable_memset());
+  return request;
+}
+
+ClientMessage GetMemInfo(int32_t device_id) {
+  ClientMessage request;
+  request.mutable_get_mem_info()->set_device_id(device_id);
+  return request;
+}
+
+ClientMessage RegisterSharedMemory(const std::string& ticket, uint64_t size) {
+  ClientMessage request;
+  request.mutable_register_shared_memory()->set_ticket(ticket);
+  request.mutable_register_shared_memory()->set_size(size);
+  return request;
+}
+
+ClientMessage UnregisterSharedMemory(uint64_t segment) {
+  ClientMessage request;
+  request.mutable_unregister_shared_memory()->set_segment(segment);
+  return request;
+}
+
+acl::v1::CopyRequest CopyRange(Direction direction, uint64_t device_dst, uint64_t device_src,
+                               uint64_t offset, uint64_t count) {
+  acl::v1::CopyRequest proto;
+  proto.set_direction(ToProto(direction));
+  if (direction != Direction::kDeviceToHost) proto.set_device_dst(device_dst + offset);
+  if (direction != Direction::kHostToDevice) proto.set_device_src(device_src + offset);
+  proto.set_count(count);
+  return proto;
+}
+
+void SetShared(uint64_t segment, uint64_t offset, acl::v1::CopyRequest& copy) {
+  copy.mutable_shared()->set_segment(segment);
+  copy.mutable_shared()->set_offset(offset);
+}
+
+ClientMessage Copy(acl::v1::CopyRequest copy) {
+  ClientMessage request;
+  *request.mutable_copy() = std::move(copy);
+  return request;
+}
+
+ClientMessage CopyToClient(uint64_t stream, uint64_t thread, acl::v1::CopyRequest copy) {
+  ClientMessage request;
+  acl::v1::CopyAsync& to_client = *request.mutable_copy_to_client();
+  *to_client.mutable_copy() = std::move(copy);
+  to_client.set_stream(stream);
+  to_client.set_thread(thread);
+  return request;
+}
+
+AsyncOp LaunchKernel(uint64_t stream, uint64_t thread, const acld::KernelRequest& kernel) {
+  AsyncOp op = OpOn(stream, thread);
+  acl::v1::LaunchKernel& launch = *op.mutable_launch_kernel();
+  launch.set_name(kernel.name);
+  launch.set_block_dim(kernel.block_dim);
+  launch.mutable_args()->Add(kernel.args.begin(), kernel.args.end());
+  return op;
+}
+
+AsyncOp LaunchFunction(uint64_t stream, uint64_t thread, const acld::FunctionLaunch& launch) {
+  AsyncOp op = OpOn(stream, thread);
+  acl::v1::LaunchFunction& proto = *op.mutable_launch_function();
+  proto.set_function(launch.function);
+  proto.set_block_dim(launch.block_dim);
+  proto.set_args(launch.args);
+  proto.set_args_address(launch.args_address);
+  proto.set_args_size(launch.args_size);
+  for (const acld::Placeholder& placeholder : launch.placeholders) {
+    acl::v1::Placeholder& slot = *proto.add_placeholders();
+    slot.set_offset(placeholder.offset);
+    slot.set_data(placeholder.data);
+  }
+  return op;
+}
+
+AsyncOp CopyAsync(uint64_t stream, uint64_t thread, acl::v1::CopyRequest copy) {
+  AsyncOp op = OpOn(stream, thread);
+  *op.mutable_copy() = std::move(copy);
+  return op;
+}
+
+AsyncOp MemsetAsync(uint64_t stream, uint64_t thread, const acld::MemsetRequest& memset) {
+  AsyncOp op = OpOn(stream, thread);
+  SetMemset(memset, *op.mutable_memset());
+  return op;
+}
+
+AsyncOp RecordEvent(uint64_t stream, uint64_t thread, uint64_t event) {
+  AsyncOp op = OpOn(stream, thread);
+  op.mutable_record_event()->set_event(event);
+  return op;
+}
+
+AsyncOp ResetEvent(uint64_t stream, uint64_t thread, uint64_t event) {
+  AsyncOp op = OpOn(stream, thread);
+  op.mutable_reset_event()->set_event(event);
+  return op;
+}
+
+AsyncOp WaitEvent(uint64_t stream, uint64_t thread, uint64_t event) {
+  AsyncOp op = OpOn(stream, thread);
+  op.mutable_wait_event()->set_event(event);
+  return op;
+}
+
+AsyncOp HostCallback(uint64_t stream, uint64_t thread, uint64_t callback_id, bool block) {
+  AsyncOp op = OpOn(stream, thread);
+  op.mutable_host_callback()->set_callback_id(callback_id);
+  op.mutable_host_callback()->set_block(block);
+  return op;
+}
+
+ClientMessage CallbackDone(uint64_t callback_id) {
+  ClientMessage done;
+  done.mutable_callback_done()->set_callback_id(callback_id);
+  return done;
+}
+
+}  // namespace acl_client::codec

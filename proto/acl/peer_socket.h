@@ -1,0 +1,28 @@
+// The identity side socket's address and words, as both its ends speak them
+// (the daemon's desk: daemon/server/peer_credentials.h, which describes the
+// exchange; the client's half: client/peer_token.h). Each request and answer
+// is one line ending in '\n'.
+#ifndef ACLD_PROTO_ACL_PEER_SOCKET_H_
+#define ACLD_PROTO_ACL_PEER_SOCKET_H_
+
+#include <string>
+
+namespace acld {
+
+// The side socket lives beside the runtime socket, under this suffix.
+inline constexpr char kPeerSocketSuffix[] = ".peer";
+
+inline std::string PeerSocketPath(const std::string& runtime_socket) {
+  return runtime_socket + kPeerSocketSuffix;
+}
+
+// "T": a one-time identity token for the Hello.
+inline constexpr char kPeerTokenRequest[] = "T";
+// "M <bytes>" with one sealed memfd attached: a ticket for shared memory.
+inline constexpr char kPeerMemoryRequest[] = "M ";
+// "E <reason>": the desk refused the request.
+inline constexpr char kPeerRefusal[] = "E ";
+
+}  // namespace acld
+
+#endif  // ACLD_PROTO_ACL_PEER_SOCKET_H_

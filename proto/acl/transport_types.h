@@ -1,0 +1,88 @@
+// The values the client library and the runtime core exchange, whichever way
+// they travel: over the daemon's socket (client/remote_transport.h encodes
+// them as proto/acl/v1/runtime.proto messages) or in-process (the embedded
+// transport hands them to daemon/core/runtime.h as they are).
+//
+// Plain values only: what keeps host memory alive while the core uses it
+// (HostSpan, PreparedCopy) is the core's business and stays there.
+#ifndef ACLD_PROTO_ACL_TRANSPORT_TYPES_H_
+#define ACLD_PROTO_ACL_TRANSPORT_TYPES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace acld {
+
+// What aclInit hands the core once the client has read and validated the config.
+struct InitSettings {
+  std::string config_content;
+  std::optional<int32_t> default_device;
+  std::map<std::string, std::string> settings;  // normalised keys, for operators
+};
+
+// A context as the core issued it (ids are the core's ContextId and StreamId).
+struct ContextInfo {
+  uint64_t context = 0;
+  int32_t device = 0;
+  uint64_t default_stream = 0;
+};
+
+enum class CopyDirection { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+struct MemsetRequest {
+  uint64_t device_dst = 0;
+  uint64_t max_count = 0;
+  int32_t value = 0;
+  uint64_t count = 0;
+};
+
+struct KernelRequest {
+  std::string name;
+  uint32_t block_dim = 0;
+  std::vector<uint64_t> args;
+};
+
+// A placeholder argument (aclrtKernelArgsAppendPlaceHolder): `data` is copied
+// to device memory at launch and its device address written into the 8 bytes
+// at `offset` of the argument block.
+struct Placeholder {
+  uint64_t offset = 0;
+  std::string data;
+};
+
+// aclrtLaunchKernelWithConfig / aclrtLaunchKernel of a loaded function.
+struct FunctionLaunch {
+  uint64_t function = 0;
+  uint32_t block_dim = 0;
+  std::string args;
+  std::vector<Placeholder> placeholders;
+  // aclrtLaunchKernel: the argument block is `args_size` bytes of the
+  // session's device memory at `args_address`, read when the stream reaches
+  // the launch (`args` is then empty).
+  uint64_t args_address = 0;
+  uint64_t args_size = 0;
+};
+
+// Bounds on what a launch may carry (hostile input): CANN's own argument
+// buffer is 64 KiB with at most 128 parameters. The client refuses more at
+// once; the core checks again.
+inline constexpr uint64_t kMaxKernelArgsBytes = 64 << 10;
+inline constexpr size_t kMaxPlaceholders = 128;
+
+struct EventStatus {
+  bool complete = false;               // aclrtQueryEvent
+  bool recorded_and_complete = false;  // aclrtQueryEventStatus
+};
+
+struct MemInfo {
+  uint64_t free = 0;
+  uint64_t total = 0;
+};
+
+}  // namespace acld
+
+#endif  // ACLD_PROTO_ACL_TRANSPORT_TYPES_H_
