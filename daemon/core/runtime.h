@@ -61,6 +61,9 @@ struct RuntimeOptions {
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // How long a call over that limit waits for room before going on (QueueBudget).
   absl::Duration queue_patience = absl::Seconds(10);
+  // The clock of the core's timeouts (nullptr: the host's); tests pass a
+  // hal::testing::FakeClock.
+  hal::Clock* clock = nullptr;
 };
 
 struct ContextInfo {

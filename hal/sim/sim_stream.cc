@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "hal/sim/sim_device.h"
 #include "hal/sim/sim_memory.h"
@@ -115,11 +114,10 @@ void SimStream::State::Pump() {
     const uint64_t held_generation = generation;
     if (head.kind == Item::Kind::kLaunch && head.busy_micros > 0 && !head.busy_done) {
       hold = Hold::kBusy;
-      busy_timer = timer.Schedule(
-          absl::Now() + absl::Microseconds(static_cast<int64_t>(head.busy_micros)),
-          [self, held_generation] {
-            if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
-          });
+      const absl::Duration busy = absl::Microseconds(static_cast<int64_t>(head.busy_micros));
+      busy_timer = timer.ScheduleIn(busy, [self, held_generation] {
+        if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
+      });
       break;
     }
     if (head.kind == Item::Kind::kWait &&
