@@ -1,10 +1,8 @@
 #include "daemon/core/callback_broker.h"
 
-#include <atomic>
 #include <memory>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"

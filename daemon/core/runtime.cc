@@ -339,17 +339,6 @@ absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Re
   return absl::OkStatus();
 }
 
-absl::StatusOr<ContextInfo> Runtime::GetContext(SessionId id, ContextId context_id) {
-  absl::ReaderMutexLock lock(&mu_);
-  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  auto it = session->contexts.find(context_id);
-  if (it == session->contexts.end()) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("context ", context_id, " is not a context of this process"));
-  }
-  return ContextInfo{it->second.id, it->second.device, it->second.default_stream};
-}
-
 Runtime::Released Runtime::ReleaseSessionResources(Session& session,
                                                     std::optional<int32_t> device) {
   auto on_device = [&](int32_t d) { return !device.has_value() || *device == d; };

@@ -204,7 +204,6 @@ class Runtime {
   absl::StatusOr<ContextInfo> CreateContext(SessionId session, int32_t device_id);
   // Waits for the work launched on the context's default stream, then releases it.
   void DestroyContext(SessionId session, ContextId context, Done done);
-  absl::StatusOr<ContextInfo> GetContext(SessionId session, ContextId context);
   void SynchronizeDevice(SessionId session, int32_t device_id, absl::Duration timeout, Done done);
 
   // Streams.

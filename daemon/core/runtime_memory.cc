@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/status_macros.h"

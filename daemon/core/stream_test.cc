@@ -1,6 +1,5 @@
 #include "daemon/core/stream.h"
 
-#include <atomic>
 #include <memory>
 #include <vector>
 

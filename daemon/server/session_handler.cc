@@ -7,7 +7,6 @@
 #include "proto/acl/acl_status.h"
 #include "proto/acl/status_macros.h"
 #include "daemon/server/log_limiter.h"
-#include "spdlog/spdlog.h"
 
 namespace acld::server {
 namespace {
