@@ -5,7 +5,6 @@
 #ifndef ACLD_HAL_REGISTRY_H_
 #define ACLD_HAL_REGISTRY_H_
 
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>

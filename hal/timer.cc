@@ -1,12 +1,13 @@
 #include "hal/timer.h"
 
-#include "absl/time/clock.h"
-
 namespace hal {
 
-Timer::Timer() : thread_([this] { Loop(); }) {}
+Timer::Timer(Clock& clock)
+    : clock_(clock), host_clock_(!clock.Subscribe(this)), thread_([this] { Loop(); }) {}
 
 Timer::~Timer() {
+  // First, so that the clock never tells a timer that is going away.
+  clock_.Unsubscribe(this);
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -31,6 +32,17 @@ bool Timer::Cancel(TimerId id) {
   return true;
 }
 
+void Timer::ClockMoved() {
+  absl::MutexLock lock(&mu_);
+  // Releasing mu_ in the wait re-evaluates the loop's wait, which reads the
+  // clock: that is what wakes it.
+  auto caught_up = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ ||
+           (!running_ && (pending_.empty() || pending_.begin()->first.first > clock_.Now()));
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&caught_up), absl::Seconds(10));
+}
+
 void Timer::Loop() {
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
@@ -43,23 +55,33 @@ void Timer::Loop() {
       continue;
     }
     const absl::Time next = pending_.begin()->first.first;
-    if (absl::Now() < next) {
+    if (Now() < next) {
       // Wake at `next`, or earlier when something sooner is scheduled or we stop.
       const size_t count = pending_.size();
       auto changed = [this, next, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stopping_ || pending_.size() != count ||
                (!pending_.empty() && pending_.begin()->first.first < next);
       };
-      mu_.AwaitWithDeadline(absl::Condition(&changed), next);
+      if (host_clock_) {
+        mu_.AwaitWithDeadline(absl::Condition(&changed), next);
+      } else {
+        // The clock moves only when told; ClockMoved wakes this wait.
+        auto due_or_changed = [this, next, &changed]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return changed() || clock_.Now() >= next;
+        };
+        mu_.Await(absl::Condition(&due_or_changed));
+      }
       continue;
     }
     auto due = pending_.begin();
     std::function<void()> callback = std::move(due->second);
     when_.erase(due->first.second);
     pending_.erase(due);
+    running_ = true;
     mu_.Unlock();
     callback();
     mu_.Lock();
+    running_ = false;
   }
 }
 

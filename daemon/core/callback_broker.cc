@@ -1,7 +1,6 @@
 #include "daemon/core/callback_broker.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 
@@ -22,7 +21,7 @@ TaskFn CallbackBroker::MakeTask(SessionId session, StreamId stream, uint64_t cal
       absl::MutexLock lock(&mu_);
       Waiting& waiting = waiting_[key];
       waiting.resume = resume;
-      waiting.timer = timer_.Schedule(absl::Now() + timeout_, [this, key] { TimeOut(key); });
+      waiting.timer = timer_.ScheduleIn(timeout_, [this, key] { TimeOut(key); });
     }
     if (events && events->callback_due) events->callback_due(due);
     return std::nullopt;

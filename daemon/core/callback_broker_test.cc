@@ -1,13 +1,12 @@
 #include "daemon/core/callback_broker.h"
 
-#include <atomic>
 #include <memory>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
+#include "hal/testing/fake_clock.h"
 
 namespace acld {
 namespace {
@@ -37,7 +36,8 @@ class CallbackBrokerTest : public ::testing::Test {
     return resumed_;
   }
 
-  hal::Timer timer_;
+  hal::testing::FakeClock clock_;
+  hal::Timer timer_{clock_};
   CallbackBroker broker_;
   std::shared_ptr<const SessionEvents> events_;
   absl::Mutex mu_;
@@ -69,7 +69,10 @@ TEST_F(CallbackBrokerTest, BlockingCallbacksHoldTheStreamUntilAcknowledged) {
 
 TEST_F(CallbackBrokerTest, UnansweredCallbacksTimeOut) {
   EXPECT_FALSE(RunTask(3, /*block=*/true).has_value());
-  for (int i = 0; i < 500 && resumed().empty(); ++i) absl::SleepFor(absl::Milliseconds(10));
+  clock_.Advance(absl::Milliseconds(99));
+  EXPECT_TRUE(resumed().empty());
+  EXPECT_EQ(broker_.Pending(1), 1u);
+  clock_.Advance(absl::Milliseconds(1));  // runs the timeout before it returns
   ASSERT_EQ(resumed().size(), 1u);
   EXPECT_EQ(AclCodeOf(resumed()[0]), ACL_ERROR_RT_REPORT_TIMEOUT);
   EXPECT_EQ(broker_.Timeouts(1), 1u);
@@ -80,8 +83,9 @@ TEST_F(CallbackBrokerTest, ForgottenSessionsAreNotWaitedFor) {
   EXPECT_FALSE(RunTask(4, /*block=*/true).has_value());
   broker_.ForgetSession(1);
   EXPECT_EQ(broker_.Pending(1), 0u);
-  absl::SleepFor(absl::Milliseconds(200));  // past the timeout: nothing resumes
+  clock_.Advance(absl::Milliseconds(200));  // past the timeout: nothing resumes
   EXPECT_TRUE(resumed().empty());
+  EXPECT_EQ(broker_.Timeouts(1), 0u);
 }
 
 }  // namespace

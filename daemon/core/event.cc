@@ -1,9 +1,8 @@
 #include "daemon/core/event.h"
 
-#include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 

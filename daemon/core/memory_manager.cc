@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 
 namespace acld {
 
@@ -105,8 +106,7 @@ absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t devi
   }
   // Charged before the device allocates, so that concurrent calls cannot
   // together pass a quota that each alone respects.
-  absl::Status charged = ledger_->Charge(session, *reserved, size);
-  if (!charged.ok()) return charged;
+  ACL_RETURN_IF_ERROR(ledger_->Charge(session, *reserved, size));
   uint32_t uid;
   {
     absl::MutexLock lock(&ledger_->mu);

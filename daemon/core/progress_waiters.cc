@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/time/clock.h"
-
 namespace acld {
 
 void ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done,
@@ -11,8 +9,8 @@ void ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done,
   const uint64_t id = next_id_++;
   hal::Timer::TimerId timer = 0;
   if (timeout != absl::InfiniteDuration() && on_timeout) {
-    timer = timer_.Schedule(absl::Now() + timeout,
-                            [id, on_timeout = std::move(on_timeout)] { on_timeout(id); });
+    timer =
+        timer_.ScheduleIn(timeout, [id, on_timeout = std::move(on_timeout)] { on_timeout(id); });
   }
   waiters_.push_back(Waiter{id, target, std::move(done), timer});
 }

@@ -11,6 +11,7 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
     : backend_(std::move(backend)),
       memory_(*backend_),
       broker_(timer_, options.callback_timeout),
+      timer_(options.clock != nullptr ? *options.clock : hal::HostClock()),
       default_max_streams_(options.default_max_streams),
       default_max_contexts_(options.default_max_contexts),
       default_max_events_(options.default_max_events),
@@ -102,22 +103,19 @@ absl::StatusOr<Session*> Runtime::FindSession(SessionId id) {
 
 absl::StatusOr<uint64_t> Runtime::InitCount(SessionId id) {
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
   return init_.CountOf(id);
 }
 
 absl::StatusOr<uint64_t> Runtime::AddInitReference(SessionId id) {
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
   return init_.AddReferenceIfInitialized(id);
 }
 
 absl::Status Runtime::Initialize(SessionId id, const InitSettings& settings) {
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
   if (settings.default_device.has_value() &&
       (*settings.default_device < 0 || *settings.default_device >= backend_->device_count())) {
     return AclStatus(
@@ -126,23 +124,21 @@ absl::Status Runtime::Initialize(SessionId id, const InitSettings& settings) {
                      " is out of range; this host has ", backend_->device_count(),
                      " devices (valid ids 0..", backend_->device_count() - 1, ")"));
   }
-  absl::Status status = init_.Initialize(id, settings.config_content);
-  if (!status.ok()) return status;
-  (*session)->config = settings.settings;
-  (*session)->has_default_device = settings.default_device.has_value();
-  (*session)->default_device = settings.default_device.value_or(0);
+  ACL_RETURN_IF_ERROR(init_.Initialize(id, settings.config_content));
+  session->config = settings.settings;
+  session->has_default_device = settings.default_device.has_value();
+  session->default_device = settings.default_device.value_or(0);
   UpdateDevicePower();
   return absl::OkStatus();
 }
 
 absl::Status Runtime::AbortInit(SessionId id) {
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
   absl::Status status = init_.AbortInitialize(id);
   if (status.ok()) {
-    (*session)->config.clear();
-    (*session)->has_default_device = false;
+    session->config.clear();
+    session->has_default_device = false;
   }
   UpdateDevicePower();
   return status;
@@ -150,8 +146,7 @@ absl::Status Runtime::AbortInit(SessionId id) {
 
 absl::StatusOr<uint64_t> Runtime::DropInitReference(SessionId id) {
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
   return init_.DropReference(id);
 }
 
@@ -208,15 +203,13 @@ absl::Status Runtime::CheckDeviceId(int32_t device_id) const {
 }
 
 absl::StatusOr<ContextInfo> Runtime::SetDevice(SessionId id, int32_t device_id) {
-  absl::Status valid = CheckDeviceId(device_id);
-  if (!valid.ok()) return valid;
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
-  ++(*session)->device_refs[device_id];
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  ++session->device_refs[device_id];
   UpdateDevicePower();
-  absl::StatusOr<ContextInfo> context = DefaultContextLocked(**session, device_id);
-  if (!context.ok()) DropDeviceReferenceLocked(**session, device_id);
+  absl::StatusOr<ContextInfo> context = DefaultContextLocked(*session, device_id);
+  if (!context.ok()) DropDeviceReferenceLocked(*session, device_id);
   return context;
 }
 
@@ -286,12 +279,10 @@ absl::StatusOr<ContextInfo> Runtime::DefaultContextLocked(Session& session, int3
 }
 
 absl::StatusOr<ContextInfo> Runtime::CreateContext(SessionId id, int32_t device_id) {
-  absl::Status valid = CheckDeviceId(device_id);
-  if (!valid.ok()) return valid;
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
-  const Session& current = **session;
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  const Session& current = *session;
   const size_t created = current.contexts.size() - current.default_contexts.size();
   if (current.max_contexts != 0 && created >= current.max_contexts) {
     return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
@@ -299,14 +290,13 @@ absl::StatusOr<ContextInfo> Runtime::CreateContext(SessionId id, int32_t device_
                                   current.max_contexts,
                                   " contexts (--max_contexts_per_session)"));
   }
-  absl::Status streams = CheckStreamQuotaLocked(current, "aclrtCreateContext");
-  if (!streams.ok()) return streams;
+  ACL_RETURN_IF_ERROR(CheckStreamQuotaLocked(current, "aclrtCreateContext"));
   // A context holds its device like aclrtSetDevice does (CANN: rtCtxCreate).
-  ++(*session)->device_refs[device_id];
+  ++session->device_refs[device_id];
   UpdateDevicePower();
   absl::StatusOr<ContextInfo> context =
-      NewContextLocked(**session, device_id, /*device_default=*/false);
-  if (!context.ok()) DropDeviceReferenceLocked(**session, device_id);
+      NewContextLocked(*session, device_id, /*device_default=*/false);
+  if (!context.ok()) DropDeviceReferenceLocked(*session, device_id);
   return context;
 }
 
@@ -322,9 +312,8 @@ void Runtime::DestroyContext(SessionId id, ContextId context_id, Done done) {
 }
 
 absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Released& released) {
-  absl::StatusOr<Session*> found = FindSession(id);
-  if (!found.ok()) return found.status();
-  Session& session = **found;
+  ACL_ASSIGN_OR_RETURN(Session * found, FindSession(id));
+  Session& session = *found;
   auto it = session.contexts.find(context_id);
   if (it == session.contexts.end() || it->second.is_device_default) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
@@ -348,18 +337,6 @@ absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Re
   }
   UpdateDevicePower();
   return absl::OkStatus();
-}
-
-absl::StatusOr<ContextInfo> Runtime::GetContext(SessionId id, ContextId context_id) {
-  absl::ReaderMutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
-  auto it = (*session)->contexts.find(context_id);
-  if (it == (*session)->contexts.end()) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("context ", context_id, " is not a context of this process"));
-  }
-  return ContextInfo{it->second.id, it->second.device, it->second.default_stream};
 }
 
 Runtime::Released Runtime::ReleaseSessionResources(Session& session,
@@ -432,17 +409,15 @@ void Runtime::UpdateDevicePower() {
 
 absl::Status Runtime::SetMemoryQuota(SessionId id, uint64_t bytes) {
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
   memory_.SetQuota(id, bytes);
   return absl::OkStatus();
 }
 
 absl::Status Runtime::SetStreamQuota(SessionId id, uint32_t max_streams) {
   absl::MutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
-  (*session)->max_streams = max_streams;
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  session->max_streams = max_streams;
   return absl::OkStatus();
 }
 
@@ -455,9 +430,8 @@ absl::Status Runtime::SetWeight(SessionId id, uint32_t weight) {
   }
   {
     absl::MutexLock lock(&mu_);
-    absl::StatusOr<Session*> session = FindSession(id);
-    if (!session.ok()) return session.status();
-    (*session)->weight = weight;
+    ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+    session->weight = weight;
   }
   for (auto& engine : engines_) engine->SetWeight(id, weight);
   return absl::OkStatus();

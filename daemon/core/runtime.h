@@ -59,6 +59,9 @@ struct RuntimeOptions {
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // How long a call over that limit waits for room before going on (QueueBudget).
   absl::Duration queue_patience = absl::Seconds(10);
+  // The clock of the core's timeouts (nullptr: the host's); tests pass a
+  // hal::testing::FakeClock.
+  hal::Clock* clock = nullptr;
 };
 
 // Host bytes a copy reads or writes, kept alive by `keepalive` until the copy
@@ -144,7 +147,6 @@ class Runtime {
   absl::StatusOr<ContextInfo> CreateContext(SessionId session, int32_t device_id);
   // Waits for the work launched on the context's default stream, then releases it.
   void DestroyContext(SessionId session, ContextId context, Done done);
-  absl::StatusOr<ContextInfo> GetContext(SessionId session, ContextId context);
   void SynchronizeDevice(SessionId session, int32_t device_id, absl::Duration timeout, Done done);
 
   // Streams.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/status_macros.h"
@@ -12,13 +11,11 @@
 namespace acld {
 
 absl::StatusOr<uint64_t> Runtime::Malloc(SessionId id, int32_t device_id, uint64_t size) {
-  absl::Status valid = CheckDeviceId(device_id);
-  if (!valid.ok()) return valid;
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
   // Held (shared) across the allocation: an eviction cannot slip in between
   // the check and the allocation and leave memory owned by a dead session.
   absl::ReaderMutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
   return memory_.Allocate(id, device_id, size);
 }
 
@@ -82,8 +79,7 @@ absl::Status Runtime::Memset(SessionId id, const MemsetRequest& memset) {
 }
 
 absl::StatusOr<MemInfo> Runtime::GetMemInfo(SessionId id, int32_t device_id) {
-  absl::Status valid = CheckDeviceId(device_id);
-  if (!valid.ok()) return valid;
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
   const hal::Device& device = backend_->device(device_id);
   MemInfo info;
   info.total = device.info().memory_bytes;

@@ -10,30 +10,26 @@
 #include "gtest/gtest.h"
 #include "hal/sim/sim_backend.h"
 #include "hal/sim/sim_binary.h"
+#include "hal/testing/eventually.h"
+#include "hal/testing/fake_clock.h"
 
 namespace acld {
 namespace {
 
-// Polls `value` until it is 0 (at most 10 s).
-bool WaitUntilZero(const std::function<uint64_t()>& value) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (value() != 0) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
-}
+using hal::testing::Eventually;
 
-// Runs a call that answers through a Done and returns its status.
+// Runs a call that answers through a Done and returns its status (at most 30 s).
 absl::Status Completed(const std::function<void(Done)>& start) {
-  absl::Notification done;
-  absl::Status result;
-  start([&](absl::Status status) {
-    result = std::move(status);
-    done.Notify();
+  auto done = std::make_shared<absl::Notification>();
+  auto result = std::make_shared<absl::Status>();
+  start([done, result](absl::Status status) {
+    *result = std::move(status);
+    done->Notify();
   });
-  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  return result;
+  if (!done->WaitForNotificationWithTimeout(absl::Seconds(30))) {
+    return absl::DeadlineExceededError("no answer within 30 s");
+  }
+  return *result;
 }
 
 class RuntimeTest : public ::testing::Test {
@@ -153,15 +149,35 @@ TEST_F(RuntimeTest, ConcurrentSessionsKeepAnExactHostCount) {
 namespace acld {
 namespace {
 
+// Kernels' busy time and the core's timeouts run on a fake clock: they pass
+// only when a test advances it.
 class RuntimeHandlesTest : public ::testing::Test {
  protected:
-  RuntimeHandlesTest() : runtime_(hal::sim::CreateSimBackend({2, 1 << 20})) {
+  RuntimeHandlesTest() : runtime_(hal::sim::CreateSimBackend({2, 1 << 20, &clock_}), Options()) {
     a_ = runtime_.OpenSession({100, 0, 0, "a"});
     b_ = runtime_.OpenSession({101, 0, 0, "b"});
     context_a_ = *runtime_.SetDevice(a_, 0);
     context_b_ = *runtime_.SetDevice(b_, 0);
   }
 
+  RuntimeOptions Options() {
+    RuntimeOptions options;
+    options.clock = &clock_;
+    return options;
+  }
+
+  // Waits until `stream` waits on a kernel on the device: its busy time
+  // counts from the clock's time now.
+  bool KernelOnDevice(StreamId stream) {
+    return Eventually([&] {
+      for (const StreamSnapshot& each : runtime_.Snapshot().streams) {
+        if (each.id == stream) return each.stats.state == "waiting on kernel";
+      }
+      return false;
+    });
+  }
+
+  hal::testing::FakeClock clock_;
   Runtime runtime_;
   SessionId a_, b_;
   ContextInfo context_a_, context_b_;
@@ -188,7 +204,7 @@ TEST_F(RuntimeHandlesTest, AnotherSessionsHandlesAreRefused) {
                                result = status;
                                done.Notify();
                              });
-  done.WaitForNotification();
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_EQ(AclCodeOf(result), ACL_ERROR_INVALID_PARAM);
   // a's own use still works.
   EXPECT_TRUE(runtime_.Free(a_, memory).ok());
@@ -240,6 +256,7 @@ TEST_F(RuntimeHandlesTest, ResetWaitsForLaunchedWorkInsteadOfDiscardingIt) {
   const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
   const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
   ASSERT_TRUE(runtime_.LaunchKernel(a_, stream, 0, {"spin_add_one_u32", 1, {memory, 200000}}).ok());
+  ASSERT_TRUE(KernelOnDevice(stream));
   // A synchronization pending meanwhile hears the truth: the work ran.
   absl::Notification synced;
   absl::Status sync_status = AclStatus(ACL_ERROR_INTERNAL_ERROR, "not yet");
@@ -247,9 +264,17 @@ TEST_F(RuntimeHandlesTest, ResetWaitsForLaunchedWorkInsteadOfDiscardingIt) {
     sync_status = status;
     synced.Notify();
   });
-  const absl::Time start = absl::Now();
-  ASSERT_TRUE(Completed([&](Done d) { runtime_.ResetDevice(a_, 0, true, d); }).ok());
-  EXPECT_GE(absl::Now() - start, absl::Milliseconds(150));
+  auto reset = std::make_shared<absl::Notification>();
+  auto reset_status = std::make_shared<absl::Status>();
+  runtime_.ResetDevice(a_, 0, true, [reset, reset_status](absl::Status status) {
+    *reset_status = std::move(status);
+    reset->Notify();
+  });
+  clock_.Advance(absl::Milliseconds(199));
+  EXPECT_FALSE(reset->HasBeenNotified()) << "the reset did not wait for the busy kernel";
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_TRUE(reset->WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(reset_status->ok()) << *reset_status;
   ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_TRUE(sync_status.ok()) << sync_status;
   EXPECT_EQ(runtime_.Snapshot().devices[0].used_bytes, 0u);
@@ -262,10 +287,12 @@ TEST_F(RuntimeHandlesTest, AFreeRacingABusyKernelWaitsForIt) {
   ASSERT_TRUE(runtime_.Free(a_, memory).ok());
   // Freed for the application, still held (and charged) for the kernel.
   EXPECT_EQ(runtime_.Snapshot().devices[0].used_bytes, 512u);
+  ASSERT_TRUE(KernelOnDevice(stream));
+  clock_.Advance(absl::Milliseconds(100));
   EXPECT_TRUE(Completed([&](Done d) {
                 runtime_.SynchronizeStream(a_, stream, absl::InfiniteDuration(), d);
               }).ok());
-  EXPECT_TRUE(WaitUntilZero([&] { return runtime_.Snapshot().devices[0].used_bytes; }));
+  EXPECT_TRUE(Eventually([&] { return runtime_.Snapshot().devices[0].used_bytes == 0; }));
 }
 
 TEST_F(RuntimeHandlesTest, EndingASessionDiscardsItsWorkAndTellsWaitersSo) {
@@ -283,7 +310,7 @@ TEST_F(RuntimeHandlesTest, EndingASessionDiscardsItsWorkAndTellsWaitersSo) {
   ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_EQ(AclCodeOf(sync_status), ACL_ERROR_RT_SOCKET_CLOSE);
   // The discarded kernel's memory comes back at once, not after its busy time.
-  EXPECT_TRUE(WaitUntilZero([&] { return runtime_.Snapshot().devices[0].used_bytes; }));
+  EXPECT_TRUE(Eventually([&] { return runtime_.Snapshot().devices[0].used_bytes == 0; }));
 }
 
 TEST_F(RuntimeHandlesTest, AbortDiscardsLaunchedWork) {
@@ -315,12 +342,12 @@ TEST_F(RuntimeHandlesTest, ContextsEventsAndClosingStreamsCountAgainstTheirLimit
   const uint64_t memory = *runtime_.Malloc(b_, 0, 64);
   const StreamId busy = *runtime_.CreateStream(b_, context_b_.context, 0, 0);
   ASSERT_TRUE(runtime_.LaunchKernel(b_, busy, 0, {"spin_add_one_u32", 1, {memory, 300000}}).ok());
+  ASSERT_TRUE(KernelOnDevice(busy));
   ASSERT_TRUE(Completed([&](Done d) { runtime_.DestroyStream(b_, busy, true, d); }).ok());
   EXPECT_EQ(AclCodeOf(runtime_.CreateStream(b_, context_b_.context, 0, 0).status()),
             ACL_ERROR_RT_NO_STREAM_RESOURCE);
-  EXPECT_TRUE(WaitUntilZero([&] {
-    return uint64_t{runtime_.CreateStream(b_, context_b_.context, 0, 0).ok() ? 0u : 1u};
-  }));
+  clock_.Advance(absl::Milliseconds(300));
+  EXPECT_TRUE(Eventually([&] { return runtime_.CreateStream(b_, context_b_.context, 0, 0).ok(); }));
   EXPECT_EQ(ReadWord(runtime_, b_, memory), 1u);  // the force-destroyed stream's kernel ran
 }
 

@@ -3,7 +3,6 @@
 #define ACLD_DAEMON_CORE_SESSION_TABLE_H_
 
 #include <map>
-#include <vector>
 
 #include "daemon/core/session.h"
 

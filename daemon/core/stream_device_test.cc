@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "hal/sim/sim_device.h"
 #include "hal/sim/sim_memory.h"
+#include "hal/testing/eventually.h"
 #include "proto/acl/acl_status.h"
 
 namespace acld {
@@ -34,14 +35,16 @@ class StreamDeviceTest : public ::testing::Test {
   }
 
   static absl::Status Sync(Stream& stream) {
-    absl::Notification done;
-    absl::Status result;
-    stream.Synchronize(absl::Seconds(10), [&](absl::Status status) {
-      result = status;
-      done.Notify();
+    auto done = std::make_shared<absl::Notification>();
+    auto result = std::make_shared<absl::Status>();
+    stream.Synchronize(absl::Seconds(10), [done, result](absl::Status status) {
+      *result = std::move(status);
+      done->Notify();
     });
-    done.WaitForNotification();
-    return result;
+    if (!done->WaitForNotificationWithTimeout(absl::Seconds(30))) {
+      return absl::DeadlineExceededError("the stream did not answer within 30 s");
+    }
+    return *result;
   }
 
   // Holds the device stream at a host-callback point until Release().
@@ -55,9 +58,7 @@ class StreamDeviceTest : public ::testing::Test {
     };
   }
   void Release() {
-    for (int spin = 0; spin < 2000 && holds_.load() == 0; ++spin) {
-      absl::SleepFor(absl::Milliseconds(5));
-    }
+    ASSERT_TRUE(hal::testing::Eventually([this] { return holds_.load() > 0; }));
     held_stream_->ResumeCallbackPoint(held_, absl::OkStatus());
   }
 
@@ -90,10 +91,7 @@ TEST_F(StreamDeviceTest, DeviceWorkIsSubmittedWithoutWaitingForTheWorkBeforeIt) 
     ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(i, 7), "fill", 0, nullptr, nullptr, nullptr).ok());
   }
   // All of it reaches the device while its first item still holds.
-  for (int spin = 0; spin < 1000 && submitted_.load() < 3; ++spin) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  EXPECT_EQ(submitted_.load(), 3);
+  ASSERT_TRUE(hal::testing::Eventually([this] { return submitted_.load() == 3; }));
   EXPECT_FALSE(stream->Idle());
   EXPECT_EQ(stream->Stats().state, "waiting on hold");
   EXPECT_EQ(Byte(0), 0);
@@ -117,7 +115,10 @@ TEST_F(StreamDeviceTest, HostTasksWaitForTheDeviceWorkBeforeThem) {
                       },
                       0)
                   .ok());
-  absl::SleepFor(absl::Milliseconds(50));
+  // The stream's turn ends at the host task: the fill is on the device and
+  // the stream waits for the hold.
+  ASSERT_TRUE(hal::testing::Eventually(
+      [&] { return submitted_.load() == 1 && stream->Stats().state == "waiting on hold"; }));
   EXPECT_EQ(seen.load(), -1) << "a host task ran before the device work before it";
   Release();
   EXPECT_TRUE(Sync(*stream).ok());
@@ -146,9 +147,7 @@ TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
                                         nullptr)
                     .ok());
   }
-  for (int spin = 0; spin < 1000 && submitted_.load() < 3; ++spin) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  ASSERT_TRUE(hal::testing::Eventually([this] { return submitted_.load() == 3; }));
   absl::Notification synced;
   absl::Status sync_status;
   stream->Synchronize(absl::Seconds(10), [&](absl::Status status) {
@@ -156,7 +155,7 @@ TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
     synced.Notify();
   });
   stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
-  synced.WaitForNotification();
+  ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_EQ(AclCodeOf(sync_status), ACL_ERROR_RT_STREAM_ABORT);
   EXPECT_EQ(discarded.load(), 3);
   EXPECT_EQ(Byte(0), 0) << "an aborted fill ran";
@@ -185,7 +184,10 @@ TEST_F(StreamDeviceTest, StopOnFailureAtSubmitKeepsEarlierDeviceWorkAndDropsLate
   // memory), behind work still on the device: that work is kept, what
   // follows the failure is dropped, and the stream is not done before the
   // held work is.
-  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    const StreamStats stats = stream->Stats();
+    return stats.failed == 1 && stats.discarded == 1;
+  }));
   EXPECT_FALSE(stream->Idle());
   Release();
   EXPECT_NE(AclCodeOf(Sync(*stream)), ACL_SUCCESS);

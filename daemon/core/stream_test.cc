@@ -1,6 +1,5 @@
 #include "daemon/core/stream.h"
 
-#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -9,6 +8,7 @@
 #include "proto/acl/acl_status.h"
 #include "daemon/core/stream_engine.h"
 #include "gtest/gtest.h"
+#include "hal/testing/fake_clock.h"
 
 namespace acld {
 namespace {
@@ -23,16 +23,29 @@ class StreamTest : public ::testing::Test {
                                     });
   }
 
-  // Waits for Stream::Synchronize's answer.
-  static absl::Status Sync(Stream& stream, absl::Duration timeout = absl::InfiniteDuration()) {
+  struct Answer {
     absl::Notification done;
-    absl::Status result;
-    stream.Synchronize(timeout, [&](absl::Status status) {
-      result = status;
-      done.Notify();
+    absl::Status status;
+  };
+  // Starts Stream::Synchronize; its answer lands in the Answer, which lives
+  // as long as the stream may still give it.
+  static std::shared_ptr<Answer> StartSync(Stream& stream, absl::Duration timeout) {
+    auto answer = std::make_shared<Answer>();
+    stream.Synchronize(timeout, [answer](absl::Status status) {
+      answer->status = std::move(status);
+      answer->done.Notify();
     });
-    done.WaitForNotification();
-    return result;
+    return answer;
+  }
+
+  // Waits (at most 30 s) for Stream::Synchronize's answer. `timeout` is on
+  // the fake clock: it passes only when the test advances the clock.
+  static absl::Status Sync(Stream& stream, absl::Duration timeout = absl::InfiniteDuration()) {
+    std::shared_ptr<Answer> answer = StartSync(stream, timeout);
+    if (!answer->done.WaitForNotificationWithTimeout(absl::Seconds(30))) {
+      return absl::DeadlineExceededError("the stream did not answer within 30 s");
+    }
+    return answer->status;
   }
 
   TaskFn Append(int value) {
@@ -54,7 +67,8 @@ class StreamTest : public ::testing::Test {
     return order_;
   }
 
-  hal::Timer timer_;
+  hal::testing::FakeClock clock_;
+  hal::Timer timer_{clock_};
   StreamEngine engine_{2};
   absl::Mutex mu_;
   std::vector<int> order_;
@@ -109,7 +123,7 @@ TEST_F(StreamTest, StopOnFailureDiscardsUntilReported) {
   stream->Enqueue(Fail(), 0).IgnoreError();
   stream->Enqueue(Append(3), 0).IgnoreError();
   stream->Enqueue(Append(4), 0).IgnoreError();
-  parked.WaitForNotification();
+  ASSERT_TRUE(parked.WaitForNotificationWithTimeout(absl::Seconds(10)));
   release(absl::OkStatus());
   EXPECT_EQ(AclCodeOf(Sync(*stream)), ACL_ERROR_RT_AICORE_EXCEPTION);
   EXPECT_TRUE(order().empty());
@@ -133,8 +147,13 @@ TEST_F(StreamTest, SynchronizeTimesOutAndPollsWithZero) {
           },
           0)
       .IgnoreError();
-  parked.WaitForNotification();
-  EXPECT_EQ(AclCodeOf(Sync(*stream, absl::Milliseconds(20))), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+  ASSERT_TRUE(parked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  std::shared_ptr<Answer> timed = StartSync(*stream, absl::Milliseconds(20));
+  clock_.Advance(absl::Milliseconds(19));
+  EXPECT_FALSE(timed->done.HasBeenNotified());
+  clock_.Advance(absl::Milliseconds(1));  // runs the timeout before it returns
+  ASSERT_TRUE(timed->done.HasBeenNotified());
+  EXPECT_EQ(AclCodeOf(timed->status), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
   EXPECT_EQ(AclCodeOf(Sync(*stream, absl::ZeroDuration())), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
   EXPECT_FALSE(stream->Idle());
   EXPECT_EQ(stream->Stats().state, "waiting on work");
@@ -165,12 +184,11 @@ TEST_F(StreamTest, ParkedStreamsHoldNoWorker) {
   EXPECT_EQ(order(), std::vector<int>{1});
   for (int i = 0; i < 64; ++i) {
     TaskResume release;
-    while (true) {
+    {
       absl::MutexLock lock(&releases_mu);
-      if (releases[i]) {
-        release = releases[i];
-        break;
-      }
+      auto parked = [&releases, i] { return static_cast<bool>(releases[i]); };
+      ASSERT_TRUE(releases_mu.AwaitWithTimeout(absl::Condition(&parked), absl::Seconds(10)));
+      release = releases[i];
     }
     release(absl::OkStatus());
     EXPECT_TRUE(Sync(*waiting[i], absl::Seconds(10)).ok());
@@ -189,7 +207,7 @@ TEST_F(StreamTest, AbortDiscardsQueuedAndParkedWorkAndTellsItsWaiters) {
           0)
       .IgnoreError();
   stream->Enqueue(Append(2), 0).IgnoreError();
-  parked.WaitForNotification();
+  ASSERT_TRUE(parked.WaitForNotificationWithTimeout(absl::Seconds(10)));
   absl::Notification synchronized;
   absl::Status sync_status;
   stream->Synchronize(absl::InfiniteDuration(), [&](absl::Status status) {
@@ -239,7 +257,6 @@ TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
   std::vector<SessionId> ran;  // which session each finished task belonged to
   auto task = [&](SessionId session) -> TaskFn {
     return [&, session](const TaskResume&) -> std::optional<absl::Status> {
-      absl::SleepFor(absl::Microseconds(200));
       absl::MutexLock lock(&mu);
       ran.push_back(session);
       return absl::OkStatus();
@@ -254,30 +271,29 @@ TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
   auto victim =
       std::make_shared<Stream>(Stream::Options{1000, 2, 0, 0, 0}, engine, timer, nullptr);
   // Block the single worker until everything is queued.
+  absl::Notification blocking;
   absl::Notification release;
-  streams[0]->Enqueue([&](const TaskResume&) -> std::optional<absl::Status> {
-    release.WaitForNotification();
-    return absl::OkStatus();
-  }, 0).IgnoreError();
-  absl::SleepFor(absl::Milliseconds(20));
+  streams[0]
+      ->Enqueue(
+          [&](const TaskResume&) -> std::optional<absl::Status> {
+            blocking.Notify();
+            release.WaitForNotificationWithTimeout(absl::Seconds(30));
+            return absl::OkStatus();
+          },
+          0)
+      .IgnoreError();
+  ASSERT_TRUE(blocking.WaitForNotificationWithTimeout(absl::Seconds(10)));
   for (auto& stream : streams) {
     for (int t = 0; t < 5; ++t) stream->Enqueue(task(1), 0).IgnoreError();
   }
   for (int t = 0; t < 5; ++t) victim->Enqueue(task(2), 0).IgnoreError();
   release.Notify();
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (true) {
-    {
-      absl::MutexLock lock(&mu);
-      if (ran.size() == 1005u) break;
-    }
-    ASSERT_LT(absl::Now(), deadline);
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  absl::MutexLock lock(&mu);
+  auto all_ran = [&ran] { return ran.size() == 1005u; };
+  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_ran), absl::Seconds(30)));
   // The victim's stream got a turn right after the flooding session's first:
   // all 5 of its tasks are done within the first turn or two of the other
   // session's streams, not after all 200 of them.
-  absl::MutexLock lock(&mu);
   size_t victim_done_at = 0;
   for (size_t i = 0; i < ran.size(); ++i) {
     if (ran[i] == 2) victim_done_at = i;

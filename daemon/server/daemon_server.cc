@@ -18,6 +18,7 @@
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_posix.h"
 #include "proto/acl/protocol.h"
+#include "proto/acl/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -96,15 +97,13 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   }
   const std::string peer_path = PeerSocketPath(options.socket_path);
   for (const std::string& path : {options.socket_path, options.admin_socket_path, peer_path}) {
-    absl::Status prepared = PrepareSocketPath(path);
-    if (!prepared.ok()) return prepared;
+    ACL_RETURN_IF_ERROR(PrepareSocketPath(path));
   }
   // Every socket is created with its final mode (under a umask) and checked;
   // none is chmod-ed or chown-ed through a path that could be a symlink.
-  absl::StatusOr<int> runtime_fd =
-      ListenOnSocketPath(options.socket_path, options.socket_mode, group);
-  if (!runtime_fd.ok()) return runtime_fd.status();
-  FdGuard runtime_guard(*runtime_fd);
+  ACL_ASSIGN_OR_RETURN(int runtime_fd,
+                       ListenOnSocketPath(options.socket_path, options.socket_mode, group));
+  FdGuard runtime_guard(runtime_fd);
   absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> peers;
   {
     ScopedUmask mask(UmaskFor(options.socket_mode));

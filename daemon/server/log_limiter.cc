@@ -1,6 +1,7 @@
 #include "daemon/server/log_limiter.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "daemon/server/text_sanitizer.h"
@@ -77,11 +78,6 @@ bool RateLimitedLog::Allow(spdlog::level::level_enum level) {
                 absl::FormatDuration(absl::Trunc(decision.over, absl::Milliseconds(100))));
   }
   return decision.allow;
-}
-
-void RateLimitedLog::Log(spdlog::level::level_enum level, absl::string_view message) {
-  if (!spdlog::should_log(level) || !Allow(level)) return;
-  Write(level, message);
 }
 
 void RateLimitedLog::Write(spdlog::level::level_enum level, absl::string_view message) {

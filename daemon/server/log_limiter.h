@@ -11,7 +11,6 @@
 #define ACLD_DAEMON_SERVER_LOG_LIMITER_H_
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -74,16 +73,11 @@ class RateLimitedLog {
   void Warn(fmt::format_string<Args...> format, Args&&... args) {
     Emit(spdlog::level::warn, format, std::forward<Args>(args)...);
   }
-  // The same for an already formatted message.
-  void Log(spdlog::level::level_enum level, absl::string_view message);
-
-  // Takes a token: true when a line may be logged now (a pending summary is
-  // logged first). For callers that log by themselves.
-  bool Allow(spdlog::level::level_enum level = spdlog::level::info);
-
-  const std::string& subject() const { return subject_; }
 
  private:
+  // Takes a token: true when a line may be logged now (a pending summary is
+  // logged first).
+  bool Allow(spdlog::level::level_enum level);
   template <typename... Args>
   void Emit(spdlog::level::level_enum level, fmt::format_string<Args...> format, Args&&... args) {
     if (!spdlog::should_log(level) || !Allow(level)) return;

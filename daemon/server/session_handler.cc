@@ -6,8 +6,8 @@
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/protocol.h"
+#include "proto/acl/status_macros.h"
 #include "daemon/server/log_limiter.h"
-#include "spdlog/spdlog.h"
 
 namespace acld::server {
 namespace {
@@ -148,10 +148,8 @@ absl::StatusOr<CopyRequest> SessionHandler::ToCopy(const acl::v1::CopyRequest& p
       return AclStatus(ACL_ERROR_INVALID_PARAM, "unknown copy direction");
   }
   if (proto.has_shared()) {
-    absl::StatusOr<HostSpan> span =
-        shared_memory_.Resolve(proto.shared().segment(), proto.shared().offset(), copy.count);
-    if (!span.ok()) return span.status();
-    copy.host = *std::move(span);
+    ACL_ASSIGN_OR_RETURN(copy.host, shared_memory_.Resolve(proto.shared().segment(),
+                                                           proto.shared().offset(), copy.count));
     return copy;
   }
   if (copy.direction == CopyRequest::Direction::kHostToDevice) {
@@ -182,9 +180,8 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
       return runtime_.LaunchKernel(session_, op.stream(), op.thread(), std::move(kernel)).status();
     }
     case acl::v1::AsyncOp::kCopy: {
-      absl::StatusOr<CopyRequest> copy = ToCopy(op.copy(), nullptr);
-      if (!copy.ok()) return copy.status();
-      return runtime_.EnqueueCopy(session_, op.stream(), op.thread(), *std::move(copy)).status();
+      ACL_ASSIGN_OR_RETURN(CopyRequest copy, ToCopy(op.copy(), nullptr));
+      return runtime_.EnqueueCopy(session_, op.stream(), op.thread(), std::move(copy)).status();
     }
     case acl::v1::AsyncOp::kMemset: {
       return runtime_.EnqueueMemset(session_, op.stream(), op.thread(), ToMemset(op.memset()))

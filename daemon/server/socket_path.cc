@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/acl/status_macros.h"
 
 namespace acld::server {
 namespace {
@@ -142,12 +143,10 @@ bool SocketIsLive(const std::string& path) {
 }
 
 absl::Status PrepareSocketPath(const std::string& path) {
-  absl::StatusOr<SplitPath> split = Split(path);
-  if (!split.ok()) return split.status();
-  absl::StatusOr<SocketDirectory> directory = SocketDirectory::Open(split->directory);
-  if (!directory.ok()) return directory.status();
+  ACL_ASSIGN_OR_RETURN(SplitPath split, Split(path));
+  ACL_ASSIGN_OR_RETURN(SocketDirectory directory, SocketDirectory::Open(split.directory));
   struct stat info {};
-  if (fstatat(directory->fd(), split->name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (fstatat(directory.fd(), split.name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return absl::OkStatus();  // nothing there
     return absl::PermissionDeniedError(
         absl::StrCat("cannot inspect '", path, "': ", std::strerror(errno)));
@@ -161,7 +160,7 @@ absl::Status PrepareSocketPath(const std::string& path) {
     return absl::AlreadyExistsError(
         absl::StrCat("another daemon is serving '", path, "'; stop it first or choose --socket"));
   }
-  if (unlinkat(directory->fd(), split->name.c_str(), 0) != 0 && errno != ENOENT) {
+  if (unlinkat(directory.fd(), split.name.c_str(), 0) != 0 && errno != ENOENT) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot remove stale socket '", path, "': ", std::strerror(errno)));
   }
@@ -169,10 +168,8 @@ absl::Status PrepareSocketPath(const std::string& path) {
 }
 
 absl::StatusOr<int> ListenOnSocketPath(const std::string& path, mode_t mode, gid_t gid) {
-  absl::StatusOr<SplitPath> split = Split(path);
-  if (!split.ok()) return split.status();
-  absl::StatusOr<SocketDirectory> directory = SocketDirectory::Open(split->directory);
-  if (!directory.ok()) return directory.status();
+  ACL_ASSIGN_OR_RETURN(SplitPath split, Split(path));
+  ACL_ASSIGN_OR_RETURN(SocketDirectory directory, SocketDirectory::Open(split.directory));
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return absl::ResourceExhaustedError(absl::StrCat("socket: ", std::strerror(errno)));
@@ -190,7 +187,7 @@ absl::StatusOr<int> ListenOnSocketPath(const std::string& path, mode_t mode, gid
     close(fd);
     return absl::UnavailableError(absl::StrCat("cannot listen on '", path, "': ", error));
   }
-  absl::Status secured = SecureSocketAt(*directory, split->name, mode, gid);
+  absl::Status secured = SecureSocketAt(directory, split.name, mode, gid);
   if (!secured.ok()) {
     close(fd);
     return secured;
@@ -199,11 +196,9 @@ absl::StatusOr<int> ListenOnSocketPath(const std::string& path, mode_t mode, gid
 }
 
 absl::Status SecureSocket(const std::string& path, mode_t mode, gid_t gid) {
-  absl::StatusOr<SplitPath> split = Split(path);
-  if (!split.ok()) return split.status();
-  absl::StatusOr<SocketDirectory> directory = SocketDirectory::Open(split->directory);
-  if (!directory.ok()) return directory.status();
-  return SecureSocketAt(*directory, split->name, mode, gid);
+  ACL_ASSIGN_OR_RETURN(SplitPath split, Split(path));
+  ACL_ASSIGN_OR_RETURN(SocketDirectory directory, SocketDirectory::Open(split.directory));
+  return SecureSocketAt(directory, split.name, mode, gid);
 }
 
 void RemoveSocket(const std::string& path) {

@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 
-#include "absl/strings/str_cat.h"
 #include "hal/registry.h"
 #include "hal/sim/sim_binary.h"
 

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "gtest/gtest.h"
 #include "hal/cts/cts_backends.h"

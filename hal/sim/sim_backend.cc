@@ -12,7 +12,8 @@ class SimBackend : public Backend {
   explicit SimBackend(const SimOptions& options) {
     for (int32_t id = 0; id < options.device_count; ++id) {
       devices_.push_back(
-          std::make_unique<SimDevice>(id, options.device_memory_bytes));
+          std::make_unique<SimDevice>(id, options.device_memory_bytes,
+                                      options.clock != nullptr ? *options.clock : HostClock()));
     }
   }
 

@@ -6,12 +6,16 @@
 #include <memory>
 
 #include "hal/backend.h"
+#include "hal/clock.h"
 
 namespace hal::sim {
 
 struct SimOptions {
   int32_t device_count = 2;
   uint64_t device_memory_bytes = 4ull << 30;  // committed lazily
+  // The clock of the devices' busy time (nullptr: the host's); tests pass a
+  // hal::testing::FakeClock.
+  Clock* clock = nullptr;
 };
 
 // The SoC name every sim device reports (stable, so tests can rely on it).

@@ -40,7 +40,6 @@ namespace hal::sim {
 inline constexpr char kSimBinaryMagic[] = "ACLDSIMB";  // 8 bytes, without the NUL
 inline constexpr size_t kSimBinaryMagicBytes = 8;
 inline constexpr uint32_t kSimBinaryVersion = 1;
-inline constexpr size_t kSimBinaryHeaderBytes = 16;  // magic + version + count
 inline constexpr size_t kMaxSimBinaryBytes = size_t{1} << 20;  // 1 MiB
 inline constexpr uint32_t kMaxSimBinaryEntries = 1024;
 inline constexpr size_t kMaxSimBinaryNameBytes = 256;

@@ -22,10 +22,11 @@ constexpr uint64_t kOffsetLimit = uint64_t{1} << kDeviceIdShift;
 
 }  // namespace
 
-SimDevice::SimDevice(int32_t id, uint64_t memory_bytes)
+SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock)
     : info_{id, kSimSocName, memory_bytes,
             AddressRange{kAddressBit | (uint64_t(id) << kDeviceIdShift),
-                         (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit}} {}
+                         (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit}},
+      timer_(clock) {}
 
 absl::Status SimDevice::BringUp() {
   up_.store(true, std::memory_order_release);

@@ -22,7 +22,8 @@ inline constexpr int kDeviceIdShift = 48;
 
 class SimDevice : public Device {
  public:
-  SimDevice(int32_t id, uint64_t memory_bytes);
+  // `clock`: the clock of kernels' busy time.
+  SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock = HostClock());
 
   const DeviceInfo& info() const override { return info_; }
   absl::Status BringUp() override;

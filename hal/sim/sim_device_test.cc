@@ -1,7 +1,6 @@
 #include "hal/sim/sim_device.h"
 
 #include <cstring>
-#include <map>
 
 #include "gtest/gtest.h"
 #include "hal/sim/sim_kernels.h"

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
+#include "absl/synchronization/mutex.h"
 #include "acl/acl_base.h"
 #include "hal/sim/sim_device.h"
 #include "hal/sim/sim_memory.h"
@@ -118,11 +120,10 @@ void SimStream::State::Pump() {
     if (head.kind == Item::Kind::kLaunch && head.busy_micros > 0 && !head.busy_done) {
       hold = Hold::kBusy;
       device.busy_meter().Enter(device.NowNanos());
-      busy_timer = timer.Schedule(
-          absl::Now() + absl::Microseconds(static_cast<int64_t>(head.busy_micros)),
-          [self, held_generation] {
-            if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
-          });
+      const absl::Duration busy = absl::Microseconds(static_cast<int64_t>(head.busy_micros));
+      busy_timer = timer.ScheduleIn(busy, [self, held_generation] {
+        if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
+      });
       break;
     }
     if (head.kind == Item::Kind::kWait &&

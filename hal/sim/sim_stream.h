@@ -7,12 +7,8 @@
 #define ACLD_HAL_SIM_SIM_STREAM_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <optional>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "hal/sim/sim_event.h"
 #include "hal/sim/sim_executable.h"
 #include "hal/stream.h"

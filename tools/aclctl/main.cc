@@ -7,8 +7,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
