@@ -83,6 +83,15 @@ TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
   ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20)));
   ASSERT_TRUE(other.WaitForLine("ready", absl::Seconds(20)));
   EXPECT_EQ(DeviceBytesUsed(daemon.Status()), ReservedBytes(64u << 20) + ReservedBytes(16u << 20));
+  // Utilization: both spin kernels keep the device computing.
+  const acl::v1::DeviceInfo device = daemon.Status().devices(0);
+  if (OnAclBackend()) {
+    EXPECT_EQ(device.compute_percent(), -1);  // the stand-in has no aclrtGetDeviceUtilizationRate
+  } else {
+    EXPECT_GT(device.compute_percent(), 0);
+    EXPECT_EQ(device.memory_percent(), 31);  // 80 of 256 MiB
+  }
+  EXPECT_NE(daemon.Aclctl({"devices"}).second.find("COMPUTE"), std::string::npos);
   const auto [code, streams] = daemon.Aclctl({"streams"});
   EXPECT_EQ(code, 0);
   EXPECT_NE(streams.find("waiting on kernel"), std::string::npos)

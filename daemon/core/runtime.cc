@@ -453,13 +453,19 @@ bool Runtime::AllStreamsIdle() const {
 }
 
 RuntimeSnapshot Runtime::Snapshot() const {
+  // Asked before the lock: a backend may ask its vendor (the devices
+  // themselves never change).
+  std::vector<hal::DeviceUtilization> utilization;
+  for (int32_t id = 0; id < backend_->device_count(); ++id) {
+    utilization.push_back(backend_->device(id).Utilization());
+  }
   absl::ReaderMutexLock lock(&mu_);
   RuntimeSnapshot snapshot;
   snapshot.backend = backend_->name();
   snapshot.host_refcount = init_.host_count();
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     const hal::Device& device = backend_->device(id);
-    DeviceSnapshot info{device.info(), device.is_up(), 0, device.used_bytes()};
+    DeviceSnapshot info{device.info(), device.is_up(), 0, device.used_bytes(), utilization[id]};
     for (const auto& [session_id, session] : sessions_.all()) {
       info.sessions += session.device_refs.count(id) ? 1 : 0;
     }

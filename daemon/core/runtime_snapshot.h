@@ -27,6 +27,7 @@ struct DeviceSnapshot {
   bool up = false;
   uint32_t sessions = 0;  // sessions holding a device reference on it
   uint64_t used_bytes = 0;
+  hal::DeviceUtilization utilization;
 };
 
 struct StreamSnapshot {

@@ -72,6 +72,8 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     info->set_up(device.up);
     info->set_sessions(device.sessions);
     info->set_used_bytes(device.used_bytes);
+    info->set_compute_percent(device.utilization.compute_percent);
+    info->set_memory_percent(device.utilization.memory_percent);
   }
   const SessionLimits& limits = sessions_.limits();
   const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();

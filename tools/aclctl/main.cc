@@ -46,7 +46,8 @@ constexpr char kUsage[] =
     "  sessions               every client session\n"
     "  streams [--session=ID] every stream (of one session)\n"
     "  memory                 device memory per device and per session\n"
-    "  devices                the devices\n"
+    "  devices                the devices, with their utilization (COMPUTE: share of the last\n"
+    "                         second spent computing, - when the backend cannot tell)\n"
     "  watch [--interval=S] [--count=N]   status, refreshed\n"
     "  evict SESSION          release a session as if its process died\n"
     "  quota SESSION | --default  [--memory=BYTES] [--streams=N]   set quotas (0: no limit)\n"
@@ -200,11 +201,14 @@ grpc::Status Show(grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext
 }
 
 std::string DevicesText(const acl::v1::StatusReply& status) {
-  Table devices({"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS"});
+  Table devices({"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS", "COMPUTE", "MEM%"});
   for (const acl::v1::DeviceInfo& device : status.devices()) {
+    const std::string compute =
+        device.compute_percent() < 0 ? "-" : absl::StrCat(device.compute_percent(), "%");
     devices.AddRow({absl::StrCat(device.id()), device.name(), HumanBytes(device.memory_bytes()),
                     HumanBytes(device.used_bytes()), device.up() ? "yes" : "no",
-                    absl::StrCat(device.sessions())});
+                    absl::StrCat(device.sessions()), compute,
+                    absl::StrCat(device.memory_percent(), "%")});
   }
   return devices.Render();
 }
