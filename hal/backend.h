@@ -3,6 +3,7 @@
 #define ACLD_HAL_BACKEND_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "hal/device.h"
@@ -17,6 +18,14 @@ class Backend {
   virtual int32_t device_count() const = 0;
   // `id` must be in [0, device_count()).
   virtual Device& device(int32_t id) = 0;
+
+  // Host memory the daemon mapped (a client's shared memory): a backend whose
+  // devices copy asynchronously only from registered memory registers it
+  // (CANN's aclrtHostRegister; otherwise its async copies quietly become
+  // synchronous). The handle unregisters it when the last copy of it goes;
+  // null when there was nothing to register or no device could take it yet
+  // (copies still work).
+  virtual std::shared_ptr<void> RegisterHostMemory(void* data, uint64_t bytes) = 0;
 };
 
 }  // namespace hal

@@ -234,6 +234,12 @@ class Runtime {
 
   RuntimeSnapshot Snapshot() const;
 
+  // Host memory the daemon mapped for a session, registered with the backend
+  // (hal::Backend::RegisterHostMemory); keep the handle while it is mapped.
+  std::shared_ptr<void> RegisterHostMemory(void* data, uint64_t bytes) {
+    return backend_->RegisterHostMemory(data, bytes);
+  }
+
  private:
   absl::StatusOr<Session*> FindSession(SessionId session) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::shared_ptr<Stream>> FindStream(SessionId session, StreamId stream)

@@ -37,7 +37,9 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
         pid_(pid),
         desk_(desk),
         write_(std::move(write)),
-        shared_memory_(limits) {}
+        shared_memory_(limits, [&runtime](void* data, uint64_t bytes) {
+          return runtime.RegisterHostMemory(data, bytes);
+        }) {}
 
   SessionId session() const { return session_; }
 

@@ -22,16 +22,19 @@ struct SharedMemoryRegistry::Mapping {
   uint8_t* base = nullptr;
   uint64_t size = 0;
   std::shared_ptr<Usage> usage;
+  std::shared_ptr<void> registration;  // with the devices, undone before the unmap
   ~Mapping() {
     if (base == nullptr) return;
+    registration.reset();
     munmap(base, size);
     usage->bytes.fetch_sub(size);
     usage->segments.fetch_sub(1);
   }
 };
 
-SharedMemoryRegistry::SharedMemoryRegistry(SharedMemoryLimits limits)
-    : limits_(limits), usage_(std::make_shared<Usage>()) {}
+SharedMemoryRegistry::SharedMemoryRegistry(SharedMemoryLimits limits,
+                                           HostMemoryRegistrar registrar)
+    : limits_(limits), registrar_(std::move(registrar)), usage_(std::make_shared<Usage>()) {}
 
 // Mappings still used by in-flight copies stay until those copies end.
 SharedMemoryRegistry::~SharedMemoryRegistry() = default;
@@ -75,6 +78,7 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory) {
   mapping->base = static_cast<uint8_t*>(base);
   mapping->size = size;
   mapping->usage = usage_;
+  if (registrar_) mapping->registration = registrar_(base, size);
   const uint64_t segment = next_segment_++;
   segments_[segment] = std::move(mapping);
   return segment;

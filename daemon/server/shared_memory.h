@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -30,9 +31,14 @@ struct SharedMemoryLimits {
   uint32_t max_segments = 4096;
 };
 
+// Registers a new mapping with the devices (Runtime::RegisterHostMemory); the
+// handle it returns is kept until the mapping goes.
+using HostMemoryRegistrar = std::function<std::shared_ptr<void>(void* data, uint64_t bytes)>;
+
 class SharedMemoryRegistry {
  public:
-  explicit SharedMemoryRegistry(SharedMemoryLimits limits = {});
+  explicit SharedMemoryRegistry(SharedMemoryLimits limits = {},
+                                HostMemoryRegistrar registrar = nullptr);
   ~SharedMemoryRegistry();
   SharedMemoryRegistry(const SharedMemoryRegistry&) = delete;
   SharedMemoryRegistry& operator=(const SharedMemoryRegistry&) = delete;
@@ -57,6 +63,7 @@ class SharedMemoryRegistry {
   struct Usage;
 
   const SharedMemoryLimits limits_;
+  const HostMemoryRegistrar registrar_;
   // Shared with every mapping, which gives its share back when unmapped.
   const std::shared_ptr<Usage> usage_;
   mutable absl::Mutex mu_;

@@ -53,6 +53,29 @@ TEST(SharedMemoryTest, RegisteredSegmentsResolveWithinBounds) {
   EXPECT_EQ(registry.segment_count(), 0u);
 }
 
+TEST(SharedMemoryTest, MappingsAreRegisteredWithTheDevicesUntilTheLastCopyEnds) {
+  int registered = 0;
+  void* registered_at = nullptr;
+  uint64_t registered_bytes = 0;
+  SharedMemoryRegistry registry({}, [&](void* data, uint64_t bytes) {
+    ++registered;
+    registered_at = data;
+    registered_bytes = bytes;
+    return std::shared_ptr<void>(data, [&registered](void*) { --registered; });
+  });
+  absl::StatusOr<uint64_t> segment = registry.Register(MakeMemory(8192));
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  EXPECT_EQ(registered, 1);
+  EXPECT_EQ(registered_bytes, 8192u);
+  absl::StatusOr<HostSpan> span = registry.Resolve(*segment, 0, 1);
+  ASSERT_TRUE(span.ok());
+  EXPECT_EQ(span->data, registered_at);
+  ASSERT_TRUE(registry.Unregister(*segment).ok());
+  EXPECT_EQ(registered, 1) << "unregistered while a copy still uses the mapping";
+  *span = HostSpan{};
+  EXPECT_EQ(registered, 0);
+}
+
 TEST(SharedMemoryTest, OnlySealedMemoryOfTheAnnouncedSize) {
   SharedMemoryRegistry registry;
   // Unsealed: the client could truncate it under the mapping (SIGBUS).

@@ -37,6 +37,19 @@ class AclBackend final : public Backend {
   int32_t device_count() const override { return static_cast<int32_t>(devices_.size()); }
   Device& device(int32_t id) override { return *devices_.at(id); }
 
+  // Registered through a device that is up (the vendor needs a context);
+  // the registration holds for every device (host_registry.h).
+  std::shared_ptr<void> RegisterHostMemory(void* data, uint64_t bytes) override {
+    for (const std::unique_ptr<AclDevice>& device : devices_) {
+      if (!device->is_up() || !device->RegisterHostMemory(data, bytes).ok()) continue;
+      AclDevice* registered = device.get();
+      return std::shared_ptr<void>(data, [registered](void* memory) {
+        registered->UnregisterHostMemory(memory).IgnoreError();  // a released device forgot it
+      });
+    }
+    return nullptr;
+  }
+
  private:
   std::shared_ptr<const VendorApi> api_;
   std::shared_ptr<ExceptionRouter> router_;

@@ -570,6 +570,21 @@ TEST_F(AclBackendTest, UtilizationComesFromTheVendor) {
   EXPECT_EQ(backend_->device(1).Utilization().compute_percent, -1);
 }
 
+TEST_F(AclBackendTest, TheBackendRegistersMappedHostMemoryUntilItsHandleGoes) {
+  HostPages host(8192);
+  log_->Clear();
+  std::shared_ptr<void> registration = backend_->RegisterHostMemory(host.data, host.size);
+  ASSERT_NE(registration, nullptr);
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtHostRegisterV2"), 1);
+  EXPECT_TRUE(device_->IsHostMemoryRegistered(host.data, host.size));
+  registration.reset();
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtHostUnregister"), 1);
+  EXPECT_FALSE(device_->IsHostMemoryRegistered(host.data, host.size));
+  // No device up: nothing to register with (copies still work, synchronously).
+  device_->Release();
+  EXPECT_EQ(backend_->RegisterHostMemory(host.data, host.size), nullptr);
+}
+
 TEST_F(AclBackendTest, ReleaseAndBringUpAgain) {
   device_->Release();
   EXPECT_FALSE(device_->is_up());
