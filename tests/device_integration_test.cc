@@ -115,7 +115,9 @@ TEST(DeviceIntegrationTest, MallocBeyondTheDeviceAndMemoryView) {
   const auto [code, memory] = daemon.Aclctl({"memory"});
   EXPECT_EQ(code, 0);
   // The acl backend's devices are the vendor's, whatever --sim_device_memory says.
-  if (!OnAclBackend()) EXPECT_NE(memory.find("1.0 MiB"), std::string::npos) << memory;
+  if (!OnAclBackend()) {
+    EXPECT_NE(memory.find("1.0 MiB"), std::string::npos) << memory;
+  }
 }
 
 TEST(DeviceIntegrationTest, AStoppedClientStallsOnlyItself) {

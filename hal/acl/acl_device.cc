@@ -23,7 +23,16 @@ AclDevice::AclDevice(std::shared_ptr<const VendorApi> api, DeviceInfo info,
       ledger_(info.memory_bytes),
       builtin_(AclBuiltinKernels::FromVendor(*api_)) {}
 
-AclDevice::~AclDevice() { Release(); }
+AclDevice::~AclDevice() {
+  // The backend is going (aclFinalize follows): whatever still holds the
+  // context must not reset the device after that.
+  std::shared_ptr<DeviceContext> context;
+  {
+    absl::MutexLock lock(&mu_);
+    context = std::move(context_);
+  }
+  if (context != nullptr) context->Destroy();
+}
 
 absl::Status AclDevice::BringUp() {
   absl::MutexLock lock(&mu_);
