@@ -166,6 +166,37 @@ TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
   EXPECT_EQ(Byte(0), 6);
 }
 
+TEST_F(StreamDeviceTest, AnAbortWhileTheWorkerReportsBetweenTasksStillFinishesTheStream) {
+  auto stream = NewStream();
+  absl::Notification reporting, go_on;
+  // The fill completes at once; its report runs on the worker with no task
+  // running, and holds the worker there.
+  ASSERT_TRUE(stream
+                  ->EnqueueDeviceWork(Fill(0, 1), "fill", 0, nullptr,
+                                      [&](const absl::Status&) {
+                                        reporting.Notify();
+                                        go_on.WaitForNotification();
+                                      },
+                                      nullptr)
+                  .ok());
+  std::atomic<bool> ran{false};
+  ASSERT_TRUE(stream
+                  ->Enqueue(
+                      [&](const TaskResume&) -> std::optional<absl::Status> {
+                        ran = true;
+                        return absl::OkStatus();
+                      },
+                      0)
+                  .ok());
+  ASSERT_TRUE(reporting.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+  go_on.Notify();
+  EXPECT_TRUE(hal::testing::Eventually([&] { return stream->Idle(); }, absl::Seconds(5)))
+      << "the discarded task never counted as finished: a synchronization would wait forever";
+  EXPECT_FALSE(ran.load());
+  EXPECT_EQ(stream->Stats().discarded, 1u);
+}
+
 TEST_F(StreamDeviceTest, StopOnFailureAtSubmitKeepsEarlierDeviceWorkAndDropsLaterWork) {
   auto stream = NewStream();
   ASSERT_TRUE(stream->SetFailureMode(FailureMode::kStop).ok());
