@@ -12,6 +12,7 @@
 #ifndef ACLD_HAL_DEVICE_H_
 #define ACLD_HAL_DEVICE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +43,14 @@ struct DeviceUtilization {
   // Percent (0..100) of the device's memory in use.
   int32_t memory_percent = 0;
 };
+
+// `used` as a percent (0..100) of `capacity` (0 when there is no capacity).
+inline int32_t PercentOf(uint64_t used, uint64_t capacity) {
+  if (capacity == 0) return 0;
+  const unsigned __int128 percent =
+      static_cast<unsigned __int128>(std::min(used, capacity)) * 100 / capacity;
+  return static_cast<int32_t>(percent);
+}
 
 class Device {
  public:

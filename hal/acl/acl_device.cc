@@ -26,12 +26,12 @@ AclDevice::AclDevice(std::shared_ptr<const VendorApi> api, DeviceInfo info,
 AclDevice::~AclDevice() {
   // The backend is going (aclFinalize follows): whatever still holds the
   // context must not reset the device after that.
-  std::shared_ptr<DeviceContext> context;
-  {
-    absl::MutexLock lock(&mu_);
-    context = std::move(context_);
-  }
-  if (context != nullptr) context->Destroy();
+  if (std::shared_ptr<DeviceContext> context = TakeContext()) context->Destroy();
+}
+
+std::shared_ptr<DeviceContext> AclDevice::TakeContext() {
+  absl::MutexLock lock(&mu_);
+  return std::move(context_);
 }
 
 absl::Status AclDevice::BringUp() {
@@ -45,16 +45,12 @@ absl::Status AclDevice::BringUp() {
 }
 
 void AclDevice::Release() {
-  std::shared_ptr<DeviceContext> context;
-  {
-    absl::MutexLock lock(&mu_);
-    context = std::move(context_);
-    context_ = nullptr;
-  }
-  // The vendor device is reset when the last stream, event or buffer holding
-  // the context lets go of it (~DeviceContext): the core releases a device
-  // under its lock, before the streams of an ended session are aborted, and
-  // aclrtResetDevice waits for the work still queued on them.
+  // Dropped outside the lock. The vendor device is reset when the last
+  // stream, event or buffer holding the context lets go of it
+  // (~DeviceContext): the core releases a device under its lock, before the
+  // streams of an ended session are aborted, and aclrtResetDevice waits for
+  // the work still queued on them.
+  TakeContext();
 }
 
 bool AclDevice::is_up() const {
@@ -79,9 +75,7 @@ absl::StatusOr<std::shared_ptr<DeviceContext>> AclDevice::CurrentContext() const
 
 DeviceUtilization AclDevice::Utilization() const {
   DeviceUtilization utilization;
-  const uint64_t capacity = ledger_.capacity();
-  utilization.memory_percent =
-      capacity == 0 ? 0 : static_cast<int32_t>(ledger_.used() * 100 / capacity);
+  utilization.memory_percent = PercentOf(ledger_.used(), ledger_.capacity());
   if (api_->aclrtGetDeviceUtilizationRate == nullptr) return utilization;
   absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
   if (!context.ok()) return utilization;

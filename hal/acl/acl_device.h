@@ -87,6 +87,8 @@ class AclDevice final : public Device {
   absl::StatusOr<VendorMemory> VendorMemInfo() const;
 
  private:
+  // Takes the context (null when the device is not up); the device is down after.
+  std::shared_ptr<DeviceContext> TakeContext();
   // The context when the device is up, current on the calling thread.
   absl::StatusOr<std::shared_ptr<DeviceContext>> CurrentContext() const;
 

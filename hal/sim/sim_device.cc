@@ -93,9 +93,8 @@ int64_t SimDevice::NowNanos() const {
 
 DeviceUtilization SimDevice::Utilization() const {
   DeviceUtilization utilization;
-  utilization.compute_percent = busy_meter_.Percent(NowNanos());
-  utilization.memory_percent =
-      info_.memory_bytes == 0 ? 0 : static_cast<int32_t>(used_bytes() * 100 / info_.memory_bytes);
+  utilization.compute_percent = busy_meter_.Percent(BusyClockNanos());
+  utilization.memory_percent = PercentOf(used_bytes(), info_.memory_bytes);
   return utilization;
 }
 

@@ -40,8 +40,9 @@ class SimDevice : public Device {
 
   int64_t NowNanos() const override;
   DeviceUtilization Utilization() const override;
-  // When busy kernels of this device's streams run (SimStream).
-  BusyMeter& busy_meter() const { return busy_meter_; }
+  // A busy kernel of one of its streams starts or ends (SimStream).
+  void BusyKernelStarted() const { busy_meter_.Enter(BusyClockNanos()); }
+  void BusyKernelEnded() const { busy_meter_.Leave(BusyClockNanos()); }
 
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;
   absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;
@@ -53,7 +54,10 @@ class SimDevice : public Device {
   // The device's own thread: kernels' busy time and what follows it.
   Timer timer_;
   std::atomic<bool> up_{false};
-  mutable BusyMeter busy_meter_{NowNanos()};
+  // Busy time is measured on the clock it is scheduled on (the timer's: a
+  // FakeClock in tests), not on the event clock.
+  int64_t BusyClockNanos() const { return absl::ToUnixNanos(timer_.Now()); }
+  mutable BusyMeter busy_meter_{BusyClockNanos()};
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_offset_ ABSL_GUARDED_BY(mu_) = 0x1000;

@@ -119,7 +119,7 @@ void SimStream::State::Pump() {
     const uint64_t held_generation = generation;
     if (head.kind == Item::Kind::kLaunch && head.busy_micros > 0 && !head.busy_done) {
       hold = Hold::kBusy;
-      device.busy_meter().Enter(device.NowNanos());
+      device.BusyKernelStarted();
       const absl::Duration busy = absl::Microseconds(static_cast<int64_t>(head.busy_micros));
       busy_timer = timer.ScheduleIn(busy, [self, held_generation] {
         if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
@@ -201,7 +201,7 @@ void SimStream::State::Release(uint64_t held_generation, Hold what) {
     if (what == Hold::kBusy) {
       queue.front().busy_done = true;
       busy_timer = 0;
-      device.busy_meter().Leave(device.NowNanos());
+      device.BusyKernelEnded();
     }
     hold = Hold::kNone;
   }
@@ -216,7 +216,7 @@ void SimStream::State::Abort() {
     std::swap(dropped, queue);
     if (busy_timer != 0) {
       timer.Cancel(busy_timer);
-      device.busy_meter().Leave(device.NowNanos());
+      device.BusyKernelEnded();
     }
     busy_timer = 0;
     hold = Hold::kNone;
