@@ -38,6 +38,17 @@ absl::StatusOr<uint64_t> ResolveEvent(const void* event, const char* api) {
   return HandleId(event);
 }
 
+absl::StatusOr<uint64_t> ResolveNotify(const void* notify, const char* api) {
+  if (notify == nullptr) return NullArgument(api, "notify");
+  if (!ClientRuntime::Get().handles().HasNotify(HandleId(notify))) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api,
+                                        ": the notify handle is not a live notify of this "
+                                        "process"));
+  }
+  return HandleId(notify);
+}
+
 absl::Status CheckTimeout(int32_t timeout_ms, const char* api) {
   if (timeout_ms < -1) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,

@@ -44,6 +44,8 @@ absl::StatusOr<Transport*> Connected();
 absl::StatusOr<uint64_t> ResolveStream(const void* stream, const char* api);
 // An event handle of this process.
 absl::StatusOr<uint64_t> ResolveEvent(const void* event, const char* api);
+// A notify handle of this process.
+absl::StatusOr<uint64_t> ResolveNotify(const void* notify, const char* api);
 
 // -1 forever, 0 poll, > 0 milliseconds; anything else is refused.
 absl::Status CheckTimeout(int32_t timeout_ms, const char* api);

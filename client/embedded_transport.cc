@@ -220,6 +220,25 @@ void EmbeddedTransport::AcknowledgeCallback(uint64_t callback_id) {
   runtime_->AcknowledgeCallback(session_, callback_id).IgnoreError();  // late: timed out
 }
 
+absl::StatusOr<uint64_t> EmbeddedTransport::RecordNotify(uint64_t notify, uint64_t stream,
+                                                         uint64_t thread) {
+  return runtime_->RecordNotify(session_, notify, stream, thread);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::WaitAndResetNotify(uint64_t notify, uint64_t stream,
+                                                               uint32_t timeout_s,
+                                                               uint64_t thread) {
+  return runtime_->WaitAndResetNotify(session_, notify, stream, timeout_s, thread);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::CreateNotify(int32_t device_id) {
+  return runtime_->CreateNotify(session_, device_id);
+}
+
+absl::Status EmbeddedTransport::DestroyNotify(uint64_t notify) {
+  return runtime_->DestroyNotify(session_, notify);
+}
+
 absl::StatusOr<uint64_t> EmbeddedTransport::CreateEvent(int32_t device_id, uint32_t flags) {
   return runtime_->CreateEvent(session_, device_id, flags);
 }

@@ -63,6 +63,10 @@ class EmbeddedTransport : public Transport {
   absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
   absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,
                                            uint64_t thread) override;
+  absl::StatusOr<uint64_t> RecordNotify(uint64_t notify, uint64_t stream,
+                                        uint64_t thread) override;
+  absl::StatusOr<uint64_t> WaitAndResetNotify(uint64_t notify, uint64_t stream,
+                                              uint32_t timeout_s, uint64_t thread) override;
   absl::StatusOr<uint64_t> LaunchCallback(uint64_t stream, uint64_t thread, uint64_t callback_id,
                                           bool block) override;
   void AcknowledgeCallback(uint64_t callback_id) override;
@@ -74,6 +78,8 @@ class EmbeddedTransport : public Transport {
                                           const acld::FunctionLaunch& launch) override;
   absl::StatusOr<uint64_t> CreateEvent(int32_t device_id, uint32_t flags) override;
   absl::Status DestroyEvent(uint64_t event) override;
+  absl::StatusOr<uint64_t> CreateNotify(int32_t device_id) override;
+  absl::Status DestroyNotify(uint64_t notify) override;
   absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) override;
   absl::StatusOr<acld::EventStatus> QueryEvent(uint64_t event) override;
   absl::StatusOr<float> EventElapsedMs(uint64_t start, uint64_t end) override;

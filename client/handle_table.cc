@@ -55,6 +55,21 @@ bool HandleTable::HasEvent(uint64_t event) const {
   return events_.count(event) > 0;
 }
 
+void HandleTable::AddNotify(uint64_t notify, int32_t device) {
+  absl::MutexLock lock(&mu_);
+  notifies_[notify] = device;
+}
+
+void HandleTable::RemoveNotify(uint64_t notify) {
+  absl::MutexLock lock(&mu_);
+  notifies_.erase(notify);
+}
+
+bool HandleTable::HasNotify(uint64_t notify) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return notifies_.count(notify) > 0;
+}
+
 void HandleTable::AddDeviceReference(int32_t device) {
   absl::MutexLock lock(&mu_);
   ++device_refs_[device];
@@ -101,6 +116,9 @@ void HandleTable::ForgetDeviceLocked(int32_t device) {
   for (auto it = events_.begin(); it != events_.end();) {
     it = it->second == device ? events_.erase(it) : std::next(it);
   }
+  for (auto it = notifies_.begin(); it != notifies_.end();) {
+    it = it->second == device ? notifies_.erase(it) : std::next(it);
+  }
 }
 
 void HandleTable::Clear() {
@@ -108,6 +126,7 @@ void HandleTable::Clear() {
   contexts_.clear();
   streams_.clear();
   events_.clear();
+  notifies_.clear();
   device_refs_.clear();
   allocations_.clear();
 }

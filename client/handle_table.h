@@ -1,4 +1,4 @@
-// The handles this process holds (contexts, streams, events), so that the
+// The handles this process holds (contexts, streams, events, notifies), so that the
 // library can refuse a bad handle at once and resolve a NULL stream without
 // asking the daemon. The daemon checks every handle again: this table is the
 // fast path, not the authority.
@@ -29,6 +29,10 @@ class HandleTable {
   void RemoveEvent(uint64_t event);
   bool HasEvent(uint64_t event) const;
 
+  void AddNotify(uint64_t notify, int32_t device);
+  void RemoveNotify(uint64_t notify);
+  bool HasNotify(uint64_t notify) const;
+
   // Device memory this process allocated: a pointer inside one is a device
   // pointer (ACL_MEMCPY_DEFAULT, checks of copy kinds), whatever the
   // backend's address layout.
@@ -52,6 +56,7 @@ class HandleTable {
   std::map<uint64_t, acld::ContextInfo> contexts_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, int32_t> streams_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, int32_t> events_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, int32_t> notifies_ ABSL_GUARDED_BY(mu_);
   std::map<int32_t, uint32_t> device_refs_ ABSL_GUARDED_BY(mu_);
   struct Allocation {
     uint64_t size;

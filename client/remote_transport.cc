@@ -181,6 +181,24 @@ absl::StatusOr<uint64_t> RemoteTransport::StreamWaitEvent(uint64_t stream, uint6
   return channel_->Submit(codec::WaitEvent(stream, thread, event));
 }
 
+absl::StatusOr<uint64_t> RemoteTransport::RecordNotify(uint64_t notify, uint64_t stream,
+                                                       uint64_t thread) {
+  return channel_->Submit(codec::RecordNotify(stream, thread, notify));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::WaitAndResetNotify(uint64_t notify, uint64_t stream,
+                                                             uint32_t timeout_s, uint64_t thread) {
+  return channel_->Submit(codec::WaitNotify(stream, thread, notify, timeout_s));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::CreateNotify(int32_t device_id) {
+  return codec::HandleOf(channel_->Call(codec::CreateNotify(device_id)));
+}
+
+absl::Status RemoteTransport::DestroyNotify(uint64_t notify) {
+  return channel_->Call(codec::DestroyNotify(notify)).status();
+}
+
 absl::StatusOr<uint64_t> RemoteTransport::CreateEvent(int32_t device_id, uint32_t flags) {
   return codec::HandleOf(channel_->Call(codec::CreateEvent(device_id, flags)));
 }

@@ -293,6 +293,18 @@ ClientMessage DestroyEvent(uint64_t event) {
   return request;
 }
 
+ClientMessage CreateNotify(int32_t device_id) {
+  ClientMessage request;
+  request.mutable_create_notify()->set_device_id(device_id);
+  return request;
+}
+
+ClientMessage DestroyNotify(uint64_t notify) {
+  ClientMessage request;
+  request.mutable_destroy_notify()->set_notify(notify);
+  return request;
+}
+
 ClientMessage SynchronizeEvent(uint64_t event, int32_t timeout_ms) {
   ClientMessage request;
   request.mutable_synchronize_event()->set_event(event);
@@ -460,6 +472,19 @@ AsyncOp RecordEvent(uint64_t stream, uint64_t thread, uint64_t event) {
 AsyncOp ResetEvent(uint64_t stream, uint64_t thread, uint64_t event) {
   AsyncOp op = OpOn(stream, thread);
   op.mutable_reset_event()->set_event(event);
+  return op;
+}
+
+AsyncOp RecordNotify(uint64_t stream, uint64_t thread, uint64_t notify) {
+  AsyncOp op = OpOn(stream, thread);
+  op.mutable_record_notify()->set_notify(notify);
+  return op;
+}
+
+AsyncOp WaitNotify(uint64_t stream, uint64_t thread, uint64_t notify, uint32_t timeout_s) {
+  AsyncOp op = OpOn(stream, thread);
+  op.mutable_wait_notify()->set_notify(notify);
+  op.mutable_wait_notify()->set_timeout_s(timeout_s);
   return op;
 }
 

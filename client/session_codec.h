@@ -94,6 +94,8 @@ ClientMessage DestroyEvent(uint64_t event);
 ClientMessage SynchronizeEvent(uint64_t event, int32_t timeout_ms);
 ClientMessage QueryEvent(uint64_t event);
 ClientMessage EventElapsedTime(uint64_t start, uint64_t end);
+ClientMessage CreateNotify(int32_t device_id);
+ClientMessage DestroyNotify(uint64_t notify);
 
 // --- kernel binaries ---------------------------------------------------------
 
@@ -132,6 +134,8 @@ AsyncOp MemsetAsync(uint64_t stream, uint64_t thread, const acld::MemsetRequest&
 AsyncOp RecordEvent(uint64_t stream, uint64_t thread, uint64_t event);
 AsyncOp ResetEvent(uint64_t stream, uint64_t thread, uint64_t event);
 AsyncOp WaitEvent(uint64_t stream, uint64_t thread, uint64_t event);
+AsyncOp RecordNotify(uint64_t stream, uint64_t thread, uint64_t notify);
+AsyncOp WaitNotify(uint64_t stream, uint64_t thread, uint64_t notify, uint32_t timeout_s);
 AsyncOp HostCallback(uint64_t stream, uint64_t thread, uint64_t callback_id, bool block);
 
 // The process finished a blocking callback (no reply).

@@ -85,6 +85,11 @@ class Transport {
   virtual absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) = 0;
   virtual absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,
                                                    uint64_t thread) = 0;
+  virtual absl::StatusOr<uint64_t> RecordNotify(uint64_t notify, uint64_t stream,
+                                                uint64_t thread) = 0;
+  // `timeout_s`: seconds, 0 waits for ever (aclrtWaitAndResetNotify).
+  virtual absl::StatusOr<uint64_t> WaitAndResetNotify(uint64_t notify, uint64_t stream,
+                                                      uint32_t timeout_s, uint64_t thread) = 0;
   // A callback the dispatcher holds under `callback_id` (SPEC section 6).
   virtual absl::StatusOr<uint64_t> LaunchCallback(uint64_t stream, uint64_t thread,
                                                   uint64_t callback_id, bool block) = 0;
@@ -104,6 +109,10 @@ class Transport {
   virtual absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) = 0;
   virtual absl::StatusOr<acld::EventStatus> QueryEvent(uint64_t event) = 0;
   virtual absl::StatusOr<float> EventElapsedMs(uint64_t start, uint64_t end) = 0;
+
+  // Notifies.
+  virtual absl::StatusOr<uint64_t> CreateNotify(int32_t device_id) = 0;
+  virtual absl::Status DestroyNotify(uint64_t notify) = 0;
 
   // Memory.
   virtual absl::StatusOr<uint64_t> Malloc(int32_t device_id, uint64_t size) = 0;

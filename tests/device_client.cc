@@ -7,6 +7,8 @@
 //   device_client timeouts             stream and event synchronization timeouts
 //   device_client destroy              destroy waits, destroy-force discards
 //   device_client errors               argument checks and error codes
+//   device_client notify               notifies: a wait before its record, one wait per
+//                                      record, timeouts, abort, handle checks
 //   device_client allocator            the custom allocator registry
 //   device_client victim               allocates, fills, prints its handles, waits
 //   device_client attacker ADDR STREAM tries to touch another process's memory
@@ -326,6 +328,63 @@ int Abort() {
   CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
   CheckCode(aclrtFree(word), ACL_SUCCESS, "aclrtFree");
   std::printf("abort ok\n");
+  return Teardown();
+}
+
+int Notifies() {
+  Setup();
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(word, 4, 0, 4), ACL_SUCCESS, "memset");
+  aclrtStream producer = nullptr, consumer = nullptr;
+  CheckCode(aclrtCreateStream(&producer), ACL_SUCCESS, "create producer");
+  CheckCode(aclrtCreateStream(&consumer), ACL_SUCCESS, "create consumer");
+  aclrtNotify notify = nullptr;
+  CheckCode(aclrtCreateNotify(nullptr, ACL_NOTIFY_DEFAULT), ACL_ERROR_INVALID_PARAM, "NULL out");
+  CheckCode(aclrtCreateNotify(&notify, 7), ACL_ERROR_INVALID_PARAM, "unknown flag");
+  CheckCode(aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT), ACL_SUCCESS, "aclrtCreateNotify");
+  uint32_t id = 0;
+  CheckCode(aclrtGetNotifyId(notify, &id), ACL_SUCCESS, "aclrtGetNotifyId");
+  Check(id != 0, "a notify has an id");
+
+  // The wait is issued before the record (unlike an event wait, it holds).
+  CheckCode(aclrtWaitAndResetNotify(notify, consumer, 0), ACL_SUCCESS, "wait");
+  Launch("write_i32", {Addr(word), 2}, 1, consumer);
+  Launch("spin_add_one_u32", {Addr(word), 100000}, 1, producer);  // 100 ms
+  Launch("write_i32", {Addr(word), 1}, 1, producer);
+  CheckCode(aclrtRecordNotify(notify, producer), ACL_SUCCESS, "record");
+  aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+  CheckCode(aclrtStreamQuery(consumer, &status), ACL_SUCCESS, "query consumer");
+  Check(status == ACL_STREAM_STATUS_NOT_READY, "the consumer waits for the record");
+  CheckCode(aclrtSynchronizeStream(consumer), ACL_SUCCESS, "sync consumer");
+  Check(ReadU32(word, 1)[0] == 2, "the consumer wrote after the producer");
+
+  // One record releases one wait: the second wait times out (1 s).
+  CheckCode(aclrtRecordNotify(notify, producer), ACL_SUCCESS, "record again");
+  CheckCode(aclrtSynchronizeStream(producer), ACL_SUCCESS, "sync producer");
+  CheckCode(aclrtWaitAndResetNotify(notify, consumer, 1), ACL_SUCCESS, "wait (recorded)");
+  CheckCode(aclrtWaitAndResetNotify(notify, consumer, 1), ACL_SUCCESS, "wait (not recorded)");
+  CheckCode(aclrtSynchronizeStream(consumer), ACL_ERROR_RT_WAIT_TIMEOUT, "the second wait");
+
+  // An aborted wait takes no record: the record stays for the next wait.
+  CheckCode(aclrtWaitAndResetNotify(notify, consumer, 0), ACL_SUCCESS, "wait to abort");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CheckCode(aclrtStreamAbort(consumer), ACL_SUCCESS, "abort the waiting stream");
+  CheckCode(aclrtRecordNotify(notify, producer), ACL_SUCCESS, "record after the abort");
+  CheckCode(aclrtSynchronizeStream(producer), ACL_SUCCESS, "sync producer");
+  CheckCode(aclrtWaitAndResetNotify(notify, consumer, 5), ACL_SUCCESS, "wait after the abort");
+  CheckCode(aclrtSynchronizeStream(consumer), ACL_SUCCESS, "the record was still there");
+
+  // A destroyed notify is refused, as is a NULL one.
+  CheckCode(aclrtDestroyNotify(notify), ACL_SUCCESS, "aclrtDestroyNotify");
+  CheckCode(aclrtRecordNotify(notify, producer), ACL_ERROR_INVALID_PARAM, "record destroyed");
+  CheckCode(aclrtWaitAndResetNotify(nullptr, consumer, 0), ACL_ERROR_INVALID_PARAM, "wait NULL");
+  CheckCode(aclrtDestroyNotify(notify), ACL_ERROR_INVALID_PARAM, "destroy twice");
+  CheckCode(aclrtGetNotifyId(notify, &id), ACL_ERROR_INVALID_PARAM, "id of destroyed");
+  CheckCode(aclrtDestroyStream(producer), ACL_SUCCESS, "destroy producer");
+  CheckCode(aclrtDestroyStream(consumer), ACL_SUCCESS, "destroy consumer");
+  CheckCode(aclrtFree(word), ACL_SUCCESS, "aclrtFree");
+  std::printf("notify ok\n");
   return Teardown();
 }
 
@@ -717,6 +776,7 @@ int main(int argc, char** argv) {
   if (mode == "destroy") return Destroy();
   if (mode == "abort") return Abort();
   if (mode == "errors") return Errors();
+  if (mode == "notify") return Notifies();
   if (mode == "allocator") return Allocator();
   if (mode == "victim") return Victim();
   if (mode == "attacker" && argc > 3) {

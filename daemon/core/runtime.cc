@@ -334,6 +334,8 @@ absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Re
     Released device = ReleaseSessionResources(session, context.device);
     for (auto& each : device.streams) released.streams.push_back(std::move(each));
     released.events = std::move(device.events);
+    released.notifies = std::move(device.notifies);
+    released.binaries = std::move(device.binaries);
   }
   UpdateDevicePower();
   return absl::OkStatus();
@@ -360,6 +362,14 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
     }
     released.events.push_back(std::move(it->second));
     it = session.events.erase(it);
+  }
+  for (auto it = session.notifies.begin(); it != session.notifies.end();) {
+    if (!on_device(it->second->device())) {
+      ++it;
+      continue;
+    }
+    released.notifies.push_back(std::move(it->second));
+    it = session.notifies.erase(it);
   }
   for (auto it = session.contexts.begin(); it != session.contexts.end();) {
     it = on_device(it->second.device) ? session.contexts.erase(it) : std::next(it);

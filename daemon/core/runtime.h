@@ -185,6 +185,12 @@ class Runtime {
                                       uint64_t thread);
   absl::StatusOr<uint64_t> StreamWaitEvent(SessionId session, StreamId stream, EventId event,
                                            uint64_t thread);
+  absl::StatusOr<uint64_t> RecordNotify(SessionId session, NotifyId notify, StreamId stream,
+                                        uint64_t thread);
+  // `timeout_s`: aclrtWaitAndResetNotify's, in seconds; 0 waits for ever.
+  absl::StatusOr<uint64_t> WaitAndResetNotify(SessionId session, NotifyId notify,
+                                              StreamId stream, uint32_t timeout_s,
+                                              uint64_t thread);
   // A host callback of the process (aclrtLaunchHostFunc, aclrtLaunchCallback):
   // when the stream reaches it the process is told; with `block` the stream
   // waits until AcknowledgeCallback.
@@ -212,6 +218,10 @@ class Runtime {
   void SynchronizeEvent(SessionId session, EventId event, absl::Duration timeout, Done done);
   absl::StatusOr<EventStatus> QueryEvent(SessionId session, EventId event);
   absl::StatusOr<float> EventElapsedMs(SessionId session, EventId start, EventId end);
+
+  // Notifies (daemon/core/notify.h); they count against the events quota.
+  absl::StatusOr<NotifyId> CreateNotify(SessionId session, int32_t device_id);
+  absl::Status DestroyNotify(SessionId session, NotifyId notify);
 
   // Memory (synchronous calls).
   absl::StatusOr<uint64_t> Malloc(SessionId session, int32_t device_id, uint64_t size);
@@ -246,6 +256,8 @@ class Runtime {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::shared_ptr<Event>> FindEvent(SessionId session, EventId event)
       ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::shared_ptr<Notify>> FindNotify(SessionId session, NotifyId notify)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status CheckDeviceId(int32_t device_id) const;
   // The device's default context of the session, created on first use.
   absl::StatusOr<ContextInfo> DefaultContextLocked(Session& session, int32_t device_id)
@@ -259,11 +271,12 @@ class Runtime {
   absl::StatusOr<std::shared_ptr<Stream>> NewStreamLocked(Session& session, int32_t device_id,
                                                           uint32_t priority, uint32_t flags)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // What a session gave up: streams and events to close after mu_ is released
+  // What a session gave up: streams, events and notifies to close after mu_ is released
   // (closing completes waiters, which may write to a client).
   struct Released {
     std::vector<std::shared_ptr<Stream>> streams;
     std::vector<std::shared_ptr<Event>> events;
+    std::vector<std::shared_ptr<Notify>> notifies;
     std::vector<std::shared_ptr<hal::Executable>> binaries;  // unloaded with no lock held
   };
   // Takes the session's handles and memory (on one device, when given) out of

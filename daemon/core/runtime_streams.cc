@@ -29,6 +29,13 @@ absl::Status UnknownEvent(EventId event) {
                                 "process's handle)"));
 }
 
+absl::Status UnknownNotify(NotifyId notify) {
+  return AclStatus(ACL_ERROR_INVALID_PARAM,
+                   absl::StrCat("notify ", notify,
+                                " is not a live notify of this process (destroyed, or another "
+                                "process's handle)"));
+}
+
 // Calls `done` once, with the first error, after `count` calls of the returned function.
 std::function<void(absl::Status)> Countdown(size_t count, Done done) {
   struct State {
@@ -73,6 +80,15 @@ absl::StatusOr<std::shared_ptr<Event>> Runtime::FindEvent(SessionId id, EventId 
   if (!session.ok()) return session.status();
   auto it = (*session)->events.find(event);
   if (it == (*session)->events.end()) return UnknownEvent(event);
+  return it->second;
+}
+
+absl::StatusOr<std::shared_ptr<Notify>> Runtime::FindNotify(SessionId id, NotifyId notify) {
+  absl::ReaderMutexLock lock(&mu_);
+  absl::StatusOr<Session*> session = FindSession(id);
+  if (!session.ok()) return session.status();
+  auto it = (*session)->notifies.find(notify);
+  if (it == (*session)->notifies.end()) return UnknownNotify(notify);
   return it->second;
 }
 
@@ -159,8 +175,11 @@ absl::StatusOr<std::shared_ptr<QueueBudget>> Runtime::BudgetOf(SessionId id) {
 
 void Runtime::DrainReleased(SessionId id, Released released, Done done) {
   auto events = std::make_shared<std::vector<std::shared_ptr<Event>>>(std::move(released.events));
-  auto finish = [events, done = std::move(done)](absl::Status status) {
+  auto notifies =
+      std::make_shared<std::vector<std::shared_ptr<Notify>>>(std::move(released.notifies));
+  auto finish = [events, notifies, done = std::move(done)](absl::Status status) {
     for (const auto& event : *events) event->ReleaseWaiters();
+    for (const auto& notify : *notifies) notify->ReleaseWaiters();
     done(std::move(status));
   };
   if (released.streams.empty()) return finish(absl::OkStatus());
@@ -181,6 +200,7 @@ void Runtime::DiscardReleased(Released released) {
     stream->Close([] {});
   }
   for (const auto& event : released.events) event->ReleaseWaiters();
+  for (const auto& notify : released.notifies) notify->ReleaseWaiters();
 }
 
 void Runtime::SynchronizeStream(SessionId id, StreamId stream_id, absl::Duration timeout,
@@ -434,6 +454,37 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_
       nullptr, "event");
 }
 
+absl::StatusOr<uint64_t> Runtime::RecordNotify(SessionId id, NotifyId notify_id,
+                                               StreamId stream_id, uint64_t thread) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Notify> notify, FindNotify(id, notify_id));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  return Enqueue(id, stream, thread, 0,
+                 [notify](const TaskResume&) -> std::optional<absl::Status> {
+                   notify->Record();
+                   return absl::OkStatus();
+                 });
+}
+
+absl::StatusOr<uint64_t> Runtime::WaitAndResetNotify(SessionId id, NotifyId notify_id,
+                                                     StreamId stream_id, uint32_t timeout_s,
+                                                     uint64_t thread) {
+  const absl::Duration timeout =
+      timeout_s == 0 ? absl::InfiniteDuration() : absl::Seconds(timeout_s);
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Notify> notify, FindNotify(id, notify_id));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  // An aborted wait must not take the record meant for the next one.
+  auto wait_id = std::make_shared<std::atomic<uint64_t>>(0);
+  return Enqueue(
+      id, stream, thread, 0,
+      [notify, timeout, wait_id](const TaskResume& resume) -> std::optional<absl::Status> {
+        const uint64_t waiting = notify->WaitAndReset(timeout, resume);
+        if (waiting == 0) return absl::OkStatus();
+        wait_id->store(waiting);
+        return std::nullopt;
+      },
+      [notify, wait_id] { notify->Cancel(wait_id->load()); }, "notify");
+}
+
 absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream_id,
                                                   uint64_t thread, uint64_t callback_id,
                                                   bool block) {
@@ -461,10 +512,10 @@ absl::StatusOr<EventId> Runtime::CreateEvent(SessionId id, int32_t device_id, ui
   absl::StatusOr<Session*> session = FindSession(id);
   if (!session.ok()) return session.status();
   const uint32_t quota = (*session)->max_events;
-  if (quota != 0 && (*session)->events.size() >= quota) {
+  if (quota != 0 && (*session)->events.size() + (*session)->notifies.size() >= quota) {
     return AclStatus(ACL_ERROR_RT_NO_EVENT_RESOURCE,
                      absl::StrCat("aclrtCreateEvent: this process may hold at most ", quota,
-                                  " events (--max_events_per_session)"));
+                                  " events and notifies (--max_events_per_session)"));
   }
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Event> device_event,
                        backend_->device(device_id).CreateEvent());
@@ -487,6 +538,36 @@ absl::Status Runtime::DestroyEvent(SessionId id, EventId event_id) {
   }
   // Record tasks still queued keep the event alive and complete harmlessly.
   event->ReleaseWaiters();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NotifyId> Runtime::CreateNotify(SessionId id, int32_t device_id) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  const uint32_t quota = session->max_events;
+  if (quota != 0 && session->events.size() + session->notifies.size() >= quota) {
+    return AclStatus(ACL_ERROR_RT_NO_NOTIFY_RESOURCE,
+                     absl::StrCat("aclrtCreateNotify: this process may hold at most ", quota,
+                                  " events and notifies (--max_events_per_session)"));
+  }
+  const NotifyId notify_id = next_handle_++;
+  session->notifies[notify_id] = std::make_shared<Notify>(notify_id, device_id, timer_);
+  return notify_id;
+}
+
+absl::Status Runtime::DestroyNotify(SessionId id, NotifyId notify_id) {
+  std::shared_ptr<Notify> notify;
+  {
+    absl::MutexLock lock(&mu_);
+    ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+    auto it = session->notifies.find(notify_id);
+    if (it == session->notifies.end()) return UnknownNotify(notify_id);
+    notify = std::move(it->second);
+    session->notifies.erase(it);
+  }
+  // Record tasks still queued keep the notify alive and run harmlessly.
+  notify->ReleaseWaiters();
   return absl::OkStatus();
 }
 

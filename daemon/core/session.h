@@ -10,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "daemon/core/event.h"
+#include "daemon/core/notify.h"
 #include "daemon/core/queue_budget.h"
 #include "daemon/core/session_events.h"
 #include "daemon/core/session_id.h"
@@ -70,6 +71,7 @@ struct Session {
   std::map<int32_t, ContextId> default_contexts;  // per device
   std::map<StreamId, std::shared_ptr<Stream>> streams;
   std::map<EventId, std::shared_ptr<Event>> events;
+  std::map<NotifyId, std::shared_ptr<Notify>> notifies;  // share the events quota
   std::map<BinaryId, LoadedBinary> binaries;
   std::map<FunctionId, LoadedFunction> functions;
   uint64_t binary_bytes = 0;                    // sum of the binaries' sizes
@@ -77,7 +79,7 @@ struct Session {
   std::shared_ptr<const SessionEvents> notify;  // where its process hears of callbacks, failures
   uint32_t max_streams = 0;                     // quota; 0: no limit
   uint32_t max_contexts = 0;                    // quota; 0: no limit
-  uint32_t max_events = 0;                      // quota; 0: no limit
+  uint32_t max_events = 0;                      // quota (events and notifies); 0: no limit
   uint32_t weight = 1;                          // share of each device's time
   // Streams given up (destroyed, reset) whose launched work still runs: they
   // count against the stream quota until drained.

@@ -22,7 +22,7 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_contexts(
       static_cast<uint32_t>(session.contexts.size() - session.default_contexts.size()));
   info.set_max_contexts(session.max_contexts);
-  info.set_events(static_cast<uint32_t>(session.events.size()));
+  info.set_events(static_cast<uint32_t>(session.events.size() + session.notifies.size()));
   info.set_max_events(session.max_events);
   info.set_memory_bytes(snapshot.memory_bytes);
   info.set_memory_quota(snapshot.memory_quota);

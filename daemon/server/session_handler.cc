@@ -196,6 +196,14 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
     case acl::v1::AsyncOp::kWaitEvent:
       return runtime_.StreamWaitEvent(session_, op.stream(), op.wait_event().event(), op.thread())
           .status();
+    case acl::v1::AsyncOp::kRecordNotify:
+      return runtime_.RecordNotify(session_, op.record_notify().notify(), op.stream(), op.thread())
+          .status();
+    case acl::v1::AsyncOp::kWaitNotify:
+      return runtime_
+          .WaitAndResetNotify(session_, op.wait_notify().notify(), op.stream(),
+                              op.wait_notify().timeout_s(), op.thread())
+          .status();
     case acl::v1::AsyncOp::kHostCallback:
       return runtime_
           .EnqueueCallback(session_, op.stream(), op.thread(), op.host_callback().callback_id(),
@@ -349,6 +357,10 @@ void SessionHandler::Handle(const ClientMessage& request) {
                                                 request.create_event().flags()));
     case ClientMessage::kDestroyEvent:
       return answer_status(runtime_.DestroyEvent(session_, request.destroy_event().event()));
+    case ClientMessage::kCreateNotify:
+      return answer_handle(runtime_.CreateNotify(session_, request.create_notify().device_id()));
+    case ClientMessage::kDestroyNotify:
+      return answer_status(runtime_.DestroyNotify(session_, request.destroy_notify().notify()));
     case ClientMessage::kSynchronizeEvent: {
       const uint64_t event = request.synchronize_event().event();
       return synchronize(request.synchronize_event().timeout_ms(),

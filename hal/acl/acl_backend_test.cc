@@ -486,6 +486,38 @@ TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {
   EXPECT_TRUE(AllBytes(Read(buffer), 9));
 }
 
+TEST_F(AclBackendTest, StreamsShareOneReportThreadAndHeldPointsHoldNoThread) {
+  DeviceBuffer buffer = Allocate(64);
+  constexpr int kStreams = 40;
+  std::vector<StreamReports> reports(kStreams);
+  std::vector<std::unique_ptr<Stream>> streams;
+  log_->Clear();
+  for (int i = 0; i < kStreams; ++i) {
+    streams.push_back(NewStream(reports[i]));
+    ASSERT_NE(streams.back(), nullptr);
+    ASSERT_EQ(*streams.back()->HostCallbackPoint(), 1u);
+  }
+  // Every stream is held at its point, and yet the next stream's work runs:
+  // no thread is held by a point.
+  for (int i = 0; i < kStreams; ++i) ASSERT_TRUE(reports[i].WaitForReached(1)) << i;
+  StreamReports free_reports;
+  std::unique_ptr<Stream> free_stream = NewStream(free_reports);
+  ASSERT_EQ(*free_stream->Fill(Span(buffer), 3, 64), 1u);
+  ASSERT_TRUE(free_reports.WaitForCompleted(1));
+  for (int i = 0; i < kStreams; ++i) {
+    EXPECT_TRUE(reports[i].completed().empty()) << i;
+    streams[i]->ResumeCallbackPoint(1, absl::OkStatus());
+  }
+  for (int i = 0; i < kStreams; ++i) ASSERT_TRUE(reports[i].WaitForCompleted(1)) << i;
+
+  // One thread processed the reports of all of them.
+  std::set<uint64_t> processing;
+  for (const Call& call : log_->Read()) {
+    if (call.name == "aclrtProcessReport") processing.insert(call.thread);
+  }
+  EXPECT_EQ(processing.size(), 1u);
+}
+
 TEST_F(AclBackendTest, AbortDropsQueuedItemsAndTheStreamGoesOn) {
   absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
   ASSERT_TRUE(event.ok());
@@ -826,17 +858,18 @@ TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
   EXPECT_EQ(AclCodeOf(reports.completed()[1].second), ACL_ERROR_RT_AICORE_EXCEPTION);
   EXPECT_TRUE(reports.completed()[2].second.ok());
 
-  // Abort without aclrtStreamAbort: the queued work still runs, unreported.
-  ASSERT_EQ(*stream->HostCallbackPoint(), 4u);
-  ASSERT_EQ(*stream->Fill(Span(buffer), 6, 16), 5u);
-  ASSERT_TRUE(reports.WaitForReached(1));
+  // No notify functions or aclrtStreamAbort: a stream cannot hold for the host.
+  EXPECT_EQ(AclCodeOf(stream->HostCallbackPoint().status()), ACL_ERROR_API_NOT_SUPPORT);
+
+  // Abort without aclrtStreamAbort: the queued work still ran when it returns;
+  // the stream goes on numbering and reporting.
+  ASSERT_EQ(*stream->Fill(Span(buffer), 6, 16), 4u);
   stream->Abort();
   EXPECT_TRUE(AllBytes(Read(buffer), 6));
-  ASSERT_EQ(*stream->Fill(Span(buffer), 8, 16), 6u);
-  ASSERT_TRUE(reports.WaitForCompleted(4));
-  absl::SleepFor(absl::Milliseconds(50));
-  ASSERT_EQ(reports.completed().size(), 4u);
-  EXPECT_EQ(reports.completed()[3].first, 6u);
+  const size_t reported_before = reports.completed().size();
+  ASSERT_EQ(*stream->Fill(Span(buffer), 8, 16), 5u);
+  ASSERT_TRUE(reports.WaitForCompleted(reported_before + 1));
+  EXPECT_EQ(reports.completed().back().first, 5u);
   EXPECT_TRUE(AllBytes(Read(buffer), 8));
   stream.reset();
   EXPECT_TRUE(device_->UnregisterHostMemory(host.data).ok());

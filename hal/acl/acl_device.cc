@@ -8,6 +8,7 @@
 #include "hal/acl/acl_stream.h"
 #include "hal/acl/vendor_copy.h"
 #include "hal/acl/vendor_status.h"
+#include "proto/acl/status_macros.h"
 
 namespace hal::acl {
 
@@ -30,7 +31,9 @@ AclDevice::~AclDevice() {
 }
 
 std::shared_ptr<DeviceContext> AclDevice::TakeContext() {
+  std::shared_ptr<ReportThread> reports;  // stopped outside the lock
   absl::MutexLock lock(&mu_);
+  reports = std::move(reports_);
   return std::move(context_);
 }
 
@@ -39,8 +42,11 @@ absl::Status AclDevice::BringUp() {
   if (context_ != nullptr) return absl::OkStatus();
   absl::StatusOr<std::shared_ptr<DeviceContext>> context = DeviceContext::Create(api_, id_);
   if (!context.ok()) return context.status();
+  absl::StatusOr<std::shared_ptr<ReportThread>> reports = ReportThread::Start(*context);
+  if (!reports.ok()) return reports.status();
   clock_ = DeviceClock::Calibrate(**context);
   context_ = *std::move(context);
+  reports_ = *std::move(reports);
   return absl::OkStatus();
 }
 
@@ -163,10 +169,21 @@ absl::Status AclDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t coun
 }
 
 absl::StatusOr<std::unique_ptr<Stream>> AclDevice::CreateStream(StreamOptions options) {
-  absl::StatusOr<std::shared_ptr<DeviceContext>> context = CurrentContext();
-  if (!context.ok()) return context.status();
-  absl::StatusOr<std::unique_ptr<AclStream>> stream =
-      AclStream::Create(StreamDeps{*context, dispatcher_, router_}, std::move(options));
+  std::shared_ptr<DeviceContext> context;
+  std::shared_ptr<ReportThread> reports;
+  {
+    absl::MutexLock lock(&mu_);  // both of the same bring-up
+    context = context_;
+    reports = reports_;
+  }
+  if (context == nullptr) {
+    return BackendError(ACL_ERROR_RT_CONTEXT_NULL,
+                        absl::StrCat("device ", id_, " is not brought up"));
+  }
+  ACL_RETURN_IF_ERROR(context->MakeCurrent());
+  absl::StatusOr<std::unique_ptr<AclStream>> stream = AclStream::Create(
+      StreamDeps{std::move(context), dispatcher_, router_, std::move(reports)},
+      std::move(options));
   if (!stream.ok()) return stream.status();
   return std::unique_ptr<Stream>(*std::move(stream));
 }

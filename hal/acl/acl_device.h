@@ -31,6 +31,7 @@
 #include "hal/acl/device_clock.h"
 #include "hal/acl/device_context.h"
 #include "hal/acl/exception_router.h"
+#include "hal/acl/report_thread.h"
 #include "hal/acl/acl_builtin_kernels.h"
 #include "hal/acl/host_registry.h"
 #include "hal/device.h"
@@ -103,6 +104,8 @@ class AclDevice final : public Device {
 
   mutable absl::Mutex mu_;
   std::shared_ptr<DeviceContext> context_ ABSL_GUARDED_BY(mu_);
+  // Runs the callbacks of the streams made while this context is up.
+  std::shared_ptr<ReportThread> reports_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const DeviceClock> clock_ ABSL_GUARDED_BY(mu_);
 };
 

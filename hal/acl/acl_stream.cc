@@ -1,19 +1,12 @@
 #include "hal/acl/acl_stream.h"
 
-#include <pthread.h>
-
-#include <atomic>
 #include <cstring>
-#include <future>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "hal/acl/acl_builtin_kernels.h"
 #include "hal/acl/acl_event.h"
 #include "hal/acl/acl_executable.h"
@@ -26,20 +19,19 @@
 namespace hal::acl {
 namespace {
 
-// How long the report thread waits in aclrtProcessReport before it looks at
-// its stop flag (a callback wakes it when it is stopped normally).
-constexpr int32_t kReportTimeoutMs = 1000;
-// After an aclrtProcessReport failure other than a timeout: do not spin.
-constexpr absl::Duration kReportRetryDelay = absl::Milliseconds(10);
 constexpr uint64_t kFirstArgsRingBytes = uint64_t{64} << 10;
-// How long a held host-callback point waits, once an abort or shutdown began,
-// for the vendor's abort to land before it lets go anyway (see Abort).
-constexpr absl::Duration kHeldPointGrace = absl::Milliseconds(200);
 // Failures whose task id matches no item (a task the vendor ran for itself)
 // are forgotten beyond this many.
 constexpr size_t kMaxPendingFailures = 64;
 
 enum class ItemKind : uint8_t { kCopy, kFill, kLaunch, kRecord, kWait, kCallbackPoint };
+
+// What a stream's vendor callbacks tell it (ReportThread signals).
+enum Signal : uint8_t {
+  kMarker = 1,  // the item before it ran
+  kPoint = 2,   // a host-callback point was reached
+  kFence = 3,   // an abort's fence (value: its generation)
+};
 
 // A submitted item until it is reported or dropped.
 struct Item {
@@ -65,6 +57,7 @@ uint64_t NextPowerOfTwo(uint64_t value) {
 
 class AclStream::Core final : public CompletionDispatcher::Client,
                               public FailureSink,
+                              public ReportThread::Listener,
                               public std::enable_shared_from_this<Core> {
  public:
   Core(StreamDeps deps, StreamOptions options)
@@ -72,6 +65,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
         api_(context_->api()),
         dispatcher_(std::move(deps.dispatcher)),
         router_(std::move(deps.router)),
+        reports_(std::move(deps.reports)),
         options_(std::move(options)),
         task_ids_known_(api_.aclrtGetThreadLastTaskId != nullptr) {}
 
@@ -90,22 +84,15 @@ class AclStream::Core final : public CompletionDispatcher::Client,
 
   void Dispatch() override;
   void OnTaskFailure(uint32_t task_id, int32_t acl_code) override;
+  // The stream's vendor callbacks (on the device's report thread).
+  void OnReport(uint8_t signal, uint32_t value) override;
 
  private:
-  // Vendor callbacks (on the report thread).
-  static void MarkerCallback(void* core) { static_cast<Core*>(core)->OnMarker(); }
-  static void PointCallback(void* core) { static_cast<Core*>(core)->OnPoint(); }
-  static void StopCallback(void* core) {
-    static_cast<Core*>(core)->stop_seen_.store(true, std::memory_order_release);
-  }
-  // The fence's user data is its generation; the stream is the report
-  // thread's own (one report thread per stream).
-  static void FenceCallback(void* generation);
-
   void OnMarker();
   void OnPoint();
-  void OnFence(uint64_t generation);
-  void ReportLoop(std::promise<absl::Status>* subscribed);
+  void OnFence(uint32_t generation);
+  // The notify a held host-callback point waits on (created on first use).
+  absl::StatusOr<aclrtNotify> PointNotify() ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
 
   // Runs `op` (the item's vendor calls, which fill in the item) and enqueues
   // the completion marker; the item's sequence number.
@@ -121,8 +108,9 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // progress, unless the caller is that listener.
   void StopReportingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The vendor side of an abort or shutdown: discards the queued work
-  // (aclrtStreamAbort), lets a held host-callback point go, waits for the
-  // rest. False when the device is gone.
+  // (aclrtStreamAbort) with a held host-callback point's wait, waits for the
+  // rest, and retires the points' notify (a record may be left in it). False
+  // when the device is gone.
   bool AbortVendorStream() ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
   // Hands back what unreported items hold; `items` in submission order.
   static void Drop(std::vector<Item>& items);
@@ -133,22 +121,27 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   const VendorApi& api_;
   const std::shared_ptr<CompletionDispatcher> dispatcher_;
   const std::shared_ptr<ExceptionRouter> router_;
+  const std::shared_ptr<ReportThread> reports_;
   const StreamOptions options_;
   const bool task_ids_known_;
   aclrtStream stream_ = nullptr;  // set by Start
   int32_t stream_id_ = -1;        // set by Start
-  std::thread report_thread_;
-  std::atomic<bool> stop_seen_{false};
-  std::atomic<bool> stop_forced_{false};
+  uint32_t report_token_ = 0;     // set by Start
 
   // Serializes submissions (an item's vendor calls and its marker must not
   // interleave with another item's) and the vendor side of Abort.
-  absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(notify_mu_);
   absl::Status broken_ ABSL_GUARDED_BY(submit_mu_);
   std::shared_ptr<ArgsRing> args_ring_ ABSL_GUARDED_BY(submit_mu_);
 
+  // The notify held host-callback points wait on: replaced only under
+  // submit_mu_ as well, so a submission may use it unlocked. Never taken by
+  // a submission across a vendor call that may block (ResumeCallbackPoint
+  // must get it while a submission waits).
+  absl::Mutex notify_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  aclrtNotify point_notify_ ABSL_GUARDED_BY(notify_mu_) = nullptr;
+
   absl::Mutex mu_;
-  absl::CondVar point_cv_;  // point_resumed_, point_releases_, aborting_, shut_down_
   absl::CondVar idle_cv_;   // dispatching_
   hal::RingQueue<Item> items_ ABSL_GUARDED_BY(mu_);     // reserved, not yet reported
   uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;     // last sequence handed out
@@ -157,20 +150,13 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   bool dispatching_ ABSL_GUARDED_BY(mu_) = false;  // a listener call is running
   int aborting_ ABSL_GUARDED_BY(mu_) = 0;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time stop_started_ ABSL_GUARDED_BY(mu_);  // of the latest abort or shutdown
-  // Set once the vendor discarded the queued work: held points let go.
-  bool points_released_ ABSL_GUARDED_BY(mu_) = false;
-  // Counts releases: a held point lets go when it changes, even if the abort
-  // that released it has already cleared points_released_ (no lost wake-up).
-  uint64_t point_releases_ ABSL_GUARDED_BY(mu_) = 0;
   // After an abort: markers are stale until the latest fence ran.
   bool ignore_markers_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t fence_generation_ ABSL_GUARDED_BY(mu_) = 0;
-  // The host-callback point the device holds at (0: none), whether the
-  // listener heard of it, and the last one resumed.
+  uint32_t fence_generation_ ABSL_GUARDED_BY(mu_) = 0;  // < ReportThread::kMaxValue
+  // The host-callback point the device holds at (0: none) and whether the
+  // listener heard of it.
   uint64_t point_reached_ ABSL_GUARDED_BY(mu_) = 0;
   bool point_announced_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t point_resumed_ ABSL_GUARDED_BY(mu_) = 0;
   struct Failure {
     uint32_t task_id;
     int32_t code;
@@ -178,72 +164,57 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   std::vector<Failure> failures_ ABSL_GUARDED_BY(mu_);
 };
 
-namespace {
-// The stream whose report thread this is.
-thread_local AclStream::Core* report_thread_core = nullptr;
-}  // namespace
-
 absl::Status AclStream::Core::Start() {
-  absl::Status status = context_->MakeCurrent();
-  if (!status.ok()) return status;
-  status = CheckVendor(api_.aclrtCreateStream(&stream_), "aclrtCreateStream");
-  if (!status.ok()) return status;
-  status = CheckVendor(api_.aclrtStreamGetId(stream_, &stream_id_), "aclrtStreamGetId");
+  ACL_RETURN_IF_ERROR(context_->MakeCurrent());
+  ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtCreateStream(&stream_), "aclrtCreateStream"));
+  absl::Status status = CheckVendor(api_.aclrtStreamGetId(stream_, &stream_id_), "aclrtStreamGetId");
+  if (status.ok()) {
+    absl::StatusOr<uint32_t> token = reports_->Subscribe(stream_, weak_from_this());
+    if (token.ok()) report_token_ = *token;
+    status = token.status();
+  }
   if (!status.ok()) {
     api_.aclrtDestroyStream(stream_);
     return status;
   }
   router_->Add(context_->device(), stream_id_, weak_from_this());
-  std::promise<absl::Status> subscribed;
-  std::future<absl::Status> result = subscribed.get_future();
-  report_thread_ = std::thread(&Core::ReportLoop, this, &subscribed);
-  status = result.get();
-  if (!status.ok()) {
-    report_thread_.join();
-    router_->Remove(context_->device(), stream_id_);
-    api_.aclrtDestroyStream(stream_);
-  }
-  return status;
+  return absl::OkStatus();
 }
 
-void AclStream::Core::ReportLoop(std::promise<absl::Status>* subscribed) {
-  report_thread_core = this;
-  const auto self = static_cast<uint64_t>(pthread_self());
-  absl::Status status = context_->MakeCurrent();
-  if (status.ok()) {
-    status = CheckVendor(api_.aclrtSubscribeReport(self, stream_), "aclrtSubscribeReport");
+void AclStream::Core::OnReport(uint8_t signal, uint32_t value) {
+  switch (signal) {
+    case kMarker:
+      return OnMarker();
+    case kPoint:
+      return OnPoint();
+    case kFence:
+      return OnFence(value);
+    default:
+      return;
   }
-  const bool ok = status.ok();
-  subscribed->set_value(std::move(status));  // `subscribed` is gone after this
-  if (!ok) return;
-  while (!stop_seen_.load(std::memory_order_acquire) &&
-         !stop_forced_.load(std::memory_order_acquire)) {
-    const aclError code = api_.aclrtProcessReport(kReportTimeoutMs);
-    if (code != ACL_SUCCESS && !IsReportTimeout(code)) absl::SleepFor(kReportRetryDelay);
-  }
-  api_.aclrtUnSubscribeReport(self, stream_);
 }
 
 void AclStream::Core::StopReportingLocked() {
-  stop_started_ = absl::Now();
-  point_cv_.SignalAll();  // a held point starts its grace period
   if (dispatcher_->OnDispatcherThread()) return;
   while (dispatching_) idle_cv_.Wait(&mu_);
 }
 
 bool AclStream::Core::AbortVendorStream() {
   const bool vendor = context_->MakeCurrent().ok();
-  // The queued work is discarded while a held point still holds it back;
-  // only then does the point let go (it would run the queue otherwise).
+  // A held point's wait is discarded with the rest of the queue.
   if (vendor && api_.aclrtStreamAbort != nullptr) api_.aclrtStreamAbort(stream_);
-  {
-    absl::MutexLock lock(&mu_);
-    points_released_ = true;
-    ++point_releases_;
-    point_cv_.SignalAll();
-  }
   // ACL_ERROR_RT_STREAM_ABORT after an abort: expected.
   if (vendor) api_.aclrtSynchronizeStream(stream_);
+  aclrtNotify retired;
+  {
+    absl::MutexLock notify_lock(&notify_mu_);
+    retired = point_notify_;
+    point_notify_ = nullptr;
+    absl::MutexLock lock(&mu_);
+    point_reached_ = 0;
+    point_announced_ = false;
+  }
+  if (vendor && retired != nullptr) api_.aclrtDestroyNotify(retired);
   return vendor;
 }
 
@@ -272,13 +243,8 @@ void AclStream::Core::Shutdown() {
   {
     absl::MutexLock submit(&submit_mu_);
     const bool vendor = AbortVendorStream();
-    // The stop callback comes after every callback still due, so the report
-    // thread has run them all when it stops.
-    if (!vendor || api_.aclrtLaunchCallback(&StopCallback, this, ACL_CALLBACK_NO_BLOCK, stream_) !=
-                       ACL_SUCCESS) {
-      stop_forced_.store(true, std::memory_order_release);
-    }
-    report_thread_.join();
+    // Callbacks of this stream still due find no listener from now on.
+    reports_->Unsubscribe(stream_, report_token_);
     router_->Remove(context_->device(), stream_id_);
     if (vendor) api_.aclrtDestroyStream(stream_);
     absl::MutexLock lock(&mu_);
@@ -337,9 +303,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
     // Its failure arrived before its task id was known: a stopped stream
     // runs no marker, so the dispatcher must look again.
     if (failed_already) dispatcher_->Notify(shared_from_this());
-    status =
-        CheckVendor(api_.aclrtLaunchCallback(&MarkerCallback, this, ACL_CALLBACK_NO_BLOCK, stream_),
-                    "aclrtLaunchCallback");
+    status = reports_->Launch(stream_, report_token_, kMarker, 0);
     if (!status.ok()) {
       // The item's work is on the device but would never be reported: wait
       // for it, so that nothing it uses is released while it runs, and fail
@@ -487,11 +451,41 @@ absl::StatusOr<uint64_t> AclStream::Core::WaitEvent(Event& event) {
   });
 }
 
+absl::StatusOr<aclrtNotify> AclStream::Core::PointNotify() {
+  absl::MutexLock notify_lock(&notify_mu_);
+  if (point_notify_ == nullptr) {
+    ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtCreateNotify(&point_notify_, 0),
+                                    "aclrtCreateNotify (host-callback points)"));
+  }
+  return point_notify_;
+}
+
 absl::StatusOr<uint64_t> AclStream::Core::HostCallbackPoint() {
-  return Submit(ItemKind::kCallbackPoint, [&](Item& item) {
+  if (api_.aclrtCreateNotify == nullptr || api_.aclrtDestroyNotify == nullptr ||
+      api_.aclrtRecordNotify == nullptr || api_.aclrtWaitAndResetNotify == nullptr ||
+      api_.aclrtStreamAbort == nullptr) {
+    return BackendError(ACL_ERROR_API_NOT_SUPPORT,
+                        absl::StrCat(api_.library,
+                                     " lacks aclrtCreateNotify, aclrtRecordNotify, "
+                                     "aclrtWaitAndResetNotify or aclrtStreamAbort: a stream "
+                                     "cannot hold for the host"));
+  }
+  return Submit(ItemKind::kCallbackPoint, [&](Item& item) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    ACL_ASSIGN_OR_RETURN(aclrtNotify notify, PointNotify());
+    // The point is announced when the stream reaches it; the wait then holds
+    // the stream until ResumeCallbackPoint records the notify.
+    ACL_RETURN_IF_ERROR(reports_->Launch(stream_, report_token_, kPoint, 0));
+    absl::Status status = CheckVendor(api_.aclrtWaitAndResetNotify(notify, stream_, 0),
+                                      "aclrtWaitAndResetNotify");
+    if (!status.ok()) {
+      // Its announcement is queued already: the stream cannot tell which
+      // item it belongs to any more.
+      broken_ = BackendError(ACL_ERROR_RT_STREAM_ABORT,
+                             "the stream cannot take work after a host-callback point failed");
+      return status;
+    }
     item.has_task = true;
-    return CheckVendor(api_.aclrtLaunchCallback(&PointCallback, this, ACL_CALLBACK_BLOCK, stream_),
-                       "aclrtLaunchCallback");
+    return absl::OkStatus();
   });
 }
 
@@ -505,35 +499,17 @@ void AclStream::Core::OnMarker() {
 }
 
 void AclStream::Core::OnPoint() {
-  absl::MutexLock lock(&mu_);
-  if (ignore_markers_ || points_released_) return;
-  // Every marker before this point ran already (one thread, in order).
-  const uint64_t sequence = device_done_ + 1;
-  point_reached_ = sequence;
-  point_announced_ = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (ignore_markers_) return;
+    // Every marker before this point ran already (one thread, in order).
+    point_reached_ = device_done_ + 1;
+    point_announced_ = false;
+  }
   dispatcher_->Notify(shared_from_this());
-  const uint64_t releases = point_releases_;
-  while (point_resumed_ != sequence && point_releases_ == releases) {
-    if (aborting_ > 0 || shut_down_) {
-      // Should the vendor's abort wait for this very callback, it still
-      // returns: the point lets go after a grace period.
-      const absl::Time deadline = stop_started_ + kHeldPointGrace;
-      if (absl::Now() >= deadline) break;
-      point_cv_.WaitWithDeadline(&mu_, deadline);
-    } else {
-      point_cv_.Wait(&mu_);
-    }
-  }
-  point_reached_ = 0;
 }
 
-void AclStream::Core::FenceCallback(void* generation) {
-  if (report_thread_core != nullptr) {
-    report_thread_core->OnFence(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(generation)));
-  }
-}
-
-void AclStream::Core::OnFence(uint64_t generation) {
+void AclStream::Core::OnFence(uint32_t generation) {
   absl::MutexLock lock(&mu_);
   if (generation == fence_generation_) ignore_markers_ = false;
 }
@@ -628,14 +604,20 @@ void AclStream::Core::Dispatch() {
 }
 
 void AclStream::Core::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
-  absl::MutexLock lock(&mu_);
-  if (sequence == 0 || point_reached_ != sequence) return;
-  if (!items_.empty() && sequence >= items_.front().sequence &&
-      sequence - items_.front().sequence < items_.size()) {
-    items_.at(sequence - items_.front().sequence).point_status = std::move(status);
+  // notify_mu_ keeps an abort from retiring the notify under the record.
+  absl::MutexLock notify_lock(&notify_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (sequence == 0 || point_reached_ != sequence) return;
+    if (!items_.empty() && sequence >= items_.front().sequence &&
+        sequence - items_.front().sequence < items_.size()) {
+      items_.at(sequence - items_.front().sequence).point_status = std::move(status);
+    }
+    point_reached_ = 0;
   }
-  point_resumed_ = sequence;
-  point_cv_.SignalAll();
+  if (point_notify_ == nullptr || !context_->MakeCurrent().ok()) return;
+  // Fails only with a broken vendor; the point then holds until an abort.
+  reports_->RecordNotify(point_notify_).IgnoreError();
 }
 
 void AclStream::Core::Abort() {
@@ -648,21 +630,17 @@ void AclStream::Core::Abort() {
   {
     absl::MutexLock submit(&submit_mu_);
     const bool vendor = AbortVendorStream();
-    uint64_t generation;
+    uint32_t generation;
     {
       absl::MutexLock lock(&mu_);
-      points_released_ = false;
       dropped = TakeAllLocked();
       reported_ = device_done_ = reserved_;
       failures_.clear();
-      point_reached_ = 0;
-      point_announced_ = false;
       ignore_markers_ = true;
-      generation = ++fence_generation_;
+      fence_generation_ = (fence_generation_ + 1) & ReportThread::kMaxValue;
+      generation = fence_generation_;
     }
-    if (!vendor || api_.aclrtLaunchCallback(
-                       &FenceCallback, reinterpret_cast<void*>(static_cast<uintptr_t>(generation)),
-                       ACL_CALLBACK_NO_BLOCK, stream_) != ACL_SUCCESS) {
+    if (!vendor || !reports_->Launch(stream_, report_token_, kFence, generation).ok()) {
       // Without its fence the stream cannot tell new markers from stale ones.
       broken_ = BackendError(ACL_ERROR_RT_STREAM_ABORT,
                              "the stream cannot take work after its abort failed");

@@ -1,17 +1,19 @@
 // A vendor stream (aclrtCreateStream) as a hal::Stream.
 //
 // Each item is one or two vendor tasks (a copy, a fill, a kernel launch with
-// its argument copy, an event record or wait, a blocking host callback)
-// followed by a completion marker: aclrtLaunchCallback(ACL_CALLBACK_NO_BLOCK)
-// whose user data is the stream itself, so nothing is allocated per item; the
-// stream counts the markers, which the vendor runs in order. CANN runs stream
-// callbacks only on a thread subscribed with aclrtSubscribeReport that loops
-// on aclrtProcessReport, so each stream has such a report thread. It is per
-// stream, not per device, because a host-callback point is a blocking
-// callback (ACL_CALLBACK_BLOCK) that holds its thread until the core resumes
-// it: a shared thread would hold every stream of the device. CANN allows up
-// to 1024 subscribed threads per process (and advises at most 32), which
-// bounds the streams an acl backend can have.
+// its argument copy, an event record or wait, a host-callback point) followed
+// by a completion marker: aclrtLaunchCallback(ACL_CALLBACK_NO_BLOCK) whose
+// user data names the stream (report_thread.h), so nothing is allocated per
+// item; the stream counts the markers, which the vendor runs in order. The
+// device's one report thread runs the callbacks of all its streams.
+//
+// A host-callback point is a callback that announces it, then
+// aclrtWaitAndResetNotify on the stream's point notify: the stream holds
+// there, holding no thread, until ResumeCallbackPoint records the notify on
+// the report thread's control stream. (A blocking callback would hold the
+// report thread, and with it every stream of the device.) Points need the
+// vendor's notify functions and aclrtStreamAbort (an abort must discard a
+// held wait); without them HostCallbackPoint is ACL_ERROR_API_NOT_SUPPORT.
 //
 // The markers only count; the device's CompletionDispatcher calls the
 // listeners (completion_dispatcher.h), in order, outside vendor callbacks.
@@ -30,16 +32,18 @@
 //
 // Abort: aclrtStreamAbort (when the vendor has it) then
 // aclrtSynchronizeStream; no item submitted before Abort is reported
-// afterwards. A host-callback point the stream holds at lets go only after
-// aclrtStreamAbort returned (or a grace period passed, should the vendor wait
-// for the callback), so that the work queued behind it is discarded rather
-// than run. Without aclrtStreamAbort the queued device work still runs to
+// afterwards. A held point's wait is discarded with the work behind it, and
+// the point notify is replaced (a resume racing the abort may have left a
+// record in it). Without aclrtStreamAbort the queued device work still runs to
 // completion (unreported) before Abort returns. Markers of the aborted items
 // that the vendor still delivers are told apart by a fence callback that
 // Abort enqueues: markers are ignored until it ran.
 //
 // Every thread that calls the vendor sets the device's context first
 // (device_context.h): submitting threads, the report thread, the dispatcher.
+// A resume's notify record may block in the vendor; it holds only the
+// stream's notify lock, never the submission lock, so that a submission
+// waiting in the vendor for queue room cannot stall the resume it waits for.
 #ifndef ACLD_HAL_ACL_ACL_STREAM_H_
 #define ACLD_HAL_ACL_ACL_STREAM_H_
 
@@ -49,6 +53,7 @@
 #include "hal/acl/completion_dispatcher.h"
 #include "hal/acl/device_context.h"
 #include "hal/acl/exception_router.h"
+#include "hal/acl/report_thread.h"
 #include "hal/stream.h"
 
 namespace hal::acl {
@@ -58,6 +63,7 @@ struct StreamDeps {
   std::shared_ptr<DeviceContext> context;
   std::shared_ptr<CompletionDispatcher> dispatcher;
   std::shared_ptr<ExceptionRouter> router;
+  std::shared_ptr<ReportThread> reports;
 };
 
 class AclStream final : public Stream {

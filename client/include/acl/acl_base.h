@@ -35,6 +35,7 @@ typedef uint16_t aclFloat16;
 
 typedef void *aclrtStream;
 typedef void *aclrtEvent;
+typedef void *aclrtNotify;
 typedef void *aclrtContext;
 typedef void *aclrtAllocatorDesc;
 typedef void *aclrtAllocator;

@@ -111,6 +111,11 @@ struct Event {
   int64_t timestamp_micros = 0;
 };
 
+// aclrtCreateNotify: set by a record, taken (and reset) by one wait.
+struct Notify {
+  bool set = false;
+};
+
 struct Kernel {
   std::string name;
   bool fails = false;
@@ -124,7 +129,7 @@ struct Binary {
 struct Stream;
 
 struct Task {
-  enum Kind { kCopy, kMemset, kKernel, kRecord, kWait, kCallback } kind;
+  enum Kind { kCopy, kMemset, kKernel, kRecord, kWait, kCallback, kNotifyRecord, kNotifyWait } kind;
   uint32_t task_id = 0;
   void* dst = nullptr;
   const void* src = nullptr;
@@ -135,6 +140,7 @@ struct Task {
   size_t args_size = 0;
   Event* event = nullptr;
   uint64_t ordinal = 0;
+  Notify* notify = nullptr;
   Callback callback = nullptr;
   void* user_data = nullptr;
   bool block = false;
@@ -173,6 +179,7 @@ struct State {
   std::vector<std::unique_ptr<Context>> contexts;
   std::vector<std::unique_ptr<Stream>> streams;
   std::vector<std::unique_ptr<Event>> events;
+  std::vector<std::unique_ptr<Notify>> notifies;
   std::vector<std::unique_ptr<Binary>> binaries;
   std::map<uintptr_t, std::pair<size_t, int32_t>> allocations;  // address -> size, device
   std::map<uintptr_t, size_t> registered;                       // host registrations
@@ -314,6 +321,7 @@ bool RunStream(Stream* stream) {
   while (!stream->queue.empty() && !stream->held_by_callback) {
     Task& task = stream->queue.front();
     if (task.kind == Task::kWait && task.event->executed < task.ordinal) break;
+    if (task.kind == Task::kNotifyWait && !task.notify->set) break;
     ran = true;
     switch (task.kind) {
       case Task::kCopy:
@@ -332,6 +340,12 @@ bool RunStream(Stream* stream) {
         task.event->timestamp_micros = DeviceNowMicros();
         break;
       case Task::kWait:
+        break;
+      case Task::kNotifyRecord:
+        task.notify->set = true;
+        break;
+      case Task::kNotifyWait:
+        task.notify->set = false;
         break;
       case Task::kCallback:
         state.reports[stream->subscriber].push_back(
@@ -894,6 +908,58 @@ aclError aclrtStreamWaitEvent(aclrtStream stream_handle, aclrtEvent handle) {
     return ACL_SUCCESS;
   });
 }
+
+// ---- Notifies ----
+
+#ifndef FAKE_VENDOR_LEGACY
+aclError aclrtCreateNotify(void** handle, uint64_t flags) {
+  return Logged("aclrtCreateNotify", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    if (LiveContext() == nullptr) return ACL_ERROR_RT_CONTEXT_NULL;
+    if (handle == nullptr || flags > 1) return ACL_ERROR_RT_PARAM_INVALID;
+    state.notifies.push_back(std::make_unique<Notify>());
+    *handle = state.notifies.back().get();
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtDestroyNotify(void* handle) {
+  return Logged("aclrtDestroyNotify", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    if (LiveContext() == nullptr) return ACL_ERROR_RT_CONTEXT_NULL;
+    // Kept allocated: a queued wait may still point at it.
+    return handle == nullptr ? ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
+  });
+}
+
+aclError aclrtRecordNotify(void* handle, aclrtStream stream_handle) {
+  return Logged("aclrtRecordNotify", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    auto* stream = static_cast<Stream*>(stream_handle);
+    aclError code = CheckStream(stream);
+    if (code != ACL_SUCCESS) return code;
+    if (handle == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+    Task task{Task::kNotifyRecord};
+    task.notify = static_cast<Notify*>(handle);
+    Enqueue(stream, task);
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtWaitAndResetNotify(void* handle, aclrtStream stream_handle, uint32_t) {
+  return Logged("aclrtWaitAndResetNotify", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    auto* stream = static_cast<Stream*>(stream_handle);
+    aclError code = CheckStream(stream);
+    if (code != ACL_SUCCESS) return code;
+    if (handle == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+    Task task{Task::kNotifyWait};
+    task.notify = static_cast<Notify*>(handle);
+    Enqueue(stream, task);
+    return ACL_SUCCESS;
+  });
+}
+#endif
 
 aclError aclrtQueryEventStatus(aclrtEvent handle, int* /* aclrtEventRecordedStatus */ status) {
   return Logged("aclrtQueryEventStatus", [&] {
