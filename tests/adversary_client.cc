@@ -6,7 +6,8 @@
 //   scribble MIB            fills MIB of device memory with a pattern, frees, exits
 //   read_fresh MIB          fresh device memory reads as zeros
 //   reset_race              a pending synchronization vs aclrtResetDevice
-//   quota_probe             contexts/events/streams/memory stop at their limits
+//   quota_probe RESERVED    contexts/events/streams/memory stop at their limits
+//                           (RESERVED: what the backend reserves for 1 byte)
 //   flood DEVICE STREAMS    busy kernels on many streams until stdin closes
 //   latency                 prints the worst 1 ms-kernel round trip on device 0
 //   trap_flood COUNT        COUNT failing kernels (log flooding)
@@ -118,7 +119,7 @@ int ResetRace() {
   return scenario::Teardown();
 }
 
-int QuotaProbe() {
+int QuotaProbe(uint64_t reserved_per_byte) {
   scenario::Setup();
   // Run with --max_streams_per_session=4 --max_contexts_per_session=2
   // --max_events_per_session=3 --default_memory_quota=20000.
@@ -157,9 +158,12 @@ int QuotaProbe() {
     if (aclrtMalloc(&pointer, 1, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) break;
     ++allocations;
   }
-  // Each 1-byte allocation reserves 512 bytes of the device.
-  Check(allocations <= 20000 / 512, "made " + std::to_string(allocations) +
-                                        " allocations under a 20000-byte quota");
+  // Each 1-byte allocation reserves `reserved_per_byte` bytes of the device.
+  Check(reserved_per_byte > 0 &&
+            static_cast<uint64_t>(allocations) <= 20000 / reserved_per_byte,
+        "made " + std::to_string(allocations) + " allocations of " +
+            std::to_string(reserved_per_byte) + " reserved bytes under a 20000-byte quota");
+  Check(allocations > 0, "no allocation fitted under a 20000-byte quota");
   std::printf("quota_probe done\n");
   return scenario::Teardown();
 }
@@ -274,7 +278,7 @@ int main(int argc, char** argv) {
   if (mode == "scribble") return Scribble(number(2));
   if (mode == "read_fresh") return ReadFresh(number(2));
   if (mode == "reset_race") return ResetRace();
-  if (mode == "quota_probe") return QuotaProbe();
+  if (mode == "quota_probe" && argc > 2) return QuotaProbe(number(2));
   if (mode == "flood") return Flood(static_cast<int32_t>(number(2)), static_cast<int>(number(3)));
   if (mode == "latency") return Latency();
   if (mode == "trap_flood") return TrapFlood(static_cast<int>(number(2)));
