@@ -42,7 +42,6 @@ absl::Status CallbackBroker::Acknowledge(SessionId session, uint64_t callback_id
     resume = std::move(it->second.resume);
     waiting_.erase(it);
   }
-  Stream::ContinueInline inline_continuation;
   resume(absl::OkStatus());
   return absl::OkStatus();
 }

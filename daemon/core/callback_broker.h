@@ -1,9 +1,10 @@
 // The arbiter of host callbacks (aclrtLaunchHostFunc, aclrtLaunchCallback).
 //
-// A callback is a stream task. When the stream reaches it, the broker tells
-// the session's process (SessionEvents::callback_due) and, for a blocking
-// callback, parks the stream until the process acknowledges. The broker, not a
-// worker, waits: a parked stream holds no thread. A process that never answers
+// A callback is a host-callback point of its device stream
+// (Stream::EnqueueHostPoint). When the device reaches it, the broker tells the
+// session's process (SessionEvents::callback_due) and, for a blocking
+// callback, keeps the device stream held until the process acknowledges. The
+// broker, not a worker, waits: a held stream holds no thread. A process that never answers
 // fails the task with ACL_ERROR_RT_REPORT_TIMEOUT after the callback timeout;
 // a process that dies is forgotten with its session.
 #ifndef ACLD_DAEMON_CORE_CALLBACK_BROKER_H_

@@ -497,8 +497,12 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream_
     if (!session.ok()) return session.status();
     events = (*session)->notify;
   }
-  return Enqueue(id, *stream, thread, 0,
-                 broker_.MakeTask(id, stream_id, callback_id, block, events), nullptr, "callback");
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<QueueBudget> budget, BudgetOf(id));
+  // May wait for room: no lock is held here.
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge,
+                       budget->Charge(QueueBudget::kTaskOverheadBytes));
+  return (*stream)->EnqueueHostPoint(broker_.MakeTask(id, stream_id, callback_id, block, events),
+                                     "callback", thread, std::move(charge));
 }
 
 absl::Status Runtime::AcknowledgeCallback(SessionId id, uint64_t callback_id) {

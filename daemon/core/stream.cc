@@ -1,6 +1,7 @@
 #include "daemon/core/stream.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -14,9 +15,6 @@ namespace {
 
 // Tasks a worker runs from one stream before giving others a turn.
 constexpr int kTasksPerTurn = 64;
-
-// Set by Stream::ContinueInline on the resuming thread.
-thread_local bool continue_inline = false;
 
 }  // namespace
 
@@ -40,6 +38,9 @@ absl::StatusOr<std::shared_ptr<Stream>> Stream::Create(const Options& options,
   device_options.on_complete = [self](uint64_t sequence, const absl::Status& status) {
     if (auto stream = self.lock()) stream->DeviceCompleted(sequence, status);
   };
+  device_options.on_callback_point = [self](uint64_t sequence) {
+    if (auto stream = self.lock()) stream->DevicePointReached(sequence);
+  };
   absl::StatusOr<std::unique_ptr<hal::Stream>> device_stream =
       device.CreateStream(std::move(device_options));
   if (!device_stream.ok()) return device_stream.status();
@@ -50,8 +51,8 @@ absl::StatusOr<std::shared_ptr<Stream>> Stream::Create(const Options& options,
 absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
                                          std::function<void()> on_discard, const char* waits_for,
                                          std::shared_ptr<void> hold) {
-  return Append(Task{0, submitter_thread, std::move(task), nullptr, nullptr, std::move(on_discard),
-                     waits_for, std::move(hold)});
+  return Append(Task{0, submitter_thread, std::move(task), nullptr, nullptr, nullptr,
+                     std::move(on_discard), waits_for, std::move(hold)});
 }
 
 absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* what,
@@ -61,8 +62,19 @@ absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* 
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
-  return Append(Task{0, submitter_thread, nullptr, std::move(work), std::move(done),
+  return Append(Task{0, submitter_thread, nullptr, std::move(work), std::move(done), nullptr,
                      std::move(on_discard), what, std::move(hold)});
+}
+
+absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* waits_for,
+                                                  uint64_t submitter_thread,
+                                                  std::shared_ptr<void> hold) {
+  if (device_ == nullptr) {
+    return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
+  }
+  return Append(Task{0, submitter_thread, nullptr,
+                     [](hal::Stream& device) { return device.HostCallbackPoint(); }, nullptr,
+                     std::move(at_point), nullptr, waits_for, std::move(hold)});
 }
 
 absl::StatusOr<uint64_t> Stream::Append(Task task) {
@@ -101,6 +113,7 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
   absl::StatusOr<uint64_t> sequence = task.device_work(*device_);
   mu_.Lock();
   running_task_id_ = 0;
+  const uint64_t early_point = std::exchange(early_point_, 0);
   if (!sequence.ok()) {
     FinishLocked(task, sequence.status(), after);
     return;
@@ -128,6 +141,42 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
   }
   early_device_results_.clear();
   in_flight_.push_back(std::move(task));
+  if (early_point != 0 && early_point == *sequence) StartPointLocked(early_point, after);
+}
+
+void Stream::DevicePointReached(uint64_t sequence) {
+  std::vector<std::function<void()>> after;
+  {
+    absl::MutexLock lock(&mu_);
+    if (in_flight_.empty() || in_flight_.back().sequence < sequence) {
+      // Reached before its submit returned (nothing ran before it).
+      if (running_task_id_ != 0) early_point_ = sequence;
+    } else {
+      StartPointLocked(sequence, after);
+    }
+    // Otherwise the task was discarded: the device dropped the point.
+  }
+  for (auto& callback : after) callback();
+}
+
+void Stream::StartPointLocked(uint64_t sequence, std::vector<std::function<void()>>& after) {
+  if (failures_unpublished_ > 0) {
+    point_after_failures_ = sequence;
+    return;
+  }
+  const Task* point = nullptr;
+  for (size_t i = 0; i < in_flight_.size(); ++i) {
+    if (in_flight_.at(i).sequence == sequence) point = &in_flight_.at(i);
+  }
+  if (point == nullptr || !point->at_point) return;
+  std::weak_ptr<Stream> self = weak_from_this();
+  after.push_back([self, sequence, at_point = point->at_point] {
+    TaskResume resume = [self, sequence](absl::Status status) {
+      if (auto stream = self.lock()) stream->device_->ResumeCallbackPoint(sequence, status);
+    };
+    std::optional<absl::Status> result = at_point(resume);
+    if (result.has_value()) resume(*std::move(result));
+  });
 }
 
 void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
@@ -157,12 +206,18 @@ bool Stream::EndDrainLocked() {
 }
 
 void Stream::FailurePublished() {
+  std::vector<std::function<void()>> after;
   bool make_ready;
   {
     absl::MutexLock lock(&mu_);
     --failures_unpublished_;
     make_ready = EndDrainLocked();
+    if (failures_unpublished_ == 0 && point_after_failures_ != 0) {
+      StartPointLocked(point_after_failures_, after);
+      point_after_failures_ = 0;
+    }
   }
+  for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
 }
 
@@ -253,19 +308,8 @@ void Stream::Resume(uint64_t task_id, absl::Status status) {
     // Otherwise the task was discarded (forced destroy): nothing waits for it.
   }
   for (auto& callback : after) callback();
-  if (!make_ready) return;
-  if (continue_inline) {
-    // The resuming thread is about to wait for the session's next message
-    // anyway: running the next few tasks itself saves handing them to a
-    // worker (the host-callback round trip is latency-bound).
-    RunSome();
-  } else {
-    engine_.MakeReady(shared_from_this(), options_.priority);
-  }
+  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
 }
-
-Stream::ContinueInline::ContinueInline() : previous_(continue_inline) { continue_inline = true; }
-Stream::ContinueInline::~ContinueInline() { continue_inline = previous_; }
 
 bool Stream::ScheduleNextLocked(std::vector<std::function<void()>>& after) {
   if (!queue_.empty()) {

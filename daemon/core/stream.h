@@ -4,7 +4,9 @@
 // fills, kernels, event records — is submitted to it as soon as the stream
 // reaches the task, without waiting for earlier device work to finish, so the
 // device queue may hold many tasks; the device reports each one done by its
-// sequence number. Host tasks (a host callback, a wait for an event, an event
+// sequence number. A host callback is a host-callback point of the device
+// stream: the device holds there, with the work after it already queued,
+// until the callback is done. Host tasks (a wait for an event, an event
 // reset) run once the device work before them has finished.
 //
 // Streams do not own threads. A stream with a runnable head task sits in its
@@ -112,6 +114,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
                                              std::function<void()> on_discard, DeviceDone done,
                                              std::shared_ptr<void> hold);
 
+  // Appends a host-callback point (hal::Stream::HostCallbackPoint). When the
+  // device reaches it — and the failures before it have been handed to
+  // on_failure, so that a client hears of them first — `at_point` runs; its
+  // result, returned or passed to its resume, lets the device stream go on
+  // and is the task's status. `waits_for` names it for operators.
+  absl::StatusOr<uint64_t> EnqueueHostPoint(TaskFn at_point, const char* waits_for,
+                                            uint64_t submitter_thread,
+                                            std::shared_ptr<void> hold);
+
   // Calls `done` once every task enqueued before this call has finished or
   // been discarded, with the stream's first unreported failure (reported once),
   // or with ACL_ERROR_RT_STREAM_SYNC_TIMEOUT after `timeout`.
@@ -136,17 +147,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // For the engine: runs a batch of ready tasks on the calling worker.
   void RunSome();
 
-  // While one lives, a stream resumed on this thread runs its next ready tasks
-  // on this thread instead of queueing them for a worker.
-  class ContinueInline {
-   public:
-    ContinueInline();
-    ~ContinueInline();
-
-   private:
-    const bool previous_;
-  };
-
  private:
   struct Task {
     uint64_t id;
@@ -154,6 +154,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     TaskFn fn;  // a host task; empty for device work
     DeviceWork device_work;
     DeviceDone device_done;
+    TaskFn at_point;  // a host-callback point's work (device_work submits the point)
     std::function<void()> on_discard;
     const char* waits_for;
     std::shared_ptr<void> hold;
@@ -165,6 +166,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   absl::StatusOr<uint64_t> Append(Task task);
   // The device finished the item numbered `sequence`.
   void DeviceCompleted(uint64_t sequence, const absl::Status& status);
+  // The device reached the host-callback point numbered `sequence`.
+  void DevicePointReached(uint64_t sequence);
+  // Runs the point's work unless failures before it are still unpublished
+  // (FailurePublished runs it then).
+  void StartPointLocked(uint64_t sequence, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Submits a device task popped by RunSome (mu_ released around the submit).
   void SubmitLocked(Task task, std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -210,6 +217,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   hal::RingQueue<Task> in_flight_ ABSL_GUARDED_BY(mu_);
   // Reports that arrived while their task was still being submitted.
   std::vector<std::pair<uint64_t, absl::Status>> early_device_results_ ABSL_GUARDED_BY(mu_);
+  // A host-callback point reached while its task was still being submitted.
+  uint64_t early_point_ ABSL_GUARDED_BY(mu_) = 0;
+  // A host-callback point reached while failures before it were unpublished.
+  uint64_t point_after_failures_ ABSL_GUARDED_BY(mu_) = 0;
   State state_ ABSL_GUARDED_BY(mu_) = State::kIdle;
   uint64_t next_task_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t finished_through_ ABSL_GUARDED_BY(mu_) = 0;  // every task id <= this is done

@@ -4,6 +4,8 @@
 // STOP_ON_FAILURE take submitted work back from the device.
 #include <atomic>
 #include <memory>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -229,6 +231,160 @@ TEST_F(StreamDeviceTest, StopOnFailureAtSubmitKeepsEarlierDeviceWorkAndDropsLate
   EXPECT_EQ(stream->Stats().completed, 1u);  // the held work
   EXPECT_EQ(stream->Stats().failed, 1u);
   EXPECT_EQ(stream->Stats().discarded, 1u);
+}
+
+// A host callback is a host-callback point of the device stream: the work
+// after it is on the device already, held until the callback is done.
+TEST_F(StreamDeviceTest, AHostPointHoldsTheWorkAfterItOnTheDeviceUntilItsWorkIsDone) {
+  auto stream = NewStream();
+  absl::Mutex resume_mu;
+  TaskResume resume_point;
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(stream
+                  ->EnqueueHostPoint(
+                      [&](const TaskResume& resume) -> std::optional<absl::Status> {
+                        ++runs;
+                        absl::MutexLock lock(&resume_mu);
+                        resume_point = resume;
+                        return std::nullopt;
+                      },
+                      "callback", 0, nullptr)
+                  .ok());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(i, 4), "fill", 0, nullptr, nullptr, nullptr).ok());
+  }
+  ASSERT_TRUE(hal::testing::Eventually([&] { return submitted_.load() == 2 && runs.load() == 1; }));
+  EXPECT_EQ(stream->Stats().state, "waiting on callback");
+  EXPECT_EQ(Byte(0), 0);
+  {
+    absl::MutexLock lock(&resume_mu);
+    resume_point(absl::OkStatus());
+  }
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(Byte(1), 4);
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(stream->Stats().completed, 3u);
+}
+
+TEST_F(StreamDeviceTest, AHostPointsResultIsItsTasksStatus) {
+  auto stream = NewStream();
+  ASSERT_TRUE(stream
+                  ->EnqueueHostPoint(
+                      [](const TaskResume&) -> std::optional<absl::Status> {
+                        return AclStatus(ACL_ERROR_RT_REPORT_TIMEOUT, "callback timed out");
+                      },
+                      "callback", 0, nullptr)
+                  .ok());
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(0, 6), "fill", 0, nullptr, nullptr, nullptr).ok());
+  EXPECT_EQ(AclCodeOf(Sync(*stream)), ACL_ERROR_RT_REPORT_TIMEOUT);
+  EXPECT_EQ(Byte(0), 6);  // CONTINUE_ON_FAILURE: the work after it ran
+  absl::MutexLock lock(&mu_);
+  ASSERT_EQ(failures_.size(), 1u);
+  EXPECT_EQ(failures_[0].task_id, 1u);
+}
+
+// A device stream whose reports the test makes, from the threads it chooses.
+class ScriptedDeviceStream final : public hal::Stream {
+ public:
+  absl::StatusOr<uint64_t> Copy(const hal::Transfer&) override { return Next(); }
+  absl::StatusOr<uint64_t> Fill(const hal::DeviceSpan&, uint8_t, uint64_t) override {
+    return Next();
+  }
+  absl::StatusOr<uint64_t> Launch(const hal::Function&, hal::LaunchParams) override {
+    return Next();
+  }
+  absl::StatusOr<uint64_t> RecordEvent(hal::Event&) override { return Next(); }
+  absl::StatusOr<uint64_t> WaitEvent(hal::Event&) override { return Next(); }
+  absl::StatusOr<uint64_t> HostCallbackPoint() override { return Next(); }
+  void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override {
+    absl::MutexLock lock(&mu_);
+    resumed_.emplace_back(sequence, std::move(status));
+  }
+  absl::Status SetStopOnFailure(bool) override { return absl::OkStatus(); }
+  void Abort() override {}
+
+  uint64_t submitted() {
+    absl::MutexLock lock(&mu_);
+    return next_ - 1;
+  }
+  std::vector<std::pair<uint64_t, absl::Status>> resumed() {
+    absl::MutexLock lock(&mu_);
+    return resumed_;
+  }
+
+ private:
+  uint64_t Next() {
+    absl::MutexLock lock(&mu_);
+    return next_++;
+  }
+
+  absl::Mutex mu_;
+  uint64_t next_ = 1;
+  std::vector<std::pair<uint64_t, absl::Status>> resumed_;
+};
+
+// A sim device whose streams are scripted; keeps their listeners.
+class ScriptedDevice final : public hal::sim::SimDevice {
+ public:
+  ScriptedDevice() : SimDevice(0, 1 << 20) {}
+  absl::StatusOr<std::unique_ptr<hal::Stream>> CreateStream(hal::StreamOptions options) override {
+    options_ = std::move(options);
+    auto stream = std::make_unique<ScriptedDeviceStream>();
+    stream_ = stream.get();
+    return std::unique_ptr<hal::Stream>(std::move(stream));
+  }
+  hal::StreamOptions options_;
+  ScriptedDeviceStream* stream_ = nullptr;
+};
+
+// The point is reached while a failure before it is being published on
+// another thread: its work waits for the publication, so the client hears of
+// the failure before the callback runs.
+TEST(StreamPointOrderTest, AHostPointRunsOnlyOnceTheFailureBeforeItIsPublished) {
+  ScriptedDevice device;
+  hal::Timer timer;
+  StreamEngine engine{2};
+  absl::Notification publishing, publish;
+  std::atomic<int> order{0};
+  std::atomic<int> failure_published_at{0};
+  std::atomic<int> point_ran_at{0};
+  absl::StatusOr<std::shared_ptr<Stream>> stream =
+      Stream::Create(Stream::Options{1, 1, 0, 0, 0}, engine, timer, device,
+                     [&](const TaskFailure&) {
+                       publishing.Notify();
+                       publish.WaitForNotification();
+                       failure_published_at = ++order;
+                     });
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE((*stream)
+                  ->EnqueueDeviceWork([](hal::Stream& d) { return d.Fill({}, 0, 1); }, "fill", 0,
+                                      nullptr, nullptr, nullptr)
+                  .ok());
+  ASSERT_TRUE((*stream)
+                  ->EnqueueHostPoint(
+                      [&](const TaskResume&) -> std::optional<absl::Status> {
+                        point_ran_at = ++order;
+                        return absl::OkStatus();
+                      },
+                      "callback", 0, nullptr)
+                  .ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 2; }));
+
+  std::thread reporter([&] {
+    device.options_.on_complete(1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
+  });
+  publishing.WaitForNotification();
+  device.options_.on_callback_point(2);  // on this thread, while the failure is being published
+  EXPECT_EQ(point_ran_at.load(), 0) << "the callback ran before its failure notice was handed on";
+  EXPECT_TRUE(device.stream_->resumed().empty());
+  publish.Notify();
+  reporter.join();
+  EXPECT_EQ(failure_published_at.load(), 1);
+  EXPECT_EQ(point_ran_at.load(), 2);
+  ASSERT_EQ(device.stream_->resumed().size(), 1u);
+  EXPECT_EQ(device.stream_->resumed()[0].first, 2u);
+  device.options_.on_complete(2, absl::OkStatus());
+  EXPECT_TRUE((*stream)->Idle());
 }
 
 }  // namespace
