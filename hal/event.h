@@ -8,6 +8,9 @@
 
 namespace hal {
 
+// Records are numbered by the caller (Stream::RecordEvent's `record`: 1, 2,
+// ... in the order it makes them); streams may submit them in another order,
+// and a wait is for one record (Stream::WaitEvent).
 class Event {
  public:
   virtual ~Event() = default;
@@ -17,6 +20,9 @@ class Event {
   virtual std::optional<int64_t> TimestampNanos() const = 0;
   // True when every record submitted so far has run.
   virtual bool Complete() const = 0;
+  // Record `record` will never be submitted (its task was dropped before it
+  // reached the device, or its submission failed): waits for it pass.
+  virtual void ForgetRecord(uint64_t record) = 0;
 };
 
 }  // namespace hal

@@ -46,11 +46,14 @@ class Stream {
   // `function` belongs to an executable that the caller keeps alive until the
   // launch is reported or aborted.
   virtual absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) = 0;
-  // Marks the event with this point of the stream (and the device's clock).
-  virtual absl::StatusOr<uint64_t> RecordEvent(Event& event) = 0;
-  // Holds the stream until every record of `event` submitted before this call
-  // has run (none: passes at once).
-  virtual absl::StatusOr<uint64_t> WaitEvent(Event& event) = 0;
+  // Marks the event with this point of the stream (and the device's clock)
+  // as its record numbered `record` (hal/event.h).
+  virtual absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) = 0;
+  // Holds the stream until the event's record numbered `record` has run, was
+  // dropped by an abort or forgotten (0, or a record settled already: passes
+  // at once). The record may be submitted after the wait, on any stream of
+  // the device; a record made after it is not waited for.
+  virtual absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) = 0;
   // A point where the host runs code: reported to on_callback_point when
   // reached, then holds the stream until ResumeCallbackPoint.
   virtual absl::StatusOr<uint64_t> HostCallbackPoint() = 0;

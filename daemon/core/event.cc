@@ -31,6 +31,18 @@ void Event::CompleteRecord(uint64_t record, int64_t timestamp_ns) {
   for (auto& done : ready) done(absl::OkStatus());
 }
 
+void Event::DropRecord(uint64_t record) {
+  device_event_->ForgetRecord(record);
+  std::vector<ProgressWaiters::Done> ready;
+  {
+    absl::MutexLock lock(&mu_);
+    if (record <= completed_) return;
+    completed_ = record;
+    ready = waiters_.TakeReached(completed_);
+  }
+  for (auto& done : ready) done(absl::OkStatus());
+}
+
 void Event::Reset() {
   absl::MutexLock lock(&mu_);
   recorded_ = false;

@@ -3,7 +3,8 @@
 // Every aclrtRecordEvent call takes the next record number; the record task
 // completes it when its stream reaches it. Waits (aclrtStreamWaitEvent,
 // aclrtSynchronizeEvent) target the latest record made before the wait was
-// issued, as on a device.
+// issued, as on a device; a stream's wait is the device's (hal::Stream::
+// WaitEvent for that record) when the event is of the stream's device.
 #ifndef ACLD_DAEMON_CORE_EVENT_H_
 #define ACLD_DAEMON_CORE_EVENT_H_
 
@@ -46,6 +47,10 @@ class Event : public std::enable_shared_from_this<Event> {
   uint64_t latest_record() const;
   // A record task ran: `record` is complete at device time `timestamp_ns`.
   void CompleteRecord(uint64_t record, int64_t timestamp_ns);
+  // A record task was dropped before it ran (an abort, a failed submission):
+  // it no longer holds anyone back, on the device (hal::Event::ForgetRecord)
+  // or here, and stamps nothing.
+  void DropRecord(uint64_t record);
   // An aclrtResetEvent task ran: the event reads as never recorded.
   void Reset();
 

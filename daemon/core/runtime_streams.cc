@@ -414,9 +414,14 @@ absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, St
                        budget->Charge(QueueBudget::kTaskOverheadBytes));
   const uint64_t record = event->TakeRecordNumber();
   return stream->EnqueueDeviceWork(
-      [event](hal::Stream& device) { return device.RecordEvent(event->device_event()); },
+      [event, record](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+        absl::StatusOr<uint64_t> submitted = device.RecordEvent(event->device_event(), record);
+        if (!submitted.ok()) event->DropRecord(record);
+        return submitted;
+      },
       "event record", thread,
-      nullptr,
+      // Dropped before it ran: waits for it must not wait for ever.
+      [event, record] { event->DropRecord(record); },
       [event, record](const absl::Status&) {
         event->CompleteRecord(record, event->device_event().TimestampNanos().value_or(0));
       },
@@ -438,14 +443,22 @@ absl::StatusOr<uint64_t> Runtime::ResetEvent(SessionId id, EventId event_id, Str
 
 absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_id,
                                                   EventId event_id, uint64_t thread) {
-  absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
-  if (!event.ok()) return event.status();
-  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
-  if (!stream.ok()) return stream.status();
-  const uint64_t target = (*event)->latest_record();
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Event> event, FindEvent(id, event_id));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  // The latest record made before this call, as on a device.
+  const uint64_t target = event->latest_record();
+  if (event->device() == stream->options().device) {
+    // The device holds the stream until that record ran (or was dropped):
+    // the work after the wait is queued on the device meanwhile.
+    return EnqueueDeviceWork(id, stream, thread, 0, "event",
+                             [event, target](hal::Stream& device) {
+                               return device.WaitEvent(event->device_event(), target);
+                             });
+  }
+  // Another device's event: its records are not the device's to see.
   return Enqueue(
-      id, *stream, thread, 0,
-      [event = *event, target](const TaskResume& resume) -> std::optional<absl::Status> {
+      id, stream, thread, 0,
+      [event, target](const TaskResume& resume) -> std::optional<absl::Status> {
         if (event->WaitFor(target, [resume] { resume(absl::OkStatus()); })) {
           return absl::OkStatus();
         }

@@ -126,7 +126,7 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
     ++counters_.discarded;
     if (task.on_discard) after.push_back(std::move(task.on_discard));
     auto dropped = std::make_shared<Task>(std::move(task));
-    after.push_back([this, dropped] { device_->Abort(); });
+    AbortDeviceLocked(after, [dropped] {});
     AdvanceFinishedLocked(discarded_through_);
     CollectDoneLocked(after);
     return;
@@ -200,9 +200,28 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
 }
 
 bool Stream::EndDrainLocked() {
-  if (state_ != State::kDraining || !in_flight_.empty() || failures_unpublished_ > 0) return false;
+  if (state_ != State::kDraining || !in_flight_.empty() || failures_unpublished_ > 0 ||
+      device_aborts_pending_ > 0) {
+    return false;
+  }
   state_ = State::kReady;
   return true;
+}
+
+void Stream::AbortDeviceLocked(std::vector<std::function<void()>>& after,
+                               std::function<void()> then) {
+  ++device_aborts_pending_;
+  after.push_back([this, then = std::move(then)] {
+    device_->Abort();
+    then();
+    bool make_ready;
+    {
+      absl::MutexLock lock(&mu_);
+      --device_aborts_pending_;
+      make_ready = EndDrainLocked();
+    }
+    if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+  });
 }
 
 void Stream::FailurePublished() {
@@ -230,6 +249,13 @@ void Stream::RunSome() {
     bool parked = false;
     bool draining = false;
     for (int n = 0; n < kTasksPerTurn && !queue_.empty(); ++n) {
+      if (queue_.front().device_work && device_aborts_pending_ > 0) {
+        // An abort of the device is on its way: work submitted now would be
+        // dropped with what it was meant to drop.
+        state_ = State::kDraining;
+        draining = true;
+        break;
+      }
       if (queue_.front().device_work) {
         Task task = std::move(queue_.front());
         queue_.pop_front();
@@ -366,9 +392,7 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, ui
   if (dropped->empty()) {
     // Work still on the device before the failure means it failed at its
     // submit: the device did not stop, and the earlier work must go on.
-    if (abort_device && in_flight_.empty() && device_ != nullptr) {
-      after.push_back([this] { device_->Abort(); });
-    }
+    if (abort_device && in_flight_.empty() && device_ != nullptr) AbortDeviceLocked(after, [] {});
     return;
   }
   counters_.discarded += dropped->size();
@@ -376,8 +400,7 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, ui
   early_device_results_.clear();
   // The device lets go of them first: a copy may still read host memory that
   // a task's hold keeps mapped.
-  after.push_back([this, dropped] {
-    device_->Abort();
+  AbortDeviceLocked(after, [dropped] {
     for (Task& task : *dropped) {
       if (task.on_discard) task.on_discard();
     }

@@ -182,6 +182,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id,
                              bool abort_device = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Aborts the device stream from `after` (then runs `then`); until it has,
+  // no device work is submitted, or it would be dropped with the old work.
+  void AbortDeviceLocked(std::vector<std::function<void()>>& after, std::function<void()> then)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records the end of the current task; collects callbacks to run unlocked.
   void FinishLocked(const Task& task, absl::Status status,
                     std::vector<std::function<void()>>& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -237,6 +241,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   absl::Status unreported_error_ ABSL_GUARDED_BY(mu_);
   // Failures handed to `after` whose listener has not returned yet.
   int failures_unpublished_ ABSL_GUARDED_BY(mu_) = 0;
+  // Device aborts handed to `after` that have not returned yet.
+  int device_aborts_pending_ ABSL_GUARDED_BY(mu_) = 0;
   // STOP_ON_FAILURE after a failure: tasks are discarded until it is reported.
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;

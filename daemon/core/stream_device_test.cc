@@ -4,6 +4,7 @@
 // STOP_ON_FAILURE take submitted work back from the device.
 #include <atomic>
 #include <memory>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -293,15 +294,18 @@ class ScriptedDeviceStream final : public hal::Stream {
   absl::StatusOr<uint64_t> Launch(const hal::Function&, hal::LaunchParams) override {
     return Next();
   }
-  absl::StatusOr<uint64_t> RecordEvent(hal::Event&) override { return Next(); }
-  absl::StatusOr<uint64_t> WaitEvent(hal::Event&) override { return Next(); }
+  absl::StatusOr<uint64_t> RecordEvent(hal::Event&, uint64_t) override { return Next(); }
+  absl::StatusOr<uint64_t> WaitEvent(hal::Event&, uint64_t) override { return Next(); }
   absl::StatusOr<uint64_t> HostCallbackPoint() override { return Next(); }
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override {
     absl::MutexLock lock(&mu_);
     resumed_.emplace_back(sequence, std::move(status));
   }
   absl::Status SetStopOnFailure(bool) override { return absl::OkStatus(); }
-  void Abort() override {}
+  void Abort() override {
+    absl::MutexLock lock(&mu_);
+    log_.push_back("abort");
+  }
 
   uint64_t submitted() {
     absl::MutexLock lock(&mu_);
@@ -311,15 +315,22 @@ class ScriptedDeviceStream final : public hal::Stream {
     absl::MutexLock lock(&mu_);
     return resumed_;
   }
+  // "submit N" and "abort", in the order they came.
+  std::vector<std::string> log() {
+    absl::MutexLock lock(&mu_);
+    return log_;
+  }
 
  private:
   uint64_t Next() {
     absl::MutexLock lock(&mu_);
+    log_.push_back("submit " + std::to_string(next_));
     return next_++;
   }
 
   absl::Mutex mu_;
   uint64_t next_ = 1;
+  std::vector<std::string> log_;
   std::vector<std::pair<uint64_t, absl::Status>> resumed_;
 };
 
@@ -385,6 +396,48 @@ TEST(StreamPointOrderTest, AHostPointRunsOnlyOnceTheFailureBeforeItIsPublished) 
   EXPECT_EQ(device.stream_->resumed()[0].first, 2u);
   device.options_.on_complete(2, absl::OkStatus());
   EXPECT_TRUE((*stream)->Idle());
+}
+
+// STOP_ON_FAILURE aborts the device after a failure. Work enqueued once the
+// failure was reported (which may be before that abort ran) reaches the device
+// only after it, or the abort would drop it.
+TEST(StreamPointOrderTest, WorkAfterAReportedStopFailureIsNotDroppedByItsAbort) {
+  ScriptedDevice device;
+  hal::Timer timer;
+  StreamEngine engine{2};
+  absl::Notification publishing, publish;
+  absl::StatusOr<std::shared_ptr<Stream>> stream =
+      Stream::Create(Stream::Options{1, 1, 0, 0, 0}, engine, timer, device,
+                     [&](const TaskFailure&) {
+                       publishing.Notify();
+                       publish.WaitForNotification();
+                     });
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
+  DeviceWork fill = [](hal::Stream& d) { return d.Fill({}, 0, 1); };
+  ASSERT_TRUE((*stream)->EnqueueDeviceWork(fill, "fill", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 1; }));
+
+  // The failure is being published (the device abort comes after it).
+  std::thread reporter([&] {
+    device.options_.on_complete(1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
+  });
+  publishing.WaitForNotification();
+  auto synced = std::make_shared<absl::Notification>();
+  auto result = std::make_shared<absl::Status>();
+  (*stream)->Synchronize(absl::Seconds(10), [synced, result](absl::Status status) {
+    *result = status;
+    synced->Notify();
+  });
+  ASSERT_TRUE(synced->WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(AclCodeOf(*result), ACL_ERROR_RT_AICORE_EXCEPTION);
+  ASSERT_TRUE((*stream)->EnqueueDeviceWork(fill, "fill", 0, nullptr, nullptr, nullptr).ok());
+  absl::SleepFor(absl::Milliseconds(50));  // a worker would submit it now
+  EXPECT_EQ(device.stream_->submitted(), 1u) << "new work reached the device before the abort";
+  publish.Notify();
+  reporter.join();
+  ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 2; }));
+  EXPECT_EQ(device.stream_->log(), (std::vector<std::string>{"submit 1", "abort", "submit 2"}));
 }
 
 }  // namespace

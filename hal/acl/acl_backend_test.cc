@@ -414,7 +414,7 @@ TEST_F(AclBackendTest, EventsCompleteAndCarryDeviceTimestamps) {
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   const int64_t before = device_->NowNanos();
-  ASSERT_EQ(*stream->RecordEvent(**event), 1u);
+  ASSERT_EQ(*stream->RecordEvent(**event, 1), 1u);
   ASSERT_TRUE(reports.WaitForCompleted(1));
   const int64_t after = device_->NowNanos();
   EXPECT_TRUE((*event)->Complete());
@@ -426,7 +426,7 @@ TEST_F(AclBackendTest, EventsCompleteAndCarryDeviceTimestamps) {
   EXPECT_LE(*stamp, after);
 
   absl::SleepFor(absl::Milliseconds(5));
-  ASSERT_EQ(*stream->RecordEvent(**event), 2u);
+  ASSERT_EQ(*stream->RecordEvent(**event, 2), 2u);
   ASSERT_TRUE(reports.WaitForCompleted(2));
   EXPECT_GT(*(*event)->TimestampNanos(), *stamp);
 }
@@ -443,8 +443,11 @@ TEST_F(AclBackendTest, StreamsWaitForEventsOfOtherStreams) {
   ASSERT_NE(second, nullptr);
 
   ASSERT_EQ(*first->HostCallbackPoint(), 1u);
-  ASSERT_EQ(*first->RecordEvent(**event), 2u);
-  ASSERT_EQ(*second->WaitEvent(**event), 1u);
+  ASSERT_EQ(*first->RecordEvent(**event, 1), 2u);
+  log_->Clear();
+  ASSERT_EQ(*second->WaitEvent(**event, 1), 1u);
+  // The record is the vendor event's latest: the vendor waits for it.
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamWaitEvent"), 1);
   ASSERT_EQ(*second->Fill(Span(buffer), 7, 32), 2u);
   ASSERT_TRUE(first_reports.WaitForReached(1));
   absl::SleepFor(absl::Milliseconds(50));
@@ -457,6 +460,37 @@ TEST_F(AclBackendTest, StreamsWaitForEventsOfOtherStreams) {
   ASSERT_TRUE(first_reports.WaitForCompleted(2));
   EXPECT_TRUE((*event)->Complete());
   EXPECT_TRUE(AllBytes(Read(buffer), 7));
+}
+
+// A record superseded by a later one is not the vendor event's any more: the
+// wait for it holds on a notify that the backend records once it ran.
+TEST_F(AclBackendTest, AWaitForASupersededRecordHoldsOnANotify) {
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  DeviceBuffer buffer = Allocate(32);
+  StreamReports first_reports, second_reports, third_reports;
+  std::unique_ptr<Stream> first = NewStream(first_reports);
+  std::unique_ptr<Stream> second = NewStream(second_reports);
+  std::unique_ptr<Stream> third = NewStream(third_reports);
+  ASSERT_EQ(*first->HostCallbackPoint(), 1u);
+  ASSERT_EQ(*first->RecordEvent(**event, 1), 2u);
+  ASSERT_EQ(*third->RecordEvent(**event, 2), 1u);  // runs at once
+  ASSERT_TRUE(third_reports.WaitForCompleted(1));
+  ASSERT_TRUE(first_reports.WaitForReached(1));
+  log_->Clear();
+  ASSERT_EQ(*second->WaitEvent(**event, 1), 1u);
+  ASSERT_EQ(*second->Fill(Span(buffer), 7, 32), 2u);
+  std::vector<Call> calls = log_->Read();
+  EXPECT_EQ(CountCalls(calls, "aclrtStreamWaitEvent"), 0);
+  EXPECT_EQ(CountCalls(calls, "aclrtWaitAndResetNotify"), 1);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_TRUE(second_reports.completed().empty()) << "the wait passed before record 1 ran";
+  EXPECT_TRUE(AllBytes(Read(buffer), 0));
+
+  first->ResumeCallbackPoint(1, absl::OkStatus());
+  ASSERT_TRUE(second_reports.WaitForCompleted(2));
+  EXPECT_TRUE(AllBytes(Read(buffer), 7));
+  EXPECT_TRUE((*event)->Complete());
 }
 
 TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {
@@ -529,7 +563,7 @@ TEST_F(AclBackendTest, AbortDropsQueuedItemsAndTheStreamGoesOn) {
   ASSERT_TRUE(reports.WaitForCompleted(1));
   ASSERT_EQ(*stream->HostCallbackPoint(), 2u);
   ASSERT_EQ(*stream->Fill(Span(buffer), 2, 32), 3u);
-  ASSERT_EQ(*stream->RecordEvent(**event), 4u);
+  ASSERT_EQ(*stream->RecordEvent(**event, 1), 4u);
   ASSERT_TRUE(reports.WaitForReached(1));
 
   log_->Clear();
@@ -709,7 +743,7 @@ TEST_F(AclBackendTest, CallLogShowsTheRequiredSequences) {
     params.block_dim = 1;
     params.args = IncrementArgs(buffer, 8);
     ASSERT_TRUE(stream->Launch(**executable->GetFunction("increment"), params).ok());
-    ASSERT_TRUE(stream->RecordEvent(**event).ok());
+    ASSERT_TRUE(stream->RecordEvent(**event, 1).ok());
     Transfer unregistered;  // the one copy CANN would make synchronous
     unregistered.device_src = Span(buffer);
     unregistered.host_dst = pageable.data;
@@ -839,7 +873,7 @@ TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
   const int64_t before = device_->NowNanos();
-  ASSERT_EQ(*stream->RecordEvent(**event), 1u);
+  ASSERT_EQ(*stream->RecordEvent(**event, 1), 1u);
   ASSERT_TRUE(reports.WaitForCompleted(1));
   ASSERT_TRUE((*event)->TimestampNanos().has_value());
   EXPECT_GE(*(*event)->TimestampNanos(), before);

@@ -26,7 +26,15 @@ AclDevice::AclDevice(std::shared_ptr<const VendorApi> api, DeviceInfo info,
 
 AclDevice::~AclDevice() {
   // The backend is going (aclFinalize follows): whatever still holds the
-  // context must not reset the device after that.
+  // context must not reset the device after that, and the report thread
+  // must not outlive the vendor runtime (a stream let go of on another
+  // thread would otherwise stop it later).
+  std::shared_ptr<ReportThread> reports;
+  {
+    absl::MutexLock lock(&mu_);
+    reports = reports_;
+  }
+  if (reports != nullptr) reports->Stop();
   if (std::shared_ptr<DeviceContext> context = TakeContext()) context->Destroy();
 }
 

@@ -1,5 +1,7 @@
 #include "hal/acl/acl_event.h"
 
+#include <utility>
+
 #include "hal/acl/vendor_status.h"
 
 namespace hal::acl {
@@ -20,18 +22,29 @@ AclEvent::~AclEvent() {
   if (context_->MakeCurrent().ok()) context_->api().aclrtDestroyEvent(event_);
 }
 
-absl::StatusOr<uint64_t> AclEvent::Record(aclrtStream stream) {
+absl::Status AclEvent::Record(aclrtStream stream, uint64_t record) {
   absl::MutexLock lock(&mu_);
   absl::Status status =
       CheckVendor(context_->api().aclrtRecordEvent(event_, stream), "aclrtRecordEvent");
   if (!status.ok()) return status;
-  latest_resolved_ = false;
-  return ++submitted_;
+  ledger_.Submitted(record);
+  latest_ = record;
+  return absl::OkStatus();
 }
 
-uint64_t AclEvent::records_submitted() const {
+absl::StatusOr<AclEvent::WaitKind> AclEvent::Wait(aclrtStream stream, uint64_t record,
+                                                  std::function<void()> release) {
   absl::MutexLock lock(&mu_);
-  return submitted_;
+  if (ledger_.Settled(record) || record == 0) return WaitKind::kPassed;
+  if (record == latest_) {
+    // Under the lock: no record can supersede it before the vendor sees the wait.
+    absl::Status status =
+        CheckVendor(context_->api().aclrtStreamWaitEvent(stream, event_), "aclrtStreamWaitEvent");
+    if (!status.ok()) return status;
+    return WaitKind::kVendorWait;
+  }
+  ledger_.WaitFor(record, std::move(release));
+  return WaitKind::kRelease;
 }
 
 int64_t AclEvent::LatestTimestampLocked() const {
@@ -45,56 +58,66 @@ int64_t AclEvent::LatestTimestampLocked() const {
   return DeviceClock::HostNowNanos();
 }
 
-void AclEvent::ResolveLocked(uint64_t ordinal, std::optional<int64_t> timestamp) const {
-  ++resolved_;
-  if (ordinal == submitted_) latest_resolved_ = true;
-  if (timestamp.has_value() && ordinal > stamped_ordinal_) {
-    stamped_ordinal_ = ordinal;
+void AclEvent::SettleLocked(uint64_t record, std::optional<int64_t> timestamp,
+                            std::vector<RecordLedger::Wake>& woken) const {
+  if (!ledger_.Settle(record, woken)) return;  // counted early (RefreshLocked)
+  if (timestamp.has_value() && record > stamped_record_) {
+    stamped_record_ = record;
     timestamp_ = timestamp;
   }
 }
 
-void AclEvent::RefreshLocked() const {
-  if (resolved_ + 1 != submitted_ || latest_resolved_) return;
+void AclEvent::Settle(uint64_t record, bool ran) {
+  std::vector<RecordLedger::Wake> woken;
+  {
+    absl::MutexLock lock(&mu_);
+    std::optional<int64_t> timestamp;
+    if (ran) timestamp = record == latest_ ? LatestTimestampLocked() : DeviceClock::HostNowNanos();
+    SettleLocked(record, timestamp, woken);
+  }
+  for (auto& wake : woken) wake();
+}
+
+void AclEvent::RefreshLocked(std::vector<RecordLedger::Wake>& woken) const {
+  const std::set<uint64_t>& pending = ledger_.pending();
+  if (pending.size() != 1 || *pending.begin() != latest_) return;
   aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
   if (!context_->MakeCurrent().ok() ||
       context_->api().aclrtQueryEventStatus(event_, &status) != ACL_SUCCESS ||
       status != ACL_EVENT_RECORDED_STATUS_COMPLETE) {
     return;
   }
-  counted_early_ = submitted_;
-  ResolveLocked(submitted_, LatestTimestampLocked());
+  SettleLocked(latest_, LatestTimestampLocked(), woken);
 }
 
-void AclEvent::OnRecordComplete(uint64_t ordinal) {
-  absl::MutexLock lock(&mu_);
-  if (ordinal == counted_early_) {
-    counted_early_ = 0;
-    return;
-  }
-  ResolveLocked(ordinal,
-                ordinal == submitted_ ? LatestTimestampLocked() : DeviceClock::HostNowNanos());
-}
+void AclEvent::OnRecordComplete(uint64_t record) { Settle(record, /*ran=*/true); }
 
-void AclEvent::OnRecordDropped(uint64_t ordinal) {
-  absl::MutexLock lock(&mu_);
-  if (ordinal == counted_early_) {
-    counted_early_ = 0;
-    return;
-  }
-  ResolveLocked(ordinal, std::nullopt);
-}
+void AclEvent::OnRecordDropped(uint64_t record) { Settle(record, /*ran=*/false); }
+
+void AclEvent::ForgetRecord(uint64_t record) { Settle(record, /*ran=*/false); }
 
 std::optional<int64_t> AclEvent::TimestampNanos() const {
-  absl::MutexLock lock(&mu_);
-  RefreshLocked();
-  return timestamp_;
+  std::vector<RecordLedger::Wake> woken;
+  std::optional<int64_t> timestamp;
+  {
+    absl::MutexLock lock(&mu_);
+    RefreshLocked(woken);
+    timestamp = timestamp_;
+  }
+  for (auto& wake : woken) wake();
+  return timestamp;
 }
 
 bool AclEvent::Complete() const {
-  absl::MutexLock lock(&mu_);
-  RefreshLocked();
-  return resolved_ == submitted_;
+  std::vector<RecordLedger::Wake> woken;
+  bool complete;
+  {
+    absl::MutexLock lock(&mu_);
+    RefreshLocked(woken);
+    complete = ledger_.AllSubmittedSettled();
+  }
+  for (auto& wake : woken) wake();
+  return complete;
 }
 
 }  // namespace hal::acl

@@ -5,20 +5,27 @@
 // aclrtStreamWaitEvent on the event). CANN limits such events per device
 // (65536 on current parts, 1023 on some inference parts).
 //
-// The backend counts the records it submitted and the ones its streams
-// reported, so Complete() means "every record submitted so far has run" even
+// The vendor event describes only its latest record, while the HAL numbers
+// every record and waits for one (hal/event.h). So the backend keeps the
+// records' ledger (hal/record_ledger.h): a record settles when its stream
+// reports it or drops it, or when it is forgotten. A wait for the record the
+// vendor event describes now is the vendor's own aclrtStreamWaitEvent; a wait
+// for any other record (not submitted yet, or superseded by a later one) is a
+// vendor notify wait that the backend releases when the record settles
+// (acl_stream.h). Complete() means "every record submitted so far has run",
 // across streams; when only the latest record is outstanding it asks the
 // vendor (aclrtQueryEventStatus), whose status describes exactly that record.
 // Timestamps come from aclrtEventGetTimestamp mapped onto the host clock
 // (device_clock.h); a record that is no longer the event's latest when it is
-// reported (the vendor event then describes a later one) is stamped with the
-// host clock at its report.
+// reported is stamped with the host clock at its report.
 #ifndef ACLD_HAL_ACL_ACL_EVENT_H_
 #define ACLD_HAL_ACL_ACL_EVENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -26,6 +33,7 @@
 #include "hal/acl/device_clock.h"
 #include "hal/acl/device_context.h"
 #include "hal/event.h"
+#include "hal/record_ledger.h"
 
 namespace hal::acl {
 
@@ -37,20 +45,25 @@ class AclEvent : public Event, public std::enable_shared_from_this<AclEvent> {
 
   std::optional<int64_t> TimestampNanos() const override;
   bool Complete() const override;
+  void ForgetRecord(uint64_t record) override;
 
   int32_t device() const { return context_->device(); }
-  aclrtEvent vendor_event() const { return event_; }
 
   // For streams (the context is current on the calling thread).
-  // aclrtRecordEvent on `stream`; the record's number (1, 2, ...) or the
-  // vendor's error.
-  absl::StatusOr<uint64_t> Record(aclrtStream stream);
-  uint64_t records_submitted() const;
-  // Record `ordinal` ran (called in each stream's report order).
-  void OnRecordComplete(uint64_t ordinal);
-  // Record `ordinal` was dropped by an abort: it no longer keeps the event
+  // aclrtRecordEvent on `stream` as record `record`.
+  absl::Status Record(aclrtStream stream, uint64_t record);
+  enum class WaitKind {
+    kPassed,      // the record has settled: nothing to wait for
+    kVendorWait,  // aclrtStreamWaitEvent on `stream` was submitted
+    kRelease,     // `release` runs (once, no lock held) when the record settles
+  };
+  // How `stream` waits for `record`; see the comment at the top.
+  absl::StatusOr<WaitKind> Wait(aclrtStream stream, uint64_t record, std::function<void()> release);
+  // Record `record` ran (called in each stream's report order).
+  void OnRecordComplete(uint64_t record);
+  // Record `record` was dropped by an abort: it no longer keeps the event
   // incomplete, and stamps nothing.
-  void OnRecordDropped(uint64_t ordinal);
+  void OnRecordDropped(uint64_t record);
 
  private:
   AclEvent(std::shared_ptr<DeviceContext> context, std::shared_ptr<const DeviceClock> clock,
@@ -58,24 +71,25 @@ class AclEvent : public Event, public std::enable_shared_from_this<AclEvent> {
       : context_(std::move(context)), clock_(std::move(clock)), event_(event) {}
 
   // When the latest record is the only one outstanding and the vendor says it
-  // ran, counts it now.
-  void RefreshLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ran, settles it now.
+  void RefreshLocked(std::vector<RecordLedger::Wake>& woken) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The latest record's timestamp, from the vendor.
   int64_t LatestTimestampLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ResolveLocked(uint64_t ordinal, std::optional<int64_t> timestamp) const
+  // Settles `record`; `timestamp` when it ran.
+  void SettleLocked(uint64_t record, std::optional<int64_t> timestamp,
+                    std::vector<RecordLedger::Wake>& woken) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Settle(uint64_t record, bool ran);
 
   const std::shared_ptr<DeviceContext> context_;
   const std::shared_ptr<const DeviceClock> clock_;
   const aclrtEvent event_;
 
   mutable absl::Mutex mu_;
-  uint64_t submitted_ ABSL_GUARDED_BY(mu_) = 0;
-  mutable uint64_t resolved_ ABSL_GUARDED_BY(mu_) = 0;  // records that ran or were dropped
-  mutable bool latest_resolved_ ABSL_GUARDED_BY(mu_) = true;
-  // A latest record counted early (RefreshLocked); its report is then a no-op.
-  mutable uint64_t counted_early_ ABSL_GUARDED_BY(mu_) = 0;
-  mutable uint64_t stamped_ordinal_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable RecordLedger ledger_ ABSL_GUARDED_BY(mu_);
+  uint64_t latest_ ABSL_GUARDED_BY(mu_) = 0;  // the record the vendor event describes
+  mutable uint64_t stamped_record_ ABSL_GUARDED_BY(mu_) = 0;
   mutable std::optional<int64_t> timestamp_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -44,6 +44,7 @@ struct Item {
   uint64_t record = 0;
   std::shared_ptr<ArgsRing> args_ring;  // kLaunch
   ArgsRing::Slice args_slice;
+  aclrtNotify notify = nullptr;  // kCallbackPoint, kWait held by a notify: what releases it
   absl::Status point_status;  // kCallbackPoint: what ResumeCallbackPoint said
 };
 
@@ -75,8 +76,8 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer);
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count);
   absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params);
-  absl::StatusOr<uint64_t> RecordEvent(Event& event);
-  absl::StatusOr<uint64_t> WaitEvent(Event& event);
+  absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record);
+  absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record);
   absl::StatusOr<uint64_t> HostCallbackPoint();
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status);
   absl::Status SetStopOnFailure(bool stop);
@@ -91,8 +92,18 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   void OnMarker();
   void OnPoint();
   void OnFence(uint32_t generation);
-  // The notify a held host-callback point waits on (created on first use).
-  absl::StatusOr<aclrtNotify> PointNotify() ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
+  // A notify for a wait the host releases (from the pool, or a new one), and
+  // the pool's generation it belongs to.
+  absl::StatusOr<std::pair<aclrtNotify, uint64_t>> TakeNotify()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
+  // A notify whose wait passed (so it is reset) goes back to the pool.
+  void ReturnNotify(aclrtNotify notify);
+  // Records `notify` (on the report thread's control stream) unless an abort
+  // retired the notifies of `generation` meanwhile.
+  void ReleaseNotify(aclrtNotify notify, uint64_t generation);
+  // After the vendor discarded the queued waits: the notifies of unreported
+  // items may hold a stray record, so they are destroyed, not reused.
+  void RetireNotifiesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
 
   // Runs `op` (the item's vendor calls, which fill in the item) and enqueues
   // the completion marker; the item's sequence number.
@@ -113,9 +124,10 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // when the device is gone.
   bool AbortVendorStream() ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
   // Hands back what unreported items hold; `items` in submission order.
-  static void Drop(std::vector<Item>& items);
+  void Drop(std::vector<Item>& items);
   std::vector<Item> TakeAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status NotSameDevice(int32_t device, const char* what) const;
+  absl::StatusOr<std::shared_ptr<AclEvent>> EventOfThisDevice(Event& event) const;
 
   const std::shared_ptr<DeviceContext> context_;
   const VendorApi& api_;
@@ -134,12 +146,15 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::Status broken_ ABSL_GUARDED_BY(submit_mu_);
   std::shared_ptr<ArgsRing> args_ring_ ABSL_GUARDED_BY(submit_mu_);
 
-  // The notify held host-callback points wait on: replaced only under
-  // submit_mu_ as well, so a submission may use it unlocked. Never taken by
-  // a submission across a vendor call that may block (ResumeCallbackPoint
-  // must get it while a submission waits).
+  // Notifies for waits the host releases (host-callback points, event waits
+  // the vendor event cannot express). Never held by a submission across a
+  // vendor call that may block: a resume must get it while a submission
+  // waits in the vendor for room.
   absl::Mutex notify_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  aclrtNotify point_notify_ ABSL_GUARDED_BY(notify_mu_) = nullptr;
+  std::vector<aclrtNotify> free_notifies_ ABSL_GUARDED_BY(notify_mu_);
+  // Grows when an abort retires the notifies in use: a late release of one
+  // of them is ignored.
+  uint64_t notify_generation_ ABSL_GUARDED_BY(notify_mu_) = 0;
 
   absl::Mutex mu_;
   absl::CondVar idle_cv_;   // dispatching_
@@ -205,17 +220,58 @@ bool AclStream::Core::AbortVendorStream() {
   if (vendor && api_.aclrtStreamAbort != nullptr) api_.aclrtStreamAbort(stream_);
   // ACL_ERROR_RT_STREAM_ABORT after an abort: expected.
   if (vendor) api_.aclrtSynchronizeStream(stream_);
-  aclrtNotify retired;
+  RetireNotifiesLocked();
+  return vendor;
+}
+
+void AclStream::Core::RetireNotifiesLocked() {
+  std::vector<aclrtNotify> retired;
   {
     absl::MutexLock notify_lock(&notify_mu_);
-    retired = point_notify_;
-    point_notify_ = nullptr;
+    ++notify_generation_;
     absl::MutexLock lock(&mu_);
+    for (size_t i = 0; i < items_.size(); ++i) {
+      Item& item = items_.at(i);
+      if (item.notify != nullptr) retired.push_back(std::exchange(item.notify, nullptr));
+    }
     point_reached_ = 0;
     point_announced_ = false;
   }
-  if (vendor && retired != nullptr) api_.aclrtDestroyNotify(retired);
-  return vendor;
+  if (retired.empty() || !context_->MakeCurrent().ok()) return;
+  for (aclrtNotify notify : retired) api_.aclrtDestroyNotify(notify);
+}
+
+absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
+  if (api_.aclrtCreateNotify == nullptr || api_.aclrtDestroyNotify == nullptr ||
+      api_.aclrtRecordNotify == nullptr || api_.aclrtWaitAndResetNotify == nullptr ||
+      api_.aclrtStreamAbort == nullptr) {
+    return BackendError(ACL_ERROR_API_NOT_SUPPORT,
+                        absl::StrCat(api_.library,
+                                     " lacks aclrtCreateNotify, aclrtRecordNotify, "
+                                     "aclrtWaitAndResetNotify or aclrtStreamAbort: a stream "
+                                     "cannot hold for the host"));
+  }
+  absl::MutexLock notify_lock(&notify_mu_);
+  if (!free_notifies_.empty()) {
+    aclrtNotify notify = free_notifies_.back();
+    free_notifies_.pop_back();
+    return std::make_pair(notify, notify_generation_);
+  }
+  aclrtNotify notify = nullptr;
+  ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtCreateNotify(&notify, 0), "aclrtCreateNotify"));
+  return std::make_pair(notify, notify_generation_);
+}
+
+void AclStream::Core::ReturnNotify(aclrtNotify notify) {
+  absl::MutexLock notify_lock(&notify_mu_);
+  free_notifies_.push_back(notify);
+}
+
+void AclStream::Core::ReleaseNotify(aclrtNotify notify, uint64_t generation) {
+  absl::MutexLock notify_lock(&notify_mu_);
+  if (generation != notify_generation_ || !context_->MakeCurrent().ok()) return;
+  // Fails only with a broken vendor; the wait then holds until an abort.
+  reports_->RecordNotify(notify).IgnoreError();
 }
 
 std::vector<Item> AclStream::Core::TakeAllLocked() {
@@ -247,6 +303,14 @@ void AclStream::Core::Shutdown() {
     reports_->Unsubscribe(stream_, report_token_);
     router_->Remove(context_->device(), stream_id_);
     if (vendor) api_.aclrtDestroyStream(stream_);
+    std::vector<aclrtNotify> pool;
+    {
+      absl::MutexLock notify_lock(&notify_mu_);
+      pool.swap(free_notifies_);
+    }
+    if (vendor) {
+      for (aclrtNotify notify : pool) api_.aclrtDestroyNotify(notify);
+    }
     absl::MutexLock lock(&mu_);
     dropped = TakeAllLocked();
   }
@@ -298,6 +362,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       item.record = filled.record;
       item.args_ring = filled.args_ring;
       item.args_slice = filled.args_slice;
+      if (filled.notify != nullptr) item.notify = filled.notify;
       failed_already = FailedLocked(item);
     }
     // Its failure arrived before its task id was known: a stopped stream
@@ -310,6 +375,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       // the submission.
       api_.aclrtSynchronizeStream(stream_);
       if (filled.event != nullptr) filled.event->OnRecordDropped(filled.record);
+      // A notify wait queued without its marker: retired with the stream.
       if (filled.args_ring != nullptr) filled.args_ring->Untake(filled.args_slice);
     }
   }
@@ -414,7 +480,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
   });
 }
 
-absl::StatusOr<uint64_t> AclStream::Core::RecordEvent(Event& event) {
+absl::StatusOr<std::shared_ptr<AclEvent>> AclStream::Core::EventOfThisDevice(Event& event) const {
   auto* acl_event = dynamic_cast<AclEvent*>(&event);
   if (acl_event == nullptr) {
     return BackendError(ACL_ERROR_RT_INVALID_HANDLE, "the event is not an acl event");
@@ -422,63 +488,69 @@ absl::StatusOr<uint64_t> AclStream::Core::RecordEvent(Event& event) {
   if (acl_event->device() != context_->device()) {
     return NotSameDevice(acl_event->device(), "an event");
   }
-  std::shared_ptr<AclEvent> held = acl_event->shared_from_this();
+  return acl_event->shared_from_this();
+}
+
+absl::StatusOr<uint64_t> AclStream::Core::RecordEvent(Event& event, uint64_t record) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<AclEvent> held, EventOfThisDevice(event));
   return Submit(ItemKind::kRecord, [&](Item& item) -> absl::Status {
-    absl::StatusOr<uint64_t> record = held->Record(stream_);
-    if (!record.ok()) return record.status();
+    ACL_RETURN_IF_ERROR(held->Record(stream_, record));
     item.has_task = true;
     item.event = held;
-    item.record = *record;
+    item.record = record;
     return absl::OkStatus();
   });
 }
 
-absl::StatusOr<uint64_t> AclStream::Core::WaitEvent(Event& event) {
-  auto* acl_event = dynamic_cast<AclEvent*>(&event);
-  if (acl_event == nullptr) {
-    return BackendError(ACL_ERROR_RT_INVALID_HANDLE, "the event is not an acl event");
-  }
-  if (acl_event->device() != context_->device()) {
-    return NotSameDevice(acl_event->device(), "an event");
-  }
-  return Submit(ItemKind::kWait, [&](Item& item) {
-    // Never recorded: nothing to wait for (the vendor's behaviour on such a
-    // wait is not documented).
-    if (acl_event->records_submitted() == 0) return absl::OkStatus();
-    item.has_task = true;
-    return CheckVendor(api_.aclrtStreamWaitEvent(stream_, acl_event->vendor_event()),
-                       "aclrtStreamWaitEvent");
-  });
-}
-
-absl::StatusOr<aclrtNotify> AclStream::Core::PointNotify() {
-  absl::MutexLock notify_lock(&notify_mu_);
-  if (point_notify_ == nullptr) {
-    ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtCreateNotify(&point_notify_, 0),
-                                    "aclrtCreateNotify (host-callback points)"));
-  }
-  return point_notify_;
-}
-
-absl::StatusOr<uint64_t> AclStream::Core::HostCallbackPoint() {
-  if (api_.aclrtCreateNotify == nullptr || api_.aclrtDestroyNotify == nullptr ||
-      api_.aclrtRecordNotify == nullptr || api_.aclrtWaitAndResetNotify == nullptr ||
-      api_.aclrtStreamAbort == nullptr) {
-    return BackendError(ACL_ERROR_API_NOT_SUPPORT,
-                        absl::StrCat(api_.library,
-                                     " lacks aclrtCreateNotify, aclrtRecordNotify, "
-                                     "aclrtWaitAndResetNotify or aclrtStreamAbort: a stream "
-                                     "cannot hold for the host"));
-  }
-  return Submit(ItemKind::kCallbackPoint, [&](Item& item) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    ACL_ASSIGN_OR_RETURN(aclrtNotify notify, PointNotify());
-    // The point is announced when the stream reaches it; the wait then holds
-    // the stream until ResumeCallbackPoint records the notify.
-    ACL_RETURN_IF_ERROR(reports_->Launch(stream_, report_token_, kPoint, 0));
+absl::StatusOr<uint64_t> AclStream::Core::WaitEvent(Event& event, uint64_t record) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<AclEvent> held, EventOfThisDevice(event));
+  return Submit(ItemKind::kWait, [&](Item& item) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(auto taken, TakeNotify());
+    const auto [notify, generation] = taken;
+    std::weak_ptr<Core> self = weak_from_this();
+    ACL_ASSIGN_OR_RETURN(
+        AclEvent::WaitKind kind,
+        held->Wait(stream_, record, [self, notify = notify, generation = generation] {
+          if (auto core = self.lock()) core->ReleaseNotify(notify, generation);
+        }));
+    if (kind != AclEvent::WaitKind::kRelease) {
+      ReturnNotify(notify);
+      item.has_task = kind == AclEvent::WaitKind::kVendorWait;
+      return absl::OkStatus();
+    }
     absl::Status status = CheckVendor(api_.aclrtWaitAndResetNotify(notify, stream_, 0),
                                       "aclrtWaitAndResetNotify");
     if (!status.ok()) {
-      // Its announcement is queued already: the stream cannot tell which
+      // The release will still record the notify: it cannot go back.
+      broken_ = BackendError(ACL_ERROR_RT_STREAM_ABORT,
+                             "the stream cannot take work after an event wait failed");
+      return status;
+    }
+    item.has_task = true;
+    item.notify = notify;
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<uint64_t> AclStream::Core::HostCallbackPoint() {
+  return Submit(ItemKind::kCallbackPoint, [&](Item& item) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    ACL_ASSIGN_OR_RETURN(auto taken, TakeNotify());
+    const aclrtNotify notify = taken.first;
+    {
+      // Known before the point can be announced: its resume records it.
+      absl::MutexLock lock(&mu_);
+      items_.back().notify = notify;
+    }
+    item.notify = notify;
+    // The point is announced when the stream reaches it; the wait then holds
+    // the stream until ResumeCallbackPoint records the notify.
+    absl::Status status = reports_->Launch(stream_, report_token_, kPoint, 0);
+    if (status.ok()) {
+      status = CheckVendor(api_.aclrtWaitAndResetNotify(notify, stream_, 0),
+                           "aclrtWaitAndResetNotify");
+    }
+    if (!status.ok()) {
+      // An announcement may be queued already: the stream cannot tell which
       // item it belongs to any more.
       broken_ = BackendError(ACL_ERROR_RT_STREAM_ABORT,
                              "the stream cannot take work after a host-callback point failed");
@@ -575,6 +647,7 @@ void AclStream::Core::Dispatch() {
       mu_.Unlock();
       if (item.event != nullptr) item.event->OnRecordComplete(item.record);
       if (item.args_ring != nullptr) item.args_ring->Give(item.args_slice);
+      if (item.notify != nullptr) ReturnNotify(item.notify);  // its wait passed: reset
       if (options_.on_complete) options_.on_complete(sequence, status);
       item = Item();  // lets go of the event and the ring outside the lock
       mu_.Lock();
@@ -606,18 +679,22 @@ void AclStream::Core::Dispatch() {
 void AclStream::Core::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
   // notify_mu_ keeps an abort from retiring the notify under the record.
   absl::MutexLock notify_lock(&notify_mu_);
+  aclrtNotify notify = nullptr;
   {
     absl::MutexLock lock(&mu_);
-    if (sequence == 0 || point_reached_ != sequence) return;
-    if (!items_.empty() && sequence >= items_.front().sequence &&
-        sequence - items_.front().sequence < items_.size()) {
-      items_.at(sequence - items_.front().sequence).point_status = std::move(status);
+    if (sequence == 0 || point_reached_ != sequence || items_.empty() ||
+        sequence < items_.front().sequence ||
+        sequence - items_.front().sequence >= items_.size()) {
+      return;
     }
+    Item& item = items_.at(sequence - items_.front().sequence);
+    item.point_status = std::move(status);
+    notify = item.notify;
     point_reached_ = 0;
   }
-  if (point_notify_ == nullptr || !context_->MakeCurrent().ok()) return;
+  if (notify == nullptr || !context_->MakeCurrent().ok()) return;
   // Fails only with a broken vendor; the point then holds until an abort.
-  reports_->RecordNotify(point_notify_).IgnoreError();
+  reports_->RecordNotify(notify).IgnoreError();
 }
 
 void AclStream::Core::Abort() {
@@ -671,9 +748,13 @@ absl::StatusOr<uint64_t> AclStream::Launch(const Function& function, LaunchParam
   return core_->Launch(function, params);
 }
 
-absl::StatusOr<uint64_t> AclStream::RecordEvent(Event& event) { return core_->RecordEvent(event); }
+absl::StatusOr<uint64_t> AclStream::RecordEvent(Event& event, uint64_t record) {
+  return core_->RecordEvent(event, record);
+}
 
-absl::StatusOr<uint64_t> AclStream::WaitEvent(Event& event) { return core_->WaitEvent(event); }
+absl::StatusOr<uint64_t> AclStream::WaitEvent(Event& event, uint64_t record) {
+  return core_->WaitEvent(event, record);
+}
 
 absl::StatusOr<uint64_t> AclStream::HostCallbackPoint() { return core_->HostCallbackPoint(); }
 

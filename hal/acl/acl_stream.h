@@ -78,8 +78,8 @@ class AclStream final : public Stream {
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer) override;
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
   absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;
-  absl::StatusOr<uint64_t> RecordEvent(Event& event) override;
-  absl::StatusOr<uint64_t> WaitEvent(Event& event) override;
+  absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) override;
+  absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
   // aclrtSetStreamFailureMode on the vendor stream. Needs the vendor's task

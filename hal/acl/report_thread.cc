@@ -99,7 +99,10 @@ void ReportThread::Trampoline(void* user_data) {
   }
 }
 
-ReportThread::~ReportThread() {
+ReportThread::~ReportThread() { Stop(); }
+
+void ReportThread::Stop() {
+  absl::MutexLock stop_lock(&stop_mu_);
   {
     absl::MutexLock lock(&shared_->mu);
     shared_->stop = true;
@@ -108,13 +111,18 @@ ReportThread::~ReportThread() {
   const VendorApi& api = shared_->context->api();
   const bool vendor = shared_->context->MakeCurrent().ok();
   // Wakes the loop at once; without it, it sees the flag within a timeout.
-  if (vendor) api.aclrtLaunchCallback(&Trampoline, Pack(0, 0, 0), ACL_CALLBACK_NO_BLOCK, control_);
+  if (vendor) {
+    absl::MutexLock record_lock(&record_mu_);
+    api.aclrtLaunchCallback(&Trampoline, Pack(0, 0, 0), ACL_CALLBACK_NO_BLOCK, control_);
+  }
   if (std::this_thread::get_id() == thread_.get_id()) {
     thread_.detach();  // the loop ends on its own after this callback
     return;
   }
   thread_.join();
+  absl::MutexLock record_lock(&record_mu_);
   if (vendor) api.aclrtDestroyStream(control_);
+  control_ = nullptr;
 }
 
 absl::StatusOr<uint32_t> ReportThread::Subscribe(aclrtStream stream,
@@ -152,6 +160,9 @@ absl::Status ReportThread::Launch(aclrtStream stream, uint32_t token, uint8_t si
 
 absl::Status ReportThread::RecordNotify(aclrtNotify notify) {
   absl::MutexLock lock(&record_mu_);
+  if (control_ == nullptr) {
+    return BackendError(ACL_ERROR_RT_STREAM_CONTEXT, "the device's report thread has stopped");
+  }
   return CheckVendor(shared_->context->api().aclrtRecordNotify(notify, control_),
                      "aclrtRecordNotify");
 }

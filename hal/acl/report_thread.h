@@ -46,7 +46,7 @@ class ReportThread {
   // Starts the thread with `context` current on it.
   static absl::StatusOr<std::shared_ptr<ReportThread>> Start(
       std::shared_ptr<DeviceContext> context);
-  // Stops and joins the thread (detaches it when called on it).
+  // Stop(), unless it was called.
   ~ReportThread();
   ReportThread(const ReportThread&) = delete;
   ReportThread& operator=(const ReportThread&) = delete;
@@ -62,6 +62,10 @@ class ReportThread {
   absl::Status Launch(aclrtStream stream, uint32_t token, uint8_t signal, uint32_t value) const;
   // aclrtRecordNotify on the control stream. The caller has the context current.
   absl::Status RecordNotify(aclrtNotify notify);
+  // Stops and joins the thread (detaches it when called on it); callbacks
+  // are no longer run. The device calls it while its context is alive, when
+  // the backend goes (streams may hold the thread longer, on any thread).
+  void Stop();
 
  private:
   // What the thread uses: it outlives the object when the thread is detached.
@@ -77,10 +81,11 @@ class ReportThread {
   static void Trampoline(void* user_data);
 
   const std::shared_ptr<Shared> shared_;
+  absl::Mutex stop_mu_;  // one Stop() at a time
   std::thread thread_;
   uint64_t thread_id_ = 0;         // pthread_self() of the thread
-  aclrtStream control_ = nullptr;  // subscribed to the thread
-  absl::Mutex record_mu_;          // one record on the control stream at a time
+  absl::Mutex record_mu_;  // one record on the control stream at a time
+  aclrtStream control_ ABSL_GUARDED_BY(record_mu_) = nullptr;  // subscribed to the thread
   uint32_t next_token_ ABSL_GUARDED_BY(shared_->mu) = 1;  // 0: the control stream
 };
 

@@ -191,9 +191,9 @@ TEST_P(HalConformanceTest, EventsCompleteWithOrderedTimestamps) {
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_FALSE((*first)->TimestampNanos().has_value());
   DeviceBuffer buffer = Allocate(1 << 20);
-  ASSERT_TRUE(stream->RecordEvent(**first).ok());
+  ASSERT_TRUE(stream->RecordEvent(**first, 1).ok());
   ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, 1, 1 << 20).ok());
-  ASSERT_TRUE(stream->RecordEvent(**second).ok());
+  ASSERT_TRUE(stream->RecordEvent(**second, 1).ok());
   ASSERT_TRUE(reports.WaitForCompleted(3));
   EXPECT_TRUE((*first)->Complete());
   EXPECT_TRUE((*second)->Complete());
@@ -230,9 +230,9 @@ TEST_P(HalConformanceTest, WaitEventHoldsAnotherStreamUntilTheRecordRuns) {
   ASSERT_TRUE(event.ok());
   DeviceBuffer buffer = Allocate(64);
   absl::StatusOr<uint64_t> point = holder->HostCallbackPoint();
-  ASSERT_TRUE(holder->RecordEvent(**event).ok());
+  ASSERT_TRUE(holder->RecordEvent(**event, 1).ok());
   ASSERT_TRUE(holder_reports.WaitForReached(1));
-  ASSERT_TRUE(waiter->WaitEvent(**event).ok());
+  ASSERT_TRUE(waiter->WaitEvent(**event, 1).ok());
   ASSERT_TRUE(waiter->Fill(DeviceSpan{buffer, 0}, 3, 64).ok());
   EXPECT_FALSE(waiter_reports.WaitForCompleted(2, absl::Milliseconds(100)))
       << "a stream passed a wait for a record that had not run";
@@ -242,6 +242,69 @@ TEST_P(HalConformanceTest, WaitEventHoldsAnotherStreamUntilTheRecordRuns) {
   holder.reset();
   waiter.reset();
   device_->Free(buffer);
+}
+
+// A wait is for one record: it holds for a record submitted after it, and a
+// later record (even one already run) does not release it.
+TEST_P(HalConformanceTest, AWaitIsForItsRecordEvenOneSubmittedLater) {
+  StreamReports holder_reports, waiter_reports, other_reports;
+  std::unique_ptr<Stream> holder = NewStream(holder_reports);
+  std::unique_ptr<Stream> waiter = NewStream(waiter_reports);
+  std::unique_ptr<Stream> other = NewStream(other_reports);
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  DeviceBuffer buffer = Allocate(64);
+  // The waiter waits for record 1, which no stream has yet.
+  ASSERT_TRUE(waiter->WaitEvent(**event, 1).ok());
+  ASSERT_TRUE(waiter->Fill(DeviceSpan{buffer, 0}, 5, 64).ok());
+  // Record 2 runs at once elsewhere: not the one waited for.
+  ASSERT_TRUE(other->RecordEvent(**event, 2).ok());
+  ASSERT_TRUE(other_reports.WaitForCompleted(1));
+  EXPECT_FALSE(waiter_reports.WaitForCompleted(1, absl::Milliseconds(100)))
+      << "a wait passed before its record was even submitted";
+  // Record 1 comes behind a held point; the wait passes once it ran.
+  absl::StatusOr<uint64_t> point = holder->HostCallbackPoint();
+  ASSERT_TRUE(point.ok());
+  ASSERT_TRUE(holder->RecordEvent(**event, 1).ok());
+  ASSERT_TRUE(holder_reports.WaitForReached(1));
+  EXPECT_FALSE(waiter_reports.WaitForCompleted(1, absl::Milliseconds(100)))
+      << "a wait passed before its record ran";
+  EXPECT_FALSE((*event)->Complete());
+  holder->ResumeCallbackPoint(*point, absl::OkStatus());
+  ASSERT_TRUE(waiter_reports.WaitForCompleted(2));
+  EXPECT_EQ(Read(buffer, 1)[0], 5);
+  EXPECT_TRUE((*event)->Complete());
+  holder.reset();
+  waiter.reset();
+  other.reset();
+  device_->Free(buffer);
+}
+
+// A wait for a record whose task was dropped before it reached the device
+// passes once the record is forgotten, and so does one for a record an
+// abort dropped.
+TEST_P(HalConformanceTest, WaitsForForgottenOrDroppedRecordsPass) {
+  StreamReports holder_reports, waiter_reports;
+  std::unique_ptr<Stream> holder = NewStream(holder_reports);
+  std::unique_ptr<Stream> waiter = NewStream(waiter_reports);
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  ASSERT_TRUE(waiter->WaitEvent(**event, 1).ok());
+  EXPECT_FALSE(waiter_reports.WaitForCompleted(1, absl::Milliseconds(50)));
+  (*event)->ForgetRecord(1);
+  ASSERT_TRUE(waiter_reports.WaitForCompleted(1));
+
+  absl::StatusOr<uint64_t> point = holder->HostCallbackPoint();
+  ASSERT_TRUE(point.ok());
+  ASSERT_TRUE(holder->RecordEvent(**event, 2).ok());
+  ASSERT_TRUE(holder_reports.WaitForReached(1));
+  ASSERT_TRUE(waiter->WaitEvent(**event, 2).ok());
+  EXPECT_FALSE(waiter_reports.WaitForCompleted(2, absl::Milliseconds(50)));
+  holder->Abort();
+  ASSERT_TRUE(waiter_reports.WaitForCompleted(2));
+  EXPECT_TRUE((*event)->Complete());
+  holder.reset();
+  waiter.reset();
 }
 
 TEST_P(HalConformanceTest, AbortDropsWhatHasNotRunAndTheStreamGoesOn) {

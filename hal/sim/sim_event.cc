@@ -11,42 +11,29 @@ std::optional<int64_t> SimEvent::TimestampNanos() const {
 
 bool SimEvent::Complete() const {
   absl::MutexLock lock(&mu_);
-  return done_through_ >= submitted_;
+  return ledger_.AllSubmittedSettled();
 }
 
-uint64_t SimEvent::AddRecord() {
+void SimEvent::AddRecord(uint64_t record) {
   absl::MutexLock lock(&mu_);
-  return ++submitted_;
+  ledger_.Submitted(record);
 }
 
-uint64_t SimEvent::latest_record() const {
-  absl::MutexLock lock(&mu_);
-  return submitted_;
-}
+void SimEvent::ForgetRecord(uint64_t record) { CompleteRecord(record, std::nullopt); }
 
 void SimEvent::CompleteRecord(uint64_t record, std::optional<int64_t> now_nanos) {
-  std::vector<std::function<void()>> woken;
+  std::vector<RecordLedger::Wake> woken;
   {
     absl::MutexLock lock(&mu_);
+    if (!ledger_.Settle(record, woken)) return;
     if (now_nanos.has_value()) timestamp_ = now_nanos;
-    if (record <= done_through_) return;
-    done_early_[record] = true;
-    while (!done_early_.empty() && done_early_.begin()->first == done_through_ + 1) {
-      done_early_.erase(done_early_.begin());
-      ++done_through_;
-    }
-    auto end = waiters_.upper_bound(done_through_);
-    for (auto it = waiters_.begin(); it != end; ++it) woken.push_back(std::move(it->second));
-    waiters_.erase(waiters_.begin(), end);
   }
   for (auto& wake : woken) wake();
 }
 
-bool SimEvent::WaitFor(uint64_t target, std::function<void()> wake) {
+bool SimEvent::WaitFor(uint64_t record, std::function<void()> wake) {
   absl::MutexLock lock(&mu_);
-  if (done_through_ >= target) return true;
-  waiters_.emplace(target, std::move(wake));
-  return false;
+  return ledger_.WaitFor(record, std::move(wake));
 }
 
 }  // namespace hal::sim

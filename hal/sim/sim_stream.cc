@@ -58,7 +58,7 @@ struct SimStream::Item {
   uint64_t busy_micros = 0;
   bool busy_done = false;
   std::shared_ptr<SimEvent> event;  // kRecord, kWait
-  uint64_t record = 0;              // the record's number (kRecord), the target (kWait)
+  uint64_t record = 0;              // the record's number (kRecord), the one waited for (kWait)
   bool reached = false;             // kCallback
   std::optional<absl::Status> resumed;
 };
@@ -277,23 +277,24 @@ absl::StatusOr<uint64_t> SimStream::Launch(const Function& function, LaunchParam
   return state_->Submit(std::move(item));
 }
 
-absl::StatusOr<uint64_t> SimStream::RecordEvent(Event& event) {
+absl::StatusOr<uint64_t> SimStream::RecordEvent(Event& event, uint64_t record) {
   auto* sim_event = dynamic_cast<SimEvent*>(&event);
   if (sim_event == nullptr) return NotOfThisDevice("event");
   Item item;
   item.kind = Item::Kind::kRecord;
   item.event = sim_event->shared_from_this();
-  item.record = sim_event->AddRecord();
+  item.record = record;
+  sim_event->AddRecord(record);
   return state_->Submit(std::move(item));
 }
 
-absl::StatusOr<uint64_t> SimStream::WaitEvent(Event& event) {
+absl::StatusOr<uint64_t> SimStream::WaitEvent(Event& event, uint64_t record) {
   auto* sim_event = dynamic_cast<SimEvent*>(&event);
   if (sim_event == nullptr) return NotOfThisDevice("event");
   Item item;
   item.kind = Item::Kind::kWait;
   item.event = sim_event->shared_from_this();
-  item.record = sim_event->latest_record();
+  item.record = record;
   return state_->Submit(std::move(item));
 }
 

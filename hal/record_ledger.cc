@@ -1,0 +1,35 @@
+#include "hal/record_ledger.h"
+
+#include <utility>
+
+namespace hal {
+
+void RecordLedger::Submitted(uint64_t record) {
+  if (!Settled(record)) pending_.insert(record);
+}
+
+bool RecordLedger::Settled(uint64_t record) const {
+  return record <= settled_through_ || settled_above_.count(record) > 0;
+}
+
+bool RecordLedger::Settle(uint64_t record, std::vector<Wake>& woken) {
+  if (record == 0 || Settled(record)) return false;
+  pending_.erase(record);
+  settled_above_.insert(record);
+  while (!settled_above_.empty() && *settled_above_.begin() == settled_through_ + 1) {
+    settled_above_.erase(settled_above_.begin());
+    ++settled_through_;
+  }
+  auto [first, last] = waiters_.equal_range(record);
+  for (auto it = first; it != last; ++it) woken.push_back(std::move(it->second));
+  waiters_.erase(first, last);
+  return true;
+}
+
+bool RecordLedger::WaitFor(uint64_t record, Wake wake) {
+  if (record == 0 || Settled(record)) return true;
+  waiters_.emplace(record, std::move(wake));
+  return false;
+}
+
+}  // namespace hal

@@ -1,0 +1,51 @@
+// The records of one event, for a backend: which have settled, and who waits
+// for one.
+//
+// The caller numbers an event's records (hal::Stream::RecordEvent) in the
+// order it makes them; streams submit them in their own order, and a record
+// may never be submitted at all (its task was dropped: ForgetRecord). A record
+// settles once: when it ran, when an abort dropped it, or when it is
+// forgotten. Waits are for one record, so a wait never waits for a record
+// made after it.
+//
+// Not synchronized: the backend's event calls it under its own lock and runs
+// the wake-ups it gets back after unlocking.
+#ifndef ACLD_HAL_RECORD_LEDGER_H_
+#define ACLD_HAL_RECORD_LEDGER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace hal {
+
+class RecordLedger {
+ public:
+  using Wake = std::function<void()>;
+
+  // `record` was submitted to a stream.
+  void Submitted(uint64_t record);
+  // `record` settled. True when it had not settled before; its waiters'
+  // wake-ups are appended to `woken`.
+  bool Settle(uint64_t record, std::vector<Wake>& woken);
+  bool Settled(uint64_t record) const;
+  // Every record submitted so far has settled.
+  bool AllSubmittedSettled() const { return pending_.empty(); }
+  // The records submitted and not settled, lowest first.
+  const std::set<uint64_t>& pending() const { return pending_; }
+  // True when `record` has settled (0 counts as settled); otherwise keeps
+  // `wake` for when it does.
+  bool WaitFor(uint64_t record, Wake wake);
+
+ private:
+  uint64_t settled_through_ = 0;      // every record <= this has settled
+  std::set<uint64_t> settled_above_;  // settled records > settled_through_ + 1
+  std::set<uint64_t> pending_;
+  std::multimap<uint64_t, Wake> waiters_;
+};
+
+}  // namespace hal
+
+#endif  // ACLD_HAL_RECORD_LEDGER_H_
