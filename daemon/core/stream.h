@@ -1,13 +1,14 @@
 // A stream: tasks that run one after another, in submission order.
 //
 // Each stream owns one device stream (hal::Stream). Device work — copies,
-// fills, kernels, event records — is submitted to it as soon as the stream
-// reaches the task, without waiting for earlier device work to finish, so the
-// device queue may hold many tasks; the device reports each one done by its
-// sequence number. A host callback is a host-callback point of the device
-// stream: the device holds there, with the work after it already queued,
-// until the callback is done. Host tasks (a wait for an event, an event
-// reset) run once the device work before them has finished.
+// fills, kernels, event records and waits — is submitted to it as soon as the
+// stream reaches the task, without waiting for earlier device work to finish,
+// so the device queue may hold many tasks; the device reports each one done
+// by its sequence number. A host callback is a host-callback point of the
+// device stream: the device holds there, with the work after it already
+// queued, until the callback is done. Host tasks (a notify, an event reset,
+// a wait for another device's event) run once the device work before them
+// has finished.
 //
 // Streams do not own threads. A stream with a runnable head task sits in its
 // device's StreamEngine ready queue and a worker runs a few of its tasks; a
