@@ -373,9 +373,12 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       // The item's work is on the device but would never be reported: wait
       // for it, so that nothing it uses is released while it runs, and fail
       // the submission.
+      // A notify wait of it is let go first (the host was to release it).
+      if (filled.notify != nullptr) reports_->RecordNotify(filled.notify).IgnoreError();
       api_.aclrtSynchronizeStream(stream_);
+      // It may hold a stray record now: not reused.
+      if (filled.notify != nullptr) api_.aclrtDestroyNotify(filled.notify);
       if (filled.event != nullptr) filled.event->OnRecordDropped(filled.record);
-      // A notify wait queued without its marker: retired with the stream.
       if (filled.args_ring != nullptr) filled.args_ring->Untake(filled.args_slice);
     }
   }
