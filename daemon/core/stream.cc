@@ -164,8 +164,9 @@ void Stream::StartPointLocked(uint64_t sequence, std::vector<std::function<void(
     point_after_failures_ = sequence;
     return;
   }
+  // Everything before the point has completed: it is (nearly always) the front.
   const Task* point = nullptr;
-  for (size_t i = 0; i < in_flight_.size(); ++i) {
+  for (size_t i = 0; i < in_flight_.size() && point == nullptr; ++i) {
     if (in_flight_.at(i).sequence == sequence) point = &in_flight_.at(i);
   }
   if (point == nullptr || !point->at_point) return;
