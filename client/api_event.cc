@@ -10,7 +10,6 @@ using acl_client::Connected;
 using acl_client::CurrentThreadId;
 using acl_client::NullArgument;
 using acl_client::ResolveEvent;
-using acl_client::ResolveStream;
 using acl_client::ToHandle;
 using acl_client::Transport;
 
@@ -32,15 +31,6 @@ absl::Status SynchronizeEvent(aclrtEvent event, int32_t timeout_ms, const char* 
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveEvent(event, api));
   return acl_client::Synchronized(transport->SynchronizeEvent(id, timeout_ms));
-}
-
-// Record and reset are stream tasks.
-template <typename Enqueue>
-absl::Status OnStream(aclrtEvent event, aclrtStream stream, const char* api, Enqueue enqueue) {
-  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-  ACL_ASSIGN_OR_RETURN(uint64_t event_id, ResolveEvent(event, api));
-  ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
-  return acl_client::Enqueued(enqueue(*transport, event_id, stream_id));
 }
 
 }  // namespace
@@ -67,19 +57,21 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   return Api([&] {
-    return OnStream(event, stream, "aclrtRecordEvent",
-                    [](Transport& transport, uint64_t event_id, uint64_t stream_id) {
-                      return transport.RecordEvent(event_id, stream_id, CurrentThreadId());
-                    });
+    return acl_client::EnqueueOnStream(
+        event, stream, "aclrtRecordEvent", ResolveEvent,
+        [](Transport& transport, uint64_t event_id, uint64_t stream_id) {
+          return transport.RecordEvent(event_id, stream_id, CurrentThreadId());
+        });
   });
 }
 
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
   return Api([&] {
-    return OnStream(event, stream, "aclrtResetEvent",
-                    [](Transport& transport, uint64_t event_id, uint64_t stream_id) {
-                      return transport.ResetEvent(event_id, stream_id, CurrentThreadId());
-                    });
+    return acl_client::EnqueueOnStream(
+        event, stream, "aclrtResetEvent", ResolveEvent,
+        [](Transport& transport, uint64_t event_id, uint64_t stream_id) {
+          return transport.ResetEvent(event_id, stream_id, CurrentThreadId());
+        });
   });
 }
 

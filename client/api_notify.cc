@@ -12,22 +12,8 @@ using acl_client::Connected;
 using acl_client::CurrentThreadId;
 using acl_client::NullArgument;
 using acl_client::ResolveNotify;
-using acl_client::ResolveStream;
 using acl_client::ToHandle;
 using acl_client::Transport;
-
-namespace {
-
-// Record and wait are stream tasks.
-template <typename Enqueue>
-absl::Status OnStream(aclrtNotify notify, aclrtStream stream, const char* api, Enqueue enqueue) {
-  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-  ACL_ASSIGN_OR_RETURN(uint64_t notify_id, ResolveNotify(notify, api));
-  ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
-  return acl_client::Enqueued(enqueue(*transport, notify_id, stream_id));
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -61,20 +47,21 @@ aclError aclrtDestroyNotify(aclrtNotify notify) {
 
 aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream) {
   return Api([&] {
-    return OnStream(notify, stream, "aclrtRecordNotify",
-                    [](Transport& transport, uint64_t notify_id, uint64_t stream_id) {
-                      return transport.RecordNotify(notify_id, stream_id, CurrentThreadId());
-                    });
+    return acl_client::EnqueueOnStream(
+        notify, stream, "aclrtRecordNotify", ResolveNotify,
+        [](Transport& transport, uint64_t notify_id, uint64_t stream_id) {
+          return transport.RecordNotify(notify_id, stream_id, CurrentThreadId());
+        });
   });
 }
 
 aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_t timeout) {
   return Api([&] {
-    return OnStream(notify, stream, "aclrtWaitAndResetNotify",
-                    [timeout](Transport& transport, uint64_t notify_id, uint64_t stream_id) {
-                      return transport.WaitAndResetNotify(notify_id, stream_id, timeout,
-                                                          CurrentThreadId());
-                    });
+    return acl_client::EnqueueOnStream(
+        notify, stream, "aclrtWaitAndResetNotify", ResolveNotify,
+        [timeout](Transport& transport, uint64_t notify_id, uint64_t stream_id) {
+          return transport.WaitAndResetNotify(notify_id, stream_id, timeout, CurrentThreadId());
+        });
   });
 }
 

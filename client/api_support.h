@@ -54,6 +54,17 @@ absl::Status CheckTimeout(int32_t timeout_ms, const char* api);
 // aclrtGetThreadLastTaskId.
 absl::Status Enqueued(const absl::StatusOr<uint64_t>& task_id);
 
+// A stream task on a handle (an event, a notify): `resolve(handle, api)`
+// checks the handle, then `enqueue(transport, handle_id, stream_id)`.
+template <typename Resolve, typename Enqueue>
+absl::Status EnqueueOnStream(const void* handle, const void* stream, const char* api,
+                             Resolve resolve, Enqueue enqueue) {
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_ASSIGN_OR_RETURN(uint64_t handle_id, resolve(handle, api));
+  ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
+  return Enqueued(enqueue(*transport, handle_id, stream_id));
+}
+
 // Refuses to wait for `stream` from inside one of its own callbacks (which
 // would wait for itself); `stream` 0 means any stream (device-wide waits).
 absl::Status CheckNotOwnCallback(uint64_t stream, const char* api);

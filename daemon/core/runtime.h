@@ -303,7 +303,9 @@ class Runtime {
                                    uint64_t thread, uint64_t payload_bytes, TaskFn task,
                                    std::function<void()> on_discard = nullptr,
                                    const char* waits_for = "work");
-  absl::StatusOr<std::shared_ptr<QueueBudget>> BudgetOf(SessionId session)
+  // Charges a task of `payload_bytes` to the session's QueueBudget (waiting
+  // for room); the charge is held until the task finished or was dropped.
+  absl::StatusOr<std::shared_ptr<void>> ChargeTask(SessionId session, uint64_t payload_bytes)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
   absl::Status CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const

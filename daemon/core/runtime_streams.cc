@@ -166,11 +166,15 @@ absl::Status Runtime::AbortStream(SessionId id, StreamId stream_id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<QueueBudget>> Runtime::BudgetOf(SessionId id) {
-  absl::ReaderMutexLock lock(&mu_);
-  absl::StatusOr<Session*> session = FindSession(id);
-  if (!session.ok()) return session.status();
-  return (*session)->queue_budget;
+absl::StatusOr<std::shared_ptr<void>> Runtime::ChargeTask(SessionId id, uint64_t payload_bytes) {
+  std::shared_ptr<QueueBudget> budget;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+    budget = session->queue_budget;
+  }
+  // May wait for room: no lock is held here.
+  return budget->Charge(QueueBudget::kTaskOverheadBytes + payload_bytes);
 }
 
 void Runtime::DrainReleased(SessionId id, Released released, Done done) {
@@ -245,14 +249,9 @@ absl::StatusOr<uint64_t> Runtime::Enqueue(SessionId id, const std::shared_ptr<St
                                           uint64_t thread, uint64_t payload_bytes, TaskFn task,
                                           std::function<void()> on_discard,
                                           const char* waits_for) {
-  absl::StatusOr<std::shared_ptr<QueueBudget>> budget = BudgetOf(id);
-  if (!budget.ok()) return budget.status();
-  // May wait for room: no lock is held here.
-  absl::StatusOr<std::shared_ptr<void>> charge =
-      (*budget)->Charge(QueueBudget::kTaskOverheadBytes + payload_bytes);
-  if (!charge.ok()) return charge.status();
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, payload_bytes));
   return stream->Enqueue(std::move(task), thread, std::move(on_discard), waits_for,
-                         *std::move(charge));
+                         std::move(charge));
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueDeviceWork(SessionId id,
@@ -261,10 +260,7 @@ absl::StatusOr<uint64_t> Runtime::EnqueueDeviceWork(SessionId id,
                                                     const char* what, DeviceWork work,
                                                     DeviceDone done,
                                                     std::function<void()> on_discard) {
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<QueueBudget> budget, BudgetOf(id));
-  // May wait for room: no lock is held here.
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge,
-                       budget->Charge(QueueBudget::kTaskOverheadBytes + payload_bytes));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, payload_bytes));
   return stream->EnqueueDeviceWork(std::move(work), what, thread, std::move(on_discard),
                                    std::move(done), std::move(charge));
 }
@@ -407,13 +403,11 @@ absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, St
                                               uint64_t thread) {
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Event> event, FindEvent(id, event_id));
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<QueueBudget> budget, BudgetOf(id));
   // Charged before the record number is taken: a record that never gets
   // enqueued must not leave the event waiting for it.
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge,
-                       budget->Charge(QueueBudget::kTaskOverheadBytes));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, 0));
   const uint64_t record = event->TakeRecordNumber();
-  return stream->EnqueueDeviceWork(
+  absl::StatusOr<uint64_t> task = stream->EnqueueDeviceWork(
       [event, record](hal::Stream& device) -> absl::StatusOr<uint64_t> {
         absl::StatusOr<uint64_t> submitted = device.RecordEvent(event->device_event(), record);
         if (!submitted.ok()) event->DropRecord(record);
@@ -426,6 +420,9 @@ absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, St
         event->CompleteRecord(record, event->device_event().TimestampNanos().value_or(0));
       },
       std::move(charge));
+  // Refused (the stream is being destroyed): the number is never recorded.
+  if (!task.ok()) event->DropRecord(record);
+  return task;
 }
 
 absl::StatusOr<uint64_t> Runtime::ResetEvent(SessionId id, EventId event_id, StreamId stream_id,
@@ -510,10 +507,7 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream_
     if (!session.ok()) return session.status();
     events = (*session)->notify;
   }
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<QueueBudget> budget, BudgetOf(id));
-  // May wait for room: no lock is held here.
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge,
-                       budget->Charge(QueueBudget::kTaskOverheadBytes));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, 0));
   return (*stream)->EnqueueHostPoint(broker_.MakeTask(id, stream_id, callback_id, block, events),
                                      "callback", thread, std::move(charge));
 }
