@@ -3,7 +3,9 @@
 // allocates blocks as items pass through), and an empty one holds no memory
 // (std::deque allocates a block when it is created: thousands of idle streams
 // would pay for it). Streams keep their in-flight items in one, which is what
-// "nothing per item is allocated" (hal/stream.h) asks.
+// "nothing per item is allocated" (hal/stream.h) asks. Once drained, a queue
+// that grew past kKeptSlots gives its storage back: a burst of launches must
+// not leave every stream holding the burst's peak until it is destroyed.
 #ifndef ACLD_HAL_RING_QUEUE_H_
 #define ACLD_HAL_RING_QUEUE_H_
 
@@ -16,6 +18,9 @@ namespace hal {
 template <typename T>
 class RingQueue {
  public:
+  // Storage a drained queue keeps (steady traffic reuses it).
+  static constexpr size_t kKeptSlots = 64;
+
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
 
@@ -36,6 +41,7 @@ class RingQueue {
     slots_[head_] = T();
     head_ = (head_ + 1) % slots_.size();
     --size_;
+    ReleaseIfDrained();
     return item;
   }
   T pop_back() {
@@ -43,8 +49,15 @@ class RingQueue {
     T item = std::move(slot);
     slot = T();
     --size_;
+    ReleaseIfDrained();
     return item;
   }
+  void clear() {
+    for (size_t i = 0; i < size_; ++i) at(i) = T();
+    size_ = 0;
+    ReleaseIfDrained();
+  }
+  size_t capacity() const { return slots_.size(); }
 
  private:
   void Grow() {
@@ -52,6 +65,10 @@ class RingQueue {
     for (size_t i = 0; i < size_; ++i) larger[i] = std::move(at(i));
     slots_ = std::move(larger);
     head_ = 0;
+  }
+  void ReleaseIfDrained() {
+    if (size_ == 0 && slots_.size() > kKeptSlots) std::vector<T>().swap(slots_);
+    if (size_ == 0) head_ = 0;
   }
 
   std::vector<T> slots_;

@@ -1,6 +1,7 @@
 #include "daemon/core/stream.h"
 
 #include <algorithm>
+#include <deque>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -80,6 +81,7 @@ absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* w
 absl::StatusOr<uint64_t> Stream::Append(Task task) {
   bool make_ready = false;
   std::function<void()> discarded;
+  std::vector<std::function<void()>> after;
   uint64_t id;
   {
     absl::MutexLock lock(&mu_);
@@ -93,6 +95,15 @@ absl::StatusOr<uint64_t> Stream::Append(Task task) {
       ++counters_.discarded;
       AdvanceFinishedLocked(id);
       discarded = std::move(task.on_discard);
+    } else if (state_ == State::kIdle && task.device_work && !in_flight_.empty() &&
+               device_aborts_pending_ == 0) {
+      // The device stream is busy with earlier work, so this only joins its
+      // queue: the caller submits it rather than waking a worker to (a chain
+      // of host callbacks queued behind a held one would wake one each).
+      ++counters_.queued;
+      state_ = State::kRunning;
+      SubmitLocked(std::move(task), after);
+      make_ready = ScheduleNextLocked(after);
     } else {
       ++counters_.queued;
       queue_.push_back(std::move(task));
@@ -103,6 +114,7 @@ absl::StatusOr<uint64_t> Stream::Append(Task task) {
     }
   }
   if (discarded) discarded();
+  for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
   return id;
 }
@@ -246,6 +258,9 @@ void Stream::RunSome() {
   bool make_ready = false;
   {
     absl::MutexLock lock(&mu_);
+    // A stale entry (the stream was aborted while ready, or another thread
+    // took its turn) finds nothing to do: one thread runs a stream at a time.
+    if (state_ != State::kReady) return;
     state_ = State::kRunning;
     bool parked = false;
     bool draining = false;
@@ -258,8 +273,7 @@ void Stream::RunSome() {
         break;
       }
       if (queue_.front().device_work) {
-        Task task = std::move(queue_.front());
-        queue_.pop_front();
+        Task task = queue_.pop_front();
         SubmitLocked(std::move(task), after);
         if (!after.empty()) {
           // Work the device finished at once is reported now, not at the end
@@ -280,8 +294,7 @@ void Stream::RunSome() {
         draining = true;
         break;
       }
-      Task task = std::move(queue_.front());
-      queue_.pop_front();
+      Task task = queue_.pop_front();
       running_task_id_ = task.id;
       std::weak_ptr<Stream> self = weak_from_this();
       const uint64_t task_id = task.id;
@@ -416,10 +429,10 @@ void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint
   DiscardInFlightLocked(after, after_id, abort_device);
   counters_.discarded += queue_.size();
   counters_.queued -= queue_.size();
-  for (Task& task : queue_) {
+  while (!queue_.empty()) {
+    Task task = queue_.pop_front();
     if (task.on_discard) after.push_back(std::move(task.on_discard));
   }
-  queue_.clear();
   discarded_through_ = next_task_id_ - 1;
   // A task still running finishes first; otherwise everything is done now.
   // (A worker may be between tasks, reporting what finished: the stream is

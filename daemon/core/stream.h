@@ -18,7 +18,6 @@
 #define ACLD_DAEMON_CORE_STREAM_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -216,7 +215,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::unique_ptr<hal::Stream> device_;  // set once by Create
 
   mutable absl::Mutex mu_;
-  std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
+  hal::RingQueue<Task> queue_ ABSL_GUARDED_BY(mu_);
   std::optional<Task> parked_ ABSL_GUARDED_BY(mu_);
   // Submitted to the device, in submission order (the order it reports them).
   hal::RingQueue<Task> in_flight_ ABSL_GUARDED_BY(mu_);

@@ -105,6 +105,30 @@ TEST_F(StreamDeviceTest, DeviceWorkIsSubmittedWithoutWaitingForTheWorkBeforeIt) 
   EXPECT_EQ(stream->Stats().completed, 4u);
 }
 
+TEST_F(StreamDeviceTest, WorkBehindHeldDeviceWorkIsSubmittedByTheEnqueuingThread) {
+  auto stream = NewStream();
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(
+      hal::testing::Eventually([&] { return stream->Stats().state == "waiting on hold"; }));
+  // Joining the device's queue needs no worker: the caller submits it.
+  std::thread::id submitter;
+  ASSERT_TRUE(stream
+                  ->EnqueueDeviceWork(
+                      [&](hal::Stream& device) {
+                        submitter = std::this_thread::get_id();
+                        return Fill(0, 5)(device);
+                      },
+                      "fill", 0, nullptr, nullptr, nullptr)
+                  .ok());
+  EXPECT_EQ(submitter, std::this_thread::get_id());
+  EXPECT_EQ(submitted_.load(), 1);
+  EXPECT_EQ(Byte(0), 0) << "the fill ran before the work held before it";
+  Release();
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(Byte(0), 5);
+  EXPECT_EQ(stream->Stats().completed, 2u);
+}
+
 TEST_F(StreamDeviceTest, HostTasksWaitForTheDeviceWorkBeforeThem) {
   auto stream = NewStream();
   ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 #include "daemon/core/stream_engine.h"
@@ -248,6 +249,38 @@ TEST_F(StreamTest, ResumeBeforeTheWorkerSeesThePark) {
   }
   EXPECT_TRUE(Sync(*stream, absl::Seconds(10)).ok());
   EXPECT_EQ(stream->Stats().completed, 100u);
+}
+
+TEST_F(StreamTest, AStaleReadyEntryRunsNothingBesideTheCurrentTurn) {
+  // Both workers wait at a gate, so the stream's ready entries pile up.
+  absl::Notification gate;
+  for (int i = 0; i < 2; ++i) engine_.Post([&gate] { gate.WaitForNotification(); });
+  auto stream = NewStream();
+  ASSERT_TRUE(stream->Enqueue(Append(0), 0).ok());  // ready: entry one
+  stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "abort"));  // entry one is stale now
+  absl::Notification first_running;
+  absl::Notification finish_first;
+  ASSERT_TRUE(stream
+                  ->Enqueue(
+                      [&](const TaskResume&) -> std::optional<absl::Status> {
+                        first_running.Notify();
+                        finish_first.WaitForNotification();
+                        absl::MutexLock lock(&mu_);
+                        order_.push_back(1);
+                        return absl::OkStatus();
+                      },
+                      0)
+                  .ok());  // ready again: entry two
+  ASSERT_TRUE(stream->Enqueue(Append(2), 0).ok());
+  gate.Notify();
+  // One worker runs task 1 from one entry; the other entry must not start
+  // task 2 beside it.
+  ASSERT_TRUE(first_running.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_TRUE(order().empty()) << "task 2 ran while task 1 was still running";
+  finish_first.Notify();
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(order(), (std::vector<int>{1, 2}));
 }
 
 TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
