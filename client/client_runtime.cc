@@ -1,5 +1,6 @@
 #include "client/client_runtime.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,15 +31,32 @@ ClientRuntime& ClientRuntime::Get() {
   static ClientRuntime* runtime = [] {
     auto* created = new ClientRuntime;
     std::atexit([] { Get().Disconnect(); });
+    pthread_atfork(nullptr, nullptr, [] { Get().ForkedChild(); });
     return created;
   }();
   return *runtime;
+}
+
+void ClientRuntime::ForkedChild() {
+  // Only this thread survives the fork: no lock may be taken (another thread
+  // may have held it), and the parent's session — its threads, its mapped
+  // channel (not inherited) — is not the child's. The child keeps the objects
+  // untouched and refuses every call that needs a session.
+  if (transport_.load(std::memory_order_acquire) == nullptr) return;
+  session_parent_.store(getppid(), std::memory_order_release);
 }
 
 ClientRuntime::ClientRuntime()
     : lifecycle_([this] { return transport(); }, [this] { handles_.Clear(); }) {}
 
 absl::StatusOr<Transport*> ClientRuntime::transport() {
+  if (const pid_t parent = session_parent_.load(std::memory_order_acquire); parent != 0) {
+    return acld::AclStatus(
+        ACL_ERROR_RT_SOCKET_CLOSE,
+        absl::StrCat("this process (pid ", getpid(), ") was forked from pid ", parent,
+                     ", whose session with the runtime it cannot use; a forked child gets a "
+                     "session of its own only by exec'ing a program that calls aclInit"));
+  }
   Transport* ready = transport_.load(std::memory_order_acquire);
   if (ready != nullptr) return ready;
   absl::MutexLock lock(&connect_mu_);
@@ -85,6 +103,8 @@ absl::StatusOr<acld::ContextInfo> ClientRuntime::RequireContext() {
 }
 
 void ClientRuntime::Disconnect() {
+  // A forked child's copy of its parent's session is not its own to close.
+  if (session_parent_.load(std::memory_order_acquire) != 0) return;
   absl::MutexLock lock(&connect_mu_);
   // Other threads may still hold the pointer: end the session, keep the object.
   if (owned_transport_ != nullptr) owned_transport_->Close();

@@ -4,6 +4,8 @@
 #ifndef ACLD_CLIENT_CLIENT_RUNTIME_H_
 #define ACLD_CLIENT_CLIENT_RUNTIME_H_
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -51,11 +53,16 @@ class ClientRuntime {
 
  private:
   ClientRuntime();
+  // In a fork() child of a process with a session: every later call that
+  // needs the session fails with ACL_ERROR_RT_SOCKET_CLOSE, saying why.
+  void ForkedChild();
 
 
   absl::Mutex connect_mu_;
   std::unique_ptr<Transport> owned_transport_ ABSL_GUARDED_BY(connect_mu_);
   std::atomic<Transport*> transport_{nullptr};
+  // Set in a fork() child whose parent had a session: the parent's pid.
+  std::atomic<pid_t> session_parent_{0};
   CallbackDispatcher callbacks_;
   Lifecycle lifecycle_;
   HandleTable handles_;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "client/peer_token.h"
+#include "proto/acl/protocol.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/peer_socket.h"
@@ -36,7 +37,7 @@ RemoteTransport::RemoteTransport(std::unique_ptr<SessionChannel> channel,
     : channel_(std::move(channel)), bulk_(socket_path, channel_.get(), kConnectTimeout) {}
 
 absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
-    const std::string& socket_path, CallbackDispatcher* callbacks) {
+    const std::string& socket_path, Carrier carrier, CallbackDispatcher* callbacks) {
   // A missing socket file is the common case ("acld is not running"): say so
   // without waiting for gRPC's connection attempts.
   struct stat info {};
@@ -51,13 +52,25 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   absl::StatusOr<std::string> token =
       FetchPeerToken(acld::PeerSocketPath(socket_path), kConnectTimeout);
   if (!token.ok()) return Unreachable(socket_path, token.status().message());
+  // A channel that cannot be set up leaves the session on the stream.
+  std::unique_ptr<ClientRing> ring;
+  if (carrier == Carrier::kSharedMemory) {
+    absl::StatusOr<std::unique_ptr<ClientRing>> created =
+        ClientRing::Create(acld::PeerSocketPath(socket_path), kConnectTimeout);
+    if (created.ok()) ring = *std::move(created);
+  }
   absl::StatusOr<codec::SessionInfo> opened = codec::SessionOpenedOf(transport->channel_->Call(
-      codec::Hello(*token, getpid(), getuid(), ProcessCommandLine()), kConnectTimeout));
+      codec::Hello(*token, getpid(), getuid(), ProcessCommandLine(),
+                   ring != nullptr ? ring->ticket() : ""),
+      kConnectTimeout));
   if (!opened.ok()) {
     // Over one of acld's caps: say which (the daemon names it and its flag).
     if (acld::AclCodeOf(opened.status()) == ACL_ERROR_RT_OVER_LIMIT) return opened.status();
-    return Unreachable(socket_path, opened.status().message());
+    return Unreachable(socket_path,
+                       absl::StrCat(opened.status().message(), " (this libascendcl speaks protocol "
+                                    "version ", acld::kProtocolVersion, ")"));
   }
+  if (opened->ring && ring != nullptr) transport->channel_->UseRing(std::move(ring));
   transport->session_ = *std::move(opened);
   return transport;
 }

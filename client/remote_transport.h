@@ -1,6 +1,7 @@
-// The client's connection to acld: the Transport over one Session stream per
-// process. Three parts, one job each: the stream (session_channel.h: sending
-// in order, batching asynchronous work, matching replies), the encoding of
+// The client's connection to acld: the Transport over one session per
+// process. Three parts, one job each: the carrier (session_channel.h: the
+// gRPC stream and the shared-memory channel; sending in order, batching
+// asynchronous work, matching replies), the encoding of
 // calls and replies (session_codec.h: pure functions, no I/O), and bulk bytes
 // (bulk_copies.h: shared memory, staging, chunks).
 //
@@ -22,10 +23,14 @@ namespace acl_client {
 
 class RemoteTransport : public Transport {
  public:
+  // What carries the session's messages after its Hello (ACLD_TRANSPORT).
+  enum class Carrier { kSharedMemory, kGrpc };
+
   // Connects to `socket_path` and opens this process's session. Fails fast with
   // ACL_ERROR_RT_SOCKET_CLOSE and a message saying how to fix it.
   // Callbacks and task failures the daemon sends are handed to `callbacks`.
   static absl::StatusOr<std::unique_ptr<RemoteTransport>> Connect(const std::string& socket_path,
+                                                                  Carrier carrier,
                                                                   CallbackDispatcher* callbacks);
   ~RemoteTransport() override;
 

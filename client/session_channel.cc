@@ -60,6 +60,21 @@ void SessionChannel::Close() {
   absl::MutexLock lock(&close_mu_);
   if (flusher_.joinable()) flusher_.join();
   if (reader_.joinable()) reader_.join();
+  if (ring_reader_.joinable()) ring_reader_.join();
+}
+
+void SessionChannel::UseRing(std::unique_ptr<ClientRing> ring) {
+  absl::MutexLock write_lock(&write_mu_);
+  if (ring_ != nullptr) return;
+  ring_ = std::move(ring);  // before on_ring_, which tells the stream's reader it is there
+  {
+    absl::MutexLock lock(&mu_);
+    // The stream already ended: the session is over, the channel unused.
+    if (stream_ended_) return;
+    on_ring_ = true;
+  }
+  write_on_ring_ = true;
+  ring_reader_ = std::thread([this] { ReadRing(); });
 }
 
 absl::Status SessionChannel::BrokenStatus() const {
@@ -106,39 +121,72 @@ void SessionChannel::MarkBroken() {
   pending_.clear();
 }
 
-void SessionChannel::ReadReplies() {
-  ServerMessage message;
-  while (stream_->Read(&message)) {
-    if (message.has_callback_due()) {
-      callbacks_->OnCallbackDue(message.callback_due().callback_id(),
-                                message.callback_due().stream());
-      continue;
-    }
-    if (message.has_session_ended()) {
-      absl::MutexLock lock(&mu_);
-      ended_reason_ = message.session_ended().reason();
-      continue;
-    }
-    if (message.has_task_failed()) {
-      const acl::v1::TaskFailed& failed = message.task_failed();
-      callbacks_->OnTaskFailed(FactsOf(failed.task_id(), failed.stream(), failed.thread(),
-                                       failed.device_id(), failed.acl_error()));
-      continue;
-    }
-    if (!message.has_reply()) continue;
-    absl::MutexLock lock(&mu_);
-    auto it = pending_.find(message.call_id());
-    if (it == pending_.end()) continue;  // the caller gave up (timeout)
-    it->second->reply = std::move(*message.mutable_reply());
-    it->second->done = true;
-    pending_.erase(it);
+void SessionChannel::Dispatch(ServerMessage& message) {
+  if (message.has_callback_due()) {
+    callbacks_->OnCallbackDue(message.callback_due().callback_id(),
+                              message.callback_due().stream());
+    return;
   }
-  // The stream is over: its status says why (refused over a cap, shut down, lost).
-  grpc::Status status = stream_->Finish();
+  if (message.has_session_ended()) {
+    absl::MutexLock lock(&mu_);
+    ended_reason_ = message.session_ended().reason();
+    return;
+  }
+  if (message.has_task_failed()) {
+    const acl::v1::TaskFailed& failed = message.task_failed();
+    callbacks_->OnTaskFailed(FactsOf(failed.task_id(), failed.stream(), failed.thread(),
+                                     failed.device_id(), failed.acl_error()));
+    return;
+  }
+  if (!message.has_reply()) return;
   absl::MutexLock lock(&mu_);
-  end_status_ = std::move(status);
+  auto it = pending_.find(message.call_id());
+  if (it == pending_.end()) return;  // the caller gave up (timeout)
+  it->second->reply = std::move(*message.mutable_reply());
+  it->second->done = true;
+  pending_.erase(it);
+}
+
+void SessionChannel::EndReplies() {
   broken_ = true;
   pending_.clear();
+}
+
+void SessionChannel::ReadReplies() {
+  ServerMessage message;
+  while (stream_->Read(&message)) Dispatch(message);
+  // The stream is over: its status says why (refused over a cap, shut down, lost).
+  grpc::Status status = stream_->Finish();
+  bool on_ring;
+  {
+    absl::MutexLock lock(&mu_);
+    end_status_ = std::move(status);
+    stream_ended_ = true;
+    on_ring = on_ring_;
+    // On the channel, replies already sent may still wait in it: its reader
+    // ends the replies once it has drained them.
+    if (!on_ring) EndReplies();
+  }
+  if (on_ring) ring_->Stop();
+}
+
+void SessionChannel::ReadRing() {
+  while (true) {
+    absl::StatusOr<std::optional<ServerMessage>> message = ring_->Read();
+    if (!message.ok()) {
+      // acld broke the channel: the session cannot go on.
+      context_.TryCancel();
+      break;
+    }
+    if (!message->has_value()) break;
+    Dispatch(**message);
+  }
+  absl::MutexLock lock(&mu_);
+  EndReplies();
+}
+
+bool SessionChannel::WriteLocked(const ClientMessage& message) {
+  return write_on_ring_ ? ring_->Write(message) : stream_->Write(message);
 }
 
 bool SessionChannel::WriteBatchLocked(const ClientMessage* then) {
@@ -151,8 +199,8 @@ bool SessionChannel::WriteBatchLocked(const ClientMessage* then) {
     }
   }
   bool written = true;
-  if (batch.async_batch().ops_size() > 0) written = stream_->Write(batch);
-  if (written && then != nullptr) written = stream_->Write(*then);
+  if (batch.async_batch().ops_size() > 0) written = WriteLocked(batch);
+  if (written && then != nullptr) written = WriteLocked(*then);
   if (!written) MarkBroken();
   return written;
 }

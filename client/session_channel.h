@@ -1,7 +1,10 @@
-// The carrier of a process's session: one gRPC Session stream to acld.
+// The carrier of a process's session: one gRPC Session stream to acld, and
+// from the SessionOpened on, when acld took it, the session's shared-memory
+// channel (client_ring.h) for every message both ways; the stream then only
+// says why the session ended.
 //
-// Calls from any thread are written to the stream in order; a reader thread
-// matches replies to waiting callers by call id. Asynchronous operations are
+// Calls from any thread are written in order; a reader thread matches
+// replies to waiting callers by call id. Asynchronous operations are
 // appended to a batch that a writer thread sends while the application keeps
 // going, so a launch costs no round trip and batches grow under load; any
 // call flushes the batch first, which keeps the session's order. Callbacks
@@ -25,6 +28,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/callback_dispatcher.h"
+#include "client/client_ring.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
@@ -52,6 +56,10 @@ class SessionChannel {
   // Ends the stream and joins the threads. Later calls fail with SOCKET_CLOSE.
   void Close();
 
+  // Moves the session to its shared-memory channel (acld said so in its
+  // SessionOpened): every later message goes over it, both ways.
+  void UseRing(std::unique_ptr<ClientRing> ring);
+
   // Sends `request` (after every batched asynchronous operation) and returns
   // the handle to wait on.
   std::shared_ptr<PendingCall> Start(acl::v1::ClientMessage request);
@@ -78,9 +86,17 @@ class SessionChannel {
   // Writes the batch (and `then`, if any) while holding the write lock.
   bool WriteBatchLocked(const acl::v1::ClientMessage* then)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Writes one message to the session's carrier.
+  bool WriteLocked(const acl::v1::ClientMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void FlushLoop();
   // Reads until the stream ends, then takes its final status (Finish).
   void ReadReplies();
+  // Reads the channel until it is stopped (the stream ended) and drained.
+  void ReadRing();
+  // A reply to its caller, or an event to the dispatcher.
+  void Dispatch(acl::v1::ServerMessage& message);
+  // No more replies will come: every waiting and later call fails.
+  void EndReplies() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After a failed write: waits (briefly) for the reader to learn why.
   void MarkBroken();
   absl::Status BrokenStatus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -93,11 +109,14 @@ class SessionChannel {
   std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>> stream_;
   std::thread reader_;
   std::thread flusher_;
+  std::unique_ptr<ClientRing> ring_;  // set once, by UseRing
+  std::thread ring_reader_;
 
   absl::Mutex close_mu_;  // serializes joining the threads
 
   // Lock order: write_mu_, then batch_mu_, then mu_.
-  absl::Mutex write_mu_;  // gRPC allows one writer at a time; also orders batches
+  absl::Mutex write_mu_;  // one writer at a time (gRPC, the ring); also orders batches
+  bool write_on_ring_ ABSL_GUARDED_BY(write_mu_) = false;
   absl::Mutex batch_mu_;
   acl::v1::ClientMessage batch_ ABSL_GUARDED_BY(batch_mu_);
   size_t batch_bytes_ ABSL_GUARDED_BY(batch_mu_) = 0;
@@ -109,6 +128,8 @@ class SessionChannel {
   mutable absl::Mutex mu_;
   std::map<uint64_t, std::shared_ptr<PendingCall>> pending_ ABSL_GUARDED_BY(mu_);
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool on_ring_ ABSL_GUARDED_BY(mu_) = false;        // replies come over the channel
+  bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;   // the gRPC stream is over
   std::string ended_reason_ ABSL_GUARDED_BY(mu_);  // why the daemon ended the session
   grpc::Status end_status_ ABSL_GUARDED_BY(mu_);   // the stream's final status, once over
   std::atomic<uint64_t> next_call_id_{1};

@@ -83,6 +83,7 @@ absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply) 
   SessionInfo info;
   info.device_count = static_cast<int32_t>(opened.device_count());
   info.soc_name = opened.soc_name();
+  info.ring = opened.ring();
   for (const acl::v1::KernelSignature& kernel : opened.kernels()) {
     info.kernels.emplace_back(kernel.name(), kernel.arg_count());
   }
@@ -148,10 +149,11 @@ absl::StatusOr<std::string> CopiedBytesOf(absl::StatusOr<Reply> reply) {
 // --- requests ---
 
 ClientMessage Hello(const std::string& peer_token, int32_t pid, uint32_t uid,
-                    const std::string& command) {
+                    const std::string& command, const std::string& ring_ticket) {
   ClientMessage message;
   acl::v1::Hello& hello = *message.mutable_hello();
   hello.set_peer_token(peer_token);
+  hello.set_ring_ticket(ring_ticket);
   hello.set_protocol_version(acld::kProtocolVersion);
   hello.set_pid(pid);
   hello.set_uid(uid);

@@ -42,6 +42,7 @@ struct SessionInfo {
   std::string soc_name;
   std::vector<std::pair<std::string, size_t>> kernels;  // built-in kernels (name, args)
   std::vector<acld::AddressRange> device_addresses;     // by device id
+  bool ring = false;  // the session goes on over its shared-memory channel
 };
 absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply);
 
@@ -60,9 +61,10 @@ absl::StatusOr<std::string> CopiedBytesOf(absl::StatusOr<Reply> reply);
 
 // --- the session -------------------------------------------------------------
 
-// The first message of a session (speaks acld::kProtocolVersion).
+// The first message of a session (speaks acld::kProtocolVersion);
+// `ring_ticket` names the shared-memory channel handed over (empty: none).
 ClientMessage Hello(const std::string& peer_token, int32_t pid, uint32_t uid,
-                    const std::string& command);
+                    const std::string& command, const std::string& ring_ticket = "");
 
 // --- lifecycle ---------------------------------------------------------------
 

@@ -22,8 +22,18 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(CallbackDispatcher* c
     return std::unique_ptr<Transport>(std::move(*embedded));
   }
   if (absl::StartsWith(address, "unix:")) {
-    absl::StatusOr<std::unique_ptr<RemoteTransport>> remote =
-        RemoteTransport::Connect(address.substr(5), callbacks);
+    const char* carrier_env = std::getenv("ACLD_TRANSPORT");
+    const std::string carrier = carrier_env != nullptr ? carrier_env : "";
+    if (carrier != "" && carrier != "shm" && carrier != "grpc") {
+      return acld::AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
+                             absl::StrCat("ACLD_TRANSPORT='", carrier,
+                                          "' is not understood; use shm (the default) or grpc"));
+    }
+    absl::StatusOr<std::unique_ptr<RemoteTransport>> remote = RemoteTransport::Connect(
+        address.substr(5),
+        carrier == "grpc" ? RemoteTransport::Carrier::kGrpc
+                          : RemoteTransport::Carrier::kSharedMemory,
+        callbacks);
     if (!remote.ok()) return remote.status();
     return std::unique_ptr<Transport>(std::move(*remote));
   }

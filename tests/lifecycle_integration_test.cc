@@ -115,6 +115,19 @@ TEST(LifecycleIntegrationTest, ConcurrentInitAndFinalizeReferenceEmbedded) {
   EXPECT_EQ(code, 0) << output;
 }
 
+TEST(LifecycleIntegrationTest, AForkedChildGetsAClearErrorAndItsParentKeepsItsSession) {
+  AcldDaemon daemon;
+  const auto [code, output] = RunToCompletion({kScenarioClient, "fork"}, daemon.client_env());
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+  EXPECT_EQ(daemon.Status().host_refcount(), 0u);
+}
+
+TEST(LifecycleIntegrationTest, AForkedChildGetsAClearErrorEmbedded) {
+  const auto [code, output] = RunToCompletion({kScenarioClient, "fork"}, EmbeddedEnv());
+  EXPECT_EQ(code, 0) << output;
+}
+
 TEST(LifecycleIntegrationTest, NoDaemonFailsFastWithSocketClose) {
   TempDir dir;
   const auto [code, output] =

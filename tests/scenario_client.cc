@@ -6,8 +6,13 @@
 //   scenario_client concurrent T        T threads aclInit, then T threads
 //                                       aclFinalizeReference, concurrently
 //   scenario_client no_daemon           every call fails fast with SOCKET_CLOSE
+//   scenario_client fork                a fork() child's calls fail with SOCKET_CLOSE
+//                                       saying why; its exit does not hang; the
+//                                       parent's session goes on
 //
 // Exits 0 when every check of the scenario held; prints "FAIL: ..." otherwise.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -222,6 +227,56 @@ int NoDaemon() {
   return failures == 0 ? 0 : 1;
 }
 
+int Fork() {
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) {
+    Check(false, "fork");
+    return 1;
+  }
+  if (child == 0) {
+    // The child's own check results travel in its exit code.
+    bool right = true;
+    aclrtStream other = nullptr;
+    right &= aclrtCreateStream(&other) == ACL_ERROR_RT_SOCKET_CLOSE;
+    const char* message = aclGetRecentErrMsg();
+    right &= message != nullptr && std::strstr(message, "forked") != nullptr;
+    right &= aclrtSynchronizeStream(stream) == ACL_ERROR_RT_SOCKET_CLOSE;
+    void* memory = nullptr;
+    right &= aclrtMalloc(&memory, 64, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_ERROR_RT_SOCKET_CLOSE;
+    std::exit(right ? 0 : 3);  // atexit handlers run: they must not touch the parent's session
+  }
+  int status = 0;
+  pid_t reaped = 0;
+  for (int i = 0; i < 400 && reaped == 0; ++i) {
+    reaped = waitpid(child, &status, WNOHANG);
+    if (reaped == 0) usleep(50 * 1000);
+  }
+  if (reaped == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    Check(false, "the forked child exits within 20 s");
+  } else {
+    Check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the forked child's calls fail with SOCKET_CLOSE naming the fork (exit status " +
+              std::to_string(status) + ")");
+  }
+  // The parent's session is untouched.
+  void* memory = nullptr;
+  CheckCode(aclrtMalloc(&memory, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "parent aclrtMalloc");
+  CheckCode(aclrtMemsetAsync(memory, 64, 7, 64, stream), ACL_SUCCESS, "parent aclrtMemsetAsync");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "parent aclrtSynchronizeStream");
+  CheckCode(aclrtFree(memory), ACL_SUCCESS, "parent aclrtFree");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  CheckCode(aclrtResetDevice(0), ACL_SUCCESS, "aclrtResetDevice");
+  CheckCode(aclFinalize(), ACL_SUCCESS, "aclFinalize");
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,6 +286,8 @@ int main(int argc, char** argv) {
   if (mode == "hold" && number > 0) return Hold(number);
   if (mode == "concurrent" && number > 0) return Concurrent(number);
   if (mode == "no_daemon") return NoDaemon();
-  std::fprintf(stderr, "usage: %s seed_lifecycle | hold N | concurrent T | no_daemon\n", argv[0]);
+  if (mode == "fork") return Fork();
+  std::fprintf(stderr, "usage: %s seed_lifecycle | hold N | concurrent T | no_daemon | fork\n",
+               argv[0]);
   return 2;
 }

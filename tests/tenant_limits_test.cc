@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -376,10 +377,16 @@ TEST(TenantLimitsTest, EvictingAClientThatDoesNotReadFreesItsThreads) {
   EXPECT_EQ(code, 0) << output;
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   // The session's handler has returned (its writer joined), not stuck on the
-  // write: acld cut the connection of the process that does not read.
+  // write.
   EXPECT_TRUE(WaitUntil([&] { return daemon.Status().sessions_closing() == 0; }, absl::Seconds(5)));
-  const std::string log = ReadFile(daemon.dir() + "/acld.log");
-  EXPECT_NE(log.find("does not read; closing its connection"), std::string::npos) << log;
+  const char* carrier = std::getenv("ACLD_TRANSPORT");
+  if (carrier != nullptr && std::string(carrier) == "grpc") {
+    // A gRPC write to it never ends by itself: acld cut the connection of
+    // the process that does not read. (A write waiting for room in the
+    // shared-memory channel ends when the session does.)
+    const std::string log = ReadFile(daemon.dir() + "/acld.log");
+    EXPECT_NE(log.find("does not read; closing its connection"), std::string::npos) << log;
+  }
   stopped.Signal(SIGKILL);
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -97,6 +98,19 @@ class ExpiringTable {
   std::optional<Value> TakeOldest(absl::Time now) {
     if (order_.empty() || order_.front().expires > now) return std::nullopt;
     return Take(order_.front().key);
+  }
+  // Removes every entry whose value `dead` says is of no use any more.
+  template <typename Predicate>
+  void TakeIf(const Predicate& dead, std::vector<Value>& taken) {
+    for (auto it = order_.begin(); it != order_.end();) {
+      if (!dead(it->value)) {
+        ++it;
+        continue;
+      }
+      taken.push_back(std::move(it->value));
+      index_.erase(it->key);
+      it = order_.erase(it);
+    }
   }
   std::optional<absl::Time> next_expiry() const {
     if (order_.empty()) return std::nullopt;
@@ -242,16 +256,28 @@ class PeerCredentialDesk::Tables {
     tokens_.Take(token);
   }
 
-  // Drops what expired; returns when the next entry expires.
+  // Drops what expired, and the tickets of processes that are gone (a client
+  // killed between handing memory over and redeeming it must not leave acld
+  // holding it until expiry); returns when to look again.
   std::optional<absl::Time> Expire() {
     std::vector<IssuedMemory> dropped;
+    std::vector<IssuedMemory> orphaned;  // both closed after the lock is released
     absl::MutexLock lock(&mu_);
     ExpireLocked(absl::Now(), dropped);
+    tickets_.TakeIf(
+        [](const IssuedMemory& issued) {
+          return kill(issued.owner.pid, 0) != 0 && errno == ESRCH;
+        },
+        orphaned);
+    for (const IssuedMemory& gone : orphaned) Forget(gone.owner.uid);
     std::optional<absl::Time> next = tokens_.next_expiry();
     std::optional<absl::Time> next_ticket = tickets_.next_expiry();
+    if (next_ticket.has_value()) next_ticket = std::min(*next_ticket, absl::Now() + kOwnerCheck);
     if (!next.has_value() || (next_ticket.has_value() && *next_ticket < *next)) next = next_ticket;
     return next;
   }
+  // How often outstanding tickets are checked for owners that died.
+  static constexpr absl::Duration kOwnerCheck = absl::Milliseconds(500);
 
   size_t tokens() const {
     absl::MutexLock lock(&mu_);

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -283,6 +284,21 @@ TEST_F(PeerDeskTest, ExpiredTicketsCloseTheirDescriptors) {
   EXPECT_TRUE(Eventually([] { return OpenMemfds() == 0; }));
   EXPECT_EQ(desk.outstanding_memory_tickets(), 0u);
   EXPECT_FALSE(desk.RedeemMemory(ticket, getpid(), getuid()).ok());
+}
+
+TEST_F(PeerDeskTest, TicketsOfAProcessThatDiedAreDroppedBeforeTheyExpire) {
+  PeerCredentialDesk& desk = Start();  // tickets live 30 s
+  const int fd = Memfd(4096, kSealed);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(IsId(Ask(path_, "M 4096\n", {fd})) ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  close(fd);
+  // The child never redeemed it and is gone: nobody can.
+  EXPECT_TRUE(Eventually([&] { return desk.outstanding_memory_tickets() == 0; }));
+  EXPECT_TRUE(Eventually([] { return OpenMemfds() == 0; }));
 }
 
 TEST_F(PeerDeskTest, OutstandingTicketsAreBoundedPerUser) {

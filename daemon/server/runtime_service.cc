@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "daemon/server/process_command.h"
 #include "daemon/server/session_handler.h"
+#include "daemon/server/session_ring.h"
 #include "daemon/server/session_writer.h"
 #include "daemon/server/text_sanitizer.h"
 #include "proto/acl/protocol.h"
@@ -22,6 +23,7 @@ RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, Sess
     : runtime_(runtime), peers_(peers), limits_(limits) {}
 
 void RuntimeService::Live::Cancel() {
+  if (ring != nullptr) ring->Stop();
   absl::MutexLock lock(&mu);
   if (!context_gone) context->TryCancel();
 }
@@ -70,10 +72,13 @@ grpc::Status RuntimeService::Session(
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello");
   }
   const acl::v1::Hello& hello = request.hello();
-  if (hello.protocol_version() != kProtocolVersion) {
+  if (hello.protocol_version() < kOldestProtocolVersion ||
+      hello.protocol_version() > kProtocolVersion) {
     return grpc::Status(
         grpc::StatusCode::FAILED_PRECONDITION,
-        absl::StrCat("unsupported protocol version; this acld speaks version ", kProtocolVersion));
+        absl::StrCat("unsupported protocol version: the client speaks version ",
+                     hello.protocol_version(), ", this acld speaks versions ",
+                     kOldestProtocolVersion, " to ", kProtocolVersion));
   }
   PeerInfo peer{hello.pid(), hello.uid(), 0, ""};
   if (peers_ != nullptr) {
@@ -92,7 +97,25 @@ grpc::Status RuntimeService::Session(
     peer.command = SanitizeText(hello.command(), kMaxCommandBytes);
   }
 
+  // The shared-memory channel (protocol 2), if the client handed one over;
+  // a channel that cannot be used leaves the session on the gRPC stream.
+  std::shared_ptr<SessionRing> ring;
+  if (peers_ != nullptr && hello.protocol_version() >= 2 && !hello.ring_ticket().empty()) {
+    absl::StatusOr<ReceivedMemory> memory =
+        peers_->RedeemMemory(hello.ring_ticket(), peer.pid, peer.uid);
+    absl::StatusOr<std::shared_ptr<SessionRing>> mapped =
+        memory.ok() ? SessionRing::Map(*std::move(memory))
+                    : absl::StatusOr<std::shared_ptr<SessionRing>>(memory.status());
+    if (mapped.ok()) {
+      ring = *std::move(mapped);
+    } else {
+      channel_faults_.Info("pid {}: its session channel is not usable ({}); the session stays "
+                           "on gRPC", peer.pid, std::string(mapped.status().message()));
+    }
+  }
+
   auto live = std::make_shared<Live>();
+  live->ring = ring;
   live->uid = peer.uid;
   live->pid = peer.pid;
   live->context = context;
@@ -119,10 +142,11 @@ grpc::Status RuntimeService::Session(
       // A client that stops reading while its queue passes the bound is ended:
       // cancelled, and its connection cut (a write to it never ends otherwise).
       std::weak_ptr<Live> weak = live;
-      live->writer = std::make_shared<SessionWriter>(stream, limits_.max_queued_bytes_per_session,
-                                                     [this, weak] {
-                                                       if (auto ended = weak.lock()) CutOff(*ended);
-                                                     });
+      live->writer = std::make_shared<SessionWriter>(
+          [stream](const ServerMessage& message) { stream->Write(message); },
+          limits_.max_queued_bytes_per_session, [this, weak] {
+            if (auto ended = weak.lock()) CutOff(*ended);
+          });
       live_[session] = live;
       ++sessions_per_uid_[peer.uid];
       ++handlers_;
@@ -143,8 +167,12 @@ grpc::Status RuntimeService::Session(
     absl::MutexLock lock(&live->mu);
     live->handler = handler;
   }
-  handler->Open(request.call_id());
-  while (stream->Read(&request)) handler->Handle(request);
+  handler->Open(request.call_id(), ring != nullptr);
+  if (ring == nullptr) {
+    while (stream->Read(&request)) handler->Handle(request);
+  } else {
+    ServeRing(*context, *ring, *writer, *handler);
+  }
 
   const absl::Time reap_start = absl::Now();
   {
@@ -176,6 +204,26 @@ grpc::Status RuntimeService::Session(
                  session, peer.pid, absl::FormatDuration(absl::Now() - reap_start));
   }
   return grpc::Status::OK;
+}
+
+void RuntimeService::ServeRing(grpc::ServerContext& context, SessionRing& ring,
+                               SessionWriter& writer, SessionHandler& handler) {
+  // Everything after the SessionOpened goes over the channel. The stream
+  // stays open: its end (the process exited or closed it) ends the session.
+  writer.Flush(absl::Seconds(1));
+  writer.SetSink([&ring](const ServerMessage& message) { ring.Write(message); });
+  while (true) {
+    absl::StatusOr<std::optional<ClientMessage>> request =
+        ring.Read([&context] { return context.IsCancelled(); });
+    if (!request.ok()) {
+      channel_faults_.Warn("session {}: its channel broke the protocol ({}); the session ends",
+                           handler.session(), std::string(request.status().message()));
+      context.TryCancel();
+      return;
+    }
+    if (!request->has_value()) return;
+    handler.Handle(**request);
+  }
 }
 
 std::shared_ptr<RuntimeService::Live> RuntimeService::Forget(SessionId session) {
@@ -277,6 +325,7 @@ std::map<SessionId, RuntimeService::SessionUsage> RuntimeService::usage() const 
     entry.host_memory_bytes = handler->shared_memory().mapped_bytes();
     entry.host_memory_segments = static_cast<uint32_t>(handler->shared_memory().segment_count());
     entry.waiting_calls = static_cast<uint32_t>(handler->waiting_calls());
+    if (live->ring != nullptr) entry.channel_bytes = RingChannel::RegionBytes();
   }
   return usage;
 }

@@ -25,6 +25,7 @@
 namespace acld::server {
 
 class SessionHandler;
+class SessionRing;
 
 // How much of acld one tenant may take (daemon flags of the same names).
 struct SessionLimits {
@@ -83,6 +84,7 @@ class RuntimeService final : public acl::v1::Runtime::Service {
     uint64_t host_memory_bytes = 0;
     uint32_t host_memory_segments = 0;
     uint32_t waiting_calls = 0;
+    uint64_t channel_bytes = 0;  // its shared-memory channel (0: on the gRPC stream)
   };
   // Every live session's whose handler still runs.
   std::map<SessionId, SessionUsage> usage() const;
@@ -98,6 +100,7 @@ class RuntimeService final : public acl::v1::Runtime::Service {
     pid_t pid = 0;
     grpc::ServerContext* context = nullptr;
     std::shared_ptr<SessionWriter> writer;
+    std::shared_ptr<SessionRing> ring;  // the session's channel, if it has one
     absl::Mutex mu;
     bool context_gone ABSL_GUARDED_BY(mu) = false;
     std::weak_ptr<const SessionHandler> handler ABSL_GUARDED_BY(mu);  // for usage()
@@ -105,6 +108,10 @@ class RuntimeService final : public acl::v1::Runtime::Service {
     void Cancel();
   };
 
+  // Serves a session's requests from its shared-memory channel until the
+  // stream ends, the session is ended, or the client breaks the channel.
+  void ServeRing(grpc::ServerContext& context, SessionRing& ring, SessionWriter& writer,
+                 SessionHandler& handler);
   // Refuses a stream: counted, logged (rate-limited), returned.
   grpc::Status Refuse(grpc::StatusCode code, const std::string& message);
   // Takes `session` out of the live table (if still there).
@@ -124,6 +131,7 @@ class RuntimeService final : public acl::v1::Runtime::Service {
   std::function<void(pid_t)> cut_connections_;
   HelloDeadlines hello_deadlines_;
   RateLimitedLog refusals_{"refused sessions"};
+  RateLimitedLog channel_faults_{"session channel faults"};
   mutable absl::Mutex mu_;
   std::map<SessionId, std::shared_ptr<Live>> live_ ABSL_GUARDED_BY(mu_);
   std::map<uint32_t, uint32_t> sessions_per_uid_ ABSL_GUARDED_BY(mu_);

@@ -79,7 +79,7 @@ absl::Status SessionHandler::TakeDeferredError() {
   return error;
 }
 
-void SessionHandler::Open(uint64_t call_id) {
+void SessionHandler::Open(uint64_t call_id, bool on_ring) {
   // Events go out on the session's stream, weakly held: a session that ended
   // hears of nothing.
   std::weak_ptr<SessionHandler> weak = weak_from_this();
@@ -115,6 +115,7 @@ void SessionHandler::Open(uint64_t call_id) {
   opened.set_session_id(session_);
   opened.set_device_count(runtime_.DeviceCount());
   opened.set_soc_name(runtime_.SocName());
+  opened.set_ring(on_ring);
   for (const auto& [name, arg_count] : runtime_.Kernels()) {
     acl::v1::KernelSignature& kernel = *opened.add_kernels();
     kernel.set_name(name);

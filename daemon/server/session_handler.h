@@ -45,8 +45,9 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
 
   void Handle(const acl::v1::ClientMessage& request);
 
-  // Replies the SessionOpened of the Hello with `call_id`.
-  void Open(uint64_t call_id);
+  // Replies the SessionOpened of the Hello with `call_id`; `on_ring`: the
+  // session goes on over its shared-memory channel.
+  void Open(uint64_t call_id, bool on_ring = false);
 
   // For aclctl: calls waiting in the core now (at most max_waiting_calls()),
   // and the shared memory this session has acld map.

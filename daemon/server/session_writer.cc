@@ -6,12 +6,12 @@
 
 namespace acld::server {
 
-SessionWriter::SessionWriter(Stream* stream, uint64_t max_queued_bytes,
+SessionWriter::SessionWriter(Sink sink, uint64_t max_queued_bytes,
                              std::function<void()> on_overflow)
     : session_thread_(std::this_thread::get_id()),
       max_queued_bytes_(max_queued_bytes),
       on_overflow_(std::move(on_overflow)),
-      stream_(stream),
+      sink_(std::move(sink)),
       writer_([this] { WriterLoop(); }) {}
 
 SessionWriter::~SessionWriter() { Close(); }
@@ -42,7 +42,7 @@ void SessionWriter::Write(const acl::v1::ServerMessage& message) {
       direct = IdleLocked();
       if (!direct) overflowed = !QueueLocked(message);
     }
-    if (direct && stream_ != nullptr) stream_->Write(message);
+    if (direct && sink_) sink_(message);
   } else {
     absl::MutexLock lock(&mu_);
     if (!closed_) overflowed = !QueueLocked(message);
@@ -77,7 +77,7 @@ void SessionWriter::WriterLoop() {
       queued_bytes_ -= std::min<uint64_t>(queued_bytes_, message.ByteSizeLong());
       busy_ = true;
     }
-    if (stream_ != nullptr) stream_->Write(message);
+    if (sink_) sink_(message);
     absl::MutexLock lock(&mu_);
     busy_ = false;
   }
@@ -103,7 +103,13 @@ void SessionWriter::Close() {
   }
   if (writer_.joinable() && std::this_thread::get_id() != writer_.get_id()) writer_.join();
   absl::MutexLock write_lock(&write_mu_);
-  stream_ = nullptr;
+  sink_ = nullptr;
+}
+
+void SessionWriter::SetSink(Sink sink) {
+  absl::MutexLock write_lock(&write_mu_);
+  absl::MutexLock lock(&mu_);
+  if (!closed_) sink_ = std::move(sink);
 }
 
 }  // namespace acld::server

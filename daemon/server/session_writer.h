@@ -1,8 +1,9 @@
 // Writes a session's outgoing messages (replies, callbacks due, failures,
-// the end notice) on its gRPC stream, in order.
+// the end notice) to its carrier — the gRPC stream, or the shared-memory
+// channel (session_ring.h) — in order.
 //
-// gRPC's synchronous Write blocks while the client does not read (a stopped
-// process, a full window). Only the session's own threads may ever block on
+// A carrier's write blocks while the client does not read (a stopped
+// process, a full window or ring). Only the session's own threads may ever block on
 // that: the session thread writes its replies directly when nothing is
 // queued; every other thread (device workers, the timer, admin calls) queues
 // the message for the session's writer thread and goes on at once. A stalled
@@ -24,18 +25,18 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "grpcpp/support/sync_stream.h"
 #include "proto/acl/v1/runtime.pb.h"
 
 namespace acld::server {
 
 class SessionWriter {
  public:
-  using Stream = grpc::ServerReaderWriter<acl::v1::ServerMessage, acl::v1::ClientMessage>;
+  // Writes one message to the carrier; may block while the client is behind.
+  using Sink = std::function<void(const acl::v1::ServerMessage&)>;
 
   // Must be created on the session's thread (the gRPC handler).
   // `max_queued_bytes` 0: no bound.
-  explicit SessionWriter(Stream* stream, uint64_t max_queued_bytes = 0,
+  explicit SessionWriter(Sink sink, uint64_t max_queued_bytes = 0,
                          std::function<void()> on_overflow = nullptr);
   ~SessionWriter();
 
@@ -45,8 +46,11 @@ class SessionWriter {
   // Waits (at most `timeout`) until every queued message was written.
   void Flush(absl::Duration timeout);
 
-  // Writes nothing more; the stream may go away after this returns.
+  // Writes nothing more; the carrier may go away after this returns.
   void Close();
+
+  // Later messages go to `sink` (the session moved to another carrier).
+  void SetSink(Sink sink);
 
   uint64_t queued_bytes() const;
 
@@ -63,7 +67,7 @@ class SessionWriter {
   // Held across taking a message and writing it, so that direct writes and
   // the writer thread's writes keep one order.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  Stream* stream_ ABSL_GUARDED_BY(write_mu_);
+  Sink sink_ ABSL_GUARDED_BY(write_mu_);
   mutable absl::Mutex mu_;
   std::deque<acl::v1::ServerMessage> queue_ ABSL_GUARDED_BY(mu_);
   uint64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;

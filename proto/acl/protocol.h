@@ -8,8 +8,11 @@
 
 namespace acld {
 
-// Hello.protocol_version: acld refuses a session that speaks another version.
-inline constexpr uint32_t kProtocolVersion = 1;
+// Hello.protocol_version. Version 2 added the shared-memory channel
+// (Hello.ring_ticket); acld still serves version 1 clients, on the gRPC
+// stream, and refuses any other version naming both.
+inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kOldestProtocolVersion = 1;
 
 // The largest gRPC message either side (and aclctl) accepts. Bulk bytes go
 // through shared memory, so messages stay far below it; the slack lets a

@@ -98,7 +98,7 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
 std::string SessionsTable(
     const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
   Table table({"ID", "PID", "UID", "REF", "DEVICES", "STREAMS", "CTX", "EVENTS", "DEVMEM",
-               "HOSTMEM", "SEGS", "QUEUED", "BIN", "CALLS", "CB", "W", "SINCE", "COMMAND"});
+               "HOSTMEM", "SEGS", "QUEUED", "BIN", "CALLS", "CB", "W", "VIA", "SINCE", "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
     table.AddRow(
@@ -120,7 +120,7 @@ std::string SessionsTable(
                       session.callback_timeouts() > 0
                           ? absl::StrCat(" (", session.callback_timeouts(), " timed out)")
                           : ""),
-         absl::StrCat(session.weight()),
+         absl::StrCat(session.weight()), session.carrier().empty() ? "-" : session.carrier(),
          absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()), Printable(session.command())});
   }
   return table.Render();

@@ -1,0 +1,57 @@
+// The client's end of its session's shared-memory channel
+// (proto/acl/ring_channel.h): a sealed memfd it creates, maps and hands to
+// acld on the identity socket, then requests written to one ring and
+// replies and events read from the other.
+//
+// The mapping is not inherited by fork() (MADV_DONTFORK): a child has no
+// session of its own (client_runtime.h says what its calls return), and it
+// must not scribble on its parent's channel.
+#ifndef ACLD_CLIENT_CLIENT_RING_H_
+#define ACLD_CLIENT_CLIENT_RING_H_
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "proto/acl/ring_channel.h"
+#include "proto/acl/v1/runtime.pb.h"
+
+namespace acl_client {
+
+class ClientRing {
+ public:
+  // Creates the channel and hands it to the daemon whose identity socket is
+  // `peer_socket`; ticket() names it in the Hello.
+  static absl::StatusOr<std::unique_ptr<ClientRing>> Create(const std::string& peer_socket,
+                                                            absl::Duration timeout);
+  ~ClientRing();
+  ClientRing(const ClientRing&) = delete;
+  ClientRing& operator=(const ClientRing&) = delete;
+
+  const std::string& ticket() const { return ticket_; }
+
+  // Writes `message` after everything written before; false once stopped or
+  // broken. One writer at a time.
+  bool Write(const acl::v1::ClientMessage& message);
+  // The next message from acld; nullopt once stopped and drained. An error:
+  // the channel broke. One reader at a time.
+  absl::StatusOr<std::optional<acl::v1::ServerMessage>> Read();
+
+  // The session is over: waits end now, Read drains what is left.
+  void Stop();
+
+ private:
+  ClientRing(void* base, std::string ticket);
+
+  void* const base_;
+  const std::string ticket_;
+  acld::RingChannel channel_;
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace acl_client
+
+#endif  // ACLD_CLIENT_CLIENT_RING_H_

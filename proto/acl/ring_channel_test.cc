@@ -1,0 +1,122 @@
+#include "proto/acl/ring_channel.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "proto/acl/protocol.h"
+
+namespace acld {
+namespace {
+
+// A region as a mapping would give it: aligned, RegionBytes() long.
+struct Region {
+  Region() : bytes(static_cast<char*>(std::aligned_alloc(4096, RingChannel::RegionBytes()))) {
+    RingChannel::Format(bytes.get());
+  }
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> bytes;
+};
+
+bool Never() { return false; }
+
+TEST(RingChannelTest, MessagesGoBothWays) {
+  Region region;
+  RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
+  RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+  ASSERT_TRUE(client.Send("request", Never).ok());
+  ASSERT_TRUE(client.Send("", Never).ok());
+  ASSERT_TRUE(daemon.Send("reply", Never).ok());
+  EXPECT_EQ(*daemon.Receive(Never), std::optional<std::string>("request"));
+  EXPECT_EQ(*daemon.Receive(Never), std::optional<std::string>(""));
+  EXPECT_EQ(*client.Receive(Never), std::optional<std::string>("reply"));
+}
+
+TEST(RingChannelTest, AMessageLargerThanTheRingTravelsInFragments) {
+  Region region;
+  RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
+  RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+  std::string large(3 * RingChannel::kRingCapacity + 12345, '\0');
+  for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>(i * 131 + 7);
+  std::thread sender([&] { EXPECT_TRUE(client.Send(large, Never).ok()); });
+  absl::StatusOr<std::optional<std::string>> received = daemon.Receive(Never);
+  sender.join();
+  ASSERT_TRUE(received.ok()) << received.status();
+  ASSERT_TRUE(received->has_value());
+  EXPECT_EQ(**received, large);
+}
+
+TEST(RingChannelTest, AReceiverStopsOnceAskedAndDrainsFirst) {
+  Region region;
+  RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
+  RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+  std::atomic<bool> stop{false};
+  auto stopped = [&] { return stop.load(); };
+  ASSERT_TRUE(daemon.Send("last words", Never).ok());
+  stop = true;
+  // What was sent before the stop is still read.
+  EXPECT_EQ(*client.Receive(stopped), std::optional<std::string>("last words"));
+  EXPECT_EQ(*client.Receive(stopped), std::nullopt);
+}
+
+TEST(RingChannelTest, InterruptEndsAWaitingReceiveAndSend) {
+  Region region;
+  RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
+  std::atomic<bool> stop{false};
+  auto stopped = [&] { return stop.load(); };
+  std::thread receiver([&] { EXPECT_EQ(*client.Receive(stopped), std::nullopt); });
+  // Fill the daemon-bound ring: the next send waits for room nobody makes.
+  const std::string frame(RingChannel::kMaxFrameBytes - 1, 'x');
+  std::thread sender([&] {
+    absl::Status sent;
+    for (int i = 0; i < 64 && sent.ok(); ++i) sent = client.Send(frame, stopped);
+    EXPECT_TRUE(absl::IsCancelled(sent)) << sent;
+  });
+  stop = true;
+  client.Interrupt();
+  receiver.join();  // within a moment, not a wait slice per side
+  sender.join();
+}
+
+TEST(RingChannelTest, AFrameWithoutItsMarkerIsRefused) {
+  Region region;
+  RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+  // A raw producer on the client's ring, as a hostile client would write it.
+  MessageRing::Producer raw(region.bytes.get(), RingChannel::kRingCapacity,
+                            RingChannel::kMaxFrameBytes);
+  ASSERT_TRUE(*raw.TryWrite(std::string("\x07payload", 8)));
+  absl::StatusOr<std::optional<std::string>> received = daemon.Receive(Never);
+  EXPECT_TRUE(absl::IsDataLoss(received.status())) << received.status();
+}
+
+TEST(RingChannelTest, FragmentsPastTheLargestMessageAreRefused) {
+  Region region;
+  RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+  MessageRing::Producer raw(region.bytes.get(), RingChannel::kRingCapacity,
+                            RingChannel::kMaxFrameBytes);
+  std::string more(RingChannel::kMaxFrameBytes, 'm');
+  more[0] = static_cast<char>(RingChannel::kMoreFragments);
+  // A client that never sends the last fragment: the receiver gives up at
+  // kMaxMessageBytes instead of buffering for ever.
+  std::atomic<bool> done{false};
+  std::thread hostile([&] {
+    for (int i = 0; i < 4096 && !done.load(); ++i) {
+      absl::StatusOr<bool> written = raw.TryWrite(more);
+      if (!written.ok()) break;
+      if (!*written) raw.WaitForSpace(absl::Now() + absl::Milliseconds(50)).IgnoreError();
+    }
+  });
+  absl::StatusOr<std::optional<std::string>> received = daemon.Receive(Never);
+  done = true;
+  hostile.join();
+  EXPECT_TRUE(absl::IsDataLoss(received.status())) << received.status();
+  EXPECT_NE(received.status().message().find(std::to_string(kMaxMessageBytes)), std::string::npos);
+}
+
+}  // namespace
+}  // namespace acld

@@ -1,0 +1,242 @@
+// The session's shared-memory channel (proto/acl/ring_channel.h) against a
+// real acld: clients use it by default and the gRPC fallback on request; a
+// client of the previous protocol is still served; a client that breaks its
+// channel ends its own session and nobody else's.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "proto/acl/message_ring.h"
+#include "proto/acl/protocol.h"
+#include "proto/acl/ring_channel.h"
+#include "proto/acl/v1/runtime.grpc.pb.h"
+#include "tests/acld_fixture.h"
+#include "tests/process.h"
+#include "tests/raw_session.h"
+
+namespace acld_test {
+namespace {
+
+using acld::RingChannel;
+
+const acl::v1::SessionInfo* SessionOf(const acl::v1::StatusReply& status, pid_t pid) {
+  for (const auto& session : status.sessions()) {
+    if (session.pid() == pid) return &session;
+  }
+  return nullptr;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// A session opened by hand with a channel as libascendcl would set it up,
+// so that the test can then speak on it — or break it.
+class RingSession {
+ public:
+  // `region_bytes`: the memfd's size (RegionBytes() unless testing a wrong one).
+  RingSession(const std::string& socket, size_t region_bytes = RingChannel::RegionBytes())
+      : size_(region_bytes) {
+    const int fd = memfd_create("test-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size_)), 0);
+    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+    base_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    EXPECT_NE(base_, MAP_FAILED);
+    if (size_ >= RingChannel::RegionBytes()) RingChannel::Format(base_);
+    const std::string ticket =
+        AskDesk(socket + ".peer", absl::StrCat("M ", size_, "\n"), fd);
+    close(fd);
+    channel_ = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+    stub_ = acl::v1::Runtime::NewStub(channel_);
+    stream_ = stub_->Session(&context_);
+    acl::v1::ClientMessage hello;
+    hello.set_call_id(1);
+    hello.mutable_hello()->set_protocol_version(acld::kProtocolVersion);
+    hello.mutable_hello()->set_peer_token(FetchToken(socket + ".peer"));
+    hello.mutable_hello()->set_ring_ticket(ticket);
+    EXPECT_TRUE(stream_->Write(hello));
+    acl::v1::ServerMessage opened;
+    EXPECT_TRUE(stream_->Read(&opened));
+    opened_ = opened.reply().has_session_opened();
+    on_ring_ = opened.reply().session_opened().ring();
+    if (on_ring_) ring_ = std::make_unique<RingChannel>(base_, RingChannel::Side::kClient);
+  }
+  ~RingSession() {
+    context_.TryCancel();
+    (void)stream_->Finish();
+    munmap(base_, size_);
+  }
+
+  bool opened() const { return opened_; }
+  bool on_ring() const { return on_ring_; }
+
+  // An InitCount call over the channel; its reply's init count, or -1.
+  int64_t InitCountOverRing() {
+    acl::v1::ClientMessage request;
+    request.set_call_id(2);
+    request.mutable_init_count();
+    const auto never = [] { return false; };
+    if (!ring_->Send(request.SerializeAsString(), never).ok()) return -1;
+    // Bounded: a daemon that never answers fails the test instead of hanging it.
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    absl::StatusOr<std::optional<std::string>> bytes =
+        ring_->Receive([deadline] { return absl::Now() > deadline; });
+    if (!bytes.ok() || !bytes->has_value()) return -1;
+    acl::v1::ServerMessage reply;
+    if (!reply.ParseFromString(**bytes) || reply.call_id() != 2) return -1;
+    return static_cast<int64_t>(reply.reply().init_count().count());
+  }
+
+  // Writes an impossible head into the client-to-daemon ring, as a hostile
+  // client could at any moment.
+  void BreakRing() {
+    acld::MessageRing::HeaderOf(base_)->head.store(uint64_t{1} << 40);
+    acld::MessageRing::HeaderOf(base_)->data_seq.fetch_add(1);
+  }
+
+ private:
+  size_t size_;
+  void* base_ = nullptr;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<acl::v1::Runtime::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
+      stream_;
+  std::unique_ptr<RingChannel> ring_;
+  bool opened_ = false;
+  bool on_ring_ = false;
+};
+
+TEST(ChannelTest, ClientsUseTheSharedMemoryChannelUnlessTheyAskForGrpc) {
+  AcldDaemon daemon;
+  std::map<std::string, std::string> grpc_env = daemon.client_env();
+  grpc_env["ACLD_TRANSPORT"] = "grpc";
+  std::map<std::string, std::string> shm_env = daemon.client_env();
+  shm_env["ACLD_TRANSPORT"] = "shm";
+  Process on_ring({kScenarioClient, "hold", "1"}, shm_env);
+  Process on_grpc({kScenarioClient, "hold", "1"}, grpc_env);
+  ASSERT_TRUE(on_ring.WaitForLine("ready", absl::Seconds(20))) << on_ring.output();
+  ASSERT_TRUE(on_grpc.WaitForLine("ready", absl::Seconds(20))) << on_grpc.output();
+  const acl::v1::StatusReply status = daemon.Status();
+  const acl::v1::SessionInfo* ring_session = SessionOf(status, on_ring.pid());
+  const acl::v1::SessionInfo* grpc_session = SessionOf(status, on_grpc.pid());
+  ASSERT_NE(ring_session, nullptr);
+  ASSERT_NE(grpc_session, nullptr);
+  EXPECT_EQ(ring_session->carrier(), "shm");
+  EXPECT_EQ(ring_session->channel_bytes(), RingChannel::RegionBytes());
+  EXPECT_EQ(grpc_session->carrier(), "grpc");
+  EXPECT_EQ(grpc_session->channel_bytes(), 0u);
+  const auto [code, sessions] = daemon.Aclctl({"sessions"});
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(sessions.find("VIA"), std::string::npos) << sessions;
+  for (Process* client : {&on_ring, &on_grpc}) {
+    client->WriteLine("go");
+    EXPECT_EQ(client->Wait(absl::Seconds(20)), 0) << client->output();
+  }
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+}
+
+TEST(ChannelTest, AnUnknownCarrierIsAClearError) {
+  AcldDaemon daemon;
+  std::map<std::string, std::string> env = daemon.client_env();
+  env["ACLD_TRANSPORT"] = "pigeon";
+  const auto [code, output] = RunToCompletion({kScenarioClient, "hold", "1"}, env);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(output.find("ACLD_TRANSPORT='pigeon' is not understood"), std::string::npos) << output;
+}
+
+TEST(ChannelTest, APreviousProtocolClientIsServedOnTheStream) {
+  AcldDaemon daemon;
+  RawSession old_client(daemon.socket());  // speaks protocol 1: no channel
+  ASSERT_TRUE(old_client.opened());
+  acl::v1::ClientMessage request;
+  request.mutable_init_count();
+  const acl::v1::Reply reply = old_client.Call(request);
+  EXPECT_EQ(reply.acl_error(), 0);
+  EXPECT_TRUE(reply.has_init_count());
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  EXPECT_EQ(status.sessions(0).carrier(), "grpc");
+}
+
+TEST(ChannelTest, AnUnknownProtocolVersionIsRefusedNamingBoth) {
+  AcldDaemon daemon;
+  auto channel = grpc::CreateChannel("unix:" + daemon.socket(), grpc::InsecureChannelCredentials());
+  auto stub = acl::v1::Runtime::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+  auto stream = stub->Session(&context);
+  acl::v1::ClientMessage hello;
+  hello.set_call_id(1);
+  hello.mutable_hello()->set_protocol_version(acld::kProtocolVersion + 1);
+  hello.mutable_hello()->set_peer_token(FetchToken(daemon.socket() + ".peer"));
+  ASSERT_TRUE(stream->Write(hello));
+  acl::v1::ServerMessage reply;
+  EXPECT_FALSE(stream->Read(&reply));
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(status.error_message().find(
+                absl::StrCat("the client speaks version ", acld::kProtocolVersion + 1)),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find(absl::StrCat("versions ", acld::kOldestProtocolVersion,
+                                                     " to ", acld::kProtocolVersion)),
+            std::string::npos)
+      << status.error_message();
+}
+
+TEST(ChannelTest, ACallGoesBothWaysOnTheChannel) {
+  AcldDaemon daemon;
+  RingSession session(daemon.socket());
+  ASSERT_TRUE(session.opened());
+  ASSERT_TRUE(session.on_ring());
+  EXPECT_EQ(session.InitCountOverRing(), 0);
+}
+
+TEST(ChannelTest, AChannelOfTheWrongSizeLeavesTheSessionOnTheStream) {
+  AcldDaemon daemon;
+  RingSession session(daemon.socket(), RingChannel::RegionBytes() / 2);
+  ASSERT_TRUE(session.opened());
+  EXPECT_FALSE(session.on_ring());
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  EXPECT_EQ(status.sessions(0).carrier(), "grpc");
+}
+
+TEST(ChannelTest, AClientThatBreaksItsChannelEndsOnlyItsOwnSession) {
+  AcldDaemon daemon;
+  Process bystander({kScenarioClient, "hold", "1"}, daemon.client_env());
+  ASSERT_TRUE(bystander.WaitForLine("ready", absl::Seconds(20))) << bystander.output();
+  RingSession attacker(daemon.socket());
+  ASSERT_TRUE(attacker.on_ring());
+  ASSERT_EQ(attacker.InitCountOverRing(), 0);
+  ASSERT_EQ(daemon.Status().session_count(), 2u);
+  attacker.BreakRing();
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 1; }, absl::Seconds(10)));
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  EXPECT_EQ(status.sessions(0).pid(), bystander.pid());
+  EXPECT_NE(ReadAll(daemon.dir() + "/acld.log").find("broke the protocol"), std::string::npos);
+  // The bystander's session is untouched: it releases its references normally.
+  bystander.WriteLine("go");
+  EXPECT_EQ(bystander.Wait(absl::Seconds(20)), 0) << bystander.output();
+  EXPECT_NE(bystander.output().find("released codes=0 "), std::string::npos)
+      << bystander.output();
+}
+
+}  // namespace
+}  // namespace acld_test
