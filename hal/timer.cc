@@ -2,8 +2,7 @@
 
 namespace hal {
 
-Timer::Timer(Clock& clock)
-    : clock_(clock), host_clock_(!clock.Subscribe(this)), thread_([this] { Loop(); }) {}
+Timer::Timer(Clock& clock) : clock_(clock), host_clock_(!clock.Subscribe(this)) {}
 
 Timer::~Timer() {
   // First, so that the clock never tells a timer that is going away.
@@ -12,11 +11,14 @@ Timer::~Timer() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 Timer::TimerId Timer::Schedule(absl::Time when, std::function<void()> callback) {
   absl::MutexLock lock(&mu_);
+  // The thread starts with the first callback: a timer that never gets one
+  // (a sim device whose kernels never wait) costs no thread.
+  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
   const TimerId id = next_id_++;
   pending_.emplace(std::make_pair(when, id), std::move(callback));
   when_.emplace(id, when);

@@ -1,4 +1,5 @@
-// One thread that runs callbacks at given times, without a thread per waiter.
+// One thread that runs callbacks at given times, without a thread per waiter
+// (started when the first callback is scheduled).
 // The core has one for its timeouts (synchronizations, callbacks); each sim
 // device has its own for the device's busy time, so device work never runs on
 // the thread that serves timeouts.
@@ -61,7 +62,7 @@ class Timer : private Clock::Listener {
   // After the state above: a clock may call ClockMoved as soon as this
   // subscribed.
   const bool host_clock_;
-  std::thread thread_;
+  std::thread thread_;  // started (under mu_) by the first Schedule
 };
 
 }  // namespace hal

@@ -1,6 +1,7 @@
 #include "hal/timer.h"
 
 #include <atomic>
+#include <filesystem>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -117,6 +118,25 @@ TEST(HostClockTimerTest, RunsCallbacksAtTheirHostTime) {
   });
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_FALSE(early.load());
+}
+
+int ThreadsOfThisProcess() {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++count;
+  }
+  return count;
+}
+
+TEST(HostClockTimerTest, ATimerStartsItsThreadWithItsFirstCallback) {
+  const int before = ThreadsOfThisProcess();
+  Timer timer;
+  EXPECT_EQ(ThreadsOfThisProcess(), before);  // an unused timer costs no thread
+  absl::Notification done;
+  timer.ScheduleIn(absl::ZeroDuration(), [&] { done.Notify(); });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(ThreadsOfThisProcess(), before + 1);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Whole-process benchmarks of acld, each printing the project's figure next to
 // a baseline measured in the same run. tools/bench/run.sh drives them.
 //
-//   acld_bench roundtrip      aclrtStreamQuery on an idle stream vs the machine's
+//   acld_bench roundtrip [nocompare]
+//                             aclrtStreamQuery on an idle stream vs the machine's
 //                             floors: futex and Unix-socket ping-pongs between two
-//                             processes, on one core and on two
+//                             processes, on one core and on two (not with "nocompare")
 //   acld_bench launches N     N async add_one_u32 launches + one sync, per second
 //   acld_bench copies MIB     H2D / D2H of MIB MiB (pageable and pinned) vs memcpy
 //   acld_bench streams N      opens N streams, prints "ready", waits for a line
@@ -11,7 +12,8 @@
 //                             N host funcs spread over S streams; with "compare"
 //                             also the floors, as for roundtrip
 //
-// The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"). Every
+// The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"), over the
+// carrier ACLD_TRANSPORT names (the shared-memory channel by default). Every
 // two-process floor prints the CPU list each process was allowed, as
 // sched_getaffinity reported it, so a reader can check where it ran.
 #include <linux/futex.h>
@@ -310,7 +312,7 @@ void PrintAgainstFloors(const std::vector<Floor>& floors, double micros) {
   }
 }
 
-int RoundTrip() {
+int RoundTrip(bool compare) {
   Setup();
   aclrtStream stream = nullptr;
   Must(aclrtCreateStream(&stream), "aclrtCreateStream");
@@ -321,7 +323,7 @@ int RoundTrip() {
       "roundtrip: aclrtStreamQuery on an idle stream %.1f us (median of 7 x 2000; "
       "client CPUs %s, unpinned)\n",
       acl, AllowedCpus().c_str());
-  PrintAgainstFloors(MeasureFloors(7, 2000), acl);
+  if (compare) PrintAgainstFloors(MeasureFloors(7, 2000), acl);
   Must(aclrtDestroyStream(stream), "destroy");
   Must(aclFinalize(), "aclFinalize");
   return 0;
@@ -450,7 +452,7 @@ int Streams(int count) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const long number = argc > 2 ? std::atol(argv[2]) : 0;
-  if (mode == "roundtrip") return RoundTrip();
+  if (mode == "roundtrip") return RoundTrip(!(argc > 2 && std::string(argv[2]) == "nocompare"));
   if (mode == "launches") return Launches(number > 0 ? static_cast<int>(number) : 200000);
   if (mode == "copies") return Copies(number > 0 ? static_cast<size_t>(number) : 64);
   if (mode == "streams") return Streams(number > 0 ? static_cast<int>(number) : 1);

@@ -64,6 +64,8 @@ start_time=$(date +%s)
 
 echo "== 1. sync control round trip (daemon) vs the floors: futex and Unix-socket ping-pongs"
 ACLD_ADDRESS=$daemon "$bench" roundtrip
+echo "-- the same over the gRPC fallback (ACLD_TRANSPORT=grpc), for comparison"
+ACLD_ADDRESS=$daemon ACLD_TRANSPORT=grpc "$bench" roundtrip nocompare
 
 echo "== 2. async add_one_u32 launches per second, daemon vs embedded"
 remote=$(ACLD_ADDRESS=$daemon "$bench" launches 200000)
@@ -93,6 +95,8 @@ done
 
 echo "== 5. host-func round trip: a chain of 10,000 on one stream vs the floors"
 ACLD_ADDRESS=$daemon "$bench" hostfuncs 10000 1 compare
+echo "-- the same chain over the gRPC fallback (ACLD_TRANSPORT=grpc)"
+ACLD_ADDRESS=$daemon ACLD_TRANSPORT=grpc "$bench" hostfuncs 10000 1
 echo "-- the same chain in embedded mode"
 ACLD_ADDRESS=embedded "$bench" hostfuncs 10000 1
 echo "== 6. host funcs per second: 8 streams of one process, and 8 processes"
