@@ -14,7 +14,11 @@ namespace {
 
 // A region as a mapping would give it: aligned, RegionBytes() long.
 struct Region {
-  Region() : bytes(static_cast<char*>(std::aligned_alloc(4096, RingChannel::RegionBytes()))) {
+  // aligned_alloc wants a multiple of the alignment.
+  static constexpr size_t kAlign = 4096;
+  Region()
+      : bytes(static_cast<char*>(std::aligned_alloc(
+            kAlign, (RingChannel::RegionBytes() + kAlign - 1) / kAlign * kAlign))) {
     RingChannel::Format(bytes.get());
   }
   struct Free {
