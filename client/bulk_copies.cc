@@ -1,11 +1,9 @@
 #include "client/bulk_copies.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -15,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "client/peer_token.h"
+#include "client/sealed_memfd.h"
 #include "client/session_codec.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/peer_socket.h"
@@ -200,23 +199,10 @@ absl::StatusOr<BulkCopies::Segment> BulkCopies::CreateSegment(uint64_t size) {
     return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
                            absl::StrCat("cannot create ", size, " bytes of shared memory: ", why));
   };
-  // A memfd, not a named object: it needs no shared /dev/shm (containers),
-  // nobody else can open it, and sealed against shrinking it can never fault
-  // under acld's mapping.
-  const int fd = memfd_create("acld-host", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return failed(absl::StrCat("memfd_create: ", std::strerror(errno)));
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
-      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-    const std::string error = std::strerror(errno);
-    close(fd);
-    return failed(absl::StrCat("cannot size and seal it: ", error));
-  }
-  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) {
-    const std::string error = std::strerror(errno);
-    close(fd);
-    return failed(absl::StrCat("cannot map it: ", error));
-  }
+  absl::StatusOr<SealedMemfd> memory = CreateSealedMemfd("acld-host", size);
+  if (!memory.ok()) return failed(memory.status().message());
+  const int fd = memory->fd;
+  void* base = memory->base;
   // acld keeps its own reference; the mapping keeps this process's.
   absl::StatusOr<std::string> ticket =
       SendSharedMemory(acld::PeerSocketPath(socket_path_), fd, size, peer_timeout_);

@@ -1,15 +1,13 @@
 #include "client/client_ring.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "client/peer_token.h"
+#include "client/sealed_memfd.h"
 
 namespace acl_client {
 
@@ -19,22 +17,10 @@ absl::StatusOr<std::unique_ptr<ClientRing>> ClientRing::Create(const std::string
   auto failed = [](absl::string_view why) {
     return absl::UnavailableError(absl::StrCat("cannot set up the session channel: ", why));
   };
-  const int fd = memfd_create("acld-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return failed(absl::StrCat("memfd_create: ", std::strerror(errno)));
-  // Sealed to its size: acld maps it, and no later change may make that
-  // mapping fault.
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
-      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-    const std::string error = std::strerror(errno);
-    close(fd);
-    return failed(error);
-  }
-  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) {
-    const std::string error = std::strerror(errno);
-    close(fd);
-    return failed(error);
-  }
+  absl::StatusOr<SealedMemfd> memory = CreateSealedMemfd("acld-channel", size);
+  if (!memory.ok()) return failed(memory.status().message());
+  const int fd = memory->fd;
+  void* base = memory->base;
   (void)madvise(base, size, MADV_DONTFORK);
   acld::RingChannel::Format(base);
   absl::StatusOr<std::string> ticket = SendSharedMemory(peer_socket, fd, size, timeout);
