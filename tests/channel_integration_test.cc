@@ -101,6 +101,24 @@ class RingSession {
     return static_cast<int64_t>(reply.reply().init_count().count());
   }
 
+  // Sends `count` InitCount calls and reads no reply (at most 5 s): acld's
+  // replies fill the daemon-to-client ring, then its writes wait for room.
+  int Flood(int count) {
+    acl::v1::ClientMessage request;
+    request.mutable_init_count();
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    int sent = 0;
+    while (sent < count) {
+      request.set_call_id(1000 + sent);  // a call with an id is answered
+      if (!ring_->Send(request.SerializeAsString(), [deadline] { return absl::Now() > deadline; })
+               .ok()) {
+        break;
+      }
+      ++sent;
+    }
+    return sent;
+  }
+
   // Writes an impossible head into the client-to-daemon ring, as a hostile
   // client could at any moment.
   void BreakRing() {
@@ -215,6 +233,21 @@ TEST(ChannelTest, AChannelOfTheWrongSizeLeavesTheSessionOnTheStream) {
   const acl::v1::StatusReply status = daemon.Status();
   ASSERT_EQ(status.sessions_size(), 1);
   EXPECT_EQ(status.sessions(0).carrier(), "grpc");
+}
+
+TEST(ChannelTest, AClientThatDiesWithItsRingFullIsReaped) {
+  AcldDaemon daemon;
+  auto hoarder = std::make_unique<RingSession>(daemon.socket());
+  ASSERT_TRUE(hoarder->on_ring());
+  // Far more replies than the daemon-to-client ring holds: acld's session
+  // thread ends up waiting for room the client never makes.
+  const int sent = hoarder->Flood(1000000);
+  EXPECT_LT(sent, 1000000) << "acld kept answering into a ring nobody reads";
+  ASSERT_EQ(daemon.Status().session_count(), 1u);
+  hoarder.reset();  // its stream ends, as when the process dies
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(10)))
+      << "a session whose writes wait on a full ring was never released";
+  EXPECT_EQ(daemon.Status().sessions_closing(), 0u);
 }
 
 TEST(ChannelTest, AClientThatBreaksItsChannelEndsOnlyItsOwnSession) {

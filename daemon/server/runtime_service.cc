@@ -211,10 +211,12 @@ void RuntimeService::ServeRing(grpc::ServerContext& context, SessionRing& ring,
   // Everything after the SessionOpened goes over the channel. The stream
   // stays open: its end (the process exited or closed it) ends the session.
   writer.Flush(absl::Seconds(1));
-  writer.SetSink([&ring](const ServerMessage& message) { ring.Write(message); });
+  // The process went away (its stream ended): every wait on the channel ends.
+  // The writer drops this sink (Close) before the handler returns.
+  auto gone = [&context] { return context.IsCancelled(); };
+  writer.SetSink([&ring, gone](const ServerMessage& message) { ring.Write(message, gone); });
   while (true) {
-    absl::StatusOr<std::optional<ClientMessage>> request =
-        ring.Read([&context] { return context.IsCancelled(); });
+    absl::StatusOr<std::optional<ClientMessage>> request = ring.Read(gone);
     if (!request.ok()) {
       channel_faults_.Warn("session {}: its channel broke the protocol ({}); the session ends",
                            handler.session(), std::string(request.status().message()));

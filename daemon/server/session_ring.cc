@@ -45,10 +45,11 @@ absl::StatusOr<std::optional<acl::v1::ClientMessage>> SessionRing::Read(
   return message;
 }
 
-bool SessionRing::Write(const acl::v1::ServerMessage& message) {
+bool SessionRing::Write(const acl::v1::ServerMessage& message,
+                        const std::function<bool()>& gone) {
   if (stopped_.load()) return false;
   const std::string bytes = message.SerializeAsString();
-  if (channel_.Send(bytes, [this] { return stopped_.load(); }).ok()) return true;
+  if (channel_.Send(bytes, [&] { return stopped_.load() || gone(); }).ok()) return true;
   // Stopped, or the client broke its end of the channel: either way its
   // session is over, and its read loop ends too.
   Stop();

@@ -35,8 +35,10 @@ class SessionRing {
   absl::StatusOr<std::optional<acl::v1::ClientMessage>> Read(const std::function<bool()>& gone);
 
   // Writes `message` after everything written before it, waiting while the
-  // client is behind; false once stopped. One writer at a time.
-  bool Write(const acl::v1::ServerMessage& message);
+  // client is behind; false once stopped or once `gone` says the session is
+  // over (a client that died with its ring full must not hold the writer).
+  // One writer at a time.
+  bool Write(const acl::v1::ServerMessage& message, const std::function<bool()>& gone);
 
   // Ends every wait (a read or a write waiting for room) within a moment.
   void Stop();
