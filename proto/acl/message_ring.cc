@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -72,10 +73,20 @@ void FutexWakeAll(std::atomic<uint32_t>* word) {
   syscall(SYS_futex, FutexWord(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
+// Rings a peer's eventfd doorbell. A full counter (EAGAIN, after 2^64 - 2
+// rings nobody read) still has the peer readable, so nothing is lost.
+void RingDoorbell(int eventfd) {
+  const uint64_t one = 1;
+  while (write(eventfd, &one, sizeof(one)) < 0 && errno == EINTR) {
+  }
+}
+
 // Called right after publishing an index: wakes the peer if it sleeps, or is
-// about to, waiting for that index. The common case (the peer is not waiting)
-// costs a fence and a load, no syscall.
-void WakePeerIfWaiting(std::atomic<uint32_t>& peer_waiting, std::atomic<uint32_t>& seq) {
+// about to, waiting for that index — on its futex word, or with its doorbell
+// when it waits in epoll. The common case (the peer is not waiting) costs a
+// fence and a load, no syscall.
+void WakePeerIfWaiting(std::atomic<uint32_t>& peer_waiting, std::atomic<uint32_t>& seq,
+                       int peer_doorbell) {
   // The index store must be ordered before the flag load (store-load needs a
   // full fence). Paired with the fence in WaitUntil: either the sleeper's
   // re-check sees the new index, or this load sees its flag.
@@ -85,7 +96,23 @@ void WakePeerIfWaiting(std::atomic<uint32_t>& peer_waiting, std::atomic<uint32_t
   // once (it compares against the value read before the re-check); the
   // release makes a waiter that reads the new value also see the new index.
   seq.fetch_add(1, std::memory_order_release);
-  FutexWakeAll(&seq);
+  if (peer_doorbell >= 0) {
+    RingDoorbell(peer_doorbell);
+  } else {
+    FutexWakeAll(&seq);
+  }
+}
+
+// The epoll side's half of WaitUntil: sets `waiting`, then re-checks `probe`
+// (the same fence pairing as WaitUntil's). True when it is ready already; then
+// the flag is cleared again and no wake-up will come for it.
+template <typename Probe>
+absl::StatusOr<bool> ArmUnlessReady(const Probe& probe, std::atomic<uint32_t>& waiting) {
+  waiting.store(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // see WakePeerIfWaiting
+  absl::StatusOr<bool> ready = probe();
+  if (!ready.ok() || *ready) waiting.store(0, std::memory_order_relaxed);
+  return ready;
 }
 
 // Polls `probe` (returning StatusOr<bool>: ready, not yet, or corrupt) for at
@@ -300,7 +327,7 @@ absl::StatusOr<bool> MessageRing::Producer::TryWrite(absl::string_view message) 
   // Release: the consumer that sees the new head also sees the bytes.
   header_->head.store(head_, std::memory_order_release);
   wanted_space_ = kLengthBytes;
-  WakePeerIfWaiting(header_->consumer_waiting, header_->data_seq);
+  WakePeerIfWaiting(header_->consumer_waiting, header_->data_seq, peer_doorbell_);
   return true;
 }
 
@@ -314,6 +341,15 @@ absl::Status MessageRing::Producer::WaitForSpace(absl::Time deadline) {
   if (!status_.ok()) return status_;
   return WaitUntil([this] { return HasWantedSpace(); }, deadline, spin_ns_,
                    header_->producer_waiting, header_->space_seq, *interrupted_);
+}
+
+absl::StatusOr<bool> MessageRing::Producer::ArmWakeup() {
+  if (!status_.ok()) return status_;
+  return ArmUnlessReady([this] { return HasWantedSpace(); }, header_->producer_waiting);
+}
+
+void MessageRing::Producer::Disarm() {
+  if (header_ != nullptr) header_->producer_waiting.store(0, std::memory_order_relaxed);
 }
 
 void MessageRing::Producer::Interrupt() {
@@ -385,7 +421,7 @@ absl::StatusOr<std::optional<std::string>> MessageRing::Consumer::TryRead() {
   // Only now, with the bytes copied out, may the producer reuse them.
   tail_ += frame;
   header_->tail.store(tail_, std::memory_order_release);
-  WakePeerIfWaiting(header_->producer_waiting, header_->space_seq);
+  WakePeerIfWaiting(header_->producer_waiting, header_->space_seq, peer_doorbell_);
   return std::optional<std::string>(std::move(message));
 }
 
@@ -399,6 +435,22 @@ absl::Status MessageRing::Consumer::WaitForData(absl::Time deadline) {
   if (!status_.ok()) return status_;
   return WaitUntil([this] { return HasData(); }, deadline, spin_ns_, header_->consumer_waiting,
                    header_->data_seq, *interrupted_);
+}
+
+absl::StatusOr<bool> MessageRing::Consumer::ArmWakeup() {
+  if (!status_.ok()) return status_;
+  return ArmUnlessReady([this] { return HasData(); }, header_->consumer_waiting);
+}
+
+void MessageRing::Consumer::Disarm() {
+  if (header_ != nullptr) header_->consumer_waiting.store(0, std::memory_order_relaxed);
+}
+
+absl::StatusOr<bool> MessageRing::Consumer::SpinForData() {
+  if (!status_.ok()) return status_;
+  absl::StatusOr<bool> ready = HasData();
+  if (!ready.ok() || *ready) return ready;
+  return Spin([this] { return HasData(); }, spin_ns_);
 }
 
 void MessageRing::Consumer::Interrupt() { InterruptWait(*interrupted_, header_, &Header::data_seq); }

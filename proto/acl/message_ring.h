@@ -31,6 +31,12 @@
 //
 // Linux only: the waits use futex(2) on shared (not FUTEX_PRIVATE_FLAG) words
 // so that they work across processes.
+//
+// A side that serves many rings from a few threads cannot sleep on one futex
+// word: it waits in epoll(7) instead, on an eventfd its peer was given as the
+// ring's doorbell (SetPeerDoorbell). Such a side never blocks in this class:
+// it calls ArmWakeup() before it goes back to epoll, and the peer writes the
+// doorbell instead of waking the futex word.
 #ifndef ACLD_PROTO_ACL_MESSAGE_RING_H_
 #define ACLD_PROTO_ACL_MESSAGE_RING_H_
 
@@ -123,6 +129,17 @@ class MessageRing::Producer {
   // once: this side is shutting down.
   void Interrupt();
 
+  // For a producer that waits in epoll rather than in WaitForSpace: declares
+  // it asleep until the consumer frees room (the consumer then rings its
+  // doorbell). True when the room the last refused TryWrite needed is there
+  // already: then nothing was declared and the caller writes on. Never blocks.
+  absl::StatusOr<bool> ArmWakeup();
+  // Awake again (after the doorbell rang): the consumer need not ring it.
+  void Disarm();
+  // The consumer waits in epoll on `eventfd`: wake it by writing there
+  // rather than on the futex word. -1: the futex word (the default).
+  void SetPeerDoorbell(int eventfd) { peer_doorbell_ = eventfd; }
+
   // OK, or the error that made this producer unusable.
   const absl::Status& status() const { return status_; }
 
@@ -142,6 +159,7 @@ class MessageRing::Producer {
   uint64_t seen_tail_ = 0;
   // Frame bytes the last refused TryWrite needed: what WaitForSpace waits for.
   uint64_t wanted_space_ = kLengthBytes;
+  int peer_doorbell_ = -1;
   int64_t spin_ns_;
   absl::Status status_;
   // Heap-held so that the side stays movable.
@@ -172,6 +190,21 @@ class MessageRing::Consumer {
   // once: this side is shutting down.
   void Interrupt();
 
+  // For a consumer that waits in epoll rather than in WaitForData: declares
+  // it asleep until the producer publishes (the producer then rings its
+  // doorbell). True when a message is there already: then nothing was
+  // declared and the caller reads on. Never blocks.
+  absl::StatusOr<bool> ArmWakeup();
+  // Awake again (after the doorbell rang): the producer need not ring it.
+  void Disarm();
+  // Polls for a message for a moment (the adaptive spin of WaitForData,
+  // without the sleep): true when one is there. For a side that would rather
+  // not go back to epoll when its peer is about to publish again.
+  absl::StatusOr<bool> SpinForData();
+  // The producer waits in epoll on `eventfd`: wake it by writing there
+  // rather than on the futex word. -1: the futex word (the default).
+  void SetPeerDoorbell(int eventfd) { peer_doorbell_ = eventfd; }
+
   // OK, or the error that made this consumer unusable.
   const absl::Status& status() const { return status_; }
 
@@ -189,6 +222,7 @@ class MessageRing::Consumer {
   uint64_t tail_ = 0;
   // The last validated head: a new one must lie between it and tail_ + capacity.
   uint64_t seen_head_ = 0;
+  int peer_doorbell_ = -1;
   int64_t spin_ns_;
   absl::Status status_;
   // Heap-held so that the side stays movable.

@@ -31,22 +31,58 @@ void RingChannel::Interrupt() {
   in_.Interrupt();
 }
 
-RingChannel::RingChannel(void* region, Side side)
+RingChannel::RingChannel(void* region, Side side, int daemon_doorbell)
     : out_(side == Side::kClient ? ClientToDaemon(region) : DaemonToClient(region),
            kRingCapacity, kMaxFrameBytes),
       in_(side == Side::kClient ? DaemonToClient(region) : ClientToDaemon(region), kRingCapacity,
-          kMaxFrameBytes) {}
+          kMaxFrameBytes) {
+  out_.SetPeerDoorbell(daemon_doorbell);
+  in_.SetPeerDoorbell(daemon_doorbell);
+}
+
+namespace {
+
+constexpr size_t kChunk = RingChannel::kMaxFrameBytes - 1;  // one byte marks the fragment
+
+// The frame that carries `message`'s bytes from `offset` on (as many as fit);
+// returns how many it carries.
+size_t NextFrame(absl::string_view message, size_t offset, std::string& frame) {
+  const size_t chunk = std::min(kChunk, message.size() - offset);
+  const bool last = offset + chunk == message.size();
+  frame.assign(1, static_cast<char>(last ? RingChannel::kLastFragment
+                                         : RingChannel::kMoreFragments));
+  frame.append(message.data() + offset, chunk);
+  return chunk;
+}
+
+// Adds a received frame to `message`; true when that was its last fragment.
+absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message) {
+  if (frame.empty() || (frame[0] != RingChannel::kLastFragment &&
+                        frame[0] != RingChannel::kMoreFragments)) {
+    return absl::DataLossError("a ring frame without its fragment marker");
+  }
+  const bool last = frame[0] == RingChannel::kLastFragment;
+  if (message.size() + frame.size() - 1 > static_cast<size_t>(kMaxMessageBytes)) {
+    return absl::DataLossError(
+        absl::StrCat("a message on the ring is larger than ", kMaxMessageBytes, " bytes"));
+  }
+  if (last && message.empty()) {
+    frame.erase(0, 1);
+    message = std::move(frame);
+  } else {
+    message.append(frame, 1, std::string::npos);
+  }
+  return last;
+}
+
+}  // namespace
 
 absl::Status RingChannel::Send(absl::string_view message, const StopFn& stop) {
-  constexpr size_t kChunk = kMaxFrameBytes - 1;  // one byte marks the fragment
   std::string frame;
   frame.reserve(std::min(message.size(), kChunk) + 1);
   size_t offset = 0;
   do {
-    const size_t chunk = std::min(kChunk, message.size() - offset);
-    const bool last = offset + chunk == message.size();
-    frame.assign(1, static_cast<char>(last ? kLastFragment : kMoreFragments));
-    frame.append(message.data() + offset, chunk);
+    const size_t chunk = NextFrame(message, offset, frame);
     while (true) {
       absl::StatusOr<bool> written = out_.TryWrite(frame);
       if (!written.ok()) return written.status();
@@ -73,22 +109,59 @@ absl::StatusOr<std::optional<std::string>> RingChannel::Receive(const StopFn& st
       if (!waited.ok()) return waited;
       continue;
     }
-    std::string& bytes = **frame;
-    if (bytes.empty() || (bytes[0] != kLastFragment && bytes[0] != kMoreFragments)) {
-      return absl::DataLossError("a ring frame without its fragment marker");
-    }
-    const bool last = bytes[0] == kLastFragment;
-    if (message.size() + bytes.size() - 1 > static_cast<size_t>(kMaxMessageBytes)) {
-      return absl::DataLossError(absl::StrCat("a message on the ring is larger than ",
-                                              kMaxMessageBytes, " bytes"));
-    }
-    if (last && message.empty()) {
-      bytes.erase(0, 1);
-      return std::move(bytes);
-    }
-    message.append(bytes, 1, std::string::npos);
-    if (last) return message;
+    absl::StatusOr<bool> last = AddFragment(**frame, message);
+    if (!last.ok()) return last.status();
+    if (*last) return message;
   }
+}
+
+absl::StatusOr<std::optional<std::string>> RingChannel::TryReceive() {
+  while (true) {
+    absl::StatusOr<std::optional<std::string>> frame = in_.TryRead();
+    if (!frame.ok()) return frame.status();
+    if (!frame->has_value()) return std::nullopt;
+    absl::StatusOr<bool> last = AddFragment(**frame, partial_);
+    if (!last.ok()) return last.status();
+    if (*last) return std::optional<std::string>(std::exchange(partial_, std::string()));
+  }
+}
+
+absl::StatusOr<bool> RingChannel::ArmReceive() { return in_.ArmWakeup(); }
+
+void RingChannel::DisarmReceive() { in_.Disarm(); }
+
+absl::StatusOr<bool> RingChannel::Offer(std::string message) {
+  if (sending()) return false;
+  pending_ = std::move(message);
+  pending_offset_ = 0;
+  sending_ = true;
+  absl::StatusOr<bool> done = PushPending();
+  if (!done.ok()) return done.status();
+  return true;
+}
+
+absl::StatusOr<bool> RingChannel::PushPending() {
+  // Only this (sending) side sets or clears the flag: a wake-up it armed
+  // cannot be cleared by someone else and lost.
+  out_.Disarm();
+  while (sending_) {
+    const size_t chunk = NextFrame(pending_, pending_offset_, frame_);
+    absl::StatusOr<bool> written = out_.TryWrite(frame_);
+    if (!written.ok()) return written.status();
+    if (*written) {
+      pending_offset_ += chunk;
+      if (pending_offset_ == pending_.size()) {
+        sending_ = false;
+        pending_.clear();
+        pending_.shrink_to_fit();  // a large message's buffer is not kept per session
+      }
+      continue;
+    }
+    absl::StatusOr<bool> room = out_.ArmWakeup();
+    if (!room.ok()) return room.status();
+    if (!*room) return false;
+  }
+  return true;
 }
 
 }  // namespace acld

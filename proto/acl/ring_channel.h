@@ -48,7 +48,9 @@ class RingChannel {
   static void Format(void* region);
 
   // `region` (RegionBytes() long) stays mapped while this object lives.
-  RingChannel(void* region, Side side);
+  // `daemon_doorbell` (client side): the eventfd the daemon waits on in
+  // epoll; the client writes it instead of waking a futex word.
+  RingChannel(void* region, Side side, int daemon_doorbell = -1);
 
   // True while nothing more is to be done: checked between wait slices.
   using StopFn = std::function<bool()>;
@@ -70,9 +72,41 @@ class RingChannel {
   // How long one wait lasts before `stop` is asked again.
   static constexpr absl::Duration kWaitSlice = absl::Milliseconds(200);
 
+  // The daemon's side never blocks: it serves many channels from a few
+  // threads that wait in epoll on each channel's doorbell. Receiving and
+  // sending are each one thread's at a time (two different threads may do
+  // one each).
+  //
+  // The next whole message, if it has arrived; fragments of a message that
+  // has not are kept for the next call. The same errors as Receive.
+  absl::StatusOr<std::optional<std::string>> TryReceive();
+  // Before going back to epoll: declares the receiver asleep (the client
+  // rings the doorbell when it publishes). True when a message is there
+  // already (the caller receives on instead).
+  absl::StatusOr<bool> ArmReceive();
+  // Awake (the doorbell rang): the client need not ring it for every message.
+  void DisarmReceive();
+  // Takes `message` unless an earlier one is still being sent (false). A
+  // message taken goes out as far as there is room now; the rest goes out in
+  // later PushPending calls.
+  absl::StatusOr<bool> Offer(std::string message);
+  // Sends what is left of the message Offer took. True when nothing is left;
+  // false when the ring is full: then the sender is declared asleep and the
+  // client rings the doorbell when it frees room.
+  absl::StatusOr<bool> PushPending();
+  bool sending() const { return sending_; }
+
  private:
   MessageRing::Producer out_;
   MessageRing::Consumer in_;
+  // A message that arrives in fragments, until its last one (TryReceive).
+  std::string partial_;
+  // The message being sent and how much of it went (Offer, PushPending).
+  std::string pending_;
+  size_t pending_offset_ = 0;
+  bool sending_ = false;  // frames of pending_ are still to go (an empty message has one)
+  // One frame's buffer, kept to spare an allocation per frame.
+  std::string frame_;
 };
 
 }  // namespace acld
