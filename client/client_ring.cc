@@ -1,8 +1,11 @@
 #include "client/client_ring.h"
 
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,21 +26,34 @@ absl::StatusOr<std::unique_ptr<ClientRing>> ClientRing::Create(const std::string
   void* base = memory->base;
   (void)madvise(base, size, MADV_DONTFORK);
   acld::RingChannel::Format(base);
-  absl::StatusOr<std::string> ticket = SendSharedMemory(peer_socket, fd, size, timeout);
+  const int doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (doorbell < 0) {
+    const std::string error = std::strerror(errno);
+    close(fd);
+    munmap(base, size);
+    return failed(absl::StrCat("eventfd: ", error));
+  }
+  absl::StatusOr<std::string> ticket =
+      SendSharedMemory(peer_socket, fd, size, timeout, doorbell);
   close(fd);  // acld holds its own reference; the mapping keeps ours
   if (!ticket.ok()) {
+    close(doorbell);
     munmap(base, size);
     return failed(ticket.status().message());
   }
-  return std::unique_ptr<ClientRing>(new ClientRing(base, *std::move(ticket)));
+  return std::unique_ptr<ClientRing>(new ClientRing(base, doorbell, *std::move(ticket)));
 }
 
-ClientRing::ClientRing(void* base, std::string ticket)
+ClientRing::ClientRing(void* base, int doorbell, std::string ticket)
     : base_(base),
+      doorbell_(doorbell),
       ticket_(std::move(ticket)),
-      channel_(base, acld::RingChannel::Side::kClient) {}
+      channel_(base, acld::RingChannel::Side::kClient, doorbell) {}
 
-ClientRing::~ClientRing() { munmap(base_, acld::RingChannel::RegionBytes()); }
+ClientRing::~ClientRing() {
+  munmap(base_, acld::RingChannel::RegionBytes());
+  close(doorbell_);
+}
 
 bool ClientRing::Write(const acl::v1::ClientMessage& message) {
   if (stopped_.load()) return false;

@@ -3,6 +3,9 @@
 // acld on the identity socket, then requests written to one ring and
 // replies and events read from the other.
 //
+// acld serves channels from a few threads that wait in epoll, so the client
+// hands over an eventfd with the memfd: its doorbell, rung when acld sleeps.
+//
 // The mapping is not inherited by fork() (MADV_DONTFORK): a child has no
 // session of its own (client_runtime.h says what its calls return), and it
 // must not scribble on its parent's channel.
@@ -44,9 +47,12 @@ class ClientRing {
   void Stop();
 
  private:
-  ClientRing(void* base, std::string ticket);
+  ClientRing(void* base, int doorbell, std::string ticket);
 
   void* const base_;
+  // The eventfd acld waits on for this channel (in epoll): written when acld
+  // sleeps and this side published a request or freed room.
+  const int doorbell_;
   const std::string ticket_;
   acld::RingChannel channel_;
   std::atomic<bool> stopped_{false};

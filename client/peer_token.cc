@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -19,9 +20,10 @@
 namespace acl_client {
 namespace {
 
-// Sends `request` (with `fd` attached unless it is -1) to the identity socket
+// Sends `request` (with `fds`, at most two, attached) to the identity socket
 // at `path` and returns the answer line. "E <reason>" answers become errors.
-absl::StatusOr<std::string> Exchange(const std::string& path, const std::string& request, int fd,
+absl::StatusOr<std::string> Exchange(const std::string& path, const std::string& request,
+                                     const std::vector<int>& fds,
                                      absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -44,15 +46,15 @@ absl::StatusOr<std::string> Exchange(const std::string& path, const std::string&
   msghdr message{};
   message.msg_iov = &part;
   message.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+  if (!fds.empty()) {
     message.msg_control = control;
-    message.msg_controllen = sizeof(control);
+    message.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
     cmsghdr* header = CMSG_FIRSTHDR(&message);
     header->cmsg_level = SOL_SOCKET;
     header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+    header->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+    std::memcpy(CMSG_DATA(header), fds.data(), fds.size() * sizeof(int));
   }
   // The request is a few bytes into an empty socket: one sendmsg sends it all.
   if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
@@ -91,7 +93,7 @@ absl::StatusOr<std::string> Exchange(const std::string& path, const std::string&
 
 absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Duration timeout) {
   absl::StatusOr<std::string> token =
-      Exchange(path, absl::StrCat(acld::kPeerTokenRequest, "\n"), -1, timeout);
+      Exchange(path, absl::StrCat(acld::kPeerTokenRequest, "\n"), {}, timeout);
   if (!token.ok()) {
     return absl::UnavailableError(
         absl::StrCat("no identity token from ", path, ": ", token.status().message()));
@@ -100,9 +102,11 @@ absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Durati
 }
 
 absl::StatusOr<std::string> SendSharedMemory(const std::string& path, int fd, uint64_t size,
-                                             absl::Duration timeout) {
+                                             absl::Duration timeout, int doorbell) {
   if (fd < 0) return absl::InvalidArgumentError("no file descriptor to send");
-  return Exchange(path, absl::StrCat(acld::kPeerMemoryRequest, size, "\n"), fd, timeout);
+  std::vector<int> fds{fd};
+  if (doorbell >= 0) fds.push_back(doorbell);
+  return Exchange(path, absl::StrCat(acld::kPeerMemoryRequest, size, "\n"), fds, timeout);
 }
 
 }  // namespace acl_client

@@ -21,9 +21,11 @@ absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Durati
 
 // Hands the memfd `fd` (sealed with F_SEAL_SHRINK | F_SEAL_SEAL, at least
 // `size` bytes) to the daemon at `path` and returns the ticket that registers
-// it in this process's session. The caller keeps (and may close) its `fd`.
+// it in this process's session. `doorbell` (a session channel's, -1: none)
+// is an eventfd sent along, which the daemon waits on. The caller keeps (and
+// may close) its descriptors.
 absl::StatusOr<std::string> SendSharedMemory(const std::string& path, int fd, uint64_t size,
-                                             absl::Duration timeout);
+                                             absl::Duration timeout, int doorbell = -1);
 
 }  // namespace acl_client
 

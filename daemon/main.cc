@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +61,9 @@ ABSL_FLAG(uint32_t, max_events_per_session, 16384,
           "events each new session may hold (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
           "bytes of host shared memory (aclrtMallocHost, staging) each session may map");
+ABSL_FLAG(int, channel_threads, 2,
+          "Threads that serve every session's shared-memory channel (1..64); they do not "
+          "grow with the number of clients");
 ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 64ull << 20,
           "bytes of queued work (copies, batches) acld holds for one session (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
@@ -185,6 +189,7 @@ int main(int argc, char** argv) {
   options.limits.hello_timeout = absl::Seconds(absl::GetFlag(FLAGS_hello_timeout));
   options.limits.max_host_memory_per_session = absl::GetFlag(FLAGS_max_host_memory_per_session);
   options.limits.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
+  options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 1, 64);
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());

@@ -3,6 +3,7 @@
 // client of the previous protocol is still served; a client that breaks its
 // channel ends its own session and nobody else's.
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -47,8 +48,10 @@ std::string ReadAll(const std::string& path) {
 // so that the test can then speak on it — or break it.
 class RingSession {
  public:
-  // `region_bytes`: the memfd's size (RegionBytes() unless testing a wrong one).
-  RingSession(const std::string& socket, size_t region_bytes = RingChannel::RegionBytes())
+  // `region_bytes`: the memfd's size (RegionBytes() unless testing a wrong
+  // one); `protocol`: 3 hands a doorbell over with the channel, 2 does not.
+  RingSession(const std::string& socket, size_t region_bytes = RingChannel::RegionBytes(),
+              uint32_t protocol = acld::kProtocolVersion)
       : size_(region_bytes) {
     const int fd = memfd_create("test-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     EXPECT_GE(fd, 0);
@@ -57,15 +60,16 @@ class RingSession {
     base_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     EXPECT_NE(base_, MAP_FAILED);
     if (size_ >= RingChannel::RegionBytes()) RingChannel::Format(base_);
+    doorbell_ = protocol >= 3 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
     const std::string ticket =
-        AskDesk(socket + ".peer", absl::StrCat("M ", size_, "\n"), fd);
+        AskDesk(socket + ".peer", absl::StrCat("M ", size_, "\n"), fd, doorbell_);
     close(fd);
     channel_ = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
     stub_ = acl::v1::Runtime::NewStub(channel_);
     stream_ = stub_->Session(&context_);
     acl::v1::ClientMessage hello;
     hello.set_call_id(1);
-    hello.mutable_hello()->set_protocol_version(acld::kProtocolVersion);
+    hello.mutable_hello()->set_protocol_version(protocol);
     hello.mutable_hello()->set_peer_token(FetchToken(socket + ".peer"));
     hello.mutable_hello()->set_ring_ticket(ticket);
     EXPECT_TRUE(stream_->Write(hello));
@@ -73,12 +77,15 @@ class RingSession {
     EXPECT_TRUE(stream_->Read(&opened));
     opened_ = opened.reply().has_session_opened();
     on_ring_ = opened.reply().session_opened().ring();
-    if (on_ring_) ring_ = std::make_unique<RingChannel>(base_, RingChannel::Side::kClient);
+    if (on_ring_) {
+      ring_ = std::make_unique<RingChannel>(base_, RingChannel::Side::kClient, doorbell_);
+    }
   }
   ~RingSession() {
     context_.TryCancel();
     (void)stream_->Finish();
     munmap(base_, size_);
+    if (doorbell_ >= 0) close(doorbell_);
   }
 
   bool opened() const { return opened_; }
@@ -120,15 +127,17 @@ class RingSession {
   }
 
   // Writes an impossible head into the client-to-daemon ring, as a hostile
-  // client could at any moment.
+  // client could at any moment, and rings the daemon.
   void BreakRing() {
     acld::MessageRing::HeaderOf(base_)->head.store(uint64_t{1} << 40);
-    acld::MessageRing::HeaderOf(base_)->data_seq.fetch_add(1);
+    const uint64_t one = 1;
+    EXPECT_EQ(write(doorbell_, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
   }
 
  private:
   size_t size_;
   void* base_ = nullptr;
+  int doorbell_ = -1;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<acl::v1::Runtime::Stub> stub_;
   grpc::ClientContext context_;
@@ -235,12 +244,24 @@ TEST(ChannelTest, AChannelOfTheWrongSizeLeavesTheSessionOnTheStream) {
   EXPECT_EQ(status.sessions(0).carrier(), "grpc");
 }
 
+TEST(ChannelTest, APreviousProtocolChannelWithoutADoorbellIsServedOnTheStream) {
+  AcldDaemon daemon;
+  RingSession session(daemon.socket(), RingChannel::RegionBytes(), /*protocol=*/2);
+  ASSERT_TRUE(session.opened());
+  EXPECT_FALSE(session.on_ring());
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  EXPECT_EQ(status.sessions(0).carrier(), "grpc");
+  EXPECT_NE(ReadAll(daemon.dir() + "/acld.log").find("came without"), std::string::npos);
+}
+
 TEST(ChannelTest, AClientThatDiesWithItsRingFullIsReaped) {
   AcldDaemon daemon;
   auto hoarder = std::make_unique<RingSession>(daemon.socket());
   ASSERT_TRUE(hoarder->on_ring());
-  // Far more replies than the daemon-to-client ring holds: acld's session
-  // thread ends up waiting for room the client never makes.
+  // Far more replies than the daemon-to-client ring holds: once it is full,
+  // acld serves the session's requests no more (it stalls only itself), so
+  // the client's own ring fills too.
   const int sent = hoarder->Flood(1000000);
   EXPECT_LT(sent, 1000000) << "acld kept answering into a ring nobody reads";
   ASSERT_EQ(daemon.Status().session_count(), 1u);

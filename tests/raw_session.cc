@@ -13,7 +13,8 @@
 
 namespace acld_test {
 
-std::string AskDesk(const std::string& path, const std::string& request, int fd) {
+std::string AskDesk(const std::string& path, const std::string& request, int fd,
+                    int second_fd) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
@@ -26,15 +27,17 @@ std::string AskDesk(const std::string& path, const std::string& request, int fd)
   msghdr message{};
   message.msg_iov = &part;
   message.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+  const int fds[2] = {fd, second_fd};
+  const size_t count = fd < 0 ? 0 : (second_fd < 0 ? 1 : 2);
+  if (count > 0) {
     message.msg_control = control;
-    message.msg_controllen = sizeof(control);
+    message.msg_controllen = CMSG_SPACE(count * sizeof(int));
     cmsghdr* header = CMSG_FIRSTHDR(&message);
     header->cmsg_level = SOL_SOCKET;
     header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+    header->cmsg_len = CMSG_LEN(count * sizeof(int));
+    std::memcpy(CMSG_DATA(header), fds, count * sizeof(int));
   }
   std::string answer;
   if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {

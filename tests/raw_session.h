@@ -16,7 +16,8 @@ namespace acld_test {
 // One request line on the identity socket at `path` (with `fd` attached
 // unless -1); the answer line without its newline ("connect failed" when
 // nothing listens there).
-std::string AskDesk(const std::string& path, const std::string& request, int fd = -1);
+std::string AskDesk(const std::string& path, const std::string& request, int fd = -1,
+                    int second_fd = -1);
 
 // A one-time identity token from the identity socket (`<socket>.peer`).
 std::string FetchToken(const std::string& peer_socket_path);

@@ -16,6 +16,10 @@ namespace {
 
 // Tasks a worker runs from one stream before giving others a turn.
 constexpr int kTasksPerTurn = 64;
+// Host-callback points on the device at once, per stream. Each holds one of
+// the device's notifies (a scarce resource, shared by every client) until the
+// callback has run; past this many, later work waits on acld's side.
+constexpr int kMaxPointsInFlight = 8;
 
 }  // namespace
 
@@ -96,7 +100,7 @@ absl::StatusOr<uint64_t> Stream::Append(Task task) {
       AdvanceFinishedLocked(id);
       discarded = std::move(task.on_discard);
     } else if (state_ == State::kIdle && task.device_work && !in_flight_.empty() &&
-               device_aborts_pending_ == 0) {
+               device_aborts_pending_ == 0 && RoomOnDeviceLocked(task)) {
       // The device stream is busy with earlier work, so this only joins its
       // queue: the caller submits it rather than waking a worker to (a chain
       // of host callbacks queued behind a held one would wake one each).
@@ -152,6 +156,7 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
     return;
   }
   early_device_results_.clear();
+  if (task.at_point) ++points_in_flight_;
   in_flight_.push_back(std::move(task));
   if (early_point != 0 && early_point == *sequence) StartPointLocked(early_point, after);
 }
@@ -198,7 +203,7 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
   {
     absl::MutexLock lock(&mu_);
     if (!in_flight_.empty() && in_flight_.front().sequence == sequence) {
-      Task task = in_flight_.pop_front();
+      Task task = PopInFlightLocked(/*front=*/true);
       if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
       FinishLocked(task, status, after);
       make_ready = EndDrainLocked();
@@ -210,6 +215,16 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+}
+
+bool Stream::RoomOnDeviceLocked(const Task& task) const {
+  return !task.at_point || points_in_flight_ < kMaxPointsInFlight;
+}
+
+Stream::Task Stream::PopInFlightLocked(bool front) {
+  Task task = front ? in_flight_.pop_front() : in_flight_.pop_back();
+  if (task.at_point) --points_in_flight_;
+  return task;
 }
 
 bool Stream::EndDrainLocked() {
@@ -268,6 +283,13 @@ void Stream::RunSome() {
       if (queue_.front().device_work && device_aborts_pending_ > 0) {
         // An abort of the device is on its way: work submitted now would be
         // dropped with what it was meant to drop.
+        state_ = State::kDraining;
+        draining = true;
+        break;
+      }
+      if (queue_.front().device_work && !RoomOnDeviceLocked(queue_.front())) {
+        // Resumes when the device's work drains (the last report makes the
+        // stream ready again).
         state_ = State::kDraining;
         draining = true;
         break;
@@ -401,7 +423,7 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, ui
                                    bool abort_device) {
   auto dropped = std::make_shared<std::deque<Task>>();
   while (!in_flight_.empty() && in_flight_.back().id > after_id) {
-    dropped->push_front(in_flight_.pop_back());
+    dropped->push_front(PopInFlightLocked(/*front=*/false));
   }
   if (dropped->empty()) {
     // Work still on the device before the failure means it failed at its

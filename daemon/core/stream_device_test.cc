@@ -464,5 +464,42 @@ TEST(StreamPointOrderTest, WorkAfterAReportedStopFailureIsNotDroppedByItsAbort) 
   EXPECT_EQ(device.stream_->log(), (std::vector<std::string>{"submit 1", "abort", "submit 2"}));
 }
 
+// Each host-callback point on the device holds one of its notifies (shared by
+// every client of the device): a stream puts at most 8 there at once, and
+// the rest follow as the device drains.
+TEST(StreamPointOrderTest, AStreamPutsAtMostEightHostPointsOnTheDevice) {
+  ScriptedDevice device;
+  hal::Timer timer;
+  StreamEngine engine{2};
+  absl::StatusOr<std::shared_ptr<Stream>> stream = Stream::Create(
+      Stream::Options{1, 1, 0, 0, 0}, engine, timer, device, [](const TaskFailure&) {});
+  ASSERT_TRUE(stream.ok());
+  constexpr int kPoints = 20;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < kPoints; ++i) {
+    ASSERT_TRUE((*stream)
+                    ->EnqueueHostPoint(
+                        [&](const TaskResume&) -> std::optional<absl::Status> {
+                          ++ran;
+                          return absl::OkStatus();
+                        },
+                        "callback", 0, nullptr)
+                    .ok());
+  }
+  ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 8; }));
+  absl::SleepFor(absl::Milliseconds(50));  // a ninth would have come by now
+  EXPECT_EQ(device.stream_->submitted(), 8u);
+  // The device reaches and completes them in order; the rest follow.
+  for (uint64_t sequence = 1; sequence <= kPoints; ++sequence) {
+    ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() >= sequence; }))
+        << "point " << sequence << " never reached the device";
+    EXPECT_LE(device.stream_->submitted(), sequence + 7);
+    device.options_.on_callback_point(sequence);
+    device.options_.on_complete(sequence, absl::OkStatus());
+  }
+  EXPECT_EQ(ran.load(), kPoints);
+  EXPECT_TRUE(hal::testing::Eventually([&] { return (*stream)->Idle(); }));
+}
+
 }  // namespace
 }  // namespace acld

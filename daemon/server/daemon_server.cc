@@ -14,7 +14,6 @@
 #include "absl/time/clock.h"
 #include "daemon/server/socket_path.h"
 #include "grpc/grpc.h"
-#include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_posix.h"
 #include "proto/acl/protocol.h"
@@ -41,23 +40,19 @@ int ClampToInt(int64_t value) { return static_cast<int>(std::min<int64_t>(value,
 
 // A gRPC server without a listening port: connections come from an acceptor.
 std::unique_ptr<grpc::Server> Build(grpc::Service& service,
-                                    const std::vector<std::pair<std::string, int>>& arguments,
-                                    int max_threads) {
+                                    const std::vector<std::pair<std::string, int>>& arguments) {
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
   // Large copies travel in shared memory; messages stay small but allow slack.
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   for (const auto& [name, value] : arguments) builder.AddChannelArgument(name, value);
-  // One idle thread waits for new calls (gRPC's default keeps one or two,
-  // varying with past load); a call's handler thread ends with the call.
+  // Synchronous services (admin): one idle thread waits for new calls
+  // (gRPC's default keeps one or two, varying with past load); a call's
+  // handler thread ends with the call. The runtime service is a callback
+  // service: its sessions hold no thread.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
-  if (max_threads > 0) {
-    grpc::ResourceQuota quota("acld runtime socket");
-    quota.SetMaxThreads(max_threads);
-    builder.SetResourceQuota(quota);
-  }
   return builder.BuildAndStart();
 }
 
@@ -127,19 +122,14 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   FdGuard admin_guard(*admin_fd);
 
   // The runtime socket: one Session stream per connection (a client needs no
-  // more), connections without a session dropped after the hello timeout,
-  // and gRPC's handler threads bounded (each session holds one; its writer
-  // thread is acld's own).
+  // more), connections without a session dropped after the hello timeout.
   const SessionLimits& limits = options.limits;
   const int idle_ms =
       ClampToInt(std::max<int64_t>(1, absl::ToInt64Milliseconds(limits.hello_timeout)));
-  const int max_threads =
-      ClampToInt(2 * static_cast<int64_t>(limits.max_sessions) + limits.max_pending_hellos + 16);
   server->runtime_server_ =
       Build(server->runtime_service_,
-            {{GRPC_ARG_MAX_CONCURRENT_STREAMS, 1}, {GRPC_ARG_MAX_CONNECTION_IDLE_MS, idle_ms}},
-            max_threads);
-  server->admin_server_ = Build(server->admin_service_, {}, 0);
+            {{GRPC_ARG_MAX_CONCURRENT_STREAMS, 1}, {GRPC_ARG_MAX_CONNECTION_IDLE_MS, idle_ms}});
+  server->admin_server_ = Build(server->admin_service_, {});
   if (server->runtime_server_ == nullptr || server->admin_server_ == nullptr) {
     server->Shutdown();
     return absl::UnavailableError("cannot start the gRPC servers");

@@ -15,7 +15,7 @@ HelloDeadlines::~HelloDeadlines() {
   thread_.join();
 }
 
-uint64_t HelloDeadlines::Arm(grpc::ServerContext* context, absl::Time deadline) {
+uint64_t HelloDeadlines::Arm(grpc::ServerContextBase* context, absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   const uint64_t id = next_id_++;
   armed_[id] = {deadline, context};

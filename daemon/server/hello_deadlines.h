@@ -25,7 +25,7 @@ class HelloDeadlines {
   HelloDeadlines& operator=(const HelloDeadlines&) = delete;
 
   // `context` is cancelled (TryCancel) at `deadline` unless disarmed first.
-  uint64_t Arm(grpc::ServerContext* context, absl::Time deadline);
+  uint64_t Arm(grpc::ServerContextBase* context, absl::Time deadline);
   // After this returns the context is never touched again; true when the
   // deadline had not fired.
   bool Disarm(uint64_t id);
@@ -38,7 +38,7 @@ class HelloDeadlines {
   mutable absl::Mutex mu_;
   absl::CondVar changed_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::map<uint64_t, std::pair<absl::Time, grpc::ServerContext*>> armed_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, std::pair<absl::Time, grpc::ServerContextBase*>> armed_ ABSL_GUARDED_BY(mu_);
   std::set<std::pair<absl::Time, uint64_t>> order_ ABSL_GUARDED_BY(mu_);
   uint64_t fired_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -183,6 +183,18 @@ absl::Status CheckSealedMemory(int fd, uint64_t size) {
   return absl::OkStatus();
 }
 
+absl::Status CheckDoorbell(int fd) {
+  // The kernel names an eventfd's anonymous inode so; nothing else is named so.
+  char target[64] = {};
+  const std::string link = absl::StrCat("/proc/self/fd/", fd);
+  const ssize_t length = readlink(link.c_str(), target, sizeof(target) - 1);
+  if (length <= 0 || absl::string_view(target, static_cast<size_t>(length)) !=
+                         "anon_inode:[eventfd]") {
+    return absl::InvalidArgumentError("a session channel's doorbell must be an eventfd");
+  }
+  return absl::OkStatus();
+}
+
 // What the desk has issued. Shared by the desk's thread (which issues) and
 // the session threads (which redeem); descriptors of dropped tickets are
 // closed after the lock is released.
@@ -317,6 +329,7 @@ struct PeerCredentialDesk::Connection {
   absl::Time deadline;
   std::string line;
   UniqueFd memory;          // the first descriptor received
+  UniqueFd doorbell;        // the second
   size_t fds_received = 0;  // all of them (the others are closed at once)
   bool truncated = false;   // the kernel dropped control data (MSG_CTRUNC)
 };
@@ -486,7 +499,9 @@ bool PeerCredentialDesk::ReadFrom(Connection& c) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(fd));
       UniqueFd received(fd);  // closed here unless it is the first
-      if (c.fds_received++ == 0) c.memory = std::move(received);
+      const size_t index = c.fds_received++;
+      if (index == 0) c.memory = std::move(received);
+      if (index == 1) c.doorbell = std::move(received);
     }
   }
   if ((message.msg_flags & MSG_CTRUNC) != 0) c.truncated = true;
@@ -537,16 +552,21 @@ std::string PeerCredentialDesk::IssueTicket(Connection& c, const std::string& by
                                             std::string* ticket) {
   uint64_t size = 0;
   if (!absl::SimpleAtoi(bytes, &size)) return Refusal("the size is not a number");
-  if (c.truncated || c.fds_received != 1 || !c.memory.valid()) {
-    return Refusal(absl::StrCat("expected exactly one file descriptor, received ",
-                                c.truncated ? "more than " : "", c.fds_received));
+  if (c.truncated || c.fds_received < 1 || c.fds_received > 2 || !c.memory.valid()) {
+    return Refusal(absl::StrCat("expected a memfd and at most a doorbell, received ",
+                                c.truncated ? "more than " : "", c.fds_received,
+                                " file descriptors"));
   }
   absl::Status sealed = CheckSealedMemory(c.memory.get(), size);
   if (!sealed.ok()) return Refusal(sealed.message());
+  if (c.doorbell.valid()) {
+    absl::Status doorbell = CheckDoorbell(c.doorbell.get());
+    if (!doorbell.ok()) return Refusal(doorbell.message());
+  }
   std::optional<std::string> id = NewId();
   if (!id.has_value()) return Refusal("no randomness for a ticket");
   absl::Status added =
-      tables_->AddTicket(*id, IssuedMemory{ReceivedMemory{std::move(c.memory), size}, c.peer});
+      tables_->AddTicket(*id, IssuedMemory{ReceivedMemory{std::move(c.memory), size, std::move(c.doorbell)}, c.peer});
   if (!added.ok()) return Refusal(added.message());
   *ticket = *id;
   return *id;

@@ -6,7 +6,9 @@
 // speaks first, one line; the daemon answers one line and closes:
 //
 //   "T\n"                       -> "<token>\n": a one-time identity token for the Hello
-//   "M <bytes>\n" + one memfd   -> "<ticket>\n": shared memory handed to acld (SCM_RIGHTS)
+//   "M <bytes>\n" + one memfd   -> "<ticket>\n": shared memory handed to acld (SCM_RIGHTS);
+//                                 a session channel's memfd comes with its
+//                                 doorbell, an eventfd, as a second descriptor
 //   anything refused            -> "E <reason>\n"
 //
 // The socket's path and these words are the contract's (proto/acl/peer_socket.h).
@@ -79,6 +81,9 @@ class UniqueFd {
 struct ReceivedMemory {
   UniqueFd fd;
   uint64_t size = 0;
+  // An eventfd (CheckDoorbell) sent along, or none: a session channel's
+  // doorbell, which acld waits on in epoll and never reads or writes.
+  UniqueFd doorbell;
 };
 
 // The largest shared memory segment acld accepts.
@@ -88,6 +93,10 @@ inline constexpr uint64_t kMaxSharedMemoryBytes = uint64_t{1} << 40;
 // that can never shrink below that (0 < size <= kMaxSharedMemoryBytes);
 // otherwise an error whose message says what is wrong with it.
 absl::Status CheckSealedMemory(int fd, uint64_t size);
+
+// OK when `fd` is an eventfd (what a doorbell must be: epoll can wait on it
+// and nothing in it can block acld); otherwise an error saying so.
+absl::Status CheckDoorbell(int fd);
 
 struct PeerDeskOptions {
   // How long a connected client has to send its request line.

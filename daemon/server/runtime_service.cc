@@ -2,6 +2,9 @@
 
 #include <malloc.h>
 
+#include <atomic>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -19,12 +22,222 @@ namespace acld::server {
 using acl::v1::ClientMessage;
 using acl::v1::ServerMessage;
 
-RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, SessionLimits limits)
-    : runtime_(runtime), peers_(peers), limits_(limits) {}
+namespace {
 
-void RuntimeService::Live::Cancel() {
-  if (ring != nullptr) ring->Stop();
+// Requests one turn of a session's channel handles before the pool serves
+// others: enough to amortize a wake-up, few enough to keep turns short.
+constexpr int kRequestsPerTurn = 64;
+
+}  // namespace
+
+// The gRPC stream as a carrier: one write at a time, the next one started
+// when gRPC reports the last one done (OnWriteDone).
+class GrpcStreamCarrier : public SessionWriter::Carrier {
+ public:
+  using StartWrite = std::function<void(const ServerMessage*)>;
+  explicit GrpcStreamCarrier(StartWrite start_write) : start_write_(std::move(start_write)) {}
+
+  bool Push() override { return !in_flight_.load(); }
+  void Take(const ServerMessage& message) override {
+    if (broken_.load()) return;  // the stream is gone: nothing reaches the client
+    out_ = message;
+    in_flight_.store(true);
+    start_write_(&out_);
+  }
+  bool Idle() const override { return !in_flight_.load(); }
+  // gRPC is done with the write in flight; `ok` false: the stream broke.
+  void WriteDone(bool ok) {
+    if (!ok) broken_.store(true);
+    in_flight_.store(false);
+  }
+
+ private:
+  const StartWrite start_write_;
+  ServerMessage out_;  // the message in flight: gRPC reads it until WriteDone
+  std::atomic<bool> in_flight_{false};
+  std::atomic<bool> broken_{false};
+};
+
+// What the channel pool runs for a session on the shared-memory channel: its
+// requests, in order, and the writer's sends that waited for room.
+class RuntimeService::RingTurn : public ChannelPool::Member {
+ public:
+  RingTurn(std::shared_ptr<SessionRing> ring, std::shared_ptr<SessionWriter> writer,
+           std::shared_ptr<SessionHandler> handler, std::function<void(const absl::Status&)> fault)
+      : ring_(std::move(ring)),
+        writer_(std::move(writer)),
+        handler_(std::move(handler)),
+        fault_(std::move(fault)) {}
+
+  bool Serve() override {
+    if (stopped_.load()) return false;
+    ring_->DisarmRead();
+    writer_->Resume();  // the client may have freed room for what waits
+    bool spun = false;
+    for (int served = 0; served < kRequestsPerTurn;) {
+      // A client that does not read its replies gets no more served: it
+      // stalls only itself, and acld queues nothing for it. The ring is
+      // armed to ring when the client makes room, which brings a turn.
+      if (!ring_->Idle()) return false;
+      absl::StatusOr<std::optional<ClientMessage>> request = ring_->TryRead();
+      if (!request.ok()) return Fault(request.status());
+      if (request->has_value()) {
+        handler_->Handle(**request);
+        ++served;
+        continue;
+      }
+      // A client making calls one after another sends its next one within
+      // microseconds: waiting that long here costs less than a wake-up.
+      if (spun) break;
+      spun = true;
+      absl::StatusOr<bool> arrived = ring_->SpinForRequest();
+      if (!arrived.ok()) return Fault(arrived.status());
+      if (!*arrived) break;
+    }
+    absl::StatusOr<bool> ready = ring_->ArmRead();
+    if (!ready.ok()) return Fault(ready.status());
+    return *ready;
+  }
+
+  // No turn does anything from now on.
+  void Stop() { stopped_.store(true); }
+
+ private:
+  bool Fault(const absl::Status& status) {
+    stopped_.store(true);
+    fault_(status);
+    return false;
+  }
+
+  const std::shared_ptr<SessionRing> ring_;
+  const std::shared_ptr<SessionWriter> writer_;
+  const std::shared_ptr<SessionHandler> handler_;
+  const std::function<void(const absl::Status&)> fault_;
+  std::atomic<bool> stopped_{false};
+};
+
+// One Session stream, from its Hello to its end. gRPC runs its reactions;
+// none blocks.
+class RuntimeService::SessionCall
+    : public grpc::ServerBidiReactor<ClientMessage, ServerMessage> {
+ public:
+  SessionCall(RuntimeService& service, grpc::CallbackServerContext* context)
+      : service_(service), context_(context) {
+    carrier_ = std::make_shared<GrpcStreamCarrier>(
+        [this](const ServerMessage* message) { StartWrite(message); });
+    // Until its Hello a stream is pending: few at a time, each for a bounded time.
+    if (!service_.AdmitPending()) {
+      state_ = State::kEnded;
+      Finish(service_.Refuse(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("acld already has ", service_.limits_.max_pending_hellos,
+                       " connections waiting to say Hello (--max_pending_hellos); try again")));
+      return;
+    }
+    deadline_ = service_.hello_deadlines_.Arm(context_,
+                                              absl::Now() + service_.limits_.hello_timeout);
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (state_ == State::kHello) {
+      OnHello(ok);
+      return;
+    }
+    if (!ok) {
+      End();
+      return;
+    }
+    if (live_->ring != nullptr) {
+      // A session on its channel says nothing more on the stream.
+      service_.channel_faults_.Warn(
+          "session {}: a request came on the stream beside its channel; the session ends",
+          live_->id);
+      End();
+      return;
+    }
+    handler_->Handle(request_);
+    StartRead(&request_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    carrier_->WriteDone(ok);
+    if (live_ != nullptr) live_->writer->Resume();
+  }
+
+  void OnDone() override {
+    if (live_ != nullptr) service_.CallDone(live_);
+    delete this;
+  }
+
+ private:
+  enum class State { kHello, kOpen, kEnded };
+
+  void OnHello(bool ok) {
+    const bool in_time = service_.hello_deadlines_.Disarm(deadline_);
+    {
+      absl::MutexLock lock(&service_.mu_);
+      --service_.pending_;
+    }
+    state_ = State::kEnded;
+    if (!in_time) {
+      service_.refusals_.Info("a connection sent no Hello within {}; its stream was cancelled",
+                              absl::FormatDuration(service_.limits_.hello_timeout));
+      Finish(grpc::Status(
+          grpc::StatusCode::DEADLINE_EXCEEDED,
+          absl::StrCat("no Hello within ", absl::FormatDuration(service_.limits_.hello_timeout),
+                       " (--hello_timeout)")));
+      return;
+    }
+    if (!ok || !request_.has_hello()) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello"));
+      return;
+    }
+    absl::StatusOr<Opened> opened = service_.Open(request_, context_, carrier_);
+    if (!opened.ok()) {
+      Finish(grpc::Status(static_cast<grpc::StatusCode>(opened.status().code()),
+                          std::string(opened.status().message())));
+      return;
+    }
+    live_ = std::move(opened->live);
+    handler_ = std::move(opened->handler);
+    state_ = State::kOpen;
+    // A read stays pending for the life of the session: its failure is how
+    // acld learns that the process went away (or that the call was cancelled).
+    StartRead(&request_);
+    handler_->Open(request_.call_id(), live_->ring != nullptr);
+    if (live_->ring != nullptr) service_.ServeChannel(live_, handler_);
+  }
+
+  // The stream ended: reap, then finish the call.
+  void End() {
+    state_ = State::kEnded;
+    service_.Reap(live_, std::move(handler_), [this] { Finish(grpc::Status::OK); });
+  }
+
+  RuntimeService& service_;
+  grpc::CallbackServerContext* const context_;
+  std::shared_ptr<GrpcStreamCarrier> carrier_;
+  State state_ = State::kHello;
+  uint64_t deadline_ = 0;
+  ClientMessage request_;
+  std::shared_ptr<Live> live_;
+  std::shared_ptr<SessionHandler> handler_;
+};
+
+RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, SessionLimits limits)
+    : runtime_(runtime), peers_(peers), limits_(limits), pool_(limits.channel_threads) {}
+
+RuntimeService::~RuntimeService() = default;
+
+void RuntimeService::Live::Cancel(ChannelPool& pool) {
   absl::MutexLock lock(&mu);
+  cancelled = true;
+  if (turn != nullptr) turn->Stop();
+  if (pool_id != 0) {
+    pool.Remove(pool_id);
+    pool_id = 0;
+  }
   if (!context_gone) context->TryCancel();
 }
 
@@ -37,45 +250,30 @@ grpc::Status RuntimeService::Refuse(grpc::StatusCode code, const std::string& me
   return grpc::Status(code, message);
 }
 
-grpc::Status RuntimeService::Session(
-    grpc::ServerContext* context, grpc::ServerReaderWriter<ServerMessage, ClientMessage>* stream) {
-  // Until its Hello a stream is pending: few at a time, each for a bounded time.
-  bool admitted;
-  {
-    absl::MutexLock lock(&mu_);
-    admitted = pending_ < limits_.max_pending_hellos;
-    if (admitted) ++pending_;
-  }
-  if (!admitted) {
-    return Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                  absl::StrCat("acld already has ", limits_.max_pending_hellos,
-                               " connections waiting to say Hello (--max_pending_hellos); "
-                               "try again"));
-  }
-  const uint64_t deadline = hello_deadlines_.Arm(context, absl::Now() + limits_.hello_timeout);
-  ClientMessage request;
-  const bool read = stream->Read(&request);
-  const bool in_time = hello_deadlines_.Disarm(deadline);
-  {
-    absl::MutexLock lock(&mu_);
-    --pending_;
-  }
-  if (!in_time) {
-    refusals_.Info("a connection sent no Hello within {}; its stream was cancelled",
-                   absl::FormatDuration(limits_.hello_timeout));
-    return grpc::Status(
-        grpc::StatusCode::DEADLINE_EXCEEDED,
-        absl::StrCat("no Hello within ", absl::FormatDuration(limits_.hello_timeout),
-                     " (--hello_timeout)"));
-  }
-  if (!read || !request.has_hello()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello");
-  }
+bool RuntimeService::AdmitPending() {
+  absl::MutexLock lock(&mu_);
+  if (pending_ >= limits_.max_pending_hellos) return false;
+  ++pending_;
+  return true;
+}
+
+grpc::ServerBidiReactor<ClientMessage, ServerMessage>* RuntimeService::Session(
+    grpc::CallbackServerContext* context) {
+  return new SessionCall(*this, context);
+}
+
+absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
+    const ClientMessage& request, grpc::CallbackServerContext* context,
+    std::shared_ptr<SessionWriter::Carrier> stream) {
+  auto refuse = [this](grpc::StatusCode code, const std::string& message) {
+    const grpc::Status status = Refuse(code, message);
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  };
   const acl::v1::Hello& hello = request.hello();
   if (hello.protocol_version() < kOldestProtocolVersion ||
       hello.protocol_version() > kProtocolVersion) {
-    return grpc::Status(
-        grpc::StatusCode::FAILED_PRECONDITION,
+    return absl::FailedPreconditionError(
         absl::StrCat("unsupported protocol version: the client speaks version ",
                      hello.protocol_version(), ", this acld speaks versions ",
                      kOldestProtocolVersion, " to ", kProtocolVersion));
@@ -85,7 +283,7 @@ grpc::Status RuntimeService::Session(
     // The kernel's word, not the client's.
     std::optional<PeerCredentials> credentials = peers_->Redeem(hello.peer_token());
     if (!credentials.has_value()) {
-      return Refuse(grpc::StatusCode::PERMISSION_DENIED,
+      return refuse(grpc::StatusCode::PERMISSION_DENIED,
                     "no valid identity token: connect through libascendcl");
     }
     peer.pid = credentials->pid;
@@ -97,7 +295,7 @@ grpc::Status RuntimeService::Session(
     peer.command = SanitizeText(hello.command(), kMaxCommandBytes);
   }
 
-  // The shared-memory channel (protocol 2), if the client handed one over;
+  // The shared-memory channel (protocol 2 on), if the client handed one over;
   // a channel that cannot be used leaves the session on the gRPC stream.
   std::shared_ptr<SessionRing> ring;
   if (peers_ != nullptr && hello.protocol_version() >= 2 && !hello.ring_ticket().empty()) {
@@ -140,26 +338,28 @@ grpc::Status RuntimeService::Session(
       session = runtime_.OpenSession(peer);
       live->id = session;
       // A client that stops reading while its queue passes the bound is ended:
-      // cancelled, and its connection cut (a write to it never ends otherwise).
+      // cancelled, and its connection cut.
       std::weak_ptr<Live> weak = live;
-      live->writer = std::make_shared<SessionWriter>(
-          [stream](const ServerMessage& message) { stream->Write(message); },
-          limits_.max_queued_bytes_per_session, [this, weak] {
-            if (auto ended = weak.lock()) CutOff(*ended);
-          });
+      live->writer = std::make_shared<SessionWriter>(limits_.max_queued_bytes_per_session,
+                                                     [this, weak] {
+                                                       if (auto ended = weak.lock()) {
+                                                         CutOff(*ended);
+                                                       }
+                                                     });
       live_[session] = live;
       ++sessions_per_uid_[peer.uid];
       ++handlers_;
     }
   }
-  if (!refusal.empty()) return Refuse(code, refusal);
-  const std::shared_ptr<SessionWriter> writer = live->writer;
+  if (!refusal.empty()) return refuse(code, refusal);
+  live->writer->SetCarrier(std::move(stream));
   SessionLog::Open(session);
   spdlog::info("session {} opened: pid {} uid {} gid {} '{}'", session, peer.pid, peer.uid,
                peer.gid, peer.command);
 
   const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session,
                                                  limits_.max_host_segments_per_session};
+  const std::shared_ptr<SessionWriter> writer = live->writer;
   auto handler = std::make_shared<SessionHandler>(
       runtime_, session, peer.uid, peer.pid, peers_, shared_memory_limits,
       [writer](const ServerMessage& message) { writer->Write(message); });
@@ -167,23 +367,60 @@ grpc::Status RuntimeService::Session(
     absl::MutexLock lock(&live->mu);
     live->handler = handler;
   }
-  handler->Open(request.call_id(), ring != nullptr);
-  if (ring == nullptr) {
-    while (stream->Read(&request)) handler->Handle(request);
-  } else {
-    ServeRing(*context, *ring, *writer, *handler);
-  }
+  return Opened{std::move(live), std::move(handler)};
+}
 
-  const absl::Time reap_start = absl::Now();
+void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
+                                  std::shared_ptr<SessionHandler> handler) {
+  // Everything after the SessionOpened goes over the channel. The stream
+  // stays open: its end (the process exited or closed it) ends the session.
+  std::weak_ptr<Live> weak = live;
+  const SessionId session = live->id;
+  auto fault = [this, weak, session](const absl::Status& status) {
+    channel_faults_.Warn("session {}: its channel broke the protocol ({}); the session ends",
+                         session, std::string(status.message()));
+    if (auto broken = weak.lock()) broken->Cancel(pool_);
+  };
+  live->ring->OnBroken(fault);
+  live->writer->SetCarrier(live->ring);
+  auto turn = std::make_shared<RingTurn>(live->ring, live->writer, std::move(handler), fault);
+  absl::StatusOr<uint64_t> id;
   {
-    absl::MutexLock lock(&mu_);
-    Forget(session);
+    absl::MutexLock lock(&live->mu);
+    if (live->cancelled) return;  // ended already (its process went at once)
+    live->turn = turn;
+    id = pool_.Add(live->ring->doorbell(), turn);
+    if (id.ok()) live->pool_id = *id;
   }
-  const bool reaped_here = runtime_.CloseSession(session);
-  // Nothing more goes to the client: a write stuck on a process that stopped
-  // reading ends now, and the writer thread can be joined.
-  live->Cancel();
-  writer->Close();
+  if (!id.ok()) fault(id.status());
+}
+
+void RuntimeService::Reap(std::shared_ptr<Live> live, std::shared_ptr<SessionHandler> handler,
+                          std::function<void()> finish) {
+  pool_.Post([this, live = std::move(live), handler = std::move(handler),
+              finish = std::move(finish)]() mutable {
+    const absl::Time reap_start = absl::Now();
+    const SessionId session = live->id;
+    {
+      absl::MutexLock lock(&mu_);
+      Forget(session);
+    }
+    const bool reaped_here = runtime_.CloseSession(session);
+    // Nothing more goes to the client, and no turn of its channel runs.
+    live->Cancel(pool_);
+    live->writer->Close();
+    SessionLog::Close(session);
+    handler.reset();
+    if (reaped_here) {
+      spdlog::info(
+          "session {} ended (pid {}): its references dropped and resources released in {}",
+          session, live->pid, absl::FormatDuration(absl::Now() - reap_start));
+    }
+    finish();
+  });
+}
+
+void RuntimeService::CallDone(const std::shared_ptr<Live>& live) {
   {
     absl::MutexLock lock(&live->mu);
     live->context_gone = true;
@@ -192,40 +429,11 @@ grpc::Status RuntimeService::Session(
   {
     absl::MutexLock lock(&mu_);
     --handlers_;
-    last_session = live_.empty();
+    last_session = live_.empty() && handlers_ == 0;
   }
-  SessionLog::Close(session);
-  handler.reset();
   // glibc keeps what sessions freed in its arenas; when the last one is
   // gone, give that memory back so an idle acld is as small as it started.
-  if (last_session) malloc_trim(0);
-  if (reaped_here) {
-    spdlog::info("session {} ended (pid {}): its references dropped and resources released in {}",
-                 session, peer.pid, absl::FormatDuration(absl::Now() - reap_start));
-  }
-  return grpc::Status::OK;
-}
-
-void RuntimeService::ServeRing(grpc::ServerContext& context, SessionRing& ring,
-                               SessionWriter& writer, SessionHandler& handler) {
-  // Everything after the SessionOpened goes over the channel. The stream
-  // stays open: its end (the process exited or closed it) ends the session.
-  writer.Flush(absl::Seconds(1));
-  // The process went away (its stream ended): every wait on the channel ends.
-  // The writer drops this sink (Close) before the handler returns.
-  auto gone = [&context] { return context.IsCancelled(); };
-  writer.SetSink([&ring, gone](const ServerMessage& message) { ring.Write(message, gone); });
-  while (true) {
-    absl::StatusOr<std::optional<ClientMessage>> request = ring.Read(gone);
-    if (!request.ok()) {
-      channel_faults_.Warn("session {}: its channel broke the protocol ({}); the session ends",
-                           handler.session(), std::string(request.status().message()));
-      context.TryCancel();
-      return;
-    }
-    if (!request->has_value()) return;
-    handler.Handle(**request);
-  }
+  if (last_session) pool_.Post([] { malloc_trim(0); });
 }
 
 std::shared_ptr<RuntimeService::Live> RuntimeService::Forget(SessionId session) {
@@ -241,12 +449,12 @@ std::shared_ptr<RuntimeService::Live> RuntimeService::Forget(SessionId session) 
 void RuntimeService::Release(Live& live, const std::string& reason) {
   // Released now, as if the process had died; its stream ends right after.
   runtime_.CloseSession(live.id);
-  live.Cancel();
+  live.Cancel(pool_);
   spdlog::info("session {} ended by acld: {}", live.id, reason);
 }
 
 void RuntimeService::CutOff(Live& live) {
-  live.Cancel();
+  live.Cancel(pool_);
   if (cut_connections_) cut_connections_(live.pid);
 }
 

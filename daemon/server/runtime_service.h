@@ -1,4 +1,9 @@
-// The runtime socket's gRPC service: one Session stream per client process.
+// The runtime socket's gRPC service: one Session stream per client process,
+// served from a fixed set of threads however many sessions there are. The
+// stream is a gRPC callback reactor (no thread waits on it); a session on
+// the shared-memory channel is served by the channel pool (channel_pool.h);
+// messages out go through the session's writer (session_writer.h), which
+// never blocks the thread that writes.
 #ifndef ACLD_DAEMON_SERVER_RUNTIME_SERVICE_H_
 #define ACLD_DAEMON_SERVER_RUNTIME_SERVICE_H_
 
@@ -16,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
+#include "daemon/server/channel_pool.h"
 #include "daemon/server/hello_deadlines.h"
 #include "daemon/server/log_limiter.h"
 #include "daemon/server/peer_credentials.h"
@@ -37,20 +43,23 @@ struct SessionLimits {
   uint32_t max_host_segments_per_session = 4096;       // shared memory segments (not a flag)
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
+  // Threads serving every session's shared-memory channel (--channel_threads).
+  int channel_threads = 2;
 };
 
-class RuntimeService final : public acl::v1::Runtime::Service {
+class RuntimeService final : public acl::v1::Runtime::CallbackService {
  public:
   // `peers` vouches for client identities (may be null in tests: the client's
   // own word is taken then).
   RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, SessionLimits limits = {});
 
+  ~RuntimeService() override;
+
   // Opens a session on the client's Hello (within the hello timeout, under
   // the session caps), serves its calls in order, and reaps the session when
   // the stream ends for any reason.
-  grpc::Status Session(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<acl::v1::ServerMessage, acl::v1::ClientMessage>* stream) override;
+  grpc::ServerBidiReactor<acl::v1::ClientMessage, acl::v1::ServerMessage>* Session(
+      grpc::CallbackServerContext* context) override;
 
   // Ends `session` now: its process is told `reason` (waiting at most 500 ms
   // for the notice to go out, holding no lock), its stream is cancelled and
@@ -92,28 +101,52 @@ class RuntimeService final : public acl::v1::Runtime::Service {
   static uint32_t max_waiting_calls();
 
  private:
+  class SessionCall;
+  class RingTurn;
+
   // A live session as the service sees it. `context` is valid until the
-  // handler sets `context_gone`; Cancel() checks under `mu`.
+  // call is done (`context_gone`); Cancel() checks under `mu`.
   struct Live {
     SessionId id = 0;
     uint32_t uid = 0;
     pid_t pid = 0;
-    grpc::ServerContext* context = nullptr;
+    grpc::CallbackServerContext* context = nullptr;
     std::shared_ptr<SessionWriter> writer;
     std::shared_ptr<SessionRing> ring;  // the session's channel, if it has one
     absl::Mutex mu;
     bool context_gone ABSL_GUARDED_BY(mu) = false;
+    bool cancelled ABSL_GUARDED_BY(mu) = false;
+    // What the channel pool runs for the channel, and its id there (0: none).
+    std::shared_ptr<RingTurn> turn ABSL_GUARDED_BY(mu);
+    uint64_t pool_id ABSL_GUARDED_BY(mu) = 0;
     std::weak_ptr<const SessionHandler> handler ABSL_GUARDED_BY(mu);  // for usage()
 
-    void Cancel();
+    // Ends the stream (its call then reaps the session) and the channel's turns.
+    void Cancel(ChannelPool& pool);
   };
 
-  // Serves a session's requests from its shared-memory channel until the
-  // stream ends, the session is ended, or the client breaks the channel.
-  void ServeRing(grpc::ServerContext& context, SessionRing& ring, SessionWriter& writer,
-                 SessionHandler& handler);
+  // What a Hello opens: the session, or why not.
+  struct Opened {
+    std::shared_ptr<Live> live;
+    std::shared_ptr<SessionHandler> handler;
+  };
+  // Checks `request` (a Hello), the client's identity and the caps, and opens
+  // its session; a refusal is counted and logged.
+  absl::StatusOr<Opened> Open(const acl::v1::ClientMessage& request,
+                              grpc::CallbackServerContext* context,
+                              std::shared_ptr<SessionWriter::Carrier> stream);
+  // Puts an open session's channel in the pool (after its SessionOpened).
+  void ServeChannel(const std::shared_ptr<Live>& live, std::shared_ptr<SessionHandler> handler);
+  // The stream ended: the runtime releases the session (on a pool thread;
+  // the runtime may take a while), then `finish` ends the call.
+  void Reap(std::shared_ptr<Live> live, std::shared_ptr<SessionHandler> handler,
+            std::function<void()> finish);
+  // The call is done: its context is gone.
+  void CallDone(const std::shared_ptr<Live>& live);
   // Refuses a stream: counted, logged (rate-limited), returned.
   grpc::Status Refuse(grpc::StatusCode code, const std::string& message);
+  // A stream past the pending-Hello cap is refused; else it counts as pending.
+  bool AdmitPending();
   // Takes `session` out of the live table (if still there).
   std::shared_ptr<Live> Forget(SessionId session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases a session taken out of the table by acld: the runtime drops it,
@@ -139,6 +172,8 @@ class RuntimeService final : public acl::v1::Runtime::Service {
   uint32_t handlers_ ABSL_GUARDED_BY(mu_) = 0;  // sessions whose handler runs
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
+  // Last: its threads run sessions' turns and reaps, which use the above.
+  ChannelPool pool_;
 };
 
 }  // namespace acld::server

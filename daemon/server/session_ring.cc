@@ -18,24 +18,29 @@ absl::StatusOr<std::shared_ptr<SessionRing>> SessionRing::Map(ReceivedMemory mem
                                                    " bytes; the memory handed over has ",
                                                    memory.size));
   }
+  if (!memory.doorbell.valid()) {
+    return absl::InvalidArgumentError(
+        "a session channel comes with its doorbell (an eventfd); this one came without");
+  }
   void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory.fd.get(), 0);
   if (base == MAP_FAILED) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot map the session channel: ", std::strerror(errno)));
   }
   (void)madvise(base, size, MADV_DONTDUMP);  // a client's bytes have no place in acld's core dumps
-  return std::shared_ptr<SessionRing>(new SessionRing(base, size));
+  return std::shared_ptr<SessionRing>(new SessionRing(base, size, std::move(memory.doorbell)));
 }
 
-SessionRing::SessionRing(void* base, size_t size)
-    : base_(base), size_(size), channel_(base, RingChannel::Side::kDaemon) {}
+SessionRing::SessionRing(void* base, size_t size, UniqueFd doorbell)
+    : base_(base),
+      size_(size),
+      doorbell_(std::move(doorbell)),
+      channel_(base, RingChannel::Side::kDaemon) {}
 
 SessionRing::~SessionRing() { munmap(base_, size_); }
 
-absl::StatusOr<std::optional<acl::v1::ClientMessage>> SessionRing::Read(
-    const std::function<bool()>& gone) {
-  absl::StatusOr<std::optional<std::string>> bytes =
-      channel_.Receive([&] { return stopped_.load() || gone(); });
+absl::StatusOr<std::optional<acl::v1::ClientMessage>> SessionRing::TryRead() {
+  absl::StatusOr<std::optional<std::string>> bytes = channel_.TryReceive();
   if (!bytes.ok()) return bytes.status();
   if (!bytes->has_value()) return std::nullopt;
   acl::v1::ClientMessage message;
@@ -45,20 +50,31 @@ absl::StatusOr<std::optional<acl::v1::ClientMessage>> SessionRing::Read(
   return message;
 }
 
-bool SessionRing::Write(const acl::v1::ServerMessage& message,
-                        const std::function<bool()>& gone) {
-  if (stopped_.load()) return false;
-  const std::string bytes = message.SerializeAsString();
-  if (channel_.Send(bytes, [&] { return stopped_.load() || gone(); }).ok()) return true;
-  // Stopped, or the client broke its end of the channel: either way its
-  // session is over, and its read loop ends too.
-  Stop();
-  return false;
+void SessionRing::Broke(const absl::Status& status) {
+  broken_ = true;
+  sending_.store(false);
+  if (on_broken_) on_broken_(status);
 }
 
-void SessionRing::Stop() {
-  stopped_.store(true);
-  channel_.Interrupt();
+bool SessionRing::Push() {
+  if (broken_) return true;  // takes (and drops) whatever comes
+  absl::StatusOr<bool> done = channel_.PushPending();
+  if (!done.ok()) {
+    Broke(done.status());
+    return true;
+  }
+  sending_.store(!*done);
+  return *done;
+}
+
+void SessionRing::Take(const acl::v1::ServerMessage& message) {
+  if (broken_) return;
+  absl::StatusOr<bool> taken = channel_.Offer(message.SerializeAsString());
+  if (!taken.ok()) {
+    Broke(taken.status());
+    return;
+  }
+  sending_.store(channel_.sending());
 }
 
 }  // namespace acld::server

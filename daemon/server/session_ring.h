@@ -1,6 +1,8 @@
 // The daemon's end of a session's shared-memory channel
 // (proto/acl/ring_channel.h): the client's memfd mapped here, requests read
-// from its ring and every outgoing message written to the other.
+// from its ring and every outgoing message written to the other, never
+// blocking — the channel pool (channel_pool.h) serves it when its doorbell
+// rings.
 //
 // The memfd is the client's: it was sealed against shrinking and checked
 // when the identity socket received it, and acld maps exactly the size the
@@ -17,39 +19,55 @@
 
 #include "absl/status/statusor.h"
 #include "daemon/server/peer_credentials.h"
+#include "daemon/server/session_writer.h"
 #include "proto/acl/ring_channel.h"
 #include "proto/acl/v1/runtime.pb.h"
 
 namespace acld::server {
 
-class SessionRing {
+class SessionRing : public SessionWriter::Carrier {
  public:
-  // Maps the channel the client handed over (its size must be the channel's).
+  // Maps the channel the client handed over (its size must be the
+  // channel's, and its doorbell must have come with it).
   static absl::StatusOr<std::shared_ptr<SessionRing>> Map(ReceivedMemory memory);
-  ~SessionRing();
+  ~SessionRing() override;
   SessionRing(const SessionRing&) = delete;
   SessionRing& operator=(const SessionRing&) = delete;
 
-  // The next request; nullopt once `gone` says the session is over (or
-  // Stop() was called). An error: the client broke the channel.
-  absl::StatusOr<std::optional<acl::v1::ClientMessage>> Read(const std::function<bool()>& gone);
+  // The eventfd the client rings (for the channel pool's epoll set).
+  int doorbell() const { return doorbell_.get(); }
 
-  // Writes `message` after everything written before it, waiting while the
-  // client is behind; false once stopped or once `gone` says the session is
-  // over (a client that died with its ring full must not hold the writer).
-  // One writer at a time.
-  bool Write(const acl::v1::ServerMessage& message, const std::function<bool()>& gone);
+  // Reading: one thread at a time (the session's turn in the pool).
+  // The next request if one has arrived. An error: the client broke the
+  // channel (its session is to end).
+  absl::StatusOr<std::optional<acl::v1::ClientMessage>> TryRead();
+  // Polls for a moment for the next request: true when one is there.
+  absl::StatusOr<bool> SpinForRequest() { return channel_.SpinForFrame(); }
+  // Going back to the pool: true when a request is there already (read on).
+  absl::StatusOr<bool> ArmRead() { return channel_.ArmReceive(); }
+  // The doorbell rang: no need to ring it for every request meanwhile.
+  void DisarmRead() { channel_.DisarmReceive(); }
 
-  // Ends every wait (a read or a write waiting for room) within a moment.
-  void Stop();
+  // Writing (SessionWriter's carrier). A client that breaks its end calls
+  // `on_broken` once (set before the first write); then messages are dropped.
+  void OnBroken(std::function<void(const absl::Status&)> on_broken) {
+    on_broken_ = std::move(on_broken);
+  }
+  bool Push() override;
+  void Take(const acl::v1::ServerMessage& message) override;
+  bool Idle() const override { return !sending_.load(); }
 
  private:
-  SessionRing(void* base, size_t size);
+  SessionRing(void* base, size_t size, UniqueFd doorbell);
+  void Broke(const absl::Status& status);
 
   void* const base_;
   const size_t size_;
+  const UniqueFd doorbell_;
   RingChannel channel_;
-  std::atomic<bool> stopped_{false};
+  std::function<void(const absl::Status&)> on_broken_;
+  std::atomic<bool> sending_{false};
+  bool broken_ = false;  // the writing side's
 };
 
 }  // namespace acld::server

@@ -1,115 +1,130 @@
 #include "daemon/server/session_writer.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
 
-SessionWriter::SessionWriter(Sink sink, uint64_t max_queued_bytes,
-                             std::function<void()> on_overflow)
-    : session_thread_(std::this_thread::get_id()),
-      max_queued_bytes_(max_queued_bytes),
-      on_overflow_(std::move(on_overflow)),
-      sink_(std::move(sink)),
-      writer_([this] { WriterLoop(); }) {}
+SessionWriter::SessionWriter(uint64_t max_queued_bytes, std::function<void()> on_overflow)
+    : max_queued_bytes_(max_queued_bytes), on_overflow_(std::move(on_overflow)) {}
 
-SessionWriter::~SessionWriter() { Close(); }
-
-bool SessionWriter::QueueLocked(const acl::v1::ServerMessage& message) {
-  const uint64_t bytes = message.ByteSizeLong();
-  if (max_queued_bytes_ != 0 && queued_bytes_ + bytes > max_queued_bytes_) {
-    spdlog::warn("a client stopped reading: {} bytes of messages wait for it; its session ends "
-                 "(--max_queued_bytes_per_session)", queued_bytes_ + bytes);
-    closed_ = true;
-    queue_.clear();
-    queued_bytes_ = 0;
-    return false;
+void SessionWriter::SetCarrier(std::shared_ptr<Carrier> carrier) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    carrier_ = std::move(carrier);
   }
-  queued_bytes_ += bytes;
-  queue_.push_back(message);
-  return true;
+  Pump();
 }
 
 void SessionWriter::Write(const acl::v1::ServerMessage& message) {
   bool overflowed = false;
-  if (std::this_thread::get_id() == session_thread_) {
-    absl::MutexLock write_lock(&write_mu_);
-    bool direct = false;
-    {
-      absl::MutexLock lock(&mu_);
-      if (closed_) return;
-      direct = IdleLocked();
-      if (!direct) overflowed = !QueueLocked(message);
-    }
-    if (direct && sink_) sink_(message);
-  } else {
+  {
     absl::MutexLock lock(&mu_);
-    if (!closed_) overflowed = !QueueLocked(message);
+    if (closed_) return;
+    const uint64_t bytes = message.ByteSizeLong();
+    if (max_queued_bytes_ != 0 && queued_bytes_ + bytes > max_queued_bytes_) {
+      spdlog::warn("a client stopped reading: {} bytes of messages wait for it; its session ends "
+                   "(--max_queued_bytes_per_session)", queued_bytes_ + bytes);
+      closed_ = true;
+      if (!pumping_) DropQueueLocked();  // else the pump drops it as it leaves
+      overflowed = true;
+    } else {
+      queued_bytes_ += bytes;
+      queue_.push_back(message);
+    }
   }
-  if (overflowed && on_overflow_) on_overflow_();
+  if (overflowed) {
+    if (on_overflow_) on_overflow_();
+    return;
+  }
+  Pump();
 }
 
-uint64_t SessionWriter::queued_bytes() const {
-  absl::MutexLock lock(&mu_);
-  return queued_bytes_;
-}
+void SessionWriter::Resume() { Pump(); }
 
-void SessionWriter::WriterLoop() {
+void SessionWriter::Pump() {
+  std::shared_ptr<Carrier> carrier;
+  {
+    absl::MutexLock lock(&mu_);
+    if (pumping_) {
+      again_ = true;
+      return;
+    }
+    if (closed_ || carrier_ == nullptr) return;
+    pumping_ = true;
+    carrier = carrier_;
+  }
   while (true) {
+    // Outside the lock: a carrier may call Resume() from inside Push or Take
+    // (a gRPC write that completes at once), which must not deadlock.
+    const bool free = carrier->Push();
+    const acl::v1::ServerMessage* next = nullptr;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](SessionWriter* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
-            return self->closed_ || !self->queue_.empty();
-          },
-          this));
-      if (closed_) return;
+      if (!closed_ && carrier_ != carrier) {
+        carrier = carrier_;  // moved to another carrier
+        continue;
+      }
+      if (!closed_ && free && !queue_.empty()) {
+        // Stays valid: only this thread removes from the queue, and others
+        // add at its end, which leaves a deque's elements in place.
+        next = &queue_.front();
+      } else if (!again_ || closed_) {
+        pumping_ = false;
+        if (closed_) DropQueueLocked();
+        return;
+      }
+      again_ = false;
     }
-    absl::MutexLock write_lock(&write_mu_);
-    acl::v1::ServerMessage message;
-    {
-      absl::MutexLock lock(&mu_);
-      if (closed_) return;
-      if (queue_.empty()) continue;  // a direct write took the turn
-      message = std::move(queue_.front());
-      queue_.pop_front();
-      queued_bytes_ -= std::min<uint64_t>(queued_bytes_, message.ByteSizeLong());
-      busy_ = true;
-    }
-    if (sink_) sink_(message);
+    if (next == nullptr) continue;
+    carrier->Take(*next);
     absl::MutexLock lock(&mu_);
-    busy_ = false;
+    if (!closed_) {
+      queued_bytes_ -= std::min<uint64_t>(queued_bytes_, queue_.front().ByteSizeLong());
+      queue_.pop_front();
+    }
   }
+}
+
+void SessionWriter::DropQueueLocked() {
+  queue_.clear();
+  queued_bytes_ = 0;
+}
+
+bool SessionWriter::DrainedLocked() const {
+  return closed_ || (queue_.empty() && !pumping_ && (carrier_ == nullptr || carrier_->Idle()));
 }
 
 void SessionWriter::Flush(absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   mu_.AwaitWithTimeout(absl::Condition(
                            +[](SessionWriter* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
-                             return self->closed_ || self->IdleLocked();
+                             return self->DrainedLocked();
                            },
                            this),
                        timeout);
 }
 
 void SessionWriter::Close() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (closed_ && !writer_.joinable()) return;
-    closed_ = true;
-    queue_.clear();
-    queued_bytes_ = 0;
-  }
-  if (writer_.joinable() && std::this_thread::get_id() != writer_.get_id()) writer_.join();
-  absl::MutexLock write_lock(&write_mu_);
-  sink_ = nullptr;
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  // A pump in progress leaves the carrier (and the message it holds of the
+  // queue) within a moment: it never blocks.
+  mu_.Await(absl::Condition(
+      +[](SessionWriter* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+        return !self->pumping_;
+      },
+      this));
+  DropQueueLocked();
+  carrier_ = nullptr;
 }
 
-void SessionWriter::SetSink(Sink sink) {
-  absl::MutexLock write_lock(&write_mu_);
+uint64_t SessionWriter::queued_bytes() const {
   absl::MutexLock lock(&mu_);
-  if (!closed_) sink_ = std::move(sink);
+  return queued_bytes_;
 }
 
 }  // namespace acld::server

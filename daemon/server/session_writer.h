@@ -1,13 +1,14 @@
 // Writes a session's outgoing messages (replies, callbacks due, failures,
 // the end notice) to its carrier — the gRPC stream, or the shared-memory
-// channel (session_ring.h) — in order.
+// channel (session_ring.h) — in order, without a thread of its own and
+// without ever blocking the thread that writes.
 //
-// A carrier's write blocks while the client does not read (a stopped
-// process, a full window or ring). Only the session's own threads may ever block on
-// that: the session thread writes its replies directly when nothing is
-// queued; every other thread (device workers, the timer, admin calls) queues
-// the message for the session's writer thread and goes on at once. A stalled
-// client thus stalls only its own session, never the device's workers.
+// Any thread may write: the session's request handling, device workers, the
+// timer, admin calls. A message goes into the session's queue, and whichever
+// thread finds the carrier free hands it the next message. A carrier takes a
+// message without blocking (a gRPC write is started, a ring gets what fits)
+// and says when it is free again (Resume). A stalled client thus stalls only
+// its own queue, never a thread.
 //
 // The queue is bounded: a client that stops reading while its session keeps
 // producing messages (failures, callbacks, copied bytes) would otherwise grow
@@ -20,7 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <thread>
+#include <memory>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -31,49 +32,61 @@ namespace acld::server {
 
 class SessionWriter {
  public:
-  // Writes one message to the carrier; may block while the client is behind.
-  using Sink = std::function<void(const acl::v1::ServerMessage&)>;
+  // Where messages go. The writer calls Push and Take from one thread at a
+  // time; neither may block.
+  class Carrier {
+   public:
+    virtual ~Carrier() = default;
+    // Goes on sending what it holds; true when it can take a message now.
+    // False: it calls the writer's Resume() once it can.
+    virtual bool Push() = 0;
+    // Starts sending `message` (only after Push() said true).
+    virtual void Take(const acl::v1::ServerMessage& message) = 0;
+    // Holds nothing still to be sent (any thread may ask).
+    virtual bool Idle() const = 0;
+  };
 
-  // Must be created on the session's thread (the gRPC handler).
   // `max_queued_bytes` 0: no bound.
-  explicit SessionWriter(Sink sink, uint64_t max_queued_bytes = 0,
+  explicit SessionWriter(uint64_t max_queued_bytes = 0,
                          std::function<void()> on_overflow = nullptr);
-  ~SessionWriter();
 
-  // Sends `message` after everything written or queued before it.
+  // Later messages go to `carrier` (the first one, or the session moved to
+  // another carrier; what the old one holds still goes out there).
+  void SetCarrier(std::shared_ptr<Carrier> carrier);
+
+  // Sends `message` after everything written before it.
   void Write(const acl::v1::ServerMessage& message);
 
-  // Waits (at most `timeout`) until every queued message was written.
+  // The carrier can take messages again.
+  void Resume();
+
+  // Waits (at most `timeout`) until every message written went out.
   void Flush(absl::Duration timeout);
 
-  // Writes nothing more; the carrier may go away after this returns.
+  // Writes nothing more. When this returns, no thread is inside the carrier
+  // and none will enter it again: the carrier may go away.
   void Close();
-
-  // Later messages go to `sink` (the session moved to another carrier).
-  void SetSink(Sink sink);
 
   uint64_t queued_bytes() const;
 
  private:
-  void WriterLoop();
-  bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.empty() && !busy_; }
+  // Hands queued messages to the carrier until it is busy or the queue empty.
+  void Pump();
+  bool DrainedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Only while no pump holds a queued message.
+  void DropQueueLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Queues `message` (caller holds mu_); false when that overflowed the bound.
-  bool QueueLocked(const acl::v1::ServerMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  const std::thread::id session_thread_;
   const uint64_t max_queued_bytes_;
   const std::function<void()> on_overflow_;
-  // Held across taking a message and writing it, so that direct writes and
-  // the writer thread's writes keep one order.
-  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  Sink sink_ ABSL_GUARDED_BY(write_mu_);
   mutable absl::Mutex mu_;
+  std::shared_ptr<Carrier> carrier_ ABSL_GUARDED_BY(mu_);
   std::deque<acl::v1::ServerMessage> queue_ ABSL_GUARDED_BY(mu_);
   uint64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  bool busy_ ABSL_GUARDED_BY(mu_) = false;  // the writer thread holds a message
+  // One thread pumps at a time; another that finds it busy asks it to look
+  // again (`again`) instead of waiting.
+  bool pumping_ ABSL_GUARDED_BY(mu_) = false;
+  bool again_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread writer_;
 };
 
 }  // namespace acld::server

@@ -9,9 +9,12 @@
 namespace acld {
 
 // Hello.protocol_version. Version 2 added the shared-memory channel
-// (Hello.ring_ticket); acld still serves version 1 clients, on the gRPC
-// stream, and refuses any other version naming both.
-inline constexpr uint32_t kProtocolVersion = 2;
+// (Hello.ring_ticket); version 3 hands the channel's doorbell (an eventfd)
+// over with it, since acld serves channels from threads waiting in epoll.
+// acld still serves version 1 and 2 clients, on the gRPC stream (a version 2
+// channel without a doorbell is declined), and refuses any other version
+// naming both.
+inline constexpr uint32_t kProtocolVersion = 3;
 inline constexpr uint32_t kOldestProtocolVersion = 1;
 
 // The largest gRPC message either side (and aclctl) accepts. Bulk bytes go

@@ -130,6 +130,8 @@ absl::StatusOr<bool> RingChannel::ArmReceive() { return in_.ArmWakeup(); }
 
 void RingChannel::DisarmReceive() { in_.Disarm(); }
 
+absl::StatusOr<bool> RingChannel::SpinForFrame() { return in_.SpinForData(); }
+
 absl::StatusOr<bool> RingChannel::Offer(std::string message) {
   if (sending()) return false;
   pending_ = std::move(message);

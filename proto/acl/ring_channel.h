@@ -86,6 +86,9 @@ class RingChannel {
   absl::StatusOr<bool> ArmReceive();
   // Awake (the doorbell rang): the client need not ring it for every message.
   void DisarmReceive();
+  // Polls for a moment for the client's next frame (message_ring.h's
+  // adaptive spin): true when one arrived.
+  absl::StatusOr<bool> SpinForFrame();
   // Takes `message` unless an earlier one is still being sent (false). A
   // message taken goes out as far as there is room now; the rest goes out in
   // later PushPending calls.

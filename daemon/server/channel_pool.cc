@@ -1,0 +1,191 @@
+#include "daemon/server/channel_pool.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace acld::server {
+namespace {
+
+// epoll's user data for the pool's own descriptors; members count from 1.
+constexpr uint64_t kPokeId = 0;
+constexpr uint64_t kStopId = ~uint64_t{0};
+constexpr int kEventsPerWait = 32;
+
+void Ring(int eventfd) {
+  const uint64_t one = 1;
+  while (write(eventfd, &one, sizeof(one)) < 0 && errno == EINTR) {
+  }
+}
+
+int Watch(int epoll_fd, int fd, uint64_t id, uint32_t events) {
+  epoll_event event{};
+  event.events = events;
+  event.data.u64 = id;
+  return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event);
+}
+
+}  // namespace
+
+ChannelPool::ChannelPool(int threads)
+    : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)),
+      poke_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      stop_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (epoll_fd_ < 0 || poke_fd_ < 0 || stop_fd_ < 0 ||
+      Watch(epoll_fd_, poke_fd_, kPokeId, EPOLLIN | EPOLLET) != 0 ||
+      // Level-triggered and never read: once rung, every thread sees it.
+      Watch(epoll_fd_, stop_fd_, kStopId, EPOLLIN) != 0) {
+    spdlog::critical("channel pool: cannot set up epoll: {}", std::strerror(errno));
+    std::abort();  // at start-up, before any session: nothing to save
+  }
+  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+ChannelPool::~ChannelPool() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  Ring(stop_fd_);
+  for (std::thread& thread : threads_) thread.join();
+  close(stop_fd_);
+  close(poke_fd_);
+  close(epoll_fd_);
+}
+
+absl::StatusOr<uint64_t> ChannelPool::Add(int doorbell, std::shared_ptr<Member> member) {
+  auto entry = std::make_shared<Entry>();
+  entry->member = std::move(member);
+  entry->doorbell = doorbell;
+  uint64_t id;
+  {
+    absl::MutexLock lock(&mu_);
+    id = next_id_++;
+    entries_[id] = entry;
+  }
+  if (Watch(epoll_fd_, doorbell, id, EPOLLIN | EPOLLET) != 0) {
+    const std::string error = std::strerror(errno);
+    absl::MutexLock lock(&mu_);
+    entries_.erase(id);
+    return absl::InvalidArgumentError(absl::StrCat("cannot wait on the doorbell: ", error));
+  }
+  Schedule(entry, /*on_pool_thread=*/false);
+  return id;
+}
+
+void ChannelPool::Remove(uint64_t id) {
+  std::shared_ptr<Entry> entry;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return;
+    entry = std::move(it->second);
+    entries_.erase(it);
+  }
+  // The client holds the eventfd too, so closing ours would not take it out
+  // of the set. An event already delivered for it finds no entry.
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, entry->doorbell, nullptr);
+}
+
+void ChannelPool::Wake(uint64_t id) {
+  std::shared_ptr<Entry> entry;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return;
+    entry = it->second;
+  }
+  Schedule(entry, /*on_pool_thread=*/false);
+}
+
+void ChannelPool::Post(std::function<void()> task) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    runnable_.push_back(std::move(task));
+  }
+  Poke();
+}
+
+size_t ChannelPool::members() const {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
+}
+
+void ChannelPool::Poke() { Ring(poke_fd_); }
+
+void ChannelPool::Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thread) {
+  if (entry->scheduled.exchange(true)) {
+    entry->again.store(true);  // running or queued: it runs once more
+    return;
+  }
+  size_t queued;
+  {
+    absl::MutexLock lock(&mu_);
+    runnable_.push_back([this, entry] { RunTurn(entry); });
+    queued = runnable_.size();
+  }
+  // A pool thread runs what it queued itself; another one is woken only when
+  // there is more than that (a wake-up costs a context switch, often more
+  // than the turn).
+  if (!on_pool_thread || queued > 1) Poke();
+}
+
+void ChannelPool::RunTurn(const std::shared_ptr<Entry>& entry) {
+  bool more;
+  do {
+    entry->again.store(false);
+    more = entry->member->Serve();
+  } while (!more && entry->again.load());
+  if (more) {
+    {
+      absl::MutexLock lock(&mu_);
+      runnable_.push_back([this, entry] { RunTurn(entry); });
+    }
+    return;
+  }
+  entry->scheduled.store(false);
+  // A ring between the last check and now found it scheduled: serve it.
+  if (entry->again.exchange(false)) Schedule(entry, /*on_pool_thread=*/true);
+}
+
+void ChannelPool::Loop() {
+  epoll_event events[kEventsPerWait];
+  while (true) {
+    std::function<void()> task;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+      if (!runnable_.empty()) {
+        task = std::move(runnable_.front());
+        runnable_.pop_front();
+      }
+    }
+    // Between two tasks, the doorbells that rang meanwhile are collected
+    // without sleeping; with nothing to run, the thread sleeps until one rings.
+    const int ready = epoll_wait(epoll_fd_, events, kEventsPerWait, task ? 0 : -1);
+    for (int i = 0; i < ready; ++i) {
+      const uint64_t id = events[i].data.u64;
+      if (id == kPokeId || id == kStopId) continue;
+      std::shared_ptr<Entry> entry;
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = entries_.find(id);
+        if (it != entries_.end()) entry = it->second;
+      }
+      if (entry != nullptr) Schedule(entry, /*on_pool_thread=*/true);
+    }
+    if (task) task();
+  }
+}
+
+}  // namespace acld::server

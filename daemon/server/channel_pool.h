@@ -1,0 +1,101 @@
+// A fixed set of threads that serves every session's shared-memory channel
+// (and runs the work sessions hand it), however many sessions there are.
+//
+// A thread cannot sleep on many futex words at once, so each channel comes
+// with a doorbell (an eventfd its client writes when acld sleeps,
+// proto/acl/message_ring.h) and the pool's threads wait in one epoll set for
+// all of them. The pool never reads or writes a doorbell: it is registered
+// edge-triggered, so each ring of it is one event and a client cannot make a
+// thread block on it (it could only make it wake, which it can do anyway by
+// sending requests).
+//
+// A member's turns never overlap: a doorbell that rings during a turn makes
+// the turn run once more instead. A turn does a bounded amount of work; a
+// member with more left goes to the back of the run queue, so a busy client
+// cannot keep a thread from the others.
+#ifndef ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
+#define ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace acld::server {
+
+class ChannelPool {
+ public:
+  // What the pool serves.
+  class Member {
+   public:
+    virtual ~Member() = default;
+    // One turn: does what is to be done now, within a bound. True when more
+    // is left (the member goes back in the queue); false when it sleeps until
+    // its doorbell rings (or Wake).
+    virtual bool Serve() = 0;
+  };
+
+  // `threads` >= 1.
+  explicit ChannelPool(int threads);
+  // Joins the threads; turns and tasks not started yet are dropped.
+  ~ChannelPool();
+  ChannelPool(const ChannelPool&) = delete;
+  ChannelPool& operator=(const ChannelPool&) = delete;
+
+  // Serves `member` once now and whenever `doorbell` rings, until Remove.
+  // The caller keeps `doorbell` open until then. An error when epoll
+  // refuses the descriptor.
+  absl::StatusOr<uint64_t> Add(int doorbell, std::shared_ptr<Member> member);
+  // Serves it no more; its doorbell leaves the epoll set (the caller may
+  // close it now). A turn running or queued now may still run (it holds the
+  // member).
+  void Remove(uint64_t id);
+  // Runs a turn of `id` soon, as if its doorbell had rung.
+  void Wake(uint64_t id);
+  // Runs `task` on a pool thread soon (work that must not run where it
+  // arises, e.g. in a gRPC reaction). Tasks must not block for long.
+  void Post(std::function<void()> task);
+
+  size_t members() const;
+  int threads() const { return static_cast<int>(threads_.size()); }
+
+ private:
+  struct Entry {
+    std::shared_ptr<Member> member;
+    int doorbell = -1;
+    // Set while a turn runs or is queued; `again` asks the turn to run once
+    // more (its doorbell rang meanwhile).
+    std::atomic<bool> scheduled{false};
+    std::atomic<bool> again{false};
+  };
+
+  void Loop();
+  // Queues a turn of `entry` unless one is queued or running already;
+  // `on_pool_thread`: the caller is a pool thread about to take a task.
+  void Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thread);
+  void RunTurn(const std::shared_ptr<Entry>& entry);
+  // Wakes a thread sleeping in epoll (the run queue got work).
+  void Poke();
+
+  const int epoll_fd_;
+  const int poke_fd_;  // an eventfd in the epoll set, for Poke
+  const int stop_fd_;  // rung once, at destruction
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::deque<std::function<void()>> runnable_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace acld::server
+
+#endif  // ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
