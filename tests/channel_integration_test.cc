@@ -2,6 +2,7 @@
 // real acld: clients use it by default and the gRPC fallback on request; a
 // client of the previous protocol is still served; a client that breaks its
 // channel ends its own session and nobody else's.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -12,8 +13,10 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
@@ -175,6 +178,54 @@ TEST(ChannelTest, ClientsUseTheSharedMemoryChannelUnlessTheyAskForGrpc) {
     EXPECT_EQ(client->Wait(absl::Seconds(20)), 0) << client->output();
   }
   EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+}
+
+// The names of `pid`'s threads.
+std::vector<std::string> ThreadsOf(pid_t pid) {
+  std::vector<std::string> names;
+  DIR* dir = opendir(absl::StrCat("/proc/", pid, "/task").c_str());
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::string name = ReadAll(absl::StrCat("/proc/", pid, "/task/", entry->d_name, "/comm"));
+    if (!name.empty() && name.back() == '\n') name.pop_back();
+    names.push_back(name);
+  }
+  closedir(dir);
+  return names;
+}
+
+// Sessions hold no daemon thread, on either carrier: the stream is a gRPC
+// callback reactor and the channels share a fixed pool.
+TEST(ChannelTest, TheDaemonsThreadsDoNotGrowWithItsClients) {
+  AcldDaemon daemon;
+  const pid_t acld = daemon.process().pid();
+  std::vector<std::unique_ptr<Process>> clients;
+  auto connect = [&](size_t count) {
+    const size_t first = clients.size();
+    for (size_t i = 0; i < count; ++i) {
+      std::map<std::string, std::string> env = daemon.client_env();
+      env["ACLD_TRANSPORT"] = clients.size() % 2 == 0 ? "shm" : "grpc";
+      clients.push_back(
+          std::make_unique<Process>(std::vector<std::string>{kScenarioClient, "hold", "1"}, env));
+    }
+    for (size_t i = first; i < clients.size(); ++i) {
+      ASSERT_TRUE(clients[i]->WaitForLine("ready", absl::Seconds(60))) << clients[i]->output();
+    }
+  };
+  connect(2);
+  const std::vector<std::string> with_two = ThreadsOf(acld);
+  connect(30);
+  ASSERT_EQ(daemon.Status().session_count(), 32u);
+  const std::vector<std::string> with_thirty_two = ThreadsOf(acld);
+  EXPECT_LE(with_thirty_two.size(), with_two.size() + 2)
+      << "2 clients: " << absl::StrJoin(with_two, ",")
+      << "\n32 clients: " << absl::StrJoin(with_thirty_two, ",");
+  for (auto& client : clients) {
+    client->WriteLine("go");
+    EXPECT_EQ(client->Wait(absl::Seconds(30)), 0) << client->output();
+  }
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(10)));
 }
 
 TEST(ChannelTest, AnUnknownCarrierIsAClearError) {
