@@ -58,6 +58,10 @@ class Stream {
   // reached, then holds the stream until ResumeCallbackPoint.
   virtual absl::StatusOr<uint64_t> HostCallbackPoint() = 0;
   virtual void ResumeCallbackPoint(uint64_t sequence, absl::Status status) = 0;
+  // How many host-callback points the stream may hold at once, when each
+  // takes something scarce from the device (a vendor notify); the core keeps
+  // later ones until there is room. 0: no limit.
+  virtual int max_callback_points() const { return 0; }
 
   // Stop-on-failure (ACL_STOP_ON_FAILURE): once an item fails, no item
   // submitted after it runs until the next Abort(). The core aborts the

@@ -16,10 +16,12 @@ namespace {
 
 // Tasks a worker runs from one stream before giving others a turn.
 constexpr int kTasksPerTurn = 64;
-// Host-callback points on the device at once, per stream. Each holds one of
-// the device's notifies (a scarce resource, shared by every client) until the
-// callback has run; past this many, later work waits on acld's side.
-constexpr int kMaxPointsInFlight = 8;
+// A device stream whose host-callback points each hold something scarce
+// (hal::Stream::max_callback_points) gets at most that many at once; past
+// it, later work waits on acld's side until only a quarter are left, so
+// that one worker's turn submits several (a wake-up per callback would cost
+// more than the callback).
+constexpr int kPointsResumeDivisor = 4;
 
 }  // namespace
 
@@ -218,7 +220,8 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
 }
 
 bool Stream::RoomOnDeviceLocked(const Task& task) const {
-  return !task.at_point || points_in_flight_ < kMaxPointsInFlight;
+  const int limit = device_->max_callback_points();
+  return !task.at_point || limit <= 0 || points_in_flight_ < limit;
 }
 
 Stream::Task Stream::PopInFlightLocked(bool front) {
@@ -228,10 +231,15 @@ Stream::Task Stream::PopInFlightLocked(bool front) {
 }
 
 bool Stream::EndDrainLocked() {
-  if (state_ != State::kDraining || !in_flight_.empty() || failures_unpublished_ > 0 ||
-      device_aborts_pending_ > 0) {
+  if (state_ != State::kDraining || failures_unpublished_ > 0 || device_aborts_pending_ > 0) {
     return false;
   }
+  // A stream that waits for room for its next point goes on as soon as
+  // there is some; otherwise it waits for the device to finish everything.
+  const bool room = draining_for_room_ &&
+                    points_in_flight_ <= device_->max_callback_points() / kPointsResumeDivisor;
+  if (!in_flight_.empty() && !room) return false;
+  draining_for_room_ = false;
   state_ = State::kReady;
   return true;
 }
@@ -288,9 +296,9 @@ void Stream::RunSome() {
         break;
       }
       if (queue_.front().device_work && !RoomOnDeviceLocked(queue_.front())) {
-        // Resumes when the device's work drains (the last report makes the
-        // stream ready again).
+        // Resumes when a point leaves the device (DeviceCompleted).
         state_ = State::kDraining;
+        draining_for_room_ = true;
         draining = true;
         break;
       }

@@ -201,7 +201,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // published becomes ready: true when the caller must MakeReady it.
   bool EndDrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether `task` may go to the device now (a host-callback point waits
-  // while kMaxPointsInFlight are there).
+  // while the device stream holds max_callback_points()).
   bool RoomOnDeviceLocked(const Task& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the first (or last) task off the device's list.
   Task PopInFlightLocked(bool front) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -225,6 +225,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Submitted to the device, in submission order (the order it reports them).
   hal::RingQueue<Task> in_flight_ ABSL_GUARDED_BY(mu_);
   int points_in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // host-callback points among them
+  // kDraining only because the device holds all the points it may.
+  bool draining_for_room_ ABSL_GUARDED_BY(mu_) = false;
   // Reports that arrived while their task was still being submitted.
   std::vector<std::pair<uint64_t, absl::Status>> early_device_results_ ABSL_GUARDED_BY(mu_);
   // A host-callback point reached while its task was still being submitted.

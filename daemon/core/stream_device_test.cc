@@ -321,6 +321,7 @@ class ScriptedDeviceStream final : public hal::Stream {
   absl::StatusOr<uint64_t> RecordEvent(hal::Event&, uint64_t) override { return Next(); }
   absl::StatusOr<uint64_t> WaitEvent(hal::Event&, uint64_t) override { return Next(); }
   absl::StatusOr<uint64_t> HostCallbackPoint() override { return Next(); }
+  int max_callback_points() const override { return 8; }
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override {
     absl::MutexLock lock(&mu_);
     resumed_.emplace_back(sequence, std::move(status));
@@ -464,9 +465,8 @@ TEST(StreamPointOrderTest, WorkAfterAReportedStopFailureIsNotDroppedByItsAbort) 
   EXPECT_EQ(device.stream_->log(), (std::vector<std::string>{"submit 1", "abort", "submit 2"}));
 }
 
-// Each host-callback point on the device holds one of its notifies (shared by
-// every client of the device): a stream puts at most 8 there at once, and
-// the rest follow as the device drains.
+// A device whose host-callback points each hold something scarce says how
+// many a stream may hold (8 here): the rest follow as the device drains.
 TEST(StreamPointOrderTest, AStreamPutsAtMostEightHostPointsOnTheDevice) {
   ScriptedDevice device;
   hal::Timer timer;

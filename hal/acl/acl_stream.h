@@ -82,6 +82,10 @@ class AclStream final : public Stream {
   absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
+  // Each point holds a vendor notify until its callback ran, and a device
+  // has few of them for all its clients together.
+  int max_callback_points() const override { return kMaxCallbackPoints; }
+  static constexpr int kMaxCallbackPoints = 8;
   // aclrtSetStreamFailureMode on the vendor stream. Needs the vendor's task
   // ids (aclrtGetThreadLastTaskId): a stopped stream never runs the failed
   // item's marker, so the item is reported from its exception instead.
