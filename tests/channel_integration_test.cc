@@ -3,10 +3,6 @@
 // client of the previous protocol is still served; a client that breaks its
 // channel ends its own session and nobody else's.
 #include <dirent.h>
-#include <fcntl.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -20,13 +16,13 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "proto/acl/message_ring.h"
 #include "proto/acl/protocol.h"
 #include "proto/acl/ring_channel.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 #include "tests/acld_fixture.h"
 #include "tests/process.h"
 #include "tests/raw_session.h"
+#include "tests/ring_session.h"
 
 namespace acld_test {
 namespace {
@@ -46,110 +42,6 @@ std::string ReadAll(const std::string& path) {
   text << file.rdbuf();
   return text.str();
 }
-
-// A session opened by hand with a channel as libascendcl would set it up,
-// so that the test can then speak on it — or break it.
-class RingSession {
- public:
-  // `region_bytes`: the memfd's size (RegionBytes() unless testing a wrong
-  // one); `protocol`: 3 hands a doorbell over with the channel, 2 does not.
-  RingSession(const std::string& socket, size_t region_bytes = RingChannel::RegionBytes(),
-              uint32_t protocol = acld::kProtocolVersion)
-      : size_(region_bytes) {
-    const int fd = memfd_create("test-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size_)), 0);
-    EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
-    base_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    EXPECT_NE(base_, MAP_FAILED);
-    if (size_ >= RingChannel::RegionBytes()) RingChannel::Format(base_);
-    doorbell_ = protocol >= 3 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
-    const std::string ticket =
-        AskDesk(socket + ".peer", absl::StrCat("M ", size_, "\n"), fd, doorbell_);
-    close(fd);
-    channel_ = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
-    stub_ = acl::v1::Runtime::NewStub(channel_);
-    stream_ = stub_->Session(&context_);
-    acl::v1::ClientMessage hello;
-    hello.set_call_id(1);
-    hello.mutable_hello()->set_protocol_version(protocol);
-    hello.mutable_hello()->set_peer_token(FetchToken(socket + ".peer"));
-    hello.mutable_hello()->set_ring_ticket(ticket);
-    EXPECT_TRUE(stream_->Write(hello));
-    acl::v1::ServerMessage opened;
-    EXPECT_TRUE(stream_->Read(&opened));
-    opened_ = opened.reply().has_session_opened();
-    on_ring_ = opened.reply().session_opened().ring();
-    if (on_ring_) {
-      ring_ = std::make_unique<RingChannel>(base_, RingChannel::Side::kClient, doorbell_);
-    }
-  }
-  ~RingSession() {
-    context_.TryCancel();
-    (void)stream_->Finish();
-    munmap(base_, size_);
-    if (doorbell_ >= 0) close(doorbell_);
-  }
-
-  bool opened() const { return opened_; }
-  bool on_ring() const { return on_ring_; }
-
-  // An InitCount call over the channel; its reply's init count, or -1.
-  int64_t InitCountOverRing() {
-    acl::v1::ClientMessage request;
-    request.set_call_id(2);
-    request.mutable_init_count();
-    const auto never = [] { return false; };
-    if (!ring_->Send(request.SerializeAsString(), never).ok()) return -1;
-    // Bounded: a daemon that never answers fails the test instead of hanging it.
-    const absl::Time deadline = absl::Now() + absl::Seconds(20);
-    absl::StatusOr<std::optional<std::string>> bytes =
-        ring_->Receive([deadline] { return absl::Now() > deadline; });
-    if (!bytes.ok() || !bytes->has_value()) return -1;
-    acl::v1::ServerMessage reply;
-    if (!reply.ParseFromString(**bytes) || reply.call_id() != 2) return -1;
-    return static_cast<int64_t>(reply.reply().init_count().count());
-  }
-
-  // Sends `count` InitCount calls and reads no reply (at most 5 s): acld's
-  // replies fill the daemon-to-client ring, then its writes wait for room.
-  int Flood(int count) {
-    acl::v1::ClientMessage request;
-    request.mutable_init_count();
-    const absl::Time deadline = absl::Now() + absl::Seconds(5);
-    int sent = 0;
-    while (sent < count) {
-      request.set_call_id(1000 + sent);  // a call with an id is answered
-      if (!ring_->Send(request.SerializeAsString(), [deadline] { return absl::Now() > deadline; })
-               .ok()) {
-        break;
-      }
-      ++sent;
-    }
-    return sent;
-  }
-
-  // Writes an impossible head into the client-to-daemon ring, as a hostile
-  // client could at any moment, and rings the daemon.
-  void BreakRing() {
-    acld::MessageRing::HeaderOf(base_)->head.store(uint64_t{1} << 40);
-    const uint64_t one = 1;
-    EXPECT_EQ(write(doorbell_, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
-  }
-
- private:
-  size_t size_;
-  void* base_ = nullptr;
-  int doorbell_ = -1;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<acl::v1::Runtime::Stub> stub_;
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
-      stream_;
-  std::unique_ptr<RingChannel> ring_;
-  bool opened_ = false;
-  bool on_ring_ = false;
-};
 
 TEST(ChannelTest, ClientsUseTheSharedMemoryChannelUnlessTheyAskForGrpc) {
   AcldDaemon daemon;

@@ -1,6 +1,6 @@
-// Malformed, truncated and random requests straight at acld's sockets: the
-// daemon never crashes, answers what it can with an error, and serves a
-// well-behaved client afterwards.
+// Malformed, truncated and random requests straight at acld's sockets and
+// at its shared-memory channels: the daemon never crashes, answers what it
+// can with an error, and serves a well-behaved client afterwards.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -23,6 +23,7 @@
 #include "proto/acl/v1/runtime.grpc.pb.h"
 #include "tests/acld_fixture.h"
 #include "tests/raw_session.h"
+#include "tests/ring_session.h"
 
 namespace acld_test {
 namespace {
@@ -260,6 +261,67 @@ TEST(FuzzTest, RandomRequestsNeverCrashTheDaemon) {
   EXPECT_EQ(status.host_refcount(), 0u);
   for (const auto& device : status.devices()) EXPECT_EQ(device.used_bytes(), 0u);
   EXPECT_EQ(daemon.Stop(), 0);
+}
+
+// The same random requests over the shared-memory channel, then messages
+// that do not parse and fragments that never end: a session that breaks the
+// protocol ends, and nobody else notices.
+TEST(FuzzTest, RandomMessagesOnTheChannelNeverCrashTheDaemon) {
+  AcldDaemon daemon({"--sim_device_memory=67108864", "--callback_timeout=1"});
+  RandomValues values(20261201);
+  constexpr int kSessions = 4;
+  constexpr int kMessagesPerSession = 1000;
+  for (int s = 0; s < kSessions; ++s) {
+    RingSession session(daemon.socket());
+    ASSERT_TRUE(session.on_ring());
+    std::set<uint64_t> must_answer;
+    std::set<uint64_t> answered;
+    for (int i = 0; i < kMessagesPerSession; ++i) {
+      acl::v1::ClientMessage message;
+      Randomize(message, values, 3);
+      const uint64_t call_id = values.Chance(4) ? 0 : 1000 + i;
+      message.set_call_id(call_id);
+      if (message.body_case() == acl::v1::ClientMessage::kHello) message.clear_hello();
+      if (call_id != 0 && message.body_case() != acl::v1::ClientMessage::kAsyncBatch &&
+          message.body_case() != acl::v1::ClientMessage::kCallbackDone &&
+          message.body_case() != acl::v1::ClientMessage::BODY_NOT_SET && !WaitsForWork(message)) {
+        must_answer.insert(call_id);
+      }
+      ASSERT_TRUE(session.Send(message)) << "acld stopped reading session " << s;
+      // Read as we go: acld serves a client that does not read no further.
+      while (std::optional<acl::v1::ServerMessage> reply = session.Next(absl::ZeroDuration())) {
+        if (reply->has_reply()) answered.insert(reply->call_id());
+      }
+    }
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    while (absl::Now() < deadline) {
+      size_t missing = 0;
+      for (uint64_t id : must_answer) missing += answered.count(id) == 0 ? 1 : 0;
+      if (missing == 0) break;
+      std::optional<acl::v1::ServerMessage> reply = session.Next(absl::Milliseconds(100));
+      if (reply.has_value() && reply->has_reply()) answered.insert(reply->call_id());
+    }
+    size_t missing = 0;
+    for (uint64_t id : must_answer) missing += answered.count(id) == 0 ? 1 : 0;
+    EXPECT_EQ(missing, 0u) << "of " << must_answer.size() << " calls in session " << s;
+    ASSERT_TRUE(acld::server::SocketIsLive(daemon.socket())) << "acld died";
+  }
+
+  // Bytes that are no message, and fragments that add up past the largest
+  // message: each ends its own session, while a bystander stays served.
+  RingSession bystander(daemon.socket());
+  ASSERT_TRUE(bystander.on_ring());
+  for (int round = 0; round < 20; ++round) {
+    RingSession breaker(daemon.socket());
+    ASSERT_TRUE(breaker.on_ring());
+    std::string frame = values.Bytes(4096);
+    if (round % 2 == 0) frame.insert(0, 1, static_cast<char>(acld::RingChannel::kLastFragment));
+    (void)breaker.SendBytes(frame);
+    EXPECT_EQ(bystander.InitCountOverRing(), 0) << "round " << round;
+  }
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 1; }, absl::Seconds(10)))
+      << "sessions that broke the protocol were not ended";
+  EXPECT_EQ(bystander.InitCountOverRing(), 0);
 }
 
 }  // namespace

@@ -202,10 +202,11 @@ class RuntimeService::SessionCall
     live_ = std::move(opened->live);
     handler_ = std::move(opened->handler);
     state_ = State::kOpen;
+    const uint64_t hello_call = request_.call_id();
     // A read stays pending for the life of the session: its failure is how
     // acld learns that the process went away (or that the call was cancelled).
     StartRead(&request_);
-    handler_->Open(request_.call_id(), live_->ring != nullptr);
+    handler_->Open(hello_call, live_->ring != nullptr);
     if (live_->ring != nullptr) service_.ServeChannel(live_, handler_);
   }
 
