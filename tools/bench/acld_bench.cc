@@ -11,6 +11,12 @@
 //   acld_bench hostfuncs N S [compare]
 //                             N host funcs spread over S streams; with "compare"
 //                             also the floors, as for roundtrip
+//   acld_bench calls          every kind of synchronous call, microseconds each
+//   acld_bench clients N S P  N client processes, each with one stream, calling
+//                             aclrtStreamQuery every P ms (0: back to back; -1:
+//                             never, connected and idle) for S seconds: calls/s
+//                             in total, latency percentiles, one client's threads
+//                             and RSS; prints "running" when all are connected
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"), over the
 // carrier ACLD_TRANSPORT names (the shared-memory channel by default). Every
@@ -31,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <new>
 #include <string>
@@ -435,6 +442,229 @@ int HostFuncs(int count, int stream_count, bool compare) {
   return 0;
 }
 
+int Calls() {
+  Setup();
+  aclrtStream stream = nullptr;
+  Must(aclrtCreateStream(&stream), "aclrtCreateStream");
+  void* word = nullptr;
+  Must(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+  uint32_t host = 0;
+  aclrtStreamStatus status;
+  aclrtEvent event = nullptr;
+  Must(aclrtCreateEvent(&event), "aclrtCreateEvent");
+  struct Kind {
+    const char* name;
+    std::function<void()> body;
+  };
+  const std::vector<Kind> kinds = {
+      {"aclrtStreamQuery (idle stream)", [&] { Must(aclrtStreamQuery(stream, &status), "query"); }},
+      {"aclrtSynchronizeStream (idle stream)",
+       [&] { Must(aclrtSynchronizeStream(stream), "sync"); }},
+      {"aclrtMemcpy 4 bytes host to device",
+       [&] { Must(aclrtMemcpy(word, 4, &host, 4, ACL_MEMCPY_HOST_TO_DEVICE), "h2d"); }},
+      {"aclrtMemcpy 4 bytes device to host",
+       [&] { Must(aclrtMemcpy(&host, 4, word, 4, ACL_MEMCPY_DEVICE_TO_HOST), "d2h"); }},
+      {"aclrtMalloc + aclrtFree (4 KiB)",
+       [&] {
+         void* block = nullptr;
+         Must(aclrtMalloc(&block, 4096, ACL_MEM_MALLOC_HUGE_FIRST), "malloc");
+         Must(aclrtFree(block), "free");
+       }},
+      {"aclrtCreateStream + aclrtDestroyStream",
+       [&] {
+         aclrtStream extra = nullptr;
+         Must(aclrtCreateStream(&extra), "create");
+         Must(aclrtDestroyStream(extra), "destroy");
+       }},
+      {"aclrtRecordEvent + aclrtSynchronizeEvent",
+       [&] {
+         Must(aclrtRecordEvent(event, stream), "record");
+         Must(aclrtSynchronizeEvent(event), "sync event");
+       }},
+  };
+  for (const Kind& kind : kinds) {
+    std::printf("calls: %-42s %7.1f us (median of 7 x 1000)\n", kind.name,
+                MedianMicros(7, 1000, kind.body));
+  }
+  Must(aclrtDestroyEvent(event), "destroy event");
+  Must(aclrtFree(word), "free");
+  Must(aclrtDestroyStream(stream), "destroy");
+  Must(aclFinalize(), "aclFinalize");
+  return 0;
+}
+
+// What a client of `clients` reports to the parent.
+struct ClientReport {
+  uint32_t threads = 0;
+  uint64_t rss_kib = 0;
+  uint64_t calls = 0;
+  uint32_t samples = 0;  // latencies that follow, in microseconds (float)
+};
+
+uint64_t OwnRssKib() {
+  FILE* status = std::fopen("/proc/self/status", "r");
+  char line[256];
+  uint64_t kib = 0;
+  while (status != nullptr && std::fgets(line, sizeof(line), status) != nullptr) {
+    if (std::sscanf(line, "VmRSS: %lu", &kib) == 1) break;
+  }
+  if (status != nullptr) std::fclose(status);
+  return kib;
+}
+
+uint32_t OwnThreads() {
+  uint32_t count = 0;
+  FILE* status = std::fopen("/proc/self/status", "r");
+  char line[256];
+  while (status != nullptr && std::fgets(line, sizeof(line), status) != nullptr) {
+    if (std::sscanf(line, "Threads: %u", &count) == 1) break;
+  }
+  if (status != nullptr) std::fclose(status);
+  return count;
+}
+
+void WriteAll(int fd, const void* data, size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = write(fd, bytes, size);
+    if (n <= 0) std::exit(1);
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+bool ReadAll(int fd, void* data, size_t size) {
+  char* bytes = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = read(fd, bytes, size);
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// One client of `clients`: connects, says it is ready, waits for the start,
+// calls for `seconds`, reports.
+[[noreturn]] void RunClient(int ready_fd, int start_fd, int report_fd, int seconds,
+                            int period_ms) {
+  Setup();
+  aclrtStream stream = nullptr;
+  Must(aclrtCreateStream(&stream), "aclrtCreateStream");
+  aclrtStreamStatus status;
+  Must(aclrtStreamQuery(stream, &status), "query");
+  const char ready = 'r';
+  WriteAll(ready_fd, &ready, 1);
+  char start;
+  if (!ReadAll(start_fd, &start, 1)) std::exit(1);
+  constexpr size_t kMaxSamples = 200000;
+  std::vector<float> latencies;
+  ClientReport report;
+  const auto begin = Clock::now();
+  const auto end = begin + std::chrono::seconds(seconds);
+  auto next = begin;
+  while (Clock::now() < end) {
+    if (period_ms < 0) {
+      usleep(100000);
+      continue;
+    }
+    if (period_ms > 0) {
+      next += std::chrono::milliseconds(period_ms);
+      const auto now = Clock::now();
+      if (next > now) usleep(static_cast<useconds_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(next - now).count()));
+    }
+    const auto call = Clock::now();
+    Must(aclrtStreamQuery(stream, &status), "query");
+    ++report.calls;
+    if (latencies.size() < kMaxSamples) {
+      latencies.push_back(static_cast<float>(SecondsSince(call) * 1e6));
+    }
+  }
+  report.threads = OwnThreads();
+  report.rss_kib = OwnRssKib();
+  report.samples = static_cast<uint32_t>(latencies.size());
+  WriteAll(report_fd, &report, sizeof(report));
+  WriteAll(report_fd, latencies.data(), latencies.size() * sizeof(float));
+  Must(aclrtDestroyStream(stream), "destroy");
+  Must(aclFinalize(), "aclFinalize");
+  std::exit(0);
+}
+
+int Clients(int count, int seconds, int period_ms) {
+  int ready[2], start[2];
+  if (pipe(ready) != 0 || pipe(start) != 0) return 1;
+  std::vector<int> reports;
+  std::vector<pid_t> children;
+  for (int i = 0; i < count; ++i) {
+    int report[2];
+    if (pipe(report) != 0) return 1;
+    const pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      for (int fd : reports) close(fd);
+      close(report[0]);
+      RunClient(ready[1], start[0], report[1], seconds, period_ms);
+    }
+    close(report[1]);
+    reports.push_back(report[0]);
+    children.push_back(child);
+  }
+  const auto connecting = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    char byte;
+    if (!ReadAll(ready[0], &byte, 1)) {
+      std::fprintf(stderr, "clients: a client failed to connect\n");
+      return 1;
+    }
+  }
+  const double connect_seconds = SecondsSince(connecting);
+  std::printf("running %d clients\n", count);
+  std::fflush(stdout);
+  const std::string go(static_cast<size_t>(count), 'g');
+  WriteAll(start[1], go.data(), go.size());
+  std::vector<float> latencies;
+  uint64_t calls = 0;
+  ClientReport first;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    ClientReport report;
+    if (!ReadAll(reports[i], &report, sizeof(report))) {
+      std::fprintf(stderr, "clients: client %zu reported nothing\n", i);
+      return 1;
+    }
+    std::vector<float> samples(report.samples);
+    if (!ReadAll(reports[i], samples.data(), samples.size() * sizeof(float))) return 1;
+    latencies.insert(latencies.end(), samples.begin(), samples.end());
+    calls += report.calls;
+    if (i == 0) first = report;
+    close(reports[i]);
+  }
+  int failed = 0;
+  for (pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::sort(latencies.begin(), latencies.end());
+  auto percentile = [&](double p) {
+    return latencies.empty() ? 0.0
+                             : latencies[std::min(latencies.size() - 1,
+                                                  static_cast<size_t>(p * latencies.size()))];
+  };
+  std::printf(
+      "clients: %d, each one stream, aclrtStreamQuery %s for %d s: %.0f calls/s in total; "
+      "latency p50 %.1f us, p99 %.1f us, max %.1f us; all connected in %.2f s; one client: "
+      "%u threads, RSS %.1f MiB%s\n",
+      count,
+      period_ms < 0    ? "never (idle)"
+      : period_ms == 0 ? "back to back"
+                       : ("every " + std::to_string(period_ms) + " ms").c_str(),
+      seconds, calls / static_cast<double>(seconds), percentile(0.5), percentile(0.99),
+      latencies.empty() ? 0.0 : latencies.back(), connect_seconds, first.threads,
+      first.rss_kib / 1024.0, failed > 0 ? " (SOME CLIENTS FAILED)" : "");
+  return failed > 0 ? 1 : 0;
+}
+
 int Streams(int count) {
   Setup();
   std::vector<aclrtStream> streams(count);
@@ -456,6 +686,11 @@ int main(int argc, char** argv) {
   if (mode == "launches") return Launches(number > 0 ? static_cast<int>(number) : 200000);
   if (mode == "copies") return Copies(number > 0 ? static_cast<size_t>(number) : 64);
   if (mode == "streams") return Streams(number > 0 ? static_cast<int>(number) : 1);
+  if (mode == "calls") return Calls();
+  if (mode == "clients" && argc > 4) {
+    return Clients(std::max(1, static_cast<int>(number)), std::max(1, std::atoi(argv[3])),
+                   std::atoi(argv[4]));
+  }
   if (mode == "hostfuncs") {
     return HostFuncs(number > 0 ? static_cast<int>(number) : 10000,
                      argc > 3 ? std::max(1, std::atoi(argv[3])) : 1,
@@ -463,6 +698,6 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: acld_bench roundtrip | launches N | copies MIB | streams N |"
-               " hostfuncs N S [compare]\n");
+               " hostfuncs N S [compare] | calls | clients N SECONDS PERIOD_MS\n");
   return 2;
 }

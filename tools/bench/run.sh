@@ -106,6 +106,38 @@ wait $(jobs -p | grep -v "^$acld_pid$") 2>/dev/null || true
 awk '{ for (i = 1; i <= NF; ++i) if ($i == "callbacks/s") s += $(i-1) } END {
   printf "8 processes x 5000 host funcs: %.0f callbacks/s in total\n", s }' "$work"/proc*
 
+echo "== 7. every kind of synchronous call (daemon)"
+ACLD_ADDRESS=$daemon "$bench" calls
+echo "-- the same in embedded mode"
+ACLD_ADDRESS=embedded "$bench" calls
+
+# The daemon's CPU time so far, in seconds (utime + stime of /proc/PID/stat).
+acld_cpu() {
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' \
+    "/proc/$acld_pid/stat"
+}
+# Runs `acld_bench clients N S P` and reports the daemon's threads while they
+# run and the CPU it used over their S seconds.
+clients_run() {
+  local cpu_start threads line
+  coproc clients { ACLD_ADDRESS=$daemon "$bench" clients "$@"; }
+  read -r line <&"${clients[0]}" || true  # "running N clients": all connected
+  cpu_start=$(acld_cpu)
+  sleep 1
+  threads=$(awk '/^Threads:/ {print $2}' "/proc/$acld_pid/status")
+  read -r line <&"${clients[0]}" || line="clients $*: no result (see stderr)"
+  wait "$clients_PID" || true
+  echo "$line"
+  awk -v a="$cpu_start" -v b="$(acld_cpu)" -v s="$2" -v t="$threads" 'BEGIN {
+    printf "  daemon: %d threads while they ran; %.2f CPU s in %d s (%.1f%% of a core)\n",
+      t, b - a, s, 100 * (b - a) / s }'
+}
+echo "== 8. many clients: each one process with one stream (threads, latency, idle cost)"
+for n in 1 16 64 256; do clients_run "$n" 5 10; done
+for n in 1 16 64; do clients_run "$n" 5 0; done
+echo "-- 64 clients connected and idle for 10 s"
+clients_run 64 10 -1
+
 kill "$acld_pid"
 wait "$acld_pid" 2>/dev/null || true  # reaped, so that its CPU time counts as the run's own
 busy_end=$(busy_seconds)
