@@ -2,6 +2,7 @@
 //
 // Owns the devices (sim backend by default) and serves client processes on the
 // runtime socket and operators on the admin socket until SIGTERM or SIGINT.
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -125,6 +126,11 @@ void StartShutdownWatchdog(absl::Duration limit) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // glibc gives every thread that allocates an arena of its own (up to 8 per
+  // core), and what sessions freed stays in them, fragmented: after a burst of
+  // launches an idle acld kept ~6 MiB more than it started with. acld's
+  // threads allocate little each; two arenas are enough and give it back.
+  mallopt(M_ARENA_MAX, 2);
   absl::SetProgramUsageMessage("acld: per-host AscendCL runtime daemon. Flags: --helpfull");
   absl::ParseCommandLine(argc, argv);
   if (!SetUpLogging()) return 2;
