@@ -39,6 +39,8 @@ class ClientRing {
   // Writes `message` after everything written before; false once stopped or
   // broken. One writer at a time.
   bool Write(const acl::v1::ClientMessage& message);
+  // Whether acld has read everything written (asked by the writer).
+  bool AllRead() { return channel_.SentAllRead(); }
   // The next message from acld; nullopt once stopped and drained. An error:
   // the channel broke. One reader at a time.
   absl::StatusOr<std::optional<acl::v1::ServerMessage>> Read();

@@ -218,6 +218,22 @@ void SessionChannel::FlushLoop() {
     }
     absl::MutexLock lock(&write_mu_);
     WriteBatchLocked(nullptr);
+    if (write_on_ring_) LetTheBatchGrow();
+  }
+}
+
+void SessionChannel::LetTheBatchGrow() {
+  // A ring write costs the flusher next to nothing, so it would send one
+  // launch per batch and acld would pay a message per launch. While acld has
+  // not read the last batch yet, launches gather into the next one instead
+  // (as they do behind a gRPC write). Calls do not wait for this: each sends
+  // the batch itself before its request.
+  constexpr int kMaxPolls = 100;
+  for (int i = 0; i < kMaxPolls && !ring_->AllRead(); ++i) {
+    write_mu_.Unlock();
+    absl::SleepFor(absl::Microseconds(20));
+    write_mu_.Lock();
+    if (!write_on_ring_) return;
   }
 }
 

@@ -89,6 +89,9 @@ class SessionChannel {
   // Writes one message to the session's carrier.
   bool WriteLocked(const acl::v1::ClientMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void FlushLoop();
+  // After the flusher wrote a batch on the ring: waits (a little) until acld
+  // has read it, so that the next batch carries more than one launch.
+  void LetTheBatchGrow() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Reads until the stream ends, then takes its final status (Finish).
   void ReadReplies();
   // Reads the channel until it is stopped (the stream ended) and drained.

@@ -343,6 +343,12 @@ absl::Status MessageRing::Producer::WaitForSpace(absl::Time deadline) {
                    header_->producer_waiting, header_->space_seq, *interrupted_);
 }
 
+bool MessageRing::Producer::Drained() {
+  if (!status_.ok()) return false;
+  absl::StatusOr<uint64_t> tail = LoadTail();
+  return tail.ok() && *tail == head_;
+}
+
 absl::StatusOr<bool> MessageRing::Producer::ArmWakeup() {
   if (!status_.ok()) return status_;
   return ArmUnlessReady([this] { return HasWantedSpace(); }, header_->producer_waiting);

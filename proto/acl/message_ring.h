@@ -140,6 +140,10 @@ class MessageRing::Producer {
   // rather than on the futex word. -1: the futex word (the default).
   void SetPeerDoorbell(int eventfd) { peer_doorbell_ = eventfd; }
 
+  // Whether the consumer has taken everything published (false also when the
+  // ring is corrupt: then the next write says so).
+  bool Drained();
+
   // OK, or the error that made this producer unusable.
   const absl::Status& status() const { return status_; }
 

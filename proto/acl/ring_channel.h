@@ -65,6 +65,9 @@ class RingChannel {
   // protocol (corrupt ring, oversized message): the session must end.
   absl::StatusOr<std::optional<std::string>> Receive(const StopFn& stop);
 
+  // Whether the peer has read everything sent (one sender at a time, as Send).
+  bool SentAllRead() { return out_.Drained(); }
+
   // Ends both directions' waits now and later (the session is over): a
   // Send or Receive waiting returns within a moment, once it asks `stop`.
   void Interrupt();

@@ -158,6 +158,20 @@ TEST(RingChannelTest, TheDaemonSideReceivesWithoutBlockingAndIsRungOnlyWhileArme
   EXPECT_EQ(*daemon.TryReceive(), std::optional<std::string>("disarmed"));
 }
 
+TEST(RingChannelTest, TheSenderSeesWhenEverythingItSentWasRead) {
+  Region region;
+  RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
+  RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+  EXPECT_TRUE(client.SentAllRead());
+  ASSERT_TRUE(client.Send("one", Never).ok());
+  ASSERT_TRUE(client.Send("two", Never).ok());
+  EXPECT_FALSE(client.SentAllRead());
+  EXPECT_EQ(*daemon.TryReceive(), std::optional<std::string>("one"));
+  EXPECT_FALSE(client.SentAllRead());
+  EXPECT_EQ(*daemon.TryReceive(), std::optional<std::string>("two"));
+  EXPECT_TRUE(client.SentAllRead());
+}
+
 TEST(RingChannelTest, TheDaemonSideKeepsFragmentsUntilTheLastArrives) {
   Region region;
   RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
