@@ -167,6 +167,28 @@ bool WaitsForWork(const acl::v1::ClientMessage& message) {
   }
 }
 
+// A random request with call id `1000 + index` (or none); noted in
+// `must_answer` when acld must answer it promptly.
+acl::v1::ClientMessage RandomCall(RandomValues& values, int index,
+                                  std::set<uint64_t>& must_answer) {
+  acl::v1::ClientMessage message;
+  Randomize(message, values, 3);
+  const uint64_t call_id = values.Chance(4) ? 0 : 1000 + index;
+  message.set_call_id(call_id);
+  if (call_id != 0 && message.body_case() != acl::v1::ClientMessage::kAsyncBatch &&
+      message.body_case() != acl::v1::ClientMessage::kCallbackDone &&
+      message.body_case() != acl::v1::ClientMessage::BODY_NOT_SET && !WaitsForWork(message)) {
+    must_answer.insert(call_id);
+  }
+  return message;
+}
+
+size_t Missing(const std::set<uint64_t>& must_answer, const std::set<uint64_t>& answered) {
+  size_t missing = 0;
+  for (uint64_t id : must_answer) missing += answered.count(id) == 0 ? 1 : 0;
+  return missing;
+}
+
 TEST(FuzzTest, RandomRequestsNeverCrashTheDaemon) {
   AcldDaemon daemon({"--sim_device_memory=67108864", "--callback_timeout=1"});
   RandomValues values(20261129);
@@ -196,25 +218,15 @@ TEST(FuzzTest, RandomRequestsNeverCrashTheDaemon) {
     });
     std::set<uint64_t> must_answer;
     for (int i = 0; i < kMessagesPerSession; ++i) {
-      acl::v1::ClientMessage message;
-      Randomize(message, values, 3);
-      const uint64_t call_id = values.Chance(4) ? 0 : 1000 + i;
-      message.set_call_id(call_id);
-      if (call_id != 0 && message.body_case() != acl::v1::ClientMessage::kAsyncBatch &&
-          message.body_case() != acl::v1::ClientMessage::kCallbackDone &&
-          message.body_case() != acl::v1::ClientMessage::BODY_NOT_SET && !WaitsForWork(message)) {
-        must_answer.insert(call_id);
-      }
-      if (!stream->Write(message)) break;
+      if (!stream->Write(RandomCall(values, i, must_answer))) break;
     }
     // Every call that does not wait for device work is answered promptly.
     absl::SleepFor(absl::Seconds(2));
     context.TryCancel();
     reader.join();
     (void)stream->Finish();
-    size_t missing = 0;
-    for (uint64_t id : must_answer) missing += answered.count(id) == 0 ? 1 : 0;
-    EXPECT_EQ(missing, 0u) << "of " << must_answer.size() << " calls in session " << s;
+    EXPECT_EQ(Missing(must_answer, answered), 0u)
+        << "of " << must_answer.size() << " calls in session " << s;
     ASSERT_TRUE(acld::server::SocketIsLive(daemon.socket())) << "acld died";
   }
 
@@ -277,33 +289,20 @@ TEST(FuzzTest, RandomMessagesOnTheChannelNeverCrashTheDaemon) {
     std::set<uint64_t> must_answer;
     std::set<uint64_t> answered;
     for (int i = 0; i < kMessagesPerSession; ++i) {
-      acl::v1::ClientMessage message;
-      Randomize(message, values, 3);
-      const uint64_t call_id = values.Chance(4) ? 0 : 1000 + i;
-      message.set_call_id(call_id);
-      if (message.body_case() == acl::v1::ClientMessage::kHello) message.clear_hello();
-      if (call_id != 0 && message.body_case() != acl::v1::ClientMessage::kAsyncBatch &&
-          message.body_case() != acl::v1::ClientMessage::kCallbackDone &&
-          message.body_case() != acl::v1::ClientMessage::BODY_NOT_SET && !WaitsForWork(message)) {
-        must_answer.insert(call_id);
-      }
-      ASSERT_TRUE(session.Send(message)) << "acld stopped reading session " << s;
+      ASSERT_TRUE(session.Send(RandomCall(values, i, must_answer)))
+          << "acld stopped reading session " << s;
       // Read as we go: acld serves a client that does not read no further.
       while (std::optional<acl::v1::ServerMessage> reply = session.Next(absl::ZeroDuration())) {
         if (reply->has_reply()) answered.insert(reply->call_id());
       }
     }
     const absl::Time deadline = absl::Now() + absl::Seconds(5);
-    while (absl::Now() < deadline) {
-      size_t missing = 0;
-      for (uint64_t id : must_answer) missing += answered.count(id) == 0 ? 1 : 0;
-      if (missing == 0) break;
+    while (absl::Now() < deadline && Missing(must_answer, answered) > 0) {
       std::optional<acl::v1::ServerMessage> reply = session.Next(absl::Milliseconds(100));
       if (reply.has_value() && reply->has_reply()) answered.insert(reply->call_id());
     }
-    size_t missing = 0;
-    for (uint64_t id : must_answer) missing += answered.count(id) == 0 ? 1 : 0;
-    EXPECT_EQ(missing, 0u) << "of " << must_answer.size() << " calls in session " << s;
+    EXPECT_EQ(Missing(must_answer, answered), 0u)
+        << "of " << must_answer.size() << " calls in session " << s;
     ASSERT_TRUE(acld::server::SocketIsLive(daemon.socket())) << "acld died";
   }
 
