@@ -74,10 +74,22 @@ echo "$remote"; echo "$embedded"
 awk -v r="$remote" -v e="$embedded" 'BEGIN { split(r, a, " "); split(e, b, " ");
   printf "launches: daemon / embedded = %.2fx (medians)\n", a[2] / b[2] }'
 
+echo "-- aggregate launches from 1, 2, 4, 8 and 16 client processes at once"
+for n in 1 2 4 8 16; do
+  for i in $(seq "$n"); do ACLD_ADDRESS=$daemon "$bench" launches $((200000 / n)) > "$work/launch$i" & done
+  wait $(jobs -p | grep -v "^$acld_pid$") 2>/dev/null || true
+  awk -v n="$n" '{ s += $2 } END { printf "%d clients: %.0f launches/s in total (sum of their medians)\n", n, s }' \
+    $(seq -f "$work/launch%g" "$n")
+done
+
 echo "== 3. 256 MiB copies through the daemon vs memcpy"
 ACLD_ADDRESS=$daemon "$bench" copies 256
 echo "-- the same in embedded mode, for reference"
 ACLD_ADDRESS=embedded "$bench" copies 256
+
+echo "-- 1 MiB copies (a copy's round trip against its bytes)"
+ACLD_ADDRESS=$daemon "$bench" copies 1
+ACLD_ADDRESS=embedded "$bench" copies 1
 
 echo "== 4. daemon threads and RSS with 1, 64 and 4096 streams open"
 threads_rss() {
