@@ -214,7 +214,9 @@ TEST(RingChannelTest, TheDaemonSideSendsAsRoomAppearsAndIsWokenForIt) {
   std::optional<std::string> received;
   std::thread receiver([&] { received = *client.Receive(Never); });
   for (int turn = 0; turn < 100000 && daemon.sending(); ++turn) {
-    if (doorbell.Rings() > 0) ASSERT_TRUE(daemon.PushPending().ok());
+    if (doorbell.Rings() > 0) {
+      ASSERT_TRUE(daemon.PushPending().ok());
+    }
     std::this_thread::yield();
   }
   receiver.join();
