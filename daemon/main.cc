@@ -62,7 +62,7 @@ ABSL_FLAG(uint32_t, max_events_per_session, 16384,
           "events each new session may hold (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
           "bytes of host shared memory (aclrtMallocHost, staging) each session may map");
-ABSL_FLAG(int, channel_threads, 2,
+ABSL_FLAG(int, channel_threads, 4,
           "Threads that serve every session's shared-memory channel (1..64); they do not "
           "grow with the number of clients");
 ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 64ull << 20,

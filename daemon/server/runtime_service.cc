@@ -25,8 +25,11 @@ using acl::v1::ServerMessage;
 namespace {
 
 // Requests one turn of a session's channel handles before the pool serves
-// others: enough to amortize a wake-up, few enough to keep turns short.
+// others: enough to amortize a wake-up, few enough to keep turns short. A
+// batch of launches can take a while to apply, so a turn also ends once it
+// has run this long.
 constexpr int kRequestsPerTurn = 64;
+constexpr absl::Duration kTurnTime = absl::Microseconds(500);
 
 }  // namespace
 
@@ -74,7 +77,9 @@ class RuntimeService::RingTurn : public ChannelPool::Member {
     ring_->DisarmRead();
     writer_->Resume();  // the client may have freed room for what waits
     bool spun = false;
+    const absl::Time end = absl::Now() + kTurnTime;
     for (int served = 0; served < kRequestsPerTurn;) {
+      if (served > 0 && absl::Now() >= end) return true;  // more later, after the others
       // A client that does not read its replies gets no more served: it
       // stalls only itself, and acld queues nothing for it. The ring is
       // armed to ring when the client makes room, which brings a turn.
