@@ -33,7 +33,7 @@ void SessionWriter::Write(const acl::v1::ServerMessage& message) {
       overflowed = true;
     } else {
       queued_bytes_ += bytes;
-      queue_.push_back(message);
+      queue_.push_back(Queued{message, bytes});
     }
   }
   if (overflowed) {
@@ -71,7 +71,7 @@ void SessionWriter::Pump() {
       if (!closed_ && free && !queue_.empty()) {
         // Stays valid: only this thread removes from the queue, and others
         // add at its end, which leaves a deque's elements in place.
-        next = &queue_.front();
+        next = &queue_.front().message;
       } else if (!again_ || closed_) {
         pumping_ = false;
         if (closed_) DropQueueLocked();
@@ -83,7 +83,7 @@ void SessionWriter::Pump() {
     carrier->Take(*next);
     absl::MutexLock lock(&mu_);
     if (!closed_) {
-      queued_bytes_ -= std::min<uint64_t>(queued_bytes_, queue_.front().ByteSizeLong());
+      queued_bytes_ -= std::min(queued_bytes_, queue_.front().bytes);
       queue_.pop_front();
     }
   }

@@ -80,7 +80,11 @@ class SessionWriter {
   const std::function<void()> on_overflow_;
   mutable absl::Mutex mu_;
   std::shared_ptr<Carrier> carrier_ ABSL_GUARDED_BY(mu_);
-  std::deque<acl::v1::ServerMessage> queue_ ABSL_GUARDED_BY(mu_);
+  struct Queued {
+    acl::v1::ServerMessage message;
+    uint64_t bytes;  // its size, counted once
+  };
+  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
   uint64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   // One thread pumps at a time; another that finds it busy asks it to look
   // again (`again`) instead of waiting.

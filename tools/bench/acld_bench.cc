@@ -501,26 +501,20 @@ struct ClientReport {
   uint32_t samples = 0;  // latencies that follow, in microseconds (float)
 };
 
-uint64_t OwnRssKib() {
+// A number from this process's /proc/self/status (e.g. "VmRSS", "Threads").
+uint64_t OwnStatus(const char* field) {
   FILE* status = std::fopen("/proc/self/status", "r");
   char line[256];
-  uint64_t kib = 0;
+  uint64_t value = 0;
+  const size_t length = std::strlen(field);
   while (status != nullptr && std::fgets(line, sizeof(line), status) != nullptr) {
-    if (std::sscanf(line, "VmRSS: %lu", &kib) == 1) break;
+    if (std::strncmp(line, field, length) == 0 && line[length] == ':') {
+      value = std::strtoull(line + length + 1, nullptr, 10);
+      break;
+    }
   }
   if (status != nullptr) std::fclose(status);
-  return kib;
-}
-
-uint32_t OwnThreads() {
-  uint32_t count = 0;
-  FILE* status = std::fopen("/proc/self/status", "r");
-  char line[256];
-  while (status != nullptr && std::fgets(line, sizeof(line), status) != nullptr) {
-    if (std::sscanf(line, "Threads: %u", &count) == 1) break;
-  }
-  if (status != nullptr) std::fclose(status);
-  return count;
+  return value;
 }
 
 void WriteAll(int fd, const void* data, size_t size) {
@@ -581,8 +575,8 @@ bool ReadAll(int fd, void* data, size_t size) {
       latencies.push_back(static_cast<float>(SecondsSince(call) * 1e6));
     }
   }
-  report.threads = OwnThreads();
-  report.rss_kib = OwnRssKib();
+  report.threads = static_cast<uint32_t>(OwnStatus("Threads"));
+  report.rss_kib = OwnStatus("VmRSS");
   report.samples = static_cast<uint32_t>(latencies.size());
   WriteAll(report_fd, &report, sizeof(report));
   WriteAll(report_fd, latencies.data(), latencies.size() * sizeof(float));
