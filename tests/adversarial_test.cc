@@ -282,9 +282,11 @@ TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
     const size_t at = output.find("worst_ms=");
     ASSERT_NE(at, std::string::npos) << output;
     (void)absl::SimpleAtod(output.substr(at + 9, output.find('\n', at) - at - 9), &worst_ms);
-    // A generous bound for a loaded 2-core machine; serving streams instead
-    // of sessions made it seconds.
-    EXPECT_LT(worst_ms, 750) << output;
+    std::printf("beside a flood of 2000 streams: worst %.1f ms\n", worst_ms);
+    // A generous bound for a loaded 2-core machine (it takes 10-20 ms):
+    // serving streams instead of sessions made it seconds, and so did a
+    // device queue that one session could fill (DeviceShare).
+    EXPECT_LT(worst_ms, 300) << output;
     flood.CloseStdin();
     EXPECT_EQ(flood.Wait(absl::Seconds(60)), 0) << flood.output();
   }

@@ -351,7 +351,16 @@ TEST(TenantLimitsTest, ShutdownEndsWithinTheGraceWhateverClientsDo) {
     ASSERT_TRUE(client->WaitForLine("stalling", absl::Seconds(60))) << client->output();
     client->Signal(SIGSTOP);
   }
-  ASSERT_TRUE(WaitUntil([&] { return daemon->Status().session_count() == 20; }, absl::Seconds(10)));
+  const bool all_open =
+      WaitUntil([&] { return daemon->Status().session_count() == 20; }, absl::Seconds(10))
+          .has_value();
+  if (!all_open) {
+    for (auto& client : stopped) client->Signal(SIGCONT);
+    std::string outputs;
+    for (auto& client : stopped) outputs += client->output();
+    FAIL() << daemon->Status().session_count() << " sessions open\n"
+           << outputs << ReadFile(daemon->dir() + "/acld.log");
+  }
   absl::SleepFor(absl::Seconds(1));  // the replies are due now
   const absl::Time start = absl::Now();
   daemon->process().Signal(SIGTERM);

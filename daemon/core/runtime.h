@@ -349,7 +349,8 @@ class Runtime {
                                              uint64_t thread, uint64_t payload_bytes,
                                              const char* what, DeviceWork work,
                                              DeviceDone done = nullptr,
-                                             std::function<void()> on_discard = nullptr);
+                                             std::function<void()> on_discard = nullptr,
+                                             bool may_be_held = false);
   void ReportFailure(const TaskFailure& failure);
 
   // Declaration order is destruction order in reverse: the timer stops before

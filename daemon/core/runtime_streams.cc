@@ -97,6 +97,9 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
                                                                  uint32_t priority,
                                                                  uint32_t flags) {
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
+  std::shared_ptr<DeviceShare>& share = session.device_shares[device_id];
+  if (share == nullptr) share = std::make_shared<DeviceShare>();
+  options.device_share = share;
   ACL_ASSIGN_OR_RETURN(
       std::shared_ptr<Stream> stream,
       Stream::Create(options, *engines_[device_id], timer_, backend_->device(device_id),
@@ -259,10 +262,11 @@ absl::StatusOr<uint64_t> Runtime::EnqueueDeviceWork(SessionId id,
                                                     uint64_t thread, uint64_t payload_bytes,
                                                     const char* what, DeviceWork work,
                                                     DeviceDone done,
-                                                    std::function<void()> on_discard) {
+                                                    std::function<void()> on_discard,
+                                                    bool may_be_held) {
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, payload_bytes));
   return stream->EnqueueDeviceWork(std::move(work), what, thread, std::move(on_discard),
-                                   std::move(done), std::move(charge));
+                                   std::move(done), std::move(charge), may_be_held);
 }
 
 absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id, uint64_t thread,
@@ -447,10 +451,12 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_
   if (event->device() == stream->options().device) {
     // The device holds the stream until that record ran (or was dropped):
     // the work after the wait is queued on the device meanwhile.
-    return EnqueueDeviceWork(id, stream, thread, 0, "event",
-                             [event, target](hal::Stream& device) {
-                               return device.WaitEvent(event->device_event(), target);
-                             });
+    return EnqueueDeviceWork(
+        id, stream, thread, 0, "event",
+        [event, target](hal::Stream& device) {
+          return device.WaitEvent(event->device_event(), target);
+        },
+        nullptr, nullptr, /*may_be_held=*/true);
   }
   // Another device's event: its records are not the device's to see.
   return Enqueue(

@@ -32,7 +32,16 @@ Stream::Stream(const Options& options, StreamEngine& engine, hal::Timer& timer,
       on_failure_(std::move(on_failure)),
       sync_waiters_(timer) {}
 
-Stream::~Stream() = default;
+Stream::~Stream() {
+  // Places still held go back (a stream is normally drained by then).
+  std::vector<std::function<void()>> after;
+  {
+    absl::MutexLock lock(&mu_);
+    ReturnGrantLocked(after);
+    while (!in_flight_.empty()) PopInFlightLocked(/*front=*/true, after);
+  }
+  for (auto& callback : after) callback();
+}
 
 absl::StatusOr<std::shared_ptr<Stream>> Stream::Create(const Options& options,
                                                        StreamEngine& engine, hal::Timer& timer,
@@ -65,12 +74,15 @@ absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
 absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* what,
                                                    uint64_t submitter_thread,
                                                    std::function<void()> on_discard,
-                                                   DeviceDone done, std::shared_ptr<void> hold) {
+                                                   DeviceDone done, std::shared_ptr<void> hold,
+                                                   bool may_be_held) {
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
-  return Append(Task{0, submitter_thread, nullptr, std::move(work), std::move(done), nullptr,
-                     std::move(on_discard), what, std::move(hold)});
+  Task task{0, submitter_thread, nullptr, std::move(work), std::move(done), nullptr,
+            std::move(on_discard), what, std::move(hold)};
+  task.may_be_held = may_be_held;
+  return Append(std::move(task));
 }
 
 absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* waits_for,
@@ -79,9 +91,11 @@ absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* w
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
-  return Append(Task{0, submitter_thread, nullptr,
-                     [](hal::Stream& device) { return device.HostCallbackPoint(); }, nullptr,
-                     std::move(at_point), nullptr, waits_for, std::move(hold)});
+  Task task{0, submitter_thread, nullptr,
+            [](hal::Stream& device) { return device.HostCallbackPoint(); }, nullptr,
+            std::move(at_point), nullptr, waits_for, std::move(hold)};
+  task.may_be_held = true;  // until its callback is done
+  return Append(std::move(task));
 }
 
 absl::StatusOr<uint64_t> Stream::Append(Task task) {
@@ -102,7 +116,8 @@ absl::StatusOr<uint64_t> Stream::Append(Task task) {
       AdvanceFinishedLocked(id);
       discarded = std::move(task.on_discard);
     } else if (state_ == State::kIdle && task.device_work && !in_flight_.empty() &&
-               device_aborts_pending_ == 0 && RoomOnDeviceLocked(task)) {
+               device_aborts_pending_ == 0 && RoomOnDeviceLocked(task) &&
+               TakePlaceLocked(task)) {
       // The device stream is busy with earlier work, so this only joins its
       // queue: the caller submits it rather than waking a worker to (a chain
       // of host callbacks queued behind a held one would wake one each).
@@ -133,6 +148,7 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
   running_task_id_ = 0;
   const uint64_t early_point = std::exchange(early_point_, 0);
   if (!sequence.ok()) {
+    ReturnPlaceLocked(task, after);
     FinishLocked(task, sequence.status(), after);
     return;
   }
@@ -143,6 +159,7 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
     --counters_.queued;
     ++counters_.discarded;
     if (task.on_discard) after.push_back(std::move(task.on_discard));
+    ReturnPlaceLocked(task, after);
     auto dropped = std::make_shared<Task>(std::move(task));
     AbortDeviceLocked(after, [dropped] {});
     AdvanceFinishedLocked(discarded_through_);
@@ -153,6 +170,7 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
     if (it->first != task.sequence) continue;
     const absl::Status status = std::move(it->second);
     early_device_results_.clear();
+    ReturnPlaceLocked(task, after);
     if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
     FinishLocked(task, status, after);
     return;
@@ -205,7 +223,7 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
   {
     absl::MutexLock lock(&mu_);
     if (!in_flight_.empty() && in_flight_.front().sequence == sequence) {
-      Task task = PopInFlightLocked(/*front=*/true);
+      Task task = PopInFlightLocked(/*front=*/true, after);
       if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
       FinishLocked(task, status, after);
       make_ready = EndDrainLocked();
@@ -224,10 +242,67 @@ bool Stream::RoomOnDeviceLocked(const Task& task) const {
   return !task.at_point || limit <= 0 || points_in_flight_ < limit;
 }
 
-Stream::Task Stream::PopInFlightLocked(bool front) {
+Stream::Task Stream::PopInFlightLocked(bool front, std::vector<std::function<void()>>& after) {
   Task task = front ? in_flight_.pop_front() : in_flight_.pop_back();
   if (task.at_point) --points_in_flight_;
+  ReturnPlaceLocked(task, after);
   return task;
+}
+
+bool Stream::TakePlaceLocked(Task& task) {
+  DeviceShare* share = options_.device_share.get();
+  if (share == nullptr) return true;
+  if (place_granted_) {
+    place_granted_ = false;
+    share->UseGrant(task.may_be_held);
+  } else {
+    DeviceShare::Waiter waiter;
+    if (!waiting_for_place_) {
+      waiter = [self = weak_from_this()] {
+        auto stream = self.lock();
+        return stream != nullptr && stream->GrantPlace();
+      };
+    }
+    if (!share->TakeOrWait(task.may_be_held, in_flight_.empty(), std::move(waiter))) {
+      waiting_for_place_ = true;
+      return false;
+    }
+  }
+  task.has_place = true;
+  return true;
+}
+
+void Stream::ReturnPlaceLocked(Task& task, std::vector<std::function<void()>>& after) {
+  if (!task.has_place) return;
+  task.has_place = false;
+  if (options_.device_share->Give(task.may_be_held)) {
+    after.push_back([share = options_.device_share] { share->HandOver(); });
+  }
+}
+
+void Stream::ReturnGrantLocked(std::vector<std::function<void()>>& after) {
+  if (!place_granted_) return;
+  place_granted_ = false;
+  if (options_.device_share->Give(/*may_be_held=*/false)) {
+    after.push_back([share = options_.device_share] { share->HandOver(); });
+  }
+}
+
+bool Stream::GrantPlace() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!waiting_for_place_) return false;  // it found one meanwhile
+    waiting_for_place_ = false;
+    // Only a stream stopped for want of a place takes it: one that runs will
+    // ask again, and one whose queue went (an abort) needs none.
+    if (state_ != State::kDraining || queue_.empty() || !queue_.front().device_work) {
+      return false;
+    }
+    place_granted_ = true;
+    state_ = State::kReady;
+  }
+  engine_.MakeReady(shared_from_this(), options_.priority);
+  return true;
 }
 
 bool Stream::EndDrainLocked() {
@@ -302,6 +377,13 @@ void Stream::RunSome() {
         draining = true;
         break;
       }
+      if (queue_.front().device_work && !TakePlaceLocked(queue_.front())) {
+        // Resumes when the session's share grants a place (GrantPlace), or
+        // when this stream's own work has left the device.
+        state_ = State::kDraining;
+        draining = true;
+        break;
+      }
       if (queue_.front().device_work) {
         Task task = queue_.pop_front();
         SubmitLocked(std::move(task), after);
@@ -357,6 +439,7 @@ void Stream::RunSome() {
       FinishLocked(task, *std::move(result), after);
     }
     if (!parked && !draining) make_ready = ScheduleNextLocked(after);
+    ReturnGrantLocked(after);  // a grant is for this turn only
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
@@ -431,7 +514,7 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, ui
                                    bool abort_device) {
   auto dropped = std::make_shared<std::deque<Task>>();
   while (!in_flight_.empty() && in_flight_.back().id > after_id) {
-    dropped->push_front(PopInFlightLocked(/*front=*/false));
+    dropped->push_front(PopInFlightLocked(/*front=*/false, after));
   }
   if (dropped->empty()) {
     // Work still on the device before the failure means it failed at its
@@ -457,6 +540,7 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, ui
 void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint64_t after_id,
                                  bool abort_device) {
   DiscardInFlightLocked(after, after_id, abort_device);
+  ReturnGrantLocked(after);
   counters_.discarded += queue_.size();
   counters_.queued -= queue_.size();
   while (!queue_.empty()) {
@@ -601,6 +685,11 @@ StreamStats Stream::Stats() const {
   // Submitted work is on the device: the stream waits for the oldest.
   if ((state_ == State::kIdle || state_ == State::kDraining) && !in_flight_.empty()) {
     stats.state = absl::StrCat("waiting on ", in_flight_.front().waits_for);
+  }
+  if (state_ == State::kDraining && waiting_for_place_) {
+    stats.state = absl::StrCat("waiting for a place on the device (its process has ",
+                               options_.device_share->used(), " of ",
+                               options_.device_share->limit(), ")");
   }
   if (closing_) stats.state = "closing";
   return stats;

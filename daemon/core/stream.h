@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/core/device_share.h"
 #include "daemon/core/progress_waiters.h"
 #include "daemon/core/session_id.h"
 #include "hal/device.h"
@@ -83,6 +84,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
     int32_t device = 0;
     uint32_t priority = 0;  // 0 (highest) .. 7
     uint32_t flags = 0;
+    // The session's places on the device's queue (null: unbounded).
+    std::shared_ptr<DeviceShare> device_share;
   };
 
   // A stream with its own device stream on `device`.
@@ -108,11 +111,14 @@ class Stream : public std::enable_shared_from_this<Stream> {
                                    const char* waits_for = "work",
                                    std::shared_ptr<void> hold = nullptr);
   // Appends device work; `done` (optional) runs when the device reports it.
-  // `what` names the work for operators ("kernel", "copy").
+  // `what` names the work for operators ("kernel", "copy"). `may_be_held`:
+  // the device may hold it for something outside this stream (a wait for an
+  // event), which DeviceShare must know.
   absl::StatusOr<uint64_t> EnqueueDeviceWork(DeviceWork work, const char* what,
                                              uint64_t submitter_thread,
                                              std::function<void()> on_discard, DeviceDone done,
-                                             std::shared_ptr<void> hold);
+                                             std::shared_ptr<void> hold,
+                                             bool may_be_held = false);
 
   // Appends a host-callback point (hal::Stream::HostCallbackPoint). When the
   // device reaches it — and the failures before it have been handed to
@@ -159,6 +165,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
     const char* waits_for;
     std::shared_ptr<void> hold;
     uint64_t sequence = 0;  // the device's number for submitted device work
+    bool may_be_held = false;  // by something outside the stream (DeviceShare)
+    bool has_place = false;    // holds one of the session's places on the device
   };
   // kDraining: a host task waits for the device work before it.
   enum class State { kIdle, kReady, kRunning, kParked, kDraining };
@@ -203,8 +211,22 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Whether `task` may go to the device now (a host-callback point waits
   // while the device stream holds max_callback_points()).
   bool RoomOnDeviceLocked(const Task& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Takes the first (or last) task off the device's list.
-  Task PopInFlightLocked(bool front) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the first (or last) task off the device's list, and gives back
+  // its place.
+  Task PopInFlightLocked(bool front, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives `task` one of the session's places on the device (the one granted
+  // to the stream, or a free one); false when the stream must wait for one
+  // (it is then woken by GrantPlace).
+  bool TakePlaceLocked(Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives back the place of a task that left the device or never got there.
+  void ReturnPlaceLocked(Task& task, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives back a place granted to the stream that it did not use.
+  void ReturnGrantLocked(std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // DeviceShare hands this waiting stream a place: true when it takes it.
+  bool GrantPlace();
   // A failure's listener returned (called without mu_).
   void FailurePublished();
   // After a task ends: back in the ready queue, or idle.
@@ -227,6 +249,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   int points_in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // host-callback points among them
   // kDraining only because the device holds all the points it may.
   bool draining_for_room_ ABSL_GUARDED_BY(mu_) = false;
+  // Queued in options_.device_share's waiters (once: it asks again without).
+  bool waiting_for_place_ ABSL_GUARDED_BY(mu_) = false;
+  // A place DeviceShare handed over, for the next device task.
+  bool place_granted_ ABSL_GUARDED_BY(mu_) = false;
   // Reports that arrived while their task was still being submitted.
   std::vector<std::pair<uint64_t, absl::Status>> early_device_results_ ABSL_GUARDED_BY(mu_);
   // A host-callback point reached while its task was still being submitted.

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "daemon/core/stream.h"
@@ -26,9 +27,11 @@ class StreamDeviceTest : public ::testing::Test {
  protected:
   StreamDeviceTest() : device_(0, 1 << 20) { buffer_ = *device_.Allocate(4096); }
 
-  std::shared_ptr<Stream> NewStream() {
+  std::shared_ptr<Stream> NewStream(std::shared_ptr<DeviceShare> share = nullptr) {
+    Stream::Options options{++streams_, 1, 0, 0, 0};
+    options.device_share = std::move(share);
     absl::StatusOr<std::shared_ptr<Stream>> stream = Stream::Create(
-        Stream::Options{1, 1, 0, 0, 0}, engine_, timer_, device_,
+        options, engine_, timer_, device_,
         [this](const TaskFailure& failure) {
           absl::MutexLock lock(&mu_);
           failures_.push_back(failure);
@@ -83,6 +86,7 @@ class StreamDeviceTest : public ::testing::Test {
   uint64_t held_ = 0;
   std::atomic<int> submitted_{0};
   std::atomic<int> holds_{0};
+  uint64_t streams_ = 0;
   absl::Mutex mu_;
   std::vector<TaskFailure> failures_;
 };
@@ -127,6 +131,74 @@ TEST_F(StreamDeviceTest, WorkBehindHeldDeviceWorkIsSubmittedByTheEnqueuingThread
   EXPECT_TRUE(Sync(*stream).ok());
   EXPECT_EQ(Byte(0), 5);
   EXPECT_EQ(stream->Stats().completed, 2u);
+}
+
+TEST_F(StreamDeviceTest, ASessionsStreamsPutAtMostItsShareOfTasksOnTheDevice) {
+  auto share = std::make_shared<DeviceShare>(4);
+  auto first = NewStream(share);
+  auto second = NewStream(share);
+  ASSERT_TRUE(first->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(first->EnqueueDeviceWork(Fill(i, 7), "fill", 0, nullptr, nullptr, nullptr).ok());
+  }
+  for (int i = 10; i < 12; ++i) {
+    ASSERT_TRUE(second->EnqueueDeviceWork(Fill(i, 8), "fill", 0, nullptr, nullptr, nullptr).ok());
+  }
+  // The hold and three fills fill the four places; the rest wait on acld's side.
+  ASSERT_TRUE(hal::testing::Eventually([this] { return submitted_.load() == 3; }));
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    return second->Stats().state == "waiting for a place on the device (its process has 4 of 4)";
+  })) << second->Stats().state;
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(submitted_.load(), 3);
+  EXPECT_EQ(share->used(), 4u);
+  Release();
+  EXPECT_TRUE(Sync(*first).ok());
+  EXPECT_TRUE(Sync(*second).ok());
+  EXPECT_EQ(submitted_.load(), 7);
+  EXPECT_EQ(Byte(4), 7);
+  EXPECT_EQ(Byte(11), 8);
+  EXPECT_EQ(share->used(), 0u);
+}
+
+TEST_F(StreamDeviceTest, AStreamWithNothingOnTheDeviceSubmitsWhileWaitsHoldItsSessionsPlaces) {
+  auto share = std::make_shared<DeviceShare>(2);
+  auto waiting = NewStream(share);
+  auto other = NewStream(share);
+  // Held until another stream's work is done, as a wait for its event is.
+  ASSERT_TRUE(waiting
+                  ->EnqueueDeviceWork(Hold(), "event", 0, nullptr, nullptr, nullptr,
+                                      /*may_be_held=*/true)
+                  .ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        waiting->EnqueueDeviceWork(Fill(i, 1), "fill", 0, nullptr, nullptr, nullptr).ok());
+  }
+  ASSERT_TRUE(hal::testing::Eventually([&] { return share->used() == 2u; }));
+  ASSERT_TRUE(other->EnqueueDeviceWork(Fill(20, 9), "fill", 0, nullptr, nullptr, nullptr).ok());
+  EXPECT_TRUE(Sync(*other).ok()) << "the work the wait waits for never reached the device";
+  EXPECT_EQ(Byte(20), 9);
+  EXPECT_EQ(Byte(0), 0);
+  Release();
+  EXPECT_TRUE(Sync(*waiting).ok());
+  EXPECT_EQ(Byte(2), 1);
+  EXPECT_EQ(share->used(), 0u);
+}
+
+TEST_F(StreamDeviceTest, AnAbortedStreamGivesBackItsPlaces) {
+  auto share = std::make_shared<DeviceShare>(2);
+  auto aborted = NewStream(share);
+  auto other = NewStream(share);
+  ASSERT_TRUE(aborted->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(aborted->EnqueueDeviceWork(Fill(0, 1), "fill", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(other->EnqueueDeviceWork(Fill(1, 2), "fill", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    return absl::StartsWith(other->Stats().state, "waiting for a place");
+  })) << other->Stats().state;
+  aborted->Abort(absl::CancelledError("test"));
+  EXPECT_TRUE(Sync(*other).ok());
+  EXPECT_EQ(Byte(1), 2);
+  EXPECT_TRUE(hal::testing::Eventually([&] { return share->used() == 0u; }));
 }
 
 TEST_F(StreamDeviceTest, HostTasksWaitForTheDeviceWorkBeforeThem) {
