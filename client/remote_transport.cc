@@ -28,13 +28,18 @@ absl::Status Unreachable(const std::string& socket_path, absl::string_view why) 
       absl::StrCat("cannot reach acld at unix:", socket_path, ": ", why, "; ", kHowToFix));
 }
 
+// How long a connection may take before acld counts as not running.
 constexpr absl::Duration kConnectTimeout = absl::Seconds(3);
+// How long acld may take to answer once it accepted the connection: a busy
+// host (20 processes starting at once beside a compiler on two cores) makes
+// it slow, not absent, and aclInit must not fail for that.
+constexpr absl::Duration kAnswerTimeout = absl::Seconds(30);
 
 }  // namespace
 
 RemoteTransport::RemoteTransport(std::unique_ptr<SessionChannel> channel,
                                  const std::string& socket_path)
-    : channel_(std::move(channel)), bulk_(socket_path, channel_.get(), kConnectTimeout) {}
+    : channel_(std::move(channel)), bulk_(socket_path, channel_.get(), kAnswerTimeout) {}
 
 absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
     const std::string& socket_path, Carrier carrier, CallbackDispatcher* callbacks) {
@@ -50,19 +55,19 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   std::unique_ptr<RemoteTransport> transport(new RemoteTransport(*std::move(channel), socket_path));
 
   absl::StatusOr<std::string> token =
-      FetchPeerToken(acld::PeerSocketPath(socket_path), kConnectTimeout);
+      FetchPeerToken(acld::PeerSocketPath(socket_path), kAnswerTimeout);
   if (!token.ok()) return Unreachable(socket_path, token.status().message());
   // A channel that cannot be set up leaves the session on the stream.
   std::unique_ptr<ClientRing> ring;
   if (carrier == Carrier::kSharedMemory) {
     absl::StatusOr<std::unique_ptr<ClientRing>> created =
-        ClientRing::Create(acld::PeerSocketPath(socket_path), kConnectTimeout);
+        ClientRing::Create(acld::PeerSocketPath(socket_path), kAnswerTimeout);
     if (created.ok()) ring = *std::move(created);
   }
   absl::StatusOr<codec::SessionInfo> opened = codec::SessionOpenedOf(transport->channel_->Call(
       codec::Hello(*token, getpid(), getuid(), ProcessCommandLine(),
                    ring != nullptr ? ring->ticket() : ""),
-      kConnectTimeout));
+      kAnswerTimeout));
   if (!opened.ok()) {
     // Over one of acld's caps: say which (the daemon names it and its flag).
     if (acld::AclCodeOf(opened.status()) == ACL_ERROR_RT_OVER_LIMIT) return opened.status();
