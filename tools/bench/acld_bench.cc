@@ -11,12 +11,17 @@
 //   acld_bench hostfuncs N S [compare]
 //                             N host funcs spread over S streams; with "compare"
 //                             also the floors, as for roundtrip
+//   acld_bench reports N      a chain of N aclrtLaunchCallback (blocking) on one
+//                             stream, run by a thread subscribed with
+//                             aclrtSubscribeReport that calls aclrtProcessReport
 //   acld_bench calls          every kind of synchronous call, microseconds each
 //   acld_bench clients N S P  N client processes, each with one stream, calling
 //                             aclrtStreamQuery every P ms (0: back to back; -1:
 //                             never, connected and idle) for S seconds: calls/s
 //                             in total, latency percentiles, one client's threads
-//                             and RSS; prints "running" when all are connected
+//                             and RSS; prints "running" when all are connected.
+//                             Meanwhile 40 newcomers, one after another, each time
+//                             aclInit up to the reply to its first call (aclrtSetDevice)
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"), over the
 // carrier ACLD_TRANSPORT names (the shared-memory channel by default). Every
@@ -41,6 +46,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "acl/acl.h"
@@ -442,6 +448,51 @@ int HostFuncs(int count, int stream_count, bool compare) {
   return 0;
 }
 
+void CountReport(void* counter) { ++*static_cast<std::atomic<int>*>(counter); }
+
+int Reports(int count) {
+  Setup();
+  aclrtContext context = nullptr;
+  Must(aclrtGetCurrentContext(&context), "aclrtGetCurrentContext");
+  aclrtStream stream = nullptr;
+  Must(aclrtCreateStream(&stream), "aclrtCreateStream");
+  std::atomic<bool> stop{false};
+  std::thread processor([&] {
+    Must(aclrtSetCurrentContext(context), "aclrtSetCurrentContext");
+    while (!stop) {
+      const aclError code = aclrtProcessReport(100);
+      if (code != ACL_SUCCESS && code != ACL_ERROR_RT_REPORT_TIMEOUT) Must(code, "process");
+    }
+  });
+  // The thread id CANN's samples pass: the processing thread's pthread_t.
+  const auto processor_id = static_cast<uint64_t>(processor.native_handle());
+  Must(aclrtSubscribeReport(processor_id, stream), "aclrtSubscribeReport");
+  std::atomic<int> calls{0};
+  auto run = [&] {
+    const auto start = Clock::now();
+    for (int i = 0; i < count; ++i) {
+      Must(aclrtLaunchCallback(CountReport, &calls, ACL_CALLBACK_BLOCK, stream), "launch");
+    }
+    Must(aclrtSynchronizeStream(stream), "sync");
+    return SecondsSince(start);
+  };
+  run();  // warm
+  calls = 0;
+  const double seconds = run();
+  Must(aclrtUnSubscribeReport(processor_id, stream), "aclrtUnSubscribeReport");
+  stop = true;
+  processor.join();
+  if (calls != count) {
+    std::fprintf(stderr, "reports: %d of %d callbacks ran\n", calls.load(), count);
+    return 1;
+  }
+  std::printf("reports: %d aclrtLaunchCallback on one stream: %.1f us per callback\n", count,
+              seconds * 1e6 / count);
+  Must(aclrtDestroyStream(stream), "destroy");
+  Must(aclFinalize(), "aclFinalize");
+  return 0;
+}
+
 int Calls() {
   Setup();
   aclrtStream stream = nullptr;
@@ -585,6 +636,49 @@ bool ReadAll(int fd, void* data, size_t size) {
   std::exit(0);
 }
 
+// Newcomers of `clients`: one at a time while the others run.
+constexpr int kNewcomers = 40;
+
+// A newcomer: times aclInit up to the reply to its first call, writes the
+// microseconds to `report_fd`.
+[[noreturn]] void RunNewcomer(int report_fd) {
+  const auto start = Clock::now();
+  Setup();
+  const float micros = static_cast<float>(SecondsSince(start) * 1e6);
+  WriteAll(report_fd, &micros, sizeof(micros));
+  Must(aclFinalize(), "aclFinalize");
+  std::exit(0);
+}
+
+// Starts kNewcomers over `seconds` (one at a time) and returns their times
+// from aclInit to their first reply, in microseconds, sorted; empty if one failed.
+std::vector<float> TimeNewcomers(double seconds) {
+  std::vector<float> times;
+  const auto spacing = std::chrono::duration<double>(seconds / kNewcomers);
+  for (int i = 0; i < kNewcomers; ++i) {
+    const auto next = Clock::now() + spacing;
+    int report[2];
+    if (pipe(report) != 0) return {};
+    const pid_t child = fork();
+    if (child < 0) return {};
+    if (child == 0) {
+      close(report[0]);
+      RunNewcomer(report[1]);
+    }
+    close(report[1]);
+    float micros = 0;
+    const bool reported = ReadAll(report[0], &micros, sizeof(micros));
+    close(report[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+    times.push_back(micros);
+    std::this_thread::sleep_until(next);
+  }
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
 int Clients(int count, int seconds, int period_ms) {
   int ready[2], start[2];
   if (pipe(ready) != 0 || pipe(start) != 0) return 1;
@@ -617,6 +711,9 @@ int Clients(int count, int seconds, int period_ms) {
   std::fflush(stdout);
   const std::string go(static_cast<size_t>(count), 'g');
   WriteAll(start[1], go.data(), go.size());
+  // Within the clients' run, away from its start and end.
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
+  const std::vector<float> newcomers = TimeNewcomers(seconds * 0.8);
   std::vector<float> latencies;
   uint64_t calls = 0;
   ClientReport first;
@@ -648,15 +745,19 @@ int Clients(int count, int seconds, int period_ms) {
   std::printf(
       "clients: %d, each one stream, aclrtStreamQuery %s for %d s: %.0f calls/s in total; "
       "latency p50 %.1f us, p99 %.1f us, max %.1f us; all connected in %.2f s; one client: "
-      "%u threads, RSS %.1f MiB%s\n",
+      "%u threads, RSS %.1f MiB; %d newcomers, aclInit to first reply: p50 %.1f ms, p99 %.1f ms"
+      "%s\n",
       count,
       period_ms < 0    ? "never (idle)"
       : period_ms == 0 ? "back to back"
                        : ("every " + std::to_string(period_ms) + " ms").c_str(),
       seconds, calls / static_cast<double>(seconds), percentile(0.5), percentile(0.99),
       latencies.empty() ? 0.0 : latencies.back(), connect_seconds, first.threads,
-      first.rss_kib / 1024.0, failed > 0 ? " (SOME CLIENTS FAILED)" : "");
-  return failed > 0 ? 1 : 0;
+      first.rss_kib / 1024.0, kNewcomers,
+      newcomers.empty() ? 0.0 : newcomers[newcomers.size() / 2] / 1000.0,
+      newcomers.empty() ? 0.0 : newcomers[(newcomers.size() * 99) / 100] / 1000.0,
+      failed > 0 ? " (SOME CLIENTS FAILED)" : newcomers.empty() ? " (A NEWCOMER FAILED)" : "");
+  return failed > 0 || newcomers.empty() ? 1 : 0;
 }
 
 int Streams(int count) {
@@ -681,6 +782,7 @@ int main(int argc, char** argv) {
   if (mode == "copies") return Copies(number > 0 ? static_cast<size_t>(number) : 64);
   if (mode == "streams") return Streams(number > 0 ? static_cast<int>(number) : 1);
   if (mode == "calls") return Calls();
+  if (mode == "reports") return Reports(number > 0 ? static_cast<int>(number) : 10000);
   if (mode == "clients" && argc > 4) {
     return Clients(std::max(1, static_cast<int>(number)), std::max(1, std::atoi(argv[3])),
                    std::atoi(argv[4]));
@@ -692,6 +794,6 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: acld_bench roundtrip | launches N | copies MIB | streams N |"
-               " hostfuncs N S [compare] | calls | clients N SECONDS PERIOD_MS\n");
+               " hostfuncs N S [compare] | reports N | calls | clients N SECONDS PERIOD_MS\n");
   return 2;
 }

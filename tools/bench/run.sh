@@ -50,7 +50,8 @@ own_seconds() {
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 work=$(mktemp -d /tmp/acld-bench-XXXXXX)
 "$bin/daemon/acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" \
-  --log_level=warn --sim_device_memory=$((8 << 30)) --max_streams_per_session=0 &
+  --log_level=warn --sim_device_memory=$((8 << 30)) --max_streams_per_session=0 \
+  --max_sessions=1200 --max_sessions_per_uid=1200 &
 acld_pid=$!
 # `|| true`: under set -e a failed kill (acld already reaped at the end) would skip the rm.
 trap 'kill $acld_pid 2>/dev/null || true; wait $acld_pid 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -111,6 +112,9 @@ echo "-- the same chain over the gRPC fallback (ACLD_TRANSPORT=grpc)"
 ACLD_ADDRESS=$daemon ACLD_TRANSPORT=grpc "$bench" hostfuncs 10000 1
 echo "-- the same chain in embedded mode"
 ACLD_ADDRESS=embedded "$bench" hostfuncs 10000 1
+echo "-- aclrtLaunchCallback run by aclrtProcessReport: daemon, then embedded"
+ACLD_ADDRESS=$daemon "$bench" reports 10000
+ACLD_ADDRESS=embedded "$bench" reports 10000
 echo "== 6. host funcs per second: 8 streams of one process, and 8 processes"
 ACLD_ADDRESS=$daemon "$bench" hostfuncs 40000 8
 for i in $(seq 8); do ACLD_ADDRESS=$daemon "$bench" hostfuncs 5000 1 > "$work/proc$i" & done
@@ -145,7 +149,7 @@ clients_run() {
       t, b - a, s, 100 * (b - a) / s }'
 }
 echo "== 8. many clients: each one process with one stream (threads, latency, idle cost)"
-for n in 1 16 64 256; do clients_run "$n" 5 10; done
+for n in 1 16 64 256 1024; do clients_run "$n" 5 10; done
 for n in 1 16 64; do clients_run "$n" 5 0; done
 echo "-- 64 clients connected and idle for 10 s"
 clients_run 64 10 -1
