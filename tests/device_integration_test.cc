@@ -56,6 +56,9 @@ TEST_P(ScenarioTest, ArgumentChecksAndErrorCodes) { Run({"errors"}); }
 TEST_P(ScenarioTest, NotifiesBetweenStreams) { Run({"notify"}); }
 TEST_P(ScenarioTest, CustomAllocatorRegistry) { Run({"allocator"}); }
 TEST_P(ScenarioTest, ManyStreamsManyLaunches) { Run({"workload", "16", "2000"}); }
+TEST_P(ScenarioTest, VersionsDataTypeSizesAndHalfFloats) {
+  RunScenario("tests/system_client", {"info"});
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, ScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

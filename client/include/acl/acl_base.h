@@ -284,7 +284,15 @@ typedef enum {
     ACL_BF16 = 27,
     ACL_INT4 = 29,
     ACL_UINT1 = 30,
-    ACL_COMPLEX32 = 33
+    ACL_COMPLEX32 = 33,
+    ACL_HIFLOAT8 = 34,
+    ACL_FLOAT8_E5M2 = 35,
+    ACL_FLOAT8_E4M3FN = 36,
+    ACL_FLOAT8_E8M0 = 37,
+    ACL_FLOAT6_E3M2 = 38,
+    ACL_FLOAT6_E2M3 = 39,
+    ACL_FLOAT4_E2M1 = 40,
+    ACL_FLOAT4_E1M2 = 41
 } aclDataType;
 
 typedef enum {
@@ -337,6 +345,11 @@ ACL_FUNC_VISIBILITY aclError aclFinalizeCallbackUnRegister(aclRegisterCallbackTy
 
 /* ---- Error reporting ---- */
 ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
+
+/* ---- Data types (docs/api-compat.md: sizes, and the FP16 rules for Inf and NaN) ---- */
+ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
+ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value);
+ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
 
 #ifdef __cplusplus
 }
