@@ -1,6 +1,8 @@
 #include "client/remote_transport.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,12 +30,29 @@ absl::Status Unreachable(const std::string& socket_path, absl::string_view why) 
       absl::StrCat("cannot reach acld at unix:", socket_path, ": ", why, "; ", kHowToFix));
 }
 
-// How long a connection may take before acld counts as not running.
-constexpr absl::Duration kConnectTimeout = absl::Seconds(3);
-// How long acld may take to answer once it accepted the connection: a busy
-// host (20 processes starting at once beside a compiler on two cores) makes
-// it slow, not absent, and aclInit must not fail for that.
+// How long acld may take to answer once something listens on its socket: a
+// busy host (20 processes starting at once beside a compiler on two cores, or
+// 1,024 at once) makes it slow, not absent, and aclInit must not fail for that.
 constexpr absl::Duration kAnswerTimeout = absl::Seconds(30);
+
+// Whether anything listens on the Unix socket at `path` now. A connect() to
+// it is refused at once when nothing does, and is taken into the listen
+// backlog when something does, however busy (a full backlog says EAGAIN to a
+// non-blocking socket: busy, not absent). So a stale socket file fails aclInit
+// at once instead of after kAnswerTimeout.
+absl::Status CheckSomethingListens(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) return absl::InvalidArgumentError("path too long");
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::UnavailableError(std::strerror(errno));
+  const int result = connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+  const int error = errno;
+  close(fd);
+  if (result == 0 || error == EAGAIN || error == EINPROGRESS) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("nothing listens there (", std::strerror(error), ")"));
+}
 
 }  // namespace
 
@@ -49,8 +68,10 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   if (stat(socket_path.c_str(), &info) != 0) {
     return Unreachable(socket_path, std::strerror(errno));
   }
+  absl::Status listening = CheckSomethingListens(socket_path);
+  if (!listening.ok()) return Unreachable(socket_path, listening.message());
   absl::StatusOr<std::unique_ptr<SessionChannel>> channel =
-      SessionChannel::Open(socket_path, callbacks, kConnectTimeout);
+      SessionChannel::Open(socket_path, callbacks, kAnswerTimeout);
   if (!channel.ok()) return Unreachable(socket_path, channel.status().message());
   std::unique_ptr<RemoteTransport> transport(new RemoteTransport(*std::move(channel), socket_path));
 

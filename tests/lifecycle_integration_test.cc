@@ -1,7 +1,11 @@
 // Init/finalize arbitrated across real client processes by a real acld.
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <vector>
@@ -133,6 +137,22 @@ TEST(LifecycleIntegrationTest, NoDaemonFailsFastWithSocketClose) {
   const auto [code, output] =
       RunToCompletion({kScenarioClient, "no_daemon"},
                       {{"ACLD_ADDRESS", "unix:" + dir.path() + "/absent.sock"}}, absl::Seconds(20));
+  EXPECT_EQ(code, 0) << output;
+}
+
+TEST(LifecycleIntegrationTest, AStaleSocketFileFailsFastToo) {
+  // What a killed acld leaves: the socket file, and nothing listening on it.
+  TempDir dir;
+  const std::string path = dir.path() + "/stale.sock";
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  close(fd);
+  const auto [code, output] = RunToCompletion({kScenarioClient, "no_daemon"},
+                                              {{"ACLD_ADDRESS", "unix:" + path}}, absl::Seconds(20));
   EXPECT_EQ(code, 0) << output;
 }
 

@@ -28,6 +28,8 @@
 // two-process floor prints the CPU list each process was allowed, as
 // sched_getaffinity reported it, so a reader can check where it ran.
 #include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -699,10 +701,22 @@ int Clients(int count, int seconds, int period_ms) {
     children.push_back(child);
   }
   const auto connecting = Clock::now();
-  for (int i = 0; i < count; ++i) {
-    char byte;
-    if (!ReadAll(ready[0], &byte, 1)) {
-      std::fprintf(stderr, "clients: a client failed to connect\n");
+  // Every child holds the pipe's write end, so a child that dies before it is
+  // ready shows as a child that exited, not as the end of the pipe.
+  for (int ready_count = 0; ready_count < count;) {
+    pollfd readable{ready[0], POLLIN, 0};
+    if (poll(&readable, 1, 1000) > 0) {
+      char byte;
+      if (!ReadAll(ready[0], &byte, 1)) return 1;
+      ++ready_count;
+      continue;
+    }
+    int status = 0;
+    if (waitpid(-1, &status, WNOHANG) > 0) {
+      std::fprintf(stderr, "clients: a client failed before it was ready; stopping them all\n");
+      for (pid_t child : children) kill(child, SIGKILL);
+      while (waitpid(-1, &status, 0) > 0) {
+      }
       return 1;
     }
   }
