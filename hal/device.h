@@ -86,6 +86,11 @@ class Device {
   virtual DeviceUtilization Utilization() const = 0;
 
   virtual absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) = 0;
+  // How many tasks of one session the core lets the device hold at once
+  // (daemon/core/device_share.h). A device with queues of its own runs what
+  // it holds in its own order, which knows nothing of sessions; 0: no bound,
+  // the device runs work as it is submitted (the sim).
+  virtual uint32_t tasks_per_session() const { return 0; }
   virtual absl::StatusOr<std::shared_ptr<Event>> CreateEvent() = 0;
   // Loads a kernel binary (bytes the application supplied: hostile input).
   virtual absl::StatusOr<std::shared_ptr<Executable>> LoadExecutable(absl::string_view binary) = 0;

@@ -4,31 +4,32 @@
 
 namespace acld {
 
-bool DeviceShare::TakeOrWait(bool may_be_held, bool stream_empty, Waiter waiter) {
+DeviceShare::Taken DeviceShare::CountLocked(bool may_be_held) {
+  if (!may_be_held) return Taken::kYes;
+  ++may_be_held_;
+  return may_be_held_ == 1 && !waiters_.empty() ? Taken::kYesAskWaitersAgain : Taken::kYes;
+}
+
+DeviceShare::Taken DeviceShare::TakeOrWait(bool may_be_held, bool stream_empty, Waiter waiter) {
   absl::MutexLock lock(&mu_);
   if (used_ < limit_ || (stream_empty && may_be_held_ > 0)) {
     ++used_;
-    if (may_be_held) ++may_be_held_;
-    return true;
+    return CountLocked(may_be_held);
   }
   if (waiter) waiters_.push_back(std::move(waiter));
-  return false;
+  return Taken::kNo;
 }
 
-void DeviceShare::UseGrant(bool may_be_held) {
-  if (!may_be_held) return;
+DeviceShare::Taken DeviceShare::UseGrant(bool may_be_held) {
   absl::MutexLock lock(&mu_);
-  ++may_be_held_;
+  return CountLocked(may_be_held);
 }
 
 bool DeviceShare::Give(bool may_be_held) {
   absl::MutexLock lock(&mu_);
+  --used_;
   if (may_be_held) --may_be_held_;
-  if (waiters_.empty()) {
-    --used_;
-    return false;
-  }
-  return true;  // still taken, for the waiter HandOver finds
+  return !waiters_.empty() && used_ <= limit_ / 2;
 }
 
 void DeviceShare::HandOver() {
@@ -36,15 +37,24 @@ void DeviceShare::HandOver() {
     Waiter waiter;
     {
       absl::MutexLock lock(&mu_);
-      if (waiters_.empty()) {
-        --used_;
-        return;
-      }
+      if (waiters_.empty()) return;
       waiter = std::move(waiters_.front());
       waiters_.pop_front();
+      ++used_;  // the waiter's, if it keeps it
     }
-    if (waiter()) return;
+    if (waiter(/*granted=*/true)) return;
+    absl::MutexLock lock(&mu_);
+    --used_;
   }
+}
+
+void DeviceShare::AskWaitersAgain() {
+  std::deque<Waiter> waiters;
+  {
+    absl::MutexLock lock(&mu_);
+    waiters.swap(waiters_);
+  }
+  for (Waiter& waiter : waiters) waiter(/*granted=*/false);
 }
 
 uint32_t DeviceShare::used() const {

@@ -7,81 +7,92 @@
 namespace acld {
 namespace {
 
-TEST(DeviceShareTest, PlacesAreTakenUpToTheLimitThenWaitedForInOrder) {
-  DeviceShare share(2);
-  EXPECT_TRUE(share.TakeOrWait(false, false, nullptr));
-  EXPECT_TRUE(share.TakeOrWait(false, false, nullptr));
+using Taken = DeviceShare::Taken;
+
+TEST(DeviceShareTest, PlacesAreTakenUpToTheLimitThenHandedToWaitersInOrder) {
+  DeviceShare share(4);
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(share.TakeOrWait(false, false, nullptr), Taken::kYes);
   std::vector<int> granted;
-  EXPECT_FALSE(share.TakeOrWait(false, false, [&] {
-    granted.push_back(1);
-    return true;
-  }));
-  EXPECT_FALSE(share.TakeOrWait(false, false, [&] {
-    granted.push_back(2);
-    return true;
-  }));
-  EXPECT_EQ(share.used(), 2u);
-  // A place that comes back goes to the oldest waiter, not to whoever asks.
+  for (int id : {1, 2}) {
+    EXPECT_EQ(share.TakeOrWait(false, false,
+                               [&granted, id](bool with_place) {
+                                 if (with_place) granted.push_back(id);
+                                 return true;
+                               }),
+              Taken::kNo);
+  }
+  EXPECT_EQ(share.used(), 4u);
+  // A place that comes back while more than half are taken stays free:
+  // waiters get places once half are free, so that each submits several.
+  EXPECT_FALSE(share.Give(false));
+  EXPECT_TRUE(granted.empty());
   ASSERT_TRUE(share.Give(false));
-  EXPECT_FALSE(share.TakeOrWait(false, false, nullptr));
   share.HandOver();
   EXPECT_EQ(granted, std::vector<int>{1});
-  EXPECT_EQ(share.used(), 2u);
+  EXPECT_EQ(share.used(), 3u);  // two tasks and the first waiter's grant
   ASSERT_TRUE(share.Give(false));
   share.HandOver();
   EXPECT_EQ(granted, (std::vector<int>{1, 2}));
   // Nobody waits any more: places come back free.
-  EXPECT_FALSE(share.Give(false));
-  EXPECT_FALSE(share.Give(false));
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(share.Give(false));
   EXPECT_EQ(share.used(), 0u);
 }
 
 TEST(DeviceShareTest, AWaiterThatNoLongerWaitsPassesItsPlaceOn) {
   DeviceShare share(1);
-  ASSERT_TRUE(share.TakeOrWait(false, false, nullptr));
+  ASSERT_EQ(share.TakeOrWait(false, false, nullptr), Taken::kYes);
   int asked = 0;
-  ASSERT_FALSE(share.TakeOrWait(false, false, [&] {
-    ++asked;
-    return false;
-  }));
-  ASSERT_FALSE(share.TakeOrWait(false, false, [&] {
-    ++asked;
-    return false;
-  }));
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(share.TakeOrWait(false, false,
+                               [&](bool) {
+                                 ++asked;
+                                 return false;
+                               }),
+              Taken::kNo);
+  }
   ASSERT_TRUE(share.Give(false));
   share.HandOver();
   EXPECT_EQ(asked, 2);
   EXPECT_EQ(share.used(), 0u) << "the place was lost with the waiters that declined it";
-  EXPECT_TRUE(share.TakeOrWait(false, false, nullptr));
+  EXPECT_EQ(share.TakeOrWait(false, false, nullptr), Taken::kYes);
 }
 
-TEST(DeviceShareTest, AnEmptyStreamGetsAPlaceOnlyWhileWorkThatMayBeHeldFillsThem) {
-  DeviceShare share(2);
-  ASSERT_TRUE(share.TakeOrWait(false, false, nullptr));
-  ASSERT_TRUE(share.TakeOrWait(false, false, nullptr));
+TEST(DeviceShareTest, AnEmptyStreamGetsAPlaceOnlyWhileWorkThatMayBeHeldIsThere) {
+  DeviceShare share(4);
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(share.TakeOrWait(false, false, nullptr), Taken::kYes);
   // Full of work that finishes by itself: an empty stream waits like anyone.
-  EXPECT_FALSE(share.TakeOrWait(false, /*stream_empty=*/true, nullptr));
+  int asked_again = 0;
+  EXPECT_EQ(share.TakeOrWait(false, /*stream_empty=*/true,
+                             [&](bool granted) {
+                               if (!granted) ++asked_again;
+                               return false;
+                             }),
+            Taken::kNo);
   EXPECT_FALSE(share.Give(false));
-  ASSERT_TRUE(share.TakeOrWait(/*may_be_held=*/true, false, nullptr));
-  // Now a wait or a host point holds a place: it may wait for a stream that
-  // has nothing on the device, which must be able to submit.
-  EXPECT_TRUE(share.TakeOrWait(false, /*stream_empty=*/true, nullptr));
-  EXPECT_FALSE(share.TakeOrWait(false, /*stream_empty=*/false, nullptr));
-  EXPECT_EQ(share.used(), 3u);
+  // The first task that may be held (a wait, a host point) arrives: it may
+  // wait for the stream that waits, which is asked again.
+  EXPECT_EQ(share.TakeOrWait(/*may_be_held=*/true, false, nullptr), Taken::kYesAskWaitersAgain);
+  share.AskWaitersAgain();
+  EXPECT_EQ(asked_again, 1);
+  EXPECT_EQ(share.TakeOrWait(false, /*stream_empty=*/true, nullptr), Taken::kYes);
+  EXPECT_EQ(share.TakeOrWait(false, /*stream_empty=*/false, nullptr), Taken::kNo);
+  EXPECT_EQ(share.used(), 5u);
   EXPECT_FALSE(share.Give(/*may_be_held=*/true));
-  EXPECT_FALSE(share.TakeOrWait(false, /*stream_empty=*/true, nullptr));
+  EXPECT_EQ(share.TakeOrWait(false, /*stream_empty=*/true, nullptr), Taken::kNo);
 }
 
 TEST(DeviceShareTest, AGrantUsedForWorkThatMayBeHeldCountsAsSuch) {
-  DeviceShare share(1);
-  ASSERT_TRUE(share.TakeOrWait(false, false, nullptr));
+  DeviceShare share(2);
+  ASSERT_EQ(share.TakeOrWait(false, false, nullptr), Taken::kYes);
+  ASSERT_EQ(share.TakeOrWait(false, false, nullptr), Taken::kYes);
   bool granted = false;
-  ASSERT_FALSE(share.TakeOrWait(false, false, [&] { return granted = true; }));
+  ASSERT_EQ(share.TakeOrWait(false, false, [&](bool with_place) { return granted = with_place; }),
+            Taken::kNo);
   ASSERT_TRUE(share.Give(false));
   share.HandOver();
   ASSERT_TRUE(granted);
-  share.UseGrant(/*may_be_held=*/true);
-  EXPECT_TRUE(share.TakeOrWait(false, /*stream_empty=*/true, nullptr));
+  EXPECT_EQ(share.UseGrant(/*may_be_held=*/true), Taken::kYes);
+  EXPECT_EQ(share.TakeOrWait(false, /*stream_empty=*/true, nullptr), Taken::kYes);
 }
 
 }  // namespace

@@ -97,9 +97,12 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
                                                                  uint32_t priority,
                                                                  uint32_t flags) {
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
-  std::shared_ptr<DeviceShare>& share = session.device_shares[device_id];
-  if (share == nullptr) share = std::make_shared<DeviceShare>();
-  options.device_share = share;
+  const uint32_t places = backend_->device(device_id).tasks_per_session();
+  if (places > 0) {
+    std::shared_ptr<DeviceShare>& share = session.device_shares[device_id];
+    if (share == nullptr) share = std::make_shared<DeviceShare>(places);
+    options.device_share = share;
+  }
   ACL_ASSIGN_OR_RETURN(
       std::shared_ptr<Stream> stream,
       Stream::Create(options, *engines_[device_id], timer_, backend_->device(device_id),

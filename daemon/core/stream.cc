@@ -117,7 +117,7 @@ absl::StatusOr<uint64_t> Stream::Append(Task task) {
       discarded = std::move(task.on_discard);
     } else if (state_ == State::kIdle && task.device_work && !in_flight_.empty() &&
                device_aborts_pending_ == 0 && RoomOnDeviceLocked(task) &&
-               TakePlaceLocked(task)) {
+               TakePlaceLocked(task, after)) {
       // The device stream is busy with earlier work, so this only joins its
       // queue: the caller submits it rather than waking a worker to (a chain
       // of host callbacks queued behind a held one would wake one each).
@@ -249,24 +249,30 @@ Stream::Task Stream::PopInFlightLocked(bool front, std::vector<std::function<voi
   return task;
 }
 
-bool Stream::TakePlaceLocked(Task& task) {
-  DeviceShare* share = options_.device_share.get();
+bool Stream::TakePlaceLocked(Task& task, std::vector<std::function<void()>>& after) {
+  const std::shared_ptr<DeviceShare>& share = options_.device_share;
   if (share == nullptr) return true;
+  DeviceShare::Taken taken;
   if (place_granted_) {
     place_granted_ = false;
-    share->UseGrant(task.may_be_held);
+    taken = share->UseGrant(task.may_be_held);
   } else {
     DeviceShare::Waiter waiter;
     if (!waiting_for_place_) {
-      waiter = [self = weak_from_this()] {
+      waiter = [self = weak_from_this()](bool granted) {
         auto stream = self.lock();
-        return stream != nullptr && stream->GrantPlace();
+        return stream != nullptr && stream->GrantPlace(granted);
       };
     }
-    if (!share->TakeOrWait(task.may_be_held, in_flight_.empty(), std::move(waiter))) {
+    taken = share->TakeOrWait(task.may_be_held, in_flight_.empty(), std::move(waiter));
+    if (taken == DeviceShare::Taken::kNo) {
       waiting_for_place_ = true;
       return false;
     }
+    waiting_for_place_ = false;
+  }
+  if (taken == DeviceShare::Taken::kYesAskWaitersAgain) {
+    after.push_back([share] { share->AskWaitersAgain(); });
   }
   task.has_place = true;
   return true;
@@ -288,7 +294,7 @@ void Stream::ReturnGrantLocked(std::vector<std::function<void()>>& after) {
   }
 }
 
-bool Stream::GrantPlace() {
+bool Stream::GrantPlace(bool granted) {
   {
     absl::MutexLock lock(&mu_);
     if (!waiting_for_place_) return false;  // it found one meanwhile
@@ -298,7 +304,7 @@ bool Stream::GrantPlace() {
     if (state_ != State::kDraining || queue_.empty() || !queue_.front().device_work) {
       return false;
     }
-    place_granted_ = true;
+    place_granted_ = granted;
     state_ = State::kReady;
   }
   engine_.MakeReady(shared_from_this(), options_.priority);
@@ -377,7 +383,7 @@ void Stream::RunSome() {
         draining = true;
         break;
       }
-      if (queue_.front().device_work && !TakePlaceLocked(queue_.front())) {
+      if (queue_.front().device_work && !TakePlaceLocked(queue_.front(), after)) {
         // Resumes when the session's share grants a place (GrantPlace), or
         // when this stream's own work has left the device.
         state_ = State::kDraining;

@@ -218,15 +218,17 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Gives `task` one of the session's places on the device (the one granted
   // to the stream, or a free one); false when the stream must wait for one
   // (it is then woken by GrantPlace).
-  bool TakePlaceLocked(Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool TakePlaceLocked(Task& task, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives back the place of a task that left the device or never got there.
   void ReturnPlaceLocked(Task& task, std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives back a place granted to the stream that it did not use.
   void ReturnGrantLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // DeviceShare hands this waiting stream a place: true when it takes it.
-  bool GrantPlace();
+  // DeviceShare hands this waiting stream a place (`granted`), or asks it to
+  // try again: true when it takes the place.
+  bool GrantPlace(bool granted);
   // A failure's listener returned (called without mu_).
   void FailurePublished();
   // After a task ends: back in the ready queue, or idle.

@@ -67,6 +67,9 @@ class AclDevice final : public Device {
   absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;
   absl::StatusOr<std::shared_ptr<Executable>> LoadExecutable(absl::string_view binary) override;
   const Executable* builtin_kernels() const override { return builtin_.get(); }
+  // The vendor runtime queues what it is given and runs it in its own order.
+  uint32_t tasks_per_session() const override { return kTasksPerSession; }
+  static constexpr uint32_t kTasksPerSession = 64;
 
   // Registers host memory the daemon mapped (a client's shared memory) with
   // the vendor, so that async copies with it stay asynchronous
