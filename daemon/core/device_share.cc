@@ -10,12 +10,14 @@ DeviceShare::Taken DeviceShare::CountLocked(bool may_be_held) {
   return may_be_held_ == 1 && !waiters_.empty() ? Taken::kYesAskWaitersAgain : Taken::kYes;
 }
 
-DeviceShare::Taken DeviceShare::TakeOrWait(bool may_be_held, bool stream_empty, Waiter waiter) {
+DeviceShare::Taken DeviceShare::TakeOrWait(bool may_be_held, bool stream_empty,
+                                           absl::FunctionRef<Waiter()> waiter_if_full) {
   absl::MutexLock lock(&mu_);
   if (used_ < limit_ || (stream_empty && may_be_held_ > 0)) {
     ++used_;
     return CountLocked(may_be_held);
   }
+  Waiter waiter = waiter_if_full();
   if (waiter) waiters_.push_back(std::move(waiter));
   return Taken::kNo;
 }

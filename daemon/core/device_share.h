@@ -29,6 +29,7 @@
 #include <functional>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 
 namespace acld {
@@ -47,7 +48,7 @@ class DeviceShare {
   explicit DeviceShare(uint32_t limit) : limit_(limit) {}
 
   enum class Taken {
-    kNo,  // no room: `waiter` was queued (unless null)
+    kNo,  // no room: the waiter was queued
     kYes,
     // Yes, and it is the first task that may be held: the caller calls
     // AskWaitersAgain() once it holds no lock.
@@ -55,8 +56,10 @@ class DeviceShare {
   };
   // Takes a place for a task (`may_be_held`: the device may hold it for
   // something outside its stream; `stream_empty`: its stream has nothing on
-  // the device).
-  Taken TakeOrWait(bool may_be_held, bool stream_empty, Waiter waiter);
+  // the device). Without room, queues what `waiter_if_full` returns (nothing
+  // if empty); it is called only then, so that taking a place allocates nothing.
+  Taken TakeOrWait(bool may_be_held, bool stream_empty,
+                   absl::FunctionRef<Waiter()> waiter_if_full);
   // A granted place is used for a task; as TakeOrWait's result.
   Taken UseGrant(bool may_be_held);
 

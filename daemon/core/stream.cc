@@ -257,19 +257,20 @@ bool Stream::TakePlaceLocked(Task& task, std::vector<std::function<void()>>& aft
     place_granted_ = false;
     taken = share->UseGrant(task.may_be_held);
   } else {
-    DeviceShare::Waiter waiter;
-    if (!waiting_for_place_) {
-      waiter = [self = weak_from_this()](bool granted) {
+    const bool queued = place_waiter_queued_;
+    auto waiter_if_full = [this, queued]() -> DeviceShare::Waiter {
+      if (queued) return nullptr;
+      return [self = weak_from_this()](bool granted) {
         auto stream = self.lock();
         return stream != nullptr && stream->GrantPlace(granted);
       };
-    }
-    taken = share->TakeOrWait(task.may_be_held, in_flight_.empty(), std::move(waiter));
-    if (taken == DeviceShare::Taken::kNo) {
-      waiting_for_place_ = true;
+    };
+    taken = share->TakeOrWait(task.may_be_held, in_flight_.empty(), waiter_if_full);
+    short_of_place_ = taken == DeviceShare::Taken::kNo;
+    if (short_of_place_) {
+      place_waiter_queued_ = true;
       return false;
     }
-    waiting_for_place_ = false;
   }
   if (taken == DeviceShare::Taken::kYesAskWaitersAgain) {
     after.push_back([share] { share->AskWaitersAgain(); });
@@ -281,15 +282,17 @@ bool Stream::TakePlaceLocked(Task& task, std::vector<std::function<void()>>& aft
 void Stream::ReturnPlaceLocked(Task& task, std::vector<std::function<void()>>& after) {
   if (!task.has_place) return;
   task.has_place = false;
-  if (options_.device_share->Give(task.may_be_held)) {
-    after.push_back([share = options_.device_share] { share->HandOver(); });
-  }
+  GiveBackLocked(task.may_be_held, after);
 }
 
 void Stream::ReturnGrantLocked(std::vector<std::function<void()>>& after) {
   if (!place_granted_) return;
   place_granted_ = false;
-  if (options_.device_share->Give(/*may_be_held=*/false)) {
+  GiveBackLocked(/*may_be_held=*/false, after);
+}
+
+void Stream::GiveBackLocked(bool may_be_held, std::vector<std::function<void()>>& after) {
+  if (options_.device_share->Give(may_be_held)) {
     after.push_back([share = options_.device_share] { share->HandOver(); });
   }
 }
@@ -297,11 +300,12 @@ void Stream::ReturnGrantLocked(std::vector<std::function<void()>>& after) {
 bool Stream::GrantPlace(bool granted) {
   {
     absl::MutexLock lock(&mu_);
-    if (!waiting_for_place_) return false;  // it found one meanwhile
-    waiting_for_place_ = false;
-    // Only a stream stopped for want of a place takes it: one that runs will
-    // ask again, and one whose queue went (an abort) needs none.
-    if (state_ != State::kDraining || queue_.empty() || !queue_.front().device_work) {
+    place_waiter_queued_ = false;
+    // Only a stream stopped for want of a place takes it: one that found one
+    // meanwhile or runs will ask again, and one whose queue went (an abort)
+    // needs none.
+    if (state_ != State::kDraining || !short_of_place_ || queue_.empty() ||
+        !queue_.front().device_work) {
       return false;
     }
     place_granted_ = granted;
@@ -692,7 +696,7 @@ StreamStats Stream::Stats() const {
   if ((state_ == State::kIdle || state_ == State::kDraining) && !in_flight_.empty()) {
     stats.state = absl::StrCat("waiting on ", in_flight_.front().waits_for);
   }
-  if (state_ == State::kDraining && waiting_for_place_) {
+  if (state_ == State::kDraining && short_of_place_) {
     stats.state = absl::StrCat("waiting for a place on the device (its process has ",
                                options_.device_share->used(), " of ",
                                options_.device_share->limit(), ")");

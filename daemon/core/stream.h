@@ -226,6 +226,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Gives back a place granted to the stream that it did not use.
   void ReturnGrantLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Both: the share is told, and waiters due a place get it from `after`.
+  void GiveBackLocked(bool may_be_held, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // DeviceShare hands this waiting stream a place (`granted`), or asks it to
   // try again: true when it takes the place.
   bool GrantPlace(bool granted);
@@ -251,8 +254,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   int points_in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // host-callback points among them
   // kDraining only because the device holds all the points it may.
   bool draining_for_room_ ABSL_GUARDED_BY(mu_) = false;
-  // Queued in options_.device_share's waiters (once: it asks again without).
-  bool waiting_for_place_ ABSL_GUARDED_BY(mu_) = false;
+  // Its waiter is in options_.device_share's queue, until the share calls it
+  // (GrantPlace): at most one entry per stream, whatever it asks meanwhile.
+  bool place_waiter_queued_ ABSL_GUARDED_BY(mu_) = false;
+  // Its last request for a place found none (it waits for one).
+  bool short_of_place_ ABSL_GUARDED_BY(mu_) = false;
   // A place DeviceShare handed over, for the next device task.
   bool place_granted_ ABSL_GUARDED_BY(mu_) = false;
   // Reports that arrived while their task was still being submitted.

@@ -450,8 +450,6 @@ int HostFuncs(int count, int stream_count, bool compare) {
   return 0;
 }
 
-void CountReport(void* counter) { ++*static_cast<std::atomic<int>*>(counter); }
-
 int Reports(int count) {
   Setup();
   aclrtContext context = nullptr;
@@ -473,7 +471,7 @@ int Reports(int count) {
   auto run = [&] {
     const auto start = Clock::now();
     for (int i = 0; i < count; ++i) {
-      Must(aclrtLaunchCallback(CountReport, &calls, ACL_CALLBACK_BLOCK, stream), "launch");
+      Must(aclrtLaunchCallback(CountCallback, &calls, ACL_CALLBACK_BLOCK, stream), "launch");
     }
     Must(aclrtSynchronizeStream(stream), "sync");
     return SecondsSince(start);
@@ -638,6 +636,12 @@ bool ReadAll(int fd, void* data, size_t size) {
   std::exit(0);
 }
 
+// The `p` quantile (0..1) of `sorted`; 0 when it is empty.
+double Percentile(const std::vector<float>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
+}
+
 // Newcomers of `clients`: one at a time while the others run.
 constexpr int kNewcomers = 40;
 
@@ -751,11 +755,6 @@ int Clients(int count, int seconds, int period_ms) {
     failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   std::sort(latencies.begin(), latencies.end());
-  auto percentile = [&](double p) {
-    return latencies.empty() ? 0.0
-                             : latencies[std::min(latencies.size() - 1,
-                                                  static_cast<size_t>(p * latencies.size()))];
-  };
   std::printf(
       "clients: %d, each one stream, aclrtStreamQuery %s for %d s: %.0f calls/s in total; "
       "latency p50 %.1f us, p99 %.1f us, max %.1f us; all connected in %.2f s; one client: "
@@ -765,11 +764,11 @@ int Clients(int count, int seconds, int period_ms) {
       period_ms < 0    ? "never (idle)"
       : period_ms == 0 ? "back to back"
                        : ("every " + std::to_string(period_ms) + " ms").c_str(),
-      seconds, calls / static_cast<double>(seconds), percentile(0.5), percentile(0.99),
+      seconds, calls / static_cast<double>(seconds), Percentile(latencies, 0.5),
+      Percentile(latencies, 0.99),
       latencies.empty() ? 0.0 : latencies.back(), connect_seconds, first.threads,
       first.rss_kib / 1024.0, kNewcomers,
-      newcomers.empty() ? 0.0 : newcomers[newcomers.size() / 2] / 1000.0,
-      newcomers.empty() ? 0.0 : newcomers[(newcomers.size() * 99) / 100] / 1000.0,
+      Percentile(newcomers, 0.5) / 1000.0, Percentile(newcomers, 0.99) / 1000.0,
       failed > 0 ? " (SOME CLIENTS FAILED)" : newcomers.empty() ? " (A NEWCOMER FAILED)" : "");
   return failed > 0 || newcomers.empty() ? 1 : 0;
 }
