@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "client/exception_info.h"
+#include "client/thread_name.h"
 #include "proto/acl/acl_status.h"
 
 namespace acl_client {
@@ -44,6 +45,7 @@ void CallbackDispatcher::SetAcknowledge(Acknowledge acknowledge) {
 
 uint64_t CallbackDispatcher::Add(Kind kind, uint64_t stream, bool block,
                                  std::function<void()> run) {
+  in_use_.store(true, std::memory_order_relaxed);
   absl::MutexLock lock(&mu_);
   const uint64_t id = next_id_++;
   entries_[id] = Entry{kind, stream, block, std::move(run)};
@@ -95,7 +97,10 @@ void CallbackDispatcher::ForgetStream(uint64_t stream) {
 
 void CallbackDispatcher::EnsurePoolLocked() {
   if (!pool_.empty()) return;
-  for (int i = 0; i < kPoolThreads; ++i) pool_.emplace_back([this] { PoolLoop(); });
+  for (int i = 0; i < kPoolThreads; ++i) pool_.emplace_back([this] {
+    NameThisThread("acl-callback");
+    PoolLoop();
+  });
 }
 
 void CallbackDispatcher::OnCallbackDue(uint64_t callback_id, uint64_t stream) {
@@ -119,12 +124,15 @@ void CallbackDispatcher::OnTaskFailed(const TaskFailureFacts& facts) {
   absl::MutexLock lock(&mu_);
   ++failures_received_;
   aclrtExceptionInfoCallback callback = exception_callback_;
+  if (callback == nullptr) {
+    // Nothing to run: no callback thread is started for it.
+    ++failures_handled_;
+    return;
+  }
   Work work;
   work.run = [this, callback, facts] {
-    if (callback != nullptr) {
-      rtExceptionInfo info{facts};
-      callback(&info);
-    }
+    rtExceptionInfo info{facts};
+    callback(&info);
     absl::MutexLock lock(&mu_);
     ++failures_handled_;
   };
@@ -133,6 +141,7 @@ void CallbackDispatcher::OnTaskFailed(const TaskFailureFacts& facts) {
 }
 
 void CallbackDispatcher::SetExceptionCallback(aclrtExceptionInfoCallback callback) {
+  if (callback != nullptr) in_use_.store(true, std::memory_order_relaxed);
   absl::MutexLock lock(&mu_);
   exception_callback_ = callback;
 }

@@ -9,6 +9,7 @@
 #ifndef ACLD_CLIENT_CALLBACK_DISPATCHER_H_
 #define ACLD_CLIENT_CALLBACK_DISPATCHER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -76,6 +77,11 @@ class CallbackDispatcher {
 
   void SetExceptionCallback(aclrtExceptionInfoCallback callback);
 
+  // True once the application added a stream callback, subscribed a thread
+  // or set an exception callback: from then on the daemon's events must be
+  // read as they come, not only when a call waits for its reply.
+  bool InUse() const { return in_use_.load(std::memory_order_relaxed); }
+
   // Waits (a little) until every failure received so far has been handed to
   // the exception callback, so that a synchronization reporting a failure
   // returns after the callback ran. A no-op on callback threads.
@@ -123,6 +129,7 @@ class CallbackDispatcher {
   uint64_t failures_received_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failures_handled_ ABSL_GUARDED_BY(mu_) = 0;
   Acknowledge acknowledge_;
+  std::atomic<bool> in_use_{false};
 };
 
 }  // namespace acl_client

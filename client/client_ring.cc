@@ -60,9 +60,9 @@ bool ClientRing::Write(const acl::v1::ClientMessage& message) {
   return channel_.Send(message.SerializeAsString(), [this] { return stopped_.load(); }).ok();
 }
 
-absl::StatusOr<std::optional<acl::v1::ServerMessage>> ClientRing::Read() {
+absl::StatusOr<std::optional<acl::v1::ServerMessage>> ClientRing::Read(absl::Time deadline) {
   absl::StatusOr<std::optional<std::string>> bytes =
-      channel_.Receive([this] { return stopped_.load(); });
+      channel_.Receive([this] { return stopped_.load(); }, deadline);
   if (!bytes.ok()) return bytes.status();
   if (!bytes->has_value()) return std::nullopt;
   acl::v1::ServerMessage message;

@@ -41,9 +41,13 @@ class ClientRing {
   bool Write(const acl::v1::ClientMessage& message);
   // Whether acld has read everything written (asked by the writer).
   bool AllRead() { return channel_.SentAllRead(); }
-  // The next message from acld; nullopt once stopped and drained. An error:
-  // the channel broke. One reader at a time.
-  absl::StatusOr<std::optional<acl::v1::ServerMessage>> Read();
+  // The next message from acld; nullopt once stopped and drained, or when
+  // nothing came by `deadline`. An error: the channel broke. One reader at a
+  // time.
+  absl::StatusOr<std::optional<acl::v1::ServerMessage>> Read(
+      absl::Time deadline = absl::InfiniteFuture());
+  // Whether Stop was called.
+  bool stopped() const { return stopped_.load(); }
 
   // The session is over: waits end now, Read drains what is left.
   void Stop();

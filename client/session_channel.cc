@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "client/session_codec.h"
+#include "client/thread_name.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "proto/acl/acl_status.h"
@@ -41,8 +42,10 @@ absl::StatusOr<std::unique_ptr<SessionChannel>> SessionChannel::Open(const std::
   }
   channel->stub_ = acl::v1::Runtime::NewStub(channel->channel_);
   channel->stream_ = channel->stub_->Session(&channel->context_);
-  channel->reader_ = std::thread([c = channel.get()] { c->ReadReplies(); });
-  channel->flusher_ = std::thread([c = channel.get()] { c->FlushLoop(); });
+  channel->reader_ = std::thread([c = channel.get()] {
+    NameThisThread("acl-stream");
+    c->ReadReplies();
+  });
   return channel;
 }
 
@@ -58,6 +61,7 @@ void SessionChannel::Close() {
   }
   context_.TryCancel();
   absl::MutexLock lock(&close_mu_);
+  closed_ = true;
   if (flusher_.joinable()) flusher_.join();
   if (reader_.joinable()) reader_.join();
   if (ring_reader_.joinable()) ring_reader_.join();
@@ -74,7 +78,6 @@ void SessionChannel::UseRing(std::unique_ptr<ClientRing> ring) {
     on_ring_ = true;
   }
   write_on_ring_ = true;
-  ring_reader_ = std::thread([this] { ReadRing(); });
 }
 
 absl::Status SessionChannel::BrokenStatus() const {
@@ -121,30 +124,31 @@ void SessionChannel::MarkBroken() {
   pending_.clear();
 }
 
-void SessionChannel::Dispatch(ServerMessage& message) {
+uint64_t SessionChannel::Dispatch(ServerMessage& message) {
   if (message.has_callback_due()) {
     callbacks_->OnCallbackDue(message.callback_due().callback_id(),
                               message.callback_due().stream());
-    return;
+    return 0;
   }
   if (message.has_session_ended()) {
     absl::MutexLock lock(&mu_);
     ended_reason_ = message.session_ended().reason();
-    return;
+    return 0;
   }
   if (message.has_task_failed()) {
     const acl::v1::TaskFailed& failed = message.task_failed();
     callbacks_->OnTaskFailed(FactsOf(failed.task_id(), failed.stream(), failed.thread(),
                                      failed.device_id(), failed.acl_error()));
-    return;
+    return 0;
   }
-  if (!message.has_reply()) return;
+  if (!message.has_reply()) return 0;
   absl::MutexLock lock(&mu_);
   auto it = pending_.find(message.call_id());
-  if (it == pending_.end()) return;  // the caller gave up (timeout)
+  if (it == pending_.end()) return 0;  // the caller gave up (timeout)
   it->second->reply = std::move(*message.mutable_reply());
   it->second->done = true;
   pending_.erase(it);
+  return message.call_id();
 }
 
 void SessionChannel::EndReplies() {
@@ -167,22 +171,78 @@ void SessionChannel::ReadReplies() {
     // ends the replies once it has drained them.
     if (!on_ring) EndReplies();
   }
-  if (on_ring) ring_->Stop();
+  if (on_ring) {
+    // Replies and the reason the session ended may wait in the channel:
+    // whoever reads it now drains it, or this thread does.
+    ring_->Stop();
+    ReadUntilOver();
+  }
 }
 
-void SessionChannel::ReadRing() {
-  while (true) {
-    absl::StatusOr<std::optional<ServerMessage>> message = ring_->Read();
-    if (!message.ok()) {
-      // acld broke the channel: the session cannot go on.
-      context_.TryCancel();
-      break;
-    }
-    if (!message->has_value()) break;
-    Dispatch(**message);
+bool SessionChannel::MayReadLocked() const {
+  return on_ring_ && !reading_ && !ring_reader_reads_ && !ring_over_;
+}
+
+SessionChannel::ReadOutcome SessionChannel::ReadOne(absl::Time deadline, uint64_t* answered) {
+  // Stopped before this read: an empty channel now is the end of it (a
+  // message sent before the stop is in it by then).
+  const bool stopped = ring_->stopped();
+  absl::StatusOr<std::optional<ServerMessage>> message = ring_->Read(deadline);
+  if (message.ok() && message->has_value()) {
+    const uint64_t call_id = Dispatch(**message);
+    if (answered != nullptr) *answered = call_id;
+    return ReadOutcome::kDispatched;
+  }
+  if (message.ok() && !stopped) return ReadOutcome::kNothing;
+  // acld broke the channel (the session cannot go on), or it is drained.
+  if (!message.ok()) context_.TryCancel();
+  absl::MutexLock lock(&mu_);
+  ring_over_ = true;
+  EndReplies();
+  return ReadOutcome::kOver;
+}
+
+void SessionChannel::ReadUntilOver() {
+  {
+    absl::MutexLock lock(&mu_);
+    auto free_or_over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !reading_ || ring_over_;
+    };
+    mu_.Await(absl::Condition(&free_or_over));
+    if (ring_over_) return;
+    reading_ = true;
+  }
+  while (ReadOne(absl::InfiniteFuture(), nullptr) != ReadOutcome::kOver) {
   }
   absl::MutexLock lock(&mu_);
-  EndReplies();
+  reading_ = false;
+}
+
+void SessionChannel::ReadEventsAsTheyCome() {
+  absl::MutexLock close_lock(&close_mu_);
+  if (closed_ || ring_reader_started_.load()) return;
+  ring_reader_started_.store(true);
+  {
+    absl::MutexLock lock(&mu_);
+    if (!on_ring_) return;  // the stream's reader reads everything
+    ring_reader_reads_ = true;
+  }
+  ring_reader_ = std::thread([this] {
+    NameThisThread("acl-events");
+    ReadUntilOver();
+  });
+}
+
+void SessionChannel::DrainIfNobodyReads() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!MayReadLocked()) return;
+    reading_ = true;
+  }
+  while (ReadOne(absl::InfinitePast(), nullptr) == ReadOutcome::kDispatched) {
+  }
+  absl::MutexLock lock(&mu_);
+  reading_ = false;
 }
 
 bool SessionChannel::WriteLocked(const ClientMessage& message) {
@@ -216,10 +276,26 @@ void SessionChannel::FlushLoop() {
           this));
       if (stopping_) return;
     }
-    absl::MutexLock lock(&write_mu_);
-    WriteBatchLocked(nullptr);
-    if (write_on_ring_) LetTheBatchGrow();
+    {
+      absl::MutexLock lock(&write_mu_);
+      WriteBatchLocked(nullptr);
+      if (write_on_ring_) LetTheBatchGrow();
+    }
+    // Task failures of the operations sent come back whether or not a call
+    // waits: while nobody reads the channel, they are read here, so that a
+    // process that only launches does not fill it.
+    DrainIfNobodyReads();
   }
+}
+
+void SessionChannel::StartFlusher() {
+  absl::MutexLock close_lock(&close_mu_);
+  if (closed_ || flusher_started_.load()) return;
+  flusher_ = std::thread([this] {
+    NameThisThread("acl-flusher");
+    FlushLoop();
+  });
+  flusher_started_.store(true);
 }
 
 void SessionChannel::LetTheBatchGrow() {
@@ -252,6 +328,10 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
     batch_bytes_ += payload_bytes;
     full = batch_.async_batch().ops_size() >= kMaxBatchOps || batch_bytes_ >= kMaxBatchBytes;
   }
+  if (!flusher_started_.load(std::memory_order_relaxed)) StartFlusher();
+  if (callbacks_->InUse() && !ring_reader_started_.load(std::memory_order_relaxed)) {
+    ReadEventsAsTheyCome();
+  }
   if (full) {
     // Applies back-pressure: the submitting thread writes the batch itself.
     absl::MutexLock lock(&write_mu_);
@@ -261,8 +341,12 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
 }
 
 std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Start(ClientMessage request) {
+  if (callbacks_->InUse() && !ring_reader_started_.load(std::memory_order_relaxed)) {
+    ReadEventsAsTheyCome();
+  }
   auto call = std::make_shared<PendingCall>();
   const uint64_t call_id = next_call_id_.fetch_add(1, std::memory_order_relaxed);
+  call->id = call_id;
   request.set_call_id(call_id);
   {
     absl::MutexLock lock(&mu_);
@@ -276,9 +360,24 @@ std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Start(ClientMessage
 
 absl::StatusOr<Reply> SessionChannel::Finish(const std::shared_ptr<PendingCall>& call,
                                              absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
   absl::MutexLock lock(&mu_);
-  auto finished = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return call->done || broken_; };
-  mu_.AwaitWithTimeout(absl::Condition(&finished), timeout);
+  auto finished_or_may_read = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return call->done || broken_ || MayReadLocked();
+  };
+  while (!call->done && !broken_ &&
+         mu_.AwaitWithDeadline(absl::Condition(&finished_or_may_read), deadline) &&
+         !call->done && !broken_ && absl::Now() < deadline) {
+    // Nobody reads the channel: this thread reads until its own reply came
+    // (dispatching whatever comes before it), then passes the role on.
+    reading_ = true;
+    mu_.Unlock();
+    uint64_t answered = 0;
+    while (ReadOne(deadline, &answered) == ReadOutcome::kDispatched && answered != call->id) {
+    }
+    mu_.Lock();
+    reading_ = false;
+  }
   if (!call->done) {
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {
       if (it->second == call) {

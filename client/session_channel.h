@@ -3,12 +3,20 @@
 // channel (client_ring.h) for every message both ways; the stream then only
 // says why the session ended.
 //
-// Calls from any thread are written in order; a reader thread matches
-// replies to waiting callers by call id. Asynchronous operations are
-// appended to a batch that a writer thread sends while the application keeps
-// going, so a launch costs no round trip and batches grow under load; any
-// call flushes the batch first, which keeps the session's order. Callbacks
-// due and task failures the daemon sends go to the CallbackDispatcher.
+// Calls from any thread are written in order, and replies are matched to
+// waiting callers by call id. On the gRPC stream a reader thread reads them.
+// On the shared-memory channel reading is a role one thread holds at a
+// time: a caller waiting for its reply reads the channel itself when nobody
+// else does (the reply then reaches it without a hand-off between threads),
+// and passes the role on once answered. Only once the application uses
+// callbacks, whose events must be read as they come, does a thread of the
+// library read the channel for good.
+//
+// Asynchronous operations are appended to a batch that a writer thread
+// (started by the first one) sends while the application keeps going, so a
+// launch costs no round trip and batches grow under load; any call flushes
+// the batch first, which keeps the session's order. Callbacks due and task
+// failures the daemon sends go to the CallbackDispatcher.
 //
 // When the stream breaks, every waiting and later call fails with
 // ACL_ERROR_RT_SOCKET_CLOSE; nothing hangs. What the messages mean is
@@ -39,6 +47,7 @@ class SessionChannel {
  public:
   // A call on its way: Start returns it, Finish waits for its reply.
   struct PendingCall {
+    uint64_t id = 0;
     bool done = false;
     acl::v1::Reply reply;
   };
@@ -88,16 +97,37 @@ class SessionChannel {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Writes one message to the session's carrier.
   bool WriteLocked(const acl::v1::ClientMessage& message) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Starts the writer thread (the first asynchronous operation does).
+  void StartFlusher();
   void FlushLoop();
   // After the flusher wrote a batch on the ring: waits (a little) until acld
   // has read it, so that the next batch carries more than one launch.
   void LetTheBatchGrow() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Reads until the stream ends, then takes its final status (Finish).
   void ReadReplies();
-  // Reads the channel until it is stopped (the stream ended) and drained.
-  void ReadRing();
-  // A reply to its caller, or an event to the dispatcher.
-  void Dispatch(acl::v1::ServerMessage& message);
+
+  // The channel's reading role (on the shared-memory channel only).
+  // Whether a thread may take it now: nobody has it, the channel is not over,
+  // and no library thread reads for good.
+  bool MayReadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  enum class ReadOutcome { kDispatched, kNothing, kOver };
+  // With the role: reads one message (waiting until `deadline`) and
+  // dispatches it; `answered` (if set) receives the id of the call it
+  // answered, 0 for an event. kOver: the channel broke, or the session is
+  // over and the channel drained; every waiting call has failed then.
+  ReadOutcome ReadOne(absl::Time deadline, uint64_t* answered);
+  // Takes the role when it is free and reads until the channel is over
+  // (the library's reader, and the stream's reader once the session ended).
+  void ReadUntilOver();
+  // The application uses callbacks: a library thread reads for good.
+  void ReadEventsAsTheyCome();
+  // Takes the role if it is free and reads what is there without waiting,
+  // so that events nobody waits for do not pile up in the channel.
+  void DrainIfNobodyReads();
+
+  // A reply to its caller (returns its call id), or an event to the
+  // dispatcher (returns 0).
+  uint64_t Dispatch(acl::v1::ServerMessage& message);
   // No more replies will come: every waiting and later call fails.
   void EndReplies() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After a failed write: waits (briefly) for the reader to learn why.
@@ -111,11 +141,14 @@ class SessionChannel {
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>> stream_;
   std::thread reader_;
-  std::thread flusher_;
   std::unique_ptr<ClientRing> ring_;  // set once, by UseRing
-  std::thread ring_reader_;
 
-  absl::Mutex close_mu_;  // serializes joining the threads
+  absl::Mutex close_mu_;  // serializes starting and joining the threads below
+  bool closed_ ABSL_GUARDED_BY(close_mu_) = false;
+  std::thread flusher_ ABSL_GUARDED_BY(close_mu_);
+  std::thread ring_reader_ ABSL_GUARDED_BY(close_mu_);
+  std::atomic<bool> flusher_started_{false};
+  std::atomic<bool> ring_reader_started_{false};
 
   // Lock order: write_mu_, then batch_mu_, then mu_.
   absl::Mutex write_mu_;  // one writer at a time (gRPC, the ring); also orders batches
@@ -132,6 +165,9 @@ class SessionChannel {
   std::map<uint64_t, std::shared_ptr<PendingCall>> pending_ ABSL_GUARDED_BY(mu_);
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   bool on_ring_ ABSL_GUARDED_BY(mu_) = false;        // replies come over the channel
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;        // a thread has the reading role
+  bool ring_reader_reads_ ABSL_GUARDED_BY(mu_) = false;  // the library's reader has it for good
+  bool ring_over_ ABSL_GUARDED_BY(mu_) = false;      // the channel is drained and done
   bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;   // the gRPC stream is over
   std::string ended_reason_ ABSL_GUARDED_BY(mu_);  // why the daemon ended the session
   grpc::Status end_status_ ABSL_GUARDED_BY(mu_);   // the stream's final status, once over

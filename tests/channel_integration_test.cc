@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -128,6 +129,38 @@ TEST(ChannelTest, TheDaemonsThreadsDoNotGrowWithItsClients) {
     EXPECT_EQ(client->Wait(absl::Seconds(30)), 0) << client->output();
   }
   EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(10)));
+}
+
+// The library's threads start with the first use that needs them: a process
+// that only makes synchronous calls on the channel has one (the stream's
+// reader, which hears the session end); the first asynchronous operation
+// adds the writer that sends batches; the first callback adds the channel's
+// event reader and the callback threads.
+TEST(ChannelTest, TheClientsThreadsStartOnFirstUse) {
+  AcldDaemon daemon;
+  std::map<std::string, std::string> env = daemon.client_env();
+  env["ACLD_TRANSPORT"] = "shm";
+  Process client({kScenarioClient, "stages"}, env);
+  auto library_threads = [&] {
+    std::map<std::string, int> counts;
+    for (const std::string& name : ThreadsOf(client.pid())) {
+      if (absl::StartsWith(name, "acl-")) ++counts[name];
+    }
+    return counts;
+  };
+  using Counts = std::map<std::string, int>;
+  ASSERT_TRUE(client.WaitForLine("sync", absl::Seconds(20))) << client.output();
+  EXPECT_EQ(library_threads(), (Counts{{"acl-stream", 1}}));
+  client.WriteLine("go");
+  ASSERT_TRUE(client.WaitForLine("async", absl::Seconds(20))) << client.output();
+  EXPECT_EQ(library_threads(), (Counts{{"acl-stream", 1}, {"acl-flusher", 1}}));
+  client.WriteLine("go");
+  ASSERT_TRUE(client.WaitForLine("callbacks", absl::Seconds(20))) << client.output();
+  const Counts with_callbacks = library_threads();
+  EXPECT_EQ(with_callbacks.count("acl-events"), 1u);
+  EXPECT_GE(with_callbacks.count("acl-callback"), 1u);
+  client.WriteLine("go");
+  EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
 }
 
 TEST(ChannelTest, AnUnknownCarrierIsAClearError) {

@@ -9,6 +9,10 @@
 //   scenario_client fork                a fork() child's calls fail with SOCKET_CLOSE
 //                                       saying why; its exit does not hang; the
 //                                       parent's session goes on
+//   scenario_client stages              synchronous calls only, then an asynchronous
+//                                       operation, then a host func; prints "sync",
+//                                       "async", "callbacks" after each and waits for
+//                                       a line on stdin (the test looks at its threads)
 //
 // Exits 0 when every check of the scenario held; prints "FAIL: ..." otherwise.
 #include <signal.h>
@@ -282,6 +286,50 @@ int Fork() {
   return failures == 0 ? 0 : 1;
 }
 
+// --- stages: what each kind of use adds to the process's threads ---
+
+void WaitForGo() {
+  std::fflush(stdout);
+  std::string line;
+  std::getline(std::cin, line);
+}
+
+std::atomic<int> host_funcs_run{0};
+void CountHostFunc(void*) { ++host_funcs_run; }
+
+int Stages() {
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice(0)");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  aclrtStreamStatus status = ACL_STREAM_STATUS_RESERVED;
+  CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
+  Check(status == ACL_STREAM_STATUS_COMPLETE, "an idle stream is complete");
+  std::printf("sync\n");
+  WaitForGo();
+  void* device = nullptr;
+  CheckCode(aclrtMalloc(&device, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemsetAsync(device, 4096, 7, 4096, stream), ACL_SUCCESS, "aclrtMemsetAsync");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  char host[4096] = {};
+  CheckCode(aclrtMemcpy(host, sizeof(host), device, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_SUCCESS, "aclrtMemcpy");
+  Check(host[0] == 7 && host[4095] == 7, "the memset reached the device");
+  std::printf("async\n");
+  WaitForGo();
+  CheckCode(aclrtLaunchHostFunc(stream, CountHostFunc, nullptr), ACL_SUCCESS,
+            "aclrtLaunchHostFunc");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  Check(host_funcs_run.load() == 1, "the host func ran once");
+  std::printf("callbacks\n");
+  WaitForGo();
+  CheckCode(aclrtFree(device), ACL_SUCCESS, "aclrtFree");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  CheckCode(aclrtResetDevice(0), ACL_SUCCESS, "aclrtResetDevice");
+  CheckCode(aclFinalize(), ACL_SUCCESS, "aclFinalize");
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 #ifdef __SANITIZE_ADDRESS__
@@ -297,7 +345,9 @@ int main(int argc, char** argv) {
   if (mode == "concurrent" && number > 0) return Concurrent(number);
   if (mode == "no_daemon") return NoDaemon();
   if (mode == "fork") return Fork();
-  std::fprintf(stderr, "usage: %s seed_lifecycle | hold N | concurrent T | no_daemon | fork\n",
+  if (mode == "stages") return Stages();
+  std::fprintf(stderr,
+               "usage: %s seed_lifecycle | hold N | concurrent T | no_daemon | fork | stages\n",
                argv[0]);
   return 2;
 }

@@ -98,20 +98,17 @@ absl::Status RingChannel::Send(absl::string_view message, const StopFn& stop) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<std::string>> RingChannel::Receive(const StopFn& stop) {
-  std::string message;
+absl::StatusOr<std::optional<std::string>> RingChannel::Receive(const StopFn& stop,
+                                                                 absl::Time deadline) {
   while (true) {
-    absl::StatusOr<std::optional<std::string>> frame = in_.TryRead();
-    if (!frame.ok()) return frame.status();
-    if (!frame->has_value()) {
-      if (stop()) return std::nullopt;
-      const absl::Status waited = in_.WaitForData(absl::Now() + kWaitSlice);
-      if (!waited.ok()) return waited;
-      continue;
-    }
-    absl::StatusOr<bool> last = AddFragment(**frame, message);
-    if (!last.ok()) return last.status();
-    if (*last) return message;
+    absl::StatusOr<std::optional<std::string>> message = TryReceive();
+    if (!message.ok() || message->has_value()) return message;
+    // Fragments of a message that has not fully arrived stay in partial_ for
+    // the next call: a receiver that gives up (its deadline) loses nothing.
+    const absl::Time now = absl::Now();
+    if (stop() || now >= deadline) return std::nullopt;
+    const absl::Status waited = in_.WaitForData(std::min(now + kWaitSlice, deadline));
+    if (!waited.ok()) return waited;
   }
 }
 

@@ -60,10 +60,13 @@ class RingChannel {
   // the whole message went, or when the peer corrupted the ring.
   absl::Status Send(absl::string_view message, const StopFn& stop);
 
-  // The next whole message; nullopt once `stop` says so and nothing is left.
-  // One thread receives at a time. An error means the peer broke the
-  // protocol (corrupt ring, oversized message): the session must end.
-  absl::StatusOr<std::optional<std::string>> Receive(const StopFn& stop);
+  // The next whole message; nullopt once `stop` says so or `deadline` has
+  // passed and nothing is there (fragments of a message still arriving are
+  // kept for the next call). One thread receives at a time. An error means
+  // the peer broke the protocol (corrupt ring, oversized message): the
+  // session must end.
+  absl::StatusOr<std::optional<std::string>> Receive(
+      const StopFn& stop, absl::Time deadline = absl::InfiniteFuture());
 
   // Whether the peer has read everything sent (one sender at a time, as Send).
   bool SentAllRead() { return out_.Drained(); }
@@ -105,7 +108,7 @@ class RingChannel {
  private:
   MessageRing::Producer out_;
   MessageRing::Consumer in_;
-  // A message that arrives in fragments, until its last one (TryReceive).
+  // A message that arrives in fragments, until its last one.
   std::string partial_;
   // The message being sent and how much of it went (Offer, PushPending).
   std::string pending_;
