@@ -27,9 +27,16 @@ namespace {
 // up), a spin that ended in sleep halves it, down to kMinSpinNs, which is kept
 // so that a peer that speeds up again is noticed. The peer can influence only
 // whether spins succeed, so it cannot push the budget outside these bounds.
+//
+// Halving alone has a trap: when both sides sleep, each one's spin fails
+// because the other is still waking up (a wake-up on another core costs tens
+// of microseconds on some hosts), so both budgets shrink and both keep
+// sleeping. So a side also learns from the sleeps it took: when what it
+// waited for came within kMaxSpinNs of the wait's start, a spin that long
+// would have caught it, and the budget grows to cover it (LearnFromWait).
 constexpr int64_t kMinSpinNs = 500;
 constexpr int64_t kInitialSpinNs = 2000;
-constexpr int64_t kMaxSpinNs = 5000;
+constexpr int64_t kMaxSpinNs = MessageRing::Consumer::kMaxSpinBudgetNs;
 // Reading the clock costs about as much as a few pauses; read it every few.
 constexpr int kSpinsPerClockRead = 8;
 // A backstop in case the clock does not advance: bounds the spin by itself.
@@ -137,6 +144,19 @@ absl::StatusOr<bool> Spin(const Probe& probe, int64_t& spin_ns) {
   return false;
 }
 
+// A wait that slept ended `waited_ns` after it began: if that is within
+// kMaxSpinNs, the next spin covers it (with a margin).
+void LearnFromWait(int64_t waited_ns, int64_t& spin_ns) {
+  if (waited_ns < 0 || waited_ns > kMaxSpinNs) return;
+  spin_ns = std::min(kMaxSpinNs, std::max(spin_ns, waited_ns + waited_ns / 2));
+}
+
+int64_t NanosSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              start)
+      .count();
+}
+
 // Returns when `probe` is true, fails, or `deadline` passes. `waiting` is this
 // side's flag and `seq` the futex word the peer bumps after publishing when
 // the flag is set (the eventcount pattern: no wake-up is lost, because the
@@ -151,6 +171,7 @@ absl::Status WaitUntil(const Probe& probe, absl::Time deadline, int64_t& spin_ns
   absl::StatusOr<bool> ready = probe();
   if (!ready.ok()) return ready.status();
   if (*ready || absl::Now() >= deadline) return absl::OkStatus();
+  const auto start = std::chrono::steady_clock::now();
   ready = Spin(probe, spin_ns);
   if (!ready.ok()) return ready.status();
   if (*ready) return absl::OkStatus();
@@ -167,7 +188,11 @@ absl::Status WaitUntil(const Probe& probe, absl::Time deadline, int64_t& spin_ns
       status = ready.status();
       break;
     }
-    if (*ready || interrupted.load() || absl::Now() >= deadline) break;
+    if (*ready) {
+      LearnFromWait(NanosSince(start), spin_ns);
+      break;
+    }
+    if (interrupted.load() || absl::Now() >= deadline) break;
     FutexWait(&seq, seen_seq, deadline);
   }
   waiting.store(0, std::memory_order_relaxed);
@@ -445,11 +470,20 @@ absl::Status MessageRing::Consumer::WaitForData(absl::Time deadline) {
 
 absl::StatusOr<bool> MessageRing::Consumer::ArmWakeup() {
   if (!status_.ok()) return status_;
-  return ArmUnlessReady([this] { return HasData(); }, header_->consumer_waiting);
+  absl::StatusOr<bool> ready =
+      ArmUnlessReady([this] { return HasData(); }, header_->consumer_waiting);
+  if (ready.ok() && !*ready) armed_at_ = std::chrono::steady_clock::now();
+  return ready;
 }
 
 void MessageRing::Consumer::Disarm() {
   if (header_ != nullptr) header_->consumer_waiting.store(0, std::memory_order_relaxed);
+  // Woken (by the doorbell) this soon after going to sleep: the next spin
+  // for data covers such a gap instead of sleeping through it.
+  if (armed_at_.has_value()) {
+    LearnFromWait(NanosSince(*armed_at_), spin_ns_);
+    armed_at_.reset();
+  }
 }
 
 absl::StatusOr<bool> MessageRing::Consumer::SpinForData() {

@@ -41,6 +41,7 @@
 #define ACLD_PROTO_ACL_MESSAGE_RING_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -212,6 +213,10 @@ class MessageRing::Consumer {
   // OK, or the error that made this consumer unusable.
   const absl::Status& status() const { return status_; }
 
+  // How long the next wait spins before it sleeps (for tests and diagnostics).
+  int64_t spin_budget_ns() const { return spin_ns_; }
+  static constexpr int64_t kMaxSpinBudgetNs = 50000;
+
  private:
   // The producer's head, read once and validated; fails the consumer if bad.
   absl::StatusOr<uint64_t> LoadHead();
@@ -228,6 +233,8 @@ class MessageRing::Consumer {
   uint64_t seen_head_ = 0;
   int peer_doorbell_ = -1;
   int64_t spin_ns_;
+  // When ArmWakeup declared this side asleep (Disarm learns how long it slept).
+  std::optional<std::chrono::steady_clock::time_point> armed_at_;
   absl::Status status_;
   // Heap-held so that the side stays movable.
   std::unique_ptr<std::atomic<bool>> interrupted_ = std::make_unique<std::atomic<bool>>(false);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -245,6 +246,41 @@ TEST(MessageRingTest, WaitForDataReturnsByItsDeadlineWhenNothingComes) {
   EXPECT_FALSE(consumer.TryRead()->has_value());
   EXPECT_EQ(region.header()->consumer_waiting.load(), 0u);  // the flag is cleared again
   EXPECT_TRUE(consumer.WaitForData(absl::InfinitePast()).ok());
+}
+
+// A side that sleeps and is woken soon after learns to spin through such a
+// gap next time (both sides sleeping would otherwise keep both spins failing);
+// a spin that fails gives the budget back, and long sleeps teach nothing.
+TEST(MessageRingTest, TheSpinBudgetCoversShortSleepsAndShrinksWhenSpinsFail) {
+  constexpr size_t kCapacity = 4096;
+  HeapRegion region(kCapacity);
+  ASSERT_TRUE(MessageRing::Format(region.get(), kCapacity).ok());
+  MessageRing::Consumer consumer(region.get(), kCapacity, 100);
+  const int64_t initial = consumer.spin_budget_ns();
+  // Asleep (in epoll, say) for ~20 us, then woken. A preemption can stretch
+  // one try past the bound, so a few tries are allowed.
+  constexpr int64_t kGapNs = 20000;
+  for (int attempt = 0; attempt < 50 && consumer.spin_budget_ns() < kGapNs; ++attempt) {
+    ASSERT_FALSE(*consumer.ArmWakeup());
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::nanoseconds(kGapNs)) {
+    }
+    consumer.Disarm();
+  }
+  EXPECT_GE(consumer.spin_budget_ns(), kGapNs);
+  EXPECT_LE(consumer.spin_budget_ns(), MessageRing::Consumer::kMaxSpinBudgetNs);
+  // Spins that find nothing halve the budget, down to its floor.
+  const int64_t learned = consumer.spin_budget_ns();
+  ASSERT_FALSE(*consumer.SpinForData());
+  EXPECT_LT(consumer.spin_budget_ns(), learned);
+  for (int i = 0; i < 20; ++i) ASSERT_FALSE(*consumer.SpinForData());
+  const int64_t floor = consumer.spin_budget_ns();
+  EXPECT_LT(floor, initial);
+  // A long sleep (nothing came for milliseconds) teaches nothing.
+  ASSERT_FALSE(*consumer.ArmWakeup());
+  absl::SleepFor(absl::Milliseconds(5));
+  consumer.Disarm();
+  EXPECT_EQ(consumer.spin_budget_ns(), floor);
 }
 
 TEST(MessageRingTest, WaitForSpaceReturnsByItsDeadlineWhenNothingIsRead) {
