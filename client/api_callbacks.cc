@@ -66,6 +66,31 @@ aclError LastError(const aclrtLastErrLevel& level, bool take) {
   return take ? acl_client::TakeLastError() : acl_client::PeekLastError();
 }
 
+// What kind of device fault a task failure's code is (aclrtGetErrorVerbose).
+aclrtErrorInfo ErrorInfoOf(uint32_t error_code) {
+  aclrtErrorInfo info{};
+  switch (error_code) {
+    case ACL_ERROR_RT_DEVICE_MEM_ERROR:
+    case ACL_ERROR_RT_HBM_MULTI_BIT_ECC_ERROR:
+    case ACL_ERROR_RT_SUSPECT_DEVICE_MEM_ERROR:
+      info.errorType = ACL_RT_ERROR_MEMORY;
+      break;
+    case ACL_ERROR_RT_AICORE_TIMEOUT:
+    case ACL_ERROR_RT_AICORE_EXCEPTION:
+    case ACL_ERROR_RT_AICORE_TRAP_EXCEPTION:
+    case ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW:
+    case ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW:
+      // A kernel's own fault: software, not the hardware.
+      info.errorType = ACL_RT_ERROR_AICORE;
+      info.hasDetail = 1;
+      info.detail.aicoreErrType = ACL_RT_AICORE_ERROR_SW;
+      break;
+    default:
+      info.errorType = ACL_RT_ERROR_OTHERS;
+  }
+  return info;
+}
+
 }  // namespace
 
 extern "C" {
@@ -127,6 +152,23 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
 aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback) {
   callbacks().SetExceptionCallback(callback);
   return ACL_SUCCESS;
+}
+
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo* errorInfo) {
+  return Api([&]() -> absl::Status {
+    if (errorInfo == nullptr) return NullArgument("aclrtGetErrorVerbose", "errorInfo");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    if (deviceId < 0 || deviceId >= transport->DeviceCount()) {
+      return acld::AclStatus(
+          ACL_ERROR_RT_INVALID_DEVICEID,
+          absl::StrCat("aclrtGetErrorVerbose: device ", deviceId, " does not exist"));
+    }
+    // Only this process's own failures: another session's are not its business.
+    const std::optional<acl_client::TaskFailureFacts> failure =
+        callbacks().LastFailureOn(static_cast<uint32_t>(deviceId));
+    *errorInfo = failure.has_value() ? ErrorInfoOf(failure->error_code) : aclrtErrorInfo{};
+    return absl::OkStatus();
+  });
 }
 
 uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo* info) {

@@ -117,4 +117,14 @@ aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endE
   });
 }
 
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t* timestamp) {
+  return Api([&]() -> absl::Status {
+    if (timestamp == nullptr) return NullArgument("aclrtEventGetTimestamp", "timestamp");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveEvent(event, "aclrtEventGetTimestamp"));
+    ACL_ASSIGN_OR_RETURN(*timestamp, transport->EventTimestampUs(id));
+    return absl::OkStatus();
+  });
+}
+
 }  // extern "C"

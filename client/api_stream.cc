@@ -1,7 +1,12 @@
 // C entry points for streams and kernel launches (SPEC sections 5 and 8).
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "acl/acl_rt.h"
 #include "acl/acl_sim.h"
 #include "client/allocator_registry.h"
@@ -20,17 +25,20 @@ using acl_client::Transport;
 
 namespace {
 
+// Stream priorities: 0 is the greatest, kLeastPriority the least.
+constexpr uint32_t kLeastPriority = 7;
+
 absl::Status CreateStream(aclrtStream* stream, uint32_t priority, uint32_t flags, const char* api) {
   if (stream == nullptr) return NullArgument(api, "stream");
-  if (priority > 7) {
-    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                           absl::StrCat(api, ": priority ", priority, " is outside 0..7"));
+  if (priority > kLeastPriority) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(api, ": priority ", priority,
+                                                                 " is outside 0..", kLeastPriority));
   }
   ClientRuntime& runtime = ClientRuntime::Get();
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, runtime.RequireContext());
   ACL_ASSIGN_OR_RETURN(uint64_t created, transport->CreateStream(context.context, priority, flags));
-  runtime.handles().AddStream(created, context.device);
+  runtime.handles().AddStream(created, acl_client::StreamFacts{context.device, priority, flags});
   *stream = ToHandle(created);
   return absl::OkStatus();
 }
@@ -56,9 +64,176 @@ absl::Status SynchronizeStream(aclrtStream stream, int32_t timeout_ms, const cha
   return acl_client::Synchronized(transport->SynchronizeStream(id, timeout_ms));
 }
 
+// The facts of `stream` (NULL: the current context's default stream).
+absl::StatusOr<acl_client::StreamFacts> StreamFactsOf(aclrtStream stream, const char* api) {
+  ACL_RETURN_IF_ERROR(Connected().status());
+  ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, api));
+  std::optional<acl_client::StreamFacts> facts = ClientRuntime::Get().handles().FindStream(id);
+  if (!facts.has_value()) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": the stream is not a live stream of this process"));
+  }
+  return *facts;
+}
+
+// The handles aclrtCreateStreamConfigHandle made and not yet destroyed: only
+// those may be destroyed (a stray pointer is refused, not freed).
+class StreamConfigHandles {
+ public:
+  static StreamConfigHandles& Get() {
+    static StreamConfigHandles* handles = new StreamConfigHandles;
+    return *handles;
+  }
+  aclrtStreamConfigHandle* Create() {
+    auto handle = std::make_unique<aclrtStreamConfigHandle>();
+    aclrtStreamConfigHandle* raw = handle.get();
+    absl::MutexLock lock(&mu_);
+    live_[raw] = std::move(handle);
+    return raw;
+  }
+  bool Destroy(aclrtStreamConfigHandle* handle) {
+    absl::MutexLock lock(&mu_);
+    return live_.erase(handle) == 1;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<aclrtStreamConfigHandle*, std::unique_ptr<aclrtStreamConfigHandle>> live_
+      ABSL_GUARDED_BY(mu_);
+};
+
+// Reads an unsigned option of `size` bytes (4 or 8: CANN's samples pass a
+// uint32_t for the size_t flag field).
+absl::StatusOr<uint64_t> UnsignedOption(const void* value, size_t size, const char* what) {
+  if (size == sizeof(uint32_t)) {
+    uint32_t narrow;
+    std::memcpy(&narrow, value, sizeof(narrow));
+    return narrow;
+  }
+  if (size == sizeof(uint64_t)) {
+    uint64_t wide;
+    std::memcpy(&wide, value, sizeof(wide));
+    return wide;
+  }
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                         absl::StrCat("aclrtSetStreamConfigOpt: ", what, " takes 4 or 8 bytes, not ",
+                                      size));
+}
+
+absl::Status SetStreamConfigOpt(aclrtStreamConfigHandle* handle, aclrtStreamConfigAttr attr,
+                                const void* value, size_t size) {
+  constexpr const char* kApi = "aclrtSetStreamConfigOpt";
+  if (handle == nullptr) return NullArgument(kApi, "handle");
+  if (value == nullptr) return NullArgument(kApi, "attrValue");
+  switch (attr) {
+    case ACL_RT_STREAM_WORK_ADDR_PTR:
+      if (size != sizeof(void*)) break;
+      std::memcpy(&handle->workptr, value, sizeof(void*));
+      return absl::OkStatus();
+    case ACL_RT_STREAM_WORK_SIZE: {
+      ACL_ASSIGN_OR_RETURN(uint64_t work_size, UnsignedOption(value, size, "the work size"));
+      handle->workSize = work_size;
+      return absl::OkStatus();
+    }
+    case ACL_RT_STREAM_FLAG: {
+      ACL_ASSIGN_OR_RETURN(uint64_t flag, UnsignedOption(value, size, "the flag"));
+      handle->flag = flag;
+      return absl::OkStatus();
+    }
+    case ACL_RT_STREAM_PRIORITY: {
+      ACL_ASSIGN_OR_RETURN(uint64_t priority, UnsignedOption(value, size, "the priority"));
+      if (priority > kLeastPriority) {
+        return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                               absl::StrCat(kApi, ": priority ", priority, " is outside 0..",
+                                            kLeastPriority));
+      }
+      handle->priority = static_cast<uint32_t>(priority);
+      return absl::OkStatus();
+    }
+    default:
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat(kApi, ": attribute ", static_cast<int>(attr),
+                                          " is not an aclrtStreamConfigAttr"));
+  }
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                         absl::StrCat(kApi, ": the work address takes ", sizeof(void*),
+                                      " bytes, not ", size));
+}
+
+absl::Status CreateStreamV2(aclrtStream* stream, const aclrtStreamConfigHandle* handle) {
+  constexpr const char* kApi = "aclrtCreateStreamV2";
+  if (handle == nullptr) return NullArgument(kApi, "handle");
+  if (handle->workptr != nullptr || handle->workSize != 0) {
+    return acld::AclStatus(ACL_ERROR_API_NOT_SUPPORT,
+                           absl::StrCat(kApi, ": a model work area (ACL_RT_STREAM_WORK_ADDR_PTR, "
+                                              "ACL_RT_STREAM_WORK_SIZE) is for model streams, "
+                                              "which acld does not provide"));
+  }
+  if (handle->flag > UINT32_MAX) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(kApi, ": flag ", handle->flag, " is not a stream flag"));
+  }
+  return CreateStream(stream, handle->priority, static_cast<uint32_t>(handle->flag), kApi);
+}
+
 }  // namespace
 
 extern "C" {
+
+aclrtStreamConfigHandle* aclrtCreateStreamConfigHandle(void) {
+  return StreamConfigHandles::Get().Create();
+}
+
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle* handle) {
+  return Api([&]() -> absl::Status {
+    if (handle == nullptr) return NullArgument("aclrtDestroyStreamConfigHandle", "handle");
+    if (!StreamConfigHandles::Get().Destroy(handle)) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             "aclrtDestroyStreamConfigHandle: the handle was not made by "
+                             "aclrtCreateStreamConfigHandle, or is already destroyed");
+    }
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle* handle, aclrtStreamConfigAttr attr,
+                                 const void* attrValue, size_t valueSize) {
+  return Api([&] { return SetStreamConfigOpt(handle, attr, attrValue, valueSize); });
+}
+
+aclError aclrtCreateStreamV2(aclrtStream* stream, const aclrtStreamConfigHandle* handle) {
+  return Api([&] { return CreateStreamV2(stream, handle); });
+}
+
+aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t* priority) {
+  return Api([&]() -> absl::Status {
+    if (priority == nullptr) return NullArgument("aclrtStreamGetPriority", "priority");
+    ACL_ASSIGN_OR_RETURN(acl_client::StreamFacts facts,
+                         StreamFactsOf(stream, "aclrtStreamGetPriority"));
+    *priority = facts.priority;
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t* flags) {
+  return Api([&]() -> absl::Status {
+    if (flags == nullptr) return NullArgument("aclrtStreamGetFlags", "flags");
+    ACL_ASSIGN_OR_RETURN(acl_client::StreamFacts facts, StreamFactsOf(stream, "aclrtStreamGetFlags"));
+    *flags = facts.flags;
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtDeviceGetStreamPriorityRange(int32_t* leastPriority, int32_t* greatestPriority) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtDeviceGetStreamPriorityRange";
+    if (leastPriority == nullptr) return NullArgument(kApi, "leastPriority");
+    if (greatestPriority == nullptr) return NullArgument(kApi, "greatestPriority");
+    *leastPriority = static_cast<int32_t>(kLeastPriority);
+    *greatestPriority = 0;
+    return absl::OkStatus();
+  });
+}
 
 aclError aclrtCreateStream(aclrtStream* stream) {
   return Api([&] { return CreateStream(stream, 0, 0, "aclrtCreateStream"); });

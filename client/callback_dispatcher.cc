@@ -123,6 +123,7 @@ void CallbackDispatcher::OnCallbackDue(uint64_t callback_id, uint64_t stream) {
 void CallbackDispatcher::OnTaskFailed(const TaskFailureFacts& facts) {
   absl::MutexLock lock(&mu_);
   ++failures_received_;
+  last_failure_[facts.device_id] = facts;
   aclrtExceptionInfoCallback callback = exception_callback_;
   if (callback == nullptr) {
     // Nothing to run: no callback thread is started for it.
@@ -138,6 +139,13 @@ void CallbackDispatcher::OnTaskFailed(const TaskFailureFacts& facts) {
   };
   EnsurePoolLocked();
   pool_queue_.push_back(std::move(work));
+}
+
+std::optional<TaskFailureFacts> CallbackDispatcher::LastFailureOn(uint32_t device) const {
+  absl::MutexLock lock(&mu_);
+  auto it = last_failure_.find(device);
+  if (it == last_failure_.end()) return std::nullopt;
+  return it->second;
 }
 
 void CallbackDispatcher::SetExceptionCallback(aclrtExceptionInfoCallback callback) {

@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -77,6 +78,10 @@ class CallbackDispatcher {
 
   void SetExceptionCallback(aclrtExceptionInfoCallback callback);
 
+  // The latest task failure this process was told of on `device`, if any
+  // (aclrtGetErrorVerbose).
+  std::optional<TaskFailureFacts> LastFailureOn(uint32_t device) const;
+
   // True once the application added a stream callback, subscribed a thread
   // or set an exception callback: from then on the daemon's events must be
   // read as they come, not only when a call waits for its reply.
@@ -128,6 +133,7 @@ class CallbackDispatcher {
   aclrtExceptionInfoCallback exception_callback_ ABSL_GUARDED_BY(mu_) = nullptr;
   uint64_t failures_received_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failures_handled_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<uint32_t, TaskFailureFacts> last_failure_ ABSL_GUARDED_BY(mu_);  // by device
   Acknowledge acknowledge_;
   std::atomic<bool> in_use_{false};
 };

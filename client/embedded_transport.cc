@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
+#include "proto/acl/status_macros.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
 #include "hal/registry.h"
@@ -255,6 +256,11 @@ absl::StatusOr<acld::EventStatus> EmbeddedTransport::QueryEvent(uint64_t event) 
 }
 absl::StatusOr<float> EmbeddedTransport::EventElapsedMs(uint64_t start, uint64_t end) {
   return runtime_->EventElapsedMs(session_, start, end);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::EventTimestampUs(uint64_t event) {
+  ACL_ASSIGN_OR_RETURN(int64_t ns, runtime_->EventTimestampNs(session_, event));
+  return static_cast<uint64_t>(ns) / 1000;
 }
 
 absl::StatusOr<uint64_t> EmbeddedTransport::Malloc(int32_t device_id, uint64_t size) {

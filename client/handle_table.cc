@@ -5,7 +5,7 @@ namespace acl_client {
 void HandleTable::AddContext(const acld::ContextInfo& context) {
   absl::MutexLock lock(&mu_);
   contexts_[context.context] = context;
-  streams_[context.default_stream] = context.device;
+  streams_[context.default_stream] = StreamFacts{context.device};
 }
 
 void HandleTable::RemoveContext(uint64_t context) {
@@ -23,9 +23,9 @@ std::optional<acld::ContextInfo> HandleTable::FindContext(uint64_t context) cons
   return it->second;
 }
 
-void HandleTable::AddStream(uint64_t stream, int32_t device) {
+void HandleTable::AddStream(uint64_t stream, const StreamFacts& facts) {
   absl::MutexLock lock(&mu_);
-  streams_[stream] = device;
+  streams_[stream] = facts;
 }
 
 void HandleTable::RemoveStream(uint64_t stream) {
@@ -34,6 +34,13 @@ void HandleTable::RemoveStream(uint64_t stream) {
 }
 
 std::optional<int32_t> HandleTable::StreamDevice(uint64_t stream) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return std::nullopt;
+  return it->second.device;
+}
+
+std::optional<StreamFacts> HandleTable::FindStream(uint64_t stream) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = streams_.find(stream);
   if (it == streams_.end()) return std::nullopt;
@@ -111,7 +118,7 @@ void HandleTable::ForgetDeviceLocked(int32_t device) {
     it = it->second.device == device ? contexts_.erase(it) : std::next(it);
   }
   for (auto it = streams_.begin(); it != streams_.end();) {
-    it = it->second == device ? streams_.erase(it) : std::next(it);
+    it = it->second.device == device ? streams_.erase(it) : std::next(it);
   }
   for (auto it = events_.begin(); it != events_.end();) {
     it = it->second == device ? events_.erase(it) : std::next(it);

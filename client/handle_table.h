@@ -15,15 +15,24 @@
 
 namespace acl_client {
 
+// What this process created a stream with (aclrtStreamGetPriority,
+// aclrtStreamGetFlags). A context's default stream has the defaults.
+struct StreamFacts {
+  int32_t device = 0;
+  uint32_t priority = 0;
+  uint32_t flags = 0;
+};
+
 class HandleTable {
  public:
   void AddContext(const acld::ContextInfo& context);
   void RemoveContext(uint64_t context);
   std::optional<acld::ContextInfo> FindContext(uint64_t context) const;
 
-  void AddStream(uint64_t stream, int32_t device);
+  void AddStream(uint64_t stream, const StreamFacts& facts);
   void RemoveStream(uint64_t stream);
   std::optional<int32_t> StreamDevice(uint64_t stream) const;
+  std::optional<StreamFacts> FindStream(uint64_t stream) const;
 
   void AddEvent(uint64_t event, int32_t device);
   void RemoveEvent(uint64_t event);
@@ -54,7 +63,7 @@ class HandleTable {
 
   mutable absl::Mutex mu_;
   std::map<uint64_t, acld::ContextInfo> contexts_ ABSL_GUARDED_BY(mu_);
-  std::map<uint64_t, int32_t> streams_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, StreamFacts> streams_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, int32_t> events_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, int32_t> notifies_ ABSL_GUARDED_BY(mu_);
   std::map<int32_t, uint32_t> device_refs_ ABSL_GUARDED_BY(mu_);

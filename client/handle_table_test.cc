@@ -1,5 +1,6 @@
 #include "client/handle_table.h"
 
+#include "acl/acl_rt.h"
 #include "client/host_blocks.h"
 #include "gtest/gtest.h"
 
@@ -23,9 +24,9 @@ TEST(HandleTableTest, TheLastDeviceReferenceForgetsTheDevicesHandles) {
   table.AddDeviceReference(0);
   table.AddDeviceReference(1);
   table.AddContext({10, 0, 11});
-  table.AddStream(12, 0);
+  table.AddStream(12, StreamFacts{0});
   table.AddEvent(13, 0);
-  table.AddStream(22, 1);
+  table.AddStream(22, StreamFacts{1, 3, ACL_STREAM_FAST_LAUNCH});
   table.DropDeviceReference(0, /*all=*/false);
   EXPECT_TRUE(table.HasEvent(13));
   table.DropDeviceReference(0, /*all=*/false);
@@ -33,13 +34,16 @@ TEST(HandleTableTest, TheLastDeviceReferenceForgetsTheDevicesHandles) {
   EXPECT_FALSE(table.StreamDevice(12).has_value());
   EXPECT_FALSE(table.FindContext(10).has_value());
   EXPECT_EQ(table.StreamDevice(22), 1);  // other devices keep theirs
+  ASSERT_TRUE(table.FindStream(22).has_value());
+  EXPECT_EQ(table.FindStream(22)->priority, 3u);
+  EXPECT_EQ(table.FindStream(22)->flags, ACL_STREAM_FAST_LAUNCH);
   table.DropDeviceReference(1, /*all=*/true);
   EXPECT_FALSE(table.StreamDevice(22).has_value());
 }
 
 TEST(HandleTableTest, ClearForgetsEverything) {
   HandleTable table;
-  table.AddStream(1, 0);
+  table.AddStream(1, StreamFacts{0});
   table.AddEvent(2, 0);
   table.Clear();
   EXPECT_FALSE(table.StreamDevice(1).has_value());

@@ -258,6 +258,10 @@ absl::StatusOr<float> RemoteTransport::EventElapsedMs(uint64_t start, uint64_t e
   return codec::ElapsedMsOf(channel_->Call(codec::EventElapsedTime(start, end)));
 }
 
+absl::StatusOr<uint64_t> RemoteTransport::EventTimestampUs(uint64_t event) {
+  return codec::TimestampUsOf(channel_->Call(codec::EventTimestamp(event)));
+}
+
 absl::StatusOr<uint64_t> RemoteTransport::LaunchCallback(uint64_t stream, uint64_t thread,
                                                          uint64_t callback_id, bool block) {
   return channel_->Submit(codec::HostCallback(stream, thread, callback_id, block));

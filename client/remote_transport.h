@@ -94,6 +94,7 @@ class RemoteTransport : public Transport {
   absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) override;
   absl::StatusOr<acld::EventStatus> QueryEvent(uint64_t event) override;
   absl::StatusOr<float> EventElapsedMs(uint64_t start, uint64_t end) override;
+  absl::StatusOr<uint64_t> EventTimestampUs(uint64_t event) override;
 
   absl::StatusOr<uint64_t> Malloc(int32_t device_id, uint64_t size) override;
   absl::Status Free(uint64_t address) override;

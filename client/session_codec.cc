@@ -129,6 +129,11 @@ absl::StatusOr<float> ElapsedMsOf(const absl::StatusOr<Reply>& reply) {
   return answer->elapsed_time().milliseconds();
 }
 
+absl::StatusOr<uint64_t> TimestampUsOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kEventTimestamp));
+  return answer->event_timestamp().microseconds();
+}
+
 absl::StatusOr<uint64_t> DeviceAddressOf(const absl::StatusOr<Reply>& reply) {
   ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kDeviceAddress));
   return answer->device_address().address();
@@ -324,6 +329,12 @@ ClientMessage EventElapsedTime(uint64_t start, uint64_t end) {
   ClientMessage request;
   request.mutable_event_elapsed_time()->set_start(start);
   request.mutable_event_elapsed_time()->set_end(end);
+  return request;
+}
+
+ClientMessage EventTimestamp(uint64_t event) {
+  ClientMessage request;
+  request.mutable_event_timestamp()->set_event(event);
   return request;
 }
 

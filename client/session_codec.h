@@ -52,6 +52,7 @@ absl::StatusOr<acld::ContextInfo> ContextOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<bool> StreamIdleOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::EventStatus> EventStatusOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<float> ElapsedMsOf(const absl::StatusOr<Reply>& reply);
+absl::StatusOr<uint64_t> TimestampUsOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<uint64_t> DeviceAddressOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply);
 // The bytes a device-to-host copy into the client's own memory brought back.
@@ -96,6 +97,7 @@ ClientMessage DestroyEvent(uint64_t event);
 ClientMessage SynchronizeEvent(uint64_t event, int32_t timeout_ms);
 ClientMessage QueryEvent(uint64_t event);
 ClientMessage EventElapsedTime(uint64_t start, uint64_t end);
+ClientMessage EventTimestamp(uint64_t event);
 ClientMessage CreateNotify(int32_t device_id);
 ClientMessage DestroyNotify(uint64_t notify);
 

@@ -109,6 +109,8 @@ class Transport {
   virtual absl::Status SynchronizeEvent(uint64_t event, int32_t timeout_ms) = 0;
   virtual absl::StatusOr<acld::EventStatus> QueryEvent(uint64_t event) = 0;
   virtual absl::StatusOr<float> EventElapsedMs(uint64_t start, uint64_t end) = 0;
+  // When the event's latest record completed, in microseconds of device time.
+  virtual absl::StatusOr<uint64_t> EventTimestampUs(uint64_t event) = 0;
 
   // Notifies.
   virtual absl::StatusOr<uint64_t> CreateNotify(int32_t device_id) = 0;

@@ -59,6 +59,13 @@ TEST_P(ScenarioTest, ManyStreamsManyLaunches) { Run({"workload", "16", "2000"});
 TEST_P(ScenarioTest, VersionsDataTypeSizesAndHalfFloats) {
   RunScenario("tests/system_client", {"info"});
 }
+TEST_P(ScenarioTest, StreamConfigurationAndQueries) {
+  RunScenario("tests/runtime_query_client", {"config"});
+}
+TEST_P(ScenarioTest, EventTimestamps) { RunScenario("tests/runtime_query_client", {"timestamps"}); }
+TEST_P(ScenarioTest, ErrorVerboseNamesTheLatestFault) {
+  RunScenario("tests/runtime_query_client", {"faults"});
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, ScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

@@ -616,6 +616,18 @@ absl::StatusOr<float> Runtime::EventElapsedMs(SessionId id, EventId start_id, Ev
   return static_cast<float>(static_cast<double>(end_ns - start_ns) / 1e6);
 }
 
+absl::StatusOr<int64_t> Runtime::EventTimestampNs(SessionId id, EventId event_id) {
+  absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
+  if (!event.ok()) return event.status();
+  int64_t timestamp_ns = 0;
+  if (!(*event)->Timestamp(&timestamp_ns)) {
+    return AclStatus(ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+                     "aclrtEventGetTimestamp: the event has no completed record (record it, then "
+                     "synchronize its stream)");
+  }
+  return timestamp_ns;
+}
+
 void Runtime::SynchronizeDevice(SessionId id, int32_t device_id, absl::Duration timeout,
                                 Done done) {
   absl::Status valid = CheckDeviceId(device_id);

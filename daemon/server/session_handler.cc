@@ -384,6 +384,13 @@ void SessionHandler::Handle(const ClientMessage& request) {
       reply.mutable_elapsed_time()->set_milliseconds(*ms);
       return Answer(call_id, std::move(reply));
     }
+    case ClientMessage::kEventTimestamp: {
+      absl::StatusOr<int64_t> ns =
+          runtime_.EventTimestampNs(session_, request.event_timestamp().event());
+      if (!ns.ok()) return answer_status(ns.status());
+      reply.mutable_event_timestamp()->set_microseconds(static_cast<uint64_t>(*ns) / 1000);
+      return Answer(call_id, std::move(reply));
+    }
     case ClientMessage::kMalloc: {
       absl::StatusOr<uint64_t> address =
           runtime_.Malloc(session_, request.malloc().device_id(), request.malloc().size());

@@ -1,0 +1,210 @@
+// A client process for the runtime's query and configuration functions
+// (device_integration_test.cc, ScenarioTest), each mode checking the normal
+// path and every refusal:
+//
+//   runtime_query_client config       aclrtCreateStreamConfigHandle and friends,
+//                                     aclrtCreateStreamV2, aclrtStreamGetPriority /
+//                                     GetFlags, aclrtDeviceGetStreamPriorityRange
+//   runtime_query_client timestamps   aclrtEventGetTimestamp
+//   runtime_query_client faults       aclrtGetErrorVerbose before and after a kernel fault
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "acl/acl.h"
+#include "acl/acl_sim.h"
+#include "tests/check.h"
+
+namespace {
+
+using scenario::Check;
+using scenario::CheckCode;
+
+void CheckPriorityRange() {
+  int32_t least = -1, greatest = -1;
+  CheckCode(aclrtDeviceGetStreamPriorityRange(&least, &greatest), ACL_SUCCESS,
+            "aclrtDeviceGetStreamPriorityRange");
+  Check(least == 7 && greatest == 0,
+        "priority range " + std::to_string(least) + ".." + std::to_string(greatest));
+  CheckCode(aclrtDeviceGetStreamPriorityRange(nullptr, &greatest), ACL_ERROR_INVALID_PARAM,
+            "null leastPriority");
+  CheckCode(aclrtDeviceGetStreamPriorityRange(&least, nullptr), ACL_ERROR_INVALID_PARAM,
+            "null greatestPriority");
+}
+
+void CheckCreatedWith(aclrtStream stream, uint32_t want_priority, uint32_t want_flags,
+                      const std::string& what) {
+  uint32_t priority = 99, flags = 99;
+  CheckCode(aclrtStreamGetPriority(stream, &priority), ACL_SUCCESS, "GetPriority " + what);
+  CheckCode(aclrtStreamGetFlags(stream, &flags), ACL_SUCCESS, "GetFlags " + what);
+  Check(priority == want_priority, what + ": priority " + std::to_string(priority));
+  Check(flags == want_flags, what + ": flags " + std::to_string(flags));
+}
+
+void CheckConfigHandles() {
+  aclrtStreamConfigHandle* handle = aclrtCreateStreamConfigHandle();
+  Check(handle != nullptr, "aclrtCreateStreamConfigHandle gives a handle");
+  if (handle == nullptr) return;
+  const uint32_t flags = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC;
+  const uint32_t priority = 3;
+  CheckCode(aclrtSetStreamConfigOpt(handle, ACL_RT_STREAM_FLAG, &flags, sizeof(flags)),
+            ACL_SUCCESS, "set ACL_RT_STREAM_FLAG (4 bytes)");
+  CheckCode(aclrtSetStreamConfigOpt(handle, ACL_RT_STREAM_PRIORITY, &priority, sizeof(priority)),
+            ACL_SUCCESS, "set ACL_RT_STREAM_PRIORITY");
+  Check(handle->flag == flags && handle->priority == priority, "the handle holds what was set");
+
+  // Refusals: a priority out of range, a wrong size, an unknown attribute, NULLs.
+  const uint32_t too_low = 8;
+  CheckCode(aclrtSetStreamConfigOpt(handle, ACL_RT_STREAM_PRIORITY, &too_low, sizeof(too_low)),
+            ACL_ERROR_INVALID_PARAM, "priority 8");
+  const uint16_t narrow = 1;
+  CheckCode(aclrtSetStreamConfigOpt(handle, ACL_RT_STREAM_FLAG, &narrow, sizeof(narrow)),
+            ACL_ERROR_INVALID_PARAM, "a 2-byte flag");
+  CheckCode(aclrtSetStreamConfigOpt(handle, static_cast<aclrtStreamConfigAttr>(42), &flags,
+                                    sizeof(flags)),
+            ACL_ERROR_INVALID_PARAM, "attribute 42");
+  CheckCode(aclrtSetStreamConfigOpt(nullptr, ACL_RT_STREAM_FLAG, &flags, sizeof(flags)),
+            ACL_ERROR_INVALID_PARAM, "null handle");
+  CheckCode(aclrtSetStreamConfigOpt(handle, ACL_RT_STREAM_FLAG, nullptr, sizeof(flags)),
+            ACL_ERROR_INVALID_PARAM, "null attrValue");
+  Check(handle->flag == flags && handle->priority == priority, "refusals change nothing");
+
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStreamV2(&stream, handle), ACL_SUCCESS, "aclrtCreateStreamV2");
+  CheckCreatedWith(stream, priority, flags, "a stream from the handle");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "the stream works");
+  CheckCode(aclrtCreateStreamV2(nullptr, handle), ACL_ERROR_INVALID_PARAM, "null stream");
+  CheckCode(aclrtCreateStreamV2(&stream, nullptr), ACL_ERROR_INVALID_PARAM, "null handle");
+
+  // A model work area asks for a model stream, which acld does not provide.
+  void* work = &stream;
+  CheckCode(aclrtSetStreamConfigOpt(handle, ACL_RT_STREAM_WORK_ADDR_PTR, &work, sizeof(work)),
+            ACL_SUCCESS, "set ACL_RT_STREAM_WORK_ADDR_PTR");
+  aclrtStream model_stream = nullptr;
+  CheckCode(aclrtCreateStreamV2(&model_stream, handle), ACL_ERROR_API_NOT_SUPPORT,
+            "a stream with a model work area");
+  Check(model_stream == nullptr, "no stream was made");
+
+  CheckCode(aclrtDestroyStreamConfigHandle(handle), ACL_SUCCESS, "destroy the handle");
+  CheckCode(aclrtDestroyStreamConfigHandle(handle), ACL_ERROR_INVALID_PARAM, "destroy it twice");
+  aclrtStreamConfigHandle on_the_stack{};
+  CheckCode(aclrtDestroyStreamConfigHandle(&on_the_stack), ACL_ERROR_INVALID_PARAM,
+            "destroy a handle the library did not make");
+  CheckCode(aclrtDestroyStreamConfigHandle(nullptr), ACL_ERROR_INVALID_PARAM, "destroy NULL");
+  // A handle the application fills in itself works as well.
+  on_the_stack.priority = 5;
+  aclrtStream from_stack = nullptr;
+  CheckCode(aclrtCreateStreamV2(&from_stack, &on_the_stack), ACL_SUCCESS, "a filled-in handle");
+  CheckCreatedWith(from_stack, 5, 0, "a stream from a filled-in handle");
+  CheckCode(aclrtDestroyStream(from_stack), ACL_SUCCESS, "destroy it");
+
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  // A destroyed stream (like another process's handle) is not this process's.
+  uint32_t value = 0;
+  CheckCode(aclrtStreamGetPriority(stream, &value), ACL_ERROR_INVALID_PARAM, "a destroyed stream");
+  CheckCode(aclrtStreamGetFlags(stream, &value), ACL_ERROR_INVALID_PARAM, "a destroyed stream");
+}
+
+int Config() {
+  CheckPriorityRange();
+  scenario::Setup();
+  aclrtStream with_config = nullptr;
+  CheckCode(aclrtCreateStreamWithConfig(&with_config, 7, ACL_STREAM_FAST_SYNC), ACL_SUCCESS,
+            "aclrtCreateStreamWithConfig");
+  CheckCreatedWith(with_config, 7, ACL_STREAM_FAST_SYNC, "aclrtCreateStreamWithConfig");
+  CheckCreatedWith(nullptr, 0, 0, "the default stream");
+  CheckCode(aclrtStreamGetPriority(with_config, nullptr), ACL_ERROR_INVALID_PARAM, "null priority");
+  CheckCode(aclrtStreamGetFlags(with_config, nullptr), ACL_ERROR_INVALID_PARAM, "null flags");
+  CheckCode(aclrtDestroyStream(with_config), ACL_SUCCESS, "aclrtDestroyStream");
+  CheckConfigHandles();
+  CheckPriorityRange();
+  return scenario::Teardown();
+}
+
+// Two records around a ~20 ms kernel: their timestamps (microseconds) are
+// ordered, agree with aclrtEventElapsedTime, and read the device's clock.
+int Timestamps() {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  aclrtEvent start = nullptr, end = nullptr;
+  CheckCode(aclrtCreateEvent(&start), ACL_SUCCESS, "aclrtCreateEvent(start)");
+  CheckCode(aclrtCreateEvent(&end), ACL_SUCCESS, "aclrtCreateEvent(end)");
+  uint64_t timestamp = 0;
+  CheckCode(aclrtEventGetTimestamp(start, &timestamp), ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+            "an event never recorded");
+  CheckCode(aclrtEventGetTimestamp(start, nullptr), ACL_ERROR_INVALID_PARAM, "null timestamp");
+  CheckCode(aclrtEventGetTimestamp(nullptr, &timestamp), ACL_ERROR_INVALID_PARAM, "null event");
+
+  CheckCode(aclrtRecordEvent(start, stream), ACL_SUCCESS, "record start");
+  const uint64_t sleep_us = 20000;
+  void* counter = nullptr;
+  CheckCode(aclrtMalloc(&counter, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  const uint64_t args[] = {scenario::Addr(counter), sleep_us};
+  CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, args, sizeof(args), stream), ACL_SUCCESS,
+            "a 20 ms kernel");
+  CheckCode(aclrtRecordEvent(end, stream), ACL_SUCCESS, "record end");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+
+  uint64_t start_us = 0, end_us = 0;
+  CheckCode(aclrtEventGetTimestamp(start, &start_us), ACL_SUCCESS, "timestamp of start");
+  CheckCode(aclrtEventGetTimestamp(end, &end_us), ACL_SUCCESS, "timestamp of end");
+  Check(end_us >= start_us + sleep_us, "end - start = " + std::to_string(end_us - start_us) +
+                                           " us covers the 20 ms kernel");
+  float elapsed_ms = 0;
+  CheckCode(aclrtEventElapsedTime(&elapsed_ms, start, end), ACL_SUCCESS, "aclrtEventElapsedTime");
+  const double from_timestamps_ms = static_cast<double>(end_us - start_us) / 1000.0;
+  Check(from_timestamps_ms - elapsed_ms < 0.01 && elapsed_ms - from_timestamps_ms < 0.01,
+        "timestamps agree with aclrtEventElapsedTime: " + std::to_string(from_timestamps_ms) +
+            " vs " + std::to_string(elapsed_ms) + " ms");
+  CheckCode(aclrtDestroyEvent(start), ACL_SUCCESS, "destroy start");
+  CheckCode(aclrtEventGetTimestamp(start, &timestamp), ACL_ERROR_INVALID_PARAM,
+            "a destroyed event");
+  CheckCode(aclrtDestroyEvent(end), ACL_SUCCESS, "destroy end");
+  CheckCode(aclrtFree(counter), ACL_SUCCESS, "aclrtFree");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+int Faults() {
+  scenario::Setup();
+  uint32_t device_count = 0;
+  CheckCode(aclrtGetDeviceCount(&device_count), ACL_SUCCESS, "aclrtGetDeviceCount");
+  aclrtErrorInfo info{};
+  info.errorType = ACL_RT_ERROR_L2;  // overwritten
+  CheckCode(aclrtGetErrorVerbose(0, &info), ACL_SUCCESS, "aclrtGetErrorVerbose before a fault");
+  Check(info.errorType == ACL_RT_NO_ERROR && info.hasDetail == 0 && info.tryRepair == 0,
+        "no fault yet: errorType " + std::to_string(info.errorType));
+  CheckCode(aclrtGetErrorVerbose(0, nullptr), ACL_ERROR_INVALID_PARAM, "null errorInfo");
+  CheckCode(aclrtGetErrorVerbose(-1, &info), ACL_ERROR_RT_INVALID_DEVICEID, "device -1");
+  CheckCode(aclrtGetErrorVerbose(static_cast<int32_t>(device_count), &info),
+            ACL_ERROR_RT_INVALID_DEVICEID, "a device past the last");
+
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  CheckCode(aclsimLaunchKernel("trap", 1, nullptr, 0, stream), ACL_SUCCESS, "launch trap");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_ERROR_RT_AICORE_EXCEPTION, "the fault shows");
+  CheckCode(aclrtGetErrorVerbose(0, &info), ACL_SUCCESS, "aclrtGetErrorVerbose after the fault");
+  Check(info.errorType == ACL_RT_ERROR_AICORE, "a kernel fault: errorType " +
+                                                   std::to_string(info.errorType));
+  Check(info.hasDetail == 1 && info.detail.aicoreErrType == ACL_RT_AICORE_ERROR_SW,
+        "the detail says software");
+  Check(info.tryRepair == 0, "nothing to repair");
+  if (device_count > 1) {
+    CheckCode(aclrtGetErrorVerbose(1, &info), ACL_SUCCESS, "another device");
+    Check(info.errorType == ACL_RT_NO_ERROR, "another device has no fault");
+  }
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "config") return Config();
+  if (mode == "timestamps") return Timestamps();
+  if (mode == "faults") return Faults();
+  std::fprintf(stderr, "usage: %s config | timestamps | faults\n", argv[0]);
+  return 2;
+}
