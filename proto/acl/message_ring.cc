@@ -18,40 +18,8 @@
 namespace acld {
 namespace {
 
-// Spinning before a futex sleep: a sleep and its wake-up cost both sides a
-// syscall and a context switch (several microseconds), while a peer that is
-// streaming usually publishes again within a few microseconds. So a waiter
-// first polls for a short while. The poll is bounded in time so that an idle
-// channel costs at most kMaxSpinNs of CPU per wait, and it adapts per side: a
-// spin that ended in success doubles the next budget (the peer is keeping
-// up), a spin that ended in sleep halves it, down to kMinSpinNs, which is kept
-// so that a peer that speeds up again is noticed. The peer can influence only
-// whether spins succeed, so it cannot push the budget outside these bounds.
-//
-// Halving alone has a trap: when both sides sleep, each one's spin fails
-// because the other is still waking up (a wake-up on another core costs tens
-// of microseconds on some hosts), so both budgets shrink and both keep
-// sleeping. So a side also learns from the sleeps it took: when what it
-// waited for came within kMaxSpinNs of the wait's start, a spin that long
-// would have caught it, and the budget grows to cover it (LearnFromWait).
-constexpr int64_t kMinSpinNs = 500;
-constexpr int64_t kInitialSpinNs = 2000;
-constexpr int64_t kMaxSpinNs = MessageRing::Consumer::kMaxSpinBudgetNs;
-// Reading the clock costs about as much as a few pauses; read it every few.
-constexpr int kSpinsPerClockRead = 8;
-// A backstop in case the clock does not advance: bounds the spin by itself.
-constexpr int kMaxSpinIterations = 4096;
-
-// Tells the core that this is a spin-wait loop: saves power, yields the core
-// to its hyper-thread sibling (which may be the peer) and avoids the
-// memory-order mis-speculation penalty when the loop exits.
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
+// Before a futex sleep a waiter polls for a while (spin_budget.h says how
+// long and why).
 
 uint32_t* FutexWord(std::atomic<uint32_t>* word) {
   // The static_asserts in the header make this the futex's 32-bit word.
@@ -122,39 +90,18 @@ absl::StatusOr<bool> ArmUnlessReady(const Probe& probe, std::atomic<uint32_t>& w
   return ready;
 }
 
-// Polls `probe` (returning StatusOr<bool>: ready, not yet, or corrupt) for at
-// most `spin_ns`, and adapts `spin_ns` to the outcome.
+// Polls `probe` (returning StatusOr<bool>: ready, not yet, or corrupt) for
+// at most the budget (spin_budget.h).
 template <typename Probe>
-absl::StatusOr<bool> Spin(const Probe& probe, int64_t& spin_ns) {
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 1; i <= kMaxSpinIterations; ++i) {
-    CpuRelax();
-    absl::StatusOr<bool> ready = probe();
-    if (!ready.ok()) return ready;
-    if (*ready) {
-      spin_ns = std::min(spin_ns * 2, kMaxSpinNs);
-      return true;
-    }
-    if (i % kSpinsPerClockRead == 0 &&
-        std::chrono::steady_clock::now() - start >= std::chrono::nanoseconds(spin_ns)) {
-      break;
-    }
-  }
-  spin_ns = std::max(spin_ns / 2, kMinSpinNs);
-  return false;
-}
-
-// A wait that slept ended `waited_ns` after it began: if that is within
-// kMaxSpinNs, the next spin covers it (with a margin).
-void LearnFromWait(int64_t waited_ns, int64_t& spin_ns) {
-  if (waited_ns < 0 || waited_ns > kMaxSpinNs) return;
-  spin_ns = std::min(kMaxSpinNs, std::max(spin_ns, waited_ns + waited_ns / 2));
-}
-
-int64_t NanosSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                              start)
-      .count();
+absl::StatusOr<bool> Spin(const Probe& probe, SpinBudget& budget) {
+  absl::Status corrupt;
+  const bool ready = budget.Poll([&] {
+    absl::StatusOr<bool> found = probe();
+    if (!found.ok()) corrupt = found.status();
+    return !found.ok() || *found;
+  });
+  if (!corrupt.ok()) return corrupt;
+  return ready;
 }
 
 // Returns when `probe` is true, fails, or `deadline` passes. `waiting` is this
@@ -164,7 +111,7 @@ int64_t NanosSince(std::chrono::steady_clock::time_point start) {
 // peer can clear the flag or bump the word: the first makes this wait run to
 // its deadline, the second wakes it spuriously; either way it is bounded.
 template <typename Probe>
-absl::Status WaitUntil(const Probe& probe, absl::Time deadline, int64_t& spin_ns,
+absl::Status WaitUntil(const Probe& probe, absl::Time deadline, SpinBudget& budget,
                        std::atomic<uint32_t>& waiting, std::atomic<uint32_t>& seq,
                        const std::atomic<bool>& interrupted) {
   if (interrupted.load()) return absl::OkStatus();
@@ -172,7 +119,7 @@ absl::Status WaitUntil(const Probe& probe, absl::Time deadline, int64_t& spin_ns
   if (!ready.ok()) return ready.status();
   if (*ready || absl::Now() >= deadline) return absl::OkStatus();
   const auto start = std::chrono::steady_clock::now();
-  ready = Spin(probe, spin_ns);
+  ready = Spin(probe, budget);
   if (!ready.ok()) return ready.status();
   if (*ready) return absl::OkStatus();
 
@@ -189,7 +136,7 @@ absl::Status WaitUntil(const Probe& probe, absl::Time deadline, int64_t& spin_ns
       break;
     }
     if (*ready) {
-      LearnFromWait(NanosSince(start), spin_ns);
+      budget.Slept(SpinBudget::NanosSince(start));
       break;
     }
     if (interrupted.load() || absl::Now() >= deadline) break;
@@ -298,7 +245,7 @@ absl::Status MessageRing::Format(void* region, size_t capacity) {
 // ----------------------------------------------------------------- Producer
 
 MessageRing::Producer::Producer(void* region, size_t capacity, size_t max_message)
-    : spin_ns_(kInitialSpinNs), status_(CheckAttach(region, capacity, max_message)) {
+    : status_(CheckAttach(region, capacity, max_message)) {
   if (!status_.ok()) return;
   header_ = HeaderOf(region);
   data_ = static_cast<unsigned char*>(region) + sizeof(Header);
@@ -364,7 +311,7 @@ absl::StatusOr<bool> MessageRing::Producer::HasWantedSpace() {
 
 absl::Status MessageRing::Producer::WaitForSpace(absl::Time deadline) {
   if (!status_.ok()) return status_;
-  return WaitUntil([this] { return HasWantedSpace(); }, deadline, spin_ns_,
+  return WaitUntil([this] { return HasWantedSpace(); }, deadline, spin_,
                    header_->producer_waiting, header_->space_seq, *interrupted_);
 }
 
@@ -390,7 +337,7 @@ void MessageRing::Producer::Interrupt() {
 // ----------------------------------------------------------------- Consumer
 
 MessageRing::Consumer::Consumer(void* region, size_t capacity, size_t max_message)
-    : spin_ns_(kInitialSpinNs), status_(CheckAttach(region, capacity, max_message)) {
+    : status_(CheckAttach(region, capacity, max_message)) {
   if (!status_.ok()) return;
   header_ = HeaderOf(region);
   data_ = static_cast<const unsigned char*>(region) + sizeof(Header);
@@ -464,7 +411,7 @@ absl::StatusOr<bool> MessageRing::Consumer::HasData() {
 
 absl::Status MessageRing::Consumer::WaitForData(absl::Time deadline) {
   if (!status_.ok()) return status_;
-  return WaitUntil([this] { return HasData(); }, deadline, spin_ns_, header_->consumer_waiting,
+  return WaitUntil([this] { return HasData(); }, deadline, spin_, header_->consumer_waiting,
                    header_->data_seq, *interrupted_);
 }
 
@@ -481,7 +428,7 @@ void MessageRing::Consumer::Disarm() {
   // Woken (by the doorbell) this soon after going to sleep: the next spin
   // for data covers such a gap instead of sleeping through it.
   if (armed_at_.has_value()) {
-    LearnFromWait(NanosSince(*armed_at_), spin_ns_);
+    spin_.Slept(SpinBudget::NanosSince(*armed_at_));
     armed_at_.reset();
   }
 }
@@ -490,7 +437,7 @@ absl::StatusOr<bool> MessageRing::Consumer::SpinForData() {
   if (!status_.ok()) return status_;
   absl::StatusOr<bool> ready = HasData();
   if (!ready.ok() || *ready) return ready;
-  return Spin([this] { return HasData(); }, spin_ns_);
+  return Spin([this] { return HasData(); }, spin_);
 }
 
 void MessageRing::Consumer::Interrupt() { InterruptWait(*interrupted_, header_, &Header::data_seq); }

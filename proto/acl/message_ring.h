@@ -52,6 +52,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "proto/acl/spin_budget.h"
 
 namespace acld {
 
@@ -165,7 +166,7 @@ class MessageRing::Producer {
   // Frame bytes the last refused TryWrite needed: what WaitForSpace waits for.
   uint64_t wanted_space_ = kLengthBytes;
   int peer_doorbell_ = -1;
-  int64_t spin_ns_;
+  SpinBudget spin_;
   absl::Status status_;
   // Heap-held so that the side stays movable.
   std::unique_ptr<std::atomic<bool>> interrupted_ = std::make_unique<std::atomic<bool>>(false);
@@ -214,8 +215,7 @@ class MessageRing::Consumer {
   const absl::Status& status() const { return status_; }
 
   // How long the next wait spins before it sleeps (for tests and diagnostics).
-  int64_t spin_budget_ns() const { return spin_ns_; }
-  static constexpr int64_t kMaxSpinBudgetNs = 50000;
+  int64_t spin_budget_ns() const { return spin_.ns(); }
 
  private:
   // The producer's head, read once and validated; fails the consumer if bad.
@@ -232,7 +232,7 @@ class MessageRing::Consumer {
   // The last validated head: a new one must lie between it and tail_ + capacity.
   uint64_t seen_head_ = 0;
   int peer_doorbell_ = -1;
-  int64_t spin_ns_;
+  SpinBudget spin_;
   // When ArmWakeup declared this side asleep (Disarm learns how long it slept).
   std::optional<std::chrono::steady_clock::time_point> armed_at_;
   absl::Status status_;

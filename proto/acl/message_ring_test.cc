@@ -268,7 +268,7 @@ TEST(MessageRingTest, TheSpinBudgetCoversShortSleepsAndShrinksWhenSpinsFail) {
     consumer.Disarm();
   }
   EXPECT_GE(consumer.spin_budget_ns(), kGapNs);
-  EXPECT_LE(consumer.spin_budget_ns(), MessageRing::Consumer::kMaxSpinBudgetNs);
+  EXPECT_LE(consumer.spin_budget_ns(), SpinBudget::kMaxNs);
   // Spins that find nothing halve the budget, down to its floor.
   const int64_t learned = consumer.spin_budget_ns();
   ASSERT_FALSE(*consumer.SpinForData());

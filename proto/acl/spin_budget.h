@@ -1,0 +1,88 @@
+// How long a waiter on a session channel's ring (message_ring.h) polls
+// before it sleeps, learned from what its waits found.
+//
+// A sleep and its wake-up cost a syscall and a context switch on each side,
+// and on some hosts a wake-up on another core costs tens of microseconds,
+// while a peer that is streaming publishes again within a few. So a waiter
+// first polls, for at most the budget, which adapts:
+//  - a poll that found what it waited for doubles the budget (the peer keeps
+//    up), one that did not halves it, down to kMinNs (kept so that a peer
+//    that speeds up again is noticed);
+//  - halving alone has a trap: when both sides sleep, each one's poll fails
+//    because the other is still waking up, both budgets shrink and both keep
+//    sleeping. So a waiter also learns from its sleeps: when what it waited
+//    for came within kMaxNs of the wait's start, a poll that long would have
+//    caught it, and the budget grows to cover it (Slept).
+// An idle waiter polls at most kMaxNs per wait and never between waits; what
+// the peer does only decides whether polls succeed, so the budget stays
+// within its bounds whatever the peer is.
+#ifndef ACLD_PROTO_ACL_SPIN_BUDGET_H_
+#define ACLD_PROTO_ACL_SPIN_BUDGET_H_
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+namespace acld {
+
+class SpinBudget {
+ public:
+  static constexpr int64_t kMinNs = 500;
+  static constexpr int64_t kInitialNs = 2000;
+  static constexpr int64_t kMaxNs = 50000;
+
+  int64_t ns() const { return ns_; }
+  void Succeeded() { ns_ = std::min(ns_ * 2, kMaxNs); }
+  void Failed() { ns_ = std::max(ns_ / 2, kMinNs); }
+  // A wait that slept ended `waited_ns` after it began.
+  void Slept(int64_t waited_ns) {
+    if (waited_ns < 0 || waited_ns > kMaxNs) return;
+    ns_ = std::min(kMaxNs, std::max(ns_, waited_ns + waited_ns / 2));
+  }
+
+  // Polls `ready` (a callable returning bool) for at most the budget, and
+  // adapts the budget to the outcome. True when `ready` said so.
+  template <typename Ready>
+  bool Poll(const Ready& ready) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 1; i <= kMaxIterations; ++i) {
+      Relax();
+      if (ready()) {
+        Succeeded();
+        return true;
+      }
+      if (i % kPollsPerClockRead == 0 && NanosSince(start) >= ns_) break;
+    }
+    Failed();
+    return false;
+  }
+
+  static int64_t NanosSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now() - start)
+        .count();
+  }
+
+  // Tells the core that this is a spin-wait loop: saves power, yields the
+  // core to its hyper-thread sibling (which may be the peer) and avoids the
+  // memory-order mis-speculation penalty when the loop exits.
+  static void Relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+  }
+
+ private:
+  // Reading the clock costs about as much as a few pauses; read it every few.
+  static constexpr int kPollsPerClockRead = 8;
+  // A backstop in case the clock does not advance: bounds the poll by itself.
+  static constexpr int kMaxIterations = 1 << 16;
+
+  int64_t ns_ = kInitialNs;
+};
+
+}  // namespace acld
+
+#endif  // ACLD_PROTO_ACL_SPIN_BUDGET_H_
