@@ -133,6 +133,29 @@ aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus* deviceStatu
   });
 }
 
+aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo* utilizationInfo) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtGetDeviceUtilizationRate";
+    if (utilizationInfo == nullptr) return NullArgument(kApi, "utilizationInfo");
+    if (utilizationInfo->utilizationExtend != nullptr) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat(kApi, ": utilizationExtend is reserved and must be NULL"));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    if (deviceId < 0 || deviceId >= transport->DeviceCount()) {
+      return acld::AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
+                             absl::StrCat(kApi, ": device ", deviceId, " does not exist"));
+    }
+    ACL_ASSIGN_OR_RETURN(acld::Utilization measured, transport->GetUtilization(deviceId));
+    // The backends measure one compute figure: cube and vector both report it.
+    utilizationInfo->cubeUtilization = measured.compute_percent;
+    utilizationInfo->vectorUtilization = measured.compute_percent;
+    utilizationInfo->aicpuUtilization = 0;  // no AI CPU kernels run through acld
+    utilizationInfo->memoryUtilization = measured.memory_percent;
+    return absl::OkStatus();
+  });
+}
+
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
   return Api([&]() -> absl::Status {
     if (context == nullptr) return NullArgument("aclrtCreateContext", "context");

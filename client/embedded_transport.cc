@@ -277,6 +277,10 @@ absl::StatusOr<acld::MemInfo> EmbeddedTransport::GetMemInfo(int32_t device_id) {
   return runtime_->GetMemInfo(session_, device_id);
 }
 
+absl::StatusOr<acld::Utilization> EmbeddedTransport::GetUtilization(int32_t device_id) {
+  return runtime_->GetUtilization(device_id);
+}
+
 absl::StatusOr<void*> EmbeddedTransport::MallocHost(uint64_t size) {
   void* pointer = nullptr;
   if (posix_memalign(&pointer, 4096, size) != 0) {

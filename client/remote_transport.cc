@@ -297,6 +297,10 @@ absl::StatusOr<acld::MemInfo> RemoteTransport::GetMemInfo(int32_t device_id) {
   return codec::MemInfoOf(channel_->Call(codec::GetMemInfo(device_id)));
 }
 
+absl::StatusOr<acld::Utilization> RemoteTransport::GetUtilization(int32_t device_id) {
+  return codec::UtilizationOf(channel_->Call(codec::GetUtilization(device_id)));
+}
+
 absl::StatusOr<void*> RemoteTransport::MallocHost(uint64_t size) { return bulk_.MallocHost(size); }
 
 absl::Status RemoteTransport::FreeHost(void* pointer) { return bulk_.FreeHost(pointer); }

@@ -101,6 +101,7 @@ class RemoteTransport : public Transport {
   absl::Status Copy(const HostCopy& copy) override;
   absl::Status Memset(const acld::MemsetRequest& memset) override;
   absl::StatusOr<acld::MemInfo> GetMemInfo(int32_t device_id) override;
+  absl::StatusOr<acld::Utilization> GetUtilization(int32_t device_id) override;
   absl::StatusOr<void*> MallocHost(uint64_t size) override;
   absl::Status FreeHost(void* pointer) override;
 

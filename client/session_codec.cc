@@ -144,6 +144,12 @@ absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply) {
   return acld::MemInfo{answer->mem_info().free(), answer->mem_info().total()};
 }
 
+absl::StatusOr<acld::Utilization> UtilizationOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kUtilization));
+  return acld::Utilization{answer->utilization().compute_percent(),
+                           answer->utilization().memory_percent()};
+}
+
 absl::StatusOr<std::string> CopiedBytesOf(absl::StatusOr<Reply> reply) {
   if (!reply.ok()) return reply.status();
   if (reply->result_case() == Reply::RESULT_NOT_SET) return std::string();
@@ -393,6 +399,12 @@ ClientMessage Memset(const acld::MemsetRequest& memset) {
 ClientMessage GetMemInfo(int32_t device_id) {
   ClientMessage request;
   request.mutable_get_mem_info()->set_device_id(device_id);
+  return request;
+}
+
+ClientMessage GetUtilization(int32_t device_id) {
+  ClientMessage request;
+  request.mutable_get_utilization()->set_device_id(device_id);
   return request;
 }
 

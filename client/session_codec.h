@@ -55,6 +55,7 @@ absl::StatusOr<float> ElapsedMsOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<uint64_t> TimestampUsOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<uint64_t> DeviceAddressOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply);
+absl::StatusOr<acld::Utilization> UtilizationOf(const absl::StatusOr<Reply>& reply);
 // The bytes a device-to-host copy into the client's own memory brought back.
 // Empty when the daemon sent none: a copy that failed on its stream answers
 // without bytes and reports the failure at the next synchronization.
@@ -115,6 +116,7 @@ ClientMessage Malloc(int32_t device_id, uint64_t size);
 ClientMessage Free(uint64_t address);
 ClientMessage Memset(const acld::MemsetRequest& memset);
 ClientMessage GetMemInfo(int32_t device_id);
+ClientMessage GetUtilization(int32_t device_id);
 ClientMessage RegisterSharedMemory(const std::string& ticket, uint64_t size);
 ClientMessage UnregisterSharedMemory(uint64_t segment);
 

@@ -7,6 +7,8 @@
 //                                     GetFlags, aclrtDeviceGetStreamPriorityRange
 //   runtime_query_client timestamps   aclrtEventGetTimestamp
 //   runtime_query_client faults       aclrtGetErrorVerbose before and after a kernel fault
+//   runtime_query_client utilization  aclrtGetDeviceUtilizationRate around a 2.5 s busy kernel
+//                                     and an eighth of the device's memory
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -198,6 +200,57 @@ int Faults() {
   return scenario::Teardown();
 }
 
+void CheckUtilization(const aclrtUtilizationInfo& info, const std::string& when) {
+  const int32_t figures[] = {info.cubeUtilization, info.vectorUtilization, info.aicpuUtilization,
+                             info.memoryUtilization};
+  for (int32_t figure : figures) {
+    Check(figure >= -1 && figure <= 100, when + ": a figure out of range: " +
+                                             std::to_string(figure));
+  }
+}
+
+int Utilization() {
+  scenario::Setup();
+  aclrtUtilizationInfo info{};
+  CheckCode(aclrtGetDeviceUtilizationRate(0, &info), ACL_SUCCESS, "utilization at the start");
+  CheckUtilization(info, "at the start");  // others' kernels may have run on a shared daemon
+  CheckCode(aclrtGetDeviceUtilizationRate(0, nullptr), ACL_ERROR_INVALID_PARAM, "null info");
+  CheckCode(aclrtGetDeviceUtilizationRate(-1, &info), ACL_ERROR_RT_INVALID_DEVICEID, "device -1");
+  CheckCode(aclrtGetDeviceUtilizationRate(1000, &info), ACL_ERROR_RT_INVALID_DEVICEID,
+            "device 1000");
+  aclrtUtilizationInfo with_extend{};
+  with_extend.utilizationExtend = reinterpret_cast<aclrtUtilizationExtendInfo*>(&info);
+  CheckCode(aclrtGetDeviceUtilizationRate(0, &with_extend), ACL_ERROR_INVALID_PARAM,
+            "utilizationExtend must be NULL");
+
+  size_t free_bytes = 0, total_bytes = 0;
+  CheckCode(aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total_bytes), ACL_SUCCESS,
+            "aclrtGetMemInfo");
+  void* eighth = nullptr;
+  CheckCode(aclrtMalloc(&eighth, total_bytes / 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+            "an eighth of the device's memory");
+  void* counter = nullptr;
+  CheckCode(aclrtMalloc(&counter, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  // Busy for 2.5 s: whatever second the device measured last lies inside.
+  const uint64_t args[] = {scenario::Addr(counter), 2500000};
+  CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, args, sizeof(args), stream), ACL_SUCCESS,
+            "a 2.5 s kernel");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  CheckCode(aclrtGetDeviceUtilizationRate(0, &info), ACL_SUCCESS, "utilization after it");
+  CheckUtilization(info, "after the busy kernel");
+  Check(info.cubeUtilization >= 50 && info.vectorUtilization == info.cubeUtilization,
+        "the busy second shows: cube " + std::to_string(info.cubeUtilization) + ", vector " +
+            std::to_string(info.vectorUtilization));
+  Check(info.memoryUtilization >= 12, "an eighth of the memory is in use: " +
+                                          std::to_string(info.memoryUtilization));
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  CheckCode(aclrtFree(counter), ACL_SUCCESS, "aclrtFree(counter)");
+  CheckCode(aclrtFree(eighth), ACL_SUCCESS, "aclrtFree(eighth)");
+  return scenario::Teardown();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -205,6 +258,7 @@ int main(int argc, char** argv) {
   if (mode == "config") return Config();
   if (mode == "timestamps") return Timestamps();
   if (mode == "faults") return Faults();
-  std::fprintf(stderr, "usage: %s config | timestamps | faults\n", argv[0]);
+  if (mode == "utilization") return Utilization();
+  std::fprintf(stderr, "usage: %s config | timestamps | faults | utilization\n", argv[0]);
   return 2;
 }

@@ -232,6 +232,9 @@ class Runtime {
   absl::Status Copy(SessionId session, const CopyRequest& copy);
   absl::Status Memset(SessionId session, const MemsetRequest& memset);
   absl::StatusOr<MemInfo> GetMemInfo(SessionId session, int32_t device_id);
+  // aclrtGetDeviceUtilizationRate: the whole device's figures, measured by
+  // its backend (busy time, memory in use).
+  absl::StatusOr<Utilization> GetUtilization(int32_t device_id);
 
   // Quotas (0: no limit). A session that exceeds one gets
   // ACL_ERROR_RT_MEMORY_ALLOCATION / ACL_ERROR_RT_NO_STREAM_RESOURCE.

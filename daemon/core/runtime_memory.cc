@@ -92,4 +92,10 @@ absl::StatusOr<MemInfo> Runtime::GetMemInfo(SessionId id, int32_t device_id) {
   return info;
 }
 
+absl::StatusOr<Utilization> Runtime::GetUtilization(int32_t device_id) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
+  const hal::DeviceUtilization measured = backend_->device(device_id).Utilization();
+  return Utilization{measured.compute_percent, measured.memory_percent};
+}
+
 }  // namespace acld

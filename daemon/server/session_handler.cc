@@ -445,6 +445,14 @@ void SessionHandler::Handle(const ClientMessage& request) {
       reply.mutable_mem_info()->set_total(info->total);
       return Answer(call_id, std::move(reply));
     }
+    case ClientMessage::kGetUtilization: {
+      absl::StatusOr<Utilization> utilization =
+          runtime_.GetUtilization(request.get_utilization().device_id());
+      if (!utilization.ok()) return answer_status(utilization.status());
+      reply.mutable_utilization()->set_compute_percent(utilization->compute_percent);
+      reply.mutable_utilization()->set_memory_percent(utilization->memory_percent);
+      return Answer(call_id, std::move(reply));
+    }
     case ClientMessage::kRegisterSharedMemory: {
       const acl::v1::RegisterSharedMemoryRequest& shared = request.register_shared_memory();
       if (desk_ == nullptr) {

@@ -57,6 +57,13 @@ TEST(SimDeviceTest, KernelsDoWhatTheSpecSays) {
   EXPECT_EQ(values[2], 1u);
   EXPECT_EQ(values[3], 1u);
 
+  ASSERT_TRUE(Kernel("double_u32")->Run(3, {buffer.address}, memory).ok());
+  std::memcpy(values, bytes, sizeof(values));
+  EXPECT_EQ(values[0], 4u);
+  EXPECT_EQ(values[2], 2u);
+  EXPECT_EQ(values[3], 1u);  // past the blocks: untouched
+  EXPECT_FALSE(Kernel("double_u32")->Run(17, {buffer.address}, memory).ok());
+
   ASSERT_TRUE(Kernel("fill_u32")->Run(1, {buffer.address, 7, 16}, memory).ok());
   std::memcpy(values, bytes + 48, sizeof(values));
   EXPECT_EQ(values[3], 7u);
@@ -72,8 +79,40 @@ TEST(SimDeviceTest, KernelsDoWhatTheSpecSays) {
   EXPECT_TRUE(IsTrap(Kernel("trap")->Run(1, {}, memory)));
   EXPECT_FALSE(Kernel("add_one_u32")->Run(17, {buffer.address}, memory).ok());
   EXPECT_EQ(BuiltinKernels().count("no_such_kernel"), 0u);
+  EXPECT_EQ(Kernel("double_u32")->arg_count(), 1u);
+  EXPECT_EQ(Kernel("axpy_f32")->arg_count(), 5u);
   EXPECT_EQ(Kernel("fill_u32")->arg_count(), 3u);
   EXPECT_EQ(Kernel("trap")->arg_count(), 0u);
+}
+
+TEST(SimDeviceTest, AxpyAddsAScaledVector) {
+  SimDevice device(0, 1 << 20);
+  DeviceBuffer buffer = *device.Allocate(48);
+  uint8_t* bytes = SimBytes(DeviceSpan{buffer, 0});
+  OneBuffer memory(buffer);
+  const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  const float y[4] = {10.0f, 20.0f, 30.0f, 40.0f};
+  std::memcpy(bytes, x, sizeof(x));
+  std::memcpy(bytes + 16, y, sizeof(y));
+  const float alpha = 0.5f;
+  uint32_t alpha_bits;
+  std::memcpy(&alpha_bits, &alpha, 4);
+  const uint64_t x_at = buffer.address, y_at = buffer.address + 16, z_at = buffer.address + 32;
+  ASSERT_TRUE(Kernel("axpy_f32")->Run(1, {x_at, y_at, z_at, alpha_bits, 3}, memory).ok());
+  float z[4];
+  std::memcpy(z, bytes + 32, sizeof(z));
+  EXPECT_EQ(z[0], 6.0f);
+  EXPECT_EQ(z[1], 12.0f);
+  EXPECT_EQ(z[2], 18.0f);
+  EXPECT_EQ(z[3], 0.0f);  // past the count: untouched
+  // In place (dst = x), and a vector reaching past the buffer is refused.
+  ASSERT_TRUE(Kernel("axpy_f32")->Run(1, {x_at, y_at, x_at, alpha_bits, 1}, memory).ok());
+  float first;
+  std::memcpy(&first, bytes, 4);
+  EXPECT_EQ(first, 6.0f);
+  EXPECT_FALSE(Kernel("axpy_f32")->Run(1, {x_at, y_at, z_at, alpha_bits, 5}, memory).ok());
+  EXPECT_FALSE(
+      Kernel("axpy_f32")->Ranges(1, {x_at, y_at, ~uint64_t{0} - 3, alpha_bits, 4}).ok());
 }
 
 TEST(SimDeviceTest, ClockMovesForward) {

@@ -31,17 +31,24 @@ absl::StatusOr<std::vector<DeviceRange>> Words(uint64_t address, uint64_t count)
   return std::vector<DeviceRange>{{address, count * 4}};
 }
 
-// Adds one to `block_dim` consecutive uint32 starting at args[0].
-absl::Status AddOneToEachBlock(uint32_t block_dim, uint64_t address, MemoryResolver& memory) {
+// Applies `op` to `block_dim` consecutive uint32 starting at `address`, one
+// per block.
+template <typename Op>
+absl::Status EachBlockWord(uint32_t block_dim, uint64_t address, MemoryResolver& memory,
+                           const Op& op) {
   absl::StatusOr<uint8_t*> bytes = memory.Resolve(address, uint64_t{block_dim} * 4);
   if (!bytes.ok()) return bytes.status();
   for (uint32_t b = 0; b < block_dim; ++b) {
     uint32_t value;
     std::memcpy(&value, *bytes + 4ull * b, 4);
-    ++value;
+    value = op(value);
     std::memcpy(*bytes + 4ull * b, &value, 4);
   }
   return absl::OkStatus();
+}
+
+absl::Status AddOneToEachBlock(uint32_t block_dim, uint64_t address, MemoryResolver& memory) {
+  return EachBlockWord(block_dim, address, memory, [](uint32_t value) { return value + 1; });
 }
 
 class AddOne : public SimKernel {
@@ -68,6 +75,19 @@ class SpinAddOne : public SimKernel {
   absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
                    MemoryResolver& memory) const override {
     return AddOneToEachBlock(block_dim, args[0], memory);
+  }
+};
+
+class DoubleEach : public SimKernel {
+ public:
+  DoubleEach() : SimKernel("double_u32", 1) {}
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+    return Words(args[0], block_dim);
+  }
+  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+                   MemoryResolver& memory) const override {
+    return EachBlockWord(block_dim, args[0], memory, [](uint32_t value) { return value * 2; });
   }
 };
 
@@ -167,6 +187,60 @@ uint16_t AddHalves(uint16_t a, uint16_t b) {
 // add_f16_2048: the 0_launch_kernel sample's add_custom(x, y, z). Block b adds
 // the 2048 halves from element 2048*b of x and y into z; the per-block length
 // is fixed, so block_dim blocks touch block_dim * 4096 bytes of each buffer.
+// dst[i] = x[i] + alpha * y[i] for `count` floats; alpha travels as the
+// bits of a float in the low half of its field. The whole vector is one
+// task whatever the block count (blocks split it on a device; here they would
+// only repeat the same writes).
+class AxpyF32 : public SimKernel {
+ public:
+  static constexpr uint64_t kMaxCount = uint64_t{1} << 36;
+
+  AxpyF32() : SimKernel("axpy_f32", 5) {}
+
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t, const std::vector<uint64_t>& args) const override {
+    const uint64_t count = args[4];
+    if (count > kMaxCount) {
+      return absl::InvalidArgumentError(absl::StrCat("axpy_f32: count ", count, " is too large"));
+    }
+    const uint64_t bytes = count * 4;
+    std::vector<DeviceRange> ranges;
+    for (int i = 0; i < 3; ++i) {
+      if (args[i] > std::numeric_limits<uint64_t>::max() - bytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("axpy_f32: ", bytes, " bytes from address ", args[i], " wrap around"));
+      }
+      ranges.push_back({args[i], bytes});
+    }
+    return ranges;
+  }
+
+  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+                   MemoryResolver& memory) const override {
+    absl::StatusOr<std::vector<DeviceRange>> ranges = Ranges(block_dim, args);
+    if (!ranges.ok()) return ranges.status();
+    if (args[4] == 0) return absl::OkStatus();
+    uint8_t* buffers[3];
+    for (int i = 0; i < 3; ++i) {
+      absl::StatusOr<uint8_t*> bytes = memory.Resolve((*ranges)[i].address, (*ranges)[i].bytes);
+      if (!bytes.ok()) return bytes.status();
+      buffers[i] = *bytes;
+    }
+    float alpha;
+    const uint32_t alpha_bits = static_cast<uint32_t>(args[3]);
+    std::memcpy(&alpha, &alpha_bits, sizeof(alpha));
+    // Element by element, both inputs read before the write: dst may be x or y.
+    for (uint64_t e = 0; e < args[4]; ++e) {
+      float x, y;
+      std::memcpy(&x, buffers[0] + 4 * e, 4);
+      std::memcpy(&y, buffers[1] + 4 * e, 4);
+      const float z = x + alpha * y;
+      std::memcpy(buffers[2] + 4 * e, &z, 4);
+    }
+    return absl::OkStatus();
+  }
+};
+
 class AddF16 : public SimKernel {
  public:
   static constexpr uint64_t kElementsPerBlock = 2048;
@@ -241,6 +315,7 @@ const std::map<std::string, std::unique_ptr<Kernel>>& BuiltinKernels() {
   static const auto* kernels = [] {
     auto* map = new std::map<std::string, std::unique_ptr<Kernel>>;
     std::unique_ptr<Kernel> all[] = {std::make_unique<AddOne>(), std::make_unique<SpinAddOne>(),
+                                     std::make_unique<DoubleEach>(), std::make_unique<AxpyF32>(),
                                      std::make_unique<Fill>(), std::make_unique<WriteI32>(),
                                      std::make_unique<Trap>(), std::make_unique<AddF16>()};
     for (auto& kernel : all) {

@@ -83,6 +83,12 @@ struct MemInfo {
   uint64_t total = 0;
 };
 
+// How busy a device is, in percent (compute -1: the backend cannot tell).
+struct Utilization {
+  int32_t compute_percent = -1;
+  int32_t memory_percent = 0;
+};
+
 }  // namespace acld
 
 #endif  // ACLD_PROTO_ACL_TRANSPORT_TYPES_H_

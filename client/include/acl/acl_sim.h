@@ -7,9 +7,14 @@
  *   kernel             args (uint64 each)    effect
  *   add_one_u32        ptr                   block b: ((uint32_t *)ptr)[b] += 1
  *   spin_add_one_u32   ptr, micros           block b: occupy the stream for `micros` us, then += 1
+ *   double_u32         ptr                   block b: ((uint32_t *)ptr)[b] *= 2
+ *   axpy_f32           x, y, dst, alpha, n   dst[i] = x[i] + alpha * y[i] for n floats (alpha: the
+ *                                            bits of a float in the field's low 32 bits)
  *   fill_u32           ptr, value, count     `count` uint32 from ptr set to `value`
  *   write_i32          ptr, value            *(int32_t *)ptr = value
  *   trap               (none)                the task fails with ACL_ERROR_RT_AICORE_EXCEPTION
+ *   add_f16_2048       x, y, z               block b: 2048 FP16 elements from b * 4096 bytes,
+ *                                            z = x + y (round to nearest even)
  */
 #ifndef ACLD_INC_ACL_ACL_SIM_H_
 #define ACLD_INC_ACL_ACL_SIM_H_
