@@ -9,6 +9,7 @@
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "proto/acl/status_macros.h"
+#include "client/kernel_output.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
 #include "hal/registry.h"
@@ -80,6 +81,7 @@ EmbeddedTransport::EmbeddedTransport(std::unique_ptr<hal::Backend> backend,
       callbacks->OnTaskFailed(FactsOf(failure.task_id, failure.stream, failure.submitter_thread,
                                       failure.device, acld::AclCodeOf(failure.status)));
     };
+    events.kernel_output = [](const acld::KernelOutput& output) { PrintKernelOutput(output.text); };
     runtime_->SetSessionEvents(session_, std::move(events));
   }
 }

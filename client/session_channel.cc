@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
+#include "client/kernel_output.h"
 #include "client/session_codec.h"
 #include "client/thread_name.h"
 #include "grpcpp/create_channel.h"
@@ -133,6 +134,10 @@ uint64_t SessionChannel::Dispatch(ServerMessage& message) {
   if (message.has_session_ended()) {
     absl::MutexLock lock(&mu_);
     ended_reason_ = message.session_ended().reason();
+    return 0;
+  }
+  if (message.has_kernel_output()) {
+    PrintKernelOutput(message.kernel_output().text());
     return 0;
   }
   if (message.has_task_failed()) {

@@ -29,11 +29,15 @@ using CompletionListener = std::function<void(uint64_t sequence, const absl::Sta
 // Called when the device reaches a host-callback point; the stream then holds
 // until ResumeCallbackPoint(sequence).
 using CallbackPointListener = std::function<void(uint64_t sequence)>;
+// Called with the text a kernel printed (device printf), once per item that
+// printed, before that item's completion.
+using OutputListener = std::function<void(uint64_t sequence, std::string text)>;
 
 struct StreamOptions {
   uint32_t priority = 0;  // 0 (highest) .. 7
   CompletionListener on_complete;
   CallbackPointListener on_callback_point;
+  OutputListener on_output;
 };
 
 class Stream {

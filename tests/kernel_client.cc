@@ -5,6 +5,15 @@
 //   kernel_client placeholder    a placeholder argument carries the data of x
 //   kernel_client errors DIR     every refusal with its code
 //   kernel_client large          a binary larger than a message travels in shared memory
+//   kernel_client print WHERE    device printf (printf_i32): WHERE "here" expects the text
+//                                on this process's stdout, in order with its own output, also
+//                                from a force-destroyed stream before the reset returns;
+//                                "synchronized" only after a synchronization (a vendor runtime
+//                                in this process prints on its own schedule); "elsewhere" (a
+//                                vendor runtime prints in acld) only runs it
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -12,6 +21,7 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "acl/acl_sim.h"
 #include "hal/sim/sim_binary.h"
 #include "tests/check.h"
 
@@ -287,6 +297,84 @@ int Large() {
 
 }  // namespace
 
+// printf_i32's arguments: the values' address, then `format` in 32 fields.
+std::vector<uint64_t> PrintArgs(void* values, const std::string& format) {
+  std::vector<uint64_t> args(33, 0);
+  args[0] = scenario::Addr(values);
+  std::memcpy(&args[1], format.data(), std::min<size_t>(format.size(), 256));
+  return args;
+}
+
+// Runs `body` with this process's stdout going to a file; returns what it wrote.
+template <typename Body>
+std::string CaptureStdout(const Body& body) {
+  std::fflush(stdout);
+  std::FILE* file = std::tmpfile();
+  const int saved = dup(STDOUT_FILENO);
+  dup2(fileno(file), STDOUT_FILENO);
+  body();
+  std::fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  std::string text;
+  std::rewind(file);
+  char chunk[4096];
+  size_t got;
+  while ((got = std::fread(chunk, 1, sizeof(chunk), file)) > 0) text.append(chunk, got);
+  std::fclose(file);
+  return text;
+}
+
+int Print(const std::string& where) {
+  const bool here = where == "here" || where == "synchronized";
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  void* values = nullptr;
+  CheckCode(aclrtMalloc(&values, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  const int32_t host_values[2] = {7, -8};
+  CheckCode(aclrtMemcpy(values, 8, host_values, 8, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS,
+            "aclrtMemcpy");
+  const std::string printed = CaptureStdout([&] {
+    std::printf("before\n");
+    const std::vector<uint64_t> args = PrintArgs(values, "value %d\n");
+    CheckCode(aclsimLaunchKernel("printf_i32", 2, args.data(), args.size() * 8, stream),
+              ACL_SUCCESS, "printf_i32 with values");
+    // A format is text, never printf(3)'s: %s and %n print as written.
+    const std::vector<uint64_t> hostile = PrintArgs(nullptr, "%s%n%p 100%%\n");
+    CheckCode(aclsimLaunchKernel("printf_i32", 1, hostile.data(), hostile.size() * 8, stream),
+              ACL_SUCCESS, "printf_i32 without values");
+    CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+    std::printf("after\n");
+  });
+  const std::string want = "before\nvalue 7\nvalue -8\n%s%n%p 100%\nafter\n";
+  if (here) Check(printed == want, "stdout, in order: [" + printed + "]");
+  // Values outside this process's memory: the launch's task fails, nothing printed.
+  int32_t on_stack = 0;
+  const std::vector<uint64_t> foreign = PrintArgs(&on_stack, "leak %d\n");
+  const std::string after_fault = CaptureStdout([&] {
+    CheckCode(aclsimLaunchKernel("printf_i32", 1, foreign.data(), foreign.size() * 8, stream),
+              ACL_SUCCESS, "printf_i32 of memory not the process's (refused when it runs)");
+    Check(aclrtSynchronizeStream(stream) != ACL_SUCCESS, "the foreign values fail the task");
+  });
+  Check(after_fault.find("leak") == std::string::npos, "nothing printed: [" + after_fault + "]");
+
+  // No synchronization at all, as CANN's memory samples do: a force-destroyed
+  // stream's kernel still runs, and the reset that covers it waits for it.
+  const std::string unsynchronized = CaptureStdout([&] {
+    const std::vector<uint64_t> args = PrintArgs(values, "late %d\n");
+    CheckCode(aclsimLaunchKernel("printf_i32", 1, args.data(), args.size() * 8, stream),
+              ACL_SUCCESS, "printf_i32 before a forced destroy");
+    CheckCode(aclrtDestroyStreamForce(stream), ACL_SUCCESS, "aclrtDestroyStreamForce");
+    CheckCode(aclrtFree(values), ACL_SUCCESS, "aclrtFree");
+    CheckCode(aclrtResetDeviceForce(0), ACL_SUCCESS, "aclrtResetDeviceForce");
+  });
+  if (where == "here") Check(unsynchronized == "late 7\n", "printed before the reset returned: [" +
+                                                    unsynchronized + "]");
+  CheckCode(aclFinalize(), ACL_SUCCESS, "aclFinalize");
+  return scenario::ExitCode();
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const std::string dir = argc > 2 ? argv[2] : "/tmp";
@@ -294,6 +382,7 @@ int main(int argc, char** argv) {
   if (mode == "placeholder") return Placeholder();
   if (mode == "errors") return Errors(dir);
   if (mode == "large") return Large();
+  if (mode == "print" && argc > 2) return Print(argv[2]);
   std::fprintf(stderr, "usage: see the comment at the top of kernel_client.cc\n");
   return 2;
 }

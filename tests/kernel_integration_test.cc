@@ -28,6 +28,17 @@ TEST_P(KernelTest, PlaceholderArgumentsReachTheKernel) {
 }
 TEST_P(KernelTest, RefusalsCarryTheirCodes) { RunScenario(kKernelClient, {"errors", ScratchDir()}); }
 TEST_P(KernelTest, LargeBinariesTravelInSharedMemory) { RunScenario(kKernelClient, {"large"}); }
+// Device printf reaches the launching process's stdout, in order. With a
+// vendor runtime (--backend=acl) the vendor prints: in acld (daemon mode),
+// where the scenario checks only that printing kernels run, or in this
+// process on the vendor's own schedule (embedded), where it checks the text
+// after a synchronization.
+TEST_P(KernelTest, DevicePrintfReachesTheCallersStdout) {
+  const char* where = !OnAclBackend()            ? "here"
+                      : GetParam() == "embedded" ? "synchronized"
+                                                 : "elsewhere";
+  RunScenario(kKernelClient, {"print", where});
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, KernelTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

@@ -37,7 +37,10 @@ case "$socket" in /*) ;; *) echo "--socket must be an absolute path" >&2; exit 2
 
 tools/setup.sh >/dev/null
 # -c opt: the library applications ship with. A failed build stops here.
-bazel build -c opt //client:libascendcl.so //tools/aclctl >/dev/null
+if ! build_log=$(bazel build -c opt //client:libascendcl.so //tools/aclctl 2>&1); then
+  echo "$build_log" >&2
+  exit 1
+fi
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 
 mkdir -p "$prefix/include/acl" "$prefix/lib64" "$prefix/bin"

@@ -49,14 +49,20 @@ void Runtime::SetSessionEvents(SessionId id, SessionEvents events) {
     session->notify = std::make_shared<const SessionEvents>(std::move(events));
 }
 
+std::shared_ptr<const SessionEvents> Runtime::EventsOf(SessionId id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const Session* session = sessions_.Find(id);
+  return session != nullptr ? session->notify : nullptr;
+}
+
 void Runtime::ReportFailure(const TaskFailure& failure) {
-  std::shared_ptr<const SessionEvents> events;
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    const Session* session = sessions_.Find(failure.session);
-    if (session != nullptr) events = session->notify;
-  }
+  std::shared_ptr<const SessionEvents> events = EventsOf(failure.session);
   if (events && events->task_failed) events->task_failed(failure);
+}
+
+void Runtime::ReportOutput(const KernelOutput& output) {
+  std::shared_ptr<const SessionEvents> events = EventsOf(output.session);
+  if (events && events->kernel_output) events->kernel_output(output);
 }
 
 SessionId Runtime::OpenSession(const PeerInfo& peer) {
@@ -243,13 +249,14 @@ void Runtime::ResetDevice(SessionId id, int32_t device_id, bool force, Done done
 
 absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char* call) {
   const uint32_t quota = session.max_streams;
-  if (quota != 0 && session.streams.size() + session.closing_streams >= quota) {
+  if (quota != 0 && session.streams.size() + session.closing_streams.size() >= quota) {
     return AclStatus(
         ACL_ERROR_RT_NO_STREAM_RESOURCE,
         absl::StrCat(call, ": this process may hold at most ", quota,
                      " streams (default streams and streams still finishing their work "
                      "included; --max_streams_per_session, or aclctl quota); it holds ",
-                     session.streams.size(), " and ", session.closing_streams, " are finishing"));
+                     session.streams.size(), " and ", session.closing_streams.size(),
+                     " are finishing"));
   }
   return absl::OkStatus();
 }
@@ -324,8 +331,8 @@ absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Re
   session.contexts.erase(it);
   auto stream = session.streams.find(context.default_stream);
   if (stream != session.streams.end()) {
+    session.closing_streams[stream->first] = stream->second;
     released.streams.push_back(std::move(stream->second));
-    ++session.closing_streams;
     session.streams.erase(stream);
   }
   auto refs = session.device_refs.find(context.device);
@@ -333,6 +340,7 @@ absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Re
     session.device_refs.erase(refs);
     Released device = ReleaseSessionResources(session, context.device);
     for (auto& each : device.streams) released.streams.push_back(std::move(each));
+    for (auto& each : device.finishing) released.finishing.push_back(std::move(each));
     released.events = std::move(device.events);
     released.notifies = std::move(device.notifies);
     released.binaries = std::move(device.binaries);
@@ -345,13 +353,18 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
                                                     std::optional<int32_t> device) {
   auto on_device = [&](int32_t d) { return !device.has_value() || *device == d; };
   Released released;
+  // Streams given up earlier whose work still runs: releasing the device
+  // waits for them as well.
+  for (const auto& [stream_id, stream] : session.closing_streams) {
+    if (on_device(stream->options().device)) released.finishing.push_back(stream);
+  }
   for (auto it = session.streams.begin(); it != session.streams.end();) {
     if (!on_device(it->second->options().device)) {
       ++it;
       continue;
     }
+    session.closing_streams[it->first] = it->second;
     released.streams.push_back(std::move(it->second));
-    ++session.closing_streams;
     session.streams_with_allocator.erase(it->first);
     it = session.streams.erase(it);
   }
@@ -392,10 +405,10 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
   return released;
 }
 
-void Runtime::StreamDrained(SessionId id) {
+void Runtime::StreamDrained(SessionId id, StreamId stream) {
   absl::MutexLock lock(&mu_);
   Session* session = sessions_.Find(id);
-  if (session != nullptr && session->closing_streams > 0) --session->closing_streams;
+  if (session != nullptr) session->closing_streams.erase(stream);
 }
 
 void Runtime::UpdateDevicePower() {

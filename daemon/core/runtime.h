@@ -281,6 +281,8 @@ class Runtime {
   // (closing completes waiters, which may write to a client).
   struct Released {
     std::vector<std::shared_ptr<Stream>> streams;
+    // Streams already closing (a forced destroy) that a release waits for.
+    std::vector<std::shared_ptr<Stream>> finishing;
     std::vector<std::shared_ptr<Event>> events;
     std::vector<std::shared_ptr<Notify>> notifies;
     std::vector<std::shared_ptr<hal::Executable>> binaries;  // unloaded with no lock held
@@ -300,7 +302,7 @@ class Runtime {
   absl::Status CheckStreamQuotaLocked(const Session& session, const char* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Called when a stream the session gave up has drained.
-  void StreamDrained(SessionId session) ABSL_LOCKS_EXCLUDED(mu_);
+  void StreamDrained(SessionId session, StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Brings each device up or down to match who needs it: all devices while the
   // host-wide init count is non-zero, otherwise those a session set.
   void UpdateDevicePower() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -357,7 +359,10 @@ class Runtime {
                                              DeviceDone done = nullptr,
                                              std::function<void()> on_discard = nullptr,
                                              bool may_be_held = false);
+  // The session's event listeners (null: it ended or set none).
+  std::shared_ptr<const SessionEvents> EventsOf(SessionId session) const;
   void ReportFailure(const TaskFailure& failure);
+  void ReportOutput(const KernelOutput& output);
 
   // Declaration order is destruction order in reverse: the timer stops before
   // the broker and engines it calls, the engines before the memory their tasks

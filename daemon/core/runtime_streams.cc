@@ -106,7 +106,8 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
   ACL_ASSIGN_OR_RETURN(
       std::shared_ptr<Stream> stream,
       Stream::Create(options, *engines_[device_id], timer_, backend_->device(device_id),
-                     [this](const TaskFailure& failure) { ReportFailure(failure); }));
+                     [this](const TaskFailure& failure) { ReportFailure(failure); },
+                     [this](const KernelOutput& output) { ReportOutput(output); }));
   session.streams[options.id] = stream;
   return stream;
 }
@@ -150,15 +151,16 @@ void Runtime::DestroyStream(SessionId id, StreamId stream_id, bool force, Done d
     stream = it->second;
     (*session)->streams.erase(it);
     (*session)->streams_with_allocator.erase(stream_id);
-    ++(*session)->closing_streams;
+    (*session)->closing_streams[stream_id] = stream;
   }
   if (force) {
-    // Returns now; the launched work still runs (and counts) until it is done.
-    stream->Close([this, id] { StreamDrained(id); });
+    // Returns now; the launched work still runs (and counts) until it is
+    // done, and a reset of the device waits for it.
+    stream->Close([this, id, stream_id] { StreamDrained(id, stream_id); });
     return done(absl::OkStatus());
   }
-  stream->Close([this, id, done = std::move(done)] {
-    StreamDrained(id);
+  stream->Close([this, id, stream_id, done = std::move(done)] {
+    StreamDrained(id, stream_id);
     done(absl::OkStatus());
   });
 }
@@ -192,13 +194,18 @@ void Runtime::DrainReleased(SessionId id, Released released, Done done) {
     for (const auto& notify : *notifies) notify->ReleaseWaiters();
     done(std::move(status));
   };
-  if (released.streams.empty()) return finish(absl::OkStatus());
-  auto each = Countdown(released.streams.size(), std::move(finish));
+  const size_t streams = released.streams.size() + released.finishing.size();
+  if (streams == 0) return finish(absl::OkStatus());
+  auto each = Countdown(streams, std::move(finish));
   for (const auto& stream : released.streams) {
-    stream->Close([this, id, each] {
-      StreamDrained(id);
+    stream->Close([this, id, stream_id = stream->options().id, each] {
+      StreamDrained(id, stream_id);
       each(absl::OkStatus());
     });
+  }
+  // Closing already: one more waiter for the same drain.
+  for (const auto& stream : released.finishing) {
+    stream->Close([each] { each(absl::OkStatus()); });
   }
 }
 
@@ -209,6 +216,7 @@ void Runtime::DiscardReleased(Released released) {
     stream->Abort(ended);
     stream->Close([] {});
   }
+  for (const auto& stream : released.finishing) stream->Abort(ended);
   for (const auto& event : released.events) event->ReleaseWaiters();
   for (const auto& notify : released.notifies) notify->ReleaseWaiters();
 }

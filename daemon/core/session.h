@@ -84,8 +84,9 @@ struct Session {
   uint32_t max_events = 0;                      // quota (events and notifies); 0: no limit
   uint32_t weight = 1;                          // share of each device's time
   // Streams given up (destroyed, reset) whose launched work still runs: they
-  // count against the stream quota until drained.
-  uint32_t closing_streams = 0;
+  // count against the stream quota until drained, and a reset of their
+  // device (or the end of the session) waits for them too.
+  std::map<StreamId, std::shared_ptr<Stream>> closing_streams;
   std::shared_ptr<QueueBudget> queue_budget;
 };
 

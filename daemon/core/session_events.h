@@ -1,5 +1,5 @@
 // What the runtime tells a session's process, as it happens: a callback its
-// stream reached, and a task of its that failed. The gRPC server forwards them
+// stream reached, a task of its that failed, and what its kernels printed. The gRPC server forwards them
 // on the session's stream; the embedded transport hands them to the client's
 // dispatcher directly. Both must return quickly: they run on worker threads.
 #ifndef ACLD_DAEMON_CORE_SESSION_EVENTS_H_
@@ -20,6 +20,8 @@ struct CallbackDue {
 struct SessionEvents {
   std::function<void(const CallbackDue&)> callback_due;
   std::function<void(const TaskFailure&)> task_failed;
+  // What a kernel printed (device printf): the process prints it on its stdout.
+  std::function<void(const KernelOutput&)> kernel_output;
 };
 
 }  // namespace acld

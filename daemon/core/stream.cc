@@ -46,7 +46,8 @@ Stream::~Stream() {
 absl::StatusOr<std::shared_ptr<Stream>> Stream::Create(const Options& options,
                                                        StreamEngine& engine, hal::Timer& timer,
                                                        hal::Device& device,
-                                                       FailureListener on_failure) {
+                                                       FailureListener on_failure,
+                                                       OutputListener on_output) {
   auto stream = std::make_shared<Stream>(options, engine, timer, std::move(on_failure));
   std::weak_ptr<Stream> self = stream;
   hal::StreamOptions device_options;
@@ -57,6 +58,12 @@ absl::StatusOr<std::shared_ptr<Stream>> Stream::Create(const Options& options,
   device_options.on_callback_point = [self](uint64_t sequence) {
     if (auto stream = self.lock()) stream->DevicePointReached(sequence);
   };
+  if (on_output) {
+    device_options.on_output = [on_output = std::move(on_output), session = options.session,
+                                id = options.id](uint64_t, std::string text) {
+      on_output(KernelOutput{session, id, std::move(text)});
+    };
+  }
   absl::StatusOr<std::unique_ptr<hal::Stream>> device_stream =
       device.CreateStream(std::move(device_options));
   if (!device_stream.ok()) return device_stream.status();

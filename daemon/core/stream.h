@@ -67,6 +67,15 @@ struct TaskFailure {
 };
 using FailureListener = std::function<void(const TaskFailure&)>;
 
+// Text a kernel of the stream printed (device printf), in the stream's order,
+// before the kernel's task finishes.
+struct KernelOutput {
+  SessionId session = 0;
+  StreamId stream = 0;
+  std::string text;
+};
+using OutputListener = std::function<void(const KernelOutput&)>;
+
 struct StreamStats {
   uint64_t queued = 0;     // enqueued, not yet finished
   uint64_t completed = 0;  // ran successfully
@@ -92,7 +101,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   static absl::StatusOr<std::shared_ptr<Stream>> Create(const Options& options,
                                                         StreamEngine& engine, hal::Timer& timer,
                                                         hal::Device& device,
-                                                        FailureListener on_failure);
+                                                        FailureListener on_failure,
+                                                        OutputListener on_output = nullptr);
   Stream(const Options& options, StreamEngine& engine, hal::Timer& timer,
          FailureListener on_failure);
   ~Stream();

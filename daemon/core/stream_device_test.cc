@@ -141,8 +141,11 @@ TEST_F(StreamDeviceTest, ASessionsStreamsPutAtMostItsShareOfTasksOnTheDevice) {
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(first->EnqueueDeviceWork(Fill(i, 7), "fill", 0, nullptr, nullptr, nullptr).ok());
   }
+  // The hold and three fills take the four places (a worker submits them:
+  // the second stream's work must come after that, or it could take one).
+  ASSERT_TRUE(hal::testing::Eventually([&] { return share->used() == 4u; }));
   ASSERT_TRUE(second->EnqueueDeviceWork(Fill(10, 8), "fill", 0, nullptr, nullptr, nullptr).ok());
-  // The hold and three fills take the four places; the rest wait on acld's side.
+  // The rest wait on acld's side.
   ASSERT_TRUE(hal::testing::Eventually([&] {
     return second->Stats().state == "waiting for a place on the device (its process has 4 of 4)";
   })) << second->Stats().state;

@@ -18,7 +18,7 @@ void ToProto(const SessionSnapshot& snapshot,
              const SessionLimits& limits, acl::v1::SessionInfo& info) {
   const Session& session = snapshot.session;
   info.set_streams(static_cast<uint32_t>(session.streams.size()));
-  info.set_closing_streams(session.closing_streams);
+  info.set_closing_streams(static_cast<uint32_t>(session.closing_streams.size()));
   info.set_contexts(
       static_cast<uint32_t>(session.contexts.size() - session.default_contexts.size()));
   info.set_max_contexts(session.max_contexts);

@@ -108,6 +108,14 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     failed.set_message(std::string(failure.status.message()));
     self->write_(message);
   };
+  events.kernel_output = [weak](const KernelOutput& output) {
+    auto self = weak.lock();
+    if (!self) return;
+    acl::v1::ServerMessage message;
+    message.mutable_kernel_output()->set_stream(output.stream);
+    message.mutable_kernel_output()->set_text(output.text);
+    self->write_(message);
+  };
   runtime_.SetSessionEvents(session_, std::move(events));
 
   Reply reply;

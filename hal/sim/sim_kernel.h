@@ -42,6 +42,14 @@ class Kernel {
   // Applies the kernel's effect for blocks [0, block_dim).
   virtual absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
                            MemoryResolver& memory) const = 0;
+  // As Run, for a kernel that prints (device printf): appends what it printed
+  // to `printed`, at most kMaxPrintedBytes per launch.
+  virtual absl::Status RunAndPrint(uint32_t block_dim, const std::vector<uint64_t>& args,
+                                   MemoryResolver& memory, std::string& printed) const {
+    (void)printed;
+    return Run(block_dim, args, memory);
+  }
+  static constexpr size_t kMaxPrintedBytes = 64 << 10;
 };
 
 }  // namespace hal::sim

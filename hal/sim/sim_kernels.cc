@@ -3,8 +3,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "hal/sim/sim_printf.h"
 
 namespace hal::sim {
 namespace {
@@ -289,6 +292,51 @@ class AddF16 : public SimKernel {
   }
 };
 
+// Device printf: each block prints the format (up to kFormatBytes, carried
+// in the arguments themselves, NUL-padded) with its own int32 from
+// values[block] (no values: the format as it stands); sim_printf.h says how.
+class PrintI32 : public SimKernel {
+ public:
+  static constexpr size_t kFormatFields = 32;
+  static constexpr size_t kFormatBytes = kFormatFields * 8;
+
+  PrintI32() : SimKernel("printf_i32", 1 + kFormatFields) {}
+  absl::StatusOr<std::vector<DeviceRange>> Ranges(
+      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+    if (args[0] == 0) return std::vector<DeviceRange>{};
+    return Words(args[0], block_dim);
+  }
+  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+                   MemoryResolver& memory) const override {
+    std::string discarded;
+    return RunAndPrint(block_dim, args, memory, discarded);
+  }
+  absl::Status RunAndPrint(uint32_t block_dim, const std::vector<uint64_t>& args,
+                           MemoryResolver& memory, std::string& printed) const override {
+    char format[kFormatBytes];
+    for (size_t i = 0; i < kFormatFields; ++i) {
+      for (size_t b = 0; b < 8; ++b) format[8 * i + b] = static_cast<char>(args[1 + i] >> (8 * b));
+    }
+    const absl::string_view text(format, strnlen(format, kFormatBytes));
+    const uint8_t* values = nullptr;
+    if (args[0] != 0) {
+      absl::StatusOr<uint8_t*> bytes = memory.Resolve(args[0], uint64_t{block_dim} * 4);
+      if (!bytes.ok()) return bytes.status();
+      values = *bytes;
+    }
+    for (uint32_t b = 0; b < block_dim && printed.size() < kMaxPrintedBytes; ++b) {
+      std::optional<int32_t> value;
+      if (values != nullptr) {
+        int32_t word;
+        std::memcpy(&word, values + 4ull * b, 4);
+        value = word;
+      }
+      AppendDevicePrintf(text, value, kMaxPrintedBytes, printed);
+    }
+    return absl::OkStatus();
+  }
+};
+
 class Trap : public SimKernel {
  public:
   Trap() : SimKernel("trap", 0) {}
@@ -316,6 +364,7 @@ const std::map<std::string, std::unique_ptr<Kernel>>& BuiltinKernels() {
     auto* map = new std::map<std::string, std::unique_ptr<Kernel>>;
     std::unique_ptr<Kernel> all[] = {std::make_unique<AddOne>(), std::make_unique<SpinAddOne>(),
                                      std::make_unique<DoubleEach>(), std::make_unique<AxpyF32>(),
+                                     std::make_unique<PrintI32>(),
                                      std::make_unique<Fill>(), std::make_unique<WriteI32>(),
                                      std::make_unique<Trap>(), std::make_unique<AddF16>()};
     for (auto& kernel : all) {

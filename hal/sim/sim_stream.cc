@@ -180,8 +180,12 @@ absl::Status SimStream::State::Execute(Item& item) {
       return absl::OkStatus();
     case Item::Kind::kLaunch: {
       SpanBytes memory(*item.launch.memory);
-      return KernelStatus(item.function->name(),
-                          item.function->kernel().Run(item.launch.block_dim, item.fields, memory));
+      std::string printed;
+      absl::Status status = KernelStatus(
+          item.function->name(),
+          item.function->kernel().RunAndPrint(item.launch.block_dim, item.fields, memory, printed));
+      if (!printed.empty() && options.on_output) options.on_output(item.sequence, std::move(printed));
+      return status;
     }
     case Item::Kind::kRecord:
       item.event->CompleteRecord(item.record, device.NowNanos());

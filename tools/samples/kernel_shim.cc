@@ -3,12 +3,13 @@
 // for acld's sim: each launches the sim built-in kernel that has the same
 // effect on device memory (acl/acl_sim.h). Built by ascendc.cmake in place of
 // the samples' Ascend C sources; the samples themselves are unchanged.
-//
-// Not covered: kernels that print from the device (ReadDo, WriteDo's and
-// PrintDo's printf): the sim has no device printf, so WriteDo writes without
-// printing and ReadDo and PrintDo launch nothing but fail.
+// Their device printf becomes the sim's printf_i32, whose text reaches the
+// calling process's stdout.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "acl/acl.h"
 #include "acl/acl_sim.h"
@@ -22,6 +23,14 @@ aclError Launch(const char* kernel, uint32_t block_dim, const uint64_t* args, si
 }
 
 uint64_t Addr(const void* device_pointer) { return reinterpret_cast<uintptr_t>(device_pointer); }
+
+// Each block prints `format` with its own int32 from values[block] (none: as it stands).
+aclError Print(const char* format, const void* values, uint32_t block_dim, void* stream) {
+  std::vector<uint64_t> args(33, 0);
+  args[0] = Addr(values);
+  std::memcpy(&args[1], format, std::min<size_t>(std::strlen(format), 256));
+  return Launch("printf_i32", block_dim, args.data(), args.size(), stream);
+}
 
 // LongOP "models a long task": the sim holds its stream this long.
 constexpr uint64_t kLongOpMicros = 200000;
@@ -49,23 +58,21 @@ void ShortOP(uint32_t blockDim, void* stream, uint32_t* x) {
   Launch("double_u32", blockDim, args, 1, stream);
 }
 
-// devPtr[block] = value (the sample's kernel also prints it; the sim cannot).
+// devPtr[block] = value, then each block prints "Source data: <value>".
 void WriteDo(uint32_t blockDim, void* stream, int* devPtr, int value) {
   for (uint32_t block = 0; block < blockDim; ++block) {
     const uint64_t args[] = {Addr(devPtr + block), static_cast<uint64_t>(value)};
     Launch("write_i32", 1, args, 2, stream);
   }
+  Print("Source data: %d\n", devPtr, blockDim, stream);
 }
 
-// Device printf: not in the sim. Fails the launch so that a sample notices.
+// Each block prints "Destination data: <devPtr[block]>".
 void ReadDo(uint32_t blockDim, void* stream, int* devPtr) {
-  (void)devPtr;
-  Launch("print_i32 (no device printf on the sim)", blockDim, nullptr, 0, stream);
+  Print("Destination data: %d\n", devPtr, blockDim, stream);
 }
 
-void PrintDo(uint32_t blockDim, void* stream) {
-  Launch("print (no device printf on the sim)", blockDim, nullptr, 0, stream);
-}
+void PrintDo(uint32_t blockDim, void* stream) { Print("Hello World\n", nullptr, blockDim, stream); }
 
 // dst[i] = srcA[i] + alpha * srcB[i] for elementCount floats.
 int32_t VectorAddDo(uint32_t blockDim, void* stream, float* srcA, float* srcB, float* dst,

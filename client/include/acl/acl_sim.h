@@ -15,6 +15,13 @@
  *   trap               (none)                the task fails with ACL_ERROR_RT_AICORE_EXCEPTION
  *   add_f16_2048       x, y, z               block b: 2048 FP16 elements from b * 4096 bytes,
  *                                            z = x + y (round to nearest even)
+ *   printf_i32         values, fmt[32]       device printf: block b prints the format (up to 256
+ *                                            bytes in the 32 fields after `values`, NUL-padded)
+ *                                            with ((int32_t *)values)[b] for each %d/%i/%u/%x
+ *                                            (values 0: no value; %% is a percent sign, any other
+ *                                            text as written); the text reaches the launching
+ *                                            process's stdout before the task finishes (at most
+ *                                            64 KiB per launch)
  */
 #ifndef ACLD_INC_ACL_ACL_SIM_H_
 #define ACLD_INC_ACL_ACL_SIM_H_
