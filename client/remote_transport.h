@@ -37,6 +37,10 @@ class RemoteTransport : public Transport {
   void Close() override;
   int32_t DeviceCount() override { return session_.device_count; }
   std::string SocName() override { return session_.soc_name; }
+  acld::DeviceFeatures Features(int32_t device_id) override {
+    if (device_id < 0 || static_cast<size_t>(device_id) >= session_.device_features.size()) return {};
+    return session_.device_features[device_id];
+  }
   const std::vector<std::pair<std::string, size_t>>& Kernels() override { return session_.kernels; }
   const std::vector<acld::AddressRange>& DeviceAddresses() override {
     return session_.device_addresses;

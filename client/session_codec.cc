@@ -94,6 +94,11 @@ absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply) 
     }
     info.device_addresses.push_back(acld::AddressRange{window.begin(), window.end()});
   }
+  for (const acl::v1::DeviceFeatures& features : opened.device_features()) {
+    info.device_features.push_back(acld::DeviceFeatures{
+        {features.cann_attributes().begin(), features.cann_attributes().end()},
+        {features.capabilities().begin(), features.capabilities().end()}});
+  }
   return info;
 }
 

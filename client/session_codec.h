@@ -43,6 +43,7 @@ struct SessionInfo {
   std::vector<std::pair<std::string, size_t>> kernels;  // built-in kernels (name, args)
   std::vector<acld::AddressRange> device_addresses;     // by device id
   bool ring = false;  // the session goes on over its shared-memory channel
+  std::vector<acld::DeviceFeatures> device_features;  // by device id
 };
 absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply);
 

@@ -51,6 +51,8 @@ TEST(SessionCodecTest, SessionOpenedRoundTrip) {
     window.set_begin((device + 1) << 40);
     window.set_end((device + 2) << 40);
   }
+  opened.add_device_features()->add_cann_attributes(0);
+  opened.add_device_features()->add_capabilities(21);
   absl::StatusOr<SessionInfo> info = SessionOpenedOf(OverTheWire(reply));
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->device_count, 2);
@@ -60,6 +62,10 @@ TEST(SessionCodecTest, SessionOpenedRoundTrip) {
   ASSERT_EQ(info->device_addresses.size(), 2u);
   EXPECT_TRUE(info->device_addresses[1].Contains(uint64_t{2} << 40));
   EXPECT_FALSE(info->device_addresses[1].Contains(uint64_t{3} << 40));
+  ASSERT_EQ(info->device_features.size(), 2u);
+  EXPECT_EQ(info->device_features[0].cann_attributes, std::vector<int32_t>{0});
+  EXPECT_TRUE(info->device_features[0].capabilities.empty());
+  EXPECT_EQ(info->device_features[1].capabilities, std::vector<int32_t>{21});
 }
 
 TEST(SessionCodecTest, InitializeCarriesTheSettings) {

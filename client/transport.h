@@ -41,6 +41,8 @@ class Transport {
   // What the daemon offers: devices, SoC name, built-in kernels (name, args).
   virtual int32_t DeviceCount() = 0;
   virtual std::string SocName() = 0;
+  // What device `device_id` supports (empty for a device that does not exist).
+  virtual acld::DeviceFeatures Features(int32_t device_id) = 0;
   virtual const std::vector<std::pair<std::string, size_t>>& Kernels() = 0;
   // Each device's address window (a device pointer lies in one of them).
   virtual const std::vector<acld::AddressRange>& DeviceAddresses() = 0;

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -44,6 +45,14 @@ struct DeviceUtilization {
   int32_t memory_percent = 0;
 };
 
+// What a device supports, in CANN's terms: the aclCannAttr values
+// (aclGetCannAttribute) and aclrtDevFeatureType values
+// (aclrtGetDeviceCapability) it has.
+struct DeviceFeatures {
+  std::vector<int32_t> cann_attributes;
+  std::vector<int32_t> capabilities;
+};
+
 // `used` as a percent (0..100) of `capacity` (0 when there is no capacity).
 inline int32_t PercentOf(uint64_t used, uint64_t capacity) {
   if (capacity == 0) return 0;
@@ -57,6 +66,8 @@ class Device {
   virtual ~Device() = default;
 
   virtual const DeviceInfo& info() const = 0;
+  // What the device supports (none unless the backend says).
+  virtual DeviceFeatures features() const { return {}; }
 
   // Makes the device usable. Called when the runtime first needs it.
   virtual absl::Status BringUp() = 0;

@@ -69,6 +69,9 @@ TEST_P(ScenarioTest, ErrorVerboseNamesTheLatestFault) {
 TEST_P(ScenarioTest, UtilizationComesFromTheDevicesBusyTime) {
   RunScenario("tests/runtime_query_client", {"utilization"});
 }
+TEST_P(ScenarioTest, AttributesAndCapabilitiesComeFromTheBackend) {
+  RunScenario("tests/runtime_query_client", {"features"});
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, ScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

@@ -9,6 +9,9 @@
 //   runtime_query_client faults       aclrtGetErrorVerbose before and after a kernel fault
 //   runtime_query_client utilization  aclrtGetDeviceUtilizationRate around a 2.5 s busy kernel
 //                                     and an eighth of the device's memory
+//   runtime_query_client features     aclGetCannAttributeList / aclGetCannAttribute,
+//                                     aclrtGetDeviceCapability, aclrtCheckArchCompatibility
+//                                     (before aclInit too)
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -251,6 +254,57 @@ int Utilization() {
   return scenario::Teardown();
 }
 
+void CheckFeatures(const std::string& when) {
+  const aclCannAttr* list = nullptr;
+  size_t count = 0;
+  CheckCode(aclGetCannAttributeList(&list, &count), ACL_SUCCESS, "aclGetCannAttributeList " + when);
+  Check(list != nullptr && count >= 1, "the sim supports an attribute " + when);
+  bool inf_nan = false;
+  for (size_t i = 0; list != nullptr && i < count; ++i) {
+    int32_t value = -1;
+    CheckCode(aclGetCannAttribute(list[i], &value), ACL_SUCCESS, "a listed attribute");
+    Check(value == 1, "a listed attribute is supported: " + std::to_string(list[i]));
+    inf_nan = inf_nan || list[i] == ACL_CANN_ATTR_INF_NAN;
+  }
+  Check(inf_nan, "the sim computes with infinities and NaNs " + when);
+  int32_t value = -1;
+  CheckCode(aclGetCannAttribute(ACL_CANN_ATTR_BF16, &value), ACL_SUCCESS, "ACL_CANN_ATTR_BF16");
+  Check(value == 0, "the sim has no BF16 kernels");
+  CheckCode(aclGetCannAttribute(static_cast<aclCannAttr>(42), &value), ACL_ERROR_INVALID_PARAM,
+            "attribute 42");
+  CheckCode(aclGetCannAttribute(ACL_CANN_ATTR_BF16, nullptr), ACL_ERROR_INVALID_PARAM, "null value");
+  CheckCode(aclGetCannAttributeList(nullptr, &count), ACL_ERROR_INVALID_PARAM, "null list");
+  CheckCode(aclGetCannAttributeList(&list, nullptr), ACL_ERROR_INVALID_PARAM, "null num");
+
+  value = -1;
+  CheckCode(aclrtGetDeviceCapability(0, ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV, &value),
+            ACL_SUCCESS, "aclrtGetDeviceCapability " + when);
+  Check(value == ACL_DEV_FEATURE_NOT_SUPPORT, "the sim updates no model tasks");
+  CheckCode(aclrtGetDeviceCapability(0, static_cast<aclrtDevFeatureType>(7), &value),
+            ACL_ERROR_INVALID_PARAM, "feature 7");
+  CheckCode(aclrtGetDeviceCapability(-1, ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV, &value),
+            ACL_ERROR_RT_INVALID_DEVICEID, "device -1");
+  CheckCode(aclrtGetDeviceCapability(0, ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV, nullptr),
+            ACL_ERROR_INVALID_PARAM, "null value");
+
+  const char* soc = aclrtGetSocName();
+  Check(soc != nullptr && soc[0] != '\0', "a SoC name");
+  int32_t compatible = -1;
+  CheckCode(aclrtCheckArchCompatibility(soc, &compatible), ACL_SUCCESS, "the device's own SoC");
+  Check(compatible == 1, "the device's own SoC is compatible");
+  CheckCode(aclrtCheckArchCompatibility("Ascend310P3", &compatible), ACL_SUCCESS, "another SoC");
+  Check(compatible == 0, "another SoC is not");
+  CheckCode(aclrtCheckArchCompatibility(nullptr, &compatible), ACL_ERROR_INVALID_PARAM, "null soc");
+  CheckCode(aclrtCheckArchCompatibility(soc, nullptr), ACL_ERROR_INVALID_PARAM, "null result");
+}
+
+int Features() {
+  CheckFeatures("before aclInit");
+  scenario::Setup();
+  CheckFeatures("after aclInit");
+  return scenario::Teardown();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -259,6 +313,8 @@ int main(int argc, char** argv) {
   if (mode == "timestamps") return Timestamps();
   if (mode == "faults") return Faults();
   if (mode == "utilization") return Utilization();
-  std::fprintf(stderr, "usage: %s config | timestamps | faults | utilization\n", argv[0]);
+  if (mode == "features") return Features();
+  std::fprintf(stderr, "usage: %s config | timestamps | faults | utilization | features\n",
+               argv[0]);
   return 2;
 }

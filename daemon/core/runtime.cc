@@ -181,6 +181,10 @@ std::string Runtime::BackendName() const { return backend_->name(); }
 
 std::string Runtime::SocName() const { return backend_->device(0).info().name; }
 
+hal::DeviceFeatures Runtime::Features(int32_t device_id) const {
+  return backend_->device(device_id).features();
+}
+
 std::vector<std::pair<std::string, size_t>> Runtime::Kernels() const {
   std::vector<std::pair<std::string, size_t>> kernels;
   const hal::Executable* builtin = backend_->device(0).builtin_kernels();

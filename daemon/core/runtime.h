@@ -132,6 +132,8 @@ class Runtime {
   // The backend the devices come from ("sim", "acl"), for operators.
   std::string BackendName() const;
   std::string SocName() const;
+  // What device `device_id` supports (an existing device).
+  hal::DeviceFeatures Features(int32_t device_id) const;
   // The built-in kernels (name, number of 64-bit arguments).
   std::vector<std::pair<std::string, size_t>> Kernels() const;
   // Each device's address window, by device id (clients tell device from

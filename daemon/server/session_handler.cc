@@ -129,6 +129,12 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     kernel.set_name(name);
     kernel.set_arg_count(static_cast<uint32_t>(arg_count));
   }
+  for (int32_t device = 0; device < runtime_.DeviceCount(); ++device) {
+    const hal::DeviceFeatures features = runtime_.Features(device);
+    acl::v1::DeviceFeatures& out = *opened.add_device_features();
+    for (int32_t attribute : features.cann_attributes) out.add_cann_attributes(attribute);
+    for (int32_t capability : features.capabilities) out.add_capabilities(capability);
+  }
   for (const hal::AddressRange& range : runtime_.DeviceAddressRanges()) {
     acl::v1::AddressRange& window = *opened.add_device_addresses();
     window.set_begin(range.begin);

@@ -101,6 +101,30 @@ DeviceUtilization AclDevice::Utilization() const {
   return utilization;
 }
 
+DeviceFeatures AclDevice::features() const {
+  DeviceFeatures features;
+  const aclCannAttr* attributes = nullptr;
+  size_t count = 0;
+  if (api_->aclGetCannAttributeList != nullptr &&
+      api_->aclGetCannAttributeList(&attributes, &count) == ACL_SUCCESS && attributes != nullptr) {
+    // Bounded: a vendor list longer than the attributes CANN defines is cut.
+    for (size_t i = 0; i < std::min<size_t>(count, 64); ++i) {
+      features.cann_attributes.push_back(static_cast<int32_t>(attributes[i]));
+    }
+  }
+  if (api_->aclrtGetDeviceCapability != nullptr) {
+    for (aclrtDevFeatureType feature :
+         {ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV, ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV}) {
+      int32_t value = ACL_DEV_FEATURE_NOT_SUPPORT;
+      if (api_->aclrtGetDeviceCapability(id_, feature, &value) == ACL_SUCCESS &&
+          value == ACL_DEV_FEATURE_SUPPORT) {
+        features.capabilities.push_back(static_cast<int32_t>(feature));
+      }
+    }
+  }
+  return features;
+}
+
 std::optional<uint64_t> AclDevice::ReservedBytes(uint64_t size) const {
   return ledger_.ReservedBytes(size);
 }

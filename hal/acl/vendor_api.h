@@ -95,6 +95,8 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
   X(aclrtStreamAbort, aclError(aclrtStream))                                  \
   X(aclrtSetStreamFailureMode, aclError(aclrtStream, uint64_t))               \
   X(aclrtGetDeviceUtilizationRate, aclError(int32_t, VendorUtilizationInfo*)) \
+  X(aclGetCannAttributeList, aclError(const aclCannAttr**, size_t*))          \
+  X(aclrtGetDeviceCapability, aclError(int32_t, aclrtDevFeatureType, int32_t*)) \
   X(aclrtEventGetTimestamp, aclError(aclrtEvent, uint64_t*))                  \
   X(aclrtHostRegisterV2, aclError(void*, uint64_t, uint32_t))                 \
   X(aclrtGetThreadLastTaskId, aclError(uint32_t*))                            \

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "absl/synchronization/mutex.h"
+#include "acl/acl_rt.h"
 #include "hal/device.h"
 #include "hal/sim/sim_busy_meter.h"
 #include "hal/timer.h"
@@ -26,6 +27,10 @@ class SimDevice : public Device {
   SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock = HostClock());
 
   const DeviceInfo& info() const override { return info_; }
+  // Its float kernels compute in IEEE arithmetic, infinities and NaNs
+  // included (ACL_CANN_ATTR_INF_NAN); no BF16 kernels, no compiler, none of
+  // aclrtGetDeviceCapability's features.
+  DeviceFeatures features() const override { return {{ACL_CANN_ATTR_INF_NAN}, {}}; }
   absl::Status BringUp() override;
   void Release() override;
   bool is_up() const override { return up_.load(std::memory_order_acquire); }

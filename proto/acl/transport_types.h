@@ -83,6 +83,12 @@ struct MemInfo {
   uint64_t total = 0;
 };
 
+// What a device supports: aclCannAttr and aclrtDevFeatureType values.
+struct DeviceFeatures {
+  std::vector<int32_t> cann_attributes;
+  std::vector<int32_t> capabilities;
+};
+
 // How busy a device is, in percent (compute -1: the backend cannot tell).
 struct Utilization {
   int32_t compute_percent = -1;
