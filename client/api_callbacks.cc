@@ -191,6 +191,29 @@ uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo* info) {
   return Fact(info, &acl_client::TaskFailureFacts::error_code);
 }
 
+aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo* info, void** devArgsPtr,
+                                       uint32_t* devArgsLen) {
+  (void)info;
+  (void)devArgsPtr;
+  (void)devArgsLen;
+  return Api([] {
+    return acld::AclStatus(ACL_ERROR_API_NOT_SUPPORT,
+                           "aclrtGetArgsFromExceptionInfo: acld keeps a launch's arguments on the "
+                           "host side; there is no device copy to point to");
+  });
+}
+
+aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo* info,
+                                             aclrtFuncHandle* func) {
+  (void)info;
+  (void)func;
+  return Api([] {
+    return acld::AclStatus(ACL_ERROR_API_NOT_SUPPORT,
+                           "aclrtGetFuncHandleFromExceptionInfo: acld does not tell a failed "
+                           "task's function to the process yet");
+  });
+}
+
 aclError aclrtGetThreadLastTaskId(uint32_t* taskId) {
   return Api([&]() -> absl::Status {
     if (taskId == nullptr) return NullArgument("aclrtGetThreadLastTaskId", "taskId");

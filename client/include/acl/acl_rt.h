@@ -360,6 +360,13 @@ ACL_FUNC_VISIBILITY aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
 /* ---- Kernel binaries, functions, argument lists and launches (docs/api-compat.md) ---- */
 typedef void *aclrtBinHandle;
 typedef void *aclrtFuncHandle;
+
+/* Not supported (ACL_ERROR_API_NOT_SUPPORT, docs/api-compat.md): acld keeps a launch's arguments
+ * on the host side and does not tell a failed task's function to the process. */
+ACL_FUNC_VISIBILITY aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo* info, void** devArgsPtr,
+                                                           uint32_t* devArgsLen);
+ACL_FUNC_VISIBILITY aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo* info,
+                                                                 aclrtFuncHandle* func);
 typedef void *aclrtArgsHandle;
 typedef void *aclrtParamHandle;
 
