@@ -158,11 +158,7 @@ aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo* errorInfo) {
   return Api([&]() -> absl::Status {
     if (errorInfo == nullptr) return NullArgument("aclrtGetErrorVerbose", "errorInfo");
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-    if (deviceId < 0 || deviceId >= transport->DeviceCount()) {
-      return acld::AclStatus(
-          ACL_ERROR_RT_INVALID_DEVICEID,
-          absl::StrCat("aclrtGetErrorVerbose: device ", deviceId, " does not exist"));
-    }
+    ACL_RETURN_IF_ERROR(acl_client::CheckDeviceExists(*transport, deviceId, "aclrtGetErrorVerbose"));
     // Only this process's own failures: another session's are not its business.
     const std::optional<acl_client::TaskFailureFacts> failure =
         callbacks().LastFailureOn(static_cast<uint32_t>(deviceId));

@@ -122,11 +122,8 @@ aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus* deviceStatu
   return Api([&]() -> absl::Status {
     if (deviceStatus == nullptr) return NullArgument("aclrtQueryDeviceStatus", "deviceStatus");
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-    if (deviceId < 0 || deviceId >= transport->DeviceCount()) {
-      return acld::AclStatus(
-          ACL_ERROR_RT_INVALID_DEVICEID,
-          absl::StrCat("aclrtQueryDeviceStatus: device ", deviceId, " does not exist"));
-    }
+    ACL_RETURN_IF_ERROR(
+        acl_client::CheckDeviceExists(*transport, deviceId, "aclrtQueryDeviceStatus"));
     // A sim device never becomes abnormal; the daemon answering is the check.
     *deviceStatus = ACL_RT_DEVICE_STATUS_NORMAL;
     return absl::OkStatus();
@@ -142,10 +139,7 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo* u
                              absl::StrCat(kApi, ": utilizationExtend is reserved and must be NULL"));
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-    if (deviceId < 0 || deviceId >= transport->DeviceCount()) {
-      return acld::AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
-                             absl::StrCat(kApi, ": device ", deviceId, " does not exist"));
-    }
+    ACL_RETURN_IF_ERROR(acl_client::CheckDeviceExists(*transport, deviceId, kApi));
     ACL_ASSIGN_OR_RETURN(acld::Utilization measured, transport->GetUtilization(deviceId));
     // The backends measure one compute figure: cube and vector both report it.
     utilizationInfo->cubeUtilization = measured.compute_percent;

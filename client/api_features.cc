@@ -99,10 +99,7 @@ aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatu
                                           " is not an aclrtDevFeatureType"));
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-    if (deviceId < 0 || deviceId >= transport->DeviceCount()) {
-      return acld::AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
-                             absl::StrCat(kApi, ": device ", deviceId, " does not exist"));
-    }
+    ACL_RETURN_IF_ERROR(acl_client::CheckDeviceExists(*transport, deviceId, kApi));
     *value = Contains(transport->Features(deviceId).capabilities, devFeatureType)
                  ? ACL_DEV_FEATURE_SUPPORT
                  : ACL_DEV_FEATURE_NOT_SUPPORT;

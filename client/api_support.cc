@@ -49,6 +49,12 @@ absl::StatusOr<uint64_t> ResolveNotify(const void* notify, const char* api) {
   return HandleId(notify);
 }
 
+absl::Status CheckDeviceExists(Transport& transport, int32_t device_id, const char* api) {
+  if (device_id >= 0 && device_id < transport.DeviceCount()) return absl::OkStatus();
+  return acld::AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
+                         absl::StrCat(api, ": device ", device_id, " does not exist"));
+}
+
 absl::Status CheckTimeout(int32_t timeout_ms, const char* api) {
   if (timeout_ms < -1) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,

@@ -50,6 +50,9 @@ absl::StatusOr<uint64_t> ResolveNotify(const void* notify, const char* api);
 // -1 forever, 0 poll, > 0 milliseconds; anything else is refused.
 absl::Status CheckTimeout(int32_t timeout_ms, const char* api);
 
+// ACL_ERROR_RT_INVALID_DEVICEID unless `device_id` is one of the transport's devices.
+absl::Status CheckDeviceExists(Transport& transport, int32_t device_id, const char* api);
+
 // The result of an asynchronous call: remembers its task id for
 // aclrtGetThreadLastTaskId.
 absl::Status Enqueued(const absl::StatusOr<uint64_t>& task_id);

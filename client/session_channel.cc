@@ -334,8 +334,8 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
     full = batch_.async_batch().ops_size() >= kMaxBatchOps || batch_bytes_ >= kMaxBatchBytes;
   }
   if (!flusher_started_.load(std::memory_order_relaxed)) StartFlusher();
-  if (callbacks_->InUse() && !ring_reader_started_.load(std::memory_order_relaxed)) {
-    ReadEventsAsTheyCome();
+  if (!ring_reader_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
+    ReadEventsAsTheyCome();  // the first call or operation since callbacks came into use
   }
   if (full) {
     // Applies back-pressure: the submitting thread writes the batch itself.
@@ -346,8 +346,8 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
 }
 
 std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Start(ClientMessage request) {
-  if (callbacks_->InUse() && !ring_reader_started_.load(std::memory_order_relaxed)) {
-    ReadEventsAsTheyCome();
+  if (!ring_reader_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
+    ReadEventsAsTheyCome();  // the first call or operation since callbacks came into use
   }
   auto call = std::make_shared<PendingCall>();
   const uint64_t call_id = next_call_id_.fetch_add(1, std::memory_order_relaxed);
