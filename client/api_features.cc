@@ -51,7 +51,7 @@ class AttributeLists {
   std::vector<std::unique_ptr<std::vector<aclCannAttr>>> kept_ ABSL_GUARDED_BY(mu_);
 };
 
-bool IsCannAttribute(aclCannAttr attribute) {
+bool IsCannAttribute(int attribute) {
   return attribute == ACL_CANN_ATTR_INF_NAN || attribute == ACL_CANN_ATTR_BF16 ||
          attribute == ACL_CANN_ATTR_JIT_COMPILE;
 }
@@ -76,13 +76,14 @@ aclError aclGetCannAttributeList(const aclCannAttr** cannAttrList, size_t* num) 
 aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t* value) {
   return Api([&]() -> absl::Status {
     if (value == nullptr) return NullArgument("aclGetCannAttribute", "value");
-    if (!IsCannAttribute(cannAttr)) {
-      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                             absl::StrCat("aclGetCannAttribute: ", static_cast<int>(cannAttr),
-                                          " is not an aclCannAttr"));
+    // Read as an int: a value outside the enum may not be read as one.
+    const int attribute = acl_client::RawEnum(cannAttr);
+    if (!IsCannAttribute(attribute)) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat("aclGetCannAttribute: ", attribute,
+                                                                   " is not an aclCannAttr"));
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-    *value = Contains(transport->Features(0).cann_attributes, cannAttr) ? 1 : 0;
+    *value = Contains(transport->Features(0).cann_attributes, attribute) ? 1 : 0;
     return absl::OkStatus();
   });
 }
@@ -92,15 +93,15 @@ aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatu
   return Api([&]() -> absl::Status {
     constexpr const char* kApi = "aclrtGetDeviceCapability";
     if (value == nullptr) return NullArgument(kApi, "value");
-    if (devFeatureType != ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV &&
-        devFeatureType != ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV) {
+    const int feature = acl_client::RawEnum(devFeatureType);
+    if (feature != ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV &&
+        feature != ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV) {
       return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                             absl::StrCat(kApi, ": ", static_cast<int>(devFeatureType),
-                                          " is not an aclrtDevFeatureType"));
+                             absl::StrCat(kApi, ": ", feature, " is not an aclrtDevFeatureType"));
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_RETURN_IF_ERROR(acl_client::CheckDeviceExists(*transport, deviceId, kApi));
-    *value = Contains(transport->Features(deviceId).capabilities, devFeatureType)
+    *value = Contains(transport->Features(deviceId).capabilities, feature)
                  ? ACL_DEV_FEATURE_SUPPORT
                  : ACL_DEV_FEATURE_NOT_SUPPORT;
     return absl::OkStatus();

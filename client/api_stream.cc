@@ -120,8 +120,9 @@ absl::StatusOr<uint64_t> UnsignedOption(const void* value, size_t size, const ch
                                       size));
 }
 
-absl::Status SetStreamConfigOpt(aclrtStreamConfigHandle* handle, aclrtStreamConfigAttr attr,
-                                const void* value, size_t size) {
+// `attr` as an int: a value outside aclrtStreamConfigAttr may not be read as one.
+absl::Status SetStreamConfigOpt(aclrtStreamConfigHandle* handle, int attr, const void* value,
+                                size_t size) {
   constexpr const char* kApi = "aclrtSetStreamConfigOpt";
   if (handle == nullptr) return NullArgument(kApi, "handle");
   if (value == nullptr) return NullArgument(kApi, "attrValue");
@@ -152,7 +153,7 @@ absl::Status SetStreamConfigOpt(aclrtStreamConfigHandle* handle, aclrtStreamConf
     }
     default:
       return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                             absl::StrCat(kApi, ": attribute ", static_cast<int>(attr),
+                             absl::StrCat(kApi, ": attribute ", attr,
                                           " is not an aclrtStreamConfigAttr"));
   }
   return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
@@ -198,7 +199,9 @@ aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle* handle) {
 
 aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle* handle, aclrtStreamConfigAttr attr,
                                  const void* attrValue, size_t valueSize) {
-  return Api([&] { return SetStreamConfigOpt(handle, attr, attrValue, valueSize); });
+  return Api([&] {
+    return SetStreamConfigOpt(handle, acl_client::RawEnum(attr), attrValue, valueSize);
+  });
 }
 
 aclError aclrtCreateStreamV2(aclrtStream* stream, const aclrtStreamConfigHandle* handle) {

@@ -105,7 +105,9 @@ TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
   // On acl the figures are the vendor's aclrtGetDeviceUtilizationRate (the
   // stand-in's: its own sim device, whose memory is not the one flagged here).
   EXPECT_GT(device.compute_percent(), 0);
-  if (!OnAclBackend()) EXPECT_EQ(device.memory_percent(), 31);  // 80 of 256 MiB
+  if (!OnAclBackend()) {
+    EXPECT_EQ(device.memory_percent(), 31);  // 80 of 256 MiB
+  }
   EXPECT_NE(daemon.Aclctl({"devices"}).second.find("COMPUTE"), std::string::npos);
   const auto [code, streams] = daemon.Aclctl({"streams"});
   EXPECT_EQ(code, 0);

@@ -318,6 +318,9 @@ class PrintI32 : public SimKernel {
       for (size_t b = 0; b < 8; ++b) format[8 * i + b] = static_cast<char>(args[1 + i] >> (8 * b));
     }
     const absl::string_view text(format, strnlen(format, kFormatBytes));
+    // A non-empty format prints at least a byte per block, so the loop below
+    // ends within kMaxPrintedBytes blocks whatever block_dim is.
+    if (text.empty()) return absl::OkStatus();
     const uint8_t* values = nullptr;
     if (args[0] != 0) {
       absl::StatusOr<uint8_t*> bytes = memory.Resolve(args[0], uint64_t{block_dim} * 4);
