@@ -97,10 +97,10 @@ void CallbackDispatcher::ForgetStream(uint64_t stream) {
 
 void CallbackDispatcher::EnsurePoolLocked() {
   if (!pool_.empty()) return;
-  for (int i = 0; i < kPoolThreads; ++i) pool_.emplace_back([this] {
-    NameThisThread("acl-callback");
-    PoolLoop();
-  });
+  for (int i = 0; i < kPoolThreads; ++i) {
+    pool_.emplace_back([this] { PoolLoop(); });
+    NameThread(pool_.back(), "acl-callback");
+  }
 }
 
 void CallbackDispatcher::OnCallbackDue(uint64_t callback_id, uint64_t stream) {

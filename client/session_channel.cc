@@ -43,10 +43,8 @@ absl::StatusOr<std::unique_ptr<SessionChannel>> SessionChannel::Open(const std::
   }
   channel->stub_ = acl::v1::Runtime::NewStub(channel->channel_);
   channel->stream_ = channel->stub_->Session(&channel->context_);
-  channel->reader_ = std::thread([c = channel.get()] {
-    NameThisThread("acl-stream");
-    c->ReadReplies();
-  });
+  channel->reader_ = std::thread([c = channel.get()] { c->ReadReplies(); });
+  NameThread(channel->reader_, "acl-stream");
   return channel;
 }
 
@@ -232,10 +230,8 @@ void SessionChannel::ReadEventsAsTheyCome() {
     if (!on_ring_) return;  // the stream's reader reads everything
     ring_reader_reads_ = true;
   }
-  ring_reader_ = std::thread([this] {
-    NameThisThread("acl-events");
-    ReadUntilOver();
-  });
+  ring_reader_ = std::thread([this] { ReadUntilOver(); });
+  NameThread(ring_reader_, "acl-events");
 }
 
 void SessionChannel::DrainIfNobodyReads() {
@@ -296,10 +292,8 @@ void SessionChannel::FlushLoop() {
 void SessionChannel::StartFlusher() {
   absl::MutexLock close_lock(&close_mu_);
   if (closed_ || flusher_started_.load()) return;
-  flusher_ = std::thread([this] {
-    NameThisThread("acl-flusher");
-    FlushLoop();
-  });
+  flusher_ = std::thread([this] { FlushLoop(); });
+  NameThread(flusher_, "acl-flusher");
   flusher_started_.store(true);
 }
 

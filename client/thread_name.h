@@ -9,10 +9,15 @@
 
 #include <pthread.h>
 
+#include <thread>
+
 namespace acl_client {
 
-// `name`: at most 15 characters (the kernel's limit).
-inline void NameThisThread(const char* name) { pthread_setname_np(pthread_self(), name); }
+// Named by its creator, at once: a name the thread gave itself would show
+// only once it first ran. `name`: at most 15 characters (the kernel's limit).
+inline void NameThread(std::thread& thread, const char* name) {
+  pthread_setname_np(thread.native_handle(), name);
+}
 
 }  // namespace acl_client
 
