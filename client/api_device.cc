@@ -1,7 +1,11 @@
 // C entry points for devices and contexts (SPEC section 5).
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "acl/acl_rt.h"
 #include "client/api_support.h"
+#include "client/stream_state_callbacks.h"
 #include "proto/acl/acl_status.h"
 
 using acl_client::Api;
@@ -9,6 +13,7 @@ using acl_client::ClientRuntime;
 using acl_client::Connected;
 using acl_client::HandleId;
 using acl_client::NullArgument;
+using acl_client::StreamStateCallbacks;
 using acl_client::ToHandle;
 using acl_client::Transport;
 
@@ -17,6 +22,8 @@ namespace {
 absl::Status ResetDevice(int32_t device_id, bool force) {
   ClientRuntime& runtime = ClientRuntime::Get();
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  StreamStateCallbacks::Get().Notify(runtime.handles().StreamsGoneWithReference(device_id, force),
+                                     ACL_RT_STREAM_STATE_DESTROY_PRE);
   ACL_RETURN_IF_ERROR(transport->ResetDevice(device_id, force));
   runtime.handles().DropDeviceReference(device_id, force);
   return absl::OkStatus();
@@ -157,7 +164,9 @@ aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(acld::ContextInfo created, transport->CreateContext(deviceId));
     runtime.handles().AddDeviceReference(deviceId);
-    runtime.handles().AddContext(created);
+    if (runtime.handles().AddContext(created)) {
+      StreamStateCallbacks::Get().Notify({created.default_stream}, ACL_RT_STREAM_STATE_CREATE_POST);
+    }
     runtime.set_current_context(created);
     *context = ToHandle(created.context);
     return absl::OkStatus();
@@ -174,6 +183,14 @@ aclError aclrtDestroyContext(aclrtContext context) {
                              "aclrtDestroyContext: not a live context of this process");
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    // Its default stream goes, and with the device's last reference the
+    // device's other streams too.
+    std::vector<uint64_t> gone =
+        runtime.handles().StreamsGoneWithReference(known->device, /*all=*/false);
+    if (std::find(gone.begin(), gone.end(), known->default_stream) == gone.end()) {
+      gone.push_back(known->default_stream);
+    }
+    StreamStateCallbacks::Get().Notify(gone, ACL_RT_STREAM_STATE_DESTROY_PRE);
     ACL_RETURN_IF_ERROR(transport->DestroyContext(known->context));
     runtime.handles().RemoveContext(known->context);
     runtime.handles().DropDeviceReference(known->device, /*all=*/false);

@@ -11,6 +11,7 @@
 #include "acl/acl_sim.h"
 #include "client/allocator_registry.h"
 #include "client/api_support.h"
+#include "client/stream_state_callbacks.h"
 #include "proto/acl/acl_status.h"
 
 using acl_client::Api;
@@ -39,6 +40,7 @@ absl::Status CreateStream(aclrtStream* stream, uint32_t priority, uint32_t flags
   ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, runtime.RequireContext());
   ACL_ASSIGN_OR_RETURN(uint64_t created, transport->CreateStream(context.context, priority, flags));
   runtime.handles().AddStream(created, acl_client::StreamFacts{context.device, priority, flags});
+  acl_client::StreamStateCallbacks::Get().Notify({created}, ACL_RT_STREAM_STATE_CREATE_POST);
   *stream = ToHandle(created);
   return absl::OkStatus();
 }
@@ -48,6 +50,7 @@ absl::Status DestroyStream(aclrtStream stream, bool force, const char* api) {
   ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, api));
   if (!force) ACL_RETURN_IF_ERROR(acl_client::CheckNotOwnCallback(id, api));
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  acl_client::StreamStateCallbacks::Get().Notify({id}, ACL_RT_STREAM_STATE_DESTROY_PRE);
   ACL_RETURN_IF_ERROR(transport->DestroyStream(id, force));
   ClientRuntime& runtime = ClientRuntime::Get();
   runtime.handles().RemoveStream(id);
@@ -206,6 +209,11 @@ aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle* handle, aclrtStreamCon
 
 aclError aclrtCreateStreamV2(aclrtStream* stream, const aclrtStreamConfigHandle* handle) {
   return Api([&] { return CreateStreamV2(stream, handle); });
+}
+
+aclError aclrtRegStreamStateCallback(const char* regName, aclrtStreamStateCallback callback,
+                                     void* args) {
+  return Api([&] { return acl_client::StreamStateCallbacks::Get().Register(regName, callback, args); });
 }
 
 aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t* priority) {

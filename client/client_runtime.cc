@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
+#include "client/stream_state_callbacks.h"
 #include "client/transport_factory.h"
 #include "proto/acl/acl_status.h"
 
@@ -87,7 +88,10 @@ absl::StatusOr<acld::ContextInfo> ClientRuntime::SetDevice(int32_t device_id) {
   absl::StatusOr<acld::ContextInfo> context = (*connected)->SetDevice(device_id);
   if (!context.ok()) return context.status();
   handles_.AddDeviceReference(device_id);
-  handles_.AddContext(*context);
+  if (handles_.AddContext(*context)) {
+    // The device's default context and stream came with this first reference.
+    StreamStateCallbacks::Get().Notify({context->default_stream}, ACL_RT_STREAM_STATE_CREATE_POST);
+  }
   current = *context;
   return context;
 }

@@ -2,10 +2,12 @@
 
 namespace acl_client {
 
-void HandleTable::AddContext(const acld::ContextInfo& context) {
+bool HandleTable::AddContext(const acld::ContextInfo& context) {
   absl::MutexLock lock(&mu_);
+  const bool added = contexts_.count(context.context) == 0;
   contexts_[context.context] = context;
   streams_[context.default_stream] = StreamFacts{context.device};
+  return added;
 }
 
 void HandleTable::RemoveContext(uint64_t context) {
@@ -90,6 +92,17 @@ void HandleTable::DropDeviceReference(int32_t device, bool all) {
     device_refs_.erase(it);
     ForgetDeviceLocked(device);
   }
+}
+
+std::vector<uint64_t> HandleTable::StreamsGoneWithReference(int32_t device, bool all) const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<uint64_t> streams;
+  auto refs = device_refs_.find(device);
+  if (refs == device_refs_.end() || (!all && refs->second > 1)) return streams;
+  for (const auto& [stream, facts] : streams_) {
+    if (facts.device == device) streams.push_back(stream);
+  }
+  return streams;
 }
 
 void HandleTable::AddAllocation(uint64_t address, uint64_t size, int32_t device) {

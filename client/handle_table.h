@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -25,7 +26,9 @@ struct StreamFacts {
 
 class HandleTable {
  public:
-  void AddContext(const acld::ContextInfo& context);
+  // True when the context is new to the table (a repeated aclrtSetDevice
+  // finds its device's default context there already).
+  bool AddContext(const acld::ContextInfo& context);
   void RemoveContext(uint64_t context);
   std::optional<acld::ContextInfo> FindContext(uint64_t context) const;
 
@@ -55,6 +58,9 @@ class HandleTable {
   // does this table.
   void AddDeviceReference(int32_t device);
   void DropDeviceReference(int32_t device, bool all);
+  // The streams (default ones included) that DropDeviceReference(device,
+  // all) would forget.
+  std::vector<uint64_t> StreamsGoneWithReference(int32_t device, bool all) const;
   // After a full finalize: nothing is held anymore.
   void Clear();
 

@@ -72,6 +72,9 @@ TEST_P(ScenarioTest, UtilizationComesFromTheDevicesBusyTime) {
 TEST_P(ScenarioTest, AttributesAndCapabilitiesComeFromTheBackend) {
   RunScenario("tests/runtime_query_client", {"features"});
 }
+TEST_P(ScenarioTest, StreamStateCallbacksSeeStreamsComeAndGo) {
+  RunScenario("tests/runtime_query_client", {"states"});
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, ScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

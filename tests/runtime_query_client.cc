@@ -12,9 +12,12 @@
 //   runtime_query_client features     aclGetCannAttributeList / aclGetCannAttribute,
 //                                     aclrtGetDeviceCapability, aclrtCheckArchCompatibility
 //                                     (before aclInit too)
+//   runtime_query_client states       aclrtRegStreamStateCallback: explicit and default streams
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "acl/acl.h"
 #include "acl/acl_sim.h"
@@ -316,6 +319,95 @@ int Features() {
   return scenario::Teardown();
 }
 
+struct StateCall {
+  aclrtStream stream;
+  aclrtStreamState state;
+  void* args;
+};
+std::vector<StateCall> state_calls;
+
+void RecordState(aclrtStream stream, aclrtStreamState state, void* args) {
+  state_calls.push_back({stream, state, args});
+}
+
+// The calls since the last look, then forgotten.
+std::vector<StateCall> TakeStateCalls() { return std::exchange(state_calls, {}); }
+
+bool Saw(const std::vector<StateCall>& calls, aclrtStream stream, aclrtStreamState state) {
+  for (const StateCall& call : calls) {
+    if (call.stream == stream && call.state == state) return true;
+  }
+  return false;
+}
+
+int States() {
+  int tag = 0;
+  CheckCode(aclrtRegStreamStateCallback("test", RecordState, &tag), ACL_SUCCESS,
+            "aclrtRegStreamStateCallback");
+  CheckCode(aclrtRegStreamStateCallback("test", RecordState, &tag), ACL_ERROR_INVALID_PARAM,
+            "registering a name twice");
+  CheckCode(aclrtRegStreamStateCallback(nullptr, RecordState, &tag), ACL_ERROR_INVALID_PARAM,
+            "a NULL name");
+  CheckCode(aclrtRegStreamStateCallback("", RecordState, &tag), ACL_ERROR_INVALID_PARAM,
+            "an empty name");
+  const std::string long_name(1000, 'n');
+  CheckCode(aclrtRegStreamStateCallback(long_name.c_str(), RecordState, &tag),
+            ACL_ERROR_INVALID_PARAM, "a name too long");
+  CheckCode(aclrtRegStreamStateCallback("never", nullptr, nullptr), ACL_ERROR_INVALID_PARAM,
+            "removing a name never registered");
+
+  // The device's default stream comes with the first aclrtSetDevice only.
+  scenario::Setup();
+  aclrtStream default_stream = nullptr;
+  CheckCode(aclrtCtxGetCurrentDefaultStream(&default_stream), ACL_SUCCESS, "the default stream");
+  std::vector<StateCall> calls = TakeStateCalls();
+  Check(calls.size() == 1 && Saw(calls, default_stream, ACL_RT_STREAM_STATE_CREATE_POST) &&
+            calls[0].args == &tag,
+        "the default stream's creation, with the args: " + std::to_string(calls.size()));
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice again");
+  Check(TakeStateCalls().empty(), "a second reference creates no stream");
+
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  calls = TakeStateCalls();
+  Check(calls.size() == 1 && Saw(calls, stream, ACL_RT_STREAM_STATE_CREATE_POST),
+        "aclrtCreateStream's stream");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  calls = TakeStateCalls();
+  Check(calls.size() == 1 && Saw(calls, stream, ACL_RT_STREAM_STATE_DESTROY_PRE),
+        "aclrtDestroyStream's stream");
+
+  // A context brings its own default stream and takes it along.
+  aclrtContext context = nullptr;
+  CheckCode(aclrtCreateContext(&context, 0), ACL_SUCCESS, "aclrtCreateContext");
+  aclrtStream context_stream = nullptr;
+  CheckCode(aclrtCtxGetCurrentDefaultStream(&context_stream), ACL_SUCCESS, "its default stream");
+  calls = TakeStateCalls();
+  Check(calls.size() == 1 && Saw(calls, context_stream, ACL_RT_STREAM_STATE_CREATE_POST),
+        "the context's default stream");
+  CheckCode(aclrtDestroyContext(context), ACL_SUCCESS, "aclrtDestroyContext");
+  calls = TakeStateCalls();
+  Check(calls.size() == 1 && Saw(calls, context_stream, ACL_RT_STREAM_STATE_DESTROY_PRE),
+        "the context's default stream goes with it");
+
+  // The reset that drops the device's last reference takes every stream.
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice");
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  TakeStateCalls();
+  CheckCode(aclrtResetDevice(0), ACL_SUCCESS, "aclrtResetDevice (references left)");
+  Check(TakeStateCalls().empty(), "no stream goes while references are left");
+  CheckCode(aclrtResetDeviceForce(0), ACL_SUCCESS, "aclrtResetDeviceForce");
+  calls = TakeStateCalls();
+  Check(Saw(calls, default_stream, ACL_RT_STREAM_STATE_DESTROY_PRE) &&
+            Saw(calls, stream, ACL_RT_STREAM_STATE_DESTROY_PRE),
+        "the reset takes the default and the explicit stream: " + std::to_string(calls.size()));
+
+  CheckCode(aclrtRegStreamStateCallback("test", nullptr, nullptr), ACL_SUCCESS, "removing it");
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice after removing it");
+  Check(TakeStateCalls().empty(), "a removed callback runs no more");
+  return scenario::Teardown();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -325,7 +417,8 @@ int main(int argc, char** argv) {
   if (mode == "faults") return Faults();
   if (mode == "utilization") return Utilization();
   if (mode == "features") return Features();
-  std::fprintf(stderr, "usage: %s config | timestamps | faults | utilization | features\n",
+  if (mode == "states") return States();
+  std::fprintf(stderr, "usage: %s config | timestamps | faults | utilization | features | states\n",
                argv[0]);
   return 2;
 }

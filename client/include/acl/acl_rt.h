@@ -235,6 +235,18 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t
 ACL_FUNC_VISIBILITY aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t* flags);
 /* Priorities acld accepts: 0 (greatest) to 7 (least). */
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetStreamPriorityRange(int32_t* leastPriority, int32_t* greatestPriority);
+
+typedef enum {
+    ACL_RT_STREAM_STATE_CREATE_POST = 1,  /* after a create call (e.g. aclrtCreateStream) */
+    ACL_RT_STREAM_STATE_DESTROY_PRE,      /* before a destroy call (e.g. aclrtDestroyStream) */
+} aclrtStreamState;
+
+typedef void (*aclrtStreamStateCallback)(aclrtStream stm, aclrtStreamState state, void* args);
+
+/* Runs on the calling thread, for explicit streams and contexts' default streams; a NULL callback
+ * removes regName's; registering a name twice is refused. */
+ACL_FUNC_VISIBILITY aclError aclrtRegStreamStateCallback(
+    const char* regName, aclrtStreamStateCallback callback, void* args);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream);
 /* Discards the stream's queued work (its waiters get ACL_ERROR_RT_STREAM_ABORT); not NULL. */
