@@ -15,13 +15,13 @@ using acl_client::Transport;
 
 namespace {
 
-absl::Status CreateEvent(aclrtEvent* event, uint32_t flags, const char* api) {
+absl::Status CreateEvent(aclrtEvent* event, uint32_t flags, const char* api, bool ex = false) {
   if (event == nullptr) return NullArgument(api, "event");
   ClientRuntime& runtime = ClientRuntime::Get();
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, runtime.RequireContext());
   ACL_ASSIGN_OR_RETURN(uint64_t created, transport->CreateEvent(context.device, flags));
-  runtime.handles().AddEvent(created, context.device);
+  runtime.handles().AddEvent(created, acl_client::EventFacts{context.device, flags, ex});
   *event = ToHandle(created);
   return absl::OkStatus();
 }
@@ -45,6 +45,24 @@ aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
   return Api([&] { return CreateEvent(event, flag, "aclrtCreateEventWithFlag"); });
 }
 
+aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtCreateEventExWithFlag";
+    if (flag & ACL_EVENT_IPC) {
+      return acld::AclStatus(ACL_ERROR_API_NOT_SUPPORT,
+                             absl::StrCat(kApi, ": ACL_EVENT_IPC events (shared between "
+                                                "processes) are not provided yet"));
+    }
+    constexpr uint32_t kKnown = ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS;
+    if ((flag & ~kKnown) != 0) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat(kApi, ": flag 0x", absl::Hex(flag),
+                                          " has bits that are no ACL_EVENT_* of this call"));
+    }
+    return CreateEvent(event, flag, kApi, /*ex=*/true);
+  });
+}
+
 aclError aclrtDestroyEvent(aclrtEvent event) {
   return Api([&]() -> absl::Status {
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
@@ -66,7 +84,12 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 }
 
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
-  return Api([&] {
+  return Api([&]() -> absl::Status {
+    if (event != nullptr) {
+      ACL_RETURN_IF_ERROR(acl_client::CheckEventUse(acl_client::HandleId(event),
+                                                    acl_client::EventUse::kReset,
+                                                    "aclrtResetEvent"));
+    }
     return acl_client::EnqueueOnStream(
         event, stream, "aclrtResetEvent", ResolveEvent,
         [](Transport& transport, uint64_t event_id, uint64_t stream_id) {
@@ -88,6 +111,8 @@ aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status) {
     if (status == nullptr) return NullArgument("aclrtQueryEvent", "status");
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveEvent(event, "aclrtQueryEvent"));
+    ACL_RETURN_IF_ERROR(
+        acl_client::CheckEventUse(id, acl_client::EventUse::kQuery, "aclrtQueryEvent"));
     ACL_ASSIGN_OR_RETURN(acld::EventStatus result, transport->QueryEvent(id));
     *status = result.complete ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
     return absl::OkStatus();

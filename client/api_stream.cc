@@ -321,6 +321,8 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclrtStreamWaitEvent"));
     ACL_ASSIGN_OR_RETURN(uint64_t event_id, ResolveEvent(event, "aclrtStreamWaitEvent"));
+    ACL_RETURN_IF_ERROR(acl_client::CheckEventUse(event_id, acl_client::EventUse::kWait,
+                                                  "aclrtStreamWaitEvent"));
     return acl_client::Enqueued(transport->StreamWaitEvent(stream_id, event_id, CurrentThreadId()));
   });
 }

@@ -49,6 +49,20 @@ absl::StatusOr<uint64_t> ResolveNotify(const void* notify, const char* api) {
   return HandleId(notify);
 }
 
+absl::Status CheckEventUse(uint64_t event, EventUse use, const char* api) {
+  std::optional<EventFacts> facts = ClientRuntime::Get().handles().FindEvent(event);
+  if (!facts.has_value() || !facts->ex) return absl::OkStatus();
+  if (use == EventUse::kWait) {
+    if (facts->flags & ACL_EVENT_SYNC) return absl::OkStatus();
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": an event made by aclrtCreateEventExWithFlag "
+                                             "without ACL_EVENT_SYNC cannot be waited for"));
+  }
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                         absl::StrCat(api, ": an event made by aclrtCreateEventExWithFlag cannot "
+                                           "be used here"));
+}
+
 absl::Status CheckDeviceExists(Transport& transport, int32_t device_id, const char* api) {
   if (device_id >= 0 && device_id < transport.DeviceCount()) return absl::OkStatus();
   return acld::AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,

@@ -50,6 +50,12 @@ absl::StatusOr<uint64_t> ResolveNotify(const void* notify, const char* api);
 // -1 forever, 0 poll, > 0 milliseconds; anything else is refused.
 absl::Status CheckTimeout(int32_t timeout_ms, const char* api);
 
+// An event made by aclrtCreateEventExWithFlag may not be reset or queried
+// with aclrtQueryEvent, and may be waited for only when made with
+// ACL_EVENT_SYNC (ACL_ERROR_INVALID_PARAM otherwise).
+enum class EventUse { kReset, kQuery, kWait };
+absl::Status CheckEventUse(uint64_t event, EventUse use, const char* api);
+
 // ACL_ERROR_RT_INVALID_DEVICEID unless `device_id` is one of the transport's devices.
 absl::Status CheckDeviceExists(Transport& transport, int32_t device_id, const char* api);
 

@@ -49,9 +49,16 @@ std::optional<StreamFacts> HandleTable::FindStream(uint64_t stream) const {
   return it->second;
 }
 
-void HandleTable::AddEvent(uint64_t event, int32_t device) {
+void HandleTable::AddEvent(uint64_t event, const EventFacts& facts) {
   absl::MutexLock lock(&mu_);
-  events_[event] = device;
+  events_[event] = facts;
+}
+
+std::optional<EventFacts> HandleTable::FindEvent(uint64_t event) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = events_.find(event);
+  if (it == events_.end()) return std::nullopt;
+  return it->second;
 }
 
 void HandleTable::RemoveEvent(uint64_t event) {
@@ -134,7 +141,7 @@ void HandleTable::ForgetDeviceLocked(int32_t device) {
     it = it->second.device == device ? streams_.erase(it) : std::next(it);
   }
   for (auto it = events_.begin(); it != events_.end();) {
-    it = it->second == device ? events_.erase(it) : std::next(it);
+    it = it->second.device == device ? events_.erase(it) : std::next(it);
   }
   for (auto it = notifies_.begin(); it != notifies_.end();) {
     it = it->second == device ? notifies_.erase(it) : std::next(it);

@@ -24,6 +24,13 @@ struct StreamFacts {
   uint32_t flags = 0;
 };
 
+// What this process created an event with.
+struct EventFacts {
+  int32_t device = 0;
+  uint32_t flags = 0;
+  bool ex = false;  // made by aclrtCreateEventExWithFlag
+};
+
 class HandleTable {
  public:
   // True when the context is new to the table (a repeated aclrtSetDevice
@@ -37,7 +44,8 @@ class HandleTable {
   std::optional<int32_t> StreamDevice(uint64_t stream) const;
   std::optional<StreamFacts> FindStream(uint64_t stream) const;
 
-  void AddEvent(uint64_t event, int32_t device);
+  void AddEvent(uint64_t event, const EventFacts& facts);
+  std::optional<EventFacts> FindEvent(uint64_t event) const;
   void RemoveEvent(uint64_t event);
   bool HasEvent(uint64_t event) const;
 
@@ -70,7 +78,7 @@ class HandleTable {
   mutable absl::Mutex mu_;
   std::map<uint64_t, acld::ContextInfo> contexts_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, StreamFacts> streams_ ABSL_GUARDED_BY(mu_);
-  std::map<uint64_t, int32_t> events_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, EventFacts> events_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, int32_t> notifies_ ABSL_GUARDED_BY(mu_);
   std::map<int32_t, uint32_t> device_refs_ ABSL_GUARDED_BY(mu_);
   struct Allocation {

@@ -25,7 +25,7 @@ TEST(HandleTableTest, TheLastDeviceReferenceForgetsTheDevicesHandles) {
   table.AddDeviceReference(1);
   table.AddContext({10, 0, 11});
   table.AddStream(12, StreamFacts{0});
-  table.AddEvent(13, 0);
+  table.AddEvent(13, EventFacts{0});
   table.AddStream(22, StreamFacts{1, 3, ACL_STREAM_FAST_LAUNCH});
   table.DropDeviceReference(0, /*all=*/false);
   EXPECT_TRUE(table.HasEvent(13));
@@ -44,7 +44,9 @@ TEST(HandleTableTest, TheLastDeviceReferenceForgetsTheDevicesHandles) {
 TEST(HandleTableTest, ClearForgetsEverything) {
   HandleTable table;
   table.AddStream(1, StreamFacts{0});
-  table.AddEvent(2, 0);
+  table.AddEvent(2, EventFacts{0, ACL_EVENT_SYNC, /*ex=*/true});
+  ASSERT_TRUE(table.FindEvent(2).has_value());
+  EXPECT_TRUE(table.FindEvent(2)->ex);
   table.Clear();
   EXPECT_FALSE(table.StreamDevice(1).has_value());
   EXPECT_FALSE(table.HasEvent(2));

@@ -75,6 +75,9 @@ TEST_P(ScenarioTest, AttributesAndCapabilitiesComeFromTheBackend) {
 TEST_P(ScenarioTest, StreamStateCallbacksSeeStreamsComeAndGo) {
   RunScenario("tests/runtime_query_client", {"states"});
 }
+TEST_P(ScenarioTest, EventsMadeWithExFlagsAllowWhatCannSays) {
+  RunScenario("tests/runtime_query_client", {"exevents"});
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, ScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

@@ -13,6 +13,7 @@
 //                                     aclrtGetDeviceCapability, aclrtCheckArchCompatibility
 //                                     (before aclInit too)
 //   runtime_query_client states       aclrtRegStreamStateCallback: explicit and default streams
+//   runtime_query_client exevents     aclrtCreateEventExWithFlag and what its events allow
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -408,6 +409,54 @@ int States() {
   return scenario::Teardown();
 }
 
+int ExEvents() {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  aclrtEvent synced = nullptr;
+  CheckCode(aclrtCreateEventExWithFlag(&synced, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE), ACL_SUCCESS,
+            "an ex event with SYNC | TIME_LINE");
+  CheckCode(aclrtRecordEvent(synced, stream), ACL_SUCCESS, "aclrtRecordEvent");
+  CheckCode(aclrtStreamWaitEvent(nullptr, synced), ACL_SUCCESS, "waiting for it (SYNC)");
+  CheckCode(aclrtSynchronizeEvent(synced), ACL_SUCCESS, "aclrtSynchronizeEvent");
+  aclrtEventRecordedStatus recorded = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  CheckCode(aclrtQueryEventStatus(synced, &recorded), ACL_SUCCESS, "aclrtQueryEventStatus");
+  Check(recorded == ACL_EVENT_RECORDED_STATUS_COMPLETE, "recorded and complete");
+  uint64_t timestamp = 0;
+  CheckCode(aclrtEventGetTimestamp(synced, &timestamp), ACL_SUCCESS, "its timestamp");
+  aclrtEventStatus status = ACL_EVENT_STATUS_NOT_READY;
+  CheckCode(aclrtQueryEvent(synced, &status), ACL_ERROR_INVALID_PARAM, "aclrtQueryEvent refuses it");
+  CheckCode(aclrtResetEvent(synced, stream), ACL_ERROR_INVALID_PARAM, "aclrtResetEvent refuses it");
+
+  aclrtEvent unsynced = nullptr;
+  CheckCode(aclrtCreateEventExWithFlag(&unsynced, ACL_EVENT_TIME_LINE), ACL_SUCCESS,
+            "an ex event without SYNC");
+  CheckCode(aclrtRecordEvent(unsynced, stream), ACL_SUCCESS, "recording it");
+  CheckCode(aclrtStreamWaitEvent(stream, unsynced), ACL_ERROR_INVALID_PARAM,
+            "waiting for it needs SYNC");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "the stream is fine");
+
+  aclrtEvent refused = nullptr;
+  CheckCode(aclrtCreateEventExWithFlag(&refused, ACL_EVENT_IPC), ACL_ERROR_API_NOT_SUPPORT,
+            "ACL_EVENT_IPC (issue: sharing across processes)");
+  CheckCode(aclrtCreateEventExWithFlag(&refused, 0x100), ACL_ERROR_INVALID_PARAM, "an unknown bit");
+  CheckCode(aclrtCreateEventExWithFlag(nullptr, ACL_EVENT_SYNC), ACL_ERROR_INVALID_PARAM, "NULL");
+  Check(refused == nullptr, "no event was made");
+
+  // An ordinary event keeps everything it had.
+  aclrtEvent plain = nullptr;
+  CheckCode(aclrtCreateEvent(&plain), ACL_SUCCESS, "aclrtCreateEvent");
+  CheckCode(aclrtRecordEvent(plain, stream), ACL_SUCCESS, "record");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  CheckCode(aclrtQueryEvent(plain, &status), ACL_SUCCESS, "aclrtQueryEvent of an ordinary event");
+  CheckCode(aclrtResetEvent(plain, stream), ACL_SUCCESS, "aclrtResetEvent of an ordinary event");
+  for (aclrtEvent event : {synced, unsynced, plain}) {
+    CheckCode(aclrtDestroyEvent(event), ACL_SUCCESS, "aclrtDestroyEvent");
+  }
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -418,7 +467,10 @@ int main(int argc, char** argv) {
   if (mode == "utilization") return Utilization();
   if (mode == "features") return Features();
   if (mode == "states") return States();
-  std::fprintf(stderr, "usage: %s config | timestamps | faults | utilization | features | states\n",
+  if (mode == "exevents") return ExEvents();
+  std::fprintf(stderr,
+               "usage: %s config | timestamps | faults | utilization | features | states | "
+               "exevents\n",
                argv[0]);
   return 2;
 }

@@ -22,6 +22,8 @@ extern "C" {
 #define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
 #define ACL_EVENT_TIME_LINE 0x00000008U
 #define ACL_EVENT_DEVICE_USE_ONLY 0x00000010U
+#define ACL_EVENT_EXTERNAL 0x00000020U
+#define ACL_EVENT_IPC 0x00000040U
 
 /* aclrtCreateNotify */
 #define ACL_NOTIFY_DEFAULT 0x00000000U
@@ -262,6 +264,10 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent
 /* ---- Events ---- */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
 ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+/* flag: ACL_EVENT_TIME_LINE, ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, or-ed (ACL_EVENT_IPC:
+ * ACL_ERROR_API_NOT_SUPPORT). Such an event cannot be reset or queried with aclrtQueryEvent, and
+ * can be waited for only with ACL_EVENT_SYNC. */
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
 /* Notify: a one-shot signal between streams (docs/api-compat.md, "Notify"). */
 ACL_FUNC_VISIBILITY aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag);
