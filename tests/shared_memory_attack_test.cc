@@ -183,30 +183,40 @@ TEST(SharedMemoryAttackTest, AnotherProcesssTicketIsUseless) {
   HostileSession session(daemon);
   ASSERT_TRUE(session.opened());
   int ticket_pipe[2];
+  int done_pipe[2];
   ASSERT_EQ(pipe(ticket_pipe), 0);
+  ASSERT_EQ(pipe(done_pipe), 0);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     // Another process of the same user hands memory over; its ticket leaks.
+    // It stays alive until the theft was tried: a dead process's tickets
+    // expire, which would refuse the theft for another reason.
+    close(done_pipe[1]);
     const int fd = memfd_create("attack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0 || ftruncate(fd, kPage) != 0 || fcntl(fd, F_ADD_SEALS, kSealed) != 0) _exit(1);
     const std::string ticket = AskDesk(session.desk(), "M 4096\n", fd);
-    _exit(write(ticket_pipe[1], ticket.data(), ticket.size()) == static_cast<ssize_t>(ticket.size())
-              ? 0
-              : 1);
+    const bool sent =
+        write(ticket_pipe[1], ticket.data(), ticket.size()) == static_cast<ssize_t>(ticket.size());
+    close(ticket_pipe[1]);
+    char done;
+    (void)!read(done_pipe[0], &done, 1);  // EOF when the parent closes its end
+    _exit(sent ? 0 : 1);
   }
   close(ticket_pipe[1]);
+  close(done_pipe[0]);
   std::string ticket;
   char buffer[64];
   ssize_t n;
   while ((n = read(ticket_pipe[0], buffer, sizeof(buffer))) > 0) ticket.append(buffer, n);
   close(ticket_pipe[0]);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ASSERT_EQ(ticket.size(), 32u) << ticket;
 
   Reply stolen = session.Register(ticket, kPage);
+  close(done_pipe[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(stolen.acl_error(), ACL_ERROR_RT_NO_PERMISSION) << stolen.error_message();
   ExpectAcldServes(daemon);
 }
