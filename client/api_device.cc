@@ -1,5 +1,4 @@
 // C entry points for devices and contexts (SPEC section 5).
-#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -183,13 +182,11 @@ aclError aclrtDestroyContext(aclrtContext context) {
                              "aclrtDestroyContext: not a live context of this process");
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-    // Its default stream goes, and with the device's last reference the
-    // device's other streams too.
+    // Its default stream goes; with the device's last reference, every stream
+    // of the device (the default one among them) goes.
     std::vector<uint64_t> gone =
         runtime.handles().StreamsGoneWithReference(known->device, /*all=*/false);
-    if (std::find(gone.begin(), gone.end(), known->default_stream) == gone.end()) {
-      gone.push_back(known->default_stream);
-    }
+    if (gone.empty()) gone.push_back(known->default_stream);
     StreamStateCallbacks::Get().Notify(gone, ACL_RT_STREAM_STATE_DESTROY_PRE);
     ACL_RETURN_IF_ERROR(transport->DestroyContext(known->context));
     runtime.handles().RemoveContext(known->context);

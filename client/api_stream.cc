@@ -29,12 +29,15 @@ namespace {
 // Stream priorities: 0 is the greatest, kLeastPriority the least.
 constexpr uint32_t kLeastPriority = 7;
 
+absl::Status CheckPriority(uint64_t priority, const char* api) {
+  if (priority <= kLeastPriority) return absl::OkStatus();
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(api, ": priority ", priority,
+                                                               " is outside 0..", kLeastPriority));
+}
+
 absl::Status CreateStream(aclrtStream* stream, uint32_t priority, uint32_t flags, const char* api) {
   if (stream == nullptr) return NullArgument(api, "stream");
-  if (priority > kLeastPriority) {
-    return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(api, ": priority ", priority,
-                                                                 " is outside 0..", kLeastPriority));
-  }
+  ACL_RETURN_IF_ERROR(CheckPriority(priority, api));
   ClientRuntime& runtime = ClientRuntime::Get();
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, runtime.RequireContext());
@@ -146,11 +149,7 @@ absl::Status SetStreamConfigOpt(aclrtStreamConfigHandle* handle, int attr, const
     }
     case ACL_RT_STREAM_PRIORITY: {
       ACL_ASSIGN_OR_RETURN(uint64_t priority, UnsignedOption(value, size, "the priority"));
-      if (priority > kLeastPriority) {
-        return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                               absl::StrCat(kApi, ": priority ", priority, " is outside 0..",
-                                            kLeastPriority));
-      }
+      ACL_RETURN_IF_ERROR(CheckPriority(priority, kApi));
       handle->priority = static_cast<uint32_t>(priority);
       return absl::OkStatus();
     }

@@ -8,7 +8,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
-#include "proto/acl/status_macros.h"
 #include "client/kernel_output.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
@@ -261,8 +260,7 @@ absl::StatusOr<float> EmbeddedTransport::EventElapsedMs(uint64_t start, uint64_t
 }
 
 absl::StatusOr<uint64_t> EmbeddedTransport::EventTimestampUs(uint64_t event) {
-  ACL_ASSIGN_OR_RETURN(int64_t ns, runtime_->EventTimestampNs(session_, event));
-  return static_cast<uint64_t>(ns) / 1000;
+  return runtime_->EventTimestampUs(session_, event);
 }
 
 absl::StatusOr<uint64_t> EmbeddedTransport::Malloc(int32_t device_id, uint64_t size) {

@@ -220,9 +220,9 @@ class Runtime {
   void SynchronizeEvent(SessionId session, EventId event, absl::Duration timeout, Done done);
   absl::StatusOr<EventStatus> QueryEvent(SessionId session, EventId event);
   absl::StatusOr<float> EventElapsedMs(SessionId session, EventId start, EventId end);
-  // aclrtEventGetTimestamp: the device time, in nanoseconds, at which the
-  // event's latest record completed.
-  absl::StatusOr<int64_t> EventTimestampNs(SessionId session, EventId event);
+  // aclrtEventGetTimestamp: the device time, in microseconds (CANN's unit),
+  // at which the event's latest record completed.
+  absl::StatusOr<uint64_t> EventTimestampUs(SessionId session, EventId event);
 
   // Notifies (daemon/core/notify.h); they count against the events quota.
   absl::StatusOr<NotifyId> CreateNotify(SessionId session, int32_t device_id);

@@ -624,7 +624,7 @@ absl::StatusOr<float> Runtime::EventElapsedMs(SessionId id, EventId start_id, Ev
   return static_cast<float>(static_cast<double>(end_ns - start_ns) / 1e6);
 }
 
-absl::StatusOr<int64_t> Runtime::EventTimestampNs(SessionId id, EventId event_id) {
+absl::StatusOr<uint64_t> Runtime::EventTimestampUs(SessionId id, EventId event_id) {
   absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
   if (!event.ok()) return event.status();
   int64_t timestamp_ns = 0;
@@ -633,7 +633,7 @@ absl::StatusOr<int64_t> Runtime::EventTimestampNs(SessionId id, EventId event_id
                      "aclrtEventGetTimestamp: the event has no completed record (record it, then "
                      "synchronize its stream)");
   }
-  return timestamp_ns;
+  return static_cast<uint64_t>(timestamp_ns) / 1000;
 }
 
 void Runtime::SynchronizeDevice(SessionId id, int32_t device_id, absl::Duration timeout,

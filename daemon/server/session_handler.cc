@@ -399,10 +399,10 @@ void SessionHandler::Handle(const ClientMessage& request) {
       return Answer(call_id, std::move(reply));
     }
     case ClientMessage::kEventTimestamp: {
-      absl::StatusOr<int64_t> ns =
-          runtime_.EventTimestampNs(session_, request.event_timestamp().event());
-      if (!ns.ok()) return answer_status(ns.status());
-      reply.mutable_event_timestamp()->set_microseconds(static_cast<uint64_t>(*ns) / 1000);
+      absl::StatusOr<uint64_t> us =
+          runtime_.EventTimestampUs(session_, request.event_timestamp().event());
+      if (!us.ok()) return answer_status(us.status());
+      reply.mutable_event_timestamp()->set_microseconds(*us);
       return Answer(call_id, std::move(reply));
     }
     case ClientMessage::kMalloc: {

@@ -1,5 +1,6 @@
 #include "hal/sim/sim_kernels.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -32,6 +33,34 @@ absl::StatusOr<std::vector<DeviceRange>> Words(uint64_t address, uint64_t count)
     return absl::InvalidArgumentError(absl::StrCat("a range of ", count, " words is too large"));
   }
   return std::vector<DeviceRange>{{address, count * 4}};
+}
+
+// The first three arguments as `bytes`-long vectors (x, y, z), or an error
+// when one would wrap around the address space.
+absl::StatusOr<std::vector<DeviceRange>> ThreeVectors(const char* kernel,
+                                                      const std::vector<uint64_t>& args,
+                                                      uint64_t bytes) {
+  std::vector<DeviceRange> ranges;
+  for (int i = 0; i < 3; ++i) {
+    if (args[i] > std::numeric_limits<uint64_t>::max() - bytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kernel, ": ", bytes, " bytes from address ", args[i], " wrap around"));
+    }
+    ranges.push_back({args[i], bytes});
+  }
+  return ranges;
+}
+
+// The bytes of ThreeVectors' ranges.
+absl::StatusOr<std::array<uint8_t*, 3>> ResolveThree(const std::vector<DeviceRange>& ranges,
+                                                     MemoryResolver& memory) {
+  std::array<uint8_t*, 3> buffers;
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<uint8_t*> bytes = memory.Resolve(ranges[i].address, ranges[i].bytes);
+    if (!bytes.ok()) return bytes.status();
+    buffers[i] = *bytes;
+  }
+  return buffers;
 }
 
 // Applies `op` to `block_dim` consecutive uint32 starting at `address`, one
@@ -206,16 +235,7 @@ class AxpyF32 : public SimKernel {
     if (count > kMaxCount) {
       return absl::InvalidArgumentError(absl::StrCat("axpy_f32: count ", count, " is too large"));
     }
-    const uint64_t bytes = count * 4;
-    std::vector<DeviceRange> ranges;
-    for (int i = 0; i < 3; ++i) {
-      if (args[i] > std::numeric_limits<uint64_t>::max() - bytes) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("axpy_f32: ", bytes, " bytes from address ", args[i], " wrap around"));
-      }
-      ranges.push_back({args[i], bytes});
-    }
-    return ranges;
+    return ThreeVectors("axpy_f32", args, count * 4);
   }
 
   absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
@@ -223,12 +243,9 @@ class AxpyF32 : public SimKernel {
     absl::StatusOr<std::vector<DeviceRange>> ranges = Ranges(block_dim, args);
     if (!ranges.ok()) return ranges.status();
     if (args[4] == 0) return absl::OkStatus();
-    uint8_t* buffers[3];
-    for (int i = 0; i < 3; ++i) {
-      absl::StatusOr<uint8_t*> bytes = memory.Resolve((*ranges)[i].address, (*ranges)[i].bytes);
-      if (!bytes.ok()) return bytes.status();
-      buffers[i] = *bytes;
-    }
+    absl::StatusOr<std::array<uint8_t*, 3>> resolved = ResolveThree(*ranges, memory);
+    if (!resolved.ok()) return resolved.status();
+    const std::array<uint8_t*, 3>& buffers = *resolved;
     float alpha;
     const uint32_t alpha_bits = static_cast<uint32_t>(args[3]);
     std::memcpy(&alpha, &alpha_bits, sizeof(alpha));
@@ -254,16 +271,7 @@ class AddF16 : public SimKernel {
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
       uint32_t block_dim, const std::vector<uint64_t>& args) const override {
     // block_dim < 2^32, so bytes < 2^44: only address + bytes can overflow.
-    const uint64_t bytes = uint64_t{block_dim} * kBytesPerBlock;
-    std::vector<DeviceRange> ranges;
-    for (int i = 0; i < 3; ++i) {
-      if (args[i] > std::numeric_limits<uint64_t>::max() - bytes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "add_f16_2048: ", bytes, " bytes from address ", args[i], " wrap around"));
-      }
-      ranges.push_back({args[i], bytes});
-    }
-    return ranges;
+    return ThreeVectors("add_f16_2048", args, uint64_t{block_dim} * kBytesPerBlock);
   }
 
   absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
@@ -271,12 +279,9 @@ class AddF16 : public SimKernel {
     if (block_dim == 0) return absl::OkStatus();
     absl::StatusOr<std::vector<DeviceRange>> ranges = Ranges(block_dim, args);
     if (!ranges.ok()) return ranges.status();
-    uint8_t* buffers[3];
-    for (int i = 0; i < 3; ++i) {
-      absl::StatusOr<uint8_t*> bytes = memory.Resolve((*ranges)[i].address, (*ranges)[i].bytes);
-      if (!bytes.ok()) return bytes.status();
-      buffers[i] = *bytes;
-    }
+    absl::StatusOr<std::array<uint8_t*, 3>> resolved = ResolveThree(*ranges, memory);
+    if (!resolved.ok()) return resolved.status();
+    const std::array<uint8_t*, 3>& buffers = *resolved;
     // Element by element (halves are little-endian in device memory),
     // reading both inputs before writing, so z may be x or y (in place).
     const uint64_t elements = uint64_t{block_dim} * kElementsPerBlock;
