@@ -112,6 +112,7 @@ void ChannelPool::Post(std::function<void()> task) {
     absl::MutexLock lock(&mu_);
     if (stopping_) return;
     runnable_.push_back(std::move(task));
+    waiting_.store(runnable_.size(), std::memory_order_relaxed);
   }
   Poke();
 }
@@ -133,6 +134,7 @@ void ChannelPool::Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thr
     absl::MutexLock lock(&mu_);
     runnable_.push_back([this, entry] { RunTurn(entry); });
     queued = runnable_.size();
+    waiting_.store(queued, std::memory_order_relaxed);
   }
   // A pool thread runs what it queued itself; another one is woken only when
   // there is more than that (a wake-up costs a context switch, often more
@@ -150,6 +152,7 @@ void ChannelPool::RunTurn(const std::shared_ptr<Entry>& entry) {
     {
       absl::MutexLock lock(&mu_);
       runnable_.push_back([this, entry] { RunTurn(entry); });
+      waiting_.store(runnable_.size(), std::memory_order_relaxed);
     }
     return;
   }
@@ -168,6 +171,7 @@ void ChannelPool::Loop() {
       if (!runnable_.empty()) {
         task = std::move(runnable_.front());
         runnable_.pop_front();
+        waiting_.store(runnable_.size(), std::memory_order_relaxed);
       }
     }
     // Between two tasks, the doorbells that rang meanwhile are collected

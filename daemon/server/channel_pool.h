@@ -67,6 +67,12 @@ class ChannelPool {
   size_t members() const;
   int threads() const { return static_cast<int>(threads_.size()); }
 
+  // Whether turns or tasks wait for a thread now. A member polls for its
+  // client's next request only when none do: a client cannot make a pool
+  // thread spin for it while others wait (message_ring.h's polls last up to
+  // 50 µs).
+  bool OthersWaiting() const { return waiting_.load(std::memory_order_relaxed) > 0; }
+
  private:
   struct Entry {
     std::shared_ptr<Member> member;
@@ -92,6 +98,7 @@ class ChannelPool {
   absl::flat_hash_map<uint64_t, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::deque<std::function<void()>> runnable_ ABSL_GUARDED_BY(mu_);
+  std::atomic<size_t> waiting_{0};  // runnable_.size(), read without the lock
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };

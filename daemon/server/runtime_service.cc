@@ -65,9 +65,11 @@ class GrpcStreamCarrier : public SessionWriter::Carrier {
 // requests, in order, and the writer's sends that waited for room.
 class RuntimeService::RingTurn : public ChannelPool::Member {
  public:
-  RingTurn(std::shared_ptr<SessionRing> ring, std::shared_ptr<SessionWriter> writer,
-           std::shared_ptr<SessionHandler> handler, std::function<void(const absl::Status&)> fault)
-      : ring_(std::move(ring)),
+  RingTurn(const ChannelPool& pool, std::shared_ptr<SessionRing> ring,
+           std::shared_ptr<SessionWriter> writer, std::shared_ptr<SessionHandler> handler,
+           std::function<void(const absl::Status&)> fault)
+      : pool_(pool),
+        ring_(std::move(ring)),
         writer_(std::move(writer)),
         handler_(std::move(handler)),
         fault_(std::move(fault)) {}
@@ -92,8 +94,9 @@ class RuntimeService::RingTurn : public ChannelPool::Member {
         continue;
       }
       // A client making calls one after another sends its next one within
-      // microseconds: waiting that long here costs less than a wake-up.
-      if (spun) break;
+      // microseconds: waiting that long here costs less than a wake-up. Not
+      // while other sessions wait for a thread: they come first.
+      if (spun || pool_.OthersWaiting()) break;
       spun = true;
       absl::StatusOr<bool> arrived = ring_->SpinForRequest();
       if (!arrived.ok()) return Fault(arrived.status());
@@ -114,6 +117,7 @@ class RuntimeService::RingTurn : public ChannelPool::Member {
     return false;
   }
 
+  const ChannelPool& pool_;
   const std::shared_ptr<SessionRing> ring_;
   const std::shared_ptr<SessionWriter> writer_;
   const std::shared_ptr<SessionHandler> handler_;
@@ -389,7 +393,8 @@ void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
   };
   live->ring->OnBroken(fault);
   live->writer->SetCarrier(live->ring);
-  auto turn = std::make_shared<RingTurn>(live->ring, live->writer, std::move(handler), fault);
+  auto turn =
+      std::make_shared<RingTurn>(pool_, live->ring, live->writer, std::move(handler), fault);
   absl::StatusOr<uint64_t> id;
   {
     absl::MutexLock lock(&live->mu);
