@@ -257,6 +257,55 @@ TEST(ChannelTest, AClientThatDiesWithItsRingFullIsReaped) {
   EXPECT_EQ(daemon.Status().sessions_closing(), 0u);
 }
 
+// Kernel output (and every other event) waits in acld for a client that does
+// not read: it is shown in aclctl (OUT). It is bounded: once the client's
+// ring is full acld takes no more of its requests (it stalls only itself),
+// and --max_queued_bytes_per_session bounds what its queued work adds.
+TEST(ChannelTest, WhatWaitsForAClientThatDoesNotReadIsShownAndBounded) {
+  if (OnAclBackend()) {
+    GTEST_SKIP() << "a vendor runtime prints its kernels' output itself, in acld";
+  }
+  AcldDaemon daemon({"--max_queued_bytes_per_session=4194304"});
+  RingSession hoarder(daemon.socket());
+  ASSERT_TRUE(hoarder.on_ring());
+  acl::v1::ClientMessage set_device;
+  set_device.set_call_id(2);
+  set_device.mutable_set_device()->set_device_id(0);
+  ASSERT_TRUE(hoarder.Send(set_device));
+  std::optional<acl::v1::ServerMessage> reply = hoarder.Next(absl::Seconds(20));
+  ASSERT_TRUE(reply.has_value() && reply->call_id() == 2);
+  const uint64_t stream = reply->reply().context().default_stream();
+  // Launches that print 64 KiB each (a 256-byte format, 1,000 blocks), sent
+  // in batches; the client reads nothing more.
+  auto batch_of = [&](int launches) {
+    acl::v1::ClientMessage batch;
+    for (int i = 0; i < launches; ++i) {
+      acl::v1::AsyncOp& op = *batch.mutable_async_batch()->add_ops();
+      op.set_stream(stream);
+      acl::v1::LaunchKernel& launch = *op.mutable_launch_kernel();
+      launch.set_name("printf_i32");
+      launch.set_block_dim(1000);
+      launch.add_args(0);  // no values
+      for (int field = 0; field < 32; ++field) launch.add_args(0x7878787878787878ull);  // 'x'
+    }
+    return batch;
+  };
+  ASSERT_TRUE(hoarder.Send(batch_of(32)));  // 2 MiB: past the ring, under the bound
+  const auto outbound = [&]() -> uint64_t {
+    const acl::v1::StatusReply status = daemon.Status();
+    return status.sessions_size() == 1 ? status.sessions(0).outbound_bytes() : 0;
+  };
+  EXPECT_TRUE(WaitUntil([&] { return outbound() > (1u << 20); }, absl::Seconds(10)))
+      << outbound();
+  const auto [code, sessions] = daemon.Aclctl({"sessions"});
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(sessions.find("OUT"), std::string::npos) << sessions;
+  // Others are served meanwhile (copies of 1 MiB: the flag above bounds
+  // their queued work too).
+  ExpectScenarioPasses({"tests/device_client", "roundtrip", "1"}, daemon.client_env());
+  EXPECT_EQ(daemon.Status().session_count(), 1u) << "the hoarder stalls only itself";
+}
+
 TEST(ChannelTest, AClientThatBreaksItsChannelEndsOnlyItsOwnSession) {
   AcldDaemon daemon;
   Process bystander({kScenarioClient, "hold", "1"}, daemon.client_env());

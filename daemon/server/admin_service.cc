@@ -35,6 +35,7 @@ void ToProto(const SessionSnapshot& snapshot,
     info.set_waiting_calls(found->second.waiting_calls);
     info.set_carrier(found->second.channel_bytes > 0 ? "shm" : "grpc");
     info.set_channel_bytes(found->second.channel_bytes);
+    info.set_outbound_bytes(found->second.outbound_bytes);
   }
   info.set_max_host_memory_bytes(limits.max_host_memory_per_session);
   info.set_max_host_memory_segments(limits.max_host_segments_per_session);

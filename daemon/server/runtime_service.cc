@@ -547,6 +547,7 @@ std::map<SessionId, RuntimeService::SessionUsage> RuntimeService::usage() const 
     entry.host_memory_segments = static_cast<uint32_t>(handler->shared_memory().segment_count());
     entry.waiting_calls = static_cast<uint32_t>(handler->waiting_calls());
     if (live->ring != nullptr) entry.channel_bytes = RingChannel::RegionBytes();
+    if (live->writer != nullptr) entry.outbound_bytes = live->writer->queued_bytes();
   }
   return usage;
 }

@@ -94,6 +94,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
     uint32_t host_memory_segments = 0;
     uint32_t waiting_calls = 0;
     uint64_t channel_bytes = 0;  // its shared-memory channel (0: on the gRPC stream)
+    uint64_t outbound_bytes = 0;  // messages waiting for its process to read them
   };
   // Every live session's whose handler still runs.
   std::map<SessionId, SessionUsage> usage() const;

@@ -54,7 +54,8 @@ constexpr char kUsage[] =
     "  weight SESSION N       the session's share of each device's time (1..1000)\n"
     "sessions shows each use beside its limit (USE/LIMIT; none: no limit): STREAMS open\n"
     "(+closing), CTX contexts created, EVENTS, DEVMEM device memory, HOSTMEM shared\n"
-    "memory acld maps (SEGS segments), QUEUED queued work, BIN kernel binaries loaded\n"
+    "memory acld maps (SEGS segments), QUEUED queued work, OUT messages waiting for the process\n"
+    "to read them, BIN kernel binaries loaded\n"
     "(count:bytes/limit), CALLS calls waiting in acld,\n"
     "CB callbacks pending (timed out), W weight.\n";
 
@@ -98,7 +99,8 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
 std::string SessionsTable(
     const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
   Table table({"ID", "PID", "UID", "REF", "DEVICES", "STREAMS", "CTX", "EVENTS", "DEVMEM",
-               "HOSTMEM", "SEGS", "QUEUED", "BIN", "CALLS", "CB", "W", "VIA", "SINCE", "COMMAND"});
+               "HOSTMEM", "SEGS", "QUEUED", "OUT", "BIN", "CALLS", "CB", "W", "VIA", "SINCE",
+               "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
     table.AddRow(
@@ -113,6 +115,8 @@ std::string SessionsTable(
                       HumanBytes(session.max_host_memory_bytes())),
          absl::StrCat(session.host_memory_segments(), "/", session.max_host_memory_segments()),
          BytesOfLimit(session.queued_bytes(), session.queued_bytes_limit()),
+         // The same flag bounds what waits for the process to read it.
+         BytesOfLimit(session.outbound_bytes(), session.queued_bytes_limit()),
          absl::StrCat(session.binaries(), ":",
                       BytesOfLimit(session.binary_bytes(), session.max_binary_bytes())),
          CountOfLimit(session.waiting_calls(), session.max_waiting_calls()),
