@@ -12,6 +12,7 @@
 #include "client/stream_state_callbacks.h"
 #include "client/transport_factory.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/lock_order_checks.h"
 
 namespace acl_client {
 namespace {
@@ -30,6 +31,7 @@ uint64_t ThreadLastTaskId() { return last_task_id; }
 
 ClientRuntime& ClientRuntime::Get() {
   static ClientRuntime* runtime = [] {
+    acld::MatchLockOrderChecksToBuild();
     auto* created = new ClientRuntime;
     std::atexit([] { Get().Disconnect(); });
     pthread_atfork(nullptr, nullptr, [] { Get().ForkedChild(); });

@@ -24,6 +24,7 @@
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
 #include "hal/registry.h"
+#include "proto/acl/lock_order_checks.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
   // launches an idle acld kept ~6 MiB more than it started with. acld's
   // threads allocate little each; two arenas are enough and give it back.
   mallopt(M_ARENA_MAX, 2);
+  acld::MatchLockOrderChecksToBuild();
   absl::SetProgramUsageMessage("acld: per-host AscendCL runtime daemon. Flags: --helpfull");
   absl::ParseCommandLine(argc, argv);
   if (!SetUpLogging()) return 2;
