@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/callback_broker.h"
 #include "daemon/core/init_arbiter.h"
+#include "daemon/core/kernel_launch.h"
 #include "daemon/core/memory_manager.h"
 #include "daemon/core/queue_budget.h"
 #include "daemon/core/runtime_snapshot.h"
@@ -320,18 +321,7 @@ class Runtime {
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
   absl::Status CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // One kernel launch as the device will run it: its function (kept alive by
-  // its executable), its argument block, and the device memory it pinned.
-  struct PreparedLaunch {
-    const hal::Function& function;
-    std::shared_ptr<const void> executable;
-    hal::LaunchParams params;
-    absl::Status pinned_status;  // a bad range fails the task when the stream reaches it
-    std::shared_ptr<PinnedMemory> pinned;
-  };
-  // Checks a launch of `function` (kept alive by `executable`) and pins the
-  // memory it touches.
-  absl::StatusOr<std::shared_ptr<PreparedLaunch>> PrepareLaunch(
+  absl::StatusOr<KernelLaunch> PrepareLaunch(
       SessionId session, int32_t device_id, const hal::Function& function,
       std::shared_ptr<const void> executable, uint32_t block_dim, std::string args,
       std::vector<Placeholder> placeholders);

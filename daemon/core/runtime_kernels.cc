@@ -186,13 +186,12 @@ absl::StatusOr<uint64_t> Runtime::LaunchWithDeviceArgs(SessionId id,
       id, stream, thread, launch.args_size, "kernel",
       [this, session, device_id, block_dim, args,
        function = std::move(function)](hal::Stream& device) -> absl::StatusOr<uint64_t> {
-        ACL_ASSIGN_OR_RETURN(std::shared_ptr<PreparedLaunch> prepared,
+        ACL_ASSIGN_OR_RETURN(KernelLaunch prepared,
                              PrepareLaunch(session, device_id, *function.function,
                                            function.executable, block_dim,
                                            std::move(args->bytes), {}));
-        ACL_RETURN_IF_ERROR(prepared->pinned_status);
         // The pins live as long as the device item (its resolver holds them).
-        return device.Launch(prepared->function, std::move(prepared->params));
+        return prepared.SubmitTo(device);
       });
 }
 

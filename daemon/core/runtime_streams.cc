@@ -297,7 +297,7 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
   return Launch(id, stream, thread, **function, nullptr, request.block_dim, std::move(args));
 }
 
-absl::StatusOr<std::shared_ptr<Runtime::PreparedLaunch>> Runtime::PrepareLaunch(
+absl::StatusOr<KernelLaunch> Runtime::PrepareLaunch(
     SessionId id, int32_t device_id, const hal::Function& function,
     std::shared_ptr<const void> executable, uint32_t block_dim, std::string args,
     std::vector<Placeholder> placeholders) {
@@ -307,7 +307,9 @@ absl::StatusOr<std::shared_ptr<Runtime::PreparedLaunch>> Runtime::PrepareLaunch(
   // The memory the kernel will touch is checked and pinned now, as a device
   // would fault on it. A backend that cannot tell the ranges gets no resolver
   // (docs/security.md).
-  auto pinned = std::make_shared<PinnedMemory>();
+  KernelLaunch launch{&function, std::move(executable), {block_dim, {}, nullptr},
+                      std::make_shared<PinnedMemory>(), absl::OkStatus()};
+  PinnedMemory* pinned = launch.pinned.get();
   if (!placeholders.empty()) {
     ACL_RETURN_IF_ERROR(
         PlacePlaceholders(id, device_id, std::move(placeholders), args, *pinned));
@@ -319,18 +321,14 @@ absl::StatusOr<std::shared_ptr<Runtime::PreparedLaunch>> Runtime::PrepareLaunch(
                                   " bytes of arguments, got ", args.size()));
   }
   absl::StatusOr<std::vector<hal::DeviceRange>> ranges = function.Ranges(block_dim, args);
-  absl::Status pinned_status;
-  std::shared_ptr<hal::MemoryResolver> memory;
   if (ranges.ok()) {
-    pinned_status = pinned->Pin(memory_, id, *ranges);
-    memory = pinned;
+    launch.pinned_status = pinned->Pin(memory_, id, *ranges);
+    launch.params.memory = launch.pinned;
   } else if (!absl::IsUnimplemented(ranges.status())) {
-    pinned_status = ranges.status();
+    launch.pinned_status = ranges.status();
   }
-  return std::make_shared<PreparedLaunch>(
-      PreparedLaunch{function, std::move(executable),
-                     hal::LaunchParams{block_dim, std::move(args), std::move(memory)},
-                     std::move(pinned_status), std::move(pinned)});
+  launch.params.args = std::move(args);
+  return launch;
 }
 
 absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Stream>& stream,
@@ -339,15 +337,12 @@ absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Str
                                          uint32_t block_dim, std::string args,
                                          std::vector<Placeholder> placeholders) {
   const uint64_t payload = args.size() + function.name().size();
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<PreparedLaunch> launch,
+  ACL_ASSIGN_OR_RETURN(KernelLaunch launch,
                        PrepareLaunch(id, stream->options().device, function,
                                      std::move(executable), block_dim, std::move(args),
                                      std::move(placeholders)));
-  return EnqueueDeviceWork(id, stream, thread, payload, "kernel",
-                           [launch](hal::Stream& device) -> absl::StatusOr<uint64_t> {
-                             if (!launch->pinned_status.ok()) return launch->pinned_status;
-                             return device.Launch(launch->function, std::move(launch->params));
-                           });
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, payload));
+  return stream->EnqueueLaunch(std::move(launch), thread, std::move(charge));
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream_id, uint64_t thread,

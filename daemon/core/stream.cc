@@ -92,6 +92,17 @@ absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* 
   return Append(std::move(task));
 }
 
+absl::StatusOr<uint64_t> Stream::EnqueueLaunch(KernelLaunch launch, uint64_t submitter_thread,
+                                               std::shared_ptr<void> hold) {
+  if (device_ == nullptr) {
+    return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
+  }
+  Task task{0, submitter_thread, nullptr, nullptr, nullptr, nullptr, nullptr, "kernel",
+            std::move(hold)};
+  task.launch = std::move(launch);
+  return Append(std::move(task));
+}
+
 absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* waits_for,
                                                   uint64_t submitter_thread,
                                                   std::shared_ptr<void> hold) {
@@ -122,7 +133,7 @@ absl::StatusOr<uint64_t> Stream::Append(Task task) {
       ++counters_.discarded;
       AdvanceFinishedLocked(id);
       discarded = std::move(task.on_discard);
-    } else if (state_ == State::kIdle && task.device_work && !in_flight_.empty() &&
+    } else if (state_ == State::kIdle && task.is_device_work() && !in_flight_.empty() &&
                device_aborts_pending_ == 0 && RoomOnDeviceLocked(task) &&
                TakePlaceLocked(task, after)) {
       // The device stream is busy with earlier work, so this only joins its
@@ -150,7 +161,8 @@ absl::StatusOr<uint64_t> Stream::Append(Task task) {
 void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) {
   running_task_id_ = task.id;
   mu_.Unlock();
-  absl::StatusOr<uint64_t> sequence = task.device_work(*device_);
+  absl::StatusOr<uint64_t> sequence =
+      task.launch.has_value() ? task.launch->SubmitTo(*device_) : task.device_work(*device_);
   mu_.Lock();
   running_task_id_ = 0;
   const uint64_t early_point = std::exchange(early_point_, 0);
@@ -312,7 +324,7 @@ bool Stream::GrantPlace(bool granted) {
     // meanwhile or runs will ask again, and one whose queue went (an abort)
     // needs none.
     if (state_ != State::kDraining || !short_of_place_ || queue_.empty() ||
-        !queue_.front().device_work) {
+        !queue_.front().is_device_work()) {
       return false;
     }
     place_granted_ = granted;
@@ -380,28 +392,28 @@ void Stream::RunSome() {
     bool parked = false;
     bool draining = false;
     for (int n = 0; n < kTasksPerTurn && !queue_.empty(); ++n) {
-      if (queue_.front().device_work && device_aborts_pending_ > 0) {
+      if (queue_.front().is_device_work() && device_aborts_pending_ > 0) {
         // An abort of the device is on its way: work submitted now would be
         // dropped with what it was meant to drop.
         state_ = State::kDraining;
         draining = true;
         break;
       }
-      if (queue_.front().device_work && !RoomOnDeviceLocked(queue_.front())) {
+      if (queue_.front().is_device_work() && !RoomOnDeviceLocked(queue_.front())) {
         // Resumes when a point leaves the device (DeviceCompleted).
         state_ = State::kDraining;
         draining_for_room_ = true;
         draining = true;
         break;
       }
-      if (queue_.front().device_work && !TakePlaceLocked(queue_.front(), after)) {
+      if (queue_.front().is_device_work() && !TakePlaceLocked(queue_.front(), after)) {
         // Resumes when the session's share grants a place (GrantPlace), or
         // when this stream's own work has left the device.
         state_ = State::kDraining;
         draining = true;
         break;
       }
-      if (queue_.front().device_work) {
+      if (queue_.front().is_device_work()) {
         Task task = queue_.pop_front();
         SubmitLocked(std::move(task), after);
         if (!after.empty()) {

@@ -30,6 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "daemon/core/device_share.h"
+#include "daemon/core/kernel_launch.h"
 #include "daemon/core/progress_waiters.h"
 #include "daemon/core/session_id.h"
 #include "hal/device.h"
@@ -130,6 +131,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
                                              std::shared_ptr<void> hold,
                                              bool may_be_held = false);
 
+  // Appends a kernel launch (device work kept as a record, not a closure).
+  absl::StatusOr<uint64_t> EnqueueLaunch(KernelLaunch launch, uint64_t submitter_thread,
+                                         std::shared_ptr<void> hold);
+
   // Appends a host-callback point (hal::Stream::HostCallbackPoint). When the
   // device reaches it — and the failures before it have been handed to
   // on_failure, so that a client hears of them first — `at_point` runs; its
@@ -168,7 +173,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     uint64_t id;
     uint64_t submitter_thread;
     TaskFn fn;  // a host task; empty for device work
-    DeviceWork device_work;
+    DeviceWork device_work;  // device work other than a kernel launch
     DeviceDone device_done;
     TaskFn at_point;  // a host-callback point's work (device_work submits the point)
     std::function<void()> on_discard;
@@ -177,6 +182,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
     uint64_t sequence = 0;  // the device's number for submitted device work
     bool may_be_held = false;  // by something outside the stream (DeviceShare)
     bool has_place = false;    // holds one of the session's places on the device
+    std::optional<KernelLaunch> launch;  // a kernel launch, the one device work kept as a record
+
+    bool is_device_work() const { return launch.has_value() || device_work != nullptr; }
   };
   // kDraining: a host task waits for the device work before it.
   enum class State { kIdle, kReady, kRunning, kParked, kDraining };
