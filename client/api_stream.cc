@@ -70,18 +70,6 @@ absl::Status SynchronizeStream(aclrtStream stream, int32_t timeout_ms, const cha
   return acl_client::Synchronized(transport->SynchronizeStream(id, timeout_ms));
 }
 
-// The facts of `stream` (NULL: the current context's default stream).
-absl::StatusOr<acl_client::StreamFacts> StreamFactsOf(aclrtStream stream, const char* api) {
-  ACL_RETURN_IF_ERROR(Connected().status());
-  ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, api));
-  std::optional<acl_client::StreamFacts> facts = ClientRuntime::Get().handles().FindStream(id);
-  if (!facts.has_value()) {
-    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
-                           absl::StrCat(api, ": the stream is not a live stream of this process"));
-  }
-  return *facts;
-}
-
 // The handles aclrtCreateStreamConfigHandle made and not yet destroyed: only
 // those may be destroyed (a stray pointer is refused, not freed).
 class StreamConfigHandles {
@@ -219,7 +207,7 @@ aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t* priority) {
   return Api([&]() -> absl::Status {
     if (priority == nullptr) return NullArgument("aclrtStreamGetPriority", "priority");
     ACL_ASSIGN_OR_RETURN(acl_client::StreamFacts facts,
-                         StreamFactsOf(stream, "aclrtStreamGetPriority"));
+                         acl_client::StreamFactsOf(stream, "aclrtStreamGetPriority"));
     *priority = facts.priority;
     return absl::OkStatus();
   });
@@ -228,7 +216,7 @@ aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t* priority) {
 aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t* flags) {
   return Api([&]() -> absl::Status {
     if (flags == nullptr) return NullArgument("aclrtStreamGetFlags", "flags");
-    ACL_ASSIGN_OR_RETURN(acl_client::StreamFacts facts, StreamFactsOf(stream, "aclrtStreamGetFlags"));
+    ACL_ASSIGN_OR_RETURN(acl_client::StreamFacts facts, acl_client::StreamFactsOf(stream, "aclrtStreamGetFlags"));
     *flags = facts.flags;
     return absl::OkStatus();
   });

@@ -98,4 +98,15 @@ absl::Status Synchronized(absl::Status status) {
   return status;
 }
 
+absl::StatusOr<StreamFacts> StreamFactsOf(const void* stream, const char* api) {
+  ACL_RETURN_IF_ERROR(Connected().status());
+  ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, api));
+  std::optional<StreamFacts> facts = ClientRuntime::Get().handles().FindStream(id);
+  if (!facts.has_value()) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": the stream is not a live stream of this process"));
+  }
+  return *facts;
+}
+
 }  // namespace acl_client

@@ -42,6 +42,9 @@ absl::StatusOr<Transport*> Connected();
 
 // A stream handle of this process; NULL means the current context's default stream.
 absl::StatusOr<uint64_t> ResolveStream(const void* stream, const char* api);
+// What this process created `stream` with (NULL: the current context's
+// default stream); ACL_ERROR_INVALID_PARAM for a stream it does not have.
+absl::StatusOr<StreamFacts> StreamFactsOf(const void* stream, const char* api);
 // An event handle of this process.
 absl::StatusOr<uint64_t> ResolveEvent(const void* event, const char* api);
 // A notify handle of this process.

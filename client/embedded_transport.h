@@ -31,7 +31,7 @@ class EmbeddedTransport : public Transport {
   acld::DeviceFeatures Features(int32_t device_id) override {
     if (device_id < 0 || device_id >= runtime_->DeviceCount()) return {};
     const hal::DeviceFeatures features = runtime_->Features(device_id);
-    return {features.cann_attributes, features.capabilities};
+    return {features.cann_attributes, features.capabilities, features.device_info};
   }
   const std::vector<std::pair<std::string, size_t>>& Kernels() override { return kernels_; }
   const std::vector<acld::AddressRange>& DeviceAddresses() override { return device_addresses_; }

@@ -49,6 +49,14 @@ std::optional<StreamFacts> HandleTable::FindStream(uint64_t stream) const {
   return it->second;
 }
 
+bool HandleTable::UpdateStream(uint64_t stream, absl::FunctionRef<void(StreamFacts&)> update) {
+  absl::MutexLock lock(&mu_);
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return false;
+  update(it->second);
+  return true;
+}
+
 void HandleTable::AddEvent(uint64_t event, const EventFacts& facts) {
   absl::MutexLock lock(&mu_);
   events_[event] = facts;

@@ -5,12 +5,14 @@
 #ifndef ACLD_CLIENT_HANDLE_TABLE_H_
 #define ACLD_CLIENT_HANDLE_TABLE_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "proto/acl/transport_types.h"
 
@@ -22,6 +24,8 @@ struct StreamFacts {
   int32_t device = 0;
   uint32_t priority = 0;
   uint32_t flags = 0;
+  // aclrtSetStreamResLimit, by aclrtDevResLimitType; 0: not set.
+  std::array<uint32_t, 2> core_limits = {0, 0};
 };
 
 // What this process created an event with.
@@ -43,6 +47,8 @@ class HandleTable {
   void RemoveStream(uint64_t stream);
   std::optional<int32_t> StreamDevice(uint64_t stream) const;
   std::optional<StreamFacts> FindStream(uint64_t stream) const;
+  // Applies `update` to a live stream's facts; false when there is no such stream.
+  bool UpdateStream(uint64_t stream, absl::FunctionRef<void(StreamFacts&)> update);
 
   void AddEvent(uint64_t event, const EventFacts& facts);
   std::optional<EventFacts> FindEvent(uint64_t event) const;

@@ -97,7 +97,8 @@ absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply) 
   for (const acl::v1::DeviceFeatures& features : opened.device_features()) {
     info.device_features.push_back(acld::DeviceFeatures{
         {features.cann_attributes().begin(), features.cann_attributes().end()},
-        {features.capabilities().begin(), features.capabilities().end()}});
+        {features.capabilities().begin(), features.capabilities().end()},
+        {features.device_info().begin(), features.device_info().end()}});
   }
   return info;
 }

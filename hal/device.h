@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,9 @@ struct DeviceUtilization {
 struct DeviceFeatures {
   std::vector<int32_t> cann_attributes;
   std::vector<int32_t> capabilities;
+  // aclrtGetDeviceInfo's answers: aclrtDevAttr value -> what the device
+  // states (its core counts are the default core limits, aclrtGetDeviceResLimit).
+  std::map<int32_t, int64_t> device_info;
 };
 
 // `used` as a percent (0..100) of `capacity` (0 when there is no capacity).

@@ -78,6 +78,9 @@ TEST_P(ScenarioTest, StreamStateCallbacksSeeStreamsComeAndGo) {
 TEST_P(ScenarioTest, EventsMadeWithExFlagsAllowWhatCannSays) {
   RunScenario("tests/runtime_query_client", {"exevents"});
 }
+TEST_P(ScenarioTest, DeviceInfoAndCoreLimitsPerDeviceStreamAndThread) {
+  RunScenario("tests/runtime_query_client", {"limits"});
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, ScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

@@ -14,9 +14,12 @@
 //                                     (before aclInit too)
 //   runtime_query_client states       aclrtRegStreamStateCallback: explicit and default streams
 //   runtime_query_client exevents     aclrtCreateEventExWithFlag and what its events allow
+//   runtime_query_client limits       aclrtGetDeviceInfo; core limits per device, per stream
+//                                     and per thread (aclrt*ResLimit, aclrt*ResInCurrentThread)
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -457,6 +460,110 @@ int ExEvents() {
   return scenario::Teardown();
 }
 
+uint32_t DeviceLimit(aclrtDevResLimitType type) {
+  uint32_t value = 0;
+  CheckCode(aclrtGetDeviceResLimit(0, type, &value), ACL_SUCCESS, "aclrtGetDeviceResLimit");
+  return value;
+}
+
+uint32_t StreamLimit(aclrtStream stream, aclrtDevResLimitType type) {
+  uint32_t value = 0;
+  CheckCode(aclrtGetStreamResLimit(stream, type, &value), ACL_SUCCESS, "aclrtGetStreamResLimit");
+  return value;
+}
+
+uint32_t ThreadLimit(aclrtDevResLimitType type) {
+  uint32_t value = 0;
+  CheckCode(aclrtGetResInCurrentThread(type, &value), ACL_SUCCESS, "aclrtGetResInCurrentThread");
+  return value;
+}
+
+int Limits() {
+  scenario::Setup();
+  int64_t cube = 0, vector = 0, memory = 0, value = 0;
+  CheckCode(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_CUBE_CORE_NUM, &cube), ACL_SUCCESS, "cube cores");
+  CheckCode(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_VECTOR_CORE_NUM, &vector), ACL_SUCCESS,
+            "vector cores");
+  CheckCode(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &memory), ACL_SUCCESS,
+            "total memory");
+  Check(cube == 24 && vector == 48, "the sim states 24 cube and 48 vector cores: " +
+                                        std::to_string(cube) + ", " + std::to_string(vector));
+  size_t free_bytes = 0, total_bytes = 0;
+  CheckCode(aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total_bytes), ACL_SUCCESS, "aclrtGetMemInfo");
+  Check(static_cast<uint64_t>(memory) == total_bytes, "total memory matches aclrtGetMemInfo");
+  CheckCode(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_WARP_SIZE, &value), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "an attribute the sim does not state");
+  CheckCode(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_CUBE_CORE_NUM, nullptr), ACL_ERROR_INVALID_PARAM,
+            "NULL value");
+  CheckCode(aclrtGetDeviceInfo(99, ACL_DEV_ATTR_CUBE_CORE_NUM, &value),
+            ACL_ERROR_RT_INVALID_DEVICEID, "no device 99");
+  CheckCode(aclrtGetDeviceInfo(0x80000000u, ACL_DEV_ATTR_CUBE_CORE_NUM, &value),
+            ACL_ERROR_RT_INVALID_DEVICEID, "a device id past INT32_MAX");
+
+  // Device limits: the core counts by default; set, read, reset.
+  Check(DeviceLimit(ACL_RT_DEV_RES_CUBE_CORE) == 24, "the default cube limit is the device's");
+  Check(DeviceLimit(ACL_RT_DEV_RES_VECTOR_CORE) == 48, "the default vector limit is the device's");
+  CheckCode(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 8), ACL_SUCCESS, "cube limit 8");
+  Check(DeviceLimit(ACL_RT_DEV_RES_CUBE_CORE) == 8, "the cube limit is 8");
+  Check(DeviceLimit(ACL_RT_DEV_RES_VECTOR_CORE) == 48, "the vector limit is untouched");
+  CheckCode(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 0), ACL_ERROR_INVALID_PARAM,
+            "a limit of 0 cores");
+  CheckCode(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 25), ACL_ERROR_INVALID_PARAM,
+            "more cores than the device has");
+  CheckCode(aclrtSetDeviceResLimit(0, static_cast<aclrtDevResLimitType>(7), 1),
+            ACL_ERROR_INVALID_PARAM, "an unknown resource type");
+  CheckCode(aclrtSetDeviceResLimit(99, ACL_RT_DEV_RES_CUBE_CORE, 1), ACL_ERROR_RT_INVALID_DEVICEID,
+            "no device 99");
+  Check(DeviceLimit(ACL_RT_DEV_RES_CUBE_CORE) == 8, "refusals change nothing");
+  Check(ThreadLimit(ACL_RT_DEV_RES_CUBE_CORE) == 8, "a thread without a stream: the device's limit");
+
+  // Stream limits: the device's by default, their own once set.
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  Check(StreamLimit(stream, ACL_RT_DEV_RES_CUBE_CORE) == 8, "a new stream has the device's limit");
+  CheckCode(aclrtSetStreamResLimit(stream, ACL_RT_DEV_RES_VECTOR_CORE, 20), ACL_SUCCESS,
+            "stream vector limit 20");
+  Check(StreamLimit(stream, ACL_RT_DEV_RES_VECTOR_CORE) == 20, "the stream's vector limit is 20");
+  Check(StreamLimit(nullptr, ACL_RT_DEV_RES_VECTOR_CORE) == 48, "the default stream keeps 48");
+  CheckCode(aclrtSetStreamResLimit(stream, ACL_RT_DEV_RES_VECTOR_CORE, 49), ACL_ERROR_INVALID_PARAM,
+            "more vector cores than the device has");
+
+  // A thread uses a stream's limits until it stops; another thread does not see them.
+  Check(ThreadLimit(ACL_RT_DEV_RES_VECTOR_CORE) == 48, "before the thread uses the stream");
+  CheckCode(aclrtUseStreamResInCurrentThread(stream), ACL_SUCCESS, "aclrtUseStreamResInCurrentThread");
+  Check(ThreadLimit(ACL_RT_DEV_RES_VECTOR_CORE) == 20, "the thread uses the stream's limit");
+  Check(ThreadLimit(ACL_RT_DEV_RES_CUBE_CORE) == 8, "the stream's unset type: the device's limit");
+  uint32_t other_thread = 0;
+  std::thread other([&] {
+    aclrtSetDevice(0);
+    aclrtGetResInCurrentThread(ACL_RT_DEV_RES_VECTOR_CORE, &other_thread);
+  });
+  other.join();
+  Check(other_thread == 48, "another thread keeps the device's limit: " +
+                                std::to_string(other_thread));
+  CheckCode(aclrtUnuseStreamResInCurrentThread(nullptr), ACL_ERROR_INVALID_PARAM,
+            "stopping the use of a stream the thread does not use");
+  CheckCode(aclrtResetStreamResLimit(stream), ACL_SUCCESS, "aclrtResetStreamResLimit");
+  Check(ThreadLimit(ACL_RT_DEV_RES_VECTOR_CORE) == 48, "a reset stream gives the device's limit");
+  CheckCode(aclrtSetStreamResLimit(stream, ACL_RT_DEV_RES_VECTOR_CORE, 4), ACL_SUCCESS, "4 again");
+  CheckCode(aclrtUnuseStreamResInCurrentThread(stream), ACL_SUCCESS, "aclrtUnuseStreamResInCurrentThread");
+  Check(ThreadLimit(ACL_RT_DEV_RES_VECTOR_CORE) == 48, "after the thread stops using the stream");
+
+  // A destroyed stream's limits go with it.
+  CheckCode(aclrtUseStreamResInCurrentThread(stream), ACL_SUCCESS, "using the stream again");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  Check(ThreadLimit(ACL_RT_DEV_RES_VECTOR_CORE) == 48, "a destroyed stream's limits are gone");
+  uint32_t limit = 0;
+  CheckCode(aclrtGetStreamResLimit(stream, ACL_RT_DEV_RES_VECTOR_CORE, &limit),
+            ACL_ERROR_INVALID_PARAM, "a destroyed stream");
+  CheckCode(aclrtGetStreamResLimit(nullptr, ACL_RT_DEV_RES_VECTOR_CORE, nullptr),
+            ACL_ERROR_INVALID_PARAM, "NULL value");
+
+  CheckCode(aclrtResetDeviceResLimit(0), ACL_SUCCESS, "aclrtResetDeviceResLimit");
+  Check(DeviceLimit(ACL_RT_DEV_RES_CUBE_CORE) == 24, "the reset gives the device's count back");
+  return scenario::Teardown();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -468,9 +575,10 @@ int main(int argc, char** argv) {
   if (mode == "features") return Features();
   if (mode == "states") return States();
   if (mode == "exevents") return ExEvents();
+  if (mode == "limits") return Limits();
   std::fprintf(stderr,
                "usage: %s config | timestamps | faults | utilization | features | states | "
-               "exevents\n",
+               "exevents | limits\n",
                argv[0]);
   return 2;
 }

@@ -134,6 +134,7 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     acl::v1::DeviceFeatures& out = *opened.add_device_features();
     for (int32_t attribute : features.cann_attributes) out.add_cann_attributes(attribute);
     for (int32_t capability : features.capabilities) out.add_capabilities(capability);
+    out.mutable_device_info()->insert(features.device_info.begin(), features.device_info.end());
   }
   for (const hal::AddressRange& range : runtime_.DeviceAddressRanges()) {
     acl::v1::AddressRange& window = *opened.add_device_addresses();

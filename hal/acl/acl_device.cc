@@ -122,6 +122,17 @@ DeviceFeatures AclDevice::features() const {
       }
     }
   }
+  if (api_->aclrtGetDeviceInfo != nullptr) {
+    for (aclrtDevAttr attribute :
+         {ACL_DEV_ATTR_AICPU_CORE_NUM, ACL_DEV_ATTR_AICORE_CORE_NUM, ACL_DEV_ATTR_CUBE_CORE_NUM,
+          ACL_DEV_ATTR_VECTOR_CORE_NUM, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE,
+          ACL_DEV_ATTR_L2_CACHE_SIZE}) {
+      int64_t value = 0;
+      if (api_->aclrtGetDeviceInfo(static_cast<uint32_t>(id_), attribute, &value) == ACL_SUCCESS) {
+        features.device_info[attribute] = value;
+      }
+    }
+  }
   return features;
 }
 

@@ -62,8 +62,9 @@ class AclDevice final : public Device {
   // aclrtGetDeviceUtilizationRate (the busier of cube and vector) when the
   // vendor has it and the device is up; memory from the ledger otherwise.
   DeviceUtilization Utilization() const override;
-  // The vendor's aclGetCannAttributeList and aclrtGetDeviceCapability (for
-  // the features acl_rt.h names), when it has them; none otherwise.
+  // The vendor's aclGetCannAttributeList, aclrtGetDeviceCapability (for the
+  // features acl_rt.h names) and aclrtGetDeviceInfo (core counts, memory),
+  // when it has them; none otherwise.
   DeviceFeatures features() const override;
 
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;

@@ -28,6 +28,17 @@ SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock)
                          (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit}},
       timer_(clock) {}
 
+DeviceFeatures SimDevice::features() const {
+  DeviceFeatures features{{ACL_CANN_ATTR_INF_NAN}, {}, {}};
+  // The core counts of the SoC the sim reports (aclrtGetSocName).
+  features.device_info = {{ACL_DEV_ATTR_AICPU_CORE_NUM, 6},
+                          {ACL_DEV_ATTR_AICORE_CORE_NUM, kSimCubeCores},
+                          {ACL_DEV_ATTR_CUBE_CORE_NUM, kSimCubeCores},
+                          {ACL_DEV_ATTR_VECTOR_CORE_NUM, kSimVectorCores},
+                          {ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, static_cast<int64_t>(info_.memory_bytes)}};
+  return features;
+}
+
 absl::Status SimDevice::BringUp() {
   up_.store(true, std::memory_order_release);
   return absl::OkStatus();

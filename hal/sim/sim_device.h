@@ -21,6 +21,9 @@ namespace hal::sim {
 inline constexpr uint64_t kAddressBit = uint64_t{1} << 62;
 inline constexpr int kDeviceIdShift = 48;
 
+inline constexpr int64_t kSimCubeCores = 24;
+inline constexpr int64_t kSimVectorCores = 48;
+
 class SimDevice : public Device {
  public:
   // `clock`: the clock of kernels' busy time.
@@ -29,8 +32,9 @@ class SimDevice : public Device {
   const DeviceInfo& info() const override { return info_; }
   // Its float kernels compute in IEEE arithmetic, infinities and NaNs
   // included (ACL_CANN_ATTR_INF_NAN); no BF16 kernels, no compiler, none of
-  // aclrtGetDeviceCapability's features.
-  DeviceFeatures features() const override { return {{ACL_CANN_ATTR_INF_NAN}, {}}; }
+  // aclrtGetDeviceCapability's features. It states the core counts of the
+  // NPU it stands for (docs/sim-binary.md) and its memory.
+  DeviceFeatures features() const override;
   absl::Status BringUp() override;
   void Release() override;
   bool is_up() const override { return up_.load(std::memory_order_acquire); }

@@ -87,6 +87,7 @@ struct MemInfo {
 struct DeviceFeatures {
   std::vector<int32_t> cann_attributes;
   std::vector<int32_t> capabilities;
+  std::map<int32_t, int64_t> device_info;  // aclrtDevAttr value -> what the device states
 };
 
 // How busy a device is, in percent (compute -1: the backend cannot tell).
