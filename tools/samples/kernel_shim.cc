@@ -1,5 +1,5 @@
 // The kernel entry points of the hicann/runtime samples (their
-// kernel_func/kernel_ops.h and 0_quickstart/4_custom_kernel_launch), written
+// kernel_func/kernel_ops.h, kernel_func/kernel_add.h and 0_quickstart/4_custom_kernel_launch), written
 // for acld's sim: each launches the sim built-in kernel that has the same
 // effect on device memory (acl/acl_sim.h). Built by ascendc.cmake in place of
 // the samples' Ascend C sources; the samples themselves are unchanged.
@@ -81,4 +81,10 @@ int32_t VectorAddDo(uint32_t blockDim, void* stream, float* srcA, float* srcB, f
   std::memcpy(&alpha_bits, &alpha, sizeof(alpha_bits));
   const uint64_t args[] = {Addr(srcA), Addr(srcB), Addr(dst), alpha_bits, elementCount};
   return static_cast<int32_t>(Launch("axpy_f32", blockDim, args, 5, stream));
+}
+
+// dst[i] = srcA[i] + srcB[i] for totalSize floats (kernel_func/kernel_add.h).
+void AddDo(uint32_t blockDim, void* stream, float* srcA, float* srcB, float* dst,
+           uint32_t totalSize) {
+  VectorAddDo(blockDim, stream, srcA, srcB, dst, 1.0f, totalSize);
 }
