@@ -8,9 +8,10 @@ namespace acld {
 
 absl::Status PinnedMemory::Pin(const MemoryManager& memory, SessionId session,
                                const std::vector<hal::DeviceRange>& ranges) {
+  pins_.reserve(pins_.size() + ranges.size());
   for (const hal::DeviceRange& range : ranges) {
     // Placeholder data is pinned already (and no longer the session's).
-    if (Resolve(range.address, range.bytes).ok()) continue;
+    if (Find(range.address, range.bytes) != nullptr) continue;
     ACL_ASSIGN_OR_RETURN(ResolvedRange resolved,
                          memory.Resolve(session, range.address, range.bytes));
     Add(range, std::move(resolved));
@@ -22,18 +23,26 @@ void PinnedMemory::Add(const hal::DeviceRange& range, ResolvedRange resolved) {
   pins_.push_back(Pinned{range, std::move(resolved)});
 }
 
-absl::StatusOr<hal::DeviceSpan> PinnedMemory::Resolve(uint64_t address, uint64_t bytes) {
+const PinnedMemory::Pinned* PinnedMemory::Find(uint64_t address, uint64_t bytes) const {
   for (const Pinned& pin : pins_) {
     const uint64_t offset = address - pin.range.address;
     if (address >= pin.range.address && offset <= pin.range.bytes &&
         bytes <= pin.range.bytes - offset) {
-      hal::DeviceSpan span = pin.resolved.span;
-      span.offset += offset;
-      return span;
+      return &pin;
     }
   }
-  return AclStatus(ACL_ERROR_INVALID_PARAM,
-                   "the kernel touched device memory outside the ranges it declared");
+  return nullptr;
+}
+
+absl::StatusOr<hal::DeviceSpan> PinnedMemory::Resolve(uint64_t address, uint64_t bytes) {
+  const Pinned* pin = Find(address, bytes);
+  if (pin == nullptr) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     "the kernel touched device memory outside the ranges it declared");
+  }
+  hal::DeviceSpan span = pin->resolved.span;
+  span.offset += address - pin->range.address;
+  return span;
 }
 
 }  // namespace acld

@@ -28,6 +28,10 @@ class PinnedMemory : public hal::MemoryResolver {
     hal::DeviceRange range;
     ResolvedRange resolved;
   };
+  // The pin holding [address, address + bytes), or null: a miss builds no
+  // status (Pin probes every range of every launch).
+  const Pinned* Find(uint64_t address, uint64_t bytes) const;
+
   std::vector<Pinned> pins_;
 };
 

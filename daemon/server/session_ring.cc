@@ -39,12 +39,13 @@ SessionRing::SessionRing(void* base, size_t size, UniqueFd doorbell)
 
 SessionRing::~SessionRing() { munmap(base_, size_); }
 
-absl::StatusOr<std::optional<acl::v1::ClientMessage>> SessionRing::TryRead() {
+absl::StatusOr<const acl::v1::ClientMessage*> SessionRing::TryRead(
+    google::protobuf::Arena& arena) {
   absl::StatusOr<std::optional<std::string>> bytes = channel_.TryReceive();
   if (!bytes.ok()) return bytes.status();
-  if (!bytes->has_value()) return std::nullopt;
-  acl::v1::ClientMessage message;
-  if (!message.ParseFromString(**bytes)) {
+  if (!bytes->has_value()) return nullptr;
+  auto* message = google::protobuf::Arena::CreateMessage<acl::v1::ClientMessage>(&arena);
+  if (!message->ParseFromString(**bytes)) {
     return absl::DataLossError("a message on the session channel does not parse");
   }
   return message;

@@ -38,9 +38,11 @@ class SessionRing : public SessionWriter::Carrier {
   int doorbell() const { return doorbell_.get(); }
 
   // Reading: one thread at a time (the session's turn in the pool).
-  // The next request if one has arrived. An error: the client broke the
-  // channel (its session is to end).
-  absl::StatusOr<std::optional<acl::v1::ClientMessage>> TryRead();
+  // The next request if one has arrived (null if none), parsed into `arena`:
+  // a batch of launches becomes a few arena blocks rather than allocations
+  // per operation. It lives until the arena is reset. An error: the client
+  // broke the channel (its session is to end).
+  absl::StatusOr<const acl::v1::ClientMessage*> TryRead(google::protobuf::Arena& arena);
   // Polls for a moment for the next request: true when one is there.
   absl::StatusOr<bool> SpinForRequest() { return channel_.SpinForFrame(); }
   // Going back to the pool: true when a request is there already (read on).
