@@ -29,10 +29,14 @@ using PendingCall = SessionChannel::PendingCall;
 
 // Copies up to this size travel inside the message; larger ones use shared memory.
 constexpr uint64_t kInlineBytes = 64 << 10;
-// Bulk copies move in chunks so that the client's and the daemon's memcpy overlap.
-constexpr uint64_t kChunkBytes = 4 << 20;
-constexpr uint64_t kStagingBytes = 64 << 20;
-constexpr uint64_t kStagingSlots = kStagingBytes / kChunkBytes;
+// Bulk copies move in chunks so that the client's and the daemon's memcpy
+// overlap. The staging segment is small enough to stay in the CPUs' caches:
+// each chunk is read back while still cached, by the other side. 2 MiB in
+// 512 KiB chunks beat 64 MiB in 4 MiB chunks by a fifth both ways
+// (docs/performance.md, "Runs of 2026-12-01, afternoon").
+constexpr uint64_t kChunkBytes = 512 << 10;
+constexpr uint64_t kStagingSlots = 4;
+constexpr uint64_t kStagingBytes = kChunkBytes * kStagingSlots;
 // Inline chunks of an asynchronous copy ride the batch: a full batch plus one
 // more chunk must still be a message acld accepts.
 static_assert(SessionChannel::kMaxBatchBytes + kChunkBytes < acld::kMaxMessageBytes,
