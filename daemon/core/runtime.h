@@ -171,6 +171,16 @@ class Runtime {
   // in exception info. Returns the task id.
   absl::StatusOr<uint64_t> LaunchKernel(SessionId session, StreamId stream, uint64_t thread,
                                         KernelRequest kernel);
+  // A run of built-in kernel launches on one stream (a client's batch): each
+  // as LaunchKernel launches it, with one stream lookup, one queue charge and
+  // one append for the run. One status per kernel, in order: a refused launch
+  // does not keep those after it from running.
+  struct ThreadKernel {
+    uint64_t thread = 0;
+    KernelRequest kernel;
+  };
+  std::vector<absl::Status> LaunchKernels(SessionId session, StreamId stream,
+                                          std::vector<ThreadKernel> kernels);
   // Its ranges are checked and pinned now; a bad one fails the task.
   absl::StatusOr<uint64_t> EnqueueCopy(SessionId session, StreamId stream, uint64_t thread,
                                        const CopyRequest& copy);
@@ -317,7 +327,16 @@ class Runtime {
   // Charges a task of `payload_bytes` to the session's QueueBudget (waiting
   // for room); the charge is held until the task finished or was dropped.
   absl::StatusOr<std::shared_ptr<void>> ChargeTask(SessionId session, uint64_t payload_bytes)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    return ChargeTasks(session, 1, payload_bytes);
+  }
+  // Charges `tasks` tasks carrying `payload_bytes` in all, held together.
+  absl::StatusOr<std::shared_ptr<void>> ChargeTasks(SessionId session, uint64_t tasks,
+                                                    uint64_t payload_bytes)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The built-in kernel `name` of the stream's device (aclsimLaunchKernel).
+  absl::StatusOr<const hal::Function*> BuiltinKernel(const Stream& stream,
+                                                     const std::string& name) const;
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
   absl::Status CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);

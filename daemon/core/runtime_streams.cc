@@ -174,7 +174,8 @@ absl::Status Runtime::AbortStream(SessionId id, StreamId stream_id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<void>> Runtime::ChargeTask(SessionId id, uint64_t payload_bytes) {
+absl::StatusOr<std::shared_ptr<void>> Runtime::ChargeTasks(SessionId id, uint64_t tasks,
+                                                           uint64_t payload_bytes) {
   std::shared_ptr<QueueBudget> budget;
   {
     absl::ReaderMutexLock lock(&mu_);
@@ -182,7 +183,7 @@ absl::StatusOr<std::shared_ptr<void>> Runtime::ChargeTask(SessionId id, uint64_t
     budget = session->queue_budget;
   }
   // May wait for room: no lock is held here.
-  return budget->Charge(QueueBudget::kTaskOverheadBytes + payload_bytes);
+  return budget->Charge(tasks * QueueBudget::kTaskOverheadBytes + payload_bytes);
 }
 
 void Runtime::DrainReleased(SessionId id, Released released, Done done) {
@@ -280,21 +281,82 @@ absl::StatusOr<uint64_t> Runtime::EnqueueDeviceWork(SessionId id,
                                    std::move(done), std::move(charge), may_be_held);
 }
 
-absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id, uint64_t thread,
-                                               KernelRequest request) {
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
-  const hal::Executable* builtin = backend_->device(stream->options().device).builtin_kernels();
+absl::StatusOr<const hal::Function*> Runtime::BuiltinKernel(const Stream& stream,
+                                                            const std::string& name) const {
+  const hal::Executable* builtin = backend_->device(stream.options().device).builtin_kernels();
   absl::StatusOr<const hal::Function*> function =
       builtin == nullptr ? absl::StatusOr<const hal::Function*>(absl::NotFoundError(""))
-                         : builtin->GetFunction(request.name);
+                         : builtin->GetFunction(name);
   if (!function.ok()) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("aclsimLaunchKernel: no built-in kernel named '",
-                                  absl::CHexEscape(request.name.substr(0, 64)), "'"));
+                                  absl::CHexEscape(name.substr(0, 64)), "'"));
   }
-  std::string args(request.args.size() * 8, '\0');
-  if (!args.empty()) std::memcpy(args.data(), request.args.data(), args.size());
-  return Launch(id, stream, thread, **function, nullptr, request.block_dim, std::move(args));
+  return function;
+}
+
+namespace {
+
+// A built-in kernel's argument block: its 64-bit arguments, in order.
+std::string ArgumentBlock(const std::vector<uint64_t>& args) {
+  std::string block(args.size() * 8, '\0');
+  if (!block.empty()) std::memcpy(block.data(), args.data(), block.size());
+  return block;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id, uint64_t thread,
+                                               KernelRequest request) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  ACL_ASSIGN_OR_RETURN(const hal::Function* function, BuiltinKernel(*stream, request.name));
+  return Launch(id, stream, thread, *function, nullptr, request.block_dim,
+                ArgumentBlock(request.args));
+}
+
+std::vector<absl::Status> Runtime::LaunchKernels(SessionId id, StreamId stream_id,
+                                                 std::vector<ThreadKernel> kernels) {
+  absl::StatusOr<std::shared_ptr<Stream>> stream = FindStream(id, stream_id);
+  if (!stream.ok()) return std::vector<absl::Status>(kernels.size(), stream.status());
+  std::vector<absl::Status> statuses(kernels.size());
+  std::vector<Stream::QueuedLaunch> launches;
+  std::vector<size_t> launched;  // the index in `kernels` of each of `launches`
+  launches.reserve(kernels.size());
+  launched.reserve(kernels.size());
+  uint64_t payload = 0;
+  const std::string* last_name = nullptr;
+  absl::StatusOr<const hal::Function*> function = nullptr;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    KernelRequest& kernel = kernels[i].kernel;
+    // A batch launches the same few kernels over and over: look each up once.
+    if (last_name == nullptr || *last_name != kernel.name) {
+      function = BuiltinKernel(**stream, kernel.name);
+      last_name = &kernel.name;
+    }
+    if (!function.ok()) {
+      statuses[i] = function.status();
+      continue;
+    }
+    std::string args = ArgumentBlock(kernel.args);
+    payload += args.size() + (*function)->name().size();
+    absl::StatusOr<KernelLaunch> launch = PrepareLaunch(
+        id, (*stream)->options().device, **function, nullptr, kernel.block_dim, std::move(args), {});
+    if (!launch.ok()) {
+      statuses[i] = launch.status();
+      continue;
+    }
+    launches.push_back({*std::move(launch), kernels[i].thread});
+    launched.push_back(i);
+  }
+  if (launches.empty()) return statuses;
+  absl::Status appended = [&]() -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTasks(id, launches.size(), payload));
+    return (*stream)->EnqueueLaunches(std::move(launches), std::move(charge)).status();
+  }();
+  if (!appended.ok()) {
+    for (size_t i : launched) statuses[i] = appended;
+  }
+  return statuses;
 }
 
 absl::StatusOr<KernelLaunch> Runtime::PrepareLaunch(

@@ -313,6 +313,42 @@ TEST_F(RuntimeHandlesTest, EndingASessionDiscardsItsWorkAndTellsWaitersSo) {
   EXPECT_TRUE(Eventually([&] { return runtime_.Snapshot().devices[0].used_bytes == 0; }));
 }
 
+TEST_F(RuntimeHandlesTest, ABatchOfLaunchesRunsInOrderAndRefusesOnlyItsBadLaunches) {
+  const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
+  const uint64_t others = *runtime_.Malloc(b_, 0, 64);
+  const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
+  std::vector<Runtime::ThreadKernel> batch = {
+      {1, {"add_one_u32", 1, {memory}}},
+      {2, {"no_such_kernel", 1, {memory}}},
+      {3, {"double_u32", 1, {memory}}},   // (1) * 2
+      {4, {"add_one_u32", 0, {memory}}},  // blockDim 0
+      {5, {"add_one_u32", 1, {memory}}},  // 2 + 1
+      {6, {"double_u32", 1, {memory}}},   // 3 * 2
+      {7, {"write_i32", 1, {others, 9}}},  // another session's memory: its task fails
+  };
+  const std::vector<absl::Status> statuses = runtime_.LaunchKernels(a_, stream, std::move(batch));
+  ASSERT_EQ(statuses.size(), 7u);
+  EXPECT_TRUE(statuses[0].ok() && statuses[2].ok() && statuses[4].ok() && statuses[5].ok());
+  EXPECT_EQ(AclCodeOf(statuses[1]), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(AclCodeOf(statuses[3]), ACL_ERROR_INVALID_PARAM);
+  EXPECT_TRUE(statuses[6].ok()) << "a bad range fails the task when it runs, as on a device";
+  absl::Notification synced;
+  absl::Status sync_status;
+  runtime_.SynchronizeStream(a_, stream, absl::Seconds(10), [&](absl::Status status) {
+    sync_status = status;
+    synced.Notify();
+  });
+  ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(AclCodeOf(sync_status), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(ReadWord(runtime_, a_, memory), 6u) << "the good launches ran in order";
+  EXPECT_EQ(ReadWord(runtime_, b_, others), 0u);
+  // Another session's stream refuses the whole run.
+  const std::vector<absl::Status> refused =
+      runtime_.LaunchKernels(b_, stream, {{1, {"add_one_u32", 1, {others}}}});
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(AclCodeOf(refused[0]), ACL_ERROR_INVALID_PARAM);
+}
+
 TEST_F(RuntimeHandlesTest, AbortDiscardsLaunchedWork) {
   const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
   const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);

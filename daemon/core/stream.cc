@@ -116,46 +116,74 @@ absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* w
   return Append(std::move(task));
 }
 
+absl::StatusOr<uint64_t> Stream::EnqueueLaunches(std::vector<QueuedLaunch> launches,
+                                                 std::shared_ptr<void> hold) {
+  if (device_ == nullptr) {
+    return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
+  }
+  bool make_ready = false;
+  std::vector<std::function<void()>> after;
+  uint64_t first_id;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closing_) return Closing();
+    first_id = next_task_id_;
+    for (QueuedLaunch& queued : launches) {
+      Task task{0, queued.submitter_thread, nullptr, nullptr, nullptr, nullptr, nullptr, "kernel",
+                hold};
+      task.launch = std::move(queued.launch);
+      make_ready = AppendLocked(std::move(task), after) || make_ready;
+    }
+  }
+  for (auto& callback : after) callback();
+  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+  return first_id;
+}
+
 absl::StatusOr<uint64_t> Stream::Append(Task task) {
   bool make_ready = false;
-  std::function<void()> discarded;
   std::vector<std::function<void()>> after;
   uint64_t id;
   {
     absl::MutexLock lock(&mu_);
-    if (closing_) {
-      return AclStatus(ACL_ERROR_RT_INVALID_HANDLE,
-                       absl::StrCat("stream ", options_.id, " is being destroyed"));
-    }
-    id = task.id = next_task_id_++;
-    if (stopped_) {
-      // STOP_ON_FAILURE: nothing runs until the failure has been reported.
-      ++counters_.discarded;
-      AdvanceFinishedLocked(id);
-      discarded = std::move(task.on_discard);
-    } else if (state_ == State::kIdle && task.is_device_work() && !in_flight_.empty() &&
-               device_aborts_pending_ == 0 && RoomOnDeviceLocked(task) &&
-               TakePlaceLocked(task, after)) {
-      // The device stream is busy with earlier work, so this only joins its
-      // queue: the caller submits it rather than waking a worker to (a chain
-      // of host callbacks queued behind a held one would wake one each).
-      ++counters_.queued;
-      state_ = State::kRunning;
-      SubmitLocked(std::move(task), after);
-      make_ready = ScheduleNextLocked(after);
-    } else {
-      ++counters_.queued;
-      queue_.push_back(std::move(task));
-      if (state_ == State::kIdle) {
-        state_ = State::kReady;
-        make_ready = true;
-      }
-    }
+    if (closing_) return Closing();
+    id = next_task_id_;
+    make_ready = AppendLocked(std::move(task), after);
   }
-  if (discarded) discarded();
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
   return id;
+}
+
+absl::Status Stream::Closing() const {
+  return AclStatus(ACL_ERROR_RT_INVALID_HANDLE,
+                   absl::StrCat("stream ", options_.id, " is being destroyed"));
+}
+
+bool Stream::AppendLocked(Task task, std::vector<std::function<void()>>& after) {
+  const uint64_t id = task.id = next_task_id_++;
+  if (stopped_) {
+    // STOP_ON_FAILURE: nothing runs until the failure has been reported.
+    ++counters_.discarded;
+    AdvanceFinishedLocked(id);
+    if (task.on_discard) after.push_back(std::move(task.on_discard));
+    return false;
+  }
+  if (state_ == State::kIdle && task.is_device_work() && !in_flight_.empty() &&
+      device_aborts_pending_ == 0 && RoomOnDeviceLocked(task) && TakePlaceLocked(task, after)) {
+    // The device stream is busy with earlier work, so this only joins its
+    // queue: the caller submits it rather than waking a worker to (a chain
+    // of host callbacks queued behind a held one would wake one each).
+    ++counters_.queued;
+    state_ = State::kRunning;
+    SubmitLocked(std::move(task), after);
+    return ScheduleNextLocked(after);
+  }
+  ++counters_.queued;
+  queue_.push_back(std::move(task));
+  if (state_ != State::kIdle) return false;
+  state_ = State::kReady;
+  return true;
 }
 
 void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) {

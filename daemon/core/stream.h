@@ -134,6 +134,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Appends a kernel launch (device work kept as a record, not a closure).
   absl::StatusOr<uint64_t> EnqueueLaunch(KernelLaunch launch, uint64_t submitter_thread,
                                          std::shared_ptr<void> hold);
+  // Appends launches in order, taking the stream's lock once: a batch of
+  // launches from a client. Each task holds `hold`. Returns the first's task
+  // id (the others follow it one by one).
+  struct QueuedLaunch {
+    KernelLaunch launch;
+    uint64_t submitter_thread = 0;
+  };
+  absl::StatusOr<uint64_t> EnqueueLaunches(std::vector<QueuedLaunch> launches,
+                                           std::shared_ptr<void> hold);
 
   // Appends a host-callback point (hal::Stream::HostCallbackPoint). When the
   // device reaches it — and the failures before it have been handed to
@@ -190,6 +199,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   enum class State { kIdle, kReady, kRunning, kParked, kDraining };
 
   absl::StatusOr<uint64_t> Append(Task task);
+  // Gives `task` its id and queues (or submits) it; true when the stream
+  // became ready for a worker. A discarded task's on_discard joins `after`.
+  bool AppendLocked(Task task, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ACL_ERROR_RT_INVALID_HANDLE: the stream is being destroyed.
+  absl::Status Closing() const;
   // The device finished the item numbered `sequence`.
   void DeviceCompleted(uint64_t sequence, const absl::Status& status);
   // The device reached the host-callback point numbered `sequence`.

@@ -187,14 +187,20 @@ absl::StatusOr<CopyRequest> SessionHandler::ToCopy(const acl::v1::CopyRequest& p
   return copy;
 }
 
+namespace {
+
+Runtime::ThreadKernel KernelOf(const acl::v1::AsyncOp& op) {
+  const acl::v1::LaunchKernel& launch = op.launch_kernel();
+  return {op.thread(),
+          KernelRequest{launch.name(), launch.block_dim(), {launch.args().begin(), launch.args().end()}}};
+}
+
+}  // namespace
+
 absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
   switch (op.op_case()) {
-    case acl::v1::AsyncOp::kLaunchKernel: {
-      const acl::v1::LaunchKernel& launch = op.launch_kernel();
-      KernelRequest kernel{launch.name(), launch.block_dim(),
-                           std::vector<uint64_t>(launch.args().begin(), launch.args().end())};
-      return runtime_.LaunchKernel(session_, op.stream(), op.thread(), std::move(kernel)).status();
-    }
+    case acl::v1::AsyncOp::kLaunchKernel:
+      return runtime_.LaunchKernels(session_, op.stream(), {KernelOf(op)})[0];
     case acl::v1::AsyncOp::kCopy: {
       ACL_ASSIGN_OR_RETURN(CopyRequest copy, ToCopy(op.copy(), nullptr));
       return runtime_.EnqueueCopy(session_, op.stream(), op.thread(), std::move(copy)).status();
@@ -242,14 +248,33 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
 }
 
 void SessionHandler::ApplyBatch(const acl::v1::AsyncBatch& batch) {
-  for (const acl::v1::AsyncOp& op : batch.ops()) {
-    absl::Status status = ApplyAsync(op);
-    if (status.ok()) continue;
-    SessionLog::For(session_)->Info("asynchronous operation failed with {}: {}",
-                                    AclCodeOf(status), std::string(status.message()));
-    absl::MutexLock lock(&mu_);
-    if (deferred_error_.ok()) deferred_error_ = std::move(status);
+  const auto& ops = batch.ops();
+  for (int i = 0; i < ops.size();) {
+    if (ops[i].op_case() != acl::v1::AsyncOp::kLaunchKernel) {
+      DeferIfFailed(ApplyAsync(ops[i]));
+      ++i;
+      continue;
+    }
+    // A run of launches on one stream goes in together (Runtime::LaunchKernels).
+    const uint64_t stream = ops[i].stream();
+    std::vector<Runtime::ThreadKernel> kernels;
+    for (; i < ops.size() && ops[i].op_case() == acl::v1::AsyncOp::kLaunchKernel &&
+           ops[i].stream() == stream;
+         ++i) {
+      kernels.push_back(KernelOf(ops[i]));
+    }
+    for (absl::Status& status : runtime_.LaunchKernels(session_, stream, std::move(kernels))) {
+      DeferIfFailed(std::move(status));
+    }
   }
+}
+
+void SessionHandler::DeferIfFailed(absl::Status status) {
+  if (status.ok()) return;
+  SessionLog::For(session_)->Info("asynchronous operation failed with {}: {}", AclCodeOf(status),
+                                  std::string(status.message()));
+  absl::MutexLock lock(&mu_);
+  if (deferred_error_.ok()) deferred_error_ = std::move(status);
 }
 
 void SessionHandler::Handle(const ClientMessage& request) {

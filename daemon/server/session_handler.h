@@ -67,7 +67,11 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // the session has kMaxWaitingCalls waiting.
   Done Later(uint64_t call_id);
   void ApplyBatch(const acl::v1::AsyncBatch& batch);
+  // One asynchronous operation (ApplyBatch gives runs of built-in kernel
+  // launches on one stream to Runtime::LaunchKernels together).
   absl::Status ApplyAsync(const acl::v1::AsyncOp& op);
+  // Keeps a failed asynchronous operation's error for the next synchronization.
+  void DeferIfFailed(absl::Status status);
   // The core copy of a proto copy; `reply_data` receives the bytes of a
   // device-to-host copy that has no shared range.
   absl::StatusOr<CopyRequest> ToCopy(const acl::v1::CopyRequest& copy,
