@@ -217,6 +217,26 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
   });
 }
 
+aclError aclrtReduceAsync(void* dst, const void* src, uint64_t count, aclrtReduceKind kind,
+                          aclDataType type, aclrtStream stream, void* reserve) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtReduceAsync";
+    if (dst == nullptr) return NullArgument(kApi, "dst");
+    if (src == nullptr) return NullArgument(kApi, "src");
+    if (reserve != nullptr) return Invalid(absl::StrCat(kApi, ": reserve must be NULL"));
+    const int raw_kind = acl_client::RawEnum(kind);
+    if (raw_kind < ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM || raw_kind > ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL) {
+      return Invalid(absl::StrCat(kApi, ": ", raw_kind, " is not an aclrtReduceKind"));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, kApi));
+    const acld::ReduceRequest reduce{reinterpret_cast<uintptr_t>(dst),
+                                     reinterpret_cast<uintptr_t>(src), count, raw_kind,
+                                     acl_client::RawEnum(type)};
+    return acl_client::Enqueued(transport->ReduceAsync(stream_id, CurrentThreadId(), reduce));
+  });
+}
+
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
   return Api([&]() -> absl::Status {
     if (free == nullptr || total == nullptr) return NullArgument("aclrtGetMemInfo", "free/total");

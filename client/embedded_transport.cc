@@ -202,6 +202,11 @@ absl::StatusOr<uint64_t> EmbeddedTransport::MemsetAsync(uint64_t stream, uint64_
                                                         const acld::MemsetRequest& memset) {
   return runtime_->EnqueueMemset(session_, stream, thread, memset);
 }
+
+absl::StatusOr<uint64_t> EmbeddedTransport::ReduceAsync(uint64_t stream, uint64_t thread,
+                                                        const acld::ReduceRequest& reduce) {
+  return runtime_->EnqueueReduce(session_, stream, thread, reduce);
+}
 absl::StatusOr<uint64_t> EmbeddedTransport::RecordEvent(uint64_t event, uint64_t stream,
                                                         uint64_t thread) {
   return runtime_->RecordEvent(session_, event, stream, thread);

@@ -494,6 +494,17 @@ AsyncOp MemsetAsync(uint64_t stream, uint64_t thread, const acld::MemsetRequest&
   return op;
 }
 
+AsyncOp ReduceAsync(uint64_t stream, uint64_t thread, const acld::ReduceRequest& reduce) {
+  AsyncOp op = OpOn(stream, thread);
+  acl::v1::ReduceRequest& proto = *op.mutable_reduce();
+  proto.set_device_dst(reduce.device_dst);
+  proto.set_device_src(reduce.device_src);
+  proto.set_count(reduce.count);
+  proto.set_kind(reduce.kind);
+  proto.set_data_type(reduce.data_type);
+  return op;
+}
+
 AsyncOp RecordEvent(uint64_t stream, uint64_t thread, uint64_t event) {
   AsyncOp op = OpOn(stream, thread);
   op.mutable_record_event()->set_event(event);

@@ -138,6 +138,7 @@ AsyncOp LaunchKernel(uint64_t stream, uint64_t thread, const acld::KernelRequest
 AsyncOp LaunchFunction(uint64_t stream, uint64_t thread, const acld::FunctionLaunch& launch);
 AsyncOp CopyAsync(uint64_t stream, uint64_t thread, acl::v1::CopyRequest copy);
 AsyncOp MemsetAsync(uint64_t stream, uint64_t thread, const acld::MemsetRequest& memset);
+AsyncOp ReduceAsync(uint64_t stream, uint64_t thread, const acld::ReduceRequest& reduce);
 AsyncOp RecordEvent(uint64_t stream, uint64_t thread, uint64_t event);
 AsyncOp ResetEvent(uint64_t stream, uint64_t thread, uint64_t event);
 AsyncOp WaitEvent(uint64_t stream, uint64_t thread, uint64_t event);

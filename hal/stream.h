@@ -33,6 +33,18 @@ using CallbackPointListener = std::function<void(uint64_t sequence)>;
 // printed, before that item's completion.
 using OutputListener = std::function<void(uint64_t sequence, std::string text)>;
 
+// A reduction of device memory into device memory (aclrtReduceAsync): each
+// element of `dst` becomes dst[i] <op> src[i]. `kind` is an aclrtReduceKind,
+// `data_type` an aclDataType, `count` bytes (a whole number of elements);
+// both spans are `count` bytes of the stream's device.
+struct Reduction {
+  DeviceSpan dst;
+  DeviceSpan src;
+  uint64_t count = 0;
+  int32_t kind = 0;
+  int32_t data_type = 0;
+};
+
 struct StreamOptions {
   uint32_t priority = 0;  // 0 (highest) .. 7
   CompletionListener on_complete;
@@ -50,6 +62,10 @@ class Stream {
   // `function` belongs to an executable that the caller keeps alive until the
   // launch is reported or aborted.
   virtual absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) = 0;
+  // A backend refuses a kind or data type it does not reduce with
+  // ACL_ERROR_RT_FEATURE_NOT_SUPPORT (and a count that is not a whole number
+  // of elements with ACL_ERROR_INVALID_PARAM) before queuing anything.
+  virtual absl::StatusOr<uint64_t> Reduce(const Reduction& reduction) = 0;
   // Marks the event with this point of the stream (and the device's clock)
   // as its record numbered `record` (hal/event.h).
   virtual absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) = 0;

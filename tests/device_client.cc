@@ -10,6 +10,8 @@
 //   device_client notify               notifies: a wait before its record, one wait per
 //                                      record, timeouts, abort, handle checks
 //   device_client allocator            the custom allocator registry
+//   device_client reduce               aclrtReduceAsync: SUM/MAX/MIN over ints and floats in
+//                                      stream order, refusals, a failing type
 //   device_client victim               allocates, fills, prints its handles, waits
 //   device_client attacker ADDR STREAM tries to touch another process's memory
 //   device_client attacker ADDRESS STREAM [opaque_kernels]   tries the victim's memory and
@@ -329,6 +331,109 @@ int Abort() {
   CheckCode(aclrtFree(word), ACL_SUCCESS, "aclrtFree");
   std::printf("abort ok\n");
   return Teardown();
+}
+
+template <typename T>
+void Put(void* device, const std::vector<T>& values) {
+  CheckCode(aclrtMemcpy(device, values.size() * sizeof(T), values.data(), values.size() * sizeof(T),
+                        ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_SUCCESS, "aclrtMemcpy to the device");
+}
+
+template <typename T>
+std::vector<T> Get(const void* device, size_t count) {
+  std::vector<T> values(count);
+  CheckCode(aclrtMemcpy(values.data(), count * sizeof(T), device, count * sizeof(T),
+                        ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_SUCCESS, "aclrtMemcpy from the device");
+  return values;
+}
+
+// An asynchronous call refused `want`: at once, or (the daemon applies a
+// batch of them later) by the next synchronization of `stream`.
+void CheckRefused(aclError returned, aclrtStream stream, aclError want, const std::string& what) {
+  if (returned != ACL_SUCCESS) return CheckCode(returned, want, what);
+  CheckCode(aclrtSynchronizeStream(stream), want, what + ", reported by the synchronization");
+}
+
+int Reduce() {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  void* dst = nullptr;
+  void* src = nullptr;
+  CheckCode(aclrtMalloc(&dst, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc dst");
+  CheckCode(aclrtMalloc(&src, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc src");
+
+  // Floats: the sample's sum, then MAX and MIN queued behind it, in order.
+  Put<float>(dst, {1, 2, 3, 4});
+  Put<float>(src, {1, 2, 3, 4});
+  CheckCode(aclrtReduceAsync(dst, src, 16, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT, stream,
+                             nullptr),
+            ACL_SUCCESS, "SUM of floats");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  Check(Get<float>(dst, 4) == std::vector<float>({2, 4, 6, 8}), "2 4 6 8");
+  Put<float>(src, {3, 3, -1, 100});
+  CheckCode(aclrtReduceAsync(dst, src, 16, ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX, ACL_FLOAT, stream,
+                             nullptr),
+            ACL_SUCCESS, "MAX of floats");
+  CheckCode(aclrtReduceAsync(dst, src, 8, ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN, ACL_FLOAT, stream,
+                             nullptr),
+            ACL_SUCCESS, "MIN of the first two");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  Check(Get<float>(dst, 4) == std::vector<float>({3, 3, 6, 100}), "MAX then MIN, in order");
+
+  // Halves: 1.5 + 2.25 = 3.75 (0x3E00 + 0x4080 = 0x4380); int16 sums wrap around.
+  Put<uint16_t>(dst, {0x3E00, 0x7BFF});
+  Put<uint16_t>(src, {0x4080, 0x7BFF});
+  CheckCode(aclrtReduceAsync(dst, src, 4, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT16, stream,
+                             nullptr),
+            ACL_SUCCESS, "SUM of halves");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  Check(Get<uint16_t>(dst, 2) == std::vector<uint16_t>({0x4380, 0x7C00}),
+        "3.75, and 65504 + 65504 overflows to infinity");
+  Put<int16_t>(dst, {32767, -5});
+  Put<int16_t>(src, {1, 3});
+  CheckCode(aclrtReduceAsync(dst, src, 4, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT16, stream,
+                             nullptr),
+            ACL_SUCCESS, "SUM of int16");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  Check(Get<int16_t>(dst, 2) == std::vector<int16_t>({-32768, -2}), "int16 sums wrap around");
+
+  // Refused at once.
+  CheckCode(aclrtReduceAsync(nullptr, src, 4, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT, stream,
+                             nullptr),
+            ACL_ERROR_INVALID_PARAM, "NULL dst");
+  CheckCode(aclrtReduceAsync(dst, src, 4, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_FLOAT, stream, dst),
+            ACL_ERROR_INVALID_PARAM, "a reserve that is not NULL");
+  CheckCode(aclrtReduceAsync(dst, src, 4, static_cast<aclrtReduceKind>(3), ACL_FLOAT, stream,
+                             nullptr),
+            ACL_ERROR_INVALID_PARAM, "no such kind");
+  CheckRefused(aclrtReduceAsync(dst, src, 65, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT8, stream,
+                                nullptr),
+               stream, ACL_ERROR_INVALID_PARAM, "past the end of dst");
+  int on_stack = 0;
+  CheckRefused(aclrtReduceAsync(&on_stack, src, 4, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT32,
+                                stream, nullptr),
+               stream, ACL_ERROR_INVALID_PARAM, "host memory as dst");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "refusals left the stream alone");
+
+  // A type the device does not reduce fails its task, reported at the synchronization.
+  CheckCode(aclrtReduceAsync(dst, src, 8, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT64, stream,
+                             nullptr),
+            ACL_SUCCESS, "an int64 reduction is queued");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "and fails: the sim does not reduce int64");
+  CheckCode(aclrtReduceAsync(dst, src, 6, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT32, stream,
+                             nullptr),
+            ACL_SUCCESS, "6 bytes of int32 are queued");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_ERROR_INVALID_PARAM,
+            "and fail: not a whole number of elements");
+
+  CheckCode(aclrtFree(dst), ACL_SUCCESS, "aclrtFree");
+  CheckCode(aclrtFree(src), ACL_SUCCESS, "aclrtFree");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
 }
 
 int Notifies() {
@@ -777,6 +882,7 @@ int main(int argc, char** argv) {
   if (mode == "abort") return Abort();
   if (mode == "errors") return Errors();
   if (mode == "notify") return Notifies();
+  if (mode == "reduce") return Reduce();
   if (mode == "allocator") return Allocator();
   if (mode == "victim") return Victim();
   if (mode == "attacker" && argc > 3) {

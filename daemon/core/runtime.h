@@ -192,6 +192,10 @@ class Runtime {
                                                uint64_t count, Deliver deliver);
   absl::StatusOr<uint64_t> EnqueueMemset(SessionId session, StreamId stream, uint64_t thread,
                                          const MemsetRequest& memset);
+  // Both ranges are checked now and must be memory of the stream's device; a
+  // kind or type the backend does not reduce fails the task.
+  absl::StatusOr<uint64_t> EnqueueReduce(SessionId session, StreamId stream, uint64_t thread,
+                                         const ReduceRequest& reduce);
   absl::StatusOr<uint64_t> RecordEvent(SessionId session, EventId event, StreamId stream,
                                        uint64_t thread);
   absl::StatusOr<uint64_t> ResetEvent(SessionId session, EventId event, StreamId stream,

@@ -471,6 +471,32 @@ absl::StatusOr<uint64_t> Runtime::EnqueueMemset(SessionId id, StreamId stream_id
                            });
 }
 
+absl::StatusOr<uint64_t> Runtime::EnqueueReduce(SessionId id, StreamId stream_id, uint64_t thread,
+                                                const ReduceRequest& reduce) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  struct Operands {
+    ResolvedRange dst, src;
+  };
+  auto operands = std::make_shared<Operands>();
+  if (reduce.count != 0) {
+    ACL_ASSIGN_OR_RETURN(operands->dst, memory_.Resolve(id, reduce.device_dst, reduce.count));
+    ACL_ASSIGN_OR_RETURN(operands->src, memory_.Resolve(id, reduce.device_src, reduce.count));
+    if (operands->dst.device != stream->options().device ||
+        operands->src.device != stream->options().device) {
+      return AclStatus(ACL_ERROR_INVALID_PARAM,
+                       absl::StrCat("aclrtReduceAsync: dst and src must be memory of device ",
+                                    stream->options().device, ", the stream's"));
+    }
+  }
+  const ReduceRequest request = reduce;
+  return EnqueueDeviceWork(id, stream, thread, 0, "reduce",
+                           [operands, request](hal::Stream& device) -> absl::StatusOr<uint64_t> {
+                             return device.Reduce(hal::Reduction{
+                                 operands->dst.span, operands->src.span, request.count,
+                                 request.kind, request.data_type});
+                           });
+}
+
 absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, StreamId stream_id,
                                               uint64_t thread) {
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Event> event, FindEvent(id, event_id));

@@ -394,6 +394,7 @@ class ScriptedDeviceStream final : public hal::Stream {
   absl::StatusOr<uint64_t> Launch(const hal::Function&, hal::LaunchParams) override {
     return Next();
   }
+  absl::StatusOr<uint64_t> Reduce(const hal::Reduction&) override { return Next(); }
   absl::StatusOr<uint64_t> RecordEvent(hal::Event&, uint64_t) override { return Next(); }
   absl::StatusOr<uint64_t> WaitEvent(hal::Event&, uint64_t) override { return Next(); }
   absl::StatusOr<uint64_t> HostCallbackPoint() override { return Next(); }

@@ -205,6 +205,14 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
       ACL_ASSIGN_OR_RETURN(CopyRequest copy, ToCopy(op.copy(), nullptr));
       return runtime_.EnqueueCopy(session_, op.stream(), op.thread(), std::move(copy)).status();
     }
+    case acl::v1::AsyncOp::kReduce: {
+      const acl::v1::ReduceRequest& reduce = op.reduce();
+      return runtime_
+          .EnqueueReduce(session_, op.stream(), op.thread(),
+                         ReduceRequest{reduce.device_dst(), reduce.device_src(), reduce.count(),
+                                       reduce.kind(), reduce.data_type()})
+          .status();
+    }
     case acl::v1::AsyncOp::kMemset: {
       return runtime_.EnqueueMemset(session_, op.stream(), op.thread(), ToMemset(op.memset()))
           .status();

@@ -24,7 +24,7 @@ constexpr uint64_t kFirstArgsRingBytes = uint64_t{64} << 10;
 // are forgotten beyond this many.
 constexpr size_t kMaxPendingFailures = 64;
 
-enum class ItemKind : uint8_t { kCopy, kFill, kLaunch, kRecord, kWait, kCallbackPoint };
+enum class ItemKind : uint8_t { kCopy, kFill, kReduce, kLaunch, kRecord, kWait, kCallbackPoint };
 
 // What a stream's vendor callbacks tell it (ReportThread signals).
 enum Signal : uint8_t {
@@ -75,6 +75,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
 
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer);
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count);
+  absl::StatusOr<uint64_t> Reduce(const Reduction& reduction);
   absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params);
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record);
   absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record);
@@ -435,6 +436,22 @@ absl::StatusOr<uint64_t> AclStream::Core::Fill(const DeviceSpan& dst, uint8_t va
   });
 }
 
+absl::StatusOr<uint64_t> AclStream::Core::Reduce(const Reduction& reduction) {
+  if (api_.aclrtReduceAsync == nullptr) {
+    return BackendError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "the vendor runtime has no aclrtReduceAsync");
+  }
+  return Submit(ItemKind::kReduce, [&](Item& item) {
+    if (reduction.count == 0) return absl::OkStatus();
+    item.has_task = true;
+    return CheckVendor(
+        api_.aclrtReduceAsync(VendorPointer(reduction.dst), VendorPointer(reduction.src),
+                              reduction.count, static_cast<aclrtReduceKind>(reduction.kind),
+                              static_cast<aclDataType>(reduction.data_type), stream_, nullptr),
+        "aclrtReduceAsync");
+  });
+}
+
 absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
                                                  const LaunchParams& params) {
   if (dynamic_cast<const AclBuiltinFunction*>(&function) != nullptr) {
@@ -745,6 +762,10 @@ absl::StatusOr<uint64_t> AclStream::Copy(const Transfer& transfer) { return core
 
 absl::StatusOr<uint64_t> AclStream::Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) {
   return core_->Fill(dst, value, count);
+}
+
+absl::StatusOr<uint64_t> AclStream::Reduce(const Reduction& reduction) {
+  return core_->Reduce(reduction);
 }
 
 absl::StatusOr<uint64_t> AclStream::Launch(const Function& function, LaunchParams params) {

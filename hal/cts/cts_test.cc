@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "acl/acl_base.h"
+#include "acl/acl_rt.h"
 #include "gtest/gtest.h"
 #include "hal/cts/cts_backends.h"
 #include "hal/device.h"
@@ -165,6 +166,42 @@ TEST_P(HalConformanceTest, FillsOnAStreamAndSynchronously) {
   EXPECT_EQ(Read(buffer, 1024), want);
   stream.reset();
   device_->Free(buffer);
+}
+
+template <typename T>
+std::vector<uint8_t> BytesOf(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+TEST_P(HalConformanceTest, ReductionsCombineElementsInStreamOrder) {
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  DeviceBuffer dst = Allocate(16), src = Allocate(16);
+  Write(dst, BytesOf<int32_t>({1, -2, INT32_MAX, 40}));
+  Write(src, BytesOf<int32_t>({10, 20, 1, -40}));
+  ASSERT_TRUE(stream->Reduce({DeviceSpan{dst, 0}, DeviceSpan{src, 0}, 16,
+                              ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT32})
+                  .ok());
+  ASSERT_TRUE(stream->Reduce({DeviceSpan{dst, 0}, DeviceSpan{src, 0}, 8,
+                              ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX, ACL_INT32})
+                  .ok());
+  ASSERT_TRUE(reports.WaitForCompleted(2));
+  for (const auto& [sequence, status] : reports.completed()) EXPECT_TRUE(status.ok()) << status;
+  // SUM, then MAX over the first two elements only.
+  EXPECT_EQ(Read(dst, 16), BytesOf<int32_t>({11, 20, INT32_MIN, 0}));
+
+  Write(dst, BytesOf<float>({1.5f, -3.0f}));
+  Write(src, BytesOf<float>({2.0f, -4.0f}));
+  ASSERT_TRUE(stream->Reduce({DeviceSpan{dst, 0}, DeviceSpan{src, 0}, 8,
+                              ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN, ACL_FLOAT})
+                  .ok());
+  ASSERT_TRUE(reports.WaitForCompleted(3));
+  EXPECT_EQ(Read(dst, 8), BytesOf<float>({1.5f, -4.0f}));
+  stream.reset();
+  device_->Free(dst);
+  device_->Free(src);
 }
 
 TEST_P(HalConformanceTest, ManyItemsKeepTheirOrder) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "hal/sim/sim_floats.h"
 #include "hal/sim/sim_printf.h"
 
 namespace hal::sim {
@@ -160,55 +161,6 @@ class WriteI32 : public SimKernel {
     return absl::OkStatus();
   }
 };
-
-// IEEE 754 binary16 ("half") helpers for add_f16_2048.
-
-// The exact value of a half.
-double HalfToDouble(uint16_t h) {
-  const bool negative = (h & 0x8000) != 0;
-  const int exponent = (h >> 10) & 0x1F;
-  const int mantissa = h & 0x3FF;
-  double value;
-  if (exponent == 0) {
-    value = std::ldexp(mantissa, -24);  // zero or subnormal
-  } else if (exponent == 0x1F) {
-    value = mantissa == 0 ? std::numeric_limits<double>::infinity()
-                          : std::numeric_limits<double>::quiet_NaN();
-  } else {
-    value = std::ldexp(mantissa + 1024, exponent - 25);
-  }
-  return negative ? -value : value;
-}
-
-// Rounds a non-negative double (below 2^32) to the nearest integer, ties to
-// even, independent of the floating-point environment's rounding mode.
-uint32_t RoundHalfEven(double x) {
-  const double floor = std::floor(x);
-  const double fraction = x - floor;
-  uint32_t result = static_cast<uint32_t>(floor);
-  if (fraction > 0.5 || (fraction == 0.5 && (result & 1) != 0)) ++result;
-  return result;
-}
-
-// The half nearest to `value` (ties to even; overflow to infinity), as the
-// hardware's half add rounds its exact sum.
-uint16_t DoubleToHalf(double value) {
-  if (std::isnan(value)) return 0x7E00;
-  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
-  const double magnitude = std::fabs(value);
-  if (magnitude >= 65520.0) return sign | 0x7C00;  // 65520 is the tie above 65504
-  if (magnitude < std::ldexp(1.0, -14)) {
-    // Subnormal range: units of 2^-24. A result of 1024 is the smallest
-    // normal, which the encoding below gets right by itself.
-    return sign | static_cast<uint16_t>(RoundHalfEven(std::ldexp(magnitude, 24)));
-  }
-  int exponent = 0;
-  std::frexp(magnitude, &exponent);  // magnitude = m * 2^exponent, m in [0.5, 1)
-  const int unbiased = exponent - 1;  // magnitude = 1.f * 2^unbiased, -14..15
-  const uint32_t significand = RoundHalfEven(std::ldexp(magnitude, 10 - unbiased));  // 1024..2048
-  // A significand of 2048 carries into the exponent field, as it should.
-  return sign | static_cast<uint16_t>(((unbiased + 15) << 10) + (significand - 1024));
-}
 
 uint16_t AddHalves(uint16_t a, uint16_t b) {
   // Two halves sum exactly in a double (at most 41 significant bits), so one

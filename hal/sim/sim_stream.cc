@@ -12,9 +12,11 @@
 #include "acl/acl_base.h"
 #include "hal/sim/sim_device.h"
 #include "hal/sim/sim_memory.h"
+#include "hal/sim/sim_reduce.h"
 #include "hal/ring_queue.h"
 #include "hal/sim/sim_status.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 
 namespace hal::sim {
 namespace {
@@ -45,13 +47,14 @@ absl::Status NotOfThisDevice(const char* what) {
 }  // namespace
 
 struct SimStream::Item {
-  enum class Kind { kCopy, kFill, kLaunch, kRecord, kWait, kCallback };
+  enum class Kind { kCopy, kFill, kLaunch, kRecord, kWait, kCallback, kReduce };
   Kind kind = Kind::kCopy;
   uint64_t sequence = 0;
   Transfer transfer;  // kCopy
   std::optional<DeviceSpan> fill_dst;  // kFill
   uint8_t fill_value = 0;
   uint64_t fill_count = 0;
+  Reduction reduction;  // kReduce
   const SimFunction* function = nullptr;  // kLaunch
   LaunchParams launch;
   std::vector<uint64_t> fields;
@@ -187,6 +190,11 @@ absl::Status SimStream::State::Execute(Item& item) {
       if (!printed.empty() && options.on_output) options.on_output(item.sequence, std::move(printed));
       return status;
     }
+    case Item::Kind::kReduce: {
+      const Reduction& r = item.reduction;
+      if (r.count != 0) ReduceBytes(SimBytes(r.dst), SimBytes(r.src), r.count, r.kind, r.data_type);
+      return absl::OkStatus();
+    }
     case Item::Kind::kRecord:
       item.event->CompleteRecord(item.record, device.NowNanos());
       return absl::OkStatus();
@@ -260,6 +268,14 @@ absl::StatusOr<uint64_t> SimStream::Fill(const DeviceSpan& dst, uint8_t value, u
   item.fill_dst = dst;
   item.fill_value = value;
   item.fill_count = count;
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::Reduce(const Reduction& reduction) {
+  ACL_RETURN_IF_ERROR(CheckReduction(reduction.kind, reduction.data_type, reduction.count));
+  Item item;
+  item.kind = Item::Kind::kReduce;
+  item.reduction = reduction;
   return state_->Submit(std::move(item));
 }
 

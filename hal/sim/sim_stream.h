@@ -26,6 +26,7 @@ class SimStream : public Stream {
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer) override;
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
   absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;
+  absl::StatusOr<uint64_t> Reduce(const Reduction& reduction) override;
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) override;
   absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;

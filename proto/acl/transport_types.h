@@ -40,6 +40,15 @@ struct MemsetRequest {
   uint64_t count = 0;
 };
 
+// aclrtReduceAsync: `count` bytes of device_dst become dst <kind> src.
+struct ReduceRequest {
+  uint64_t device_dst = 0;
+  uint64_t device_src = 0;
+  uint64_t count = 0;
+  int32_t kind = 0;       // aclrtReduceKind
+  int32_t data_type = 0;  // aclDataType
+};
+
 struct KernelRequest {
   std::string name;
   uint32_t block_dim = 0;

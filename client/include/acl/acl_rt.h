@@ -169,6 +169,19 @@ ACL_FUNC_VISIBILITY aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t* 
  * sim supports neither feature). */
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCapability(int32_t deviceId, aclrtDevFeatureType devFeatureType,
                                                       int32_t* value);
+typedef enum {
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM = 10,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX = 11,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN = 12,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL = 13,
+} aclrtReduceKind;
+
+/* dst[i] = dst[i] <kind> src[i] over count bytes, in stream order; dst and src are device memory
+ * of the stream's device; reserve must be NULL. The sim reduces SUM, MAX and MIN over int8, int16,
+ * int32, uint32, fp16, fp32 and bf16 (docs/api-compat.md). */
+ACL_FUNC_VISIBILITY aclError aclrtReduceAsync(void* dst, const void* src, uint64_t count, aclrtReduceKind kind,
+                                              aclDataType type, aclrtStream stream, void* reserve);
+
 /* What aclrtGetDeviceInfo answers: the device states some of these (the sim: core counts and total
  * memory); the others give ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
 typedef enum {

@@ -46,6 +46,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -128,13 +129,28 @@ struct Binary {
 
 struct Stream;
 
+// aclrtReduceKind's SUM, MAX and MIN (acl_rt.h, which this file does not include).
+constexpr int kReduceSum = 10, kReduceMax = 11, kReduceMin = 12;
+
 struct Task {
-  enum Kind { kCopy, kMemset, kKernel, kRecord, kWait, kCallback, kNotifyRecord, kNotifyWait } kind;
+  enum Kind {
+    kCopy,
+    kMemset,
+    kReduce,
+    kKernel,
+    kRecord,
+    kWait,
+    kCallback,
+    kNotifyRecord,
+    kNotifyWait
+  } kind;
   uint32_t task_id = 0;
   void* dst = nullptr;
   const void* src = nullptr;
   size_t count = 0;
   int value = 0;
+  int reduce_kind = kReduceSum;
+  int data_type = ACL_INT32;  // kReduce: ACL_INT32 or ACL_FLOAT
   Kernel* kernel = nullptr;
   const void* args = nullptr;
   size_t args_size = 0;
@@ -145,6 +161,23 @@ struct Task {
   void* user_data = nullptr;
   bool block = false;
 };
+
+// A reduction of 4-byte elements (the fake reduces int32 and float only).
+template <typename T>
+void Reduce(const Task& task) {
+  for (size_t offset = 0; offset + sizeof(T) <= task.count; offset += sizeof(T)) {
+    T a, b;
+    std::memcpy(&a, static_cast<uint8_t*>(task.dst) + offset, sizeof(T));
+    std::memcpy(&b, static_cast<const uint8_t*>(task.src) + offset, sizeof(T));
+    T result = a + b;
+    if (task.reduce_kind == kReduceMax) result = a > b ? a : b;
+    if (task.reduce_kind == kReduceMin) result = a < b ? a : b;
+    if (task.reduce_kind == kReduceSum && !std::is_floating_point<T>::value) {
+      result = static_cast<T>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+    }
+    std::memcpy(static_cast<uint8_t*>(task.dst) + offset, &result, sizeof(T));
+  }
+}
 
 struct Stream {
   int32_t device;
@@ -329,6 +362,13 @@ bool RunStream(Stream* stream) {
         break;
       case Task::kMemset:
         std::memset(task.dst, task.value, task.count);
+        break;
+      case Task::kReduce:
+        if (task.data_type == ACL_FLOAT) {
+          Reduce<float>(task);
+        } else {
+          Reduce<int32_t>(task);
+        }
         break;
       case Task::kKernel: {
         const int32_t code = RunKernel(task);
@@ -973,6 +1013,30 @@ aclError aclrtQueryEventStatus(aclrtEvent handle, int* /* aclrtEventRecordedStat
 }
 
 #ifndef FAKE_VENDOR_LEGACY
+aclError aclrtReduceAsync(void* dst, const void* src, uint64_t count, int kind, int type,
+                          aclrtStream handle, void* reserve) {
+  return Logged("aclrtReduceAsync", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    auto* stream = static_cast<Stream*>(handle);
+    aclError code = CheckStream(stream);
+    if (code != ACL_SUCCESS) return code;
+    if (reserve != nullptr || (type != ACL_INT32 && type != ACL_FLOAT) || count % 4 != 0 ||
+        kind < kReduceSum || kind > kReduceMin ||
+        DeviceRange(dst, count) == state.allocations.end() ||
+        DeviceRange(src, count) == state.allocations.end()) {
+      return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    Task task{Task::kReduce};
+    task.dst = dst;
+    task.src = src;
+    task.count = count;
+    task.reduce_kind = kind;
+    task.data_type = type;
+    Enqueue(stream, task);
+    return ACL_SUCCESS;
+  });
+}
+
 aclError aclrtEventGetTimestamp(aclrtEvent handle, uint64_t* timestamp) {
   return Logged("aclrtEventGetTimestamp", [&] {
     std::lock_guard<std::mutex> lock(state_mu);
