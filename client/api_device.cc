@@ -1,4 +1,5 @@
 // C entry points for devices and contexts (SPEC section 5).
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -230,6 +231,73 @@ aclError aclrtCtxGetCurrentDefaultStream(aclrtStream* stream) {
     ACL_RETURN_IF_ERROR(Connected().status());
     ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
     *stream = ToHandle(context.default_stream);
+    return absl::OkStatus();
+  });
+}
+
+// --- peer access: which other devices' memory copies on a device may reach ---
+
+aclError aclrtDeviceCanAccessPeer(int32_t* canAccessPeer, int32_t deviceId, int32_t peerDeviceId) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtDeviceCanAccessPeer";
+    if (canAccessPeer == nullptr) return NullArgument(kApi, "canAccessPeer");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_RETURN_IF_ERROR(acl_client::CheckDeviceExists(*transport, deviceId, kApi));
+    ACL_RETURN_IF_ERROR(acl_client::CheckDeviceExists(*transport, peerDeviceId, kApi));
+    if (deviceId == peerDeviceId) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat(kApi, ": deviceId and peerDeviceId are both ", deviceId));
+    }
+    const std::vector<int32_t> peers = transport->Features(deviceId).peers;
+    *canAccessPeer = std::find(peers.begin(), peers.end(), peerDeviceId) != peers.end() ? 1 : 0;
+    return absl::OkStatus();
+  });
+}
+
+namespace {
+
+// The current device, and `peer` checked as another existing device.
+absl::StatusOr<int32_t> CurrentDeviceBesides(int32_t peer, const char* api) {
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_RETURN_IF_ERROR(acl_client::CheckDeviceExists(*transport, peer, api));
+  ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
+  if (context.device == peer) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": peerDeviceId ", peer, " is the current device"));
+  }
+  return context.device;
+}
+
+}  // namespace
+
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtDeviceEnablePeerAccess";
+    if (flags != 0) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(kApi, ": flags must be 0"));
+    }
+    ACL_ASSIGN_OR_RETURN(int32_t device, CurrentDeviceBesides(peerDeviceId, kApi));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    const std::vector<int32_t> peers = transport->Features(device).peers;
+    if (std::find(peers.begin(), peers.end(), peerDeviceId) == peers.end()) {
+      return acld::AclStatus(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                             absl::StrCat(kApi, ": device ", device, " cannot reach device ",
+                                          peerDeviceId, " (aclrtDeviceCanAccessPeer)"));
+    }
+    ClientRuntime::Get().handles().EnablePeer(device, peerDeviceId);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtDeviceDisablePeerAccess";
+    ACL_ASSIGN_OR_RETURN(int32_t device, CurrentDeviceBesides(peerDeviceId, kApi));
+    if (!ClientRuntime::Get().handles().DisablePeer(device, peerDeviceId)) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat(kApi, ": peer access from device ", device,
+                                          " to device ", peerDeviceId, " is not enabled"));
+    }
     return absl::OkStatus();
   });
 }

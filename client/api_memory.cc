@@ -98,6 +98,25 @@ absl::StatusOr<std::optional<HostCopy>> PlanCopy(void* dst, size_t dest_max, con
   return std::optional<HostCopy>(copy);
 }
 
+// A copy between two devices' memory runs on `device` (the current one, or
+// its stream's) and needs peer access from it to the other device
+// (aclrtDeviceEnablePeerAccess); to both, when neither is `device`.
+absl::Status CheckPeerAccess(const HostCopy& copy, int32_t device, const char* api) {
+  if (copy.direction != Direction::kDeviceToDevice) return absl::OkStatus();
+  const acl_client::HandleTable& handles = ClientRuntime::Get().handles();
+  const std::optional<int32_t> dst = handles.AllocationDevice(copy.device_dst);
+  const std::optional<int32_t> src = handles.AllocationDevice(copy.device_src);
+  // Memory not of this process's allocations is for acld to refuse.
+  if (!dst.has_value() || !src.has_value() || *dst == *src) return absl::OkStatus();
+  for (int32_t other : {*dst, *src}) {
+    if (other == device || handles.PeerEnabled(device, other)) continue;
+    return Invalid(absl::StrCat(api, ": a copy between devices ", *src, " and ", *dst,
+                                " on device ", device, " needs peer access from device ", device,
+                                " to device ", other, " (aclrtDeviceEnablePeerAccess)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<acld::MemsetRequest> PlanMemset(void* dev_ptr, size_t max_count, int32_t value,
                                                size_t count, const char* api) {
   if (dev_ptr == nullptr) return NullArgument(api, "devPtr");
@@ -175,6 +194,10 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
       return absl::OkStatus();
     }
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    if (copy->direction == Direction::kDeviceToDevice) {
+      ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
+      ACL_RETURN_IF_ERROR(CheckPeerAccess(*copy, context.device, "aclrtMemcpy"));
+    }
     return transport->Copy(*copy);
   });
 }
@@ -193,12 +216,24 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
       std::memmove(dst, src, count);
       return absl::OkStatus();
     }
+    const std::optional<int32_t> stream_device = ClientRuntime::Get().handles().StreamDevice(stream_id);
+    if (stream_device.has_value()) {
+      ACL_RETURN_IF_ERROR(CheckPeerAccess(*copy, *stream_device, "aclrtMemcpyAsync"));
+    }
     return acl_client::Enqueued(transport->CopyAsync(stream_id, CurrentThreadId(), *copy));
   });
 }
 
 aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
   return Api([&]() -> absl::Status {
+    // Host memory from aclrtMallocHost is set here, as CANN allows.
+    if (devPtr != nullptr && count <= maxCount && !OnDevice(devPtr)) {
+      absl::StatusOr<Transport*> transport = Connected();
+      if (transport.ok() && (*transport)->IsHostMemory(devPtr, count)) {
+        std::memset(devPtr, value, count);
+        return absl::OkStatus();
+      }
+    }
     ACL_ASSIGN_OR_RETURN(acld::MemsetRequest memset,
                          PlanMemset(devPtr, maxCount, value, count, "aclrtMemset"));
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());

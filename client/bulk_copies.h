@@ -40,6 +40,9 @@ class BulkCopies {
   absl::StatusOr<uint64_t> LoadBinary(int32_t device_id, absl::string_view binary);
   absl::StatusOr<void*> MallocHost(uint64_t size);
   absl::Status FreeHost(void* pointer);
+  bool IsHostMemory(const void* pointer, uint64_t count) const {
+    return host_blocks_.Find(pointer, count).has_value();
+  }
 
  private:
   struct Segment {

@@ -31,7 +31,8 @@ class EmbeddedTransport : public Transport {
   acld::DeviceFeatures Features(int32_t device_id) override {
     if (device_id < 0 || device_id >= runtime_->DeviceCount()) return {};
     const hal::DeviceFeatures features = runtime_->Features(device_id);
-    return {features.cann_attributes, features.capabilities, features.device_info};
+    return {features.cann_attributes, features.capabilities, features.device_info,
+            features.peers};
   }
   const std::vector<std::pair<std::string, size_t>>& Kernels() override { return kernels_; }
   const std::vector<acld::AddressRange>& DeviceAddresses() override { return device_addresses_; }
@@ -100,6 +101,9 @@ class EmbeddedTransport : public Transport {
   absl::StatusOr<acld::Utilization> GetUtilization(int32_t device_id) override;
   absl::StatusOr<void*> MallocHost(uint64_t size) override;
   absl::Status FreeHost(void* pointer) override;
+  bool IsHostMemory(const void* pointer, uint64_t count) const override {
+    return host_blocks_.Find(pointer, count).has_value();
+  }
 
  private:
   // The core copy of `copy`; with `stage_pageable`, pageable host-to-device

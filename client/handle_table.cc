@@ -131,14 +131,37 @@ void HandleTable::RemoveAllocation(uint64_t address) {
 }
 
 bool HandleTable::InAllocation(uint64_t address) const {
+  return AllocationDevice(address).has_value();
+}
+
+std::optional<int32_t> HandleTable::AllocationDevice(uint64_t address) const {
   absl::MutexLock lock(&mu_);
   auto it = allocations_.upper_bound(address);
-  if (it == allocations_.begin()) return false;
+  if (it == allocations_.begin()) return std::nullopt;
   --it;
-  return address - it->first < it->second.size;
+  if (address - it->first >= it->second.size) return std::nullopt;
+  return it->second.device;
+}
+
+void HandleTable::EnablePeer(int32_t device, int32_t peer) {
+  absl::MutexLock lock(&mu_);
+  peers_.insert({device, peer});
+}
+
+bool HandleTable::DisablePeer(int32_t device, int32_t peer) {
+  absl::MutexLock lock(&mu_);
+  return peers_.erase({device, peer}) == 1;
+}
+
+bool HandleTable::PeerEnabled(int32_t device, int32_t peer) const {
+  absl::MutexLock lock(&mu_);
+  return peers_.count({device, peer}) == 1;
 }
 
 void HandleTable::ForgetDeviceLocked(int32_t device) {
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    it = it->first == device ? peers_.erase(it) : std::next(it);
+  }
   for (auto it = allocations_.begin(); it != allocations_.end();) {
     it = it->second.device == device ? allocations_.erase(it) : std::next(it);
   }
@@ -164,6 +187,7 @@ void HandleTable::Clear() {
   notifies_.clear();
   device_refs_.clear();
   allocations_.clear();
+  peers_.clear();
 }
 
 }  // namespace acl_client

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -65,6 +67,14 @@ class HandleTable {
   void AddAllocation(uint64_t address, uint64_t size, int32_t device);
   void RemoveAllocation(uint64_t address);
   bool InAllocation(uint64_t address) const;
+  // The device of the allocation holding `address`, if this process has one.
+  std::optional<int32_t> AllocationDevice(uint64_t address) const;
+
+  // Peer access this process enabled (aclrtDeviceEnablePeerAccess): from
+  // `device` to `peer`'s memory. It goes with the device's last reference.
+  void EnablePeer(int32_t device, int32_t peer);
+  bool DisablePeer(int32_t device, int32_t peer);  // false: it was not enabled
+  bool PeerEnabled(int32_t device, int32_t peer) const;
 
   // Device references as the daemon counts them (aclrtSetDevice and contexts
   // add one, aclrtResetDevice and aclrtDestroyContext drop one). When a
@@ -92,6 +102,7 @@ class HandleTable {
     int32_t device;
   };
   std::map<uint64_t, Allocation> allocations_ ABSL_GUARDED_BY(mu_);  // by start address
+  std::set<std::pair<int32_t, int32_t>> peers_ ABSL_GUARDED_BY(mu_);  // (device, peer)
 };
 
 }  // namespace acl_client

@@ -110,6 +110,9 @@ class RemoteTransport : public Transport {
   absl::StatusOr<acld::Utilization> GetUtilization(int32_t device_id) override;
   absl::StatusOr<void*> MallocHost(uint64_t size) override;
   absl::Status FreeHost(void* pointer) override;
+  bool IsHostMemory(const void* pointer, uint64_t count) const override {
+    return bulk_.IsHostMemory(pointer, count);
+  }
 
  private:
   RemoteTransport(std::unique_ptr<SessionChannel> channel, const std::string& socket_path);

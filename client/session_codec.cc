@@ -98,7 +98,8 @@ absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply) 
     info.device_features.push_back(acld::DeviceFeatures{
         {features.cann_attributes().begin(), features.cann_attributes().end()},
         {features.capabilities().begin(), features.capabilities().end()},
-        {features.device_info().begin(), features.device_info().end()}});
+        {features.device_info().begin(), features.device_info().end()},
+        {features.peers().begin(), features.peers().end()}});
   }
   return info;
 }

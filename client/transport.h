@@ -131,6 +131,8 @@ class Transport {
   // cost one memcpy in the daemon and may run asynchronously.
   virtual absl::StatusOr<void*> MallocHost(uint64_t size) = 0;
   virtual absl::Status FreeHost(void* pointer) = 0;
+  // Whether [pointer, pointer + count) lies in one aclrtMallocHost block.
+  virtual bool IsHostMemory(const void* pointer, uint64_t count) const = 0;
 };
 
 }  // namespace acl_client

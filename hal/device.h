@@ -55,6 +55,8 @@ struct DeviceFeatures {
   // aclrtGetDeviceInfo's answers: aclrtDevAttr value -> what the device
   // states (its core counts are the default core limits, aclrtGetDeviceResLimit).
   std::map<int32_t, int64_t> device_info;
+  // The devices whose memory this one reaches (aclrtDeviceCanAccessPeer).
+  std::vector<int32_t> peers;
 };
 
 // `used` as a percent (0..100) of `capacity` (0 when there is no capacity).
@@ -70,8 +72,11 @@ class Device {
   virtual ~Device() = default;
 
   virtual const DeviceInfo& info() const = 0;
-  // What the device supports (none unless the backend says).
+  // What the device supports (none unless the backend says); the runtime
+  // fills in `peers` from CanAccessPeer.
   virtual DeviceFeatures features() const { return {}; }
+  // Whether this device reaches `peer`'s memory (copies between the two).
+  virtual bool CanAccessPeer(const Device& peer) const = 0;
 
   // Makes the device usable. Called when the runtime first needs it.
   virtual absl::Status BringUp() = 0;

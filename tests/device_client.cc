@@ -10,6 +10,8 @@
 //   device_client notify               notifies: a wait before its record, one wait per
 //                                      record, timeouts, abort, handle checks
 //   device_client allocator            the custom allocator registry
+//   device_client peers                peer access: queries, enabling per direction, copies
+//                                      between two devices' memory, aclrtMemset of host memory
 //   device_client reduce               aclrtReduceAsync: SUM/MAX/MIN over ints and floats in
 //                                      stream order, refusals, a failing type
 //   device_client victim               allocates, fills, prints its handles, waits
@@ -30,6 +32,7 @@
 // Exits 0 when every check of the scenario held; prints "FAIL: ..." otherwise.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -433,6 +436,68 @@ int Reduce() {
   CheckCode(aclrtFree(dst), ACL_SUCCESS, "aclrtFree");
   CheckCode(aclrtFree(src), ACL_SUCCESS, "aclrtFree");
   CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+int Peers() {
+  scenario::Setup();
+  int32_t can = -1;
+  CheckCode(aclrtDeviceCanAccessPeer(&can, 0, 1), ACL_SUCCESS, "aclrtDeviceCanAccessPeer(0, 1)");
+  Check(can == 1, "sim device 0 reaches device 1");
+  CheckCode(aclrtDeviceCanAccessPeer(&can, 0, 0), ACL_ERROR_INVALID_PARAM, "a device and itself");
+  CheckCode(aclrtDeviceCanAccessPeer(&can, 0, 9), ACL_ERROR_RT_INVALID_DEVICEID, "no device 9");
+  CheckCode(aclrtDeviceCanAccessPeer(nullptr, 0, 1), ACL_ERROR_INVALID_PARAM, "NULL");
+
+  void* on0 = nullptr;
+  CheckCode(aclrtMalloc(&on0, 64, ACL_MEM_MALLOC_HUGE_FIRST_P2P), ACL_SUCCESS, "P2P memory on 0");
+  CheckCode(aclrtMemset(on0, 64, 0x5a, 64), ACL_SUCCESS, "aclrtMemset on 0");
+  CheckCode(aclrtSetDevice(1), ACL_SUCCESS, "aclrtSetDevice(1)");
+  void* on1 = nullptr;
+  CheckCode(aclrtMalloc(&on1, 64, ACL_MEM_MALLOC_HUGE_FIRST_P2P), ACL_SUCCESS, "P2P memory on 1");
+  CheckCode(aclrtMemset(on1, 64, 0, 64), ACL_SUCCESS, "aclrtMemset on 1");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "a stream on device 1");
+
+  // Without peer access from device 1 to device 0, copies on device 1 are refused.
+  CheckCode(aclrtMemcpy(on1, 64, on0, 64, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+            "a copy from device 0 on device 1 without peer access");
+  CheckCode(aclrtMemcpyAsync(on1, 64, on0, 64, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
+            ACL_ERROR_INVALID_PARAM, "the same, asynchronous");
+  CheckCode(aclrtDeviceDisablePeerAccess(0), ACL_ERROR_INVALID_PARAM, "disabling what is off");
+  CheckCode(aclrtDeviceEnablePeerAccess(0, 1), ACL_ERROR_INVALID_PARAM, "flags must be 0");
+  CheckCode(aclrtDeviceEnablePeerAccess(1, 0), ACL_ERROR_INVALID_PARAM, "the current device");
+  CheckCode(aclrtDeviceEnablePeerAccess(0, 0), ACL_SUCCESS, "enabling 1 -> 0");
+
+  CheckCode(aclrtMemcpy(on1, 32, on0, 32, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS,
+            "a copy from device 0 on device 1");
+  CheckCode(aclrtMemcpyAsync(static_cast<char*>(on1) + 32, 32, static_cast<char*>(on0) + 32, 32,
+                             ACL_MEMCPY_DEFAULT, stream),
+            ACL_SUCCESS, "the rest, asynchronous, kind inferred");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  void* host = nullptr;
+  CheckCode(aclrtMallocHost(&host, 64), ACL_SUCCESS, "aclrtMallocHost");
+  CheckCode(aclrtMemset(host, 64, 0, 64), ACL_SUCCESS, "aclrtMemset of aclrtMallocHost memory");
+  CheckCode(aclrtMemcpy(host, 64, on1, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS, "read back");
+  const auto* bytes = static_cast<const unsigned char*>(host);
+  Check(std::all_of(bytes, bytes + 64, [](unsigned char b) { return b == 0x5a; }),
+        "device 0's bytes reached device 1");
+  char stack[8];
+  CheckCode(aclrtMemset(stack, 8, 0, 8), ACL_ERROR_INVALID_PARAM,
+            "aclrtMemset of host memory not from aclrtMallocHost");
+
+  // The direction enabled is the only one: on device 0, the copy needs 0 -> 1.
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "back to device 0");
+  CheckCode(aclrtMemcpy(on0, 64, on1, 64, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+            "a copy on device 0 without 0 -> 1");
+  CheckCode(aclrtSetDevice(1), ACL_SUCCESS, "device 1 again");
+  CheckCode(aclrtDeviceDisablePeerAccess(0), ACL_SUCCESS, "disabling 1 -> 0");
+  CheckCode(aclrtMemcpy(on1, 64, on0, 64, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+            "refused again once disabled");
+
+  CheckCode(aclrtFreeHost(host), ACL_SUCCESS, "aclrtFreeHost");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  CheckCode(aclrtFree(on1), ACL_SUCCESS, "aclrtFree on 1");
+  CheckCode(aclrtFree(on0), ACL_SUCCESS, "aclrtFree on 0");
   return scenario::Teardown();
 }
 
@@ -883,6 +948,7 @@ int main(int argc, char** argv) {
   if (mode == "errors") return Errors();
   if (mode == "notify") return Notifies();
   if (mode == "reduce") return Reduce();
+  if (mode == "peers") return Peers();
   if (mode == "allocator") return Allocator();
   if (mode == "victim") return Victim();
   if (mode == "attacker" && argc > 3) {

@@ -182,7 +182,14 @@ std::string Runtime::BackendName() const { return backend_->name(); }
 std::string Runtime::SocName() const { return backend_->device(0).info().name; }
 
 hal::DeviceFeatures Runtime::Features(int32_t device_id) const {
-  return backend_->device(device_id).features();
+  const hal::Device& device = backend_->device(device_id);
+  hal::DeviceFeatures features = device.features();
+  for (int32_t peer = 0; peer < backend_->device_count(); ++peer) {
+    if (peer != device_id && device.CanAccessPeer(backend_->device(peer))) {
+      features.peers.push_back(peer);
+    }
+  }
+  return features;
 }
 
 std::vector<std::pair<std::string, size_t>> Runtime::Kernels() const {

@@ -135,6 +135,7 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     for (int32_t attribute : features.cann_attributes) out.add_cann_attributes(attribute);
     for (int32_t capability : features.capabilities) out.add_capabilities(capability);
     out.mutable_device_info()->insert(features.device_info.begin(), features.device_info.end());
+    for (int32_t peer : features.peers) out.add_peers(peer);
   }
   for (const hal::AddressRange& range : runtime_.DeviceAddressRanges()) {
     acl::v1::AddressRange& window = *opened.add_device_addresses();

@@ -53,6 +53,7 @@ absl::Status AclDevice::BringUp() {
   absl::StatusOr<std::shared_ptr<ReportThread>> reports = ReportThread::Start(*context);
   if (!reports.ok()) return reports.status();
   clock_ = DeviceClock::Calibrate(**context);
+  EnableVendorPeerAccess(**context);
   context_ = *std::move(context);
   reports_ = *std::move(reports);
   return absl::OkStatus();
@@ -99,6 +100,28 @@ DeviceUtilization AclDevice::Utilization() const {
   utilization.compute_percent = percent(std::max(info.cube_utilization, info.vector_utilization));
   utilization.memory_percent = percent(info.memory_utilization);
   return utilization;
+}
+
+bool AclDevice::CanAccessPeer(const Device& peer) const {
+  const int32_t peer_id = peer.info().id;
+  if (api_->aclrtDeviceCanAccessPeer == nullptr || peer_id == id_) return false;
+  int32_t can = 0;
+  return api_->aclrtDeviceCanAccessPeer(&can, id_, peer_id) == ACL_SUCCESS && can == 1;
+}
+
+void AclDevice::EnableVendorPeerAccess(DeviceContext& context) {
+  uint32_t count = 0;
+  if (api_->aclrtDeviceCanAccessPeer == nullptr || api_->aclrtDeviceEnablePeerAccess == nullptr ||
+      api_->aclrtGetDeviceCount(&count) != ACL_SUCCESS || !context.MakeCurrent().ok()) {
+    return;
+  }
+  for (int32_t peer = 0; peer < static_cast<int32_t>(std::min<uint32_t>(count, 64)); ++peer) {
+    int32_t can = 0;
+    if (peer != id_ && api_->aclrtDeviceCanAccessPeer(&can, id_, peer) == ACL_SUCCESS &&
+        can == 1) {
+      api_->aclrtDeviceEnablePeerAccess(peer, 0);
+    }
+  }
 }
 
 DeviceFeatures AclDevice::features() const {

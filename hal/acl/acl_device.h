@@ -66,6 +66,8 @@ class AclDevice final : public Device {
   // features acl_rt.h names) and aclrtGetDeviceInfo (core counts, memory),
   // when it has them; none otherwise.
   DeviceFeatures features() const override;
+  // The vendor's aclrtDeviceCanAccessPeer (false when it has none).
+  bool CanAccessPeer(const Device& peer) const override;
 
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;
   absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;
@@ -95,6 +97,11 @@ class AclDevice final : public Device {
   absl::StatusOr<VendorMemory> VendorMemInfo() const;
 
  private:
+  // Lets the vendor device reach every device the vendor says it can (when
+  // the vendor has the calls): acld itself holds each session to the peer
+  // access it enabled (docs/api-compat.md), so the vendor's, which every
+  // session shares, is simply on.
+  void EnableVendorPeerAccess(DeviceContext& context);
   // Takes the context (null when the device is not up); the device is down after.
   std::shared_ptr<DeviceContext> TakeContext();
   // The context when the device is up, current on the calling thread.

@@ -98,6 +98,8 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
   X(aclGetCannAttributeList, aclError(const aclCannAttr**, size_t*))          \
   X(aclrtGetDeviceCapability, aclError(int32_t, aclrtDevFeatureType, int32_t*)) \
   X(aclrtGetDeviceInfo, aclError(uint32_t, aclrtDevAttr, int64_t*))           \
+  X(aclrtDeviceCanAccessPeer, aclError(int32_t*, int32_t, int32_t))           \
+  X(aclrtDeviceEnablePeerAccess, aclError(int32_t, uint32_t))                 \
   X(aclrtEventGetTimestamp, aclError(aclrtEvent, uint64_t*))                  \
   X(aclrtReduceAsync, aclError(void*, const void*, uint64_t, aclrtReduceKind, aclDataType, \
                                aclrtStream, void*))                           \

@@ -35,6 +35,10 @@ class SimDevice : public Device {
   // aclrtGetDeviceCapability's features. It states the core counts of the
   // NPU it stands for (docs/sim-binary.md) and its memory.
   DeviceFeatures features() const override;
+  // Every sim device reaches every other: they share the host's memory.
+  bool CanAccessPeer(const Device& peer) const override {
+    return &peer != this && dynamic_cast<const SimDevice*>(&peer) != nullptr;
+  }
   absl::Status BringUp() override;
   void Release() override;
   bool is_up() const override { return up_.load(std::memory_order_acquire); }

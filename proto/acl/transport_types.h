@@ -97,6 +97,7 @@ struct DeviceFeatures {
   std::vector<int32_t> cann_attributes;
   std::vector<int32_t> capabilities;
   std::map<int32_t, int64_t> device_info;  // aclrtDevAttr value -> what the device states
+  std::vector<int32_t> peers;              // the devices whose memory this one reaches
 };
 
 // How busy a device is, in percent (compute -1: the backend cannot tell).

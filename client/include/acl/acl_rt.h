@@ -182,6 +182,15 @@ typedef enum {
 ACL_FUNC_VISIBILITY aclError aclrtReduceAsync(void* dst, const void* src, uint64_t count, aclrtReduceKind kind,
                                               aclDataType type, aclrtStream stream, void* reserve);
 
+/* Peer access (docs/api-compat.md): canAccessPeer is 1 when the backend lets deviceId reach
+ * peerDeviceId's memory (every sim device reaches every other). A copy between two devices'
+ * memory runs on the current device (aclrtMemcpy) or its stream's (aclrtMemcpyAsync) and needs
+ * peer access enabled from it to the other; the setting is this process's own. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceCanAccessPeer(int32_t* canAccessPeer, int32_t deviceId,
+                                                      int32_t peerDeviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
+
 /* What aclrtGetDeviceInfo answers: the device states some of these (the sim: core counts and total
  * memory); the others give ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
 typedef enum {
