@@ -272,6 +272,36 @@ aclError aclrtReduceAsync(void* dst, const void* src, uint64_t count, aclrtReduc
   });
 }
 
+aclError aclrtValueWrite(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtValueWrite";
+    if (devAddr == nullptr) return NullArgument(kApi, "devAddr");
+    if (flag != 0) return Invalid(absl::StrCat(kApi, ": flag must be 0"));
+    if (HandleId(devAddr) % 8 != 0) return Invalid(absl::StrCat(kApi, ": devAddr must be 8-byte aligned"));
+    if (!OnDevice(devAddr)) return Invalid(absl::StrCat(kApi, ": devAddr is not a device address"));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, kApi));
+    // An 8-byte copy in stream order: its bytes are taken now.
+    HostCopy write;
+    write.direction = Direction::kHostToDevice;
+    write.device_dst = HandleId(devAddr);
+    write.host_src = &value;
+    write.count = sizeof(value);
+    return acl_client::Enqueued(transport->CopyAsync(stream_id, CurrentThreadId(), write));
+  });
+}
+
+aclError aclrtValueWait(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtValueWait";
+    if (devAddr == nullptr) return NullArgument(kApi, "devAddr");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, kApi));
+    return acl_client::Enqueued(transport->ValueWaitAsync(
+        stream_id, CurrentThreadId(), acld::ValueWaitRequest{HandleId(devAddr), value, flag}));
+  });
+}
+
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
   return Api([&]() -> absl::Status {
     if (free == nullptr || total == nullptr) return NullArgument("aclrtGetMemInfo", "free/total");

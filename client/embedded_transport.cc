@@ -203,6 +203,11 @@ absl::StatusOr<uint64_t> EmbeddedTransport::MemsetAsync(uint64_t stream, uint64_
   return runtime_->EnqueueMemset(session_, stream, thread, memset);
 }
 
+absl::StatusOr<uint64_t> EmbeddedTransport::ValueWaitAsync(uint64_t stream, uint64_t thread,
+                                                           const acld::ValueWaitRequest& wait) {
+  return runtime_->EnqueueValueWait(session_, stream, thread, wait);
+}
+
 absl::StatusOr<uint64_t> EmbeddedTransport::ReduceAsync(uint64_t stream, uint64_t thread,
                                                         const acld::ReduceRequest& reduce) {
   return runtime_->EnqueueReduce(session_, stream, thread, reduce);

@@ -67,6 +67,8 @@ class EmbeddedTransport : public Transport {
                                        const acld::MemsetRequest& memset) override;
   absl::StatusOr<uint64_t> ReduceAsync(uint64_t stream, uint64_t thread,
                                        const acld::ReduceRequest& reduce) override;
+  absl::StatusOr<uint64_t> ValueWaitAsync(uint64_t stream, uint64_t thread,
+                                          const acld::ValueWaitRequest& wait) override;
   absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
   absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
   absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,

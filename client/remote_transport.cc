@@ -205,6 +205,11 @@ absl::StatusOr<uint64_t> RemoteTransport::MemsetAsync(uint64_t stream, uint64_t 
   return channel_->Submit(codec::MemsetAsync(stream, thread, memset));
 }
 
+absl::StatusOr<uint64_t> RemoteTransport::ValueWaitAsync(uint64_t stream, uint64_t thread,
+                                                         const acld::ValueWaitRequest& wait) {
+  return channel_->Submit(codec::ValueWaitAsync(stream, thread, wait));
+}
+
 absl::StatusOr<uint64_t> RemoteTransport::ReduceAsync(uint64_t stream, uint64_t thread,
                                                       const acld::ReduceRequest& reduce) {
   return channel_->Submit(codec::ReduceAsync(stream, thread, reduce));

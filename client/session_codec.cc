@@ -506,6 +506,15 @@ AsyncOp ReduceAsync(uint64_t stream, uint64_t thread, const acld::ReduceRequest&
   return op;
 }
 
+AsyncOp ValueWaitAsync(uint64_t stream, uint64_t thread, const acld::ValueWaitRequest& wait) {
+  AsyncOp op = OpOn(stream, thread);
+  acl::v1::ValueWait& proto = *op.mutable_wait_value();
+  proto.set_address(wait.address);
+  proto.set_value(wait.value);
+  proto.set_flag(wait.flag);
+  return op;
+}
+
 AsyncOp RecordEvent(uint64_t stream, uint64_t thread, uint64_t event) {
   AsyncOp op = OpOn(stream, thread);
   op.mutable_record_event()->set_event(event);

@@ -139,6 +139,7 @@ AsyncOp LaunchFunction(uint64_t stream, uint64_t thread, const acld::FunctionLau
 AsyncOp CopyAsync(uint64_t stream, uint64_t thread, acl::v1::CopyRequest copy);
 AsyncOp MemsetAsync(uint64_t stream, uint64_t thread, const acld::MemsetRequest& memset);
 AsyncOp ReduceAsync(uint64_t stream, uint64_t thread, const acld::ReduceRequest& reduce);
+AsyncOp ValueWaitAsync(uint64_t stream, uint64_t thread, const acld::ValueWaitRequest& wait);
 AsyncOp RecordEvent(uint64_t stream, uint64_t thread, uint64_t event);
 AsyncOp ResetEvent(uint64_t stream, uint64_t thread, uint64_t event);
 AsyncOp WaitEvent(uint64_t stream, uint64_t thread, uint64_t event);

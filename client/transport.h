@@ -84,6 +84,8 @@ class Transport {
                                                const acld::MemsetRequest& memset) = 0;
   virtual absl::StatusOr<uint64_t> ReduceAsync(uint64_t stream, uint64_t thread,
                                                const acld::ReduceRequest& reduce) = 0;
+  virtual absl::StatusOr<uint64_t> ValueWaitAsync(uint64_t stream, uint64_t thread,
+                                                  const acld::ValueWaitRequest& wait) = 0;
   virtual absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream,
                                                uint64_t thread) = 0;
   virtual absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) = 0;

@@ -66,6 +66,11 @@ class Stream {
   // ACL_ERROR_RT_FEATURE_NOT_SUPPORT (and a count that is not a whole number
   // of elements with ACL_ERROR_INVALID_PARAM) before queuing anything.
   virtual absl::StatusOr<uint64_t> Reduce(const Reduction& reduction) = 0;
+  // Holds the stream until the 64-bit value at `address` (8 bytes, aligned)
+  // meets `flag` against `value` (aclrtValueWait: ACL_STREAM_WAIT_VALUE_GEQ,
+  // _EQ, _AND or _NOR), whoever writes it.
+  virtual absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value,
+                                             uint32_t flag) = 0;
   // Marks the event with this point of the stream (and the device's clock)
   // as its record numbered `record` (hal/event.h).
   virtual absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) = 0;

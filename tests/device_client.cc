@@ -12,6 +12,9 @@
 //   device_client allocator            the custom allocator registry
 //   device_client peers                peer access: queries, enabling per direction, copies
 //                                      between two devices' memory, aclrtMemset of host memory
+//   device_client values               aclrtValueWait/aclrtValueWrite: a wait holds its stream
+//                                      until another stream, a synchronous copy or a kernel
+//                                      writes the value; every condition; refusals
 //   device_client reduce               aclrtReduceAsync: SUM/MAX/MIN over ints and floats in
 //                                      stream order, refusals, a failing type
 //   device_client victim               allocates, fills, prints its handles, waits
@@ -501,6 +504,93 @@ int Peers() {
   return scenario::Teardown();
 }
 
+aclrtStreamStatus StatusOf(aclrtStream stream) {
+  aclrtStreamStatus status = ACL_STREAM_STATUS_RESERVED;
+  CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
+  return status;
+}
+
+int Values() {
+  scenario::Setup();
+  aclrtStream waiter = nullptr, writer = nullptr;
+  CheckCode(aclrtCreateStream(&waiter), ACL_SUCCESS, "aclrtCreateStream");
+  CheckCode(aclrtCreateStream(&writer), ACL_SUCCESS, "aclrtCreateStream");
+  void* words = nullptr;
+  CheckCode(aclrtMalloc(&words, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(words, 64, 0, 64), ACL_SUCCESS, "aclrtMemset");
+  auto* flag = static_cast<uint64_t*>(words);
+  uint64_t* done = flag + 1;
+
+  // Another stream's write releases the wait; what follows the wait runs after it.
+  CheckCode(aclrtValueWait(flag, 100, ACL_STREAM_WAIT_VALUE_EQ, waiter), ACL_SUCCESS, "wait == 100");
+  CheckCode(aclrtValueWrite(done, 1, 0, waiter), ACL_SUCCESS, "a write behind the wait");
+  usleep(100000);
+  Check(StatusOf(waiter) == ACL_STREAM_STATUS_NOT_READY, "the wait holds its stream");
+  CheckCode(aclrtValueWrite(flag, 99, 0, writer), ACL_SUCCESS, "writing 99");
+  CheckCode(aclrtSynchronizeStream(writer), ACL_SUCCESS, "sync the writer");
+  usleep(50000);
+  Check(StatusOf(waiter) == ACL_STREAM_STATUS_NOT_READY, "99 is not 100: still held");
+  CheckCode(aclrtValueWrite(flag, 100, 0, writer), ACL_SUCCESS, "writing 100");
+  CheckCode(aclrtSynchronizeStream(waiter), ACL_SUCCESS, "the wait passed");
+  Check(Get<uint64_t>(done, 1)[0] == 1, "the write behind the wait ran");
+
+  // A synchronous copy releases a wait too.
+  CheckCode(aclrtValueWait(flag, 42, ACL_STREAM_WAIT_VALUE_EQ, waiter), ACL_SUCCESS, "wait == 42");
+  Put<uint64_t>(flag, {42});
+  CheckCode(aclrtSynchronizeStream(waiter), ACL_SUCCESS, "released by aclrtMemcpy");
+  // And a kernel's write (write_i32 sets the low half of the word).
+  CheckCode(aclrtValueWait(flag, 7, ACL_STREAM_WAIT_VALUE_EQ, waiter), ACL_SUCCESS, "wait == 7");
+  const uint64_t args[] = {reinterpret_cast<uintptr_t>(flag), 7};
+  CheckCode(aclsimLaunchKernel("write_i32", 1, args, sizeof(args), writer), ACL_SUCCESS,
+            "write_i32");
+  CheckCode(aclrtSynchronizeStream(waiter), ACL_SUCCESS, "released by a kernel");
+
+  // The other conditions, against 7 (0b111).
+  CheckCode(aclrtValueWait(flag, 5, ACL_STREAM_WAIT_VALUE_GEQ, waiter), ACL_SUCCESS, "7 >= 5");
+  CheckCode(aclrtValueWait(flag, 0b1000, ACL_STREAM_WAIT_VALUE_NOR, waiter), ACL_SUCCESS,
+            "~(7 | 8) != 0");
+  CheckCode(aclrtValueWait(flag, 0b110, ACL_STREAM_WAIT_VALUE_AND, waiter), ACL_SUCCESS,
+            "7 & 6 != 0");
+  CheckCode(aclrtSynchronizeStream(waiter), ACL_SUCCESS, "all met at once");
+  CheckCode(aclrtValueWait(flag, 9, ACL_STREAM_WAIT_VALUE_GEQ, waiter), ACL_SUCCESS, "7 >= 9?");
+  usleep(50000);
+  Check(StatusOf(waiter) == ACL_STREAM_STATUS_NOT_READY, "GEQ 9 holds at 7");
+  CheckCode(aclrtValueWrite(flag, (uint64_t{1} << 63) + 9, 0, writer), ACL_SUCCESS, "2^63 + 9");
+  usleep(50000);
+  Check(StatusOf(waiter) == ACL_STREAM_STATUS_NOT_READY,
+        "GEQ compares the signed difference: (2^63 + 9) - 9 is negative as an int64");
+  CheckCode(aclrtValueWrite(flag, 9, 0, writer), ACL_SUCCESS, "writing 9");
+  CheckCode(aclrtSynchronizeStream(waiter), ACL_SUCCESS, "9 >= 9");
+
+  // Refusals.
+  CheckRefused(aclrtValueWait(flag, 1, 4, waiter), waiter, ACL_ERROR_INVALID_PARAM, "flag 4");
+  CheckRefused(aclrtValueWait(static_cast<char*>(words) + 4, 1, ACL_STREAM_WAIT_VALUE_EQ, waiter),
+               waiter, ACL_ERROR_INVALID_PARAM, "an unaligned wait");
+  CheckRefused(aclrtValueWait(static_cast<char*>(words) + 64, 1, ACL_STREAM_WAIT_VALUE_EQ, waiter),
+               waiter, ACL_ERROR_INVALID_PARAM, "a word past the allocation");
+  CheckCode(aclrtValueWrite(flag, 1, 1, writer), ACL_ERROR_INVALID_PARAM, "write flag 1");
+  CheckCode(aclrtValueWrite(static_cast<char*>(words) + 4, 1, 0, writer), ACL_ERROR_INVALID_PARAM,
+            "an unaligned write");
+  uint64_t host_word = 0;
+  CheckCode(aclrtValueWrite(&host_word, 1, 0, writer), ACL_ERROR_INVALID_PARAM, "host memory");
+  CheckCode(aclrtValueWait(nullptr, 1, ACL_STREAM_WAIT_VALUE_EQ, waiter), ACL_ERROR_INVALID_PARAM,
+            "NULL");
+
+  // A wait nobody satisfies holds its stream until the stream is aborted.
+  CheckCode(aclrtValueWait(flag, 12345, ACL_STREAM_WAIT_VALUE_EQ, waiter), ACL_SUCCESS,
+            "a wait nobody satisfies");
+  CheckCode(aclrtValueWrite(done, 2, 0, waiter), ACL_SUCCESS, "a write behind it");
+  usleep(50000);
+  Check(StatusOf(waiter) == ACL_STREAM_STATUS_NOT_READY, "held");
+  CheckCode(aclrtStreamAbort(waiter), ACL_SUCCESS, "aclrtStreamAbort");
+  CheckCode(aclrtSynchronizeStream(waiter), ACL_SUCCESS, "nothing left on it");
+  Check(Get<uint64_t>(done, 1)[0] == 1, "the write behind the aborted wait never ran");
+  CheckCode(aclrtDestroyStreamForce(waiter), ACL_SUCCESS, "aclrtDestroyStreamForce");
+  CheckCode(aclrtDestroyStream(writer), ACL_SUCCESS, "aclrtDestroyStream");
+  CheckCode(aclrtFree(words), ACL_SUCCESS, "aclrtFree");
+  return scenario::Teardown();
+}
+
 int Notifies() {
   Setup();
   void* word = nullptr;
@@ -949,6 +1039,7 @@ int main(int argc, char** argv) {
   if (mode == "notify") return Notifies();
   if (mode == "reduce") return Reduce();
   if (mode == "peers") return Peers();
+  if (mode == "values") return Values();
   if (mode == "allocator") return Allocator();
   if (mode == "victim") return Victim();
   if (mode == "attacker" && argc > 3) {

@@ -56,6 +56,7 @@ TEST_P(ScenarioTest, ArgumentChecksAndErrorCodes) { Run({"errors"}); }
 TEST_P(ScenarioTest, NotifiesBetweenStreams) { Run({"notify"}); }
 TEST_P(ScenarioTest, ReductionsInStreamOrder) { Run({"reduce"}); }
 TEST_P(ScenarioTest, PeerAccessBetweenTwoDevices) { Run({"peers"}); }
+TEST_P(ScenarioTest, ValueWaitsHoldTheirStreamUntilTheValueIsWritten) { Run({"values"}); }
 TEST_P(ScenarioTest, CustomAllocatorRegistry) { Run({"allocator"}); }
 TEST_P(ScenarioTest, ManyStreamsManyLaunches) { Run({"workload", "16", "2000"}); }
 TEST_P(ScenarioTest, VersionsDataTypeSizesAndHalfFloats) {

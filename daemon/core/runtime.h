@@ -196,6 +196,11 @@ class Runtime {
   // kind or type the backend does not reduce fails the task.
   absl::StatusOr<uint64_t> EnqueueReduce(SessionId session, StreamId stream, uint64_t thread,
                                          const ReduceRequest& reduce);
+  // The 8 bytes waited on must be the session's memory on the stream's
+  // device, aligned. The stream holds until the value is there: only its own
+  // session's work is held (the wait takes one of its places on the device).
+  absl::StatusOr<uint64_t> EnqueueValueWait(SessionId session, StreamId stream, uint64_t thread,
+                                            const ValueWaitRequest& wait);
   absl::StatusOr<uint64_t> RecordEvent(SessionId session, EventId event, StreamId stream,
                                        uint64_t thread);
   absl::StatusOr<uint64_t> ResetEvent(SessionId session, EventId event, StreamId stream,

@@ -497,6 +497,32 @@ absl::StatusOr<uint64_t> Runtime::EnqueueReduce(SessionId id, StreamId stream_id
                            });
 }
 
+absl::StatusOr<uint64_t> Runtime::EnqueueValueWait(SessionId id, StreamId stream_id,
+                                                   uint64_t thread, const ValueWaitRequest& wait) {
+  if (wait.flag > ACL_STREAM_WAIT_VALUE_NOR) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("aclrtValueWait: flag ", wait.flag,
+                                  " is not one of ACL_STREAM_WAIT_VALUE_GEQ, _EQ, _AND, _NOR"));
+  }
+  if (wait.address % 8 != 0) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtValueWait: devAddr must be 8-byte aligned");
+  }
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  ACL_ASSIGN_OR_RETURN(ResolvedRange word, memory_.Resolve(id, wait.address, 8));
+  if (word.device != stream->options().device) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("aclrtValueWait: devAddr is not memory of device ",
+                                  stream->options().device, ", the stream's"));
+  }
+  auto held = std::make_shared<ResolvedRange>(std::move(word));
+  const uint64_t value = wait.value;
+  const uint32_t flag = wait.flag;
+  return EnqueueDeviceWork(
+      id, stream, thread, 0, "value",
+      [held, value, flag](hal::Stream& device) { return device.WaitValue(held->span, value, flag); },
+      nullptr, nullptr, /*may_be_held=*/true);
+}
+
 absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, StreamId stream_id,
                                               uint64_t thread) {
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Event> event, FindEvent(id, event_id));

@@ -395,6 +395,9 @@ class ScriptedDeviceStream final : public hal::Stream {
     return Next();
   }
   absl::StatusOr<uint64_t> Reduce(const hal::Reduction&) override { return Next(); }
+  absl::StatusOr<uint64_t> WaitValue(const hal::DeviceSpan&, uint64_t, uint32_t) override {
+    return Next();
+  }
   absl::StatusOr<uint64_t> RecordEvent(hal::Event&, uint64_t) override { return Next(); }
   absl::StatusOr<uint64_t> WaitEvent(hal::Event&, uint64_t) override { return Next(); }
   absl::StatusOr<uint64_t> HostCallbackPoint() override { return Next(); }

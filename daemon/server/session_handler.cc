@@ -214,6 +214,13 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
                                        reduce.kind(), reduce.data_type()})
           .status();
     }
+    case acl::v1::AsyncOp::kWaitValue: {
+      const acl::v1::ValueWait& wait = op.wait_value();
+      return runtime_
+          .EnqueueValueWait(session_, op.stream(), op.thread(),
+                            ValueWaitRequest{wait.address(), wait.value(), wait.flag()})
+          .status();
+    }
     case acl::v1::AsyncOp::kMemset: {
       return runtime_.EnqueueMemset(session_, op.stream(), op.thread(), ToMemset(op.memset()))
           .status();

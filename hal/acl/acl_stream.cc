@@ -24,7 +24,16 @@ constexpr uint64_t kFirstArgsRingBytes = uint64_t{64} << 10;
 // are forgotten beyond this many.
 constexpr size_t kMaxPendingFailures = 64;
 
-enum class ItemKind : uint8_t { kCopy, kFill, kReduce, kLaunch, kRecord, kWait, kCallbackPoint };
+enum class ItemKind : uint8_t {
+  kCopy,
+  kFill,
+  kReduce,
+  kWaitValue,
+  kLaunch,
+  kRecord,
+  kWait,
+  kCallbackPoint
+};
 
 // What a stream's vendor callbacks tell it (ReportThread signals).
 enum Signal : uint8_t {
@@ -76,6 +85,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer);
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count);
   absl::StatusOr<uint64_t> Reduce(const Reduction& reduction);
+  absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value, uint32_t flag);
   absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params);
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record);
   absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record);
@@ -452,6 +462,18 @@ absl::StatusOr<uint64_t> AclStream::Core::Reduce(const Reduction& reduction) {
   });
 }
 
+absl::StatusOr<uint64_t> AclStream::Core::WaitValue(const DeviceSpan& address, uint64_t value,
+                                                    uint32_t flag) {
+  if (api_.aclrtValueWait == nullptr) {
+    return BackendError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the vendor runtime has no aclrtValueWait");
+  }
+  return Submit(ItemKind::kWaitValue, [&](Item& item) {
+    item.has_task = true;
+    return CheckVendor(api_.aclrtValueWait(VendorPointer(address), value, flag, stream_),
+                       "aclrtValueWait");
+  });
+}
+
 absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
                                                  const LaunchParams& params) {
   if (dynamic_cast<const AclBuiltinFunction*>(&function) != nullptr) {
@@ -766,6 +788,11 @@ absl::StatusOr<uint64_t> AclStream::Fill(const DeviceSpan& dst, uint8_t value, u
 
 absl::StatusOr<uint64_t> AclStream::Reduce(const Reduction& reduction) {
   return core_->Reduce(reduction);
+}
+
+absl::StatusOr<uint64_t> AclStream::WaitValue(const DeviceSpan& address, uint64_t value,
+                                              uint32_t flag) {
+  return core_->WaitValue(address, value, flag);
 }
 
 absl::StatusOr<uint64_t> AclStream::Launch(const Function& function, LaunchParams params) {

@@ -204,6 +204,23 @@ TEST_P(HalConformanceTest, ReductionsCombineElementsInStreamOrder) {
   device_->Free(src);
 }
 
+TEST_P(HalConformanceTest, AValueWaitHoldsItsStreamUntilTheValueIsWritten) {
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  DeviceBuffer words = Allocate(64);
+  Write(words, BytesOf<uint64_t>({1, 0}));
+  ASSERT_TRUE(stream->WaitValue(DeviceSpan{words, 0}, 5, ACL_STREAM_WAIT_VALUE_EQ).ok());
+  ASSERT_TRUE(stream->Fill(DeviceSpan{words, 8}, 0x77, 8).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_TRUE(reports.completed().empty()) << "nothing passes the wait before the value is there";
+  Write(words, BytesOf<uint64_t>({5}));
+  ASSERT_TRUE(reports.WaitForCompleted(2));
+  for (const auto& [sequence, status] : reports.completed()) EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(Read(words, 16), BytesOf<uint64_t>({5, 0x7777777777777777}));
+  stream.reset();
+  device_->Free(words);
+}
+
 TEST_P(HalConformanceTest, ManyItemsKeepTheirOrder) {
   StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);

@@ -10,10 +10,12 @@ namespace {
 class SimBackend : public Backend {
  public:
   explicit SimBackend(const SimOptions& options) {
+    // One watch for all: a copy on one device writes another's memory.
+    auto memory_watch = std::make_shared<MemoryWatch>();
     for (int32_t id = 0; id < options.device_count; ++id) {
-      devices_.push_back(
-          std::make_unique<SimDevice>(id, options.device_memory_bytes,
-                                      options.clock != nullptr ? *options.clock : HostClock()));
+      devices_.push_back(std::make_unique<SimDevice>(
+          id, options.device_memory_bytes,
+          options.clock != nullptr ? *options.clock : HostClock(), memory_watch));
     }
   }
 

@@ -22,11 +22,13 @@ constexpr uint64_t kOffsetLimit = uint64_t{1} << kDeviceIdShift;
 
 }  // namespace
 
-SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock)
+SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock,
+                     std::shared_ptr<MemoryWatch> memory_watch)
     : info_{id, kSimSocName, memory_bytes,
             AddressRange{kAddressBit | (uint64_t(id) << kDeviceIdShift),
                          (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit}},
-      timer_(clock) {}
+      timer_(clock),
+      memory_watch_(std::move(memory_watch)) {}
 
 DeviceFeatures SimDevice::features() const {
   DeviceFeatures features{{ACL_CANN_ATTR_INF_NAN}, {}, {}};
@@ -116,11 +118,13 @@ absl::Status SimDevice::Copy(const Transfer& transfer) {
   const uint8_t* src = transfer.device_src ? SimBytes(*transfer.device_src)
                                            : static_cast<const uint8_t*>(transfer.host_src);
   std::memmove(dst, src, transfer.count);
+  memory_watch_->Written();
   return absl::OkStatus();
 }
 
 absl::Status SimDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) {
   if (count != 0) std::memset(SimBytes(dst), value, count);
+  memory_watch_->Written();
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "acl/acl_rt.h"
+#include "hal/sim/sim_memory_watch.h"
 #include "hal/device.h"
 #include "hal/sim/sim_busy_meter.h"
 #include "hal/timer.h"
@@ -27,7 +28,9 @@ inline constexpr int64_t kSimVectorCores = 48;
 class SimDevice : public Device {
  public:
   // `clock`: the clock of kernels' busy time.
-  SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock = HostClock());
+  // `memory_watch`: shared by the devices of one backend (value waits).
+  SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock = HostClock(),
+            std::shared_ptr<MemoryWatch> memory_watch = std::make_shared<MemoryWatch>());
 
   const DeviceInfo& info() const override { return info_; }
   // Its float kernels compute in IEEE arithmetic, infinities and NaNs
@@ -56,6 +59,8 @@ class SimDevice : public Device {
   // A busy kernel of one of its streams starts or ends (SimStream).
   void BusyKernelStarted() const { busy_meter_.Enter(BusyClockNanos()); }
   void BusyKernelEnded() const { busy_meter_.Leave(BusyClockNanos()); }
+  // Streams waiting for a value in the device's memory (SimStream).
+  MemoryWatch& memory_watch() const { return *memory_watch_; }
 
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;
   absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;
@@ -71,6 +76,7 @@ class SimDevice : public Device {
   // FakeClock in tests), not on the event clock.
   int64_t BusyClockNanos() const { return absl::ToUnixNanos(timer_.Now()); }
   mutable BusyMeter busy_meter_{BusyClockNanos()};
+  const std::shared_ptr<MemoryWatch> memory_watch_;
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_offset_ ABSL_GUARDED_BY(mu_) = 0x1000;

@@ -39,6 +39,20 @@ class SpanBytes : public MemoryResolver {
   hal::MemoryResolver& checked_;
 };
 
+// Whether a value wait's condition holds now (aclrtValueWait's four flags).
+bool ValueMeets(uint64_t current, uint64_t value, uint32_t flag) {
+  switch (flag) {
+    case ACL_STREAM_WAIT_VALUE_GEQ:
+      return static_cast<int64_t>(current - value) >= 0;
+    case ACL_STREAM_WAIT_VALUE_EQ:
+      return current == value;
+    case ACL_STREAM_WAIT_VALUE_AND:
+      return (current & value) != 0;
+    default:  // ACL_STREAM_WAIT_VALUE_NOR
+      return ~(current | value) != 0;
+  }
+}
+
 absl::Status NotOfThisDevice(const char* what) {
   return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                          absl::StrCat("the ", what, " does not belong to a sim device"));
@@ -47,7 +61,7 @@ absl::Status NotOfThisDevice(const char* what) {
 }  // namespace
 
 struct SimStream::Item {
-  enum class Kind { kCopy, kFill, kLaunch, kRecord, kWait, kCallback, kReduce };
+  enum class Kind { kCopy, kFill, kLaunch, kRecord, kWait, kCallback, kReduce, kWaitValue };
   Kind kind = Kind::kCopy;
   uint64_t sequence = 0;
   Transfer transfer;  // kCopy
@@ -55,6 +69,9 @@ struct SimStream::Item {
   uint8_t fill_value = 0;
   uint64_t fill_count = 0;
   Reduction reduction;  // kReduce
+  std::optional<DeviceSpan> value_address;  // kWaitValue
+  uint64_t value = 0;
+  uint32_t value_flag = 0;
   const SimFunction* function = nullptr;  // kLaunch
   LaunchParams launch;
   std::vector<uint64_t> fields;
@@ -68,7 +85,7 @@ struct SimStream::Item {
 
 struct SimStream::State : std::enable_shared_from_this<State> {
   // kStopped: an item failed with stop-on-failure set; until Abort().
-  enum class Hold { kNone, kBusy, kEvent, kCallback, kStopped };
+  enum class Hold { kNone, kBusy, kEvent, kCallback, kStopped, kValue };
 
   State(const SimDevice& device, Timer& timer, StreamOptions options)
       : device(device), timer(timer), options(std::move(options)) {}
@@ -78,6 +95,11 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // at a time; a thread that finds another pumping leaves the work to it.
   void Pump();
   absl::Status Execute(Item& item);
+  // Whether a value wait's value is there (read once, atomically).
+  static bool ValueReached(const Item& item) {
+    const auto* word = reinterpret_cast<const uint64_t*>(SimBytes(*item.value_address));
+    return ValueMeets(__atomic_load_n(word, __ATOMIC_ACQUIRE), item.value, item.value_flag);
+  }
   // Ends a hold of `generation` (stale after an Abort) and pumps.
   void Release(uint64_t held_generation, Hold what);
   void Abort();
@@ -139,6 +161,19 @@ void SimStream::State::Pump() {
       hold = Hold::kEvent;
       break;
     }
+    if (head.kind == Item::Kind::kWaitValue) {
+      // Watch first, then look: a write in between still wakes us (a stale
+      // wake-up finds no value hold and does nothing).
+      device.memory_watch().Watch([self, held_generation, timer = &timer] {
+        timer->Schedule(absl::InfinitePast(), [self, held_generation] {
+          if (auto state = self.lock()) state->Release(held_generation, Hold::kValue);
+        });
+      });
+      if (!ValueReached(head)) {
+        hold = Hold::kValue;
+        break;
+      }
+    }
     if (head.kind == Item::Kind::kCallback && !head.resumed.has_value()) {
       if (!head.reached) {
         head.reached = true;
@@ -151,6 +186,7 @@ void SimStream::State::Pump() {
     executing = true;
     mu.Unlock();
     const absl::Status status = Execute(item);
+    device.memory_watch().Written();
     const uint64_t sequence = item.sequence;
     item = Item{};  // what it held goes back before its completion is reported
     mu.Lock();
@@ -195,6 +231,8 @@ absl::Status SimStream::State::Execute(Item& item) {
       if (r.count != 0) ReduceBytes(SimBytes(r.dst), SimBytes(r.src), r.count, r.kind, r.data_type);
       return absl::OkStatus();
     }
+    case Item::Kind::kWaitValue:
+      return absl::OkStatus();  // the value was there when the stream reached it
     case Item::Kind::kRecord:
       item.event->CompleteRecord(item.record, device.NowNanos());
       return absl::OkStatus();
@@ -268,6 +306,23 @@ absl::StatusOr<uint64_t> SimStream::Fill(const DeviceSpan& dst, uint8_t value, u
   item.fill_dst = dst;
   item.fill_value = value;
   item.fill_count = count;
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::WaitValue(const DeviceSpan& address, uint64_t value,
+                                              uint32_t flag) {
+  if (flag > ACL_STREAM_WAIT_VALUE_NOR) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat("value wait flag ", flag, " is not ACL_STREAM_WAIT_VALUE_*"));
+  }
+  if (reinterpret_cast<uintptr_t>(SimBytes(address)) % 8 != 0) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "a value wait's address must be 8-byte aligned");
+  }
+  Item item;
+  item.kind = Item::Kind::kWaitValue;
+  item.value_address = address;
+  item.value = value;
+  item.value_flag = flag;
   return state_->Submit(std::move(item));
 }
 

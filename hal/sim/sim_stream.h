@@ -27,6 +27,8 @@ class SimStream : public Stream {
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
   absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;
   absl::StatusOr<uint64_t> Reduce(const Reduction& reduction) override;
+  absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value,
+                                     uint32_t flag) override;
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) override;
   absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;

@@ -40,6 +40,14 @@ struct MemsetRequest {
   uint64_t count = 0;
 };
 
+// aclrtValueWait: the stream holds until the 64-bit value at `address`
+// meets `flag` (ACL_STREAM_WAIT_VALUE_*) against `value`.
+struct ValueWaitRequest {
+  uint64_t address = 0;
+  uint64_t value = 0;
+  uint32_t flag = 0;
+};
+
 // aclrtReduceAsync: `count` bytes of device_dst become dst <kind> src.
 struct ReduceRequest {
   uint64_t device_dst = 0;

@@ -37,6 +37,12 @@ extern "C" {
 #define ACL_STREAM_CPU_SCHEDULE 0x00000010U
 #define ACL_STREAM_DEVICE_USE_ONLY 0x00000020U
 
+/* aclrtValueWait's conditions on the 64-bit value at devAddr. */
+#define ACL_STREAM_WAIT_VALUE_GEQ 0x00000000U /* (int64_t)(*devAddr - value) >= 0 */
+#define ACL_STREAM_WAIT_VALUE_EQ 0x00000001U  /* *devAddr == value */
+#define ACL_STREAM_WAIT_VALUE_AND 0x00000002U /* (*devAddr & value) != 0 */
+#define ACL_STREAM_WAIT_VALUE_NOR 0x00000003U /* ~(*devAddr | value) != 0 */
+
 /* aclrtSetStreamFailureMode */
 #define ACL_CONTINUE_ON_FAILURE 0x00000000U
 #define ACL_STOP_ON_FAILURE 0x00000001U
@@ -181,6 +187,14 @@ typedef enum {
  * int32, uint32, fp16, fp32 and bf16 (docs/api-compat.md). */
 ACL_FUNC_VISIBILITY aclError aclrtReduceAsync(void* dst, const void* src, uint64_t count, aclrtReduceKind kind,
                                               aclDataType type, aclrtStream stream, void* reserve);
+
+/* Stream memory operations: aclrtValueWrite writes the 64-bit value at devAddr (8-byte aligned
+ * device memory of this process; flag must be 0) in stream order; aclrtValueWait holds the stream
+ * until the value at devAddr meets flag (ACL_STREAM_WAIT_VALUE_*) against value, whoever writes it:
+ * another stream, a kernel, a copy. A wait nobody satisfies holds its stream until the stream is
+ * aborted or destroyed by force, or the process ends. */
+ACL_FUNC_VISIBILITY aclError aclrtValueWrite(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtValueWait(void* devAddr, uint64_t value, uint32_t flag, aclrtStream stream);
 
 /* Peer access (docs/api-compat.md): canAccessPeer is 1 when the backend lets deviceId reach
  * peerDeviceId's memory (every sim device reaches every other). A copy between two devices'
