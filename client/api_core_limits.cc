@@ -57,7 +57,7 @@ class DeviceLimits {
 // The stream whose limits this thread uses (aclrtUseStreamResInCurrentThread).
 thread_local std::optional<uint64_t> thread_stream;
 
-absl::StatusOr<int> LimitType(aclrtDevResLimitType type, const char* api) {
+absl::StatusOr<int> LimitType(const aclrtDevResLimitType& type, const char* api) {
   const int raw = acl_client::RawEnum(type);
   if (raw != ACL_RT_DEV_RES_CUBE_CORE && raw != ACL_RT_DEV_RES_VECTOR_CORE) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,

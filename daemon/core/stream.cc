@@ -121,43 +121,41 @@ absl::StatusOr<uint64_t> Stream::EnqueueLaunches(std::vector<QueuedLaunch> launc
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
-  bool make_ready = false;
-  std::vector<std::function<void()>> after;
-  uint64_t first_id;
-  {
-    absl::MutexLock lock(&mu_);
-    if (closing_) return Closing();
-    first_id = next_task_id_;
+  return AppendUnderLock([&](std::vector<std::function<void()>>& after) {
+    bool make_ready = false;
     for (QueuedLaunch& queued : launches) {
       Task task{0, queued.submitter_thread, nullptr, nullptr, nullptr, nullptr, nullptr, "kernel",
                 hold};
       task.launch = std::move(queued.launch);
       make_ready = AppendLocked(std::move(task), after) || make_ready;
     }
+    return make_ready;
+  });
+}
+
+absl::StatusOr<uint64_t> Stream::Append(Task task) {
+  return AppendUnderLock([&](std::vector<std::function<void()>>& after) {
+    return AppendLocked(std::move(task), after);
+  });
+}
+
+absl::StatusOr<uint64_t> Stream::AppendUnderLock(
+    absl::FunctionRef<bool(std::vector<std::function<void()>>&)> append) {
+  bool make_ready;
+  std::vector<std::function<void()>> after;
+  uint64_t first_id;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closing_) {
+      return AclStatus(ACL_ERROR_RT_INVALID_HANDLE,
+                       absl::StrCat("stream ", options_.id, " is being destroyed"));
+    }
+    first_id = next_task_id_;
+    make_ready = append(after);
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
   return first_id;
-}
-
-absl::StatusOr<uint64_t> Stream::Append(Task task) {
-  bool make_ready = false;
-  std::vector<std::function<void()>> after;
-  uint64_t id;
-  {
-    absl::MutexLock lock(&mu_);
-    if (closing_) return Closing();
-    id = next_task_id_;
-    make_ready = AppendLocked(std::move(task), after);
-  }
-  for (auto& callback : after) callback();
-  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
-  return id;
-}
-
-absl::Status Stream::Closing() const {
-  return AclStatus(ACL_ERROR_RT_INVALID_HANDLE,
-                   absl::StrCat("stream ", options_.id, " is being destroyed"));
 }
 
 bool Stream::AppendLocked(Task task, std::vector<std::function<void()>>& after) {

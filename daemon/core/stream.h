@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -199,12 +200,16 @@ class Stream : public std::enable_shared_from_this<Stream> {
   enum class State { kIdle, kReady, kRunning, kParked, kDraining };
 
   absl::StatusOr<uint64_t> Append(Task task);
+  // Runs `append` (which appends with AppendLocked, collecting what to run
+  // unlocked in `after`, and says whether the stream became ready) under the
+  // stream's lock, then the rest unlocked; returns the first new task's id.
+  // ACL_ERROR_RT_INVALID_HANDLE once the stream is being destroyed.
+  absl::StatusOr<uint64_t> AppendUnderLock(
+      absl::FunctionRef<bool(std::vector<std::function<void()>>&)> append);
   // Gives `task` its id and queues (or submits) it; true when the stream
   // became ready for a worker. A discarded task's on_discard joins `after`.
   bool AppendLocked(Task task, std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // ACL_ERROR_RT_INVALID_HANDLE: the stream is being destroyed.
-  absl::Status Closing() const;
   // The device finished the item numbered `sequence`.
   void DeviceCompleted(uint64_t sequence, const absl::Status& status);
   // The device reached the host-callback point numbered `sequence`.
