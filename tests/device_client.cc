@@ -323,6 +323,9 @@ int Abort() {
   std::thread waiter([&] { synced = aclrtSynchronizeStream(stream); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CheckCode(aclrtStreamAbort(nullptr), ACL_ERROR_INVALID_PARAM, "abort NULL");
+  CheckCode(aclrtStreamStop(nullptr), ACL_ERROR_INVALID_PARAM, "stop NULL");
+  CheckCode(aclrtStreamStop(stream), ACL_ERROR_API_NOT_SUPPORT,
+            "aclrtStreamStop (not supported), which leaves the stream alone");
   CheckCode(aclrtStreamAbort(stream), ACL_SUCCESS, "aclrtStreamAbort");
   waiter.join();
   // The waiter of discarded work hears so, never success.

@@ -188,6 +188,10 @@ typedef enum {
 ACL_FUNC_VISIBILITY aclError aclrtReduceAsync(void* dst, const void* src, uint64_t count, aclrtReduceKind kind,
                                               aclDataType type, aclrtStream stream, void* reserve);
 
+/* Not supported: returns ACL_ERROR_API_NOT_SUPPORT for a stream of this process
+ * (docs/api-compat.md); aclrtStreamAbort discards a stream's work. */
+ACL_FUNC_VISIBILITY aclError aclrtStreamStop(aclrtStream stream);
+
 /* Stream memory operations: aclrtValueWrite writes the 64-bit value at devAddr (8-byte aligned
  * device memory of this process; flag must be 0) in stream order; aclrtValueWait holds the stream
  * until the value at devAddr meets flag (ACL_STREAM_WAIT_VALUE_*) against value, whoever writes it:
