@@ -164,8 +164,12 @@ void SimStream::State::Pump() {
     if (head.kind == Item::Kind::kWaitValue) {
       // Watch first, then look: a write in between still wakes us (a stale
       // wake-up finds no value hold and does nothing).
-      device.memory_watch().Watch([self, held_generation, timer = &timer] {
-        timer->Schedule(absl::InfinitePast(), [self, held_generation] {
+      // The watch is the backend's and may outlive this stream: it holds
+      // nothing but a weak reference to it.
+      device.memory_watch().Watch([self, held_generation] {
+        std::shared_ptr<State> state = self.lock();
+        if (state == nullptr) return;
+        state->timer.Schedule(absl::InfinitePast(), [self, held_generation] {
           if (auto state = self.lock()) state->Release(held_generation, Hold::kValue);
         });
       });
