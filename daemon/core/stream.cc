@@ -92,15 +92,20 @@ absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* 
   return Append(std::move(task));
 }
 
+Stream::Task Stream::LaunchTask(KernelLaunch launch, uint64_t submitter_thread,
+                                std::shared_ptr<void> hold) {
+  Task task{0, submitter_thread, nullptr, nullptr, nullptr, nullptr, nullptr, "kernel",
+            std::move(hold)};
+  task.launch = std::move(launch);
+  return task;
+}
+
 absl::StatusOr<uint64_t> Stream::EnqueueLaunch(KernelLaunch launch, uint64_t submitter_thread,
                                                std::shared_ptr<void> hold) {
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
-  Task task{0, submitter_thread, nullptr, nullptr, nullptr, nullptr, nullptr, "kernel",
-            std::move(hold)};
-  task.launch = std::move(launch);
-  return Append(std::move(task));
+  return Append(LaunchTask(std::move(launch), submitter_thread, std::move(hold)));
 }
 
 absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* waits_for,
@@ -124,10 +129,9 @@ absl::StatusOr<uint64_t> Stream::EnqueueLaunches(std::vector<QueuedLaunch> launc
   return AppendUnderLock([&](std::vector<std::function<void()>>& after) {
     bool make_ready = false;
     for (QueuedLaunch& queued : launches) {
-      Task task{0, queued.submitter_thread, nullptr, nullptr, nullptr, nullptr, nullptr, "kernel",
-                hold};
-      task.launch = std::move(queued.launch);
-      make_ready = AppendLocked(std::move(task), after) || make_ready;
+      make_ready =
+          AppendLocked(LaunchTask(std::move(queued.launch), queued.submitter_thread, hold), after) ||
+          make_ready;
     }
     return make_ready;
   });

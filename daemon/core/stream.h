@@ -200,6 +200,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   enum class State { kIdle, kReady, kRunning, kParked, kDraining };
 
   absl::StatusOr<uint64_t> Append(Task task);
+  // The task that holds a kernel launch.
+  static Task LaunchTask(KernelLaunch launch, uint64_t submitter_thread,
+                         std::shared_ptr<void> hold);
   // Runs `append` (which appends with AppendLocked, collecting what to run
   // unlocked in `after`, and says whether the stream became ready) under the
   // stream's lock, then the rest unlocked; returns the first new task's id.
