@@ -41,7 +41,9 @@ absl::Status CreateStream(aclrtStream* stream, uint32_t priority, uint32_t flags
   ClientRuntime& runtime = ClientRuntime::Get();
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, runtime.RequireContext());
-  ACL_ASSIGN_OR_RETURN(uint64_t created, transport->CreateStream(context.context, priority, flags));
+  ACL_ASSIGN_OR_RETURN(uint64_t created,
+                       transport->CreateStream(context.context, priority, flags,
+                                               acl_client::SaturatesFloats(context.device)));
   runtime.handles().AddStream(created, acl_client::StreamFacts{context.device, priority, flags});
   acl_client::StreamStateCallbacks::Get().Notify({created}, ACL_RT_STREAM_STATE_CREATE_POST);
   *stream = ToHandle(created);

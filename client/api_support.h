@@ -65,6 +65,9 @@ absl::Status CheckDeviceExists(Transport& transport, int32_t device_id, const ch
 // The result of an asynchronous call: remembers its task id for
 // aclrtGetThreadLastTaskId.
 absl::Status Enqueued(const absl::StatusOr<uint64_t>& task_id);
+// Whether this process set saturation mode on `device` (aclrtSetDeviceSatMode,
+// client/api_float_overflow.cc): its new streams there saturate.
+bool SaturatesFloats(int32_t device);
 
 // A stream task on a handle (an event, a notify): `resolve(handle, api)`
 // checks the handle, then `enqueue(transport, handle_id, stream_id)`.

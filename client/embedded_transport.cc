@@ -126,8 +126,9 @@ absl::Status EmbeddedTransport::DestroyContext(uint64_t context) {
 }
 
 absl::StatusOr<uint64_t> EmbeddedTransport::CreateStream(uint64_t context, uint32_t priority,
-                                                         uint32_t flags) {
-  return runtime_->CreateStream(session_, context, priority, flags);
+                                                         uint32_t flags,
+                                                         bool saturate_floats) {
+  return runtime_->CreateStream(session_, context, priority, flags, saturate_floats);
 }
 absl::Status EmbeddedTransport::DestroyStream(uint64_t stream, bool force) {
   return WaitForCompletion(
@@ -206,6 +207,16 @@ absl::StatusOr<uint64_t> EmbeddedTransport::MemsetAsync(uint64_t stream, uint64_
 absl::StatusOr<uint64_t> EmbeddedTransport::ValueWaitAsync(uint64_t stream, uint64_t thread,
                                                            const acld::ValueWaitRequest& wait) {
   return runtime_->EnqueueValueWait(session_, stream, thread, wait);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::OverflowAsync(uint64_t stream, uint64_t thread,
+                                                          const acld::OverflowRequest& overflow) {
+  return runtime_->EnqueueOverflow(session_, stream, thread, overflow);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::RandomAsync(uint64_t stream, uint64_t thread,
+                                                        const acld::RandomRequest& random) {
+  return runtime_->EnqueueRandom(session_, stream, thread, random);
 }
 
 absl::StatusOr<uint64_t> EmbeddedTransport::ReduceAsync(uint64_t stream, uint64_t thread,

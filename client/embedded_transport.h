@@ -32,7 +32,7 @@ class EmbeddedTransport : public Transport {
     if (device_id < 0 || device_id >= runtime_->DeviceCount()) return {};
     const hal::DeviceFeatures features = runtime_->Features(device_id);
     return {features.cann_attributes, features.capabilities, features.device_info,
-            features.peers};
+            features.peers, features.float_overflow};
   }
   const std::vector<std::pair<std::string, size_t>>& Kernels() override { return kernels_; }
   const std::vector<acld::AddressRange>& DeviceAddresses() override { return device_addresses_; }
@@ -51,7 +51,7 @@ class EmbeddedTransport : public Transport {
   absl::Status DestroyContext(uint64_t context) override;
 
   absl::StatusOr<uint64_t> CreateStream(uint64_t context, uint32_t priority,
-                                        uint32_t flags) override;
+                                        uint32_t flags, bool saturate_floats) override;
   absl::Status DestroyStream(uint64_t stream, bool force) override;
   absl::Status SynchronizeStream(uint64_t stream, int32_t timeout_ms) override;
   absl::StatusOr<bool> StreamIdle(uint64_t stream) override;
@@ -69,6 +69,10 @@ class EmbeddedTransport : public Transport {
                                        const acld::ReduceRequest& reduce) override;
   absl::StatusOr<uint64_t> ValueWaitAsync(uint64_t stream, uint64_t thread,
                                           const acld::ValueWaitRequest& wait) override;
+  absl::StatusOr<uint64_t> OverflowAsync(uint64_t stream, uint64_t thread,
+                                         const acld::OverflowRequest& overflow) override;
+  absl::StatusOr<uint64_t> RandomAsync(uint64_t stream, uint64_t thread,
+                                       const acld::RandomRequest& random) override;
   absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
   absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
   absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,

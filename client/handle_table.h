@@ -28,6 +28,7 @@ struct StreamFacts {
   uint32_t flags = 0;
   // aclrtSetStreamResLimit, by aclrtDevResLimitType; 0: not set.
   std::array<uint32_t, 2> core_limits = {0, 0};
+  bool overflow_switch = false;  // aclrtSetStreamOverflowSwitch
 };
 
 // What this process created an event with.

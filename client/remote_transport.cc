@@ -150,8 +150,9 @@ absl::Status RemoteTransport::DestroyContext(uint64_t context) {
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::CreateStream(uint64_t context, uint32_t priority,
-                                                       uint32_t flags) {
-  return codec::HandleOf(channel_->Call(codec::CreateStream(context, priority, flags)));
+                                                       uint32_t flags, bool saturate_floats) {
+  return codec::HandleOf(
+      channel_->Call(codec::CreateStream(context, priority, flags, saturate_floats)));
 }
 
 absl::Status RemoteTransport::DestroyStream(uint64_t stream, bool force) {
@@ -208,6 +209,16 @@ absl::StatusOr<uint64_t> RemoteTransport::MemsetAsync(uint64_t stream, uint64_t 
 absl::StatusOr<uint64_t> RemoteTransport::ValueWaitAsync(uint64_t stream, uint64_t thread,
                                                          const acld::ValueWaitRequest& wait) {
   return channel_->Submit(codec::ValueWaitAsync(stream, thread, wait));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::OverflowAsync(uint64_t stream, uint64_t thread,
+                                                        const acld::OverflowRequest& overflow) {
+  return channel_->Submit(codec::OverflowAsync(stream, thread, overflow));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::RandomAsync(uint64_t stream, uint64_t thread,
+                                                      const acld::RandomRequest& random) {
+  return channel_->Submit(codec::RandomAsync(stream, thread, random));
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::ReduceAsync(uint64_t stream, uint64_t thread,

@@ -60,7 +60,7 @@ class RemoteTransport : public Transport {
   absl::Status DestroyContext(uint64_t context) override;
 
   absl::StatusOr<uint64_t> CreateStream(uint64_t context, uint32_t priority,
-                                        uint32_t flags) override;
+                                        uint32_t flags, bool saturate_floats) override;
   absl::Status DestroyStream(uint64_t stream, bool force) override;
   absl::Status SynchronizeStream(uint64_t stream, int32_t timeout_ms) override;
   absl::StatusOr<bool> StreamIdle(uint64_t stream) override;
@@ -78,6 +78,10 @@ class RemoteTransport : public Transport {
                                        const acld::ReduceRequest& reduce) override;
   absl::StatusOr<uint64_t> ValueWaitAsync(uint64_t stream, uint64_t thread,
                                           const acld::ValueWaitRequest& wait) override;
+  absl::StatusOr<uint64_t> OverflowAsync(uint64_t stream, uint64_t thread,
+                                         const acld::OverflowRequest& overflow) override;
+  absl::StatusOr<uint64_t> RandomAsync(uint64_t stream, uint64_t thread,
+                                       const acld::RandomRequest& random) override;
   absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
   absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) override;
   absl::StatusOr<uint64_t> StreamWaitEvent(uint64_t stream, uint64_t event,

@@ -99,7 +99,8 @@ absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply) 
         {features.cann_attributes().begin(), features.cann_attributes().end()},
         {features.capabilities().begin(), features.capabilities().end()},
         {features.device_info().begin(), features.device_info().end()},
-        {features.peers().begin(), features.peers().end()}});
+        {features.peers().begin(), features.peers().end()},
+        features.float_overflow()});
   }
   return info;
 }
@@ -251,12 +252,14 @@ ClientMessage DestroyContext(uint64_t context) {
   return request;
 }
 
-ClientMessage CreateStream(uint64_t context, uint32_t priority, uint32_t flags) {
+ClientMessage CreateStream(uint64_t context, uint32_t priority, uint32_t flags,
+                           bool saturate_floats) {
   ClientMessage request;
   acl::v1::CreateStreamRequest& create = *request.mutable_create_stream();
   create.set_context(context);
   create.set_priority(priority);
   create.set_flags(flags);
+  create.set_saturate_floats(saturate_floats);
   return request;
 }
 
@@ -512,6 +515,50 @@ AsyncOp ValueWaitAsync(uint64_t stream, uint64_t thread, const acld::ValueWaitRe
   proto.set_address(wait.address);
   proto.set_value(wait.value);
   proto.set_flag(wait.flag);
+  return op;
+}
+
+AsyncOp OverflowAsync(uint64_t stream, uint64_t thread, const acld::OverflowRequest& overflow) {
+  AsyncOp op = OpOn(stream, thread);
+  acl::v1::OverflowOp& proto = *op.mutable_overflow();
+  switch (overflow.kind) {
+    case acld::OverflowRequest::Kind::kSwitchOn:
+      proto.set_kind(acl::v1::OverflowOp::SWITCH_ON);
+      break;
+    case acld::OverflowRequest::Kind::kSwitchOff:
+      proto.set_kind(acl::v1::OverflowOp::SWITCH_OFF);
+      break;
+    case acld::OverflowRequest::Kind::kCopyStatus:
+      proto.set_kind(acl::v1::OverflowOp::COPY_STATUS);
+      break;
+    case acld::OverflowRequest::Kind::kClearStatus:
+      proto.set_kind(acl::v1::OverflowOp::CLEAR_STATUS);
+      break;
+  }
+  proto.set_device_dst(overflow.device_dst);
+  return op;
+}
+
+namespace {
+void SetRandomParameter(const acld::RandomParameter& parameter, acl::v1::RandomParameter& proto) {
+  proto.set_at_device(parameter.at_device);
+  proto.set_value(parameter.value);
+  proto.set_size(parameter.size);
+}
+}  // namespace
+
+AsyncOp RandomAsync(uint64_t stream, uint64_t thread, const acld::RandomRequest& random) {
+  AsyncOp op = OpOn(stream, thread);
+  acl::v1::RandomRequest& proto = *op.mutable_random();
+  proto.set_function(random.function);
+  proto.set_data_type(random.data_type);
+  proto.set_device_result(random.device_result);
+  proto.set_device_counter(random.device_counter);
+  proto.set_device_workspace(random.device_workspace);
+  SetRandomParameter(random.seed, *proto.mutable_seed());
+  SetRandomParameter(random.count, *proto.mutable_count());
+  SetRandomParameter(random.first, *proto.mutable_first());
+  SetRandomParameter(random.second, *proto.mutable_second());
   return op;
 }
 

@@ -86,7 +86,8 @@ ClientMessage SynchronizeDevice(int32_t device_id, int32_t timeout_ms);
 ClientMessage CreateContext(int32_t device_id);
 ClientMessage DestroyContext(uint64_t context);
 
-ClientMessage CreateStream(uint64_t context, uint32_t priority, uint32_t flags);
+ClientMessage CreateStream(uint64_t context, uint32_t priority, uint32_t flags,
+                           bool saturate_floats);
 ClientMessage DestroyStream(uint64_t stream, bool force);
 ClientMessage SynchronizeStream(uint64_t stream, int32_t timeout_ms);
 ClientMessage StreamQuery(uint64_t stream);
@@ -140,6 +141,8 @@ AsyncOp CopyAsync(uint64_t stream, uint64_t thread, acl::v1::CopyRequest copy);
 AsyncOp MemsetAsync(uint64_t stream, uint64_t thread, const acld::MemsetRequest& memset);
 AsyncOp ReduceAsync(uint64_t stream, uint64_t thread, const acld::ReduceRequest& reduce);
 AsyncOp ValueWaitAsync(uint64_t stream, uint64_t thread, const acld::ValueWaitRequest& wait);
+AsyncOp OverflowAsync(uint64_t stream, uint64_t thread, const acld::OverflowRequest& overflow);
+AsyncOp RandomAsync(uint64_t stream, uint64_t thread, const acld::RandomRequest& random);
 AsyncOp RecordEvent(uint64_t stream, uint64_t thread, uint64_t event);
 AsyncOp ResetEvent(uint64_t stream, uint64_t thread, uint64_t event);
 AsyncOp WaitEvent(uint64_t stream, uint64_t thread, uint64_t event);

@@ -64,8 +64,10 @@ class Transport {
   virtual absl::Status DestroyContext(uint64_t context) = 0;
 
   // Streams.
+  // saturate_floats: the process's saturation mode on the device
+  // (aclrtSetDeviceSatMode), fixed for the stream's life.
   virtual absl::StatusOr<uint64_t> CreateStream(uint64_t context, uint32_t priority,
-                                                uint32_t flags) = 0;
+                                                uint32_t flags, bool saturate_floats) = 0;
   virtual absl::Status DestroyStream(uint64_t stream, bool force) = 0;
   virtual absl::Status SynchronizeStream(uint64_t stream, int32_t timeout_ms) = 0;
   virtual absl::StatusOr<bool> StreamIdle(uint64_t stream) = 0;
@@ -86,6 +88,10 @@ class Transport {
                                                const acld::ReduceRequest& reduce) = 0;
   virtual absl::StatusOr<uint64_t> ValueWaitAsync(uint64_t stream, uint64_t thread,
                                                   const acld::ValueWaitRequest& wait) = 0;
+  virtual absl::StatusOr<uint64_t> OverflowAsync(uint64_t stream, uint64_t thread,
+                                                 const acld::OverflowRequest& overflow) = 0;
+  virtual absl::StatusOr<uint64_t> RandomAsync(uint64_t stream, uint64_t thread,
+                                               const acld::RandomRequest& random) = 0;
   virtual absl::StatusOr<uint64_t> RecordEvent(uint64_t event, uint64_t stream,
                                                uint64_t thread) = 0;
   virtual absl::StatusOr<uint64_t> ResetEvent(uint64_t event, uint64_t stream, uint64_t thread) = 0;

@@ -57,6 +57,9 @@ struct DeviceFeatures {
   std::map<int32_t, int64_t> device_info;
   // The devices whose memory this one reaches (aclrtDeviceCanAccessPeer).
   std::vector<int32_t> peers;
+  // Saturation mode and overflow status (hal/float_overflow.h; the stream
+  // operations refuse without it).
+  bool float_overflow = false;
 };
 
 // `used` as a percent (0..100) of `capacity` (0 when there is no capacity).

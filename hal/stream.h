@@ -19,7 +19,9 @@
 #include "absl/status/statusor.h"
 #include "hal/event.h"
 #include "hal/executable.h"
+#include "hal/float_overflow.h"
 #include "hal/memory.h"
+#include "hal/random_numbers.h"
 
 namespace hal {
 
@@ -47,6 +49,10 @@ struct Reduction {
 
 struct StreamOptions {
   uint32_t priority = 0;  // 0 (highest) .. 7
+  // Float results out of range saturate instead of becoming infinities and
+  // NaNs (hal/float_overflow.h). Only a device whose features say
+  // float_overflow takes it.
+  bool saturate_floats = false;
   CompletionListener on_complete;
   CallbackPointListener on_callback_point;
   OutputListener on_output;
@@ -66,6 +72,16 @@ class Stream {
   // ACL_ERROR_RT_FEATURE_NOT_SUPPORT (and a count that is not a whole number
   // of elements with ACL_ERROR_INVALID_PARAM) before queuing anything.
   virtual absl::StatusOr<uint64_t> Reduce(const Reduction& reduction) = 0;
+  // aclrtRandomNumAsync (hal/random_numbers.h). A backend refuses a function
+  // or data type it does not draw with ACL_ERROR_RT_FEATURE_NOT_SUPPORT and
+  // inputs it can judge now (a parameter's size, a negative stddev) with
+  // ACL_ERROR_INVALID_PARAM, before queuing anything; inputs read from device
+  // memory are judged when the task runs, and fail it. A backend that draws
+  // none refuses every task with ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
+  virtual absl::StatusOr<uint64_t> GenerateRandom(const RandomNumbers& task) {
+    (void)task;
+    return NotSupported("draw random numbers");
+  }
   // Holds the stream until the 64-bit value at `address` (8 bytes, aligned)
   // meets `flag` against `value` (aclrtValueWait: ACL_STREAM_WAIT_VALUE_GEQ,
   // _EQ, _AND or _NOR), whoever writes it.
@@ -83,6 +99,26 @@ class Stream {
   // reached, then holds the stream until ResumeCallbackPoint.
   virtual absl::StatusOr<uint64_t> HostCallbackPoint() = 0;
   virtual void ResumeCallbackPoint(uint64_t sequence, absl::Status status) = 0;
+  // Float overflow detection (hal/float_overflow.h), each an item in stream
+  // order; a device without the feature refuses them with
+  // ACL_ERROR_RT_FEATURE_NOT_SUPPORT. From this item on, every task of the
+  // stream that overflows raises `status` (null: no task raises anything).
+  virtual absl::StatusOr<uint64_t> ReportOverflows(std::shared_ptr<OverflowStatus> status) {
+    (void)status;
+    return NotSupported("detect float overflows");
+  }
+  // Writes the status's block (OverflowStatus::kBytes, the flag first) to `dst`.
+  virtual absl::StatusOr<uint64_t> CopyOverflowStatus(const DeviceSpan& dst,
+                                                      std::shared_ptr<OverflowStatus> status) {
+    (void)dst;
+    (void)status;
+    return NotSupported("detect float overflows");
+  }
+  virtual absl::StatusOr<uint64_t> ClearOverflowStatus(std::shared_ptr<OverflowStatus> status) {
+    (void)status;
+    return NotSupported("detect float overflows");
+  }
+
   // How many host-callback points the stream may hold at once, when each
   // takes something scarce from the device (a vendor notify); the core keeps
   // later ones until there is room. 0: no limit.
@@ -97,6 +133,10 @@ class Stream {
   // Discards every item not yet run, and returns once no item is running.
   // Dropped items are not reported; the stream takes new work afterwards.
   virtual void Abort() = 0;
+
+ private:
+  // ACL_ERROR_RT_FEATURE_NOT_SUPPORT: "this device does not <what>".
+  static absl::Status NotSupported(const char* what);
 };
 
 }  // namespace hal

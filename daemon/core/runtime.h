@@ -153,8 +153,9 @@ class Runtime {
   void SynchronizeDevice(SessionId session, int32_t device_id, absl::Duration timeout, Done done);
 
   // Streams.
+  // saturate_floats: its float results saturate (hal::StreamOptions).
   absl::StatusOr<StreamId> CreateStream(SessionId session, ContextId context, uint32_t priority,
-                                        uint32_t flags);
+                                        uint32_t flags, bool saturate_floats = false);
   // Waits for queued work, then releases the stream. With `force` it returns at
   // once and the launched work still runs to completion, as on a device.
   void DestroyStream(SessionId session, StreamId stream, bool force, Done done);
@@ -201,6 +202,16 @@ class Runtime {
   // session's work is held (the wait takes one of its places on the device).
   absl::StatusOr<uint64_t> EnqueueValueWait(SessionId session, StreamId stream, uint64_t thread,
                                             const ValueWaitRequest& wait);
+  // Float overflow detection on the stream (hal/float_overflow.h), in stream
+  // order, with the session's own status on the stream's device: another
+  // session's tasks never raise it and its reset never clears another's.
+  absl::StatusOr<uint64_t> EnqueueOverflow(SessionId session, StreamId stream, uint64_t thread,
+                                           const OverflowRequest& overflow);
+  // aclrtRandomNumAsync: every range (the numbers, the counter, the workspace,
+  // inputs held in device memory) is checked now and must be memory of the
+  // stream's device; the task's shape too (proto/acl/random_task_shape.h).
+  absl::StatusOr<uint64_t> EnqueueRandom(SessionId session, StreamId stream, uint64_t thread,
+                                         const RandomRequest& random);
   absl::StatusOr<uint64_t> RecordEvent(SessionId session, EventId event, StreamId stream,
                                        uint64_t thread);
   absl::StatusOr<uint64_t> ResetEvent(SessionId session, EventId event, StreamId stream,
@@ -297,8 +308,17 @@ class Runtime {
   void DropDeviceReferenceLocked(Session& session, int32_t device_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::shared_ptr<Stream>> NewStreamLocked(Session& session, int32_t device_id,
-                                                          uint32_t priority, uint32_t flags)
+                                                          uint32_t priority, uint32_t flags,
+                                                          bool saturate_floats = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `bytes` at `address`, checked to be the session's memory on the stream's
+  // device (`what` names it in the error: "aclrtReduceAsync: dst").
+  absl::StatusOr<ResolvedRange> ResolveForStream(SessionId session, const Stream& stream,
+                                                 uint64_t address, uint64_t bytes,
+                                                 absl::string_view what) const;
+  // The session's float overflow status on `device`, made on first use.
+  absl::StatusOr<std::shared_ptr<hal::OverflowStatus>> OverflowStatusOf(SessionId session,
+                                                                        int32_t device);
   // What a session gave up: streams, events and notifies to close after mu_ is released
   // (closing completes waiters, which may write to a client).
   struct Released {

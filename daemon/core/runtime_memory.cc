@@ -98,4 +98,16 @@ absl::StatusOr<Utilization> Runtime::GetUtilization(int32_t device_id) {
   return Utilization{measured.compute_percent, measured.memory_percent};
 }
 
+absl::StatusOr<ResolvedRange> Runtime::ResolveForStream(SessionId id, const Stream& stream,
+                                                        uint64_t address, uint64_t bytes,
+                                                        absl::string_view what) const {
+  ACL_ASSIGN_OR_RETURN(ResolvedRange range, memory_.Resolve(id, address, bytes));
+  if (range.device != stream.options().device) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat(what, " is not memory of device ", stream.options().device,
+                                  ", the stream's"));
+  }
+  return range;
+}
+
 }  // namespace acld

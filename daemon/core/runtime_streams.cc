@@ -95,8 +95,10 @@ absl::StatusOr<std::shared_ptr<Notify>> Runtime::FindNotify(SessionId id, Notify
 absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& session,
                                                                  int32_t device_id,
                                                                  uint32_t priority,
-                                                                 uint32_t flags) {
+                                                                 uint32_t flags,
+                                                                 bool saturate_floats) {
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
+  options.saturate_floats = saturate_floats;
   const uint32_t places = backend_->device(device_id).tasks_per_session();
   if (places > 0) {
     std::shared_ptr<DeviceShare>& share = session.device_shares[device_id];
@@ -113,7 +115,8 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
 }
 
 absl::StatusOr<StreamId> Runtime::CreateStream(SessionId id, ContextId context_id,
-                                               uint32_t priority, uint32_t flags) {
+                                               uint32_t priority, uint32_t flags,
+                                               bool saturate_floats) {
   if (priority >= StreamEngine::kPriorities) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("stream priority ", priority, " is outside 0..7"));
@@ -130,7 +133,8 @@ absl::StatusOr<StreamId> Runtime::CreateStream(SessionId id, ContextId context_i
   absl::Status quota = CheckStreamQuotaLocked(**session, "aclrtCreateStream");
   if (!quota.ok()) return quota;
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream,
-                       NewStreamLocked(**session, context->second.device, priority, flags));
+                       NewStreamLocked(**session, context->second.device, priority, flags,
+                                       saturate_floats));
   return stream->id();
 }
 
@@ -479,14 +483,10 @@ absl::StatusOr<uint64_t> Runtime::EnqueueReduce(SessionId id, StreamId stream_id
   };
   auto operands = std::make_shared<Operands>();
   if (reduce.count != 0) {
-    ACL_ASSIGN_OR_RETURN(operands->dst, memory_.Resolve(id, reduce.device_dst, reduce.count));
-    ACL_ASSIGN_OR_RETURN(operands->src, memory_.Resolve(id, reduce.device_src, reduce.count));
-    if (operands->dst.device != stream->options().device ||
-        operands->src.device != stream->options().device) {
-      return AclStatus(ACL_ERROR_INVALID_PARAM,
-                       absl::StrCat("aclrtReduceAsync: dst and src must be memory of device ",
-                                    stream->options().device, ", the stream's"));
-    }
+    ACL_ASSIGN_OR_RETURN(operands->dst, ResolveForStream(id, *stream, reduce.device_dst,
+                                                         reduce.count, "aclrtReduceAsync: dst"));
+    ACL_ASSIGN_OR_RETURN(operands->src, ResolveForStream(id, *stream, reduce.device_src,
+                                                         reduce.count, "aclrtReduceAsync: src"));
   }
   const ReduceRequest request = reduce;
   return EnqueueDeviceWork(id, stream, thread, 0, "reduce",
@@ -508,12 +508,8 @@ absl::StatusOr<uint64_t> Runtime::EnqueueValueWait(SessionId id, StreamId stream
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtValueWait: devAddr must be 8-byte aligned");
   }
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
-  ACL_ASSIGN_OR_RETURN(ResolvedRange word, memory_.Resolve(id, wait.address, 8));
-  if (word.device != stream->options().device) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("aclrtValueWait: devAddr is not memory of device ",
-                                  stream->options().device, ", the stream's"));
-  }
+  ACL_ASSIGN_OR_RETURN(ResolvedRange word,
+                       ResolveForStream(id, *stream, wait.address, 8, "aclrtValueWait: devAddr"));
   auto held = std::make_shared<ResolvedRange>(std::move(word));
   const uint64_t value = wait.value;
   const uint32_t flag = wait.flag;

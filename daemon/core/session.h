@@ -16,6 +16,7 @@
 #include "daemon/core/session_id.h"
 #include "daemon/core/stream.h"
 #include "hal/executable.h"
+#include "hal/float_overflow.h"
 
 namespace acld {
 
@@ -88,6 +89,9 @@ struct Session {
   // device (or the end of the session) waits for them too.
   std::map<StreamId, std::shared_ptr<Stream>> closing_streams;
   std::shared_ptr<QueueBudget> queue_budget;
+  // Its float overflow status per device (aclrtGetOverflowStatus): CANN's is
+  // the process's.
+  std::map<int32_t, std::shared_ptr<hal::OverflowStatus>> overflow_status;
 };
 
 }  // namespace acld

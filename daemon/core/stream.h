@@ -95,6 +95,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     int32_t device = 0;
     uint32_t priority = 0;  // 0 (highest) .. 7
     uint32_t flags = 0;
+    bool saturate_floats = false;  // hal::StreamOptions::saturate_floats
     // The session's places on the device's queue (null: unbounded).
     std::shared_ptr<DeviceShare> device_share;
   };

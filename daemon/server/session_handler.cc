@@ -136,6 +136,7 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     for (int32_t capability : features.capabilities) out.add_capabilities(capability);
     out.mutable_device_info()->insert(features.device_info.begin(), features.device_info.end());
     for (int32_t peer : features.peers) out.add_peers(peer);
+    out.set_float_overflow(features.float_overflow);
   }
   for (const hal::AddressRange& range : runtime_.DeviceAddressRanges()) {
     acl::v1::AddressRange& window = *opened.add_device_addresses();
@@ -196,6 +197,47 @@ Runtime::ThreadKernel KernelOf(const acl::v1::AsyncOp& op) {
           KernelRequest{launch.name(), launch.block_dim(), {launch.args().begin(), launch.args().end()}}};
 }
 
+absl::StatusOr<OverflowRequest> ToOverflow(const acl::v1::OverflowOp& proto) {
+  OverflowRequest overflow;
+  switch (proto.kind()) {
+    case acl::v1::OverflowOp::SWITCH_ON:
+      overflow.kind = OverflowRequest::Kind::kSwitchOn;
+      break;
+    case acl::v1::OverflowOp::SWITCH_OFF:
+      overflow.kind = OverflowRequest::Kind::kSwitchOff;
+      break;
+    case acl::v1::OverflowOp::COPY_STATUS:
+      overflow.kind = OverflowRequest::Kind::kCopyStatus;
+      break;
+    case acl::v1::OverflowOp::CLEAR_STATUS:
+      overflow.kind = OverflowRequest::Kind::kClearStatus;
+      break;
+    default:
+      return AclStatus(ACL_ERROR_INVALID_PARAM,
+                       absl::StrCat("overflow operation ", proto.kind(), " is unknown"));
+  }
+  overflow.device_dst = proto.device_dst();
+  return overflow;
+}
+
+RandomParameter ToRandomParameter(const acl::v1::RandomParameter& proto) {
+  return RandomParameter{proto.at_device(), proto.value(), proto.size()};
+}
+
+RandomRequest ToRandom(const acl::v1::RandomRequest& proto) {
+  RandomRequest random;
+  random.function = proto.function();
+  random.data_type = proto.data_type();
+  random.device_result = proto.device_result();
+  random.device_counter = proto.device_counter();
+  random.device_workspace = proto.device_workspace();
+  random.seed = ToRandomParameter(proto.seed());
+  random.count = ToRandomParameter(proto.count());
+  random.first = ToRandomParameter(proto.first());
+  random.second = ToRandomParameter(proto.second());
+  return random;
+}
+
 }  // namespace
 
 absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
@@ -221,6 +263,13 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
                             ValueWaitRequest{wait.address(), wait.value(), wait.flag()})
           .status();
     }
+    case acl::v1::AsyncOp::kOverflow: {
+      ACL_ASSIGN_OR_RETURN(OverflowRequest overflow, ToOverflow(op.overflow()));
+      return runtime_.EnqueueOverflow(session_, op.stream(), op.thread(), overflow).status();
+    }
+    case acl::v1::AsyncOp::kRandom:
+      return runtime_.EnqueueRandom(session_, op.stream(), op.thread(), ToRandom(op.random()))
+          .status();
     case acl::v1::AsyncOp::kMemset: {
       return runtime_.EnqueueMemset(session_, op.stream(), op.thread(), ToMemset(op.memset()))
           .status();
@@ -378,7 +427,8 @@ void SessionHandler::Handle(const ClientMessage& request) {
     case ClientMessage::kCreateStream: {
       const acl::v1::CreateStreamRequest& create = request.create_stream();
       return answer_handle(
-          runtime_.CreateStream(session_, create.context(), create.priority(), create.flags()));
+          runtime_.CreateStream(session_, create.context(), create.priority(), create.flags(),
+                                create.saturate_floats()));
     }
     case ClientMessage::kDestroyStream:
       if (Done done = Later(call_id)) {

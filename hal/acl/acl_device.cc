@@ -235,6 +235,12 @@ absl::Status AclDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t coun
 }
 
 absl::StatusOr<std::unique_ptr<Stream>> AclDevice::CreateStream(StreamOptions options) {
+  if (options.saturate_floats) {
+    // The vendor's saturation mode is the daemon process's, so one session
+    // setting it would change another's streams (features: no float_overflow).
+    return BackendError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "saturation mode is not passed to the vendor runtime");
+  }
   std::shared_ptr<DeviceContext> context;
   std::shared_ptr<ReportThread> reports;
   {

@@ -31,7 +31,7 @@ SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock,
       memory_watch_(std::move(memory_watch)) {}
 
 DeviceFeatures SimDevice::features() const {
-  DeviceFeatures features{{ACL_CANN_ATTR_INF_NAN}, {}, {}};
+  DeviceFeatures features{{ACL_CANN_ATTR_INF_NAN}, {}, {}, {}, /*float_overflow=*/true};
   // The core counts of the SoC the sim reports (aclrtGetSocName).
   features.device_info = {{ACL_DEV_ATTR_AICPU_CORE_NUM, 6},
                           {ACL_DEV_ATTR_AICORE_CORE_NUM, kSimCubeCores},

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "hal/sim/sim_float_environment.h"
 #include "hal/sim/sim_floats.h"
 #include "hal/sim/sim_printf.h"
 
@@ -206,7 +207,7 @@ class AxpyF32 : public SimKernel {
       float x, y;
       std::memcpy(&x, buffers[0] + 4 * e, 4);
       std::memcpy(&y, buffers[1] + 4 * e, 4);
-      const float z = x + alpha * y;
+      const float z = FloatEnvironment::Float(x + alpha * y);
       std::memcpy(buffers[2] + 4 * e, &z, 4);
     }
     return absl::OkStatus();
@@ -240,8 +241,8 @@ class AddF16 : public SimKernel {
     for (uint64_t e = 0; e < elements; ++e) {
       const uint8_t* x = buffers[0] + 2 * e;
       const uint8_t* y = buffers[1] + 2 * e;
-      const uint16_t z = AddHalves(static_cast<uint16_t>(x[0] | (x[1] << 8)),
-                                   static_cast<uint16_t>(y[0] | (y[1] << 8)));
+      const uint16_t z = FloatEnvironment::Half(AddHalves(
+          static_cast<uint16_t>(x[0] | (x[1] << 8)), static_cast<uint16_t>(y[0] | (y[1] << 8))));
       buffers[2][2 * e] = static_cast<uint8_t>(z & 0xFF);
       buffers[2][2 * e + 1] = static_cast<uint8_t>(z >> 8);
     }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
+#include "hal/sim/sim_float_environment.h"
 #include "hal/sim/sim_floats.h"
 #include "proto/acl/acl_status.h"
 
@@ -102,15 +103,22 @@ void ReduceBytes(uint8_t* dst, const uint8_t* src, uint64_t count, int32_t kind,
       return ReduceNative<int32_t>(dst, src, count, kind);
     case ACL_UINT32:
       return ReduceNative<uint32_t>(dst, src, count, kind);
+    // Float results go through the task's float environment (saturation,
+    // overflow detection).
     case ACL_FLOAT:
-      return ReduceNative<float>(dst, src, count, kind);
+      return ReduceAs<float, float>(
+          dst, src, count, kind, [](float v) { return v; }, FloatEnvironment::Float);
     case ACL_FLOAT16:
       // Two halves combine exactly in a double: one rounding to half.
-      return ReduceAs<uint16_t, double>(dst, src, count, kind, HalfToDouble, DoubleToHalf);
+      return ReduceAs<uint16_t, double>(dst, src, count, kind, HalfToDouble, [](double v) {
+        return FloatEnvironment::Half(DoubleToHalf(v));
+      });
     case ACL_BF16:
       // Two bfloat16 values sum in a float either exactly or far below half
       // a bfloat16 unit: rounding that float to bfloat16 is the correct one.
-      return ReduceAs<uint16_t, float>(dst, src, count, kind, Bf16ToFloat, FloatToBf16);
+      return ReduceAs<uint16_t, float>(dst, src, count, kind, Bf16ToFloat, [](float v) {
+        return FloatEnvironment::Bf16(FloatToBf16(v));
+      });
   }
 }
 

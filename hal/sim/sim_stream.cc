@@ -11,7 +11,9 @@
 #include "absl/synchronization/mutex.h"
 #include "acl/acl_base.h"
 #include "hal/sim/sim_device.h"
+#include "hal/sim/sim_float_environment.h"
 #include "hal/sim/sim_memory.h"
+#include "hal/sim/sim_random.h"
 #include "hal/sim/sim_reduce.h"
 #include "hal/ring_queue.h"
 #include "hal/sim/sim_status.h"
@@ -61,7 +63,20 @@ absl::Status NotOfThisDevice(const char* what) {
 }  // namespace
 
 struct SimStream::Item {
-  enum class Kind { kCopy, kFill, kLaunch, kRecord, kWait, kCallback, kReduce, kWaitValue };
+  enum class Kind {
+    kCopy,
+    kFill,
+    kLaunch,
+    kRecord,
+    kWait,
+    kCallback,
+    kReduce,
+    kWaitValue,
+    kRandom,
+    kReportOverflows,
+    kCopyOverflow,
+    kClearOverflow,
+  };
   Kind kind = Kind::kCopy;
   uint64_t sequence = 0;
   Transfer transfer;  // kCopy
@@ -69,6 +84,9 @@ struct SimStream::Item {
   uint8_t fill_value = 0;
   uint64_t fill_count = 0;
   Reduction reduction;  // kReduce
+  RandomNumbers random;  // kRandom
+  std::shared_ptr<OverflowStatus> overflow;  // kReportOverflows, kCopyOverflow, kClearOverflow
+  std::optional<DeviceSpan> overflow_dst;    // kCopyOverflow
   std::optional<DeviceSpan> value_address;  // kWaitValue
   uint64_t value = 0;
   uint32_t value_flag = 0;
@@ -95,6 +113,10 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // at a time; a thread that finds another pumping leaves the work to it.
   void Pump();
   absl::Status Execute(Item& item);
+  // Runs a task that computes (a kernel, a reduction) in the stream's float
+  // environment, and raises the overflow report if a result was out of range.
+  template <typename Run>
+  absl::Status Compute(Run run);
   // Whether a value wait's value is there (read once, atomically).
   static bool ValueReached(const Item& item) {
     const auto* word = reinterpret_cast<const uint64_t*>(SimBytes(*item.value_address));
@@ -117,7 +139,18 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   Timer::TimerId busy_timer ABSL_GUARDED_BY(mu) = 0;
   uint64_t generation ABSL_GUARDED_BY(mu) = 0;
   bool stop_on_failure ABSL_GUARDED_BY(mu) = false;
+  // Where overflows go (ReportOverflows). Touched only by Execute, which one
+  // pumping thread at a time runs.
+  std::shared_ptr<OverflowStatus> overflow_report;
 };
+
+template <typename Run>
+absl::Status SimStream::State::Compute(Run run) {
+  FloatEnvironment environment(options.saturate_floats);
+  absl::Status status = run();
+  if (environment.overflowed() && overflow_report != nullptr) overflow_report->Raise();
+  return status;
+}
 
 absl::StatusOr<uint64_t> SimStream::State::Submit(Item item) {
   uint64_t sequence;
@@ -224,17 +257,35 @@ absl::Status SimStream::State::Execute(Item& item) {
     case Item::Kind::kLaunch: {
       SpanBytes memory(*item.launch.memory);
       std::string printed;
-      absl::Status status = KernelStatus(
-          item.function->name(),
-          item.function->kernel().RunAndPrint(item.launch.block_dim, item.fields, memory, printed));
+      absl::Status status = Compute([&] {
+        return KernelStatus(item.function->name(),
+                            item.function->kernel().RunAndPrint(item.launch.block_dim, item.fields,
+                                                                memory, printed));
+      });
       if (!printed.empty() && options.on_output) options.on_output(item.sequence, std::move(printed));
       return status;
     }
-    case Item::Kind::kReduce: {
-      const Reduction& r = item.reduction;
-      if (r.count != 0) ReduceBytes(SimBytes(r.dst), SimBytes(r.src), r.count, r.kind, r.data_type);
+    case Item::Kind::kReduce:
+      return Compute([&] {
+        const Reduction& r = item.reduction;
+        if (r.count != 0) ReduceBytes(SimBytes(r.dst), SimBytes(r.src), r.count, r.kind, r.data_type);
+        return absl::OkStatus();
+      });
+    case Item::Kind::kRandom:
+      return GenerateRandomNumbers(item.random);
+    case Item::Kind::kReportOverflows:
+      overflow_report = std::move(item.overflow);
+      return absl::OkStatus();
+    case Item::Kind::kCopyOverflow: {
+      uint8_t* dst = SimBytes(*item.overflow_dst);
+      std::memset(dst, 0, OverflowStatus::kBytes);
+      const uint32_t flag = item.overflow->flag();
+      std::memcpy(dst, &flag, sizeof(flag));  // little-endian, as the device's
       return absl::OkStatus();
     }
+    case Item::Kind::kClearOverflow:
+      item.overflow->Clear();
+      return absl::OkStatus();
     case Item::Kind::kWaitValue:
       return absl::OkStatus();  // the value was there when the stream reached it
     case Item::Kind::kRecord:
@@ -335,6 +386,39 @@ absl::StatusOr<uint64_t> SimStream::Reduce(const Reduction& reduction) {
   Item item;
   item.kind = Item::Kind::kReduce;
   item.reduction = reduction;
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::GenerateRandom(const RandomNumbers& task) {
+  ACL_RETURN_IF_ERROR(CheckRandomNumbers(task));
+  Item item;
+  item.kind = Item::Kind::kRandom;
+  item.random = task;
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::ReportOverflows(std::shared_ptr<OverflowStatus> status) {
+  Item item;
+  item.kind = Item::Kind::kReportOverflows;
+  item.overflow = std::move(status);
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::CopyOverflowStatus(const DeviceSpan& dst,
+                                                       std::shared_ptr<OverflowStatus> status) {
+  if (status == nullptr) return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "no overflow status");
+  Item item;
+  item.kind = Item::Kind::kCopyOverflow;
+  item.overflow_dst = dst;
+  item.overflow = std::move(status);
+  return state_->Submit(std::move(item));
+}
+
+absl::StatusOr<uint64_t> SimStream::ClearOverflowStatus(std::shared_ptr<OverflowStatus> status) {
+  if (status == nullptr) return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "no overflow status");
+  Item item;
+  item.kind = Item::Kind::kClearOverflow;
+  item.overflow = std::move(status);
   return state_->Submit(std::move(item));
 }
 

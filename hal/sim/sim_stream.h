@@ -27,6 +27,11 @@ class SimStream : public Stream {
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
   absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;
   absl::StatusOr<uint64_t> Reduce(const Reduction& reduction) override;
+  absl::StatusOr<uint64_t> GenerateRandom(const RandomNumbers& task) override;
+  absl::StatusOr<uint64_t> ReportOverflows(std::shared_ptr<OverflowStatus> status) override;
+  absl::StatusOr<uint64_t> CopyOverflowStatus(const DeviceSpan& dst,
+                                              std::shared_ptr<OverflowStatus> status) override;
+  absl::StatusOr<uint64_t> ClearOverflowStatus(std::shared_ptr<OverflowStatus> status) override;
   absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value,
                                      uint32_t flag) override;
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) override;

@@ -48,6 +48,34 @@ struct ValueWaitRequest {
   uint32_t flag = 0;
 };
 
+// Float overflow detection on a stream (hal/float_overflow.h): the stream's
+// switch (aclrtSetStreamOverflowSwitch), the process's status on its device
+// copied to device memory (aclrtGetOverflowStatus) or cleared.
+struct OverflowRequest {
+  enum class Kind { kSwitchOn, kSwitchOff, kCopyStatus, kClearStatus };
+  Kind kind = Kind::kSwitchOn;
+  uint64_t device_dst = 0;  // kCopyStatus: OverflowStatus::kBytes there
+};
+
+// One input of aclrtRandomNumAsync: `size` bytes given by value, or read from
+// device memory at `value` when the task runs (CANN's isAddr).
+struct RandomParameter {
+  bool at_device = false;
+  uint64_t value = 0;
+  uint32_t size = 0;
+};
+
+// aclrtRandomNumAsync (hal/random_numbers.h). device_workspace is CANN's
+// randomParaAddr (0: none).
+struct RandomRequest {
+  int32_t function = 0;   // aclrtRandomNumFuncType
+  int32_t data_type = 0;  // aclDataType
+  uint64_t device_result = 0;
+  uint64_t device_counter = 0;
+  uint64_t device_workspace = 0;
+  RandomParameter seed, count, first, second;
+};
+
 // aclrtReduceAsync: `count` bytes of device_dst become dst <kind> src.
 struct ReduceRequest {
   uint64_t device_dst = 0;
@@ -106,6 +134,8 @@ struct DeviceFeatures {
   std::vector<int32_t> capabilities;
   std::map<int32_t, int64_t> device_info;  // aclrtDevAttr value -> what the device states
   std::vector<int32_t> peers;              // the devices whose memory this one reaches
+  // Saturation mode and overflow status (hal/float_overflow.h).
+  bool float_overflow = false;
 };
 
 // How busy a device is, in percent (compute -1: the backend cannot tell).

@@ -41,6 +41,13 @@ typedef void *aclrtAllocatorDesc;
 typedef void *aclrtAllocator;
 typedef void *aclrtAllocatorBlock;
 typedef void *aclrtAllocatorAddr;
+typedef void *aclrtCntNotify;
+typedef void *aclrtLabel;
+typedef void *aclrtLabelList;
+typedef void *aclrtMbuf;
+typedef void *aclrtTaskGrp;
+typedef void *aclmdlRITask;
+typedef struct aclDataBuffer aclDataBuffer;
 
 /* ---- Generic AscendCL error codes (CANN acl_base.h; static const int as in CANN) ---- */
 #if defined(__GNUC__)
@@ -310,7 +317,12 @@ typedef enum {
     ACL_FORMAT_NDC1HWC0 = 32,
     ACL_FRACTAL_Z_3D = 33,
     ACL_FORMAT_NC = 35,
-    ACL_FORMAT_NCL = 47
+    ACL_FORMAT_NCL = 47,
+    ACL_FORMAT_FRACTAL_NZ_C0_16 = 50,
+    ACL_FORMAT_FRACTAL_NZ_C0_32 = 51,
+    ACL_FORMAT_FRACTAL_NZ_C0_2 = 52,
+    ACL_FORMAT_FRACTAL_NZ_C0_4 = 53,
+    ACL_FORMAT_FRACTAL_NZ_C0_8 = 54,
 } aclFormat;
 
 /* ---- Init / finalize callback registry ---- */
@@ -350,6 +362,53 @@ ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
 ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
 ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value);
 ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
+
+/* ---- Data buffers: an address and a size, nothing more (docs/api-compat.md) ----
+ * The memory stays the caller's: destroying a buffer does not free it. aclCreateDataBuffer takes NULL
+ * data only with size 0 (an empty buffer). A dataBuffer that is NULL or no live buffer is refused
+ * (ACL_ERROR_INVALID_PARAM; NULL or 0 from the getters). */
+ACL_FUNC_VISIBILITY aclDataBuffer* aclCreateDataBuffer(void* data, size_t size);
+ACL_FUNC_VISIBILITY aclError aclDestroyDataBuffer(const aclDataBuffer* dataBuffer);
+ACL_FUNC_VISIBILITY aclError aclUpdateDataBuffer(aclDataBuffer* dataBuffer, void* data, size_t size);
+ACL_FUNC_VISIBILITY void* aclGetDataBufferAddr(const aclDataBuffer* dataBuffer);
+/* The size's low 32 bits. */
+ACL_DEPRECATED_MESSAGE("use aclGetDataBufferSizeV2")
+ACL_FUNC_VISIBILITY uint32_t aclGetDataBufferSize(const aclDataBuffer* dataBuffer);
+ACL_FUNC_VISIBILITY size_t aclGetDataBufferSizeV2(const aclDataBuffer* dataBuffer);
+
+/* ---- The rest of CANN's acl_base_rt.h: declared so that CANN programs compile and link; the
+ * functions below are not supported yet (ACL_ERROR_API_NOT_SUPPORT, docs/api-compat.md) ---- */
+typedef enum {
+    ACL_DEBUG = 0,
+    ACL_INFO = 1,
+    ACL_WARNING = 2,
+    ACL_ERROR = 3,
+} aclLogLevel;
+
+typedef enum { ACL_MEMTYPE_DEVICE = 0, ACL_MEMTYPE_HOST = 1, ACL_MEMTYPE_HOST_COMPILE_INDEPENDENT = 2 } aclMemType;
+
+/* aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt (acl_rt.h). */
+typedef enum {
+    ACL_OPT_DETERMINISTIC = 0,
+    ACL_OPT_ENABLE_DEBUG_KERNEL = 1,
+    ACL_OPT_STRONG_CONSISTENCY ACL_DEPRECATED_MESSAGE("use ACL_OPT_DETERMINISTIC with value 2") = 2,
+    ACL_OPT_ENABLE_KERNEL_EARLY_START = 3
+} aclSysParamOpt;
+
+typedef enum {
+    ACL_DEVICE_INFO_UNDEFINED = -1,
+    ACL_DEVICE_INFO_AI_CORE_NUM = 0,
+    ACL_DEVICE_INFO_VECTOR_CORE_NUM = 1,
+    ACL_DEVICE_INFO_L2_SIZE = 2
+} aclDeviceInfo;
+
+/* The application's log. Not supported yet: the message is dropped, and aclGetRecentErrMsg says so. */
+ACL_FUNC_VISIBILITY void aclAppLog(aclLogLevel logLevel, const char* func, const char* file, uint32_t line,
+                                   const char* fmt, ...);
+#define ACL_APP_LOG(level, fmt, ...) aclAppLog(level, __FUNCTION__, __FILE__, __LINE__, fmt, ##__VA_ARGS__)
+
+/* aclrtGetDeviceInfo (acl_rt.h) gives the core counts. */
+ACL_FUNC_VISIBILITY aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t* value);
 
 #ifdef __cplusplus
 }
