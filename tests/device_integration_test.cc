@@ -58,6 +58,16 @@ TEST_P(ScenarioTest, ReductionsInStreamOrder) { Run({"reduce"}); }
 TEST_P(ScenarioTest, PeerAccessBetweenTwoDevices) { Run({"peers"}); }
 TEST_P(ScenarioTest, ValueWaitsHoldTheirStreamUntilTheValueIsWritten) { Run({"values"}); }
 TEST_P(ScenarioTest, CustomAllocatorRegistry) { Run({"allocator"}); }
+TEST_P(ScenarioTest, RandomNumbersOfEveryDistribution) {
+  RunScenario("tests/builtin_task_client", {"random"});
+}
+TEST_P(ScenarioTest, SaturationModeAndOverflowStatus) {
+  // The acl backend does not pass them to the vendor (its status and mode
+  // are the daemon process's, shared by every session): all refused there.
+  std::vector<std::string> args = {"overflow"};
+  if (OnAclBackend()) args.push_back("unsupported");
+  RunScenario("tests/builtin_task_client", args);
+}
 TEST_P(ScenarioTest, ManyStreamsManyLaunches) { Run({"workload", "16", "2000"}); }
 TEST_P(ScenarioTest, VersionsDataTypeSizesAndHalfFloats) {
   RunScenario("tests/system_client", {"info"});
@@ -103,6 +113,18 @@ TEST(DeviceIntegrationTest, AnotherProcessCannotTouchMemoryOrHandles) {
   victim.WriteLine("check");
   EXPECT_EQ(victim.Wait(absl::Seconds(20)), 0) << victim.output();
   EXPECT_NE(victim.output().find("victim intact"), std::string::npos) << victim.output();
+}
+
+TEST(DeviceIntegrationTest, AnotherProcessesOverflowStatusIsNotOurs) {
+  if (OnAclBackend()) GTEST_SKIP() << "overflow detection is not passed to the vendor";
+  AcldDaemon daemon;
+  Process holder({"tests/builtin_task_client", "overflow_hold"}, daemon.client_env());
+  ASSERT_TRUE(holder.WaitForLine("raised", absl::Seconds(20))) << holder.output();
+  // Its overflow does not show in another session's status, and that
+  // session's reset does not clear the holder's.
+  ExpectScenarioPasses({"tests/builtin_task_client", "overflow_clean"}, daemon.client_env());
+  holder.WriteLine("check");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.output();
 }
 
 TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {

@@ -28,6 +28,7 @@ enum class ItemKind : uint8_t {
   kCopy,
   kFill,
   kReduce,
+  kRandom,
   kWaitValue,
   kLaunch,
   kRecord,
@@ -85,6 +86,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer);
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count);
   absl::StatusOr<uint64_t> Reduce(const Reduction& reduction);
+  absl::StatusOr<uint64_t> GenerateRandom(const RandomNumbers& task);
   absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value, uint32_t flag);
   absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params);
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record);
@@ -462,6 +464,50 @@ absl::StatusOr<uint64_t> AclStream::Core::Reduce(const Reduction& reduction) {
   });
 }
 
+namespace {
+
+// A task input as CANN's aclrtRandomParaInfo: the value's bytes, or the
+// vendor's address of the device memory holding it.
+aclrtRandomParaInfo VendorRandomParameter(const RandomParameter& parameter) {
+  aclrtRandomParaInfo info{};
+  info.size = parameter.size;
+  uint64_t bits = parameter.value;
+  if (parameter.at.has_value()) {
+    info.isAddr = 1;
+    bits = reinterpret_cast<uintptr_t>(VendorPointer(*parameter.at));
+  }
+  std::memcpy(info.valueOrAddr, &bits, sizeof(info.valueOrAddr));
+  return info;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> AclStream::Core::GenerateRandom(const RandomNumbers& task) {
+  if (api_.aclrtRandomNumAsync == nullptr) {
+    return BackendError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "the vendor runtime has no aclrtRandomNumAsync");
+  }
+  aclrtRandomNumTaskInfo info{};
+  info.dataType = static_cast<aclDataType>(task.data_type);
+  info.randomNumFuncParaInfo.funcType = static_cast<aclrtRandomNumFuncType>(task.function);
+  if (task.function == ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK) {
+    info.randomNumFuncParaInfo.paramInfo.dropoutBitmaskInfo.dropoutRation =
+        VendorRandomParameter(task.first);
+  } else {
+    // uniformDisInfo and normalDisInfo share one layout: two parameters.
+    info.randomNumFuncParaInfo.paramInfo.normalDisInfo.mean = VendorRandomParameter(task.first);
+    info.randomNumFuncParaInfo.paramInfo.normalDisInfo.stddev = VendorRandomParameter(task.second);
+  }
+  info.randomResultAddr = VendorPointer(task.result);
+  info.randomCounterAddr = VendorPointer(task.counter);
+  info.randomSeed = VendorRandomParameter(task.seed);
+  info.randomNum = VendorRandomParameter(task.count);
+  return Submit(ItemKind::kRandom, [&](Item& item) {
+    item.has_task = true;
+    return CheckVendor(api_.aclrtRandomNumAsync(&info, stream_, nullptr), "aclrtRandomNumAsync");
+  });
+}
+
 absl::StatusOr<uint64_t> AclStream::Core::WaitValue(const DeviceSpan& address, uint64_t value,
                                                     uint32_t flag) {
   if (api_.aclrtValueWait == nullptr) {
@@ -788,6 +834,10 @@ absl::StatusOr<uint64_t> AclStream::Fill(const DeviceSpan& dst, uint8_t value, u
 
 absl::StatusOr<uint64_t> AclStream::Reduce(const Reduction& reduction) {
   return core_->Reduce(reduction);
+}
+
+absl::StatusOr<uint64_t> AclStream::GenerateRandom(const RandomNumbers& task) {
+  return core_->GenerateRandom(task);
 }
 
 absl::StatusOr<uint64_t> AclStream::WaitValue(const DeviceSpan& address, uint64_t value,

@@ -78,6 +78,7 @@ class AclStream final : public Stream {
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer) override;
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
   absl::StatusOr<uint64_t> Reduce(const Reduction& reduction) override;
+  absl::StatusOr<uint64_t> GenerateRandom(const RandomNumbers& task) override;
   absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value,
                                      uint32_t flag) override;
   absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;

@@ -104,6 +104,7 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
   X(aclrtReduceAsync, aclError(void*, const void*, uint64_t, aclrtReduceKind, aclDataType, \
                                aclrtStream, void*))                           \
   X(aclrtValueWait, aclError(void*, uint64_t, uint32_t, aclrtStream))         \
+  X(aclrtRandomNumAsync, aclError(const aclrtRandomNumTaskInfo*, aclrtStream, void*)) \
   X(aclrtHostRegisterV2, aclError(void*, uint64_t, uint32_t))                 \
   X(aclrtGetThreadLastTaskId, aclError(uint32_t*))                            \
   X(aclrtExceptionInfoCallbackRegister, aclError(aclrtExceptionInfoCallback)) \
