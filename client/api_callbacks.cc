@@ -61,6 +61,18 @@ uint32_t Fact(const aclrtExceptionInfo* info, uint32_t acl_client::TaskFailureFa
   return info->facts.*field;
 }
 
+// The failed kernel launch an exception info describes; INVALID_PARAM when
+// the failed task was something else (a copy, a host callback, ...).
+absl::StatusOr<const acl_client::KernelFacts*> FailedKernel(const aclrtExceptionInfo* info,
+                                                             const char* api) {
+  if (!info->facts.kernel.has_value()) {
+    return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                           absl::StrCat(api, ": acld has no arguments of the failed task: it was not a "
+                                                "kernel launch, or its arguments were in device memory"));
+  }
+  return &*info->facts.kernel;
+}
+
 aclError LastError(const aclrtLastErrLevel& level, bool take) {
   if (acl_client::RawEnum(level) != ACL_RT_THREAD_LEVEL) return ACL_ERROR_INVALID_PARAM;
   return take ? acl_client::TakeLastError() : acl_client::PeekLastError();
@@ -189,24 +201,35 @@ uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo* info) {
 
 aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo* info, void** devArgsPtr,
                                        uint32_t* devArgsLen) {
-  (void)info;
-  (void)devArgsPtr;
-  (void)devArgsLen;
-  return Api([] {
-    return acld::AclStatus(ACL_ERROR_API_NOT_SUPPORT,
-                           "aclrtGetArgsFromExceptionInfo: acld keeps a launch's arguments on the "
-                           "host side; there is no device copy to point to");
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtGetArgsFromExceptionInfo";
+    if (info == nullptr) return NullArgument(kApi, "info");
+    if (devArgsPtr == nullptr || devArgsLen == nullptr) {
+      return NullArgument(kApi, "devArgsPtr/devArgsLen");
+    }
+    ACL_ASSIGN_OR_RETURN(const acl_client::KernelFacts* kernel, FailedKernel(info, kApi));
+    // The block as launched, kept with the exception info for the callback's
+    // duration: acld holds a launch's arguments on the host, not the device.
+    *devArgsPtr = const_cast<char*>(kernel->args.data());
+    *devArgsLen = static_cast<uint32_t>(kernel->args.size());
+    return absl::OkStatus();
   });
 }
 
 aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo* info,
                                              aclrtFuncHandle* func) {
-  (void)info;
-  (void)func;
-  return Api([] {
-    return acld::AclStatus(ACL_ERROR_API_NOT_SUPPORT,
-                           "aclrtGetFuncHandleFromExceptionInfo: acld does not tell a failed "
-                           "task's function to the process yet");
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtGetFuncHandleFromExceptionInfo";
+    if (info == nullptr) return NullArgument(kApi, "info");
+    if (func == nullptr) return NullArgument(kApi, "func");
+    ACL_ASSIGN_OR_RETURN(const acl_client::KernelFacts* kernel, FailedKernel(info, kApi));
+    if (kernel->function == 0) {
+      return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
+                             absl::StrCat(kApi, ": the failed kernel is a built-in kernel "
+                                                "(aclsimLaunchKernel), which has no function handle"));
+    }
+    *func = acl_client::ToHandle(kernel->function);
+    return absl::OkStatus();
   });
 }
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,12 +27,20 @@
 namespace acl_client {
 
 // The facts of a failed task, as aclrtExceptionInfo carries them.
+// A failed kernel launch: the argument block it was launched with and the
+// handle of its function (aclrtBinaryGetFunction; 0 for a built-in kernel).
+struct KernelFacts {
+  std::string args;
+  uint64_t function = 0;
+};
+
 struct TaskFailureFacts {
   uint32_t task_id = 0;
   uint32_t stream_id = 0;
   uint32_t thread_id = 0;
   uint32_t device_id = 0;
   uint32_t error_code = 0;
+  std::optional<KernelFacts> kernel;  // set when the task was a kernel launch
 };
 
 // The exception info's fields are 32-bit, as in CANN.

@@ -77,8 +77,12 @@ EmbeddedTransport::EmbeddedTransport(std::unique_ptr<hal::Backend> backend,
       callbacks->OnCallbackDue(due.callback_id, due.stream);
     };
     events.task_failed = [callbacks](const acld::TaskFailure& failure) {
-      callbacks->OnTaskFailed(FactsOf(failure.task_id, failure.stream, failure.submitter_thread,
-                                      failure.device, acld::AclCodeOf(failure.status)));
+      TaskFailureFacts facts = FactsOf(failure.task_id, failure.stream, failure.submitter_thread,
+                                       failure.device, acld::AclCodeOf(failure.status));
+      if (failure.kernel_args.has_value()) {
+        facts.kernel = KernelFacts{*failure.kernel_args, failure.function_handle};
+      }
+      callbacks->OnTaskFailed(std::move(facts));
     };
     events.kernel_output = [](const acld::KernelOutput& output) { PrintKernelOutput(output.text); };
     runtime_->SetSessionEvents(session_, std::move(events));

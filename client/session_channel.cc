@@ -140,8 +140,10 @@ uint64_t SessionChannel::Dispatch(ServerMessage& message) {
   }
   if (message.has_task_failed()) {
     const acl::v1::TaskFailed& failed = message.task_failed();
-    callbacks_->OnTaskFailed(FactsOf(failed.task_id(), failed.stream(), failed.thread(),
-                                     failed.device_id(), failed.acl_error()));
+    TaskFailureFacts facts = FactsOf(failed.task_id(), failed.stream(), failed.thread(),
+                                     failed.device_id(), failed.acl_error());
+    if (failed.kernel()) facts.kernel = KernelFacts{failed.kernel_args(), failed.function()};
+    callbacks_->OnTaskFailed(std::move(facts));
     return 0;
   }
   if (!message.has_reply()) return 0;

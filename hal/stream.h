@@ -66,8 +66,9 @@ class Stream {
   // Sets `count` bytes to `value`.
   virtual absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) = 0;
   // `function` belongs to an executable that the caller keeps alive until the
-  // launch is reported or aborted.
-  virtual absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) = 0;
+  // launch is reported or aborted. The backend takes from `params` what it
+  // keeps (the caller keeps the argument block, to report a failed launch's).
+  virtual absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params) = 0;
   // A backend refuses a kind or data type it does not reduce with
   // ACL_ERROR_RT_FEATURE_NOT_SUPPORT (and a count that is not a whole number
   // of elements with ACL_ERROR_INVALID_PARAM) before queuing anything.

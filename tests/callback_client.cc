@@ -242,10 +242,17 @@ std::mutex exception_mu;
 std::vector<std::vector<uint32_t>> exceptions;
 void OnException(aclrtExceptionInfo* info) {
   std::lock_guard<std::mutex> lock(exception_mu);
+  // A built-in kernel (aclsimLaunchKernel) has arguments but no function handle.
+  void* args = nullptr;
+  uint32_t args_length = 7;
+  aclrtFuncHandle function = nullptr;
   exceptions.push_back(
       {aclrtGetTaskIdFromExceptionInfo(info), aclrtGetStreamIdFromExceptionInfo(info),
        aclrtGetThreadIdFromExceptionInfo(info), aclrtGetDeviceIdFromExceptionInfo(info),
-       aclrtGetErrorCodeFromExceptionInfo(info)});
+       aclrtGetErrorCodeFromExceptionInfo(info),
+       static_cast<uint32_t>(aclrtGetArgsFromExceptionInfo(info, &args, &args_length)), args_length,
+       static_cast<uint32_t>(aclrtGetFuncHandleFromExceptionInfo(info, &function)),
+       static_cast<uint32_t>(aclrtGetArgsFromExceptionInfo(nullptr, &args, &args_length))});
 }
 std::atomic<int> after_failure{0};
 void AfterFailure(void*) { ++after_failure; }
@@ -278,6 +285,9 @@ int Exception(const std::string& mode) {
       Check(info[2] == ThisTid(), "thread id is the launching thread");
       Check(info[3] == 0, "device id");
       Check(info[4] == ACL_ERROR_RT_AICORE_EXCEPTION, "error code");
+      Check(info[5] == ACL_SUCCESS && info[6] == 0, "trap's arguments: none");
+      Check(info[7] == ACL_ERROR_INVALID_PARAM, "a built-in kernel has no function handle");
+      Check(info[8] == ACL_ERROR_INVALID_PARAM, "NULL exception info");
     }
   }
   if (mode == "stop") {

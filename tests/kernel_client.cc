@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,33 @@ std::string WriteFile(const std::string& dir, const std::string& name, const std
   const std::string path = dir + "/" + name;
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
+}
+
+// What the exception callback learned of the last failed task.
+struct FailedKernel {
+  aclError args_code = ACL_SUCCESS;
+  std::string args;
+  aclError function_code = ACL_SUCCESS;
+  aclrtFuncHandle function = nullptr;
+  int calls = 0;
+};
+std::mutex failed_mu;
+FailedKernel failed;
+
+void RecordFailedKernel(aclrtExceptionInfo* info) {
+  std::lock_guard<std::mutex> lock(failed_mu);
+  void* args = nullptr;
+  uint32_t length = 0;
+  failed.args_code = aclrtGetArgsFromExceptionInfo(info, &args, &length);
+  failed.args = failed.args_code == ACL_SUCCESS ? std::string(static_cast<char*>(args), length) : "";
+  failed.function = nullptr;
+  failed.function_code = aclrtGetFuncHandleFromExceptionInfo(info, &failed.function);
+  ++failed.calls;
+}
+
+FailedKernel LastFailedKernel() {
+  std::lock_guard<std::mutex> lock(failed_mu);
+  return failed;
 }
 
 struct Vectors {
@@ -133,10 +161,33 @@ int Launch(const std::string& dir) {
   aclrtArgsHandle none = nullptr;
   CheckCode(aclrtKernelArgsInit(boom, &none), ACL_SUCCESS, "aclrtKernelArgsInit boom");
   CheckCode(aclrtKernelArgsFinalize(none), ACL_SUCCESS, "aclrtKernelArgsFinalize boom");
+  CheckCode(aclrtSetExceptionInfoCallback(RecordFailedKernel), ACL_SUCCESS,
+            "aclrtSetExceptionInfoCallback");
   CheckCode(aclrtLaunchKernelWithConfig(boom, 1, stream, nullptr, none, nullptr), ACL_SUCCESS,
             "launch boom");
   CheckCode(aclrtSynchronizeStream(stream), ACL_ERROR_RT_AICORE_EXCEPTION,
             "aclrtSynchronizeStream after trap");
+  FailedKernel seen = LastFailedKernel();
+  Check(seen.calls == 1, "the exception callback ran before the synchronization returned");
+  CheckCode(seen.function_code, ACL_SUCCESS, "aclrtGetFuncHandleFromExceptionInfo");
+  Check(seen.function == boom, "the exception names the failed launch's function");
+  CheckCode(seen.args_code, ACL_SUCCESS, "aclrtGetArgsFromExceptionInfo");
+  Check(seen.args.empty(), "boom takes no arguments");
+  // A launch whose z is nobody's memory fails when the stream reaches it; the
+  // callback gets its argument block as launched.
+  void* wild = reinterpret_cast<void*>(uintptr_t{16});
+  aclrtArgsHandle bad = Arguments(function, {v.dx, v.dy, wild});
+  CheckCode(aclrtKernelArgsFinalize(bad), ACL_SUCCESS, "aclrtKernelArgsFinalize bad");
+  CheckCode(aclrtLaunchKernelWithConfig(function, 1, stream, nullptr, bad, nullptr), ACL_SUCCESS,
+            "launch with a wild pointer");
+  Check(aclrtSynchronizeStream(stream) != ACL_SUCCESS, "the wild launch fails");
+  seen = LastFailedKernel();
+  const void* block_as_launched[3] = {v.dx, v.dy, wild};
+  Check(seen.calls == 2, "the exception callback ran for the wild launch");
+  Check(seen.function == function, "its function");
+  Check(seen.args == std::string(reinterpret_cast<const char*>(block_as_launched), sizeof(block_as_launched)),
+        "its 24-byte argument block, as launched");
+  CheckCode(aclrtSetExceptionInfoCallback(nullptr), ACL_SUCCESS, "clear the callback");
 
   // Unloaded: its functions are gone.
   CheckCode(aclrtBinaryUnLoad(binary), ACL_SUCCESS, "aclrtBinaryUnLoad");

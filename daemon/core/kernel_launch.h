@@ -21,7 +21,9 @@ namespace acld {
 struct KernelLaunch {
   const hal::Function* function = nullptr;
   std::shared_ptr<const void> executable;  // keeps `function` alive; null for built-ins
-  // params.memory is `pinned` when the backend tells a launch's ranges.
+  // params.memory is `pinned` when the backend tells a launch's ranges. The
+  // argument block stays here until the task is done: a failed launch's
+  // arguments go to the process's exception callback.
   hal::LaunchParams params;
   // The memory the launch pinned, held until the device reports the launch
   // (also when the backend resolves nothing: placeholder data).
@@ -29,10 +31,13 @@ struct KernelLaunch {
   // A range that failed its check fails the task when the stream reaches it,
   // as a device faults when the kernel runs.
   absl::Status pinned_status;
+  // The session's handle of the function (aclrtBinaryGetFunction); 0 for a
+  // built-in kernel.
+  uint64_t function_handle = 0;
 
   absl::StatusOr<uint64_t> SubmitTo(hal::Stream& device) {
     if (!pinned_status.ok()) return pinned_status;
-    return device.Launch(*function, std::move(params));
+    return device.Launch(*function, params);
   }
 };
 

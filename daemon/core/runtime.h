@@ -383,7 +383,8 @@ class Runtime {
   absl::StatusOr<uint64_t> Launch(SessionId session, const std::shared_ptr<Stream>& stream,
                                   uint64_t thread, const hal::Function& function,
                                   std::shared_ptr<const void> executable, uint32_t block_dim,
-                                  std::string args, std::vector<Placeholder> placeholders = {});
+                                  std::string args, std::vector<Placeholder> placeholders = {},
+                                  FunctionId function_handle = 0);
   // Copies placeholder data to fresh device memory of the session and writes
   // its addresses into `args`; the memory is held by `pinned` only, so it
   // goes back once the launch has run.

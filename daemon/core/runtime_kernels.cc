@@ -141,7 +141,8 @@ absl::StatusOr<uint64_t> Runtime::LaunchFunction(SessionId id, StreamId stream_i
   }
   if (launch.args_address == 0) {
     return Launch(id, stream, thread, *function.function, std::move(function.executable),
-                  launch.block_dim, std::move(launch.args), std::move(launch.placeholders));
+                  launch.block_dim, std::move(launch.args), std::move(launch.placeholders),
+                  launch.function);
   }
   return LaunchWithDeviceArgs(id, stream, thread, std::move(function), launch);
 }

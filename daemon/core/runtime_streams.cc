@@ -401,12 +401,14 @@ absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Str
                                          uint64_t thread, const hal::Function& function,
                                          std::shared_ptr<const void> executable,
                                          uint32_t block_dim, std::string args,
-                                         std::vector<Placeholder> placeholders) {
+                                         std::vector<Placeholder> placeholders,
+                                         FunctionId function_handle) {
   const uint64_t payload = args.size() + function.name().size();
   ACL_ASSIGN_OR_RETURN(KernelLaunch launch,
                        PrepareLaunch(id, stream->options().device, function,
                                      std::move(executable), block_dim, std::move(args),
                                      std::move(placeholders)));
+  launch.function_handle = function_handle;
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, payload));
   return stream->EnqueueLaunch(std::move(launch), thread, std::move(charge));
 }

@@ -546,8 +546,13 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
       // Host tasks after it wait until it is published (RunSome): a client
       // runs its exception callback before the stream's later callbacks.
       ++failures_unpublished_;
-      after.push_back([this, failure = TaskFailure{options_.session, options_.id, options_.device,
-                                                   task.id, task.submitter_thread, status}] {
+      TaskFailure failure{options_.session, options_.id, options_.device, task.id,
+                          task.submitter_thread, status};
+      if (task.launch.has_value()) {
+        failure.kernel_args = task.launch->params.args;
+        failure.function_handle = task.launch->function_handle;
+      }
+      after.push_back([this, failure = std::move(failure)] {
         on_failure_(failure);
         FailurePublished();
       });

@@ -66,6 +66,10 @@ struct TaskFailure {
   uint64_t task_id = 0;
   uint64_t submitter_thread = 0;
   absl::Status status;
+  // A failed kernel launch's argument block and function handle (0: a
+  // built-in kernel); unset for any other task.
+  std::optional<std::string> kernel_args;
+  uint64_t function_handle = 0;
 };
 using FailureListener = std::function<void(const TaskFailure&)>;
 

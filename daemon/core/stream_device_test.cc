@@ -391,7 +391,7 @@ class ScriptedDeviceStream final : public hal::Stream {
   absl::StatusOr<uint64_t> Fill(const hal::DeviceSpan&, uint8_t, uint64_t) override {
     return Next();
   }
-  absl::StatusOr<uint64_t> Launch(const hal::Function&, hal::LaunchParams) override {
+  absl::StatusOr<uint64_t> Launch(const hal::Function&, const hal::LaunchParams&) override {
     return Next();
   }
   absl::StatusOr<uint64_t> Reduce(const hal::Reduction&) override { return Next(); }

@@ -106,6 +106,11 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     failed.set_thread(failure.submitter_thread);
     failed.set_acl_error(AclCodeOf(failure.status));
     failed.set_message(std::string(failure.status.message()));
+    if (failure.kernel_args.has_value()) {
+      failed.set_kernel(true);
+      failed.set_kernel_args(*failure.kernel_args);
+      failed.set_function(failure.function_handle);
+    }
     self->write_(message);
   };
   events.kernel_output = [weak](const KernelOutput& output) {

@@ -845,7 +845,7 @@ absl::StatusOr<uint64_t> AclStream::WaitValue(const DeviceSpan& address, uint64_
   return core_->WaitValue(address, value, flag);
 }
 
-absl::StatusOr<uint64_t> AclStream::Launch(const Function& function, LaunchParams params) {
+absl::StatusOr<uint64_t> AclStream::Launch(const Function& function, const LaunchParams& params) {
   return core_->Launch(function, params);
 }
 

@@ -81,7 +81,7 @@ class AclStream final : public Stream {
   absl::StatusOr<uint64_t> GenerateRandom(const RandomNumbers& task) override;
   absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value,
                                      uint32_t flag) override;
-  absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;
+  absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params) override;
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) override;
   absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;

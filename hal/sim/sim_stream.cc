@@ -91,8 +91,9 @@ struct SimStream::Item {
   uint64_t value = 0;
   uint32_t value_flag = 0;
   const SimFunction* function = nullptr;  // kLaunch
-  LaunchParams launch;
-  std::vector<uint64_t> fields;
+  uint32_t block_dim = 0;
+  std::shared_ptr<hal::MemoryResolver> memory;
+  std::vector<uint64_t> fields;  // the argument block, parsed
   uint64_t busy_micros = 0;
   bool busy_done = false;
   std::shared_ptr<SimEvent> event;  // kRecord, kWait
@@ -255,12 +256,12 @@ absl::Status SimStream::State::Execute(Item& item) {
       if (item.fill_count != 0) std::memset(SimBytes(*item.fill_dst), item.fill_value, item.fill_count);
       return absl::OkStatus();
     case Item::Kind::kLaunch: {
-      SpanBytes memory(*item.launch.memory);
+      SpanBytes memory(*item.memory);
       std::string printed;
       absl::Status status = Compute([&] {
         return KernelStatus(item.function->name(),
-                            item.function->kernel().RunAndPrint(item.launch.block_dim, item.fields,
-                                                                memory, printed));
+                            item.function->kernel().RunAndPrint(item.block_dim, item.fields, memory,
+                                                                printed));
       });
       if (!printed.empty() && options.on_output) options.on_output(item.sequence, std::move(printed));
       return status;
@@ -422,7 +423,7 @@ absl::StatusOr<uint64_t> SimStream::ClearOverflowStatus(std::shared_ptr<Overflow
   return state_->Submit(std::move(item));
 }
 
-absl::StatusOr<uint64_t> SimStream::Launch(const Function& function, LaunchParams params) {
+absl::StatusOr<uint64_t> SimStream::Launch(const Function& function, const LaunchParams& params) {
   const auto* sim_function = dynamic_cast<const SimFunction*>(&function);
   if (sim_function == nullptr) return NotOfThisDevice("function");
   if (params.memory == nullptr) {
@@ -436,7 +437,8 @@ absl::StatusOr<uint64_t> SimStream::Launch(const Function& function, LaunchParam
   item.function = sim_function;
   item.busy_micros = std::min(sim_function->kernel().BusyMicros(*fields), kMaxBusyMicros);
   item.fields = *std::move(fields);
-  item.launch = std::move(params);
+  item.block_dim = params.block_dim;
+  item.memory = params.memory;
   return state_->Submit(std::move(item));
 }
 

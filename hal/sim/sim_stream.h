@@ -25,7 +25,7 @@ class SimStream : public Stream {
 
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer) override;
   absl::StatusOr<uint64_t> Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
-  absl::StatusOr<uint64_t> Launch(const Function& function, LaunchParams params) override;
+  absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params) override;
   absl::StatusOr<uint64_t> Reduce(const Reduction& reduction) override;
   absl::StatusOr<uint64_t> GenerateRandom(const RandomNumbers& task) override;
   absl::StatusOr<uint64_t> ReportOverflows(std::shared_ptr<OverflowStatus> status) override;
