@@ -33,8 +33,6 @@ void* NotSupportedNull(const char* api, const char* reason) {
 constexpr char kModels[] =
     "models are not supported yet: acld does not capture, build or run model runtime instances";
 constexpr char kDumps[] = "model data dumps are not supported yet: acld runs no models";
-constexpr char kSharingMemory[] =
-    "sharing memory across processes is not supported yet (its own issue)";
 constexpr char kSharingNotifies[] =
     "sharing notifies across processes is not supported yet (its own issue)";
 constexpr char kSharingEvents[] =
@@ -42,9 +40,9 @@ constexpr char kSharingEvents[] =
 constexpr char kPhysicalMemory[] =
     "physical memory, virtual address reservations and shareable handles are not supported yet: "
     "they serve sharing memory across processes (its own issue)";
-constexpr char kSharingPid[] =
-    "the process id it gives serves sharing memory across processes, which is not supported yet "
-    "(its own issue)";
+constexpr char kOtherServers[] =
+    "sharing memory with processes of other servers is not supported: acld serves one host "
+    "(aclrtIpcMemSetImportPid whitelists the processes of this one)";
 constexpr char kBuffers[] =
     "shared buffers (Mbuf) are not supported: acld has no data transfer (TDT) queues";
 constexpr char kGroups[] =
@@ -240,21 +238,8 @@ aclError aclmdlSetDump(const char*) { return NotSupported(__func__, kDumps); }
 aclError aclmdlFinalizeDump() { return NotSupported(__func__, kDumps); }
 
 // ---- Sharing across processes: IPC memory, notifies and events ----
-aclError aclrtIpcMemGetExportKey(void*, size_t, char*, size_t, uint64_t) {
-  return NotSupported(__func__, kSharingMemory);
-}
-aclError aclrtIpcMemClose(const char*) { return NotSupported(__func__, kSharingMemory); }
-aclError aclrtIpcMemImportByKey(void**, const char*, uint64_t) {
-  return NotSupported(__func__, kSharingMemory);
-}
-aclError aclrtIpcMemSetImportPid(const char*, int32_t*, size_t) {
-  return NotSupported(__func__, kSharingMemory);
-}
-aclError aclrtIpcMemSetAttr(const char*, aclrtIpcMemAttrType, uint64_t) {
-  return NotSupported(__func__, kSharingMemory);
-}
 aclError aclrtIpcMemImportPidInterServer(const char*, aclrtServerPid*, size_t) {
-  return NotSupported(__func__, kSharingMemory);
+  return NotSupported(__func__, kOtherServers);
 }
 aclError aclrtNotifyGetExportKey(aclrtNotify, char*, size_t, uint64_t) {
   return NotSupported(__func__, kSharingNotifies);
@@ -337,7 +322,6 @@ aclError aclrtMemSetPidToShareableHandle(uint64_t, int32_t*, size_t) {
 aclError aclrtMemSetPidToShareableHandleV2(void*, aclrtMemSharedHandleType, int32_t*, size_t) {
   return NotSupported(__func__, kPhysicalMemory);
 }
-aclError aclrtDeviceGetBareTgid(int32_t*) { return NotSupported(__func__, kSharingPid); }
 
 // ---- Shared buffers (Mbuf) of data transfer queues ----
 aclError aclrtAllocBuf(aclrtMbuf*, size_t) { return NotSupported(__func__, kBuffers); }

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
+#include "daemon/core/process_clock.h"
 #include "client/kernel_output.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
@@ -68,7 +69,8 @@ absl::StatusOr<std::unique_ptr<EmbeddedTransport>> EmbeddedTransport::Create(
 EmbeddedTransport::EmbeddedTransport(std::unique_ptr<hal::Backend> backend,
                                      CallbackDispatcher* callbacks) {
   runtime_ = std::make_unique<acld::Runtime>(std::move(backend));
-  session_ = runtime_->OpenSession({getpid(), getuid(), getgid(), ProcessCommandLine()});
+  session_ = runtime_->OpenSession({getpid(), getuid(), getgid(), ProcessCommandLine(),
+                                    acld::ProcessStartTicks(getpid()).value_or(0)});
   kernels_ = runtime_->Kernels();
   device_addresses_ = runtime_->DeviceAddressRanges();
   if (callbacks != nullptr) {
@@ -169,6 +171,38 @@ absl::StatusOr<uint64_t> EmbeddedTransport::LoadBinary(int32_t device_id,
 absl::Status EmbeddedTransport::UnloadBinary(uint64_t binary) {
   return runtime_->UnloadBinary(session_, binary);
 }
+
+absl::StatusOr<std::string> EmbeddedTransport::ExportMemory(uint64_t address, uint64_t size,
+                                                            uint64_t flags) {
+  return runtime_->ExportMemory(session_, address, size, flags);
+}
+
+absl::Status EmbeddedTransport::SetImportPids(const std::string& key,
+                                              const std::vector<int32_t>& pids) {
+  return runtime_->SetImportPids(session_, key, pids);
+}
+
+absl::Status EmbeddedTransport::SetExportAttribute(const std::string& key, int32_t type,
+                                                   uint64_t value) {
+  return runtime_->SetExportAttribute(session_, key, type, value);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::ImportMemory(const std::string& key) {
+  // One process: nobody else can have exported to it.
+  absl::StatusOr<uint64_t> address = runtime_->ImportMemory(session_, key);
+  if (address.ok()) return address;
+  return acld::AclStatus(
+      acld::AclCodeOf(address.status()),
+      absl::StrCat(address.status().message(),
+                   "; in embedded mode (ACLD_ADDRESS=embedded) every process has its own runtime, "
+                   "so memory is shared only through acld"));
+}
+
+absl::Status EmbeddedTransport::CloseMemoryKey(const std::string& key) {
+  return runtime_->CloseMemoryKey(session_, key);
+}
+
+absl::StatusOr<int32_t> EmbeddedTransport::PeerPid() { return runtime_->PeerPid(session_); }
 
 absl::StatusOr<uint64_t> EmbeddedTransport::GetFunction(uint64_t binary, const std::string& name) {
   return runtime_->GetFunction(session_, binary, name);

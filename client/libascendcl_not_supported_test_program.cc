@@ -133,11 +133,6 @@ int main() {
   EXPECT_NOT_SUPPORTED(aclmdlSetDump({}));
   EXPECT_NOT_SUPPORTED(aclmdlFinalizeDump());
   // Sharing across processes: IPC memory, notifies and events
-  EXPECT_NOT_SUPPORTED(aclrtIpcMemGetExportKey({}, {}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtIpcMemClose({}));
-  EXPECT_NOT_SUPPORTED(aclrtIpcMemImportByKey({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtIpcMemSetImportPid({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtIpcMemSetAttr({}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtIpcMemImportPidInterServer({}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtNotifyGetExportKey({}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtNotifyImportByKey({}, {}, {}));
@@ -167,7 +162,6 @@ int main() {
   EXPECT_NOT_SUPPORTED(aclrtMemImportFromShareableHandleV2({}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemSetPidToShareableHandle({}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemSetPidToShareableHandleV2({}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtDeviceGetBareTgid({}));
   // Shared buffers (Mbuf) of data transfer queues
   EXPECT_NOT_SUPPORTED(aclrtAllocBuf({}, {}));
   EXPECT_NOT_SUPPORTED(aclrtFreeBuf({}));

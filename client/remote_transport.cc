@@ -295,6 +295,33 @@ void RemoteTransport::AcknowledgeCallback(uint64_t callback_id) {
 
 // --- memory ---
 
+absl::StatusOr<std::string> RemoteTransport::ExportMemory(uint64_t address, uint64_t size,
+                                                          uint64_t flags) {
+  return codec::SharingKeyOf(channel_->Call(codec::ExportMemory(address, size, flags)));
+}
+
+absl::Status RemoteTransport::SetImportPids(const std::string& key,
+                                            const std::vector<int32_t>& pids) {
+  return channel_->Call(codec::SetImportPids(key, pids)).status();
+}
+
+absl::Status RemoteTransport::SetExportAttribute(const std::string& key, int32_t type,
+                                                 uint64_t value) {
+  return channel_->Call(codec::SetExportAttribute(key, type, value)).status();
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::ImportMemory(const std::string& key) {
+  return codec::DeviceAddressOf(channel_->Call(codec::ImportMemory(key)));
+}
+
+absl::Status RemoteTransport::CloseMemoryKey(const std::string& key) {
+  return channel_->Call(codec::CloseMemoryKey(key)).status();
+}
+
+absl::StatusOr<int32_t> RemoteTransport::PeerPid() {
+  return codec::PeerPidOf(channel_->Call(codec::PeerPid()));
+}
+
 absl::StatusOr<uint64_t> RemoteTransport::Malloc(int32_t device_id, uint64_t size) {
   return codec::DeviceAddressOf(channel_->Call(codec::Malloc(device_id, size)));
 }

@@ -109,6 +109,13 @@ class RemoteTransport : public Transport {
   absl::StatusOr<uint64_t> EventTimestampUs(uint64_t event) override;
 
   absl::StatusOr<uint64_t> Malloc(int32_t device_id, uint64_t size) override;
+  absl::StatusOr<std::string> ExportMemory(uint64_t address, uint64_t size,
+                                           uint64_t flags) override;
+  absl::Status SetImportPids(const std::string& key, const std::vector<int32_t>& pids) override;
+  absl::Status SetExportAttribute(const std::string& key, int32_t type, uint64_t value) override;
+  absl::StatusOr<uint64_t> ImportMemory(const std::string& key) override;
+  absl::Status CloseMemoryKey(const std::string& key) override;
+  absl::StatusOr<int32_t> PeerPid() override;
   absl::Status Free(uint64_t address) override;
   absl::Status Copy(const HostCopy& copy) override;
   absl::Status Memset(const acld::MemsetRequest& memset) override;

@@ -147,6 +147,16 @@ absl::StatusOr<uint64_t> DeviceAddressOf(const absl::StatusOr<Reply>& reply) {
   return answer->device_address().address();
 }
 
+absl::StatusOr<std::string> SharingKeyOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kSharingKey));
+  return answer->sharing_key().key();
+}
+
+absl::StatusOr<int32_t> PeerPidOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kPeerPid));
+  return answer->peer_pid().pid();
+}
+
 absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply) {
   ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kMemInfo));
   return acld::MemInfo{answer->mem_info().free(), answer->mem_info().total()};
@@ -391,6 +401,49 @@ ClientMessage Malloc(int32_t device_id, uint64_t size) {
   ClientMessage request;
   request.mutable_malloc()->set_device_id(device_id);
   request.mutable_malloc()->set_size(size);
+  return request;
+}
+
+ClientMessage ExportMemory(uint64_t address, uint64_t size, uint64_t flags) {
+  ClientMessage request;
+  acl::v1::ExportMemoryRequest& exported = *request.mutable_export_memory();
+  exported.set_address(address);
+  exported.set_size(size);
+  exported.set_flags(flags);
+  return request;
+}
+
+ClientMessage SetImportPids(const std::string& key, const std::vector<int32_t>& pids) {
+  ClientMessage request;
+  request.mutable_set_import_pids()->set_key(key);
+  for (int32_t pid : pids) request.mutable_set_import_pids()->add_pids(pid);
+  return request;
+}
+
+ClientMessage SetExportAttribute(const std::string& key, int32_t type, uint64_t value) {
+  ClientMessage request;
+  acl::v1::SetExportAttributeRequest& attribute = *request.mutable_set_export_attribute();
+  attribute.set_key(key);
+  attribute.set_type(type);
+  attribute.set_value(value);
+  return request;
+}
+
+ClientMessage ImportMemory(const std::string& key) {
+  ClientMessage request;
+  request.mutable_import_memory()->set_key(key);
+  return request;
+}
+
+ClientMessage CloseMemoryKey(const std::string& key) {
+  ClientMessage request;
+  request.mutable_close_memory_key()->set_key(key);
+  return request;
+}
+
+ClientMessage PeerPid() {
+  ClientMessage request;
+  request.mutable_peer_pid();
   return request;
 }
 

@@ -56,6 +56,8 @@ absl::StatusOr<float> ElapsedMsOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<uint64_t> TimestampUsOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<uint64_t> DeviceAddressOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply);
+absl::StatusOr<std::string> SharingKeyOf(const absl::StatusOr<Reply>& reply);
+absl::StatusOr<int32_t> PeerPidOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::Utilization> UtilizationOf(const absl::StatusOr<Reply>& reply);
 // The bytes a device-to-host copy into the client's own memory brought back.
 // Empty when the daemon sent none: a copy that failed on its stream answers
@@ -115,6 +117,12 @@ ClientMessage GetFunction(uint64_t binary, const std::string& name);
 // --- memory ------------------------------------------------------------------
 
 ClientMessage Malloc(int32_t device_id, uint64_t size);
+ClientMessage ExportMemory(uint64_t address, uint64_t size, uint64_t flags);
+ClientMessage SetImportPids(const std::string& key, const std::vector<int32_t>& pids);
+ClientMessage SetExportAttribute(const std::string& key, int32_t type, uint64_t value);
+ClientMessage ImportMemory(const std::string& key);
+ClientMessage CloseMemoryKey(const std::string& key);
+ClientMessage PeerPid();
 ClientMessage Free(uint64_t address);
 ClientMessage Memset(const acld::MemsetRequest& memset);
 ClientMessage GetMemInfo(int32_t device_id);

@@ -130,6 +130,17 @@ class Transport {
 
   // Memory.
   virtual absl::StatusOr<uint64_t> Malloc(int32_t device_id, uint64_t size) = 0;
+
+  // Sharing memory across processes by key (aclrtIpcMem*).
+  virtual absl::StatusOr<std::string> ExportMemory(uint64_t address, uint64_t size,
+                                                   uint64_t flags) = 0;
+  virtual absl::Status SetImportPids(const std::string& key, const std::vector<int32_t>& pids) = 0;
+  virtual absl::Status SetExportAttribute(const std::string& key, int32_t type,
+                                          uint64_t value) = 0;
+  virtual absl::StatusOr<uint64_t> ImportMemory(const std::string& key) = 0;
+  virtual absl::Status CloseMemoryKey(const std::string& key) = 0;
+  // The pid the daemon knows this process by (aclrtDeviceGetBareTgid).
+  virtual absl::StatusOr<int32_t> PeerPid() = 0;
   virtual absl::Status Free(uint64_t address) = 0;
   virtual absl::Status Copy(const HostCopy& copy) = 0;
   virtual absl::Status Memset(const acld::MemsetRequest& memset) = 0;

@@ -82,6 +82,14 @@ struct MemoryManager::Block {
   uint32_t uid;
   hal::DeviceBuffer buffer;
   std::shared_ptr<Ledger> ledger;
+  // Ranges other sessions may resolve (MemoryManager::Grant); guarded by the
+  // manager's mu_.
+  struct SharedRange {
+    SessionId importer;
+    uint64_t offset;
+    uint64_t bytes;
+  };
+  std::vector<SharedRange> grants;
 };
 
 MemoryManager::MemoryManager(hal::Backend& backend)
@@ -139,7 +147,58 @@ absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
   }
   freed = std::move(it->second);
   allocations_.erase(it);
+  RevokeGrantsLocked(*freed, "the exporting process freed it");
   return absl::OkStatus();
+}
+
+absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_t address,
+                                  uint64_t bytes, SessionId importer) {
+  const std::shared_ptr<void> held = allocation.lock();  // released after the lock
+  absl::MutexLock lock(&mu_);
+  Block* block = nullptr;
+  if (held != nullptr) {
+    auto it = allocations_.upper_bound(address);
+    // Still live: a freed block may linger while tasks pin it.
+    if (it != allocations_.begin() && std::prev(it)->second == held) {
+      block = std::prev(it)->second.get();
+    }
+  }
+  if (block == nullptr) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     "the shared memory was freed by the process that exported it");
+  }
+  block->grants.push_back(Block::SharedRange{importer, address - block->buffer.address, bytes});
+  revocations_[importer].erase(address);
+  return absl::OkStatus();
+}
+
+void MemoryManager::Revoke(SessionId importer, uint64_t address, const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  auto it = allocations_.upper_bound(address);
+  if (it == allocations_.begin()) return;
+  Block& block = *std::prev(it)->second;
+  auto& grants = block.grants;
+  for (auto grant = grants.begin(); grant != grants.end();) {
+    if (grant->importer == importer && block.buffer.address + grant->offset == address) {
+      NoteRevokedLocked(importer, address, grant->bytes, reason);
+      grant = grants.erase(grant);
+    } else {
+      ++grant;
+    }
+  }
+}
+
+void MemoryManager::RevokeGrantsLocked(const Block& block, const std::string& reason) {
+  for (const Block::SharedRange& grant : block.grants) {
+    NoteRevokedLocked(grant.importer, block.buffer.address + grant.offset, grant.bytes, reason);
+  }
+}
+
+void MemoryManager::NoteRevokedLocked(SessionId importer, uint64_t address, uint64_t bytes,
+                                      const std::string& reason) {
+  std::map<uint64_t, Revocation>& notes = revocations_[importer];
+  if (notes.size() >= kRevocationsKept && notes.count(address) == 0) notes.erase(notes.begin());
+  notes[address] = Revocation{bytes, reason};
 }
 
 absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t address,
@@ -154,11 +213,29 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
         bytes <= block.buffer.size - offset) {
       return ResolvedRange{hal::DeviceSpan{block.buffer, offset}, block.device_id, it->second};
     }
+    for (const Block::SharedRange& grant : block.grants) {
+      if (grant.importer == session && offset >= grant.offset &&
+          offset - grant.offset < grant.bytes && bytes <= grant.bytes - (offset - grant.offset)) {
+        return ResolvedRange{hal::DeviceSpan{block.buffer, offset}, block.device_id, it->second};
+      }
+    }
+  }
+  std::string why;
+  auto notes = revocations_.find(session);
+  if (notes != revocations_.end()) {
+    auto note = notes->second.upper_bound(address);
+    if (note != notes->second.begin()) {
+      --note;
+      if (address - note->first < note->second.bytes) {
+        why = absl::StrCat(" (shared memory it imported there was revoked: ", note->second.reason,
+                           ")");
+      }
+    }
   }
   return AclStatus(ACL_ERROR_INVALID_PARAM,
                    absl::StrFormat("device range [0x%x, +%u) is not inside a live allocation of "
-                                   "this process",
-                                   address, bytes));
+                                   "this process%s",
+                                   address, bytes, why));
 }
 
 void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> device) {
@@ -167,6 +244,7 @@ void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> dev
   for (auto it = allocations_.begin(); it != allocations_.end();) {
     const Block& block = *it->second;
     if (block.session == session && (!device || block.device_id == *device)) {
+      RevokeGrantsLocked(block, "the exporting process released its memory (a reset or its end)");
       released.push_back(std::move(it->second));
       it = allocations_.erase(it);
     } else {
@@ -177,6 +255,10 @@ void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> dev
 
 void MemoryManager::RemoveSession(SessionId session) {
   ReleaseSession(session);
+  {
+    absl::MutexLock lock(&mu_);
+    revocations_.erase(session);
+  }
   absl::MutexLock lock(&ledger_->mu);
   ledger_->accounts.erase(session);
 }

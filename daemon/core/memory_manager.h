@@ -6,6 +6,11 @@
 // entirely inside one of the caller's live allocations: another session's
 // memory, freed memory and past-the-end ranges all fail the same way.
 //
+// An allocation may be shared (daemon/core/memory_exports.h): the owner
+// grants another session one range of it, which that session then resolves
+// like its own until the grant is revoked or the allocation is freed. Nothing
+// else of the allocation, and nothing of any other, becomes reachable.
+//
 // A resolved range pins its allocation: aclrtFree (or a reset, or the end of
 // the session) removes the address at once, but the device memory is released
 // — and stays charged to its session and user — until the last task that
@@ -17,6 +22,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -51,6 +58,15 @@ class MemoryManager {
   // [address, address + bytes) inside one live allocation of `session`.
   absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
 
+  // Sharing. `allocation` is a range's keepalive from Resolve by the owner;
+  // `importer` may then resolve [address, address + bytes) of it. Refused
+  // once the owner freed the allocation.
+  absl::Status Grant(const std::weak_ptr<void>& allocation, uint64_t address, uint64_t bytes,
+                     SessionId importer);
+  // Ends `importer`'s grant at `address`; a later use of it fails with
+  // `reason` in its message. Work that resolved it already keeps its pin.
+  void Revoke(SessionId importer, uint64_t address, const std::string& reason);
+
   // Frees every allocation of `session` (on `device` only, when given).
   void ReleaseSession(SessionId session, std::optional<int32_t> device = std::nullopt);
   // The session is gone: its memory and its quota.
@@ -72,12 +88,26 @@ class MemoryManager {
  private:
   struct Ledger;
   struct Block;
+  // Why a session's shared range went away, for its next failed use.
+  struct Revocation {
+    uint64_t bytes = 0;
+    std::string reason;
+  };
+  static constexpr size_t kRevocationsKept = 64;  // per session
+
+  void NoteRevokedLocked(SessionId importer, uint64_t address, uint64_t bytes,
+                         const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Every grant of a block leaving the live allocations is revoked.
+  void RevokeGrantsLocked(const Block& block, const std::string& reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   hal::Backend& backend_;
   const std::shared_ptr<Ledger> ledger_;  // also held by every block, which may outlive us
   mutable absl::Mutex mu_;
   // Live allocations by start address; a task's pin is another reference.
   std::map<uint64_t, std::shared_ptr<Block>> allocations_ ABSL_GUARDED_BY(mu_);
+  // By importing session, by start address.
+  std::map<SessionId, std::map<uint64_t, Revocation>> revocations_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acld

@@ -83,6 +83,8 @@ bool Runtime::CloseSession(SessionId id) {
     absl::MutexLock lock(&mu_);
     Session* session = sessions_.Find(id);
     if (session == nullptr) return false;
+    // Its exports go first, so that their importers learn why.
+    exports_.SessionEnded(id);
     released = ReleaseSessionResources(*session, std::nullopt);
     budget = session->queue_budget;
     broker_.ForgetSession(id);

@@ -33,7 +33,9 @@
 #include "daemon/core/callback_broker.h"
 #include "daemon/core/init_arbiter.h"
 #include "daemon/core/kernel_launch.h"
+#include "daemon/core/memory_exports.h"
 #include "daemon/core/memory_manager.h"
+#include "daemon/core/process_clock.h"
 #include "daemon/core/queue_budget.h"
 #include "daemon/core/runtime_snapshot.h"
 #include "daemon/core/session_events.h"
@@ -202,6 +204,21 @@ class Runtime {
   // session's work is held (the wait takes one of its places on the device).
   absl::StatusOr<uint64_t> EnqueueValueWait(SessionId session, StreamId stream, uint64_t thread,
                                             const ValueWaitRequest& wait);
+  // Sharing memory across processes by key (daemon/core/memory_exports.h).
+  absl::StatusOr<std::string> ExportMemory(SessionId session, uint64_t address, uint64_t size,
+                                           uint64_t flags);
+  absl::Status SetImportPids(SessionId session, const std::string& key,
+                             const std::vector<int32_t>& pids);
+  absl::Status SetExportAttribute(SessionId session, const std::string& key, int32_t type,
+                                  uint64_t value);
+  // Checked against the session's kernel identity (pid and start time).
+  absl::StatusOr<uint64_t> ImportMemory(SessionId session, const std::string& key);
+  absl::Status CloseMemoryKey(SessionId session, const std::string& key);
+  // The pid the kernel gave the session (aclrtDeviceGetBareTgid): the host's,
+  // also for a process in a container's pid namespace.
+  absl::StatusOr<int32_t> PeerPid(SessionId session);
+  std::vector<MemoryExports::ExportView> SharingSnapshot() const { return exports_.Snapshot(); }
+
   // Float overflow detection on the stream (hal/float_overflow.h), in stream
   // order, with the session's own status on the stream's device: another
   // session's tasks never raise it and its reset never clears another's.
@@ -410,6 +427,7 @@ class Runtime {
   // touch.
   const std::unique_ptr<hal::Backend> backend_;
   MemoryManager memory_;
+  MemoryExports exports_{memory_, BootTicksNow};
   std::vector<std::unique_ptr<StreamEngine>> engines_;  // one per device
   CallbackBroker broker_;
   hal::Timer timer_;

@@ -28,6 +28,8 @@ struct PeerInfo {
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string command;
+  // When the process started (daemon/core/process_clock.h); 0 if unknown.
+  uint64_t start_ticks = 0;
 };
 
 struct Context {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/core/process_clock.h"
 #include "daemon/server/process_command.h"
 #include "daemon/server/session_handler.h"
 #include "daemon/server/session_ring.h"
@@ -321,6 +322,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
     peer.pid = credentials->pid;
     peer.uid = credentials->uid;
     peer.gid = credentials->gid;
+    peer.start_ticks = ProcessStartTicks(peer.pid).value_or(0);
     // What the operator sees comes from the kernel too, bounded and escaped.
     peer.command = ProcessCommand(peer.pid);
   } else {

@@ -511,6 +511,39 @@ void SessionHandler::Handle(const ClientMessage& request) {
     }
     case ClientMessage::kFree:
       return answer_status(runtime_.Free(session_, request.free().address()));
+    case ClientMessage::kExportMemory: {
+      const acl::v1::ExportMemoryRequest& exported = request.export_memory();
+      absl::StatusOr<std::string> key =
+          runtime_.ExportMemory(session_, exported.address(), exported.size(), exported.flags());
+      if (!key.ok()) return answer_status(key.status());
+      reply.mutable_sharing_key()->set_key(*key);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kSetImportPids: {
+      const acl::v1::SetImportPidsRequest& whitelist = request.set_import_pids();
+      return answer_status(runtime_.SetImportPids(
+          session_, whitelist.key(), {whitelist.pids().begin(), whitelist.pids().end()}));
+    }
+    case ClientMessage::kSetExportAttribute: {
+      const acl::v1::SetExportAttributeRequest& attribute = request.set_export_attribute();
+      return answer_status(runtime_.SetExportAttribute(session_, attribute.key(),
+                                                       attribute.type(), attribute.value()));
+    }
+    case ClientMessage::kImportMemory: {
+      absl::StatusOr<uint64_t> address =
+          runtime_.ImportMemory(session_, request.import_memory().key());
+      if (!address.ok()) return answer_status(address.status());
+      reply.mutable_device_address()->set_address(*address);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kCloseMemoryKey:
+      return answer_status(runtime_.CloseMemoryKey(session_, request.close_memory_key().key()));
+    case ClientMessage::kPeerPid: {
+      absl::StatusOr<int32_t> pid = runtime_.PeerPid(session_);
+      if (!pid.ok()) return answer_status(pid.status());
+      reply.mutable_peer_pid()->set_pid(*pid);
+      return Answer(call_id, std::move(reply));
+    }
     case ClientMessage::kCopy: {
       std::shared_ptr<std::string> data;
       absl::StatusOr<CopyRequest> copy = ToCopy(request.copy(), &data);

@@ -1,0 +1,121 @@
+// Sharing device memory with other processes by key (aclrtIpcMem*) and the
+// pid a whitelist names (aclrtDeviceGetBareTgid). acld holds the exports and
+// checks every import against the kernel's word on who is asking
+// (daemon/core/memory_exports.h); docs/api-compat.md says what programs see.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl.h"
+#include "client/api_support.h"
+#include "client/client_runtime.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
+
+using acl_client::Api;
+using acl_client::Connected;
+using acl_client::NullArgument;
+using acl_client::Transport;
+
+namespace {
+
+// CANN's key: 64 characters and the terminating NUL.
+constexpr size_t kKeyBytes = 65;
+
+absl::Status Invalid(const std::string& message) {
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM, message);
+}
+
+// A key the caller passed: a C string of at most 64 characters.
+absl::StatusOr<std::string> KeyOf(const char* key, const char* api) {
+  if (key == nullptr) return NullArgument(api, "key");
+  const size_t length = strnlen(key, kKeyBytes);
+  if (length == 0 || length == kKeyBytes) {
+    return Invalid(absl::StrCat(api, ": key is not a key of aclrtIpcMemGetExportKey (",
+                                length == 0 ? "empty" : "longer than 64 characters", ")"));
+  }
+  return std::string(key, length);
+}
+
+}  // namespace
+
+extern "C" {
+
+aclError aclrtIpcMemGetExportKey(void* devPtr, size_t size, char* key, size_t len,
+                                 uint64_t flags) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtIpcMemGetExportKey";
+    if (devPtr == nullptr) return NullArgument(kApi, "devPtr");
+    if (key == nullptr) return NullArgument(kApi, "key");
+    if (len < kKeyBytes) {
+      return Invalid(absl::StrCat(kApi, ": len ", len, " is less than a key's ", kKeyBytes,
+                                  " bytes"));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(std::string exported,
+                         transport->ExportMemory(acl_client::HandleId(devPtr), size, flags));
+    if (exported.size() >= kKeyBytes) {
+      return acld::AclStatus(ACL_ERROR_INTERNAL_ERROR, absl::StrCat(kApi, ": malformed key"));
+    }
+    std::memcpy(key, exported.c_str(), exported.size() + 1);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtIpcMemSetImportPid(const char* key, int32_t* pid, size_t num) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtIpcMemSetImportPid";
+    ACL_ASSIGN_OR_RETURN(std::string name, KeyOf(key, kApi));
+    if (pid == nullptr) return NullArgument(kApi, "pid");
+    if (num == 0) return Invalid(absl::StrCat(kApi, ": num must be > 0"));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    return transport->SetImportPids(name, std::vector<int32_t>(pid, pid + num));
+  });
+}
+
+aclError aclrtIpcMemSetAttr(const char* key, aclrtIpcMemAttrType type, uint64_t attr) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtIpcMemSetAttr";
+    ACL_ASSIGN_OR_RETURN(std::string name, KeyOf(key, kApi));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    return transport->SetExportAttribute(name, acl_client::RawEnum(type), attr);
+  });
+}
+
+aclError aclrtIpcMemImportByKey(void** devPtr, const char* key, uint64_t flags) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtIpcMemImportByKey";
+    if (devPtr == nullptr) return NullArgument(kApi, "devPtr");
+    ACL_ASSIGN_OR_RETURN(std::string name, KeyOf(key, kApi));
+    if (flags > ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS) {
+      return Invalid(absl::StrCat(kApi, ": flags ", flags,
+                                  " is not ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT or "
+                                  "_ENABLE_PEER_ACCESS"));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t address, transport->ImportMemory(name));
+    *devPtr = acl_client::ToHandle(address);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtIpcMemClose(const char* key) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtIpcMemClose";
+    ACL_ASSIGN_OR_RETURN(std::string name, KeyOf(key, kApi));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    return transport->CloseMemoryKey(name);
+  });
+}
+
+aclError aclrtDeviceGetBareTgid(int32_t* pid) {
+  return Api([&]() -> absl::Status {
+    if (pid == nullptr) return NullArgument("aclrtDeviceGetBareTgid", "pid");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(*pid, transport->PeerPid());
+    return absl::OkStatus();
+  });
+}
+
+}  // extern "C"

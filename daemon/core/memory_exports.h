@@ -1,0 +1,125 @@
+// IPC memory sharing by key (aclrtIpcMemGetExportKey and its calls): the
+// exports sessions made, who may import them, and who did.
+//
+// A key is a capability: 64 hex digits of the kernel's randomness, never a
+// counter or an address. An export names one range of its owner's allocation;
+// an importer reaches exactly that range (MemoryManager::Grant), charged to
+// nobody but the owner.
+//
+// Whitelists are the kernel's word, not the client's: an entry names a pid,
+// and an importer passes only if the pid the kernel gave its session is that
+// pid and its process already ran when the entry was made (a process that
+// took the pid over later, after the whitelisted one exited, started later).
+// The first session to pass binds the entry; it dies with that session.
+//
+// Nothing outlives its owner: the owner's close, free, reset or end revokes
+// every import (work already launched on it keeps its pin and completes;
+// later use fails naming the reason), and an importer's close or end drops
+// its import.
+#ifndef ACLD_DAEMON_CORE_MEMORY_EXPORTS_H_
+#define ACLD_DAEMON_CORE_MEMORY_EXPORTS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/core/memory_manager.h"
+#include "daemon/core/session_id.h"
+
+namespace acld {
+
+// Who is asking, as the kernel told the daemon at session open.
+struct KernelIdentity {
+  SessionId session = 0;
+  int32_t pid = 0;
+  uint64_t start_ticks = 0;  // the process's start time (/proc/<pid>/stat), 0 if unknown
+};
+
+class MemoryExports {
+ public:
+  // CANN's key buffer: 64 characters and the terminating NUL.
+  static constexpr size_t kKeyBytes = 65;
+  static constexpr size_t kMaxExportsPerSession = 1024;
+  static constexpr size_t kMaxWhitelistPerExport = 1024;
+  static constexpr size_t kMaxImportsPerSession = 1024;
+
+  // `now_ticks` tells the current time on the clock of KernelIdentity::start_ticks.
+  MemoryExports(MemoryManager& memory, std::function<uint64_t()> now_ticks);
+
+  // Exports [address, address + size) of the owner's memory. flags: 0 checks
+  // the whitelist, 1 (DISABLE_PID_VALIDATION) lets any holder of the key in.
+  absl::StatusOr<std::string> Export(SessionId owner, uint64_t address, uint64_t size,
+                                     uint64_t flags);
+  absl::Status SetImportPids(SessionId owner, const std::string& key,
+                             const std::vector<int32_t>& pids);
+  // Records a link attribute (aclrtIpcMemSetAttr); the sim has one link.
+  absl::Status SetAttribute(SessionId owner, const std::string& key, int32_t type, uint64_t value);
+  // The address the importer uses for the export's range.
+  absl::StatusOr<uint64_t> Import(const KernelIdentity& importer, const std::string& key);
+  // By the owner: the export ends and every import is revoked. By an
+  // importer: its import ends.
+  absl::Status Close(SessionId session, const std::string& key);
+  // The session ended (exit, kill, eviction): its exports, imports and the
+  // whitelist entries bound to it.
+  void SessionEnded(SessionId session);
+
+  struct ImportView {
+    SessionId session = 0;
+    uint64_t address = 0;
+  };
+  struct ExportView {
+    std::string key_prefix;  // the first 8 characters, enough to tell them apart
+    SessionId owner = 0;
+    int32_t device = 0;
+    uint64_t address = 0;
+    uint64_t size = 0;
+    bool pid_validation = true;
+    std::vector<int32_t> whitelist;
+    std::vector<ImportView> imports;
+  };
+  std::vector<ExportView> Snapshot() const;
+
+ private:
+  struct WhitelistEntry {
+    int32_t pid = 0;
+    uint64_t made_at_ticks = 0;
+    SessionId bound = 0;  // 0: not yet used
+  };
+  struct Exported {
+    SessionId owner = 0;
+    int32_t device = 0;
+    uint64_t address = 0;
+    uint64_t size = 0;
+    std::weak_ptr<void> allocation;
+    bool pid_validation = true;
+    std::vector<WhitelistEntry> whitelist;
+    std::map<SessionId, uint64_t> imports;  // importer -> the address it uses
+    std::map<int32_t, uint64_t> attributes;
+  };
+
+  // The owner's export under `key`; the same error for a key that does not
+  // exist and one of another session, so keys cannot be probed.
+  absl::StatusOr<Exported*> OwnedLocked(SessionId owner, const std::string& key, const char* api)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool AdmitsLocked(Exported& entry, const KernelIdentity& importer)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RevokeImportsLocked(const Exported& entry, const std::string& reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  MemoryManager& memory_;
+  const std::function<uint64_t()> now_ticks_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Exported> exports_ ABSL_GUARDED_BY(mu_);
+  std::map<SessionId, size_t> exports_per_session_ ABSL_GUARDED_BY(mu_);
+  std::map<SessionId, size_t> imports_per_session_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace acld
+
+#endif  // ACLD_DAEMON_CORE_MEMORY_EXPORTS_H_
