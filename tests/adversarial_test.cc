@@ -21,13 +21,13 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/acld_fixture.h"
+#include "tests/other_user.h"
 #include "tests/raw_session.h"
 
 namespace acld_test {
 namespace {
 
 constexpr char kAdversary[] = "tests/adversary_client";
-constexpr uid_t kOtherUser = 65534;  // nobody
 
 size_t CountEntries(const std::string& directory) {
   std::error_code error;
@@ -91,55 +91,6 @@ size_t CountLogLines(const std::string& path, const std::string& needle) {
   return count;
 }
 
-// Runs `argv` as `uid`: forks, drops the child to that user with setresuid,
-// and execs. The binary must be where that user can reach it (not the test's
-// runfiles under /root). Returns the exit code.
-int RunAsUser(uid_t uid, const std::vector<std::string>& argv, const std::string& library_dir,
-              const std::string& acld_address) {
-  const pid_t child = fork();
-  if (child == 0) {
-    if (setgroups(0, nullptr) != 0 || setresgid(uid, uid, uid) != 0 ||
-        setresuid(uid, uid, uid) != 0) {
-      _exit(90);
-    }
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    const std::string address = "ACLD_ADDRESS=" + acld_address;
-    const std::string libraries = "LD_LIBRARY_PATH=" + library_dir;
-    char* env[] = {const_cast<char*>(address.c_str()), const_cast<char*>(libraries.c_str()),
-                   nullptr};
-    execve(args[0], args.data(), env);
-    _exit(91);
-  }
-  int status = 0;
-  for (int waited = 0; waited < 600; ++waited) {
-    if (waitpid(child, &status, WNOHANG) == child) {
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  kill(child, SIGKILL);
-  waitpid(child, &status, 0);
-  return -1;
-}
-
-// Copies the adversary client and libascendcl.so from the runfiles (under
-// /root) into `dir`, where another user can run them; returns the binary.
-std::string CopyForAnotherUser(const std::string& dir) {
-  const std::string binary = dir + "/adversary_client";
-  std::filesystem::copy_file(kAdversary, binary);
-  chmod(binary.c_str(), 0755);
-  for (const auto& entry : std::filesystem::recursive_directory_iterator("_solib_k8")) {
-    if (entry.path().filename() != "libascendcl.so") continue;
-    const std::string library = dir + "/libascendcl.so";
-    std::filesystem::copy_file(entry.path(), library);
-    chmod(library.c_str(), 0755);
-    break;
-  }
-  return binary;
-}
-
 class AdversarialTest : public ::testing::Test {
  protected:
   AdversarialTest()
@@ -190,7 +141,7 @@ TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
 
   // 2. Bytes never cross sessions: another user fills and frees device
   // memory and exits; fresh memory then reads as zeros.
-  const std::string copy = CopyForAnotherUser(daemon_.dir());
+  const std::string copy = CopyForAnotherUser(daemon_.dir(), kAdversary);
   EXPECT_EQ(RunAsUser(kOtherUser, {copy, "scribble", "64"}, daemon_.dir(),
                       daemon_.client_env().at("ACLD_ADDRESS")),
             0);

@@ -149,6 +149,32 @@ grpc::Status AdminService::GetMemory(grpc::ServerContext*, const acl::v1::Memory
   return grpc::Status::OK;
 }
 
+grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::SharingRequest*,
+                                      acl::v1::SharingReply* reply) {
+  std::map<SessionId, int32_t> pids;
+  for (const SessionSnapshot& session : runtime_.Snapshot().sessions) {
+    pids[session.session.id] = session.session.peer.pid;
+  }
+  for (const MemoryExports::ExportView& view : runtime_.SharingSnapshot()) {
+    acl::v1::SharedMemoryExport& out = *reply->add_exports();
+    out.set_key_prefix(view.key_prefix);
+    out.set_owner_session(view.owner);
+    out.set_owner_pid(pids[view.owner]);
+    out.set_device(view.device);
+    out.set_address(view.address);
+    out.set_bytes(view.size);
+    out.set_pid_validation(view.pid_validation);
+    for (int32_t pid : view.whitelist) out.add_whitelist(pid);
+    for (const MemoryExports::ImportView& imported : view.imports) {
+      acl::v1::SharedMemoryImport& in = *out.add_imports();
+      in.set_session(imported.session);
+      in.set_pid(pids[imported.session]);
+      in.set_address(imported.address);
+    }
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status AdminService::Evict(grpc::ServerContext*, const acl::v1::EvictRequest* request,
                                  acl::v1::EvictReply*) {
   spdlog::info("admin: evict session {}", request->session());

@@ -34,6 +34,8 @@ class AdminService final : public acl::v1::Admin::Service {
                             acl::v1::SessionsReply* reply) override;
   grpc::Status ListStreams(grpc::ServerContext* context, const acl::v1::StreamsRequest* request,
                            acl::v1::StreamsReply* reply) override;
+  grpc::Status GetSharing(grpc::ServerContext* context, const acl::v1::SharingRequest* request,
+                          acl::v1::SharingReply* reply) override;
   grpc::Status GetMemory(grpc::ServerContext* context, const acl::v1::MemoryRequest* request,
                          acl::v1::MemoryReply* reply) override;
   grpc::Status Evict(grpc::ServerContext* context, const acl::v1::EvictRequest* request,

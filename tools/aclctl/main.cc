@@ -1,6 +1,7 @@
 // aclctl: the operator's view of acld, over the admin socket.
 //
 //   aclctl [--admin_socket=PATH] [--json] status | sessions | streams [--session=ID] | memory |
+//          sharing |
 //          devices | watch | evict SESSION | quota SESSION|--default [--memory=B] [--streams=N] |
 //          weight SESSION N
 #include <algorithm>
@@ -46,6 +47,8 @@ constexpr char kUsage[] =
     "  sessions               every client session\n"
     "  streams [--session=ID] every stream (of one session)\n"
     "  memory                 device memory per device and per session\n"
+    "  sharing                device memory shared across processes: exports, their\n"
+    "                         whitelists and who imported them\n"
     "  devices                the devices, with their utilization (COMPUTE: share of the last\n"
     "                         second spent computing, - when the backend cannot tell)\n"
     "  watch [--interval=S] [--count=N]   status, refreshed\n"
@@ -187,6 +190,25 @@ std::string MemoryText(const acl::v1::MemoryReply& reply) {
   return devices.Render() + "\n" + sessions.Render();
 }
 
+std::string SharingText(const acl::v1::SharingReply& reply) {
+  Table exports({"KEY", "OWNER", "PID", "DEVICE", "ADDRESS", "SIZE", "WHITELIST", "IMPORTED BY"});
+  for (const acl::v1::SharedMemoryExport& shared : reply.exports()) {
+    std::vector<std::string> whitelist, importers;
+    for (int32_t pid : shared.whitelist()) whitelist.push_back(absl::StrCat(pid));
+    for (const acl::v1::SharedMemoryImport& imported : shared.imports()) {
+      importers.push_back(absl::StrCat("session ", imported.session(), " (pid ", imported.pid(), ")"));
+    }
+    exports.AddRow({shared.key_prefix() + "…", absl::StrCat(shared.owner_session()),
+                    absl::StrCat(shared.owner_pid()), absl::StrCat(shared.device()),
+                    absl::StrCat("0x", absl::Hex(shared.address())), HumanBytes(shared.bytes()),
+                    shared.pid_validation()
+                        ? (whitelist.empty() ? "(empty)" : absl::StrJoin(whitelist, ","))
+                        : "any (validation disabled)",
+                    importers.empty() ? "-" : absl::StrJoin(importers, ", ")});
+  }
+  return exports.Render();
+}
+
 // Runs one unary admin call and prints its reply as JSON or as text.
 template <typename Request, typename Reply>
 grpc::Status Show(grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext*, const Request&,
@@ -268,6 +290,8 @@ int main(int argc, char** argv) {
     rpc = Show(&Stub::ListStreams, *stub, request, &StreamsText);
   } else if (command == "memory") {
     rpc = Show(&Stub::GetMemory, *stub, acl::v1::MemoryRequest(), &MemoryText);
+  } else if (command == "sharing") {
+    rpc = Show(&Stub::GetSharing, *stub, acl::v1::SharingRequest(), &SharingText);
   } else if (command == "devices") {
     rpc = Show(&Stub::GetStatus, *stub, acl::v1::StatusRequest(), &DevicesText);
   } else if (command == "watch") {

@@ -1,0 +1,146 @@
+#include "daemon/core/memory_exports.h"
+
+#include <cstring>
+#include <string>
+
+#include "acl/acl_base.h"
+#include "gtest/gtest.h"
+#include "hal/sim/sim_backend.h"
+#include "hal/sim/sim_memory.h"
+#include "proto/acl/acl_status.h"
+
+namespace acld {
+namespace {
+
+constexpr SessionId kOwner = 1, kImporter = 2, kStranger = 3;
+
+class MemoryExportsTest : public ::testing::Test {
+ protected:
+  MemoryExportsTest()
+      : backend_(hal::sim::CreateSimBackend({2, 1 << 20})),
+        memory_(*backend_),
+        exports_(memory_, [this] { return now_; }) {
+    for (SessionId session : {kOwner, kImporter, kStranger}) memory_.AddSession(session, 1000);
+    address_ = *memory_.Allocate(kOwner, 0, 4096);
+  }
+
+  int Code(const absl::Status& status) { return AclCodeOf(status); }
+  // The importer's identity: pid 200, started at tick 50.
+  KernelIdentity Importer(uint64_t start = 50) { return KernelIdentity{kImporter, 200, start}; }
+
+  uint64_t now_ = 100;
+  std::unique_ptr<hal::Backend> backend_;
+  MemoryManager memory_;
+  MemoryExports exports_;
+  uint64_t address_ = 0;
+};
+
+TEST_F(MemoryExportsTest, KeysAreRandomHexAndReachExactlyTheExportedRange) {
+  const std::string key = *exports_.Export(kOwner, address_ + 1024, 1024, 1);
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(*exports_.Export(kOwner, address_ + 1024, 1024, 1), key);
+  EXPECT_EQ(Code(memory_.Resolve(kImporter, address_ + 1024, 1).status()), ACL_ERROR_INVALID_PARAM);
+  const uint64_t imported = *exports_.Import(Importer(), key);
+  EXPECT_EQ(imported, address_ + 1024);
+  EXPECT_TRUE(memory_.Resolve(kImporter, imported, 1024).ok());
+  EXPECT_EQ(Code(memory_.Resolve(kImporter, imported, 1025).status()), ACL_ERROR_INVALID_PARAM)
+      << "past the exported range";
+  EXPECT_EQ(Code(memory_.Resolve(kImporter, address_, 1).status()), ACL_ERROR_INVALID_PARAM)
+      << "before it, in the same allocation";
+  EXPECT_EQ(Code(memory_.Resolve(kStranger, imported, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(memory_.Free(kImporter, address_)), ACL_ERROR_INVALID_PARAM)
+      << "an importer cannot free the owner's memory";
+}
+
+TEST_F(MemoryExportsTest, OnlyAWhitelistedProcessThatRanBeforeTheEntryMayImport) {
+  const std::string key = *exports_.Export(kOwner, address_, 4096, 0);
+  EXPECT_EQ(Code(exports_.Import(Importer(), key).status()), ACL_ERROR_RT_NO_PERMISSION)
+      << "no whitelist yet";
+  ASSERT_TRUE(exports_.SetImportPids(kOwner, key, {200}).ok());
+  EXPECT_EQ(Code(exports_.SetImportPids(kStranger, key, {300})), ACL_ERROR_INVALID_PARAM)
+      << "only the owner whitelists";
+  EXPECT_EQ(Code(exports_.Import(KernelIdentity{kStranger, 300, 50}, key).status()),
+            ACL_ERROR_RT_NO_PERMISSION);
+  // Pid 200 reused by a process that started after the entry was made.
+  EXPECT_EQ(Code(exports_.Import(Importer(/*start=*/150), key).status()),
+            ACL_ERROR_RT_NO_PERMISSION);
+  EXPECT_TRUE(exports_.Import(Importer(), key).ok());
+  // The entry is now bound to that session: another session with pid 200
+  // (a later process) does not inherit it, and it dies with the session.
+  EXPECT_EQ(Code(exports_.Import(KernelIdentity{kStranger, 200, 50}, key).status()),
+            ACL_ERROR_RT_NO_PERMISSION);
+  exports_.SessionEnded(kImporter);
+  EXPECT_EQ(Code(memory_.Resolve(kImporter, address_, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(exports_.Import(Importer(), key).status()), ACL_ERROR_RT_NO_PERMISSION);
+}
+
+TEST_F(MemoryExportsTest, TheOwnersCloseFreeOrEndRevokesImportsAndSaysWhy) {
+  const std::string key = *exports_.Export(kOwner, address_, 4096, 1);
+  ASSERT_TRUE(exports_.Import(Importer(), key).ok());
+  ResolvedRange in_flight = *memory_.Resolve(kImporter, address_, 8);  // work already launched
+  ASSERT_TRUE(exports_.Close(kOwner, key).ok());
+  const absl::Status later = memory_.Resolve(kImporter, address_, 8).status();
+  EXPECT_EQ(Code(later), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(later.message().find("closed its key"), absl::string_view::npos) << later;
+  hal::sim::SimBytes(in_flight.span)[0] = 1;  // still valid (ASan checks)
+  EXPECT_EQ(Code(exports_.Import(Importer(), key).status()), ACL_ERROR_INVALID_PARAM);
+
+  const std::string again = *exports_.Export(kOwner, address_, 4096, 1);
+  ASSERT_TRUE(exports_.Import(Importer(), again).ok());
+  ASSERT_TRUE(memory_.Free(kOwner, address_).ok());
+  const absl::Status freed = memory_.Resolve(kImporter, address_, 8).status();
+  EXPECT_NE(freed.message().find("freed it"), absl::string_view::npos) << freed;
+  EXPECT_EQ(Code(exports_.Import(KernelIdentity{kStranger, 9, 1}, again).status()),
+            ACL_ERROR_INVALID_PARAM)
+      << "an export of freed memory imports nothing";
+
+  const uint64_t other = *memory_.Allocate(kOwner, 0, 64);
+  const std::string third = *exports_.Export(kOwner, other, 64, 1);
+  ASSERT_TRUE(exports_.Import(Importer(), third).ok());
+  exports_.SessionEnded(kOwner);
+  const absl::Status ended = memory_.Resolve(kImporter, other, 8).status();
+  EXPECT_NE(ended.message().find("process ended"), absl::string_view::npos) << ended;
+  EXPECT_TRUE(exports_.Snapshot().empty());
+}
+
+TEST_F(MemoryExportsTest, AnImportersCloseEndsOnlyItsImport) {
+  const std::string key = *exports_.Export(kOwner, address_, 4096, 1);
+  ASSERT_TRUE(exports_.Import(Importer(), key).ok());
+  ASSERT_TRUE(exports_.Import(KernelIdentity{kStranger, 300, 1}, key).ok());
+  EXPECT_EQ(exports_.Snapshot()[0].imports.size(), 2u);
+  ASSERT_TRUE(exports_.Close(kImporter, key).ok());
+  EXPECT_EQ(Code(memory_.Resolve(kImporter, address_, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_TRUE(memory_.Resolve(kStranger, address_, 1).ok());
+  EXPECT_EQ(Code(exports_.Close(kImporter, key)), ACL_ERROR_INVALID_PARAM) << "closed already";
+}
+
+TEST_F(MemoryExportsTest, RefusesBadArgumentsAndBoundsWhatASessionHolds) {
+  EXPECT_EQ(Code(exports_.Export(kOwner, address_, 4096, 2).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(exports_.Export(kOwner, address_, 0, 0).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(exports_.Export(kOwner, address_, 4097, 0).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(exports_.Export(kStranger, address_, 8, 0).status()), ACL_ERROR_INVALID_PARAM)
+      << "another session's memory";
+  const std::string key = *exports_.Export(kOwner, address_, 8, 0);
+  EXPECT_EQ(Code(exports_.SetImportPids(kOwner, key, {})), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(exports_.SetImportPids(kOwner, key, {-1})), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(exports_.SetImportPids(kOwner, key, std::vector<int32_t>(
+                                                         MemoryExports::kMaxWhitelistPerExport + 1, 7))),
+            ACL_ERROR_RT_OVER_LIMIT);
+  EXPECT_EQ(Code(exports_.Import(KernelIdentity{kOwner, 1, 1}, key).status()),
+            ACL_ERROR_INVALID_PARAM)
+      << "its own export";
+  EXPECT_EQ(Code(exports_.Import(Importer(), std::string(64, 'f')).status()),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_TRUE(exports_.SetAttribute(kOwner, key, 0, 1).ok());
+  EXPECT_EQ(Code(exports_.SetAttribute(kOwner, key, 1, 0)), ACL_ERROR_INVALID_PARAM);
+  for (size_t i = 1; i < MemoryExports::kMaxExportsPerSession; ++i) {
+    ASSERT_TRUE(exports_.Export(kOwner, address_, 8, 0).ok());
+  }
+  EXPECT_EQ(Code(exports_.Export(kOwner, address_, 8, 0).status()), ACL_ERROR_RT_OVER_LIMIT);
+  ASSERT_TRUE(exports_.Close(kOwner, key).ok());
+  EXPECT_TRUE(exports_.Export(kOwner, address_, 8, 0).ok()) << "a close gives the place back";
+}
+
+}  // namespace
+}  // namespace acld

@@ -1,0 +1,184 @@
+// Memory shared across processes through acld (aclrtIpcMem*): real exporter
+// and importer processes, whitelists the kernel vouches for, and what is left
+// when either side ends.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/acld_fixture.h"
+#include "tests/other_user.h"
+
+namespace acld_test {
+namespace {
+
+constexpr char kSharing[] = "tests/sharing_client";
+
+// The words after `prefix` on the last line starting with it.
+std::vector<std::string> WordsAfter(const Process& process, const std::string& prefix) {
+  const std::string& output = process.output();
+  const size_t at = output.rfind(prefix);
+  if (at == std::string::npos) return {};
+  const std::string line = output.substr(at + prefix.size(), output.find('\n', at) - at - prefix.size());
+  return absl::StrSplit(line, ' ', absl::SkipEmpty());
+}
+
+uint64_t DeviceBytesUsed(const AcldDaemon& daemon) {
+  uint64_t used = 0;
+  const acl::v1::StatusReply status = daemon.Status();
+  for (const auto& device : status.devices()) used += device.used_bytes();
+  return used;
+}
+
+// Waits (bounded) until `done` holds.
+template <typename Condition>
+bool Eventually(Condition done) {
+  for (int tries = 0; tries < 100; ++tries) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return done();
+}
+
+class SharingTest : public ::testing::Test {
+ protected:
+  // Starts an exporter and returns its key.
+  std::string StartExporter(Process& exporter) {
+    EXPECT_TRUE(exporter.WaitForLine("key", absl::Seconds(20))) << exporter.output();
+    const std::vector<std::string> words = WordsAfter(exporter, "key ");
+    return words.empty() ? "" : words[0];
+  }
+  // Starts an importer and returns the pid it was told (aclrtDeviceGetBareTgid).
+  int32_t StartImporter(Process& importer) {
+    EXPECT_TRUE(importer.WaitForLine("pid", absl::Seconds(20))) << importer.output();
+    int32_t pid = 0;
+    const std::vector<std::string> words = WordsAfter(importer, "pid ");
+    EXPECT_TRUE(!words.empty() && absl::SimpleAtoi(words[0], &pid)) << importer.output();
+    return pid;
+  }
+  // Sends `line` and returns the words of the answer that starts with `answer`.
+  std::vector<std::string> Ask(Process& process, const std::string& line, const std::string& answer) {
+    process.WriteLine(line);
+    EXPECT_TRUE(process.WaitForLine(answer, absl::Seconds(20))) << line << ": " << process.output();
+    return WordsAfter(process, answer + " ");
+  }
+  void Finish(Process& process) {
+    process.WriteLine("exit");
+    EXPECT_EQ(process.Wait(absl::Seconds(20)), 0) << process.output();
+    EXPECT_EQ(process.output().find("FAIL"), std::string::npos) << process.output();
+  }
+
+  AcldDaemon daemon_;
+};
+
+TEST_F(SharingTest, AWhitelistedImporterReachesTheExportUntilTheExporterCloses) {
+  Process exporter({kSharing, "export", "0"}, daemon_.client_env());
+  const std::string key = StartExporter(exporter);
+  ASSERT_EQ(key.size(), 64u);
+  Process importer({kSharing, "import"}, daemon_.client_env());
+  const int32_t pid = StartImporter(importer);
+  EXPECT_EQ(pid, importer.pid()) << "aclrtDeviceGetBareTgid is the pid acld knows";
+
+  EXPECT_EQ(Ask(importer, "key " + key, "refused"), std::vector<std::string>{"207006"})
+      << "not whitelisted yet";
+  Ask(exporter, "allow " + std::to_string(pid), "allowed");
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
+  EXPECT_EQ(Ask(exporter, "word", "word"), std::vector<std::string>{"456"})
+      << "the importer's write reached the exporter's memory";
+
+  const auto [code, sharing] = daemon_.Aclctl({"sharing"});
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(sharing.find(key.substr(0, 8)), std::string::npos) << sharing;
+  EXPECT_NE(sharing.find("pid " + std::to_string(pid)), std::string::npos) << sharing;
+  EXPECT_EQ(sharing.find(key), std::string::npos) << "aclctl never shows a whole key";
+  const auto [json_code, json] = daemon_.Aclctl({"sharing", "--json"});
+  EXPECT_EQ(json_code, 0);
+  EXPECT_NE(json.find("\"imports\""), std::string::npos) << json;
+
+  Ask(exporter, "close", "closed");
+  const std::vector<std::string> read = Ask(importer, "read", "read");
+  ASSERT_FALSE(read.empty());
+  EXPECT_EQ(read[0], "100000");
+  EXPECT_NE(importer.output().find("closed its key"), std::string::npos) << importer.output();
+  Finish(importer);
+  Finish(exporter);
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+}
+
+TEST_F(SharingTest, TheKernelsPidDecidesNotTheProcesssOwnViewOfIt) {
+  // An importer in its own pid namespace is pid 1 there; acld knows its host
+  // pid. Whitelisting what it claims does not let it in; the pid of
+  // aclrtDeviceGetBareTgid does.
+  Process exporter({kSharing, "export", "0"}, daemon_.client_env());
+  const std::string key = StartExporter(exporter);
+  Process importer({"/usr/bin/unshare", "--pid", "--fork", kSharing, "import"},
+                   daemon_.client_env());
+  const int32_t pid = StartImporter(importer);
+  const std::vector<std::string> words = WordsAfter(importer, "own ");
+  ASSERT_FALSE(words.empty()) << importer.output();
+  ASSERT_EQ(words[0], "1") << "the importer runs in its own pid namespace";
+  ASSERT_NE(pid, 1);
+  Ask(exporter, "allow 1", "allowed");
+  EXPECT_EQ(Ask(importer, "key " + key, "refused"), std::vector<std::string>{"207006"});
+  Ask(exporter, "allow " + std::to_string(pid), "allowed");
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
+  Finish(importer);
+  Finish(exporter);
+}
+
+TEST_F(SharingTest, AnotherUserWithoutAWhitelistEntryIsRefused) {
+  chmod(daemon_.dir().c_str(), 0711);  // another user reaches the sockets
+  Process exporter({kSharing, "export", "0"}, daemon_.client_env());
+  const std::string key = StartExporter(exporter);
+  Ask(exporter, "allow " + std::to_string(getpid()), "allowed");  // someone else
+  const std::string copy = CopyForAnotherUser(daemon_.dir(), kSharing);
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "refused", key}, daemon_.dir(),
+                      daemon_.client_env().at("ACLD_ADDRESS")),
+            0);
+  Finish(exporter);
+}
+
+TEST_F(SharingTest, AKilledImporterLeavesNothingBehind) {
+  Process exporter({kSharing, "export", "1"}, daemon_.client_env());  // no whitelist
+  const std::string key = StartExporter(exporter);
+  Process importer({kSharing, "import"}, daemon_.client_env());
+  StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
+  importer.Signal(SIGKILL);
+  importer.Wait(absl::Seconds(20));
+  EXPECT_TRUE(Eventually([&] {
+    return daemon_.Aclctl({"sharing"}).second.find("session") == std::string::npos;
+  })) << daemon_.Aclctl({"sharing"}).second;
+  Finish(exporter);
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  EXPECT_TRUE(Eventually([&] {
+    return daemon_.Aclctl({"sharing"}).second.find(key.substr(0, 8)) == std::string::npos;
+  }));
+}
+
+TEST_F(SharingTest, AKilledExportersImportersFinishTheirWorkThenLoseTheMemory) {
+  Process exporter({kSharing, "export", "1"}, daemon_.client_env());
+  const std::string key = StartExporter(exporter);
+  Process importer({kSharing, "import"}, daemon_.client_env());
+  StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
+  Ask(importer, "spin 300000", "launched");  // 0.3 s on the exporter's memory
+  exporter.Signal(SIGKILL);
+  exporter.Wait(absl::Seconds(20));
+  EXPECT_EQ(Ask(importer, "sync", "synced"), std::vector<std::string>{"0"})
+      << "work launched before the exporter died completes";
+  const std::vector<std::string> read = Ask(importer, "read", "read");
+  ASSERT_FALSE(read.empty());
+  EXPECT_EQ(read[0], "100000");
+  EXPECT_NE(importer.output().find("exporting process"), std::string::npos) << importer.output();
+  Finish(importer);
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+}
+
+}  // namespace
+}  // namespace acld_test
