@@ -7,7 +7,8 @@
 #
 #   DIR/include/acl/*.h          the AscendCL headers (client/include)
 #   DIR/lib64/libascendcl.so     the client library
-#   DIR/lib64/libacl_rt.so       the same library under the name several CANN
+#   DIR/lib64/libacl_rt.so,      the same library under the names several CANN
+#   DIR/lib64/libacl_rt_impl.so
 #                                projects link (a symbolic link)
 #   DIR/bin/aclctl               the operator's tool
 #   DIR/set_env.sh               the environment script; DIR/bin/setenv.bash is the
@@ -48,6 +49,7 @@ prefix=$(cd "$prefix" && pwd)
 install -m 0644 client/include/acl/*.h "$prefix/include/acl/"
 install -m 0755 "$bin/client/libascendcl.so" "$prefix/lib64/libascendcl.so"
 ln -sfn libascendcl.so "$prefix/lib64/libacl_rt.so"
+ln -sfn libascendcl.so "$prefix/lib64/libacl_rt_impl.so"
 install -m 0755 "$bin/tools/aclctl/aclctl" "$prefix/bin/aclctl"
 
 cat >"$prefix/set_env.sh" <<SCRIPT
