@@ -48,12 +48,8 @@ aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
 aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag) {
   return Api([&]() -> absl::Status {
     constexpr const char* kApi = "aclrtCreateEventExWithFlag";
-    if (flag & ACL_EVENT_IPC) {
-      return acld::AclStatus(ACL_ERROR_API_NOT_SUPPORT,
-                             absl::StrCat(kApi, ": ACL_EVENT_IPC events (shared between "
-                                                "processes) are not provided yet"));
-    }
-    constexpr uint32_t kKnown = ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS;
+    constexpr uint32_t kKnown = ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC |
+                                ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_IPC;
     if ((flag & ~kKnown) != 0) {
       return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                              absl::StrCat(kApi, ": flag 0x", absl::Hex(flag),
@@ -74,12 +70,23 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-  return Api([&] {
-    return acl_client::EnqueueOnStream(
+  return Api([&]() -> absl::Status {
+    ACL_RETURN_IF_ERROR(acl_client::EnqueueOnStream(
         event, stream, "aclrtRecordEvent", ResolveEvent,
         [](Transport& transport, uint64_t event_id, uint64_t stream_id) {
           return transport.RecordEvent(event_id, stream_id, CurrentThreadId());
-        });
+        }));
+    // Another process may learn of an IPC event's record from this one at
+    // once (a file, a pipe) and wait for it: the record must be in acld,
+    // not still in this process's channel, when the call returns. A query
+    // answered after it guarantees that.
+    const uint64_t id = acl_client::HandleId(event);
+    std::optional<acl_client::EventFacts> facts = ClientRuntime::Get().handles().FindEvent(id);
+    if (facts.has_value() && (facts->flags & ACL_EVENT_IPC) != 0) {
+      ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+      ACL_RETURN_IF_ERROR(transport->QueryEvent(id).status());
+    }
+    return absl::OkStatus();
   });
 }
 

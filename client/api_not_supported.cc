@@ -35,8 +35,6 @@ constexpr char kModels[] =
 constexpr char kDumps[] = "model data dumps are not supported yet: acld runs no models";
 constexpr char kSharingNotifies[] =
     "sharing notifies across processes is not supported yet (its own issue)";
-constexpr char kSharingEvents[] =
-    "sharing events across processes is not supported yet (its own issue)";
 constexpr char kPhysicalMemory[] =
     "physical memory, virtual address reservations and shareable handles are not supported yet: "
     "they serve sharing memory across processes (its own issue)";
@@ -252,12 +250,6 @@ aclError aclrtNotifySetImportPid(aclrtNotify, int32_t*, size_t) {
 }
 aclError aclrtNotifySetImportPidInterServer(aclrtNotify, aclrtServerPid*, size_t) {
   return NotSupported(__func__, kSharingNotifies);
-}
-aclError aclrtIpcGetEventHandle(aclrtEvent, aclrtIpcEventHandle*) {
-  return NotSupported(__func__, kSharingEvents);
-}
-aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle, aclrtEvent*) {
-  return NotSupported(__func__, kSharingEvents);
 }
 
 // ---- Sharing across processes: physical memory, virtual addresses, shareable handles ----

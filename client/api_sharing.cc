@@ -109,6 +109,37 @@ aclError aclrtIpcMemClose(const char* key) {
   });
 }
 
+aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle* handle) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtIpcGetEventHandle";
+    if (event == nullptr) return NullArgument(kApi, "event");
+    if (handle == nullptr) return NullArgument(kApi, "handle");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(std::string key, transport->ShareEvent(acl_client::HandleId(event)));
+    if (key.size() != sizeof(handle->reserved)) {
+      return acld::AclStatus(ACL_ERROR_INTERNAL_ERROR, absl::StrCat(kApi, ": malformed key"));
+    }
+    std::memcpy(handle->reserved, key.data(), key.size());  // the key is the whole handle
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent* event) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtIpcOpenEventHandle";
+    if (event == nullptr) return NullArgument(kApi, "event");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(
+        acld::SharedEventInfo opened,
+        transport->OpenSharedEvent(std::string(handle.reserved, sizeof(handle.reserved))));
+    // Used as an event of aclrtCreateEventExWithFlag, as its owner made it.
+    acl_client::ClientRuntime::Get().handles().AddEvent(
+        opened.event, acl_client::EventFacts{opened.device, opened.flags, /*ex=*/true});
+    *event = acl_client::ToHandle(opened.event);
+    return absl::OkStatus();
+  });
+}
+
 aclError aclrtDeviceGetBareTgid(int32_t* pid) {
   return Api([&]() -> absl::Status {
     if (pid == nullptr) return NullArgument("aclrtDeviceGetBareTgid", "pid");

@@ -53,10 +53,12 @@ absl::Status CheckEventUse(uint64_t event, EventUse use, const char* api) {
   std::optional<EventFacts> facts = ClientRuntime::Get().handles().FindEvent(event);
   if (!facts.has_value() || !facts->ex) return absl::OkStatus();
   if (use == EventUse::kWait) {
-    if (facts->flags & ACL_EVENT_SYNC) return absl::OkStatus();
+    // Another process's record is what an IPC event is waited for.
+    if (facts->flags & (ACL_EVENT_SYNC | ACL_EVENT_IPC)) return absl::OkStatus();
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                            absl::StrCat(api, ": an event made by aclrtCreateEventExWithFlag "
-                                             "without ACL_EVENT_SYNC cannot be waited for"));
+                                             "without ACL_EVENT_SYNC or ACL_EVENT_IPC cannot be "
+                                             "waited for"));
   }
   return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                          absl::StrCat(api, ": an event made by aclrtCreateEventExWithFlag cannot "

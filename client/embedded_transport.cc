@@ -204,6 +204,22 @@ absl::Status EmbeddedTransport::CloseMemoryKey(const std::string& key) {
 
 absl::StatusOr<int32_t> EmbeddedTransport::PeerPid() { return runtime_->PeerPid(session_); }
 
+absl::StatusOr<std::string> EmbeddedTransport::ShareEvent(uint64_t event) {
+  return runtime_->ShareEvent(session_, event);
+}
+
+absl::StatusOr<acld::SharedEventInfo> EmbeddedTransport::OpenSharedEvent(const std::string& key) {
+  absl::StatusOr<acld::Runtime::OpenedEvent> opened = runtime_->OpenSharedEvent(session_, key);
+  if (!opened.ok()) {
+    return acld::AclStatus(
+        acld::AclCodeOf(opened.status()),
+        absl::StrCat(opened.status().message(),
+                     "; in embedded mode (ACLD_ADDRESS=embedded) every process has its own "
+                     "runtime, so events are shared only through acld"));
+  }
+  return acld::SharedEventInfo{opened->id, opened->device, opened->flags};
+}
+
 absl::StatusOr<uint64_t> EmbeddedTransport::GetFunction(uint64_t binary, const std::string& name) {
   return runtime_->GetFunction(session_, binary, name);
 }

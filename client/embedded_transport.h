@@ -106,6 +106,8 @@ class EmbeddedTransport : public Transport {
   absl::Status SetExportAttribute(const std::string& key, int32_t type, uint64_t value) override;
   absl::StatusOr<uint64_t> ImportMemory(const std::string& key) override;
   absl::Status CloseMemoryKey(const std::string& key) override;
+  absl::StatusOr<std::string> ShareEvent(uint64_t event) override;
+  absl::StatusOr<acld::SharedEventInfo> OpenSharedEvent(const std::string& key) override;
   absl::StatusOr<int32_t> PeerPid() override;
   absl::Status Free(uint64_t address) override;
   absl::Status Copy(const HostCopy& copy) override;

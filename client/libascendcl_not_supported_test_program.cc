@@ -138,8 +138,6 @@ int main() {
   EXPECT_NOT_SUPPORTED(aclrtNotifyImportByKey({}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtNotifySetImportPid({}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtNotifySetImportPidInterServer({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtIpcGetEventHandle({}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtIpcOpenEventHandle({}, {}));
   // Sharing across processes: physical memory, virtual addresses, shareable handles
   EXPECT_NOT_SUPPORTED(aclrtReserveMemAddress({}, {}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtReserveMemAddressNoUCMemory({}, {}, {}, {}, {}));

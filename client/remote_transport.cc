@@ -318,6 +318,14 @@ absl::Status RemoteTransport::CloseMemoryKey(const std::string& key) {
   return channel_->Call(codec::CloseMemoryKey(key)).status();
 }
 
+absl::StatusOr<std::string> RemoteTransport::ShareEvent(uint64_t event) {
+  return codec::SharingKeyOf(channel_->Call(codec::ShareEvent(event)));
+}
+
+absl::StatusOr<acld::SharedEventInfo> RemoteTransport::OpenSharedEvent(const std::string& key) {
+  return codec::SharedEventOf(channel_->Call(codec::OpenSharedEvent(key)));
+}
+
 absl::StatusOr<int32_t> RemoteTransport::PeerPid() {
   return codec::PeerPidOf(channel_->Call(codec::PeerPid()));
 }

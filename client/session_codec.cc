@@ -157,6 +157,12 @@ absl::StatusOr<int32_t> PeerPidOf(const absl::StatusOr<Reply>& reply) {
   return answer->peer_pid().pid();
 }
 
+absl::StatusOr<acld::SharedEventInfo> SharedEventOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kSharedEvent));
+  return acld::SharedEventInfo{answer->shared_event().event(), answer->shared_event().device_id(),
+                               answer->shared_event().flags()};
+}
+
 absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply) {
   ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kMemInfo));
   return acld::MemInfo{answer->mem_info().free(), answer->mem_info().total()};
@@ -444,6 +450,18 @@ ClientMessage CloseMemoryKey(const std::string& key) {
 ClientMessage PeerPid() {
   ClientMessage request;
   request.mutable_peer_pid();
+  return request;
+}
+
+ClientMessage ShareEvent(uint64_t event) {
+  ClientMessage request;
+  request.mutable_share_event()->set_event(event);
+  return request;
+}
+
+ClientMessage OpenSharedEvent(const std::string& key) {
+  ClientMessage request;
+  request.mutable_open_shared_event()->set_key(key);
   return request;
 }
 

@@ -58,6 +58,7 @@ absl::StatusOr<uint64_t> DeviceAddressOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<std::string> SharingKeyOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<int32_t> PeerPidOf(const absl::StatusOr<Reply>& reply);
+absl::StatusOr<acld::SharedEventInfo> SharedEventOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::Utilization> UtilizationOf(const absl::StatusOr<Reply>& reply);
 // The bytes a device-to-host copy into the client's own memory brought back.
 // Empty when the daemon sent none: a copy that failed on its stream answers
@@ -123,6 +124,8 @@ ClientMessage SetExportAttribute(const std::string& key, int32_t type, uint64_t 
 ClientMessage ImportMemory(const std::string& key);
 ClientMessage CloseMemoryKey(const std::string& key);
 ClientMessage PeerPid();
+ClientMessage ShareEvent(uint64_t event);
+ClientMessage OpenSharedEvent(const std::string& key);
 ClientMessage Free(uint64_t address);
 ClientMessage Memset(const acld::MemsetRequest& memset);
 ClientMessage GetMemInfo(int32_t device_id);

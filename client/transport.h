@@ -139,6 +139,9 @@ class Transport {
                                           uint64_t value) = 0;
   virtual absl::StatusOr<uint64_t> ImportMemory(const std::string& key) = 0;
   virtual absl::Status CloseMemoryKey(const std::string& key) = 0;
+  // IPC events (aclrtIpcGetEventHandle / aclrtIpcOpenEventHandle).
+  virtual absl::StatusOr<std::string> ShareEvent(uint64_t event) = 0;
+  virtual absl::StatusOr<acld::SharedEventInfo> OpenSharedEvent(const std::string& key) = 0;
   // The pid the daemon knows this process by (aclrtDeviceGetBareTgid).
   virtual absl::StatusOr<int32_t> PeerPid() = 0;
   virtual absl::Status Free(uint64_t address) = 0;

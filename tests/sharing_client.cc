@@ -12,16 +12,31 @@
 //   sharing_client refused KEY    expects aclrtIpcMemImportByKey(KEY) to be refused
 //                                 with ACL_ERROR_RT_NO_PERMISSION
 //   sharing_client import         prints "pid <aclrtDeviceGetBareTgid> own <getpid()>", waits
-//                                 for a line "key <key>" and imports it: prints
-//                                 "imported <first uint32>" (then writes 456 there)
+//                                 for a line "key <key>" and imports it: writes 456
+//                                 there and prints "imported <the first uint32 before>"
 //                                 or "refused <code>"; then obeys lines:
 //                                   spin MICROS  launches a spin kernel on the
 //                                                memory, prints "launched"
 //                                   sync         prints "synced <code>"
 //                                   read         prints "read <code> <message>"
 //                                   exit         finalizes and exits
+//   sharing_client event_owner    creates an ACL_EVENT_IPC event and prints
+//                                 "handle <64 characters>"; then obeys lines:
+//                                   record      records it behind a 300 ms kernel,
+//                                               prints "recorded"
+//                                   destroy     aclrtDestroyEvent, prints "destroyed"
+//                                   exit
+//   sharing_client event_opener   obeys lines:
+//                                   handle H    opens H, prints "opened <code>"
+//                                   wait        aclrtStreamWaitEvent + synchronize,
+//                                               prints "waited <code> <ms>"
+//                                   record      aclrtRecordEvent + synchronize,
+//                                               prints "recorded <code>"
+//                                   exit
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -81,6 +96,80 @@ int Export(uint64_t flags) {
   return scenario::Teardown();
 }
 
+int EventOwner() {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtEvent event = nullptr;
+  CheckCode(aclrtCreateEventExWithFlag(&event, ACL_EVENT_IPC), ACL_SUCCESS, "IPC event");
+  aclrtIpcEventHandle handle;
+  CheckCode(aclrtIpcGetEventHandle(event, &handle), ACL_SUCCESS, "aclrtIpcGetEventHandle");
+  aclrtEvent plain = nullptr;
+  CheckCode(aclrtCreateEvent(&plain), ACL_SUCCESS, "aclrtCreateEvent");
+  aclrtIpcEventHandle refused;
+  CheckCode(aclrtIpcGetEventHandle(plain, &refused), ACL_ERROR_INVALID_PARAM,
+            "an event without ACL_EVENT_IPC is not shared");
+  aclrtEvent own = nullptr;
+  CheckCode(aclrtIpcOpenEventHandle(handle, &own), ACL_ERROR_INVALID_PARAM, "its own handle");
+  Say("handle " + std::string(handle.reserved, sizeof(handle.reserved)));
+  bool destroyed = false;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line == "record") {
+      std::vector<uint64_t> args = {reinterpret_cast<uintptr_t>(word), 300000};
+      CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, args.data(), args.size() * 8, stream),
+                ACL_SUCCESS, "spin");
+      CheckCode(aclrtRecordEvent(event, stream), ACL_SUCCESS, "aclrtRecordEvent");
+      Say("recorded");
+    } else if (line == "destroy") {
+      CheckCode(aclrtDestroyEvent(event), ACL_SUCCESS, "aclrtDestroyEvent");
+      destroyed = true;
+      Say("destroyed");
+    } else if (line == "exit") {
+      break;
+    }
+  }
+  if (!destroyed) CheckCode(aclrtDestroyEvent(event), ACL_SUCCESS, "aclrtDestroyEvent");
+  CheckCode(aclrtDestroyEvent(plain), ACL_SUCCESS, "aclrtDestroyEvent");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+int EventOpener() {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  aclrtEvent event = nullptr;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.rfind("handle ", 0) == 0) {
+      aclrtIpcEventHandle handle;
+      std::memset(handle.reserved, 0, sizeof(handle.reserved));
+      std::memcpy(handle.reserved, line.data() + 7,
+                  std::min(sizeof(handle.reserved), line.size() - 7));
+      Say("opened " + std::to_string(aclrtIpcOpenEventHandle(handle, &event)));
+    } else if (line == "wait") {
+      const auto start = std::chrono::steady_clock::now();
+      aclError code = aclrtStreamWaitEvent(stream, event);
+      if (code == ACL_SUCCESS) code = aclrtSynchronizeStream(stream);
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start);
+      Say("waited " + std::to_string(code) + " " + std::to_string(waited.count()));
+    } else if (line == "record") {
+      aclError code = aclrtRecordEvent(event, stream);
+      if (code == ACL_SUCCESS) code = aclrtSynchronizeStream(stream);
+      Say("recorded " + std::to_string(code));
+    } else if (line == "exit") {
+      break;
+    }
+  }
+  aclrtDestroyEvent(event);  // may have gone with its owner already
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
 int Refused(const std::string& key) {
   scenario::Setup();
   void* memory = nullptr;
@@ -110,17 +199,22 @@ int Import() {
         Say("refused " + std::to_string(imported));
         continue;
       }
-      Say("imported " + std::to_string(FirstWord(memory)));
+      const uint32_t first = FirstWord(memory);
       const uint32_t value = 456;
       CheckCode(aclrtMemcpy(memory, 4, &value, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS,
                 "write through the import");
       CheckCode(aclrtFree(memory), ACL_ERROR_INVALID_PARAM, "an importer cannot free it");
+      Say("imported " + std::to_string(first));
     } else if (command == "spin") {
       uint64_t micros = 0;
       words >> micros;
       std::vector<uint64_t> args = {reinterpret_cast<uintptr_t>(memory), micros};
       CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, args.data(), args.size() * 8, stream),
                 ACL_SUCCESS, "spin on the import");
+      // A synchronous call: the launch has reached acld (not only this
+      // process's channel) when "launched" is said.
+      aclrtStreamStatus status;
+      CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
       Say("launched");
     } else if (command == "sync") {
       Say("synced " + std::to_string(aclrtSynchronizeStream(stream)));
@@ -144,6 +238,8 @@ int main(int argc, char** argv) {
   if (mode == "export") return Export(argc > 2 ? std::stoull(argv[2]) : 0);
   if (mode == "import") return Import();
   if (mode == "refused" && argc > 2) return Refused(argv[2]);
+  if (mode == "event_owner") return EventOwner();
+  if (mode == "event_opener") return EventOpener();
   std::cerr << "usage: sharing_client export FLAGS | import\n";
   return 2;
 }

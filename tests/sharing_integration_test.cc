@@ -180,5 +180,59 @@ TEST_F(SharingTest, AKilledExportersImportersFinishTheirWorkThenLoseTheMemory) {
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
 }
 
+TEST_F(SharingTest, AnIpcEventRecordedInOneProcessReleasesAWaitInAnother) {
+  Process owner({kSharing, "event_owner"}, daemon_.client_env());
+  ASSERT_TRUE(owner.WaitForLine("handle", absl::Seconds(20))) << owner.output();
+  const std::vector<std::string> words = WordsAfter(owner, "handle ");
+  ASSERT_FALSE(words.empty());
+  const std::string handle = words[0];
+  ASSERT_EQ(handle.size(), 64u);
+  Process opener({kSharing, "event_opener"}, daemon_.client_env());
+  EXPECT_EQ(Ask(opener, "handle " + std::string(64, '0'), "opened"),
+            std::vector<std::string>{"100000"})
+      << "no event has that handle";
+  EXPECT_EQ(Ask(opener, "handle " + handle, "opened"), std::vector<std::string>{"0"});
+  EXPECT_NE(daemon_.Aclctl({"sharing"}).second.find(handle.substr(0, 8)), std::string::npos);
+
+  // The owner's record sits behind a 300 ms kernel: the opener's wait holds
+  // until it has run.
+  Ask(owner, "record", "recorded");
+  const std::vector<std::string> waited = Ask(opener, "wait", "waited");
+  ASSERT_EQ(waited.size(), 2u);
+  EXPECT_EQ(waited[0], "0");
+  int64_t ms = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(waited[1], &ms));
+  EXPECT_GE(ms, 150) << "the wait held for the owner's record";
+  // A record by the opener is a record of the same event.
+  EXPECT_EQ(Ask(opener, "record", "recorded"), std::vector<std::string>{"0"});
+
+  // The owner destroys it: the opener's handle is gone.
+  Ask(owner, "destroy", "destroyed");
+  EXPECT_EQ(Ask(opener, "record", "recorded"), std::vector<std::string>{"100000"})
+      << opener.output();
+  Finish(opener);
+  Finish(owner);
+}
+
+TEST_F(SharingTest, AKilledEventOwnersOpenersAreNotLeftWaiting) {
+  Process owner({kSharing, "event_owner"}, daemon_.client_env());
+  ASSERT_TRUE(owner.WaitForLine("handle", absl::Seconds(20))) << owner.output();
+  const std::vector<std::string> words = WordsAfter(owner, "handle ");
+  ASSERT_FALSE(words.empty());
+  const std::string handle = words[0];
+  Process opener({kSharing, "event_opener"}, daemon_.client_env());
+  EXPECT_EQ(Ask(opener, "handle " + handle, "opened"), std::vector<std::string>{"0"});
+  Ask(owner, "record", "recorded");
+  owner.Signal(SIGKILL);
+  owner.Wait(absl::Seconds(20));
+  // The owner's handle went with it, and the opener's with the owner: its
+  // wait is refused at once rather than parked.
+  EXPECT_FALSE(Ask(opener, "wait", "waited").empty());
+  EXPECT_TRUE(Eventually([&] {
+    return daemon_.Aclctl({"sharing"}).second.find(handle.substr(0, 8)) == std::string::npos;
+  }));
+  Finish(opener);
+}
+
 }  // namespace
 }  // namespace acld_test

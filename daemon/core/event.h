@@ -38,6 +38,8 @@ class Event : public std::enable_shared_from_this<Event> {
 
   EventId id() const { return id_; }
   int32_t device() const { return device_; }
+  SessionId owner() const { return session_; }  // the session that created it
+  uint32_t flags() const { return flags_; }
   // The device's event: records are submitted to it, timestamps come from it.
   hal::Event& device_event() const { return *device_event_; }
 

@@ -1,33 +1,16 @@
 #include "daemon/core/memory_exports.h"
 
-#include <sys/random.h>
-
 #include <algorithm>
 #include <utility>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
+#include "daemon/core/capability_key.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/status_macros.h"
 
 namespace acld {
 namespace {
-
-// 32 bytes of the kernel's randomness as 64 lowercase hex digits.
-absl::StatusOr<std::string> NewKey() {
-  char random[32];
-  size_t filled = 0;
-  while (filled < sizeof(random)) {
-    const ssize_t got = getrandom(random + filled, sizeof(random) - filled, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "aclrtIpcMemGetExportKey: no randomness");
-    }
-    filled += static_cast<size_t>(got);
-  }
-  return absl::BytesToHexString(absl::string_view(random, sizeof(random)));
-}
 
 absl::Status Invalid(const char* api, absl::string_view what) {
   return AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(api, ": ", what));
@@ -48,7 +31,7 @@ absl::StatusOr<std::string> MemoryExports::Export(SessionId owner, uint64_t addr
   }
   if (size == 0) return Invalid(kApi, "size must be > 0");
   ACL_ASSIGN_OR_RETURN(ResolvedRange range, memory_.Resolve(owner, address, size));
-  ACL_ASSIGN_OR_RETURN(std::string key, NewKey());
+  ACL_ASSIGN_OR_RETURN(std::string key, NewCapabilityKey());
   absl::MutexLock lock(&mu_);
   size_t& count = exports_per_session_[owner];
   if (count >= kMaxExportsPerSession) {

@@ -1,10 +1,9 @@
 // IPC memory sharing by key (aclrtIpcMemGetExportKey and its calls): the
 // exports sessions made, who may import them, and who did.
 //
-// A key is a capability: 64 hex digits of the kernel's randomness, never a
-// counter or an address. An export names one range of its owner's allocation;
-// an importer reaches exactly that range (MemoryManager::Grant), charged to
-// nobody but the owner.
+// A key is a capability (daemon/core/capability_key.h). An export names one
+// range of its owner's allocation; an importer reaches exactly that range
+// (MemoryManager::Grant), charged to nobody but the owner.
 //
 // Whitelists are the kernel's word, not the client's: an entry names a pid,
 // and an importer passes only if the pid the kernel gave its session is that

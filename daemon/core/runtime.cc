@@ -386,7 +386,8 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
       ++it;
       continue;
     }
-    released.events.push_back(std::move(it->second));
+    // Another session's IPC event: only this handle goes.
+    if (ForgetEventLocked(session.id, it->second)) released.events.push_back(std::move(it->second));
     it = session.events.erase(it);
   }
   for (auto it = session.notifies.begin(); it != session.notifies.end();) {

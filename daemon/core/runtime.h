@@ -219,6 +219,26 @@ class Runtime {
   absl::StatusOr<int32_t> PeerPid(SessionId session);
   std::vector<MemoryExports::ExportView> SharingSnapshot() const { return exports_.Snapshot(); }
 
+  // IPC events (aclrtIpcGetEventHandle / aclrtIpcOpenEventHandle): a
+  // capability key for an ACL_EVENT_IPC event of the session, and another
+  // session's handle of that same event (its records and waits are the
+  // owner's). The owner's destroy or end takes every other handle away;
+  // work already queued on the event completes.
+  absl::StatusOr<std::string> ShareEvent(SessionId session, EventId event);
+  struct OpenedEvent {
+    EventId id = 0;
+    int32_t device = 0;
+    uint32_t flags = 0;
+  };
+  absl::StatusOr<OpenedEvent> OpenSharedEvent(SessionId session, const std::string& key);
+  struct SharedEventView {
+    std::string key_prefix;
+    SessionId owner = 0;
+    int32_t device = 0;
+    std::vector<SessionId> openers;
+  };
+  std::vector<SharedEventView> SharedEventsSnapshot() const;
+
   // Float overflow detection on the stream (hal/float_overflow.h), in stream
   // order, with the session's own status on the stream's device: another
   // session's tasks never raise it and its reset never clears another's.
@@ -328,6 +348,12 @@ class Runtime {
                                                           uint32_t priority, uint32_t flags,
                                                           bool saturate_floats = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `session` gives up its handle of `event` (a destroy, a reset, its end).
+  // True when it owns the event: then every other session's handle goes too,
+  // and the caller releases the event's waiters; an opener's handle going
+  // leaves the event as it was.
+  bool ForgetEventLocked(SessionId session, const std::shared_ptr<Event>& event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `bytes` at `address`, checked to be the session's memory on the stream's
   // device (`what` names it in the error: "aclrtReduceAsync: dst").
   absl::StatusOr<ResolvedRange> ResolveForStream(SessionId session, const Stream& stream,
@@ -428,6 +454,12 @@ class Runtime {
   const std::unique_ptr<hal::Backend> backend_;
   MemoryManager memory_;
   MemoryExports exports_{memory_, BootTicksNow};
+  // IPC events by key.
+  struct SharedEvent {
+    std::shared_ptr<Event> event;
+    std::map<SessionId, EventId> openers;  // session -> its handle of the event
+  };
+  std::map<std::string, SharedEvent> shared_events_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<StreamEngine>> engines_;  // one per device
   CallbackBroker broker_;
   hal::Timer timer_;

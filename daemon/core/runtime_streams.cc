@@ -670,6 +670,8 @@ absl::Status Runtime::DestroyEvent(SessionId id, EventId event_id) {
     if (it == (*session)->events.end()) return UnknownEvent(event_id);
     event = std::move(it->second);
     (*session)->events.erase(it);
+    // An opener's handle of another session's IPC event: the event stays.
+    if (!ForgetEventLocked(id, event)) return absl::OkStatus();
   }
   // Record tasks still queued keep the event alive and complete harmlessly.
   event->ReleaseWaiters();

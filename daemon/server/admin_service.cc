@@ -172,6 +172,18 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
       in.set_address(imported.address);
     }
   }
+  for (const Runtime::SharedEventView& view : runtime_.SharedEventsSnapshot()) {
+    acl::v1::SharedEvent& out = *reply->add_events();
+    out.set_key_prefix(view.key_prefix);
+    out.set_owner_session(view.owner);
+    out.set_owner_pid(pids[view.owner]);
+    out.set_device(view.device);
+    for (SessionId opener : view.openers) {
+      acl::v1::SharedMemoryImport& in = *out.add_openers();
+      in.set_session(opener);
+      in.set_pid(pids[opener]);
+    }
+  }
   return grpc::Status::OK;
 }
 

@@ -538,6 +538,22 @@ void SessionHandler::Handle(const ClientMessage& request) {
     }
     case ClientMessage::kCloseMemoryKey:
       return answer_status(runtime_.CloseMemoryKey(session_, request.close_memory_key().key()));
+    case ClientMessage::kShareEvent: {
+      absl::StatusOr<std::string> key = runtime_.ShareEvent(session_, request.share_event().event());
+      if (!key.ok()) return answer_status(key.status());
+      reply.mutable_sharing_key()->set_key(*key);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kOpenSharedEvent: {
+      absl::StatusOr<Runtime::OpenedEvent> opened =
+          runtime_.OpenSharedEvent(session_, request.open_shared_event().key());
+      if (!opened.ok()) return answer_status(opened.status());
+      acl::v1::SharedEventOpened& out = *reply.mutable_shared_event();
+      out.set_event(opened->id);
+      out.set_device_id(opened->device);
+      out.set_flags(opened->flags);
+      return Answer(call_id, std::move(reply));
+    }
     case ClientMessage::kPeerPid: {
       absl::StatusOr<int32_t> pid = runtime_.PeerPid(session_);
       if (!pid.ok()) return answer_status(pid.status());

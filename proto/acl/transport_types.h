@@ -76,6 +76,13 @@ struct RandomRequest {
   RandomParameter seed, count, first, second;
 };
 
+// Another process's IPC event, as this session holds it.
+struct SharedEventInfo {
+  uint64_t event = 0;
+  int32_t device = 0;
+  uint32_t flags = 0;
+};
+
 // aclrtReduceAsync: `count` bytes of device_dst become dst <kind> src.
 struct ReduceRequest {
   uint64_t device_dst = 0;

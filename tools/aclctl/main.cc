@@ -47,8 +47,8 @@ constexpr char kUsage[] =
     "  sessions               every client session\n"
     "  streams [--session=ID] every stream (of one session)\n"
     "  memory                 device memory per device and per session\n"
-    "  sharing                device memory shared across processes: exports, their\n"
-    "                         whitelists and who imported them\n"
+    "  sharing                what processes share: exported device memory (whitelists,\n"
+    "                         importers) and IPC events (who opened them)\n"
     "  devices                the devices, with their utilization (COMPUTE: share of the last\n"
     "                         second spent computing, - when the backend cannot tell)\n"
     "  watch [--interval=S] [--count=N]   status, refreshed\n"
@@ -206,7 +206,17 @@ std::string SharingText(const acl::v1::SharingReply& reply) {
                         : "any (validation disabled)",
                     importers.empty() ? "-" : absl::StrJoin(importers, ", ")});
   }
-  return exports.Render();
+  Table events({"EVENT KEY", "OWNER", "PID", "DEVICE", "OPENED BY"});
+  for (const acl::v1::SharedEvent& shared : reply.events()) {
+    std::vector<std::string> openers;
+    for (const acl::v1::SharedMemoryImport& opener : shared.openers()) {
+      openers.push_back(absl::StrCat("session ", opener.session(), " (pid ", opener.pid(), ")"));
+    }
+    events.AddRow({shared.key_prefix() + "…", absl::StrCat(shared.owner_session()),
+                   absl::StrCat(shared.owner_pid()), absl::StrCat(shared.device()),
+                   openers.empty() ? "-" : absl::StrJoin(openers, ", ")});
+  }
+  return exports.Render() + "\n" + events.Render();
 }
 
 // Runs one unary admin call and prints its reply as JSON or as text.
