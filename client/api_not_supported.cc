@@ -33,14 +33,12 @@ void* NotSupportedNull(const char* api, const char* reason) {
 constexpr char kModels[] =
     "models are not supported yet: acld does not capture, build or run model runtime instances";
 constexpr char kDumps[] = "model data dumps are not supported yet: acld runs no models";
-constexpr char kSharingNotifies[] =
-    "sharing notifies across processes is not supported yet (its own issue)";
 constexpr char kPhysicalMemory[] =
     "physical memory, virtual address reservations and shareable handles are not supported yet: "
     "they serve sharing memory across processes (its own issue)";
 constexpr char kOtherServers[] =
-    "sharing memory with processes of other servers is not supported: acld serves one host "
-    "(aclrtIpcMemSetImportPid whitelists the processes of this one)";
+    "sharing with processes of other servers is not supported: acld serves one host, and its "
+    "whitelists name processes of this one";
 constexpr char kBuffers[] =
     "shared buffers (Mbuf) are not supported: acld has no data transfer (TDT) queues";
 constexpr char kGroups[] =
@@ -239,17 +237,8 @@ aclError aclmdlFinalizeDump() { return NotSupported(__func__, kDumps); }
 aclError aclrtIpcMemImportPidInterServer(const char*, aclrtServerPid*, size_t) {
   return NotSupported(__func__, kOtherServers);
 }
-aclError aclrtNotifyGetExportKey(aclrtNotify, char*, size_t, uint64_t) {
-  return NotSupported(__func__, kSharingNotifies);
-}
-aclError aclrtNotifyImportByKey(aclrtNotify*, const char*, uint64_t) {
-  return NotSupported(__func__, kSharingNotifies);
-}
-aclError aclrtNotifySetImportPid(aclrtNotify, int32_t*, size_t) {
-  return NotSupported(__func__, kSharingNotifies);
-}
 aclError aclrtNotifySetImportPidInterServer(aclrtNotify, aclrtServerPid*, size_t) {
-  return NotSupported(__func__, kSharingNotifies);
+  return NotSupported(__func__, kOtherServers);
 }
 
 // ---- Sharing across processes: physical memory, virtual addresses, shareable handles ----

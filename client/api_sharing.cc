@@ -1,5 +1,6 @@
-// Sharing device memory with other processes by key (aclrtIpcMem*) and the
-// pid a whitelist names (aclrtDeviceGetBareTgid). acld holds the exports and
+// Sharing with other processes: device memory by key (aclrtIpcMem*), events
+// (aclrtIpc*EventHandle), notifies (aclrtNotify*Key, *ImportPid) and the pid a
+// whitelist names (aclrtDeviceGetBareTgid). acld holds the exports and
 // checks every import against the kernel's word on who is asking
 // (daemon/core/memory_exports.h); docs/api-compat.md says what programs see.
 #include <cstring>
@@ -136,6 +137,64 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent* event) 
     acl_client::ClientRuntime::Get().handles().AddEvent(
         opened.event, acl_client::EventFacts{opened.device, opened.flags, /*ex=*/true});
     *event = acl_client::ToHandle(opened.event);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtNotifyGetExportKey(aclrtNotify notify, char* key, size_t len, uint64_t flags) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtNotifyGetExportKey";
+    if (notify == nullptr) return NullArgument(kApi, "notify");
+    if (key == nullptr) return NullArgument(kApi, "key");
+    if (len < kKeyBytes) {
+      return Invalid(absl::StrCat(kApi, ": len ", len, " is less than a key's ", kKeyBytes,
+                                  " bytes"));
+    }
+    if (flags != ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT &&
+        flags != ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION) {
+      return Invalid(absl::StrCat(kApi, ": flags ", flags,
+                                  " is not ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT or "
+                                  "_DISABLE_PID_VALIDATION"));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(std::string exported,
+                         transport->ShareNotify(acl_client::HandleId(notify),
+                                                flags == ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT));
+    if (exported.size() >= kKeyBytes) {
+      return acld::AclStatus(ACL_ERROR_INTERNAL_ERROR, absl::StrCat(kApi, ": malformed key"));
+    }
+    std::memcpy(key, exported.c_str(), exported.size() + 1);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t* pid, size_t num) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtNotifySetImportPid";
+    if (notify == nullptr) return NullArgument(kApi, "notify");
+    if (pid == nullptr) return NullArgument(kApi, "pid");
+    if (num == 0) return Invalid(absl::StrCat(kApi, ": num must be > 0"));
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    return transport->SetNotifyImportPids(acl_client::HandleId(notify),
+                                          std::vector<int32_t>(pid, pid + num));
+  });
+}
+
+aclError aclrtNotifyImportByKey(aclrtNotify* notify, const char* key, uint64_t flags) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtNotifyImportByKey";
+    if (notify == nullptr) return NullArgument(kApi, "notify");
+    ACL_ASSIGN_OR_RETURN(std::string name, KeyOf(key, kApi));
+    if (flags != ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT &&
+        flags != ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS) {
+      return Invalid(absl::StrCat(kApi, ": flags ", flags,
+                                  " is not ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT or "
+                                  "_ENABLE_PEER_ACCESS"));
+    }
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(acld::SharedNotifyInfo imported, transport->ImportNotify(name));
+    acl_client::ClientRuntime::Get().handles().AddNotify(imported.notify, imported.device);
+    *notify = acl_client::ToHandle(imported.notify);
     return absl::OkStatus();
   });
 }

@@ -204,6 +204,27 @@ absl::Status EmbeddedTransport::CloseMemoryKey(const std::string& key) {
 
 absl::StatusOr<int32_t> EmbeddedTransport::PeerPid() { return runtime_->PeerPid(session_); }
 
+absl::StatusOr<std::string> EmbeddedTransport::ShareNotify(uint64_t notify, bool pid_validation) {
+  return runtime_->ShareNotify(session_, notify, pid_validation);
+}
+
+absl::Status EmbeddedTransport::SetNotifyImportPids(uint64_t notify,
+                                                    const std::vector<int32_t>& pids) {
+  return runtime_->SetNotifyImportPids(session_, notify, pids);
+}
+
+absl::StatusOr<acld::SharedNotifyInfo> EmbeddedTransport::ImportNotify(const std::string& key) {
+  absl::StatusOr<acld::Runtime::OpenedNotify> opened = runtime_->ImportNotify(session_, key);
+  if (!opened.ok()) {
+    return acld::AclStatus(
+        acld::AclCodeOf(opened.status()),
+        absl::StrCat(opened.status().message(),
+                     "; in embedded mode (ACLD_ADDRESS=embedded) every process has its own "
+                     "runtime, so notifies are shared only through acld"));
+  }
+  return acld::SharedNotifyInfo{opened->id, opened->device};
+}
+
 absl::StatusOr<std::string> EmbeddedTransport::ShareEvent(uint64_t event) {
   return runtime_->ShareEvent(session_, event);
 }

@@ -134,9 +134,6 @@ int main() {
   EXPECT_NOT_SUPPORTED(aclmdlFinalizeDump());
   // Sharing across processes: IPC memory, notifies and events
   EXPECT_NOT_SUPPORTED(aclrtIpcMemImportPidInterServer({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtNotifyGetExportKey({}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtNotifyImportByKey({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtNotifySetImportPid({}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtNotifySetImportPidInterServer({}, {}, {}));
   // Sharing across processes: physical memory, virtual addresses, shareable handles
   EXPECT_NOT_SUPPORTED(aclrtReserveMemAddress({}, {}, {}, {}, {}));

@@ -318,6 +318,19 @@ absl::Status RemoteTransport::CloseMemoryKey(const std::string& key) {
   return channel_->Call(codec::CloseMemoryKey(key)).status();
 }
 
+absl::StatusOr<std::string> RemoteTransport::ShareNotify(uint64_t notify, bool pid_validation) {
+  return codec::SharingKeyOf(channel_->Call(codec::ShareNotify(notify, pid_validation)));
+}
+
+absl::Status RemoteTransport::SetNotifyImportPids(uint64_t notify,
+                                                  const std::vector<int32_t>& pids) {
+  return channel_->Call(codec::SetNotifyImportPids(notify, pids)).status();
+}
+
+absl::StatusOr<acld::SharedNotifyInfo> RemoteTransport::ImportNotify(const std::string& key) {
+  return codec::SharedNotifyOf(channel_->Call(codec::ImportNotify(key)));
+}
+
 absl::StatusOr<std::string> RemoteTransport::ShareEvent(uint64_t event) {
   return codec::SharingKeyOf(channel_->Call(codec::ShareEvent(event)));
 }

@@ -117,6 +117,9 @@ class RemoteTransport : public Transport {
   absl::Status CloseMemoryKey(const std::string& key) override;
   absl::StatusOr<std::string> ShareEvent(uint64_t event) override;
   absl::StatusOr<acld::SharedEventInfo> OpenSharedEvent(const std::string& key) override;
+  absl::StatusOr<std::string> ShareNotify(uint64_t notify, bool pid_validation) override;
+  absl::Status SetNotifyImportPids(uint64_t notify, const std::vector<int32_t>& pids) override;
+  absl::StatusOr<acld::SharedNotifyInfo> ImportNotify(const std::string& key) override;
   absl::StatusOr<int32_t> PeerPid() override;
   absl::Status Free(uint64_t address) override;
   absl::Status Copy(const HostCopy& copy) override;

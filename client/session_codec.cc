@@ -163,6 +163,12 @@ absl::StatusOr<acld::SharedEventInfo> SharedEventOf(const absl::StatusOr<Reply>&
                                answer->shared_event().flags()};
 }
 
+absl::StatusOr<acld::SharedNotifyInfo> SharedNotifyOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kSharedNotify));
+  return acld::SharedNotifyInfo{answer->shared_notify().notify(),
+                                answer->shared_notify().device_id()};
+}
+
 absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply) {
   ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kMemInfo));
   return acld::MemInfo{answer->mem_info().free(), answer->mem_info().total()};
@@ -462,6 +468,26 @@ ClientMessage ShareEvent(uint64_t event) {
 ClientMessage OpenSharedEvent(const std::string& key) {
   ClientMessage request;
   request.mutable_open_shared_event()->set_key(key);
+  return request;
+}
+
+ClientMessage ShareNotify(uint64_t notify, bool pid_validation) {
+  ClientMessage request;
+  request.mutable_share_notify()->set_notify(notify);
+  request.mutable_share_notify()->set_pid_validation(pid_validation);
+  return request;
+}
+
+ClientMessage SetNotifyImportPids(uint64_t notify, const std::vector<int32_t>& pids) {
+  ClientMessage request;
+  request.mutable_set_notify_import_pids()->set_notify(notify);
+  for (int32_t pid : pids) request.mutable_set_notify_import_pids()->add_pids(pid);
+  return request;
+}
+
+ClientMessage ImportNotify(const std::string& key) {
+  ClientMessage request;
+  request.mutable_import_notify()->set_key(key);
   return request;
 }
 

@@ -59,6 +59,7 @@ absl::StatusOr<acld::MemInfo> MemInfoOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<std::string> SharingKeyOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<int32_t> PeerPidOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::SharedEventInfo> SharedEventOf(const absl::StatusOr<Reply>& reply);
+absl::StatusOr<acld::SharedNotifyInfo> SharedNotifyOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::Utilization> UtilizationOf(const absl::StatusOr<Reply>& reply);
 // The bytes a device-to-host copy into the client's own memory brought back.
 // Empty when the daemon sent none: a copy that failed on its stream answers
@@ -126,6 +127,9 @@ ClientMessage CloseMemoryKey(const std::string& key);
 ClientMessage PeerPid();
 ClientMessage ShareEvent(uint64_t event);
 ClientMessage OpenSharedEvent(const std::string& key);
+ClientMessage ShareNotify(uint64_t notify, bool pid_validation);
+ClientMessage SetNotifyImportPids(uint64_t notify, const std::vector<int32_t>& pids);
+ClientMessage ImportNotify(const std::string& key);
 ClientMessage Free(uint64_t address);
 ClientMessage Memset(const acld::MemsetRequest& memset);
 ClientMessage GetMemInfo(int32_t device_id);

@@ -142,6 +142,10 @@ class Transport {
   // IPC events (aclrtIpcGetEventHandle / aclrtIpcOpenEventHandle).
   virtual absl::StatusOr<std::string> ShareEvent(uint64_t event) = 0;
   virtual absl::StatusOr<acld::SharedEventInfo> OpenSharedEvent(const std::string& key) = 0;
+  // IPC notifies (aclrtNotifyGetExportKey / SetImportPid / ImportByKey).
+  virtual absl::StatusOr<std::string> ShareNotify(uint64_t notify, bool pid_validation) = 0;
+  virtual absl::Status SetNotifyImportPids(uint64_t notify, const std::vector<int32_t>& pids) = 0;
+  virtual absl::StatusOr<acld::SharedNotifyInfo> ImportNotify(const std::string& key) = 0;
   // The pid the daemon knows this process by (aclrtDeviceGetBareTgid).
   virtual absl::StatusOr<int32_t> PeerPid() = 0;
   virtual absl::Status Free(uint64_t address) = 0;

@@ -33,6 +33,16 @@
 //                                   record      aclrtRecordEvent + synchronize,
 //                                               prints "recorded <code>"
 //                                   exit
+//   sharing_client notify_owner   creates a notify, exports it (whitelist on) and
+//                                 prints "key <key>"; then obeys lines: allow PID,
+//                                 record (prints "recorded"), destroy, exit
+//   sharing_client notify_importer  prints "pid <bare tgid>"; then obeys lines:
+//                                   key K     imports K, prints "imported <code>"
+//                                   wait      waits on the notify and synchronizes,
+//                                             prints "waited <code>"
+//                                   record    prints "recorded <code>"
+//                                   destroy   prints "destroyed <code>"
+//                                   exit
 #include <unistd.h>
 
 #include <algorithm>
@@ -170,6 +180,79 @@ int EventOpener() {
   return scenario::Teardown();
 }
 
+int NotifyOwner() {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  aclrtNotify notify = nullptr;
+  CheckCode(aclrtCreateNotify(&notify, 0), ACL_SUCCESS, "aclrtCreateNotify");
+  char key[65] = {};
+  CheckCode(aclrtNotifyGetExportKey(notify, key, sizeof(key), ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT),
+            ACL_SUCCESS, "aclrtNotifyGetExportKey");
+  Say(std::string("key ") + key);
+  bool destroyed = false;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream words(line);
+    std::string command;
+    words >> command;
+    if (command == "allow") {
+      int32_t pid = 0;
+      words >> pid;
+      CheckCode(aclrtNotifySetImportPid(notify, &pid, 1), ACL_SUCCESS, "aclrtNotifySetImportPid");
+      Say("allowed");
+    } else if (command == "record") {
+      CheckCode(aclrtRecordNotify(notify, stream), ACL_SUCCESS, "aclrtRecordNotify");
+      CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+      Say("recorded");
+    } else if (command == "destroy") {
+      CheckCode(aclrtDestroyNotify(notify), ACL_SUCCESS, "aclrtDestroyNotify");
+      destroyed = true;
+      Say("destroyed");
+    } else if (command == "exit") {
+      break;
+    }
+  }
+  if (!destroyed) CheckCode(aclrtDestroyNotify(notify), ACL_SUCCESS, "aclrtDestroyNotify");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+int NotifyImporter() {
+  scenario::Setup();
+  int32_t pid = 0;
+  CheckCode(aclrtDeviceGetBareTgid(&pid), ACL_SUCCESS, "aclrtDeviceGetBareTgid");
+  Say("pid " + std::to_string(pid));
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  aclrtNotify notify = nullptr;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream words(line);
+    std::string command;
+    words >> command;
+    if (command == "key") {
+      std::string key;
+      words >> key;
+      Say("imported " + std::to_string(aclrtNotifyImportByKey(&notify, key.c_str(), 0)));
+    } else if (command == "wait") {
+      aclError code = aclrtWaitAndResetNotify(notify, stream, 0);
+      if (code == ACL_SUCCESS) code = aclrtSynchronizeStream(stream);
+      Say("waited " + std::to_string(code));
+    } else if (command == "record") {
+      aclError code = aclrtRecordNotify(notify, stream);
+      if (code == ACL_SUCCESS) code = aclrtSynchronizeStream(stream);
+      Say("recorded " + std::to_string(code));
+    } else if (command == "destroy") {
+      Say("destroyed " + std::to_string(aclrtDestroyNotify(notify)));
+    } else if (command == "exit") {
+      break;
+    }
+  }
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
 int Refused(const std::string& key) {
   scenario::Setup();
   void* memory = nullptr;
@@ -240,6 +323,8 @@ int main(int argc, char** argv) {
   if (mode == "refused" && argc > 2) return Refused(argv[2]);
   if (mode == "event_owner") return EventOwner();
   if (mode == "event_opener") return EventOpener();
+  if (mode == "notify_owner") return NotifyOwner();
+  if (mode == "notify_importer") return NotifyImporter();
   std::cerr << "usage: sharing_client export FLAGS | import\n";
   return 2;
 }

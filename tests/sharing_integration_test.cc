@@ -214,6 +214,34 @@ TEST_F(SharingTest, AnIpcEventRecordedInOneProcessReleasesAWaitInAnother) {
   Finish(owner);
 }
 
+TEST_F(SharingTest, AnIpcNotifyOnTheWhitelistSynchronizesTwoProcesses) {
+  Process owner({kSharing, "notify_owner"}, daemon_.client_env());
+  const std::string key = StartExporter(owner);
+  ASSERT_EQ(key.size(), 64u);
+  Process importer({kSharing, "notify_importer"}, daemon_.client_env());
+  const int32_t pid = StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"207006"})
+      << "not whitelisted yet";
+  Ask(owner, "allow " + std::to_string(pid), "allowed");
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"0"});
+  const std::string sharing = daemon_.Aclctl({"sharing"}).second;
+  EXPECT_NE(sharing.find("notify"), std::string::npos) << sharing;
+  EXPECT_NE(sharing.find(key.substr(0, 8)), std::string::npos) << sharing;
+  // The importer's wait holds its stream until the owner records.
+  importer.WriteLine("wait");
+  EXPECT_FALSE(importer.WaitForLine("waited", absl::Milliseconds(300))) << "the wait holds";
+  Ask(owner, "record", "recorded");
+  EXPECT_TRUE(importer.WaitForLine("waited", absl::Seconds(20))) << importer.output();
+  EXPECT_EQ(WordsAfter(importer, "waited "), std::vector<std::string>{"0"});
+  // The owner destroys it: the importer's handle is gone, and its destroy
+  // still succeeds (cleanup in any order).
+  Ask(owner, "destroy", "destroyed");
+  EXPECT_EQ(Ask(importer, "record", "recorded"), std::vector<std::string>{"100000"});
+  EXPECT_EQ(Ask(importer, "destroy", "destroyed"), std::vector<std::string>{"0"});
+  Finish(importer);
+  Finish(owner);
+}
+
 TEST_F(SharingTest, AKilledEventOwnersOpenersAreNotLeftWaiting) {
   Process owner({kSharing, "event_owner"}, daemon_.client_env());
   ASSERT_TRUE(owner.WaitForLine("handle", absl::Seconds(20))) << owner.output();

@@ -63,20 +63,9 @@ absl::StatusOr<MemoryExports::Exported*> MemoryExports::OwnedLocked(SessionId ow
 absl::Status MemoryExports::SetImportPids(SessionId owner, const std::string& key,
                                           const std::vector<int32_t>& pids) {
   constexpr const char* kApi = "aclrtIpcMemSetImportPid";
-  if (pids.empty()) return Invalid(kApi, "num must be > 0");
-  for (int32_t pid : pids) {
-    if (pid <= 0) return Invalid(kApi, absl::StrCat("pid ", pid, " is not a process id"));
-  }
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Exported* entry, OwnedLocked(owner, key, kApi));
-  if (pids.size() > kMaxWhitelistPerExport - entry->whitelist.size()) {
-    return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
-                     absl::StrCat(kApi, ": a key's whitelist holds at most ",
-                                  kMaxWhitelistPerExport, " pids"));
-  }
-  const uint64_t now = now_ticks_();
-  for (int32_t pid : pids) entry->whitelist.push_back(WhitelistEntry{pid, now, 0});
-  return absl::OkStatus();
+  return entry->whitelist.Add(pids, now_ticks_(), kApi);
 }
 
 absl::Status MemoryExports::SetAttribute(SessionId owner, const std::string& key, int32_t type,
@@ -88,20 +77,6 @@ absl::Status MemoryExports::SetAttribute(SessionId owner, const std::string& key
   ACL_ASSIGN_OR_RETURN(Exported* entry, OwnedLocked(owner, key, kApi));
   entry->attributes[type] = value;
   return absl::OkStatus();
-}
-
-bool MemoryExports::AdmitsLocked(Exported& entry, const KernelIdentity& importer) {
-  if (!entry.pid_validation) return true;
-  for (WhitelistEntry& allowed : entry.whitelist) {
-    if (allowed.pid != importer.pid) continue;
-    if (allowed.bound == importer.session) return true;
-    if (allowed.bound == 0 && importer.start_ticks != 0 &&
-        importer.start_ticks <= allowed.made_at_ticks) {
-      allowed.bound = importer.session;
-      return true;
-    }
-  }
-  return false;
 }
 
 absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
@@ -118,7 +93,7 @@ absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
   }
   auto imported = entry.imports.find(importer.session);
   if (imported != entry.imports.end()) return imported->second;
-  if (!AdmitsLocked(entry, importer)) {
+  if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
     return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
                      absl::StrCat(kApi, ": process ", importer.pid,
                                   " is not on the key's whitelist (the exporter adds it with "
@@ -136,10 +111,13 @@ absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
   return entry.address;
 }
 
-void MemoryExports::RevokeImportsLocked(const Exported& entry, const std::string& reason) {
+void MemoryExports::RevokeImportsLocked(const std::string& key, const Exported& entry,
+                                        const std::string& reason) {
   for (const auto& [importer, address] : entry.imports) {
     memory_.Revoke(importer, address, reason);
     --imports_per_session_[importer];
+    std::set<std::string>& revoked = revoked_keys_[importer];
+    if (revoked.size() < kMaxImportsPerSession) revoked.insert(key);
   }
 }
 
@@ -147,7 +125,7 @@ absl::Status MemoryExports::Close(SessionId session, const std::string& key) {
   absl::MutexLock lock(&mu_);
   auto it = exports_.find(key);
   if (it != exports_.end() && it->second.owner == session) {
-    RevokeImportsLocked(it->second, "the exporting process closed its key");
+    RevokeImportsLocked(key, it->second, "the exporting process closed its key");
     --exports_per_session_[session];
     exports_.erase(it);
     return absl::OkStatus();
@@ -161,6 +139,10 @@ absl::Status MemoryExports::Close(SessionId session, const std::string& key) {
       return absl::OkStatus();
     }
   }
+  auto revoked = revoked_keys_.find(session);
+  if (revoked != revoked_keys_.end() && revoked->second.erase(key) != 0) {
+    return absl::OkStatus();  // its exporter took it away first
+  }
   return Invalid("aclrtIpcMemClose", "the key is not one this process exported or imported");
 }
 
@@ -169,7 +151,7 @@ void MemoryExports::SessionEnded(SessionId session) {
   for (auto it = exports_.begin(); it != exports_.end();) {
     Exported& entry = it->second;
     if (entry.owner == session) {
-      RevokeImportsLocked(entry, "the exporting process ended");
+      RevokeImportsLocked(it->first, entry, "the exporting process ended");
       it = exports_.erase(it);
       continue;
     }
@@ -178,15 +160,12 @@ void MemoryExports::SessionEnded(SessionId session) {
       memory_.Revoke(session, imported->second, "this process ended");
       entry.imports.erase(imported);
     }
-    entry.whitelist.erase(std::remove_if(entry.whitelist.begin(), entry.whitelist.end(),
-                                         [session](const WhitelistEntry& allowed) {
-                                           return allowed.bound == session;
-                                         }),
-                          entry.whitelist.end());
+    entry.whitelist.SessionEnded(session);
     ++it;
   }
   exports_per_session_.erase(session);
   imports_per_session_.erase(session);
+  revoked_keys_.erase(session);
 }
 
 std::vector<MemoryExports::ExportView> MemoryExports::Snapshot() const {
@@ -200,7 +179,7 @@ std::vector<MemoryExports::ExportView> MemoryExports::Snapshot() const {
     view.address = entry.address;
     view.size = entry.size;
     view.pid_validation = entry.pid_validation;
-    for (const WhitelistEntry& allowed : entry.whitelist) view.whitelist.push_back(allowed.pid);
+    view.whitelist = entry.whitelist.Pids();
     for (const auto& [importer, address] : entry.imports) {
       view.imports.push_back(ImportView{importer, address});
     }

@@ -5,11 +5,7 @@
 // range of its owner's allocation; an importer reaches exactly that range
 // (MemoryManager::Grant), charged to nobody but the owner.
 //
-// Whitelists are the kernel's word, not the client's: an entry names a pid,
-// and an importer passes only if the pid the kernel gave its session is that
-// pid and its process already ran when the entry was made (a process that
-// took the pid over later, after the whitelisted one exited, started later).
-// The first session to pass binds the entry; it dies with that session.
+// Whitelists are the kernel's word, not the client's (kernel_whitelist.h).
 //
 // Nothing outlives its owner: the owner's close, free, reset or end revokes
 // every import (work already launched on it keeps its pin and completes;
@@ -20,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,24 +25,17 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/core/kernel_whitelist.h"
 #include "daemon/core/memory_manager.h"
 #include "daemon/core/session_id.h"
 
 namespace acld {
-
-// Who is asking, as the kernel told the daemon at session open.
-struct KernelIdentity {
-  SessionId session = 0;
-  int32_t pid = 0;
-  uint64_t start_ticks = 0;  // the process's start time (/proc/<pid>/stat), 0 if unknown
-};
 
 class MemoryExports {
  public:
   // CANN's key buffer: 64 characters and the terminating NUL.
   static constexpr size_t kKeyBytes = 65;
   static constexpr size_t kMaxExportsPerSession = 1024;
-  static constexpr size_t kMaxWhitelistPerExport = 1024;
   static constexpr size_t kMaxImportsPerSession = 1024;
 
   // `now_ticks` tells the current time on the clock of KernelIdentity::start_ticks.
@@ -85,11 +75,6 @@ class MemoryExports {
   std::vector<ExportView> Snapshot() const;
 
  private:
-  struct WhitelistEntry {
-    int32_t pid = 0;
-    uint64_t made_at_ticks = 0;
-    SessionId bound = 0;  // 0: not yet used
-  };
   struct Exported {
     SessionId owner = 0;
     int32_t device = 0;
@@ -97,7 +82,7 @@ class MemoryExports {
     uint64_t size = 0;
     std::weak_ptr<void> allocation;
     bool pid_validation = true;
-    std::vector<WhitelistEntry> whitelist;
+    KernelWhitelist whitelist;
     std::map<SessionId, uint64_t> imports;  // importer -> the address it uses
     std::map<int32_t, uint64_t> attributes;
   };
@@ -106,9 +91,8 @@ class MemoryExports {
   // exist and one of another session, so keys cannot be probed.
   absl::StatusOr<Exported*> OwnedLocked(SessionId owner, const std::string& key, const char* api)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool AdmitsLocked(Exported& entry, const KernelIdentity& importer)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RevokeImportsLocked(const Exported& entry, const std::string& reason)
+  void RevokeImportsLocked(const std::string& key, const Exported& entry,
+                           const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   MemoryManager& memory_;
@@ -117,6 +101,9 @@ class MemoryExports {
   std::map<std::string, Exported> exports_ ABSL_GUARDED_BY(mu_);
   std::map<SessionId, size_t> exports_per_session_ ABSL_GUARDED_BY(mu_);
   std::map<SessionId, size_t> imports_per_session_ ABSL_GUARDED_BY(mu_);
+  // Keys whose import the owner revoked: the importer's close of one still
+  // succeeds, as CANN's cleanup order expects (at most kMaxImportsPerSession).
+  std::map<SessionId, std::set<std::string>> revoked_keys_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acld

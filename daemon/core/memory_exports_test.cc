@@ -85,6 +85,8 @@ TEST_F(MemoryExportsTest, TheOwnersCloseFreeOrEndRevokesImportsAndSaysWhy) {
   EXPECT_NE(later.message().find("closed its key"), absl::string_view::npos) << later;
   hal::sim::SimBytes(in_flight.span)[0] = 1;  // still valid (ASan checks)
   EXPECT_EQ(Code(exports_.Import(Importer(), key).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_TRUE(exports_.Close(kImporter, key).ok()) << "closing a revoked import succeeds";
+  EXPECT_EQ(Code(exports_.Close(kImporter, key)), ACL_ERROR_INVALID_PARAM) << "once";
 
   const std::string again = *exports_.Export(kOwner, address_, 4096, 1);
   ASSERT_TRUE(exports_.Import(Importer(), again).ok());
@@ -125,7 +127,7 @@ TEST_F(MemoryExportsTest, RefusesBadArgumentsAndBoundsWhatASessionHolds) {
   EXPECT_EQ(Code(exports_.SetImportPids(kOwner, key, {})), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(Code(exports_.SetImportPids(kOwner, key, {-1})), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(Code(exports_.SetImportPids(kOwner, key, std::vector<int32_t>(
-                                                         MemoryExports::kMaxWhitelistPerExport + 1, 7))),
+                                                         KernelWhitelist::kMaxEntries + 1, 7))),
             ACL_ERROR_RT_OVER_LIMIT);
   EXPECT_EQ(Code(exports_.Import(KernelIdentity{kOwner, 1, 1}, key).status()),
             ACL_ERROR_INVALID_PARAM)

@@ -395,7 +395,9 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
       ++it;
       continue;
     }
-    released.notifies.push_back(std::move(it->second));
+    if (ForgetNotifyLocked(session.id, it->second)) {
+      released.notifies.push_back(std::move(it->second));
+    }
     it = session.notifies.erase(it);
   }
   for (auto it = session.contexts.begin(); it != session.contexts.end();) {

@@ -232,12 +232,26 @@ class Runtime {
   };
   absl::StatusOr<OpenedEvent> OpenSharedEvent(SessionId session, const std::string& key);
   struct SharedEventView {
+    const char* kind = "event";  // or "notify"
     std::string key_prefix;
     SessionId owner = 0;
     int32_t device = 0;
     std::vector<SessionId> openers;
   };
+  // IPC events and notifies.
   std::vector<SharedEventView> SharedEventsSnapshot() const;
+
+  // IPC notifies (aclrtNotifyGetExportKey / SetImportPid / ImportByKey): as
+  // IPC events, with the whitelist of shared memory unless the owner
+  // disables it (daemon/core/kernel_whitelist.h).
+  absl::StatusOr<std::string> ShareNotify(SessionId session, NotifyId notify, bool pid_validation);
+  absl::Status SetNotifyImportPids(SessionId session, NotifyId notify,
+                                   const std::vector<int32_t>& pids);
+  struct OpenedNotify {
+    NotifyId id = 0;
+    int32_t device = 0;
+  };
+  absl::StatusOr<OpenedNotify> ImportNotify(SessionId session, const std::string& key);
 
   // Float overflow detection on the stream (hal/float_overflow.h), in stream
   // order, with the session's own status on the stream's device: another
@@ -354,6 +368,11 @@ class Runtime {
   // leaves the event as it was.
   bool ForgetEventLocked(SessionId session, const std::shared_ptr<Event>& event)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An opener's handle whose owner went: gone, its destroy still succeeds.
+  void RevokeHandleLocked(SessionId opener, uint64_t handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same for a notify.
+  bool ForgetNotifyLocked(SessionId session, const std::shared_ptr<Notify>& notify)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `bytes` at `address`, checked to be the session's memory on the stream's
   // device (`what` names it in the error: "aclrtReduceAsync: dst").
   absl::StatusOr<ResolvedRange> ResolveForStream(SessionId session, const Stream& stream,
@@ -460,6 +479,15 @@ class Runtime {
     std::map<SessionId, EventId> openers;  // session -> its handle of the event
   };
   std::map<std::string, SharedEvent> shared_events_ ABSL_GUARDED_BY(mu_);
+  // IPC notifies by key.
+  struct SharedNotify {
+    std::shared_ptr<Notify> notify;
+    SessionId owner = 0;
+    bool pid_validation = true;
+    KernelWhitelist whitelist;
+    std::map<SessionId, NotifyId> openers;  // session -> its handle of the notify
+  };
+  std::map<std::string, SharedNotify> shared_notifies_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<StreamEngine>> engines_;  // one per device
   CallbackBroker broker_;
   hal::Timer timer_;

@@ -667,7 +667,10 @@ absl::Status Runtime::DestroyEvent(SessionId id, EventId event_id) {
     absl::StatusOr<Session*> session = FindSession(id);
     if (!session.ok()) return session.status();
     auto it = (*session)->events.find(event_id);
-    if (it == (*session)->events.end()) return UnknownEvent(event_id);
+    if (it == (*session)->events.end()) {
+      if ((*session)->revoked_handles.erase(event_id) != 0) return absl::OkStatus();
+      return UnknownEvent(event_id);
+    }
     event = std::move(it->second);
     (*session)->events.erase(it);
     // An opener's handle of another session's IPC event: the event stays.
@@ -699,9 +702,14 @@ absl::Status Runtime::DestroyNotify(SessionId id, NotifyId notify_id) {
     absl::MutexLock lock(&mu_);
     ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
     auto it = session->notifies.find(notify_id);
-    if (it == session->notifies.end()) return UnknownNotify(notify_id);
+    if (it == session->notifies.end()) {
+      if (session->revoked_handles.erase(notify_id) != 0) return absl::OkStatus();
+      return UnknownNotify(notify_id);
+    }
     notify = std::move(it->second);
     session->notifies.erase(it);
+    // An imported handle of another session's IPC notify: the notify stays.
+    if (!ForgetNotifyLocked(id, notify)) return absl::OkStatus();
   }
   // Record tasks still queued keep the notify alive and run harmlessly.
   notify->ReleaseWaiters();

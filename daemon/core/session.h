@@ -94,6 +94,11 @@ struct Session {
   // Its float overflow status per device (aclrtGetOverflowStatus): CANN's is
   // the process's.
   std::map<int32_t, std::shared_ptr<hal::OverflowStatus>> overflow_status;
+  // Handles of other sessions' IPC events and notifies whose owner destroyed
+  // them or ended: gone, but destroying them still succeeds, as CANN's
+  // cleanup order expects (at most kMaxRevokedHandles kept).
+  std::set<uint64_t> revoked_handles;
+  static constexpr size_t kMaxRevokedHandles = 4096;
 };
 
 }  // namespace acld

@@ -174,6 +174,7 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
   }
   for (const Runtime::SharedEventView& view : runtime_.SharedEventsSnapshot()) {
     acl::v1::SharedEvent& out = *reply->add_events();
+    out.set_kind(view.kind);
     out.set_key_prefix(view.key_prefix);
     out.set_owner_session(view.owner);
     out.set_owner_pid(pids[view.owner]);

@@ -554,6 +554,26 @@ void SessionHandler::Handle(const ClientMessage& request) {
       out.set_flags(opened->flags);
       return Answer(call_id, std::move(reply));
     }
+    case ClientMessage::kShareNotify: {
+      absl::StatusOr<std::string> key = runtime_.ShareNotify(
+          session_, request.share_notify().notify(), request.share_notify().pid_validation());
+      if (!key.ok()) return answer_status(key.status());
+      reply.mutable_sharing_key()->set_key(*key);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kSetNotifyImportPids: {
+      const acl::v1::SetNotifyImportPidsRequest& whitelist = request.set_notify_import_pids();
+      return answer_status(runtime_.SetNotifyImportPids(
+          session_, whitelist.notify(), {whitelist.pids().begin(), whitelist.pids().end()}));
+    }
+    case ClientMessage::kImportNotify: {
+      absl::StatusOr<Runtime::OpenedNotify> opened =
+          runtime_.ImportNotify(session_, request.import_notify().key());
+      if (!opened.ok()) return answer_status(opened.status());
+      reply.mutable_shared_notify()->set_notify(opened->id);
+      reply.mutable_shared_notify()->set_device_id(opened->device);
+      return Answer(call_id, std::move(reply));
+    }
     case ClientMessage::kPeerPid: {
       absl::StatusOr<int32_t> pid = runtime_.PeerPid(session_);
       if (!pid.ok()) return answer_status(pid.status());

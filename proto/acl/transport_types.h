@@ -83,6 +83,12 @@ struct SharedEventInfo {
   uint32_t flags = 0;
 };
 
+// Another process's IPC notify, as this session holds it.
+struct SharedNotifyInfo {
+  uint64_t notify = 0;
+  int32_t device = 0;
+};
+
 // aclrtReduceAsync: `count` bytes of device_dst become dst <kind> src.
 struct ReduceRequest {
   uint64_t device_dst = 0;

@@ -48,7 +48,7 @@ constexpr char kUsage[] =
     "  streams [--session=ID] every stream (of one session)\n"
     "  memory                 device memory per device and per session\n"
     "  sharing                what processes share: exported device memory (whitelists,\n"
-    "                         importers) and IPC events (who opened them)\n"
+    "                         importers), IPC events and notifies (who opened them)\n"
     "  devices                the devices, with their utilization (COMPUTE: share of the last\n"
     "                         second spent computing, - when the backend cannot tell)\n"
     "  watch [--interval=S] [--count=N]   status, refreshed\n"
@@ -206,13 +206,13 @@ std::string SharingText(const acl::v1::SharingReply& reply) {
                         : "any (validation disabled)",
                     importers.empty() ? "-" : absl::StrJoin(importers, ", ")});
   }
-  Table events({"EVENT KEY", "OWNER", "PID", "DEVICE", "OPENED BY"});
+  Table events({"KIND", "KEY", "OWNER", "PID", "DEVICE", "OPENED BY"});
   for (const acl::v1::SharedEvent& shared : reply.events()) {
     std::vector<std::string> openers;
     for (const acl::v1::SharedMemoryImport& opener : shared.openers()) {
       openers.push_back(absl::StrCat("session ", opener.session(), " (pid ", opener.pid(), ")"));
     }
-    events.AddRow({shared.key_prefix() + "…", absl::StrCat(shared.owner_session()),
+    events.AddRow({shared.kind(), shared.key_prefix() + "…", absl::StrCat(shared.owner_session()),
                    absl::StrCat(shared.owner_pid()), absl::StrCat(shared.device()),
                    openers.empty() ? "-" : absl::StrJoin(openers, ", ")});
   }

@@ -3,7 +3,7 @@
 # acld, unchanged, as each sample's own run.sh does, and prints one table row
 # per sample and mode:
 #
-#   tools/samples/run.sh --runtime DIR [--mode daemon|embedded|both] [SAMPLE...]
+#   tools/samples/run.sh --runtime DIR [--mode daemon|embedded|both] [--devices N] [SAMPLE...]
 #
 # DIR is a checkout of hicann/runtime (its example/ folder is copied to a
 # scratch folder: nothing is built inside the checkout or this repository).
@@ -12,8 +12,9 @@
 # The samples build against a CANN-shaped install of libascendcl
 # (tools/install.sh); their Ascend C kernels are replaced by kernel_shim.cc
 # (see ascendc.cmake). "daemon" runs them against an acld started here on the
-# sim (2 devices) with a socket in the scratch folder; "embedded" runs the
-# runtime inside each sample (ACLD_ADDRESS=embedded).
+# sim (--devices, default 2; the IPC notify samples use devices 2 and 3) with a
+# socket in the scratch folder; "embedded" runs the runtime inside each sample
+# (ACLD_ADDRESS=embedded, as many sim devices).
 #
 # A row says whether the sample built, its exit code, and how many lines it
 # printed starting with [ERROR]; each sample's whole output is kept under the
@@ -24,11 +25,13 @@ shim_dir="$repo/tools/samples"
 
 runtime=""
 mode="both"
+devices=2
 samples=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runtime) runtime="${2:?}"; shift 2 ;;
     --mode) mode="${2:?}"; shift 2 ;;
+    --devices) devices="${2:?}"; shift 2 ;;
     -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) samples+=("$1"); shift ;;
   esac
@@ -48,7 +51,7 @@ build_log=$(cd "$repo" && bazel build -c opt //daemon:acld 2>&1) || { echo "$bui
 acld="$(cd "$repo" && bazel info -c opt bazel-bin 2>/dev/null)/daemon/acld"
 
 "$acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" --log_level=warn \
-  --sim_devices=2 >"$work/acld.log" 2>&1 &
+  --sim_devices="$devices" >"$work/acld.log" 2>&1 &
 acld_pid=$!
 trap 'kill $acld_pid 2>/dev/null || true; wait $acld_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [[ -S $work/admin.sock ]] && break; sleep 0.1; done
@@ -70,7 +73,7 @@ for m in "${modes[@]}"; do
     log="$work/logs/$m/$sample.log"
     mkdir -p "$(dirname "$log")"
     set +e
-    (cd "$dir" && source "$work/cann/set_env.sh" && ACLD_ADDRESS=$address \
+    (cd "$dir" && source "$work/cann/set_env.sh" && ACLD_ADDRESS=$address ACLD_SIM_DEVICES=$devices \
       SOC_VERSION=Ascend910B ASCENDC_CMAKE_DIR="$shim_dir" \
       timeout 300 bash ./run.sh) >"$log" 2>&1 </dev/null
     code=$?

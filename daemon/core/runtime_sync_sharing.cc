@@ -1,0 +1,210 @@
+// IPC events and notifies: one session's ACL_EVENT_IPC event or notify,
+// opened by others through a capability key (daemon/core/capability_key.h);
+// a notify's also through the kernel's whitelist (kernel_whitelist.h). Every
+// opener's handle names the owner's Event or Notify, so a record in any of
+// them releases waits in all.
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "acl/acl_rt.h"
+#include "daemon/core/capability_key.h"
+#include "daemon/core/runtime.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
+
+namespace acld {
+
+absl::StatusOr<std::string> Runtime::ShareEvent(SessionId id, EventId event_id) {
+  constexpr const char* kApi = "aclrtIpcGetEventHandle";
+  ACL_ASSIGN_OR_RETURN(std::string key, NewCapabilityKey());
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  auto it = session->events.find(event_id);
+  if (it == session->events.end()) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat(kApi, ": the event is not an event of this process"));
+  }
+  const std::shared_ptr<Event>& event = it->second;
+  if (event->owner() != id || (event->flags() & ACL_EVENT_IPC) == 0) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat(kApi, ": only an event this process created with "
+                                        "ACL_EVENT_IPC (aclrtCreateEventExWithFlag) is shared"));
+  }
+  for (const auto& [existing, shared] : shared_events_) {
+    if (shared.event == event) return existing;  // one key per event
+  }
+  shared_events_[key].event = event;
+  return key;
+}
+
+absl::StatusOr<Runtime::OpenedEvent> Runtime::OpenSharedEvent(SessionId id,
+                                                              const std::string& key) {
+  constexpr const char* kApi = "aclrtIpcOpenEventHandle";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  auto it = shared_events_.find(key);
+  if (it == shared_events_.end()) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat(kApi, ": no IPC event has this handle (never made, or its "
+                                        "process destroyed it or ended)"));
+  }
+  SharedEvent& shared = it->second;
+  const Event& event = *shared.event;
+  if (event.owner() == id) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat(kApi, ": the event is this process's own"));
+  }
+  auto opened = shared.openers.find(id);
+  if (opened != shared.openers.end()) {
+    return OpenedEvent{opened->second, event.device(), event.flags()};
+  }
+  const uint32_t quota = session->max_events;
+  if (quota != 0 && session->events.size() + session->notifies.size() >= quota) {
+    return AclStatus(ACL_ERROR_RT_NO_EVENT_RESOURCE,
+                     absl::StrCat(kApi, ": this process may hold at most ", quota,
+                                  " events and notifies (--max_events_per_session)"));
+  }
+  const EventId handle = next_handle_++;
+  session->events[handle] = shared.event;
+  shared.openers[id] = handle;
+  return OpenedEvent{handle, event.device(), event.flags()};
+}
+
+void Runtime::RevokeHandleLocked(SessionId opener, uint64_t handle) {
+  Session* session = sessions_.Find(opener);
+  if (session == nullptr) return;
+  session->events.erase(handle);
+  session->notifies.erase(handle);
+  if (session->revoked_handles.size() < Session::kMaxRevokedHandles) {
+    session->revoked_handles.insert(handle);
+  }
+}
+
+bool Runtime::ForgetEventLocked(SessionId id, const std::shared_ptr<Event>& event) {
+  const bool owned = event->owner() == id;
+  for (auto it = shared_events_.begin(); it != shared_events_.end(); ++it) {
+    if (it->second.event != event) continue;
+    if (!owned) {
+      it->second.openers.erase(id);
+      return false;
+    }
+    for (const auto& [opener, handle] : it->second.openers) RevokeHandleLocked(opener, handle);
+    shared_events_.erase(it);
+    break;
+  }
+  return owned;
+}
+
+absl::StatusOr<std::string> Runtime::ShareNotify(SessionId id, NotifyId notify_id,
+                                                 bool pid_validation) {
+  constexpr const char* kApi = "aclrtNotifyGetExportKey";
+  ACL_ASSIGN_OR_RETURN(std::string key, NewCapabilityKey());
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  auto it = session->notifies.find(notify_id);
+  if (it == session->notifies.end()) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat(kApi, ": the notify is not a notify of this process"));
+  }
+  for (auto& [existing, shared] : shared_notifies_) {
+    if (shared.notify != it->second) continue;
+    if (shared.owner != id) {
+      return AclStatus(ACL_ERROR_INVALID_PARAM,
+                       absl::StrCat(kApi, ": an imported notify is shared by its owner only"));
+    }
+    shared.pid_validation = pid_validation;
+    return existing;  // one key per notify
+  }
+  SharedNotify& shared = shared_notifies_[key];
+  shared.notify = it->second;
+  shared.owner = id;
+  shared.pid_validation = pid_validation;
+  return key;
+}
+
+absl::Status Runtime::SetNotifyImportPids(SessionId id, NotifyId notify_id,
+                                          const std::vector<int32_t>& pids) {
+  constexpr const char* kApi = "aclrtNotifySetImportPid";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  auto it = session->notifies.find(notify_id);
+  if (it != session->notifies.end()) {
+    for (auto& [key, shared] : shared_notifies_) {
+      if (shared.notify == it->second && shared.owner == id) {
+        return shared.whitelist.Add(pids, BootTicksNow(), kApi);
+      }
+    }
+  }
+  return AclStatus(ACL_ERROR_INVALID_PARAM,
+                   absl::StrCat(kApi, ": the notify is not one this process exported "
+                                      "(aclrtNotifyGetExportKey)"));
+}
+
+absl::StatusOr<Runtime::OpenedNotify> Runtime::ImportNotify(SessionId id, const std::string& key) {
+  constexpr const char* kApi = "aclrtNotifyImportByKey";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  auto it = shared_notifies_.find(key);
+  if (it == shared_notifies_.end()) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat(kApi, ": no notify has this key (never made, or its process "
+                                        "destroyed it or ended)"));
+  }
+  SharedNotify& shared = it->second;
+  if (shared.owner == id) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(kApi, ": the notify is this process's own"));
+  }
+  auto opened = shared.openers.find(id);
+  if (opened != shared.openers.end()) return OpenedNotify{opened->second, shared.notify->device()};
+  const KernelIdentity importer{id, session->peer.pid, session->peer.start_ticks};
+  if (shared.pid_validation && !shared.whitelist.Admits(importer)) {
+    return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
+                     absl::StrCat(kApi, ": process ", importer.pid,
+                                  " is not on the notify's whitelist (the exporter adds it with "
+                                  "aclrtNotifySetImportPid and the pid of aclrtDeviceGetBareTgid)"));
+  }
+  const uint32_t quota = session->max_events;
+  if (quota != 0 && session->events.size() + session->notifies.size() >= quota) {
+    return AclStatus(ACL_ERROR_RT_NO_NOTIFY_RESOURCE,
+                     absl::StrCat(kApi, ": this process may hold at most ", quota,
+                                  " events and notifies (--max_events_per_session)"));
+  }
+  const NotifyId handle = next_handle_++;
+  session->notifies[handle] = shared.notify;
+  shared.openers[id] = handle;
+  return OpenedNotify{handle, shared.notify->device()};
+}
+
+bool Runtime::ForgetNotifyLocked(SessionId id, const std::shared_ptr<Notify>& notify) {
+  for (auto it = shared_notifies_.begin(); it != shared_notifies_.end(); ++it) {
+    SharedNotify& shared = it->second;
+    if (shared.notify != notify) continue;
+    if (shared.owner != id) {
+      shared.openers.erase(id);
+      shared.whitelist.SessionEnded(id);
+      return false;
+    }
+    for (const auto& [opener, handle] : shared.openers) RevokeHandleLocked(opener, handle);
+    shared_notifies_.erase(it);
+    return true;
+  }
+  return true;
+}
+
+std::vector<Runtime::SharedEventView> Runtime::SharedEventsSnapshot() const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<SharedEventView> views;
+  for (const auto& [key, shared] : shared_events_) {
+    SharedEventView view{"event", key.substr(0, 8), shared.event->owner(),
+                         shared.event->device(), {}};
+    for (const auto& [opener, handle] : shared.openers) view.openers.push_back(opener);
+    views.push_back(std::move(view));
+  }
+  for (const auto& [key, shared] : shared_notifies_) {
+    SharedEventView view{"notify", key.substr(0, 8), shared.owner, shared.notify->device(), {}};
+    for (const auto& [opener, handle] : shared.openers) view.openers.push_back(opener);
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+}  // namespace acld
