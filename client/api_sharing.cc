@@ -39,6 +39,24 @@ absl::StatusOr<std::string> KeyOf(const char* key, const char* api) {
   return std::string(key, length);
 }
 
+// The caller's buffer for a key: not NULL and room for CANN's 65 bytes.
+absl::Status CheckKeyBuffer(const char* key, size_t len, const char* api) {
+  if (key == nullptr) return NullArgument(api, "key");
+  if (len < kKeyBytes) {
+    return Invalid(absl::StrCat(api, ": len ", len, " is less than a key's ", kKeyBytes, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+// Copies a key from acld, with its NUL, into a buffer CheckKeyBuffer passed.
+absl::Status WriteKey(const std::string& exported, char* key, const char* api) {
+  if (exported.size() >= kKeyBytes) {
+    return acld::AclStatus(ACL_ERROR_INTERNAL_ERROR, absl::StrCat(api, ": malformed key"));
+  }
+  std::memcpy(key, exported.c_str(), exported.size() + 1);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 extern "C" {
@@ -48,19 +66,11 @@ aclError aclrtIpcMemGetExportKey(void* devPtr, size_t size, char* key, size_t le
   return Api([&]() -> absl::Status {
     constexpr const char* kApi = "aclrtIpcMemGetExportKey";
     if (devPtr == nullptr) return NullArgument(kApi, "devPtr");
-    if (key == nullptr) return NullArgument(kApi, "key");
-    if (len < kKeyBytes) {
-      return Invalid(absl::StrCat(kApi, ": len ", len, " is less than a key's ", kKeyBytes,
-                                  " bytes"));
-    }
+    ACL_RETURN_IF_ERROR(CheckKeyBuffer(key, len, kApi));
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(std::string exported,
                          transport->ExportMemory(acl_client::HandleId(devPtr), size, flags));
-    if (exported.size() >= kKeyBytes) {
-      return acld::AclStatus(ACL_ERROR_INTERNAL_ERROR, absl::StrCat(kApi, ": malformed key"));
-    }
-    std::memcpy(key, exported.c_str(), exported.size() + 1);
-    return absl::OkStatus();
+    return WriteKey(exported, key, kApi);
   });
 }
 
@@ -145,11 +155,7 @@ aclError aclrtNotifyGetExportKey(aclrtNotify notify, char* key, size_t len, uint
   return Api([&]() -> absl::Status {
     constexpr const char* kApi = "aclrtNotifyGetExportKey";
     if (notify == nullptr) return NullArgument(kApi, "notify");
-    if (key == nullptr) return NullArgument(kApi, "key");
-    if (len < kKeyBytes) {
-      return Invalid(absl::StrCat(kApi, ": len ", len, " is less than a key's ", kKeyBytes,
-                                  " bytes"));
-    }
+    ACL_RETURN_IF_ERROR(CheckKeyBuffer(key, len, kApi));
     if (flags != ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT &&
         flags != ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION) {
       return Invalid(absl::StrCat(kApi, ": flags ", flags,
@@ -160,11 +166,7 @@ aclError aclrtNotifyGetExportKey(aclrtNotify notify, char* key, size_t len, uint
     ACL_ASSIGN_OR_RETURN(std::string exported,
                          transport->ShareNotify(acl_client::HandleId(notify),
                                                 flags == ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT));
-    if (exported.size() >= kKeyBytes) {
-      return acld::AclStatus(ACL_ERROR_INTERNAL_ERROR, absl::StrCat(kApi, ": malformed key"));
-    }
-    std::memcpy(key, exported.c_str(), exported.size() + 1);
-    return absl::OkStatus();
+    return WriteKey(exported, key, kApi);
   });
 }
 
