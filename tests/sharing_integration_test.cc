@@ -91,6 +91,8 @@ TEST_F(SharingTest, AWhitelistedImporterReachesTheExportUntilTheExporterCloses) 
   EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
   EXPECT_EQ(Ask(exporter, "word", "word"), std::vector<std::string>{"456"})
       << "the importer's write reached the exporter's memory";
+  EXPECT_EQ(DeviceBytesUsed(daemon_), ReservedBytes(1 << 20))
+      << "shared memory is charged once, to the exporter";
 
   const auto [code, sharing] = daemon_.Aclctl({"sharing"});
   EXPECT_EQ(code, 0);
