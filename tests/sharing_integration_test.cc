@@ -187,6 +187,29 @@ TEST_F(SharingTest, AKilledExportersImportersFinishTheirWorkThenLoseTheMemory) {
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
 }
 
+TEST_F(SharingTest, EvictingTheExporterRevokesImportsAsItsDeathWould) {
+  Process exporter({kSharing, "export", "1"}, daemon_.client_env());
+  const std::string key = StartExporter(exporter);
+  Process importer({kSharing, "import"}, daemon_.client_env());
+  StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
+  uint64_t exporter_session = 0;
+  const acl::v1::StatusReply status = daemon_.Status();
+  for (const auto& session : status.sessions()) {
+    if (session.pid() == exporter.pid()) exporter_session = session.id();
+  }
+  ASSERT_NE(exporter_session, 0u);
+  EXPECT_EQ(daemon_.Aclctl({"evict", std::to_string(exporter_session)}).first, 0);
+  const std::vector<std::string> read = Ask(importer, "read", "read");
+  ASSERT_FALSE(read.empty());
+  EXPECT_EQ(read[0], "100000");
+  EXPECT_NE(importer.output().find("exporting process"), std::string::npos) << importer.output();
+  Finish(importer);
+  exporter.Signal(SIGKILL);
+  exporter.Wait(absl::Seconds(20));
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+}
+
 TEST_F(SharingTest, AnIpcEventRecordedInOneProcessReleasesAWaitInAnother) {
   Process owner({kSharing, "event_owner"}, daemon_.client_env());
   ASSERT_TRUE(owner.WaitForLine("handle", absl::Seconds(20))) << owner.output();
