@@ -488,6 +488,8 @@ class Runtime {
     std::map<SessionId, NotifyId> openers;  // session -> its handle of the notify
   };
   std::map<std::string, SharedNotify> shared_notifies_ ABSL_GUARDED_BY(mu_);
+  // The key of each shared Event or Notify, so that a destroy finds it at once.
+  std::map<const void*, std::string> shared_keys_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<StreamEngine>> engines_;  // one per device
   CallbackBroker broker_;
   hal::Timer timer_;

@@ -29,10 +29,10 @@ absl::StatusOr<std::string> Runtime::ShareEvent(SessionId id, EventId event_id) 
                      absl::StrCat(kApi, ": only an event this process created with "
                                         "ACL_EVENT_IPC (aclrtCreateEventExWithFlag) is shared"));
   }
-  for (const auto& [existing, shared] : shared_events_) {
-    if (shared.event == event) return existing;  // one key per event
-  }
+  auto existing = shared_keys_.find(event.get());
+  if (existing != shared_keys_.end()) return existing->second;  // one key per event
   shared_events_[key].event = event;
+  shared_keys_[event.get()] = key;
   return key;
 }
 
@@ -81,17 +81,17 @@ void Runtime::RevokeHandleLocked(SessionId opener, uint64_t handle) {
 
 bool Runtime::ForgetEventLocked(SessionId id, const std::shared_ptr<Event>& event) {
   const bool owned = event->owner() == id;
-  for (auto it = shared_events_.begin(); it != shared_events_.end(); ++it) {
-    if (it->second.event != event) continue;
-    if (!owned) {
-      it->second.openers.erase(id);
-      return false;
-    }
-    for (const auto& [opener, handle] : it->second.openers) RevokeHandleLocked(opener, handle);
-    shared_events_.erase(it);
-    break;
+  auto key = shared_keys_.find(event.get());
+  if (key == shared_keys_.end()) return owned;
+  auto it = shared_events_.find(key->second);
+  if (!owned) {
+    it->second.openers.erase(id);
+    return false;
   }
-  return owned;
+  for (const auto& [opener, handle] : it->second.openers) RevokeHandleLocked(opener, handle);
+  shared_events_.erase(it);
+  shared_keys_.erase(key);
+  return true;
 }
 
 absl::StatusOr<std::string> Runtime::ShareNotify(SessionId id, NotifyId notify_id,
@@ -105,19 +105,21 @@ absl::StatusOr<std::string> Runtime::ShareNotify(SessionId id, NotifyId notify_i
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat(kApi, ": the notify is not a notify of this process"));
   }
-  for (auto& [existing, shared] : shared_notifies_) {
-    if (shared.notify != it->second) continue;
+  auto existing = shared_keys_.find(it->second.get());
+  if (existing != shared_keys_.end()) {  // one key per notify
+    SharedNotify& shared = shared_notifies_[existing->second];
     if (shared.owner != id) {
       return AclStatus(ACL_ERROR_INVALID_PARAM,
                        absl::StrCat(kApi, ": an imported notify is shared by its owner only"));
     }
     shared.pid_validation = pid_validation;
-    return existing;  // one key per notify
+    return existing->second;
   }
   SharedNotify& shared = shared_notifies_[key];
   shared.notify = it->second;
   shared.owner = id;
   shared.pid_validation = pid_validation;
+  shared_keys_[it->second.get()] = key;
   return key;
 }
 
@@ -128,10 +130,10 @@ absl::Status Runtime::SetNotifyImportPids(SessionId id, NotifyId notify_id,
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
   auto it = session->notifies.find(notify_id);
   if (it != session->notifies.end()) {
-    for (auto& [key, shared] : shared_notifies_) {
-      if (shared.notify == it->second && shared.owner == id) {
-        return shared.whitelist.Add(pids, BootTicksNow(), kApi);
-      }
+    auto key = shared_keys_.find(it->second.get());
+    if (key != shared_keys_.end()) {
+      SharedNotify& shared = shared_notifies_[key->second];
+      if (shared.owner == id) return shared.whitelist.Add(pids, BootTicksNow(), kApi);
     }
   }
   return AclStatus(ACL_ERROR_INVALID_PARAM,
@@ -175,18 +177,18 @@ absl::StatusOr<Runtime::OpenedNotify> Runtime::ImportNotify(SessionId id, const 
 }
 
 bool Runtime::ForgetNotifyLocked(SessionId id, const std::shared_ptr<Notify>& notify) {
-  for (auto it = shared_notifies_.begin(); it != shared_notifies_.end(); ++it) {
-    SharedNotify& shared = it->second;
-    if (shared.notify != notify) continue;
-    if (shared.owner != id) {
-      shared.openers.erase(id);
-      shared.whitelist.SessionEnded(id);
-      return false;
-    }
-    for (const auto& [opener, handle] : shared.openers) RevokeHandleLocked(opener, handle);
-    shared_notifies_.erase(it);
-    return true;
+  auto key = shared_keys_.find(notify.get());
+  if (key == shared_keys_.end()) return true;  // not shared: the caller's own
+  auto it = shared_notifies_.find(key->second);
+  SharedNotify& shared = it->second;
+  if (shared.owner != id) {
+    shared.openers.erase(id);
+    shared.whitelist.SessionEnded(id);
+    return false;
   }
+  for (const auto& [opener, handle] : shared.openers) RevokeHandleLocked(opener, handle);
+  shared_notifies_.erase(it);
+  shared_keys_.erase(key);
   return true;
 }
 
