@@ -14,7 +14,7 @@
 namespace hal::sim {
 namespace {
 
-// Known-answer vectors of Philox4x32-10 (Random123's kat_vectors).
+// Philox4x32-10's published known-answer vectors (Salmon et al., SC'11).
 TEST(PhiloxTest, MatchesTheReferenceBlocks) {
   EXPECT_EQ(Philox({0, 0, 0, 0}, {0, 0}),
             (std::array<uint32_t, 4>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
