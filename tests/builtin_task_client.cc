@@ -265,6 +265,8 @@ int Overflow() {
   Axpy(saturating, x, FLT_MAX);
   Check(OverflowFlag(infnan, status) == 1, "an overflow on a switched-on stream is reported");
   CheckCode(aclrtResetOverflowStatus(infnan), ACL_SUCCESS, "aclrtResetOverflowStatus");
+  // The reset is a task of `infnan`: read on another stream once it has run.
+  CheckCode(aclrtSynchronizeStream(infnan), ACL_SUCCESS, "sync");
   Check(OverflowFlag(saturating, status) == 0, "reset clears the status");
   CheckCode(aclrtSetStreamOverflowSwitch(saturating, 0), ACL_SUCCESS, "switch off");
   Axpy(saturating, x, FLT_MAX);
