@@ -84,9 +84,14 @@ struct SimStream::Item {
   uint8_t fill_value = 0;
   uint64_t fill_count = 0;
   Reduction reduction;  // kReduce
-  RandomNumbers random;  // kRandom
-  std::shared_ptr<OverflowStatus> overflow;  // kReportOverflows, kCopyOverflow, kClearOverflow
-  std::optional<DeviceSpan> overflow_dst;    // kCopyOverflow
+  // The rarer items' operands live out of line: every launch moves an Item
+  // through the queue, so its size is on the launch path.
+  std::unique_ptr<RandomNumbers> random;  // kRandom
+  struct Overflow {
+    std::shared_ptr<OverflowStatus> status;
+    std::optional<DeviceSpan> dst;  // kCopyOverflow
+  };
+  std::unique_ptr<Overflow> overflow;  // kReportOverflows, kCopyOverflow, kClearOverflow
   std::optional<DeviceSpan> value_address;  // kWaitValue
   uint64_t value = 0;
   uint32_t value_flag = 0;
@@ -273,19 +278,19 @@ absl::Status SimStream::State::Execute(Item& item) {
         return absl::OkStatus();
       });
     case Item::Kind::kRandom:
-      return GenerateRandomNumbers(item.random);
+      return GenerateRandomNumbers(*item.random);
     case Item::Kind::kReportOverflows:
-      overflow_report = std::move(item.overflow);
+      overflow_report = std::move(item.overflow->status);
       return absl::OkStatus();
     case Item::Kind::kCopyOverflow: {
-      uint8_t* dst = SimBytes(*item.overflow_dst);
+      uint8_t* dst = SimBytes(*item.overflow->dst);
       std::memset(dst, 0, OverflowStatus::kBytes);
-      const uint32_t flag = item.overflow->flag();
+      const uint32_t flag = item.overflow->status->flag();
       std::memcpy(dst, &flag, sizeof(flag));  // little-endian, as the device's
       return absl::OkStatus();
     }
     case Item::Kind::kClearOverflow:
-      item.overflow->Clear();
+      item.overflow->status->Clear();
       return absl::OkStatus();
     case Item::Kind::kWaitValue:
       return absl::OkStatus();  // the value was there when the stream reached it
@@ -394,14 +399,14 @@ absl::StatusOr<uint64_t> SimStream::GenerateRandom(const RandomNumbers& task) {
   ACL_RETURN_IF_ERROR(CheckRandomNumbers(task));
   Item item;
   item.kind = Item::Kind::kRandom;
-  item.random = task;
+  item.random = std::make_unique<RandomNumbers>(task);
   return state_->Submit(std::move(item));
 }
 
 absl::StatusOr<uint64_t> SimStream::ReportOverflows(std::shared_ptr<OverflowStatus> status) {
   Item item;
   item.kind = Item::Kind::kReportOverflows;
-  item.overflow = std::move(status);
+  item.overflow = std::make_unique<Item::Overflow>(Item::Overflow{std::move(status), std::nullopt});
   return state_->Submit(std::move(item));
 }
 
@@ -410,8 +415,7 @@ absl::StatusOr<uint64_t> SimStream::CopyOverflowStatus(const DeviceSpan& dst,
   if (status == nullptr) return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "no overflow status");
   Item item;
   item.kind = Item::Kind::kCopyOverflow;
-  item.overflow_dst = dst;
-  item.overflow = std::move(status);
+  item.overflow = std::make_unique<Item::Overflow>(Item::Overflow{std::move(status), dst});
   return state_->Submit(std::move(item));
 }
 
@@ -419,7 +423,7 @@ absl::StatusOr<uint64_t> SimStream::ClearOverflowStatus(std::shared_ptr<Overflow
   if (status == nullptr) return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "no overflow status");
   Item item;
   item.kind = Item::Kind::kClearOverflow;
-  item.overflow = std::move(status);
+  item.overflow = std::make_unique<Item::Overflow>(Item::Overflow{std::move(status), std::nullopt});
   return state_->Submit(std::move(item));
 }
 
