@@ -187,15 +187,23 @@ absl::Status EmbeddedTransport::SetExportAttribute(const std::string& key, int32
   return runtime_->SetExportAttribute(session_, key, type, value);
 }
 
-absl::StatusOr<uint64_t> EmbeddedTransport::ImportMemory(const std::string& key) {
-  // One process: nobody else can have exported to it.
-  absl::StatusOr<uint64_t> address = runtime_->ImportMemory(session_, key);
-  if (address.ok()) return address;
+namespace {
+
+// An import refused in embedded mode: one process, so nobody else can have
+// shared `what` with it; the message says where sharing works.
+absl::Status EmbeddedImportRefused(const absl::Status& refused, const char* what) {
   return acld::AclStatus(
-      acld::AclCodeOf(address.status()),
-      absl::StrCat(address.status().message(),
-                   "; in embedded mode (ACLD_ADDRESS=embedded) every process has its own runtime, "
-                   "so memory is shared only through acld"));
+      acld::AclCodeOf(refused),
+      absl::StrCat(refused.message(), "; in embedded mode (ACLD_ADDRESS=embedded) every process ",
+                   "has its own runtime, so ", what, " can be shared only through acld"));
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> EmbeddedTransport::ImportMemory(const std::string& key) {
+  absl::StatusOr<uint64_t> address = runtime_->ImportMemory(session_, key);
+  if (!address.ok()) return EmbeddedImportRefused(address.status(), "device memory");
+  return address;
 }
 
 absl::Status EmbeddedTransport::CloseMemoryKey(const std::string& key) {
@@ -215,13 +223,7 @@ absl::Status EmbeddedTransport::SetNotifyImportPids(uint64_t notify,
 
 absl::StatusOr<acld::SharedNotifyInfo> EmbeddedTransport::ImportNotify(const std::string& key) {
   absl::StatusOr<acld::Runtime::OpenedNotify> opened = runtime_->ImportNotify(session_, key);
-  if (!opened.ok()) {
-    return acld::AclStatus(
-        acld::AclCodeOf(opened.status()),
-        absl::StrCat(opened.status().message(),
-                     "; in embedded mode (ACLD_ADDRESS=embedded) every process has its own "
-                     "runtime, so notifies are shared only through acld"));
-  }
+  if (!opened.ok()) return EmbeddedImportRefused(opened.status(), "notifies");
   return acld::SharedNotifyInfo{opened->id, opened->device};
 }
 
@@ -231,13 +233,7 @@ absl::StatusOr<std::string> EmbeddedTransport::ShareEvent(uint64_t event) {
 
 absl::StatusOr<acld::SharedEventInfo> EmbeddedTransport::OpenSharedEvent(const std::string& key) {
   absl::StatusOr<acld::Runtime::OpenedEvent> opened = runtime_->OpenSharedEvent(session_, key);
-  if (!opened.ok()) {
-    return acld::AclStatus(
-        acld::AclCodeOf(opened.status()),
-        absl::StrCat(opened.status().message(),
-                     "; in embedded mode (ACLD_ADDRESS=embedded) every process has its own "
-                     "runtime, so events are shared only through acld"));
-  }
+  if (!opened.ok()) return EmbeddedImportRefused(opened.status(), "events");
   return acld::SharedEventInfo{opened->id, opened->device, opened->flags};
 }
 
