@@ -28,8 +28,8 @@
 //                                   exit
 //   sharing_client event_opener   obeys lines:
 //                                   handle H    opens H, prints "opened <code>"
-//                                   wait        aclrtStreamWaitEvent, prints "waiting",
-//                                               synchronizes, prints "waited <code> <ms>"
+//                                   wait        aclrtStreamWaitEvent + synchronize,
+//                                               prints "waited <code> <ms>"
 //                                   record      aclrtRecordEvent + synchronize,
 //                                               prints "recorded <code>"
 //                                   exit
@@ -163,10 +163,6 @@ int EventOpener() {
     } else if (line == "wait") {
       const auto start = std::chrono::steady_clock::now();
       aclError code = aclrtStreamWaitEvent(stream, event);
-      aclrtStreamStatus status;
-      // A synchronous call: the wait is in acld when "waiting" is said.
-      if (code == ACL_SUCCESS) code = aclrtStreamQuery(stream, &status);
-      Say("waiting");
       if (code == ACL_SUCCESS) code = aclrtSynchronizeStream(stream);
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - start);

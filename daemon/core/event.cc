@@ -37,17 +37,10 @@ void Event::DropRecord(uint64_t record) {
   {
     absl::MutexLock lock(&mu_);
     if (record <= completed_) return;
-    dropped_.insert(record);
-    if (dropped_.size() > kDroppedKept) dropped_.erase(dropped_.begin());
     completed_ = record;
     ready = waiters_.TakeReached(completed_);
   }
   for (auto& done : ready) done(absl::OkStatus());
-}
-
-bool Event::RecordDropped(uint64_t record) const {
-  absl::MutexLock lock(&mu_);
-  return dropped_.count(record) != 0;
 }
 
 void Event::Reset() {

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <set>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -54,11 +53,6 @@ class Event : public std::enable_shared_from_this<Event> {
   // it no longer holds anyone back, on the device (hal::Event::ForgetRecord)
   // or here, and stamps nothing.
   void DropRecord(uint64_t record);
-  // Whether record `record` was dropped rather than run (of the last
-  // kDroppedKept drops): what an IPC event's waiter in another process
-  // learns when the owner ended before its record ran.
-  bool RecordDropped(uint64_t record) const;
-  static constexpr size_t kDroppedKept = 256;
   // An aclrtResetEvent task ran: the event reads as never recorded.
   void Reset();
 
@@ -94,7 +88,6 @@ class Event : public std::enable_shared_from_this<Event> {
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;  // highest completed record
   bool recorded_ ABSL_GUARDED_BY(mu_) = false;   // a record completed since creation/reset
   int64_t timestamp_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  std::set<uint64_t> dropped_ ABSL_GUARDED_BY(mu_);  // the latest kDroppedKept drops
   // Streams and synchronizations waiting for completed_.
   ProgressWaiters waiters_ ABSL_GUARDED_BY(mu_);
 };

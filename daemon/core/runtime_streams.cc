@@ -566,38 +566,24 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
   // The latest record made before this call, as on a device.
   const uint64_t target = event->latest_record();
-  absl::StatusOr<uint64_t> waited;
   if (event->device() == stream->options().device) {
     // The device holds the stream until that record ran (or was dropped):
     // the work after the wait is queued on the device meanwhile.
-    waited = EnqueueDeviceWork(
+    return EnqueueDeviceWork(
         id, stream, thread, 0, "event",
         [event, target](hal::Stream& device) {
           return device.WaitEvent(event->device_event(), target);
         },
         nullptr, nullptr, /*may_be_held=*/true);
-  } else {
-    // Another device's event: its records are not the device's to see.
-    waited = Enqueue(
-        id, stream, thread, 0,
-        [event, target](const TaskResume& resume) -> std::optional<absl::Status> {
-          if (event->WaitFor(target, [resume] { resume(absl::OkStatus()); })) {
-            return absl::OkStatus();
-          }
-          return std::nullopt;
-        },
-        nullptr, "event");
   }
-  if (!waited.ok() || (event->flags() & ACL_EVENT_IPC) == 0 || target == 0) return waited;
-  // Another process's record may be dropped (its process ended, or aborted
-  // the stream): the wait then fails rather than pass as if it had run.
+  // Another device's event: its records are not the device's to see.
   return Enqueue(
       id, stream, thread, 0,
-      [event, target](const TaskResume&) -> std::optional<absl::Status> {
-        if (!event->RecordDropped(target)) return absl::OkStatus();
-        return AclStatus(ACL_ERROR_RT_IPC_ERROR,
-                         "aclrtStreamWaitEvent: the IPC event's record this stream waited for "
-                         "never ran: its process ended or aborted the stream first");
+      [event, target](const TaskResume& resume) -> std::optional<absl::Status> {
+        if (event->WaitFor(target, [resume] { resume(absl::OkStatus()); })) {
+          return absl::OkStatus();
+        }
+        return std::nullopt;
       },
       nullptr, "event");
 }
