@@ -440,9 +440,14 @@ int ExEvents() {
             "waiting for it needs SYNC");
   CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "the stream is fine");
 
+  // An IPC event can be waited for (tests/sharing_integration_test.cc shares one).
+  aclrtEvent ipc = nullptr;
+  CheckCode(aclrtCreateEventExWithFlag(&ipc, ACL_EVENT_IPC), ACL_SUCCESS, "ACL_EVENT_IPC");
+  CheckCode(aclrtRecordEvent(ipc, stream), ACL_SUCCESS, "recording an IPC event");
+  CheckCode(aclrtStreamWaitEvent(stream, ipc), ACL_SUCCESS, "waiting for an IPC event");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  CheckCode(aclrtDestroyEvent(ipc), ACL_SUCCESS, "aclrtDestroyEvent");
   aclrtEvent refused = nullptr;
-  CheckCode(aclrtCreateEventExWithFlag(&refused, ACL_EVENT_IPC), ACL_ERROR_API_NOT_SUPPORT,
-            "ACL_EVENT_IPC (issue: sharing across processes)");
   CheckCode(aclrtCreateEventExWithFlag(&refused, 0x100), ACL_ERROR_INVALID_PARAM, "an unknown bit");
   CheckCode(aclrtCreateEventExWithFlag(nullptr, ACL_EVENT_SYNC), ACL_ERROR_INVALID_PARAM, "NULL");
   Check(refused == nullptr, "no event was made");
