@@ -33,9 +33,9 @@ void* NotSupportedNull(const char* api, const char* reason) {
 constexpr char kModels[] =
     "models are not supported yet: acld does not capture, build or run model runtime instances";
 constexpr char kDumps[] = "model data dumps are not supported yet: acld runs no models";
-constexpr char kPhysicalMemory[] =
-    "physical memory, virtual address reservations and shareable handles are not supported yet: "
-    "they serve sharing memory across processes (its own issue)";
+constexpr char kPhysicalMemoryExtras[] =
+    "not supported yet: acld maps, shares and frees physical memory (client/api_physical_memory.cc) "
+    "but keeps no access queries, retained handles, uncached reservations or link choices";
 constexpr char kOtherServers[] =
     "sharing with processes of other servers is not supported: acld serves one host, and its "
     "whitelists name processes of this one";
@@ -241,67 +241,24 @@ aclError aclrtNotifySetImportPidInterServer(aclrtNotify, aclrtServerPid*, size_t
   return NotSupported(__func__, kOtherServers);
 }
 
-// ---- Sharing across processes: physical memory, virtual addresses, shareable handles ----
-aclError aclrtReserveMemAddress(void**, size_t, size_t, void*, uint64_t) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
+// ---- Physical memory and virtual addresses: the queries and links acld lacks ----
 aclError aclrtReserveMemAddressNoUCMemory(void**, size_t, size_t, void*, uint64_t) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtReleaseMemAddress(void*) { return NotSupported(__func__, kPhysicalMemory); }
-aclError aclrtMallocPhysical(aclrtDrvMemHandle*, size_t, const aclrtPhysicalMemProp*, uint64_t) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtFreePhysical(aclrtDrvMemHandle) { return NotSupported(__func__, kPhysicalMemory); }
-aclError aclrtMapMem(void*, size_t, size_t, aclrtDrvMemHandle, uint64_t) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtMemMapNoAccess(void*, size_t, size_t, aclrtDrvMemHandle, uint64_t) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtUnmapMem(void*) { return NotSupported(__func__, kPhysicalMemory); }
-aclError aclrtMemSetAccess(void*, size_t, aclrtMemAccessDesc*, size_t) {
-  return NotSupported(__func__, kPhysicalMemory);
+  return NotSupported(__func__, kPhysicalMemoryExtras);
 }
 aclError aclrtMemGetAccess(void*, aclrtMemLocation*, uint64_t*) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp*, aclrtMemGranularityOptions,
-                                          size_t*) {
-  return NotSupported(__func__, kPhysicalMemory);
+  return NotSupported(__func__, kPhysicalMemoryExtras);
 }
 aclError aclrtMemRetainAllocationHandle(void*, aclrtDrvMemHandle*) {
-  return NotSupported(__func__, kPhysicalMemory);
+  return NotSupported(__func__, kPhysicalMemoryExtras);
 }
 aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle, aclrtPhysicalMemProp*) {
-  return NotSupported(__func__, kPhysicalMemory);
+  return NotSupported(__func__, kPhysicalMemoryExtras);
 }
 aclError aclrtMemMapSelectedLink(void*, size_t, void*, uint32_t) {
-  return NotSupported(__func__, kPhysicalMemory);
+  return NotSupported(__func__, kPhysicalMemoryExtras);
 }
 aclError aclrtMemMapSetLink(aclrtDrvMemHandle, aclrtMemLinkType) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle, aclrtMemHandleType, uint64_t,
-                                         uint64_t*) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle, uint64_t, aclrtMemSharedHandleType,
-                                           void*) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtMemImportFromShareableHandle(uint64_t, int32_t, aclrtDrvMemHandle*) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtMemImportFromShareableHandleV2(void*, aclrtMemSharedHandleType, uint64_t,
-                                             aclrtDrvMemHandle*) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtMemSetPidToShareableHandle(uint64_t, int32_t*, size_t) {
-  return NotSupported(__func__, kPhysicalMemory);
-}
-aclError aclrtMemSetPidToShareableHandleV2(void*, aclrtMemSharedHandleType, int32_t*, size_t) {
-  return NotSupported(__func__, kPhysicalMemory);
+  return NotSupported(__func__, kPhysicalMemoryExtras);
 }
 
 // ---- Shared buffers (Mbuf) of data transfer queues ----

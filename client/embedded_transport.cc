@@ -206,6 +206,51 @@ absl::StatusOr<uint64_t> EmbeddedTransport::ImportMemory(const std::string& key)
   return address;
 }
 
+absl::StatusOr<uint64_t> EmbeddedTransport::MallocPhysical(int32_t device_id, uint64_t size) {
+  return runtime_->MallocPhysical(session_, device_id, size);
+}
+
+absl::Status EmbeddedTransport::FreePhysical(uint64_t handle) {
+  return runtime_->FreePhysical(session_, handle);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::ReserveAddresses(int32_t device_id, uint64_t size) {
+  return runtime_->ReserveAddresses(session_, device_id, size);
+}
+
+absl::Status EmbeddedTransport::ReleaseAddresses(uint64_t address) {
+  return runtime_->ReleaseAddresses(session_, address);
+}
+
+absl::Status EmbeddedTransport::MapMemory(uint64_t address, uint64_t size, uint64_t offset,
+                                          uint64_t handle, bool accessible) {
+  return runtime_->MapMemory(session_, address, size, offset, handle, accessible);
+}
+
+absl::Status EmbeddedTransport::UnmapMemory(uint64_t address) {
+  return runtime_->UnmapMemory(session_, address);
+}
+
+absl::Status EmbeddedTransport::SetMemoryAccess(uint64_t address, uint64_t size,
+                                                int32_t device_id, bool readwrite) {
+  return runtime_->SetMemoryAccess(session_, address, size, device_id, readwrite);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::ExportPhysical(uint64_t handle, bool pid_validation) {
+  return runtime_->ExportPhysical(session_, handle, pid_validation);
+}
+
+absl::Status EmbeddedTransport::SetShareablePids(uint64_t shareable,
+                                                 const std::vector<int32_t>& pids) {
+  return runtime_->SetShareablePids(session_, shareable, pids);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::ImportPhysical(uint64_t shareable, int32_t device_id) {
+  absl::StatusOr<uint64_t> handle = runtime_->ImportPhysical(session_, shareable, device_id);
+  if (!handle.ok()) return EmbeddedImportRefused(handle.status(), "physical memory");
+  return handle;
+}
+
 absl::Status EmbeddedTransport::CloseMemoryKey(const std::string& key) {
   return runtime_->CloseMemoryKey(session_, key);
 }

@@ -32,7 +32,7 @@ class EmbeddedTransport : public Transport {
     if (device_id < 0 || device_id >= runtime_->DeviceCount()) return {};
     const hal::DeviceFeatures features = runtime_->Features(device_id);
     return {features.cann_attributes, features.capabilities, features.device_info,
-            features.peers, features.float_overflow};
+            features.peers, features.float_overflow, features.address_granularity};
   }
   const std::vector<std::pair<std::string, size_t>>& Kernels() override { return kernels_; }
   const std::vector<acld::AddressRange>& DeviceAddresses() override { return device_addresses_; }
@@ -105,6 +105,18 @@ class EmbeddedTransport : public Transport {
   absl::Status SetImportPids(const std::string& key, const std::vector<int32_t>& pids) override;
   absl::Status SetExportAttribute(const std::string& key, int32_t type, uint64_t value) override;
   absl::StatusOr<uint64_t> ImportMemory(const std::string& key) override;
+  absl::StatusOr<uint64_t> MallocPhysical(int32_t device_id, uint64_t size) override;
+  absl::Status FreePhysical(uint64_t handle) override;
+  absl::StatusOr<uint64_t> ReserveAddresses(int32_t device_id, uint64_t size) override;
+  absl::Status ReleaseAddresses(uint64_t address) override;
+  absl::Status MapMemory(uint64_t address, uint64_t size, uint64_t offset,
+                                 uint64_t handle, bool accessible) override;
+  absl::Status UnmapMemory(uint64_t address) override;
+  absl::Status SetMemoryAccess(uint64_t address, uint64_t size, int32_t device_id,
+                                       bool readwrite) override;
+  absl::StatusOr<uint64_t> ExportPhysical(uint64_t handle, bool pid_validation) override;
+  absl::Status SetShareablePids(uint64_t shareable, const std::vector<int32_t>& pids) override;
+  absl::StatusOr<uint64_t> ImportPhysical(uint64_t shareable, int32_t device_id) override;
   absl::Status CloseMemoryKey(const std::string& key) override;
   absl::StatusOr<std::string> ShareEvent(uint64_t event) override;
   absl::StatusOr<acld::SharedEventInfo> OpenSharedEvent(const std::string& key) override;

@@ -318,6 +318,49 @@ absl::Status RemoteTransport::CloseMemoryKey(const std::string& key) {
   return channel_->Call(codec::CloseMemoryKey(key)).status();
 }
 
+absl::StatusOr<uint64_t> RemoteTransport::MallocPhysical(int32_t device_id, uint64_t size) {
+  return codec::HandleOf(channel_->Call(codec::MallocPhysical(device_id, size)));
+}
+
+absl::Status RemoteTransport::FreePhysical(uint64_t handle) {
+  return channel_->Call(codec::FreePhysical(handle)).status();
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::ReserveAddresses(int32_t device_id, uint64_t size) {
+  return codec::DeviceAddressOf(channel_->Call(codec::ReserveAddresses(device_id, size)));
+}
+
+absl::Status RemoteTransport::ReleaseAddresses(uint64_t address) {
+  return channel_->Call(codec::ReleaseAddresses(address)).status();
+}
+
+absl::Status RemoteTransport::MapMemory(uint64_t address, uint64_t size, uint64_t offset,
+                                        uint64_t handle, bool accessible) {
+  return channel_->Call(codec::MapMemory(address, size, offset, handle, accessible)).status();
+}
+
+absl::Status RemoteTransport::UnmapMemory(uint64_t address) {
+  return channel_->Call(codec::UnmapMemory(address)).status();
+}
+
+absl::Status RemoteTransport::SetMemoryAccess(uint64_t address, uint64_t size, int32_t device_id,
+                                              bool readwrite) {
+  return channel_->Call(codec::SetMemoryAccess(address, size, device_id, readwrite)).status();
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::ExportPhysical(uint64_t handle, bool pid_validation) {
+  return codec::HandleOf(channel_->Call(codec::ExportPhysical(handle, pid_validation)));
+}
+
+absl::Status RemoteTransport::SetShareablePids(uint64_t shareable,
+                                               const std::vector<int32_t>& pids) {
+  return channel_->Call(codec::SetShareablePids(shareable, pids)).status();
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::ImportPhysical(uint64_t shareable, int32_t device_id) {
+  return codec::HandleOf(channel_->Call(codec::ImportPhysical(shareable, device_id)));
+}
+
 absl::StatusOr<std::string> RemoteTransport::ShareNotify(uint64_t notify, bool pid_validation) {
   return codec::SharingKeyOf(channel_->Call(codec::ShareNotify(notify, pid_validation)));
 }

@@ -114,6 +114,18 @@ class RemoteTransport : public Transport {
   absl::Status SetImportPids(const std::string& key, const std::vector<int32_t>& pids) override;
   absl::Status SetExportAttribute(const std::string& key, int32_t type, uint64_t value) override;
   absl::StatusOr<uint64_t> ImportMemory(const std::string& key) override;
+  absl::StatusOr<uint64_t> MallocPhysical(int32_t device_id, uint64_t size) override;
+  absl::Status FreePhysical(uint64_t handle) override;
+  absl::StatusOr<uint64_t> ReserveAddresses(int32_t device_id, uint64_t size) override;
+  absl::Status ReleaseAddresses(uint64_t address) override;
+  absl::Status MapMemory(uint64_t address, uint64_t size, uint64_t offset,
+                                 uint64_t handle, bool accessible) override;
+  absl::Status UnmapMemory(uint64_t address) override;
+  absl::Status SetMemoryAccess(uint64_t address, uint64_t size, int32_t device_id,
+                                       bool readwrite) override;
+  absl::StatusOr<uint64_t> ExportPhysical(uint64_t handle, bool pid_validation) override;
+  absl::Status SetShareablePids(uint64_t shareable, const std::vector<int32_t>& pids) override;
+  absl::StatusOr<uint64_t> ImportPhysical(uint64_t shareable, int32_t device_id) override;
   absl::Status CloseMemoryKey(const std::string& key) override;
   absl::StatusOr<std::string> ShareEvent(uint64_t event) override;
   absl::StatusOr<acld::SharedEventInfo> OpenSharedEvent(const std::string& key) override;

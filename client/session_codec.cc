@@ -100,7 +100,7 @@ absl::StatusOr<SessionInfo> SessionOpenedOf(const absl::StatusOr<Reply>& reply) 
         {features.capabilities().begin(), features.capabilities().end()},
         {features.device_info().begin(), features.device_info().end()},
         {features.peers().begin(), features.peers().end()},
-        features.float_overflow()});
+        features.float_overflow(), features.address_granularity()});
   }
   return info;
 }
@@ -422,6 +422,81 @@ ClientMessage ExportMemory(uint64_t address, uint64_t size, uint64_t flags) {
   exported.set_address(address);
   exported.set_size(size);
   exported.set_flags(flags);
+  return request;
+}
+
+ClientMessage MallocPhysical(int32_t device_id, uint64_t size) {
+  ClientMessage request;
+  request.mutable_malloc_physical()->set_device_id(device_id);
+  request.mutable_malloc_physical()->set_size(size);
+  return request;
+}
+
+ClientMessage FreePhysical(uint64_t handle) {
+  ClientMessage request;
+  request.mutable_free_physical()->set_handle(handle);
+  return request;
+}
+
+ClientMessage ReserveAddresses(int32_t device_id, uint64_t size) {
+  ClientMessage request;
+  request.mutable_reserve_addresses()->set_device_id(device_id);
+  request.mutable_reserve_addresses()->set_size(size);
+  return request;
+}
+
+ClientMessage ReleaseAddresses(uint64_t address) {
+  ClientMessage request;
+  request.mutable_release_addresses()->set_address(address);
+  return request;
+}
+
+ClientMessage MapMemory(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle,
+                        bool accessible) {
+  ClientMessage request;
+  acl::v1::MapMemoryRequest& map = *request.mutable_map_memory();
+  map.set_address(address);
+  map.set_size(size);
+  map.set_offset(offset);
+  map.set_handle(handle);
+  map.set_accessible(accessible);
+  return request;
+}
+
+ClientMessage UnmapMemory(uint64_t address) {
+  ClientMessage request;
+  request.mutable_unmap_memory()->set_address(address);
+  return request;
+}
+
+ClientMessage SetMemoryAccess(uint64_t address, uint64_t size, int32_t device_id, bool readwrite) {
+  ClientMessage request;
+  acl::v1::SetMemoryAccessRequest& access = *request.mutable_set_memory_access();
+  access.set_address(address);
+  access.set_size(size);
+  access.set_device_id(device_id);
+  access.set_readwrite(readwrite);
+  return request;
+}
+
+ClientMessage ExportPhysical(uint64_t handle, bool pid_validation) {
+  ClientMessage request;
+  request.mutable_export_physical()->set_handle(handle);
+  request.mutable_export_physical()->set_pid_validation(pid_validation);
+  return request;
+}
+
+ClientMessage SetShareablePids(uint64_t shareable, const std::vector<int32_t>& pids) {
+  ClientMessage request;
+  request.mutable_set_shareable_pids()->set_shareable(shareable);
+  for (int32_t pid : pids) request.mutable_set_shareable_pids()->add_pids(pid);
+  return request;
+}
+
+ClientMessage ImportPhysical(uint64_t shareable, int32_t device_id) {
+  ClientMessage request;
+  request.mutable_import_physical()->set_shareable(shareable);
+  request.mutable_import_physical()->set_device_id(device_id);
   return request;
 }
 

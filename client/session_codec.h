@@ -120,6 +120,17 @@ ClientMessage GetFunction(uint64_t binary, const std::string& name);
 
 ClientMessage Malloc(int32_t device_id, uint64_t size);
 ClientMessage ExportMemory(uint64_t address, uint64_t size, uint64_t flags);
+ClientMessage MallocPhysical(int32_t device_id, uint64_t size);
+ClientMessage FreePhysical(uint64_t handle);
+ClientMessage ReserveAddresses(int32_t device_id, uint64_t size);
+ClientMessage ReleaseAddresses(uint64_t address);
+ClientMessage MapMemory(uint64_t address, uint64_t size, uint64_t offset, uint64_t handle,
+                        bool accessible);
+ClientMessage UnmapMemory(uint64_t address);
+ClientMessage SetMemoryAccess(uint64_t address, uint64_t size, int32_t device_id, bool readwrite);
+ClientMessage ExportPhysical(uint64_t handle, bool pid_validation);
+ClientMessage SetShareablePids(uint64_t shareable, const std::vector<int32_t>& pids);
+ClientMessage ImportPhysical(uint64_t shareable, int32_t device_id);
 ClientMessage SetImportPids(const std::string& key, const std::vector<int32_t>& pids);
 ClientMessage SetExportAttribute(const std::string& key, int32_t type, uint64_t value);
 ClientMessage ImportMemory(const std::string& key);

@@ -139,6 +139,21 @@ class Transport {
                                           uint64_t value) = 0;
   virtual absl::StatusOr<uint64_t> ImportMemory(const std::string& key) = 0;
   virtual absl::Status CloseMemoryKey(const std::string& key) = 0;
+  // Virtual address management and physical memory sharing
+  // (aclrtMallocPhysical, aclrtReserveMemAddress, aclrtMapMem,
+  // aclrtMemExportToShareableHandle and their calls).
+  virtual absl::StatusOr<uint64_t> MallocPhysical(int32_t device_id, uint64_t size) = 0;
+  virtual absl::Status FreePhysical(uint64_t handle) = 0;
+  virtual absl::StatusOr<uint64_t> ReserveAddresses(int32_t device_id, uint64_t size) = 0;
+  virtual absl::Status ReleaseAddresses(uint64_t address) = 0;
+  virtual absl::Status MapMemory(uint64_t address, uint64_t size, uint64_t offset,
+                                 uint64_t handle, bool accessible) = 0;
+  virtual absl::Status UnmapMemory(uint64_t address) = 0;
+  virtual absl::Status SetMemoryAccess(uint64_t address, uint64_t size, int32_t device_id,
+                                       bool readwrite) = 0;
+  virtual absl::StatusOr<uint64_t> ExportPhysical(uint64_t handle, bool pid_validation) = 0;
+  virtual absl::Status SetShareablePids(uint64_t shareable, const std::vector<int32_t>& pids) = 0;
+  virtual absl::StatusOr<uint64_t> ImportPhysical(uint64_t shareable, int32_t device_id) = 0;
   // IPC events (aclrtIpcGetEventHandle / aclrtIpcOpenEventHandle).
   virtual absl::StatusOr<std::string> ShareEvent(uint64_t event) = 0;
   virtual absl::StatusOr<acld::SharedEventInfo> OpenSharedEvent(const std::string& key) = 0;

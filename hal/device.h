@@ -60,6 +60,11 @@ struct DeviceFeatures {
   // Saturation mode and overflow status (hal/float_overflow.h; the stream
   // operations refuse without it).
   bool float_overflow = false;
+  // Virtual address management (aclrtReserveMemAddress, aclrtMapMem): the
+  // granularity of physical allocations, reservations and mappings, in
+  // bytes (aclrtMemGetAllocationGranularity); 0: the device has none, and
+  // ReserveAddresses refuses.
+  uint64_t address_granularity = 0;
 };
 
 // `used` as a percent (0..100) of `capacity` (0 when there is no capacity).
@@ -97,6 +102,18 @@ class Device {
   virtual std::optional<uint64_t> ReservedBytes(uint64_t size) const = 0;
   virtual void Free(const DeviceBuffer& buffer) = 0;
   virtual uint64_t used_bytes() const = 0;
+
+  // Virtual address management (features().address_granularity). A
+  // reservation is `size` addresses inside info().addresses, aligned to
+  // `alignment` (a power of two, at least the granularity), that neither an
+  // allocation nor another reservation ever shares, backed by nothing. The
+  // core maps allocations into it (daemon/core/memory_manager.h): device
+  // work is handed the spans of the allocations, so a backend that resolves
+  // spans needs nothing else. One whose kernels take raw device addresses
+  // must map them on the device before it offers this. By default:
+  // ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
+  virtual absl::StatusOr<uint64_t> ReserveAddresses(uint64_t size, uint64_t alignment);
+  virtual void ReleaseAddresses(uint64_t address, uint64_t size) {}
 
   // Synchronous copy and fill (aclrtMemcpy, aclrtMemset).
   virtual absl::Status Copy(const Transfer& transfer) = 0;

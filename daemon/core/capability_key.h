@@ -1,10 +1,10 @@
 // The names of things one process shares with another (an export of device
-// memory, an IPC event): capabilities, so unguessable — 32 bytes of the
-// kernel's randomness as 64 lowercase hex digits, never a counter or an
-// address.
+// memory, an IPC event, physical memory): capabilities, so unguessable — the
+// kernel's randomness, never a counter or an address.
 #ifndef ACLD_DAEMON_CORE_CAPABILITY_KEY_H_
 #define ACLD_DAEMON_CORE_CAPABILITY_KEY_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -13,7 +13,12 @@ namespace acld {
 
 constexpr size_t kCapabilityKeyChars = 64;
 
+// 32 random bytes as 64 lowercase hex digits.
 absl::StatusOr<std::string> NewCapabilityKey();
+
+// Where CANN's API holds a capability in 64 bits (aclrtMemExportToShareableHandle):
+// 64 random bits, never 0.
+absl::StatusOr<uint64_t> NewCapabilityNumber();
 
 }  // namespace acld
 

@@ -22,17 +22,17 @@ struct MemoryManager::Ledger {
     bool own_quota = false;  // set by the operator for this session
   };
 
-  absl::Status Charge(SessionId session, uint64_t bytes, uint64_t size) {
+  absl::Status Charge(SessionId session, uint64_t bytes, uint64_t size, const char* api) {
     absl::MutexLock lock(&mu);
     auto it = accounts.find(session);
     if (it == accounts.end()) {
-      return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, "aclrtMalloc: the session has ended");
+      return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, absl::StrCat(api, ": the session has ended"));
     }
     Account& account = it->second;
     if (account.quota != 0 && bytes > account.quota - std::min(account.quota, account.bytes)) {
       return AclStatus(
           ACL_ERROR_RT_MEMORY_ALLOCATION,
-          absl::StrCat("aclrtMalloc: ", size, " bytes (", bytes, " reserved on the device) would "
+          absl::StrCat(api, ": ", size, " bytes (", bytes, " reserved on the device) would "
                        "exceed this process's device memory quota of ", account.quota, " bytes (",
                        account.bytes, " in use); the operator sets it with "
                        "--default_memory_quota or aclctl quota"));
@@ -42,7 +42,7 @@ struct MemoryManager::Ledger {
         bytes > default_quota - std::min(default_quota, user_bytes)) {
       return AclStatus(
           ACL_ERROR_RT_MEMORY_ALLOCATION,
-          absl::StrCat("aclrtMalloc: ", size, " bytes would exceed the device memory quota of uid ",
+          absl::StrCat(api, ": ", size, " bytes would exceed the device memory quota of uid ",
                        account.uid, ": ", default_quota, " bytes for all of its processes together (",
                        user_bytes, " in use; --default_memory_quota)"));
     }
@@ -102,19 +102,19 @@ void MemoryManager::AddSession(SessionId session, uint32_t uid) {
   account.quota = ledger_->default_quota;
 }
 
-absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t device_id,
-                                                 uint64_t size) {
-  if (size == 0) return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size must be > 0");
+absl::StatusOr<std::shared_ptr<MemoryManager::Block>> MemoryManager::NewBlock(
+    SessionId session, int32_t device_id, uint64_t size, const char* api) {
+  if (size == 0) return AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(api, ": size must be > 0"));
   hal::Device& device = backend_.device(device_id);
   const std::optional<uint64_t> reserved = device.ReservedBytes(size);
   if (!reserved.has_value()) {
     return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat("aclrtMalloc: ", size, " bytes is more than device ", device_id,
+                     absl::StrCat(api, ": ", size, " bytes is more than device ", device_id,
                                   " has (", device.info().memory_bytes, " bytes)"));
   }
   // Charged before the device allocates, so that concurrent calls cannot
   // together pass a quota that each alone respects.
-  ACL_RETURN_IF_ERROR(ledger_->Charge(session, *reserved, size));
+  ACL_RETURN_IF_ERROR(ledger_->Charge(session, *reserved, size, api));
   uint32_t uid;
   {
     absl::MutexLock lock(&ledger_->mu);
@@ -124,15 +124,46 @@ absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t devi
   if (!buffer.ok()) {
     ledger_->Uncharge(session, uid, *reserved);
     return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat("aclrtMalloc: ", buffer.status().message()));
+                     absl::StrCat(api, ": ", buffer.status().message()));
   }
   // Built in place: a temporary Block would give the memory back when destroyed.
-  std::shared_ptr<Block> block(
+  return std::shared_ptr<Block>(
       new Block{&device, device_id, session, uid, *std::move(buffer), ledger_});
+}
+
+absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t device_id,
+                                                 uint64_t size) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Block> block,
+                       NewBlock(session, device_id, size, "aclrtMalloc"));
   const uint64_t address = block->buffer.address;
   absl::MutexLock lock(&mu_);
   allocations_.emplace(address, std::move(block));
   return address;
+}
+
+absl::StatusOr<ResolvedRange> MemoryManager::AllocatePhysical(SessionId session,
+                                                              int32_t device_id, uint64_t size) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Block> block,
+                       NewBlock(session, device_id, size, "aclrtMallocPhysical"));
+  hal::DeviceSpan span{block->buffer, 0};
+  return ResolvedRange{std::move(span), device_id, std::move(block)};
+}
+
+void MemoryManager::Map(SessionId session, uint64_t address, uint64_t bytes,
+                        const ResolvedRange& physical) {
+  absl::MutexLock lock(&mu_);
+  mappings_[address] = Mapping{session, bytes, physical};
+  revocations_[session].erase(address);
+}
+
+void MemoryManager::Unmap(SessionId session, uint64_t address, const std::string& reason) {
+  ResolvedRange unmapped;  // its keepalive goes after the lock
+  absl::MutexLock lock(&mu_);
+  auto it = mappings_.find(address);
+  if (it == mappings_.end() || it->second.session != session) return;
+  if (!reason.empty()) NoteRevokedLocked(session, address, it->second.bytes, reason);
+  unmapped = std::move(it->second.physical);
+  mappings_.erase(it);
 }
 
 absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
@@ -220,6 +251,17 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
       }
     }
   }
+  auto mapped = mappings_.upper_bound(address);
+  if (mapped != mappings_.begin()) {
+    --mapped;
+    const Mapping& mapping = mapped->second;
+    const uint64_t offset = address - mapped->first;
+    if (mapping.session == session && offset < mapping.bytes && bytes <= mapping.bytes - offset) {
+      ResolvedRange resolved = mapping.physical;
+      resolved.span.offset += offset;
+      return resolved;
+    }
+  }
   std::string why;
   auto notes = revocations_.find(session);
   if (notes != revocations_.end()) {
@@ -240,7 +282,17 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
 
 void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> device) {
   std::vector<std::shared_ptr<Block>> released;  // destroyed after the lock
+  std::vector<Mapping> unmapped;
   absl::MutexLock lock(&mu_);
+  for (auto it = mappings_.begin(); it != mappings_.end();) {
+    const Mapping& mapping = it->second;
+    if (mapping.session == session && (!device || mapping.physical.device == *device)) {
+      unmapped.push_back(std::move(it->second));
+      it = mappings_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (auto it = allocations_.begin(); it != allocations_.end();) {
     const Block& block = *it->second;
     if (block.session == session && (!device || block.device_id == *device)) {

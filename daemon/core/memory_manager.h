@@ -11,6 +11,11 @@
 // like its own until the grant is revoked or the allocation is freed. Nothing
 // else of the allocation, and nothing of any other, becomes reachable.
 //
+// Virtual address management (daemon/core/physical_memory.h) adds two
+// kinds of memory: physical allocations, which have no address of their own,
+// and mappings, ranges of reserved addresses a session resolves into part of
+// one physical allocation.
+//
 // A resolved range pins its allocation: aclrtFree (or a reset, or the end of
 // the session) removes the address at once, but the device memory is released
 // — and stays charged to its session and user — until the last task that
@@ -54,6 +59,20 @@ class MemoryManager {
   // device reserves, not by what was asked).
   absl::StatusOr<uint64_t> Allocate(SessionId session, int32_t device, uint64_t size);
   absl::Status Free(SessionId session, uint64_t address);
+
+  // A physical allocation (aclrtMallocPhysical), charged like Allocate but
+  // unreachable by any address until mapped: the span of all of it, and the
+  // keepalive that holds it (released when the last holder lets go).
+  absl::StatusOr<ResolvedRange> AllocatePhysical(SessionId session, int32_t device,
+                                                 uint64_t size);
+  // `session` resolves [address, address + physical.span's remaining bytes)
+  // to `physical` from now on. The caller keeps mappings from overlapping one
+  // another (they lie in reservations no allocation shares).
+  void Map(SessionId session, uint64_t address, uint64_t bytes, const ResolvedRange& physical);
+  // Ends the mapping at `address`. With a `reason`, a later use fails naming
+  // it (shared memory its exporter took away). Work that resolved it keeps
+  // its pin.
+  void Unmap(SessionId session, uint64_t address, const std::string& reason = "");
 
   // [address, address + bytes) inside one live allocation of `session`.
   absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
@@ -101,11 +120,22 @@ class MemoryManager {
   void RevokeGrantsLocked(const Block& block, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  struct Mapping {
+    SessionId session;
+    uint64_t bytes;
+    ResolvedRange physical;
+  };
+  // A block charged to `session`, not yet reachable by any address.
+  absl::StatusOr<std::shared_ptr<Block>> NewBlock(SessionId session, int32_t device,
+                                                  uint64_t size, const char* api);
+
   hal::Backend& backend_;
   const std::shared_ptr<Ledger> ledger_;  // also held by every block, which may outlive us
   mutable absl::Mutex mu_;
   // Live allocations by start address; a task's pin is another reference.
   std::map<uint64_t, std::shared_ptr<Block>> allocations_ ABSL_GUARDED_BY(mu_);
+  // By start address; they never overlap one another or an allocation.
+  std::map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
   // By importing session, by start address.
   std::map<SessionId, std::map<uint64_t, Revocation>> revocations_ ABSL_GUARDED_BY(mu_);
 };

@@ -85,6 +85,7 @@ bool Runtime::CloseSession(SessionId id) {
     if (session == nullptr) return false;
     // Its exports go first, so that their importers learn why.
     exports_.SessionEnded(id);
+    physical_.SessionEnded(id);
     released = ReleaseSessionResources(*session, std::nullopt);
     budget = session->queue_budget;
     broker_.ForgetSession(id);
@@ -417,6 +418,7 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
     released.binaries.push_back(std::move(it->second.executable));
     it = session.binaries.erase(it);
   }
+  physical_.Released(session.id, device);
   memory_.ReleaseSession(session.id, device);
   return released;
 }

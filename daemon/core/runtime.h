@@ -34,6 +34,7 @@
 #include "daemon/core/init_arbiter.h"
 #include "daemon/core/kernel_launch.h"
 #include "daemon/core/memory_exports.h"
+#include "daemon/core/physical_memory.h"
 #include "daemon/core/memory_manager.h"
 #include "daemon/core/process_clock.h"
 #include "daemon/core/queue_budget.h"
@@ -218,6 +219,26 @@ class Runtime {
   // also for a process in a container's pid namespace.
   absl::StatusOr<int32_t> PeerPid(SessionId session);
   std::vector<MemoryExports::ExportView> SharingSnapshot() const { return exports_.Snapshot(); }
+
+  // Virtual address management and physical memory sharing
+  // (daemon/core/physical_memory.h). `device` is the caller's current device.
+  absl::StatusOr<uint64_t> MallocPhysical(SessionId session, int32_t device, uint64_t size);
+  absl::Status FreePhysical(SessionId session, uint64_t handle);
+  absl::StatusOr<uint64_t> ReserveAddresses(SessionId session, int32_t device, uint64_t size);
+  absl::Status ReleaseAddresses(SessionId session, uint64_t address);
+  absl::Status MapMemory(SessionId session, uint64_t address, uint64_t size, uint64_t offset,
+                         uint64_t handle, bool accessible);
+  absl::Status UnmapMemory(SessionId session, uint64_t address);
+  absl::Status SetMemoryAccess(SessionId session, uint64_t address, uint64_t size, int32_t device,
+                               bool readwrite);
+  absl::StatusOr<uint64_t> ExportPhysical(SessionId session, uint64_t handle, bool pid_validation);
+  absl::Status SetShareablePids(SessionId session, uint64_t shareable,
+                                const std::vector<int32_t>& pids);
+  // Checked against the session's kernel identity (pid and start time).
+  absl::StatusOr<uint64_t> ImportPhysical(SessionId session, uint64_t shareable, int32_t device);
+  std::vector<PhysicalMemory::ExportView> PhysicalSharingSnapshot() const {
+    return physical_.Snapshot();
+  }
 
   // IPC events (aclrtIpcGetEventHandle / aclrtIpcOpenEventHandle): a
   // capability key for an ACL_EVENT_IPC event of the session, and another
@@ -473,6 +494,7 @@ class Runtime {
   const std::unique_ptr<hal::Backend> backend_;
   MemoryManager memory_;
   MemoryExports exports_{memory_, BootTicksNow};
+  PhysicalMemory physical_{memory_, *backend_, BootTicksNow};
   // IPC events by key.
   struct SharedEvent {
     std::shared_ptr<Event> event;

@@ -142,6 +142,7 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     out.mutable_device_info()->insert(features.device_info.begin(), features.device_info.end());
     for (int32_t peer : features.peers) out.add_peers(peer);
     out.set_float_overflow(features.float_overflow);
+    out.set_address_granularity(features.address_granularity);
   }
   for (const hal::AddressRange& range : runtime_.DeviceAddressRanges()) {
     acl::v1::AddressRange& window = *opened.add_device_addresses();
@@ -536,6 +537,47 @@ void SessionHandler::Handle(const ClientMessage& request) {
       reply.mutable_device_address()->set_address(*address);
       return Answer(call_id, std::move(reply));
     }
+    case ClientMessage::kMallocPhysical: {
+      const acl::v1::MallocPhysicalRequest& allocate = request.malloc_physical();
+      return answer_handle(
+          runtime_.MallocPhysical(session_, allocate.device_id(), allocate.size()));
+    }
+    case ClientMessage::kFreePhysical:
+      return answer_status(runtime_.FreePhysical(session_, request.free_physical().handle()));
+    case ClientMessage::kReserveAddresses: {
+      const acl::v1::ReserveAddressesRequest& reserve = request.reserve_addresses();
+      absl::StatusOr<uint64_t> address =
+          runtime_.ReserveAddresses(session_, reserve.device_id(), reserve.size());
+      if (!address.ok()) return answer_status(address.status());
+      reply.mutable_device_address()->set_address(*address);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kReleaseAddresses:
+      return answer_status(
+          runtime_.ReleaseAddresses(session_, request.release_addresses().address()));
+    case ClientMessage::kMapMemory: {
+      const acl::v1::MapMemoryRequest& map = request.map_memory();
+      return answer_status(runtime_.MapMemory(session_, map.address(), map.size(), map.offset(),
+                                              map.handle(), map.accessible()));
+    }
+    case ClientMessage::kUnmapMemory:
+      return answer_status(runtime_.UnmapMemory(session_, request.unmap_memory().address()));
+    case ClientMessage::kSetMemoryAccess: {
+      const acl::v1::SetMemoryAccessRequest& access = request.set_memory_access();
+      return answer_status(runtime_.SetMemoryAccess(session_, access.address(), access.size(),
+                                                    access.device_id(), access.readwrite()));
+    }
+    case ClientMessage::kExportPhysical:
+      return answer_handle(runtime_.ExportPhysical(session_, request.export_physical().handle(),
+                                                   request.export_physical().pid_validation()));
+    case ClientMessage::kSetShareablePids: {
+      const acl::v1::SetShareablePidsRequest& whitelist = request.set_shareable_pids();
+      return answer_status(runtime_.SetShareablePids(
+          session_, whitelist.shareable(), {whitelist.pids().begin(), whitelist.pids().end()}));
+    }
+    case ClientMessage::kImportPhysical:
+      return answer_handle(runtime_.ImportPhysical(session_, request.import_physical().shareable(),
+                                                   request.import_physical().device_id()));
     case ClientMessage::kCloseMemoryKey:
       return answer_status(runtime_.CloseMemoryKey(session_, request.close_memory_key().key()));
     case ClientMessage::kShareEvent: {

@@ -18,6 +18,9 @@ namespace hal::sim {
 namespace {
 
 constexpr uint64_t kAlignment = 512;  // as CANN aligns device allocations
+// Physical allocations and address reservations come in huge pages, as on
+// the NPU the sim stands for.
+constexpr uint64_t kAddressGranularity = uint64_t{2} << 20;
 constexpr uint64_t kOffsetLimit = uint64_t{1} << kDeviceIdShift;
 
 }  // namespace
@@ -38,6 +41,7 @@ DeviceFeatures SimDevice::features() const {
                           {ACL_DEV_ATTR_CUBE_CORE_NUM, kSimCubeCores},
                           {ACL_DEV_ATTR_VECTOR_CORE_NUM, kSimVectorCores},
                           {ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, static_cast<int64_t>(info_.memory_bytes)}};
+  features.address_granularity = kAddressGranularity;
   return features;
 }
 
@@ -86,6 +90,22 @@ absl::StatusOr<DeviceBuffer> SimDevice::Allocate(uint64_t size) {
   buffer.reserved = *rounded;
   buffer.storage = std::shared_ptr<void>(bytes, std::free);
   return buffer;
+}
+
+absl::StatusOr<uint64_t> SimDevice::ReserveAddresses(uint64_t size, uint64_t alignment) {
+  if (size == 0 || size % kAddressGranularity != 0 || alignment < kAddressGranularity ||
+      (alignment & (alignment - 1)) != 0 || size > kOffsetLimit || alignment > kOffsetLimit) {
+    return InvalidArgument(absl::StrCat("an address reservation of ", size, " bytes aligned to ",
+                                        alignment, " (sizes are multiples of ",
+                                        kAddressGranularity, ", alignments powers of two)"));
+  }
+  absl::MutexLock lock(&mu_);
+  const uint64_t start = (next_offset_ + alignment - 1) & ~(alignment - 1);
+  if (start > kOffsetLimit || size > kOffsetLimit - start) {
+    return OutOfDeviceMemory("device address space exhausted");
+  }
+  next_offset_ = start + size;
+  return info_.addresses.begin | start;
 }
 
 void SimDevice::Free(const DeviceBuffer& buffer) {

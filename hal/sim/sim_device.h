@@ -50,6 +50,8 @@ class SimDevice : public Device {
   std::optional<uint64_t> ReservedBytes(uint64_t size) const override;
   void Free(const DeviceBuffer& buffer) override;
   uint64_t used_bytes() const override;
+  // Addresses come from the same never-reused sequence as allocations'.
+  absl::StatusOr<uint64_t> ReserveAddresses(uint64_t size, uint64_t alignment) override;
 
   absl::Status Copy(const Transfer& transfer) override;
   absl::Status Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;

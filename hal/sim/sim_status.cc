@@ -17,6 +17,10 @@ absl::Status OutOfDeviceMemory(absl::string_view why) {
   return acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION, why);
 }
 
+absl::Status InvalidArgument(absl::string_view what) {
+  return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat("the sim cannot make ", what));
+}
+
 absl::Status BadBinary(const absl::Status& parse_error) {
   return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                          absl::StrCat("not a sim kernel binary (docs/sim-binary.md): ",

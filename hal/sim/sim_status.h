@@ -16,6 +16,9 @@ absl::Status KernelStatus(absl::string_view function, const absl::Status& status
 // The device has no room for an allocation (ACL_ERROR_RT_MEMORY_ALLOCATION).
 absl::Status OutOfDeviceMemory(absl::string_view why);
 
+// A request the core should have refused (ACL_ERROR_INVALID_PARAM).
+absl::Status InvalidArgument(absl::string_view what);
+
 // A binary the sim cannot load (ACL_ERROR_INVALID_PARAM, with the reason).
 absl::Status BadBinary(const absl::Status& parse_error);
 

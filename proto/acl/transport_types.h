@@ -149,6 +149,9 @@ struct DeviceFeatures {
   std::vector<int32_t> peers;              // the devices whose memory this one reaches
   // Saturation mode and overflow status (hal/float_overflow.h).
   bool float_overflow = false;
+  // aclrtMemGetAllocationGranularity's answer; 0: no virtual address
+  // management (hal/device.h).
+  uint64_t address_granularity = 0;
 };
 
 // How busy a device is, in percent (compute -1: the backend cannot tell).

@@ -1,0 +1,408 @@
+#include "daemon/core/physical_memory.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "acl/acl_base.h"
+#include "daemon/core/capability_key.h"
+#include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
+
+namespace acld {
+namespace {
+
+absl::Status Invalid(const char* api, absl::string_view what) {
+  return AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(api, ": ", what));
+}
+
+absl::Status OverLimit(const char* api, const char* what) {
+  return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                   absl::StrCat(api, ": this process holds ", PhysicalMemory::kMaxPerSession, " ",
+                                what, ", the most it may; release some"));
+}
+
+}  // namespace
+
+PhysicalMemory::PhysicalMemory(MemoryManager& memory, hal::Backend& backend,
+                               std::function<uint64_t()> now_ticks)
+    : memory_(memory), backend_(backend), now_ticks_(std::move(now_ticks)) {}
+
+absl::StatusOr<uint64_t> PhysicalMemory::GranularityOf(int32_t device, const char* api) const {
+  const uint64_t granularity = backend_.device(device).features().address_granularity;
+  if (granularity == 0) {
+    return AclStatus(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                     absl::StrCat(api, ": device ", device, " does not manage virtual addresses"));
+  }
+  return granularity;
+}
+
+namespace {
+
+// `size` rounded up to a multiple of `granularity`, or nullopt when 0 or
+// when rounding would overflow.
+std::optional<uint64_t> RoundUp(uint64_t size, uint64_t granularity) {
+  if (size == 0 || size > UINT64_MAX - (granularity - 1)) return std::nullopt;
+  return (size + granularity - 1) / granularity * granularity;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t device,
+                                                  uint64_t size) {
+  constexpr const char* kApi = "aclrtMallocPhysical";
+  ACL_ASSIGN_OR_RETURN(uint64_t granularity, GranularityOf(device, kApi));
+  const std::optional<uint64_t> rounded = RoundUp(size, granularity);
+  if (!rounded.has_value()) {
+    return Invalid(kApi, absl::StrCat("size ", size, " is 0 or too large"));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (holdings_[session].handles.size() >= kMaxPerSession) {
+      return OverLimit(kApi, "physical memory handles");
+    }
+  }
+  // Allocated outside the lock: the device may take its time.
+  ACL_ASSIGN_OR_RETURN(ResolvedRange memory, memory_.AllocatePhysical(session, device, *rounded));
+  auto handle = std::make_shared<Handle>();
+  handle->owner = session;
+  handle->device = device;
+  handle->size = *rounded;
+  handle->memory = std::move(memory);
+  absl::MutexLock lock(&mu_);
+  const uint64_t id = next_handle_++;
+  holdings_[session].handles[id] = std::move(handle);
+  return id;
+}
+
+absl::StatusOr<std::shared_ptr<PhysicalMemory::Handle>> PhysicalMemory::HandleLocked(
+    SessionId session, uint64_t handle, const char* api) {
+  auto holdings = holdings_.find(session);
+  if (holdings != holdings_.end()) {
+    auto it = holdings->second.handles.find(handle);
+    if (it != holdings->second.handles.end()) return it->second;
+  }
+  return Invalid(api, "handle is not a physical memory handle of this process (freed already, "
+                      "or never made here)");
+}
+
+absl::Status PhysicalMemory::Free(SessionId session, uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle,
+                       HandleLocked(session, id, "aclrtFreePhysical"));
+  holdings_[session].handles.erase(id);
+  DropHandleLocked(session, handle, "the exporting process freed it");
+  return absl::OkStatus();
+}
+
+void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<Handle>& handle,
+                                      const std::string& reason) {
+  for (auto it = exports_.begin(); it != exports_.end();) {
+    Exported& entry = it->second;
+    if (entry.handle != handle) {
+      // An importer's handle leaves the export it came from.
+      auto& imports = entry.imports;
+      for (auto import = imports.begin(); import != imports.end();) {
+        import = import->second == handle ? imports.erase(import) : std::next(import);
+      }
+      ++it;
+      continue;
+    }
+    // The owner's: every import is revoked, and the mappings of it stop
+    // resolving, naming the reason. Importers keep their handles, so that
+    // their unmap, release and free still succeed.
+    for (auto& [importer, imported] : entry.imports) {
+      imported->revoked = reason;
+      imported->memory = ResolvedRange{};
+      for (auto& [start, reservation] : holdings_[importer].reservations) {
+        for (const auto& [address, mapping] : reservation.mappings) {
+          if (mapping.handle == imported) memory_.Unmap(importer, address, reason);
+        }
+      }
+    }
+    --holdings_[session].exports;
+    it = exports_.erase(it);
+  }
+}
+
+absl::StatusOr<uint64_t> PhysicalMemory::Reserve(SessionId session, int32_t device,
+                                                 uint64_t size) {
+  constexpr const char* kApi = "aclrtReserveMemAddress";
+  ACL_ASSIGN_OR_RETURN(uint64_t granularity, GranularityOf(device, kApi));
+  const std::optional<uint64_t> rounded = RoundUp(size, granularity);
+  if (!rounded.has_value()) {
+    return Invalid(kApi, absl::StrCat("size ", size, " is 0 or too large"));
+  }
+  absl::MutexLock lock(&mu_);
+  Holdings& holdings = holdings_[session];
+  if (holdings.reservations.size() >= kMaxPerSession) return OverLimit(kApi, "reservations");
+  ACL_ASSIGN_OR_RETURN(uint64_t address,
+                       backend_.device(device).ReserveAddresses(*rounded, granularity));
+  holdings.reservations[address] = Reservation{device, *rounded, {}};
+  return address;
+}
+
+absl::StatusOr<std::pair<const uint64_t, PhysicalMemory::Reservation>*>
+PhysicalMemory::ReservationLocked(SessionId session, uint64_t address, uint64_t size,
+                                  const char* api) {
+  auto holdings = holdings_.find(session);
+  if (holdings != holdings_.end()) {
+    auto it = holdings->second.reservations.upper_bound(address);
+    if (it != holdings->second.reservations.begin()) {
+      --it;
+      const uint64_t offset = address - it->first;
+      if (offset < it->second.size && size <= it->second.size - offset) return &*it;
+    }
+  }
+  return Invalid(api, absl::StrFormat("[0x%x, +%u) is not inside one address reservation of this "
+                                      "process (aclrtReserveMemAddress)",
+                                      address, size));
+}
+
+absl::Status PhysicalMemory::Release(SessionId session, uint64_t address) {
+  constexpr const char* kApi = "aclrtReleaseMemAddress";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, kApi));
+  if (reservation->first != address) {
+    return Invalid(kApi, absl::StrFormat("0x%x is not the start of a reservation", address));
+  }
+  if (!reservation->second.mappings.empty()) {
+    return Invalid(kApi, absl::StrCat("the reservation still holds ",
+                                      reservation->second.mappings.size(),
+                                      " mapping(s); aclrtUnmapMem first"));
+  }
+  backend_.device(reservation->second.device).ReleaseAddresses(address, reservation->second.size);
+  holdings_[session].reservations.erase(address);
+  return absl::OkStatus();
+}
+
+void PhysicalMemory::ApplyLocked(SessionId session, uint64_t address, const Mapping& mapping) {
+  const Handle& handle = *mapping.handle;
+  if (!handle.revoked.empty()) {
+    memory_.Unmap(session, address, handle.revoked);
+  } else if (!mapping.accessible) {
+    memory_.Unmap(session, address);
+  } else {
+    memory_.Map(session, address, mapping.size, handle.memory);
+  }
+}
+
+absl::Status PhysicalMemory::Map(SessionId session, uint64_t address, uint64_t size,
+                                 uint64_t offset, uint64_t id, bool accessible) {
+  const char* api = accessible ? "aclrtMapMem" : "aclrtMemMapNoAccess";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, size, api));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, HandleLocked(session, id, api));
+  if (!handle->revoked.empty()) {
+    return Invalid(api, absl::StrCat("the handle's memory was revoked: ", handle->revoked));
+  }
+  Reservation& reserved = reservation->second;
+  if (handle->device != reserved.device) {
+    return Invalid(api, absl::StrCat("the handle's memory is on device ", handle->device,
+                                     ", the reservation on device ", reserved.device));
+  }
+  if (offset != 0 || size != handle->size) {
+    return Invalid(api, absl::StrCat("a mapping is the whole physical memory: offset 0 and size ",
+                                     handle->size, " (asked offset ", offset, ", size ", size,
+                                     ")"));
+  }
+  ACL_ASSIGN_OR_RETURN(uint64_t granularity, GranularityOf(reserved.device, api));
+  if ((address - reservation->first) % granularity != 0) {
+    return Invalid(api, absl::StrFormat("0x%x is not a multiple of the granularity, %u bytes, "
+                                        "into its reservation",
+                                        address, granularity));
+  }
+  auto next = reserved.mappings.lower_bound(address);
+  const bool overlaps_next = next != reserved.mappings.end() && next->first - address < size;
+  const bool overlaps_previous =
+      next != reserved.mappings.begin() &&
+      address - std::prev(next)->first < std::prev(next)->second.size;
+  if (overlaps_next || overlaps_previous) {
+    return Invalid(api, absl::StrFormat("[0x%x, +%u) overlaps a mapping already there", address,
+                                        size));
+  }
+  Holdings& holdings = holdings_[session];
+  if (holdings.mappings >= kMaxPerSession) return OverLimit(api, "mappings");
+  const Mapping& mapping = reserved.mappings[address] = Mapping{size, handle, accessible};
+  ++handle->mappings;
+  ++holdings.mappings;
+  ApplyLocked(session, address, mapping);
+  return absl::OkStatus();
+}
+
+void PhysicalMemory::UnmapLocked(SessionId session, Reservation& reservation, uint64_t address) {
+  auto mapping = reservation.mappings.find(address);
+  memory_.Unmap(session, address);
+  --mapping->second.handle->mappings;
+  --holdings_[session].mappings;
+  reservation.mappings.erase(mapping);
+}
+
+absl::Status PhysicalMemory::Unmap(SessionId session, uint64_t address) {
+  constexpr const char* kApi = "aclrtUnmapMem";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, kApi));
+  if (reservation->second.mappings.count(address) == 0) {
+    return Invalid(kApi, absl::StrFormat("0x%x is not the start of a mapping", address));
+  }
+  UnmapLocked(session, reservation->second, address);
+  return absl::OkStatus();
+}
+
+absl::Status PhysicalMemory::SetAccess(SessionId session, uint64_t address, uint64_t size,
+                                       int32_t device, bool readwrite) {
+  constexpr const char* kApi = "aclrtMemSetAccess";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, size, kApi));
+  auto mapping = reservation->second.mappings.find(address);
+  if (mapping == reservation->second.mappings.end() || mapping->second.size != size) {
+    return Invalid(kApi, absl::StrFormat("[0x%x, +%u) is not one mapping: virPtr and size are "
+                                         "those of one aclrtMapMem",
+                                         address, size));
+  }
+  if (device != reservation->second.device) {
+    return Invalid(kApi, absl::StrCat("location.id ", device, " is not the mapping's device, ",
+                                      reservation->second.device));
+  }
+  mapping->second.accessible = readwrite;
+  ApplyLocked(session, address, mapping->second);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> PhysicalMemory::Export(SessionId session, uint64_t id,
+                                                bool pid_validation) {
+  constexpr const char* kApi = "aclrtMemExportToShareableHandle";
+  ACL_ASSIGN_OR_RETURN(uint64_t shareable, NewCapabilityNumber());
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, HandleLocked(session, id, kApi));
+  if (handle->owner != session) {
+    return Invalid(kApi, "the handle was imported; only the process that allocated the memory "
+                         "exports it");
+  }
+  for (const auto& [other, entry] : exports_) {
+    if (entry.handle == handle) return Invalid(kApi, "the handle is exported already");
+  }
+  Holdings& holdings = holdings_[session];
+  if (holdings.exports >= kMaxPerSession) return OverLimit(kApi, "shareable handles");
+  if (exports_.count(shareable) != 0) {
+    return AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, absl::StrCat(kApi, ": try again"));
+  }
+  Exported& entry = exports_[shareable];
+  entry.handle = std::move(handle);
+  entry.pid_validation = pid_validation;
+  ++holdings.exports;
+  return shareable;
+}
+
+absl::Status PhysicalMemory::SetImportPids(SessionId owner, uint64_t shareable,
+                                           const std::vector<int32_t>& pids) {
+  constexpr const char* kApi = "aclrtMemSetPidToShareableHandle";
+  absl::MutexLock lock(&mu_);
+  auto it = exports_.find(shareable);
+  // The same answer for a handle of another process as for none, so that
+  // shareable handles cannot be probed.
+  if (it == exports_.end() || it->second.handle->owner != owner) {
+    return Invalid(kApi, "shareableHandle is not one this process exported (or its memory was "
+                         "freed)");
+  }
+  return it->second.whitelist.Add(pids, now_ticks_(), kApi);
+}
+
+absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, uint64_t shareable,
+                                                int32_t device) {
+  constexpr const char* kApi = "aclrtMemImportFromShareableHandle";
+  absl::MutexLock lock(&mu_);
+  auto it = exports_.find(shareable);
+  if (it == exports_.end()) {
+    return Invalid(kApi, "no export has this shareable handle (never made, or its memory was "
+                         "freed, or its process ended)");
+  }
+  Exported& entry = it->second;
+  const Handle& exported = *entry.handle;
+  if (exported.owner == importer.session) {
+    return Invalid(kApi, "a process cannot import its own export; it maps its handle directly");
+  }
+  if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
+    return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
+                     absl::StrCat(kApi, ": process ", importer.pid,
+                                  " is not on the handle's whitelist (the exporter adds it with "
+                                  "aclrtMemSetPidToShareableHandle and the pid of "
+                                  "aclrtDeviceGetBareTgid)"));
+  }
+  if (device != exported.device) {
+    return Invalid(kApi, absl::StrCat("the memory is on device ", exported.device,
+                                      "; acld imports it on that device only, not on device ",
+                                      device));
+  }
+  Holdings& holdings = holdings_[importer.session];
+  if (holdings.handles.size() >= kMaxPerSession) return OverLimit(kApi, "physical memory handles");
+  auto handle = std::make_shared<Handle>();
+  handle->owner = exported.owner;
+  handle->device = exported.device;
+  handle->size = exported.size;
+  handle->memory = exported.memory;
+  const uint64_t id = next_handle_++;
+  holdings.handles[id] = handle;
+  entry.imports.emplace_back(importer.session, std::move(handle));
+  return id;
+}
+
+void PhysicalMemory::Released(SessionId session, std::optional<int32_t> device) {
+  absl::MutexLock lock(&mu_);
+  auto holdings = holdings_.find(session);
+  if (holdings == holdings_.end()) return;
+  auto on_device = [&](int32_t d) { return !device.has_value() || *device == d; };
+  auto& reservations = holdings->second.reservations;
+  for (auto it = reservations.begin(); it != reservations.end();) {
+    Reservation& reservation = it->second;
+    if (!on_device(reservation.device)) {
+      ++it;
+      continue;
+    }
+    while (!reservation.mappings.empty()) {
+      UnmapLocked(session, reservation, reservation.mappings.begin()->first);
+    }
+    backend_.device(reservation.device).ReleaseAddresses(it->first, reservation.size);
+    it = reservations.erase(it);
+  }
+  auto& handles = holdings->second.handles;
+  for (auto it = handles.begin(); it != handles.end();) {
+    if (!on_device(it->second->device)) {
+      ++it;
+      continue;
+    }
+    const std::shared_ptr<Handle> handle = std::move(it->second);
+    it = handles.erase(it);
+    DropHandleLocked(session, handle,
+                     device.has_value() ? "the exporting process reset its device"
+                                        : "the exporting process ended");
+  }
+}
+
+void PhysicalMemory::SessionEnded(SessionId session) {
+  Released(session, std::nullopt);
+  absl::MutexLock lock(&mu_);
+  for (auto& [shareable, entry] : exports_) entry.whitelist.SessionEnded(session);
+  holdings_.erase(session);
+}
+
+std::vector<PhysicalMemory::ExportView> PhysicalMemory::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<ExportView> views;
+  for (const auto& [shareable, entry] : exports_) {
+    ExportView view;
+    view.shareable_prefix = shareable >> 48;
+    view.owner = entry.handle->owner;
+    view.device = entry.handle->device;
+    view.size = entry.handle->size;
+    view.pid_validation = entry.pid_validation;
+    view.whitelist = entry.whitelist.Pids();
+    for (const auto& [importer, handle] : entry.imports) {
+      view.imports.push_back(ImportView{importer, handle->mappings != 0});
+    }
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+}  // namespace acld

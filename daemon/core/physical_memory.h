@@ -1,0 +1,172 @@
+// Virtual address management and physical memory sharing: aclrtMallocPhysical,
+// aclrtReserveMemAddress, aclrtMapMem, aclrtMemSetAccess and their inverses,
+// and aclrtMemExportToShareableHandle with its whitelist and import.
+//
+// A session holds physical handles (its own allocations, or imports of
+// another's) and reservations of device addresses (hal::Device::
+// ReserveAddresses); a mapping puts part of a handle's memory at part of a
+// reservation, and the memory manager resolves those addresses for that
+// session only (MemoryManager::Map). Physical memory is charged once, to the
+// session that allocated it.
+//
+// A shareable handle is a capability: 64 bits of the kernel's randomness,
+// never a counter or an address. Whitelists are the kernel's word
+// (kernel_whitelist.h). Nothing outlives its owner: the owner's free, reset
+// or end revokes every import (work already launched keeps its pin and
+// completes; the importer's later use fails naming the reason, and its own
+// unmap, release and free of what it held still succeed).
+#ifndef ACLD_DAEMON_CORE_PHYSICAL_MEMORY_H_
+#define ACLD_DAEMON_CORE_PHYSICAL_MEMORY_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/core/kernel_whitelist.h"
+#include "daemon/core/memory_manager.h"
+#include "daemon/core/session_id.h"
+#include "hal/backend.h"
+
+namespace acld {
+
+class PhysicalMemory {
+ public:
+  // Per session: handles (own and imported), reservations, mappings and
+  // shareable handles each.
+  static constexpr size_t kMaxPerSession = 1024;
+
+  // `now_ticks` tells the current time on the clock of KernelIdentity::start_ticks.
+  PhysicalMemory(MemoryManager& memory, hal::Backend& backend,
+                 std::function<uint64_t()> now_ticks);
+
+  // aclrtMallocPhysical: `size` bytes on `device`, rounded up to its
+  // granularity. Answers the handle.
+  absl::StatusOr<uint64_t> Allocate(SessionId session, int32_t device, uint64_t size);
+  // aclrtFreePhysical. Mappings of the handle keep its memory until they go.
+  // An owner's free ends its export and revokes every import of it.
+  absl::Status Free(SessionId session, uint64_t handle);
+
+  // aclrtReserveMemAddress on `device` (the caller's current device), `size`
+  // rounded up to the granularity.
+  absl::StatusOr<uint64_t> Reserve(SessionId session, int32_t device, uint64_t size);
+  // aclrtReleaseMemAddress: `address` starts a reservation with no mapping left.
+  absl::Status Release(SessionId session, uint64_t address);
+
+  // aclrtMapMem (`accessible`) and aclrtMemMapNoAccess: the whole of the
+  // handle's memory at `address`, inside one reservation of the same device,
+  // at a multiple of the granularity, overlapping no other mapping. As in
+  // CANN, `size` is the handle's size and `offset` 0.
+  absl::Status Map(SessionId session, uint64_t address, uint64_t size, uint64_t offset,
+                   uint64_t handle, bool accessible);
+  // aclrtUnmapMem: `address` starts a mapping.
+  absl::Status Unmap(SessionId session, uint64_t address);
+  // aclrtMemSetAccess for `device`: [address, +size) is one mapping; device
+  // work reaches it while `readwrite`.
+  absl::Status SetAccess(SessionId session, uint64_t address, uint64_t size, int32_t device,
+                         bool readwrite);
+
+  // aclrtMemExportToShareableHandle of one of the session's own handles
+  // (once per handle).
+  absl::StatusOr<uint64_t> Export(SessionId session, uint64_t handle, bool pid_validation);
+  absl::Status SetImportPids(SessionId owner, uint64_t shareable,
+                             const std::vector<int32_t>& pids);
+  // aclrtMemImportFromShareableHandle on `device` (the memory's device), by
+  // another process: answers a handle of the importer's.
+  absl::StatusOr<uint64_t> Import(const KernelIdentity& importer, uint64_t shareable,
+                                  int32_t device);
+
+  // A reset of `device` (or, without one, the end of the session): what it
+  // held there goes, its own handles' imports revoked.
+  void Released(SessionId session, std::optional<int32_t> device);
+  void SessionEnded(SessionId session);
+
+  struct ImportView {
+    SessionId session = 0;
+    bool mapped = false;
+  };
+  struct ExportView {
+    uint64_t shareable_prefix = 0;  // the top 16 bits, enough to tell them apart
+    SessionId owner = 0;
+    int32_t device = 0;
+    uint64_t size = 0;
+    bool pid_validation = true;
+    std::vector<int32_t> whitelist;
+    std::vector<ImportView> imports;
+  };
+  std::vector<ExportView> Snapshot() const;
+
+ private:
+  // A session's hold on one physical allocation: its own, or an import.
+  // Mappings share it, so a freed handle's memory stays while mapped.
+  struct Handle {
+    SessionId owner = 0;  // the session that allocated the memory
+    int32_t device = 0;
+    uint64_t size = 0;
+    ResolvedRange memory;  // the allocation and its keepalive; empty once revoked
+    std::string revoked;   // why the owner took an import away
+    size_t mappings = 0;
+  };
+  struct Mapping {
+    uint64_t size = 0;
+    std::shared_ptr<Handle> handle;
+    bool accessible = false;
+  };
+  struct Reservation {
+    int32_t device = 0;
+    uint64_t size = 0;
+    std::map<uint64_t, Mapping> mappings;  // by address
+  };
+  struct Holdings {
+    std::map<uint64_t, std::shared_ptr<Handle>> handles;
+    std::map<uint64_t, Reservation> reservations;  // by start address
+    size_t mappings = 0;
+    size_t exports = 0;
+  };
+  struct Exported {
+    std::shared_ptr<Handle> handle;  // the owner's
+    bool pid_validation = true;
+    KernelWhitelist whitelist;
+    std::vector<std::pair<SessionId, std::shared_ptr<Handle>>> imports;
+  };
+
+  absl::StatusOr<std::shared_ptr<Handle>> HandleLocked(SessionId session, uint64_t handle,
+                                                       const char* api)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The reservation of `session` holding [address, +size), or an error.
+  absl::StatusOr<std::pair<const uint64_t, Reservation>*> ReservationLocked(
+      SessionId session, uint64_t address, uint64_t size, const char* api)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<uint64_t> GranularityOf(int32_t device, const char* api) const;
+  // The memory manager's view of one mapping follows its access and its
+  // handle's revocation.
+  void ApplyLocked(SessionId session, uint64_t address, const Mapping& mapping)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `handle` leaves `session`'s handles: an owner's ends its exports and
+  // revokes their imports; an importer's leaves its export.
+  void DropHandleLocked(SessionId session, const std::shared_ptr<Handle>& handle,
+                        const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnmapLocked(SessionId session, Reservation& reservation, uint64_t address)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  MemoryManager& memory_;
+  hal::Backend& backend_;
+  const std::function<uint64_t()> now_ticks_;
+  mutable absl::Mutex mu_;
+  std::map<SessionId, Holdings> holdings_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, Exported> exports_ ABSL_GUARDED_BY(mu_);  // by shareable handle
+  uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace acld
+
+#endif  // ACLD_DAEMON_CORE_PHYSICAL_MEMORY_H_

@@ -1,0 +1,66 @@
+// Virtual address management and physical memory sharing: the runtime's side
+// of daemon/core/physical_memory.h. What creates something checks, under the
+// runtime's lock, that the session still lives, so that nothing is made for
+// a session that already ended; the importer's identity comes from its
+// session, never from its request.
+#include "daemon/core/runtime.h"
+#include "proto/acl/status_macros.h"
+
+namespace acld {
+
+absl::StatusOr<uint64_t> Runtime::MallocPhysical(SessionId id, int32_t device, uint64_t size) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device));
+  absl::ReaderMutexLock lock(&mu_);
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
+  return physical_.Allocate(id, device, size);
+}
+
+absl::Status Runtime::FreePhysical(SessionId id, uint64_t handle) {
+  return physical_.Free(id, handle);
+}
+
+absl::StatusOr<uint64_t> Runtime::ReserveAddresses(SessionId id, int32_t device, uint64_t size) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device));
+  absl::ReaderMutexLock lock(&mu_);
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
+  return physical_.Reserve(id, device, size);
+}
+
+absl::Status Runtime::ReleaseAddresses(SessionId id, uint64_t address) {
+  return physical_.Release(id, address);
+}
+
+absl::Status Runtime::MapMemory(SessionId id, uint64_t address, uint64_t size, uint64_t offset,
+                                uint64_t handle, bool accessible) {
+  return physical_.Map(id, address, size, offset, handle, accessible);
+}
+
+absl::Status Runtime::UnmapMemory(SessionId id, uint64_t address) {
+  return physical_.Unmap(id, address);
+}
+
+absl::Status Runtime::SetMemoryAccess(SessionId id, uint64_t address, uint64_t size,
+                                      int32_t device, bool readwrite) {
+  return physical_.SetAccess(id, address, size, device, readwrite);
+}
+
+absl::StatusOr<uint64_t> Runtime::ExportPhysical(SessionId id, uint64_t handle,
+                                                 bool pid_validation) {
+  return physical_.Export(id, handle, pid_validation);
+}
+
+absl::Status Runtime::SetShareablePids(SessionId id, uint64_t shareable,
+                                       const std::vector<int32_t>& pids) {
+  return physical_.SetImportPids(id, shareable, pids);
+}
+
+absl::StatusOr<uint64_t> Runtime::ImportPhysical(SessionId id, uint64_t shareable,
+                                                 int32_t device) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device));
+  absl::ReaderMutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  return physical_.Import(KernelIdentity{id, session->peer.pid, session->peer.start_ticks},
+                          shareable, device);
+}
+
+}  // namespace acld
