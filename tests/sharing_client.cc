@@ -33,6 +33,24 @@
 //                                   record      aclrtRecordEvent + synchronize,
 //                                               prints "recorded <code>"
 //                                   exit
+//   sharing_client physical_owner FLAGS  allocates one granule of physical memory on
+//                                 device 0, maps it, writes 123 there, exports it
+//                                 (aclrtMemExportToShareableHandle, FLAGS) and
+//                                 prints "shareable <handle>"; then obeys lines:
+//                                   allow PID   aclrtMemSetPidToShareableHandle
+//                                   word        prints "word <first uint32>"
+//                                   free        unmaps, releases and frees it
+//                                   exit
+//   sharing_client physical_importer  prints "pid <bare tgid>"; then obeys lines:
+//                                   shareable S  imports S, maps it, writes 456
+//                                                there and prints "imported
+//                                                <the first uint32 before>" or
+//                                                "refused <code>"
+//                                   spin MICROS, sync, read  as for import
+//                                   exit        unmaps, releases and frees what
+//                                               it imported (each must succeed)
+//   sharing_client physical_refused S  expects the import of S to be refused with
+//                                 ACL_ERROR_RT_NO_PERMISSION
 //   sharing_client notify_owner   creates a notify, exports it (whitelist on) and
 //                                 prints "key <key>"; then obeys lines: allow PID,
 //                                 record (prints "recorded"), destroy, exit
@@ -253,6 +271,149 @@ int NotifyImporter() {
   return scenario::Teardown();
 }
 
+// Physical memory, one granule of it, mapped at a reservation of its own.
+struct Mapped {
+  aclrtDrvMemHandle handle = nullptr;
+  void* address = nullptr;
+  size_t size = 0;
+};
+
+size_t Granularity() {
+  aclrtPhysicalMemProp prop = {};
+  prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+  prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.memAttr = ACL_HBM_MEM_NORMAL;
+  size_t granularity = 0;
+  CheckCode(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
+                                             &granularity),
+            ACL_SUCCESS, "aclrtMemGetAllocationGranularity");
+  return granularity;
+}
+
+void MapPhysical(Mapped& mapped) {
+  CheckCode(aclrtReserveMemAddress(&mapped.address, mapped.size, 0, nullptr, 0), ACL_SUCCESS,
+            "aclrtReserveMemAddress");
+  CheckCode(aclrtMapMem(mapped.address, mapped.size, 0, mapped.handle, 0), ACL_SUCCESS,
+            "aclrtMapMem");
+  aclrtMemAccessDesc access = {};
+  access.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+  access.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = 0;
+  CheckCode(aclrtMemSetAccess(mapped.address, mapped.size, &access, 1), ACL_SUCCESS,
+            "aclrtMemSetAccess");
+}
+
+void ReleasePhysical(Mapped& mapped) {
+  CheckCode(aclrtUnmapMem(mapped.address), ACL_SUCCESS, "aclrtUnmapMem");
+  CheckCode(aclrtReleaseMemAddress(mapped.address), ACL_SUCCESS, "aclrtReleaseMemAddress");
+  CheckCode(aclrtFreePhysical(mapped.handle), ACL_SUCCESS, "aclrtFreePhysical");
+  mapped = Mapped{};
+}
+
+void WriteWord(void* device, uint32_t value) {
+  CheckCode(aclrtMemcpy(device, 4, &value, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS, "write");
+}
+
+int PhysicalOwner(uint64_t flags) {
+  scenario::Setup();
+  Mapped mapped;
+  mapped.size = Granularity();
+  aclrtPhysicalMemProp prop = {};
+  prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  prop.memAttr = ACL_HBM_MEM_NORMAL;
+  CheckCode(aclrtMallocPhysical(&mapped.handle, mapped.size, &prop, 0), ACL_SUCCESS,
+            "aclrtMallocPhysical");
+  MapPhysical(mapped);
+  WriteWord(mapped.address, 123);
+  uint64_t shareable = 0;
+  CheckCode(aclrtMemExportToShareableHandle(mapped.handle, ACL_MEM_HANDLE_TYPE_NONE, flags,
+                                            &shareable),
+            ACL_SUCCESS, "aclrtMemExportToShareableHandle");
+  Say("shareable " + std::to_string(shareable));
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream words(line);
+    std::string command;
+    words >> command;
+    if (command == "allow") {
+      int32_t pid = 0;
+      words >> pid;
+      CheckCode(aclrtMemSetPidToShareableHandle(shareable, &pid, 1), ACL_SUCCESS,
+                "aclrtMemSetPidToShareableHandle");
+      Say("allowed");
+    } else if (command == "word") {
+      Say("word " + std::to_string(FirstWord(mapped.address)));
+    } else if (command == "free") {
+      ReleasePhysical(mapped);
+      Say("freed");
+    } else if (command == "exit") {
+      break;
+    }
+  }
+  return scenario::Teardown();
+}
+
+int PhysicalImporter() {
+  scenario::Setup();
+  int32_t pid = 0;
+  CheckCode(aclrtDeviceGetBareTgid(&pid), ACL_SUCCESS, "aclrtDeviceGetBareTgid");
+  Say("pid " + std::to_string(pid));
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  Mapped mapped;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream words(line);
+    std::string command;
+    words >> command;
+    if (command == "shareable") {
+      uint64_t shareable = 0;
+      words >> shareable;
+      const aclError imported = aclrtMemImportFromShareableHandle(shareable, 0, &mapped.handle);
+      if (imported != ACL_SUCCESS) {
+        Say("refused " + std::to_string(imported));
+        continue;
+      }
+      mapped.size = Granularity();
+      MapPhysical(mapped);
+      const uint32_t first = FirstWord(mapped.address);
+      WriteWord(mapped.address, 456);
+      Say("imported " + std::to_string(first));
+    } else if (command == "spin") {
+      uint64_t micros = 0;
+      words >> micros;
+      std::vector<uint64_t> args = {reinterpret_cast<uintptr_t>(mapped.address), micros};
+      CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, args.data(), args.size() * 8, stream),
+                ACL_SUCCESS, "spin on the import");
+      aclrtStreamStatus status;
+      CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
+      Say("launched");
+    } else if (command == "sync") {
+      Say("synced " + std::to_string(aclrtSynchronizeStream(stream)));
+    } else if (command == "read") {
+      uint32_t word = 0;
+      const aclError code = aclrtMemcpy(&word, 4, mapped.address, 4, ACL_MEMCPY_DEVICE_TO_HOST);
+      const char* message = aclGetRecentErrMsg();
+      Say("read " + std::to_string(code) + " " + (message ? message : ""));
+    } else if (command == "exit") {
+      break;
+    }
+  }
+  if (mapped.handle != nullptr) ReleasePhysical(mapped);
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+int PhysicalRefused(uint64_t shareable) {
+  scenario::Setup();
+  aclrtDrvMemHandle handle = nullptr;
+  CheckCode(aclrtMemImportFromShareableHandle(shareable, 0, &handle), ACL_ERROR_RT_NO_PERMISSION,
+            "aclrtMemImportFromShareableHandle of a handle that does not whitelist this process");
+  return scenario::Teardown();
+}
+
 int Refused(const std::string& key) {
   scenario::Setup();
   void* memory = nullptr;
@@ -323,6 +484,9 @@ int main(int argc, char** argv) {
   if (mode == "refused" && argc > 2) return Refused(argv[2]);
   if (mode == "event_owner") return EventOwner();
   if (mode == "event_opener") return EventOpener();
+  if (mode == "physical_owner") return PhysicalOwner(argc > 2 ? std::stoull(argv[2]) : 0);
+  if (mode == "physical_importer") return PhysicalImporter();
+  if (mode == "physical_refused" && argc > 2) return PhysicalRefused(std::stoull(argv[2]));
   if (mode == "notify_owner") return NotifyOwner();
   if (mode == "notify_importer") return NotifyImporter();
   std::cerr << "usage: sharing_client export FLAGS | import\n";

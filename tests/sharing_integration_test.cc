@@ -292,5 +292,92 @@ TEST_F(SharingTest, AKilledEventOwnersOpenersAreNotLeftWaiting) {
   Finish(opener);
 }
 
+// Physical memory by shareable handle (aclrtMemExportToShareableHandle).
+class PhysicalSharingTest : public SharingTest {
+ protected:
+  // Starts an owner and returns its shareable handle.
+  std::string StartOwner(Process& owner) {
+    EXPECT_TRUE(owner.WaitForLine("shareable", absl::Seconds(20))) << owner.output();
+    const std::vector<std::string> words = WordsAfter(owner, "shareable ");
+    return words.empty() ? "" : words[0];
+  }
+};
+
+TEST_F(PhysicalSharingTest, OnlyAWhitelistedImporterMapsItAndItIsChargedOnce) {
+  chmod(daemon_.dir().c_str(), 0711);  // another user reaches the sockets
+  Process owner({kSharing, "physical_owner", "0"}, daemon_.client_env());
+  const std::string shareable = StartOwner(owner);
+  ASSERT_FALSE(shareable.empty());
+  Process importer({kSharing, "physical_importer"}, daemon_.client_env());
+  const int32_t pid = StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "shareable " + shareable, "refused"),
+            std::vector<std::string>{"207006"})
+      << "not whitelisted yet";
+  Ask(owner, "allow " + std::to_string(pid), "allowed");
+  const std::string copy = CopyForAnotherUser(daemon_.dir(), kSharing);
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "physical_refused", shareable}, daemon_.dir(),
+                      daemon_.client_env().at("ACLD_ADDRESS")),
+            0)
+      << "another user, not on the whitelist";
+  EXPECT_EQ(Ask(importer, "shareable " + shareable, "imported"), std::vector<std::string>{"123"});
+  EXPECT_EQ(Ask(owner, "word", "word"), std::vector<std::string>{"456"})
+      << "the importer's write reached the owner's memory";
+  EXPECT_EQ(DeviceBytesUsed(daemon_), uint64_t{2} << 20)
+      << "shared physical memory is charged once, to its owner";
+  const auto [code, sharing] = daemon_.Aclctl({"sharing"});
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(sharing.find("physical"), std::string::npos) << sharing;
+  EXPECT_NE(sharing.find("pid " + std::to_string(pid)), std::string::npos) << sharing;
+  EXPECT_EQ(sharing.find(shareable), std::string::npos) << "aclctl never shows a whole handle";
+
+  // The owner frees first: the importer's mapping goes, and its own cleanup
+  // still succeeds (checked by the client at exit).
+  Ask(owner, "free", "freed");
+  const std::vector<std::string> read = Ask(importer, "read", "read");
+  ASSERT_FALSE(read.empty());
+  EXPECT_EQ(read[0], "100000");
+  EXPECT_NE(importer.output().find("the exporting process freed it"), std::string::npos)
+      << importer.output();
+  Finish(importer);
+  Finish(owner);
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+}
+
+TEST_F(PhysicalSharingTest, AKilledOwnersImportersFinishTheirWorkThenLoseTheMemory) {
+  Process owner({kSharing, "physical_owner", "1"}, daemon_.client_env());  // no whitelist
+  const std::string shareable = StartOwner(owner);
+  Process importer({kSharing, "physical_importer"}, daemon_.client_env());
+  StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "shareable " + shareable, "imported"), std::vector<std::string>{"123"});
+  Ask(importer, "spin 300000", "launched");  // 0.3 s on the owner's memory
+  owner.Signal(SIGKILL);
+  owner.Wait(absl::Seconds(20));
+  EXPECT_EQ(Ask(importer, "sync", "synced"), std::vector<std::string>{"0"})
+      << "work launched before the owner died completes";
+  const std::vector<std::string> read = Ask(importer, "read", "read");
+  ASSERT_FALSE(read.empty());
+  EXPECT_EQ(read[0], "100000");
+  EXPECT_NE(importer.output().find("the exporting process ended"), std::string::npos)
+      << importer.output();
+  Finish(importer);
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+}
+
+TEST_F(PhysicalSharingTest, AKilledImporterLeavesNothingBehind) {
+  Process owner({kSharing, "physical_owner", "1"}, daemon_.client_env());
+  const std::string shareable = StartOwner(owner);
+  Process importer({kSharing, "physical_importer"}, daemon_.client_env());
+  StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "shareable " + shareable, "imported"), std::vector<std::string>{"123"});
+  importer.Signal(SIGKILL);
+  importer.Wait(absl::Seconds(20));
+  EXPECT_TRUE(Eventually([&] {
+    return daemon_.Aclctl({"sharing"}).second.find("session") == std::string::npos;
+  })) << daemon_.Aclctl({"sharing"}).second;
+  Ask(owner, "free", "freed");
+  Finish(owner);
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+}
+
 }  // namespace
 }  // namespace acld_test

@@ -391,7 +391,7 @@ std::vector<PhysicalMemory::ExportView> PhysicalMemory::Snapshot() const {
   std::vector<ExportView> views;
   for (const auto& [shareable, entry] : exports_) {
     ExportView view;
-    view.shareable_prefix = shareable >> 48;
+    view.key_prefix = absl::StrFormat("%04x", shareable >> 48);
     view.owner = entry.handle->owner;
     view.device = entry.handle->device;
     view.size = entry.handle->size;

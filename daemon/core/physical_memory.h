@@ -95,7 +95,7 @@ class PhysicalMemory {
     bool mapped = false;
   };
   struct ExportView {
-    uint64_t shareable_prefix = 0;  // the top 16 bits, enough to tell them apart
+    std::string key_prefix;  // the top 16 bits in hex, enough to tell them apart
     SessionId owner = 0;
     int32_t device = 0;
     uint64_t size = 0;

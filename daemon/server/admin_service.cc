@@ -165,11 +165,28 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
     out.set_bytes(view.size);
     out.set_pid_validation(view.pid_validation);
     for (int32_t pid : view.whitelist) out.add_whitelist(pid);
+    out.set_kind("ipc");
     for (const MemoryExports::ImportView& imported : view.imports) {
       acl::v1::SharedMemoryImport& in = *out.add_imports();
       in.set_session(imported.session);
       in.set_pid(pids[imported.session]);
       in.set_address(imported.address);
+    }
+  }
+  for (const PhysicalMemory::ExportView& view : runtime_.PhysicalSharingSnapshot()) {
+    acl::v1::SharedMemoryExport& out = *reply->add_exports();
+    out.set_kind("physical");
+    out.set_key_prefix(view.key_prefix);
+    out.set_owner_session(view.owner);
+    out.set_owner_pid(pids[view.owner]);
+    out.set_device(view.device);
+    out.set_bytes(view.size);
+    out.set_pid_validation(view.pid_validation);
+    for (int32_t pid : view.whitelist) out.add_whitelist(pid);
+    for (const PhysicalMemory::ImportView& imported : view.imports) {
+      acl::v1::SharedMemoryImport& in = *out.add_imports();
+      in.set_session(imported.session);
+      in.set_pid(pids[imported.session]);
     }
   }
   for (const Runtime::SharedEventView& view : runtime_.SharedEventsSnapshot()) {

@@ -191,16 +191,18 @@ std::string MemoryText(const acl::v1::MemoryReply& reply) {
 }
 
 std::string SharingText(const acl::v1::SharingReply& reply) {
-  Table exports({"KEY", "OWNER", "PID", "DEVICE", "ADDRESS", "SIZE", "WHITELIST", "IMPORTED BY"});
+  Table exports(
+      {"KIND", "KEY", "OWNER", "PID", "DEVICE", "ADDRESS", "SIZE", "WHITELIST", "IMPORTED BY"});
   for (const acl::v1::SharedMemoryExport& shared : reply.exports()) {
     std::vector<std::string> whitelist, importers;
     for (int32_t pid : shared.whitelist()) whitelist.push_back(absl::StrCat(pid));
     for (const acl::v1::SharedMemoryImport& imported : shared.imports()) {
       importers.push_back(absl::StrCat("session ", imported.session(), " (pid ", imported.pid(), ")"));
     }
-    exports.AddRow({shared.key_prefix() + "…", absl::StrCat(shared.owner_session()),
+    exports.AddRow({shared.kind(), shared.key_prefix() + "…", absl::StrCat(shared.owner_session()),
                     absl::StrCat(shared.owner_pid()), absl::StrCat(shared.device()),
-                    absl::StrCat("0x", absl::Hex(shared.address())), HumanBytes(shared.bytes()),
+                    shared.kind() == "physical" ? "-" : absl::StrCat("0x", absl::Hex(shared.address())),
+                    HumanBytes(shared.bytes()),
                     shared.pid_validation()
                         ? (whitelist.empty() ? "(empty)" : absl::StrJoin(whitelist, ","))
                         : "any (validation disabled)",

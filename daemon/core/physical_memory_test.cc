@@ -1,0 +1,232 @@
+#include "daemon/core/physical_memory.h"
+
+#include <cstring>
+#include <string>
+
+#include "acl/acl_base.h"
+#include "gtest/gtest.h"
+#include "hal/sim/sim_backend.h"
+#include "hal/sim/sim_memory.h"
+#include "proto/acl/acl_status.h"
+
+namespace acld {
+namespace {
+
+constexpr SessionId kOwner = 1, kImporter = 2, kStranger = 3;
+constexpr uint64_t kGranularity = 2 << 20;  // the sim's
+
+class PhysicalMemoryTest : public ::testing::Test {
+ protected:
+  PhysicalMemoryTest()
+      : backend_(hal::sim::CreateSimBackend({2, 64 << 20})),
+        memory_(*backend_),
+        physical_(memory_, *backend_, [this] { return now_; }) {
+    for (SessionId session : {kOwner, kImporter, kStranger}) memory_.AddSession(session, 1000);
+  }
+
+  int Code(const absl::Status& status) { return AclCodeOf(status); }
+  // The importer's identity: pid 200, started at tick 50.
+  KernelIdentity Importer(uint64_t start = 50) { return KernelIdentity{kImporter, 200, start}; }
+  // A reservation of `session` with the whole of a new handle mapped into it.
+  struct Mapped {
+    uint64_t handle;
+    uint64_t address;
+  };
+  Mapped MapNew(SessionId session, uint64_t handle = 0) {
+    if (handle == 0) handle = *physical_.Allocate(session, 0, kGranularity);
+    const uint64_t address = *physical_.Reserve(session, 0, kGranularity);
+    EXPECT_TRUE(physical_.Map(session, address, kGranularity, 0, handle, true).ok());
+    return Mapped{handle, address};
+  }
+  void Write(SessionId session, uint64_t address, uint32_t value) {
+    ResolvedRange range = *memory_.Resolve(session, address, sizeof(value));
+    std::memcpy(hal::sim::SimBytes(range.span), &value, sizeof(value));
+  }
+  uint32_t Read(SessionId session, uint64_t address) {
+    ResolvedRange range = *memory_.Resolve(session, address, sizeof(uint32_t));
+    uint32_t value;
+    std::memcpy(&value, hal::sim::SimBytes(range.span), sizeof(value));
+    return value;
+  }
+  uint64_t Used() { return backend_->device(0).used_bytes(); }
+
+  uint64_t now_ = 100;
+  std::unique_ptr<hal::Backend> backend_;
+  MemoryManager memory_;
+  PhysicalMemory physical_;
+};
+
+TEST_F(PhysicalMemoryTest, MappedAddressesReachThePhysicalMemoryAndNothingElse) {
+  const uint64_t handle = *physical_.Allocate(kOwner, 0, 100);  // rounded up to 2 MiB
+  EXPECT_EQ(Used(), kGranularity);
+  const uint64_t address = *physical_.Reserve(kOwner, 0, 2 * kGranularity);
+  EXPECT_EQ(address % kGranularity, 0u);
+  EXPECT_EQ(Code(memory_.Resolve(kOwner, address, 1).status()), ACL_ERROR_INVALID_PARAM)
+      << "a reservation is backed by nothing until mapped";
+  EXPECT_EQ(Code(physical_.Map(kOwner, address, kGranularity, kGranularity, handle, true)),
+            ACL_ERROR_INVALID_PARAM)
+      << "offset must be 0";
+  EXPECT_EQ(Code(physical_.Map(kOwner, address, 4096, 0, handle, true)), ACL_ERROR_INVALID_PARAM)
+      << "a mapping is the whole physical memory";
+  EXPECT_EQ(Code(physical_.Map(kOwner, address + 4096, kGranularity, 0, handle, true)),
+            ACL_ERROR_INVALID_PARAM)
+      << "at a multiple of the granularity";
+  EXPECT_EQ(Code(physical_.Map(kOwner, address + 2 * kGranularity, kGranularity, 0, handle, true)),
+            ACL_ERROR_INVALID_PARAM)
+      << "inside the reservation";
+  ASSERT_TRUE(physical_.Map(kOwner, address + kGranularity, kGranularity, 0, handle, true).ok());
+  EXPECT_EQ(Code(physical_.Map(kOwner, address + kGranularity, kGranularity, 0, handle, true)),
+            ACL_ERROR_INVALID_PARAM)
+      << "overlapping";
+  // The same memory at a second address: both see one set of bytes.
+  ASSERT_TRUE(physical_.Map(kOwner, address, kGranularity, 0, handle, true).ok());
+  Write(kOwner, address + kGranularity + 8, 0xC0FFEE);
+  EXPECT_EQ(Read(kOwner, address + 8), 0xC0FFEEu);
+  EXPECT_TRUE(memory_.Resolve(kOwner, address + kGranularity, kGranularity).ok());
+  EXPECT_FALSE(memory_.Resolve(kOwner, address + kGranularity, kGranularity + 1).ok())
+      << "past the end of the reservation";
+  EXPECT_FALSE(memory_.Resolve(kStranger, address + kGranularity, 1).ok());
+  EXPECT_EQ(Code(physical_.Map(kStranger, address, kGranularity, 0, handle, true)),
+            ACL_ERROR_INVALID_PARAM)
+      << "neither the reservation nor the handle are the stranger's";
+  EXPECT_EQ(Code(physical_.Unmap(kStranger, address)), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(physical_.Free(kStranger, handle)), ACL_ERROR_INVALID_PARAM);
+
+  EXPECT_EQ(Code(physical_.Release(kOwner, address)), ACL_ERROR_INVALID_PARAM)
+      << "still mapped";
+  ASSERT_TRUE(physical_.Unmap(kOwner, address).ok());
+  EXPECT_FALSE(memory_.Resolve(kOwner, address, 1).ok());
+  EXPECT_EQ(Code(physical_.Unmap(kOwner, address)), ACL_ERROR_INVALID_PARAM);
+  // Freed while mapped: the memory stays until the mapping goes.
+  ASSERT_TRUE(physical_.Free(kOwner, handle).ok());
+  EXPECT_EQ(Read(kOwner, address + kGranularity + 8), 0xC0FFEEu);
+  EXPECT_EQ(Used(), kGranularity);
+  ASSERT_TRUE(physical_.Unmap(kOwner, address + kGranularity).ok());
+  EXPECT_EQ(Used(), 0u);
+  EXPECT_TRUE(physical_.Release(kOwner, address).ok());
+  EXPECT_EQ(Code(physical_.Release(kOwner, address)), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(memory_.UsageOf(kOwner).bytes, 0u);
+}
+
+TEST_F(PhysicalMemoryTest, NoAccessUntilSetAccessAndNoneTakesItAway) {
+  const uint64_t handle = *physical_.Allocate(kOwner, 0, kGranularity);
+  const uint64_t address = *physical_.Reserve(kOwner, 0, kGranularity);
+  ASSERT_TRUE(physical_.Map(kOwner, address, kGranularity, 0, handle, /*accessible=*/false).ok());
+  EXPECT_FALSE(memory_.Resolve(kOwner, address, 1).ok());
+  EXPECT_EQ(Code(physical_.SetAccess(kOwner, address, 4096, 0, true)), ACL_ERROR_INVALID_PARAM)
+      << "the size of the mapping";
+  EXPECT_EQ(Code(physical_.SetAccess(kOwner, address, kGranularity, 1, true)),
+            ACL_ERROR_INVALID_PARAM)
+      << "another device";
+  ASSERT_TRUE(physical_.SetAccess(kOwner, address, kGranularity, 0, true).ok());
+  EXPECT_TRUE(memory_.Resolve(kOwner, address, kGranularity).ok());
+  ASSERT_TRUE(physical_.SetAccess(kOwner, address, kGranularity, 0, false).ok());
+  EXPECT_FALSE(memory_.Resolve(kOwner, address, 1).ok());
+}
+
+TEST_F(PhysicalMemoryTest, SizesAndDevicesAreChecked) {
+  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, 0).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, UINT64_MAX - 5).status()),
+            ACL_ERROR_INVALID_PARAM)
+      << "rounding must not overflow";
+  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, 1ull << 40).status()),
+            ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_EQ(Code(physical_.Reserve(kOwner, 0, 0).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(physical_.Reserve(kOwner, 0, UINT64_MAX).status()), ACL_ERROR_INVALID_PARAM);
+  const uint64_t on_device_1 = *physical_.Allocate(kOwner, 1, kGranularity);
+  const uint64_t address = *physical_.Reserve(kOwner, 0, kGranularity);
+  EXPECT_EQ(Code(physical_.Map(kOwner, address, kGranularity, 0, on_device_1, true)),
+            ACL_ERROR_INVALID_PARAM)
+      << "a reservation holds memory of its own device";
+}
+
+TEST_F(PhysicalMemoryTest, OnlyAWhitelistedOtherProcessImports) {
+  const Mapped owner = MapNew(kOwner);
+  Write(kOwner, owner.address, 123);
+  const uint64_t shareable = *physical_.Export(kOwner, owner.handle, /*pid_validation=*/true);
+  EXPECT_NE(shareable, 0u);
+  EXPECT_EQ(Code(physical_.Export(kOwner, owner.handle, true).status()), ACL_ERROR_INVALID_PARAM)
+      << "one shareable handle per handle";
+  EXPECT_EQ(Code(physical_.Import(Importer(), shareable, 0).status()), ACL_ERROR_RT_NO_PERMISSION)
+      << "no whitelist yet";
+  EXPECT_EQ(Code(physical_.SetImportPids(kStranger, shareable, {200})), ACL_ERROR_INVALID_PARAM)
+      << "only the owner whitelists";
+  ASSERT_TRUE(physical_.SetImportPids(kOwner, shareable, {200}).ok());
+  EXPECT_EQ(Code(physical_.Import(Importer(/*start=*/150), shareable, 0).status()),
+            ACL_ERROR_RT_NO_PERMISSION)
+      << "pid 200 reused by a process that started after the entry";
+  EXPECT_EQ(Code(physical_.Import(KernelIdentity{kOwner, 100, 50}, shareable, 0).status()),
+            ACL_ERROR_INVALID_PARAM)
+      << "not by its own exporter";
+  EXPECT_EQ(Code(physical_.Import(Importer(), shareable ^ 1, 0).status()),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(physical_.Import(Importer(), shareable, 1).status()), ACL_ERROR_INVALID_PARAM)
+      << "on the memory's device only";
+  const uint64_t imported = *physical_.Import(Importer(), shareable, 0);
+  const Mapped importer = MapNew(kImporter, imported);
+  EXPECT_EQ(Read(kImporter, importer.address), 123u);
+  EXPECT_EQ(Code(physical_.Export(kImporter, imported, false).status()), ACL_ERROR_INVALID_PARAM)
+      << "an import is not exported again";
+  EXPECT_EQ(memory_.UsageOf(kImporter).bytes, 0u) << "charged once, to the exporter";
+  EXPECT_EQ(memory_.UsageOf(kOwner).bytes, kGranularity);
+  EXPECT_EQ(Code(physical_.Import(KernelIdentity{kStranger, 200, 50}, shareable, 0).status()),
+            ACL_ERROR_RT_NO_PERMISSION)
+      << "the entry is bound to the importer's session";
+  ASSERT_EQ(physical_.Snapshot().size(), 1u);
+  EXPECT_EQ(physical_.Snapshot()[0].imports.size(), 1u);
+}
+
+TEST_F(PhysicalMemoryTest, TheOwnersFreeRevokesImportsAndSaysWhy) {
+  const Mapped owner = MapNew(kOwner);
+  const uint64_t shareable = *physical_.Export(kOwner, owner.handle, false);
+  const uint64_t imported = *physical_.Import(Importer(), shareable, 0);
+  const Mapped importer = MapNew(kImporter, imported);
+  // Work the importer already launched holds its pin.
+  ResolvedRange pinned = *memory_.Resolve(kImporter, importer.address, 4);
+  ASSERT_TRUE(physical_.Unmap(kOwner, owner.address).ok());
+  ASSERT_TRUE(physical_.Free(kOwner, owner.handle).ok());
+  const absl::Status refused = memory_.Resolve(kImporter, importer.address, 4).status();
+  EXPECT_EQ(Code(refused), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(refused.message().find("the exporting process freed it"), std::string::npos)
+      << refused.message();
+  EXPECT_EQ(Code(physical_.Import(Importer(), shareable, 0).status()), ACL_ERROR_INVALID_PARAM)
+      << "the shareable handle ended with the free";
+  EXPECT_EQ(Used(), kGranularity) << "pinned by the importer's work";
+  pinned = ResolvedRange{};
+  EXPECT_EQ(Used(), 0u);
+  // The importer's own cleanup still succeeds.
+  EXPECT_TRUE(physical_.Unmap(kImporter, importer.address).ok());
+  EXPECT_TRUE(physical_.Release(kImporter, importer.address).ok());
+  EXPECT_TRUE(physical_.Free(kImporter, imported).ok());
+  EXPECT_TRUE(physical_.Snapshot().empty());
+}
+
+TEST_F(PhysicalMemoryTest, AnEndedExporterRevokesAndAnEndedImporterLeaksNothing) {
+  const Mapped owner = MapNew(kOwner);
+  const uint64_t shareable = *physical_.Export(kOwner, owner.handle, false);
+  const Mapped importer = MapNew(kImporter, *physical_.Import(Importer(), shareable, 0));
+  physical_.SessionEnded(kImporter);
+  memory_.ReleaseSession(kImporter);
+  EXPECT_TRUE(physical_.Snapshot().at(0).imports.empty());
+  EXPECT_FALSE(memory_.Resolve(kImporter, importer.address, 1).ok());
+
+  const Mapped again = MapNew(kStranger, *physical_.Import({kStranger, 300, 50}, shareable, 0));
+  physical_.SessionEnded(kOwner);
+  memory_.ReleaseSession(kOwner);
+  const absl::Status refused = memory_.Resolve(kStranger, again.address, 1).status();
+  EXPECT_NE(refused.message().find("the exporting process ended"), std::string::npos)
+      << refused.message();
+  EXPECT_EQ(Used(), 0u);
+  EXPECT_TRUE(physical_.Snapshot().empty());
+}
+
+TEST_F(PhysicalMemoryTest, EachSessionHoldsABoundedNumber) {
+  for (size_t i = 0; i < PhysicalMemory::kMaxPerSession; ++i) {
+    ASSERT_TRUE(physical_.Reserve(kOwner, 0, kGranularity).ok()) << i;
+  }
+  EXPECT_EQ(Code(physical_.Reserve(kOwner, 0, kGranularity).status()), ACL_ERROR_RT_OVER_LIMIT);
+  EXPECT_TRUE(physical_.Reserve(kImporter, 0, kGranularity).ok()) << "per session";
+}
+
+}  // namespace
+}  // namespace acld
