@@ -136,27 +136,12 @@ int main() {
   EXPECT_NOT_SUPPORTED(aclrtIpcMemImportPidInterServer({}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtNotifySetImportPidInterServer({}, {}, {}));
   // Sharing across processes: physical memory, virtual addresses, shareable handles
-  EXPECT_NOT_SUPPORTED(aclrtReserveMemAddress({}, {}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtReserveMemAddressNoUCMemory({}, {}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtReleaseMemAddress({}));
-  EXPECT_NOT_SUPPORTED(aclrtMallocPhysical({}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtFreePhysical({}));
-  EXPECT_NOT_SUPPORTED(aclrtMapMem({}, {}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemMapNoAccess({}, {}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtUnmapMem({}));
-  EXPECT_NOT_SUPPORTED(aclrtMemSetAccess({}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemGetAccess({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemGetAllocationGranularity({}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemRetainAllocationHandle({}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemGetAllocationPropertiesFromHandle({}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemMapSelectedLink({}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemMapSetLink({}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemExportToShareableHandle({}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemExportToShareableHandleV2({}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemImportFromShareableHandle({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemImportFromShareableHandleV2({}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemSetPidToShareableHandle({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemSetPidToShareableHandleV2({}, {}, {}, {}));
   // Shared buffers (Mbuf) of data transfer queues
   EXPECT_NOT_SUPPORTED(aclrtAllocBuf({}, {}));
   EXPECT_NOT_SUPPORTED(aclrtFreeBuf({}));

@@ -12,6 +12,11 @@
 //   device_client allocator            the custom allocator registry
 //   device_client peers                peer access: queries, enabling per direction, copies
 //                                      between two devices' memory, aclrtMemset of host memory
+//   device_client physical [unsupported]  physical memory and reserved addresses in one
+//                                      process: mappings, aliases, access, kernels and
+//                                      copies through them, refusals; a shareable handle
+//                                      this process cannot import itself (unsupported:
+//                                      the backend refuses them all with 207000)
 //   device_client values               aclrtValueWait/aclrtValueWrite: a wait holds its stream
 //                                      until another stream, a synchronous copy or a kernel
 //                                      writes the value; every condition; refusals
@@ -441,6 +446,140 @@ int Reduce() {
 
   CheckCode(aclrtFree(dst), ACL_SUCCESS, "aclrtFree");
   CheckCode(aclrtFree(src), ACL_SUCCESS, "aclrtFree");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+aclrtPhysicalMemProp DeviceMemory(uint32_t device) {
+  aclrtPhysicalMemProp prop = {};
+  prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+  prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  prop.memAttr = ACL_HBM_MEM_HUGE;
+  return prop;
+}
+
+int Physical(bool unsupported) {
+  scenario::Setup();
+  aclrtPhysicalMemProp prop = DeviceMemory(0);
+  size_t granularity = 0;
+  if (unsupported) {
+    CheckCode(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
+                                               &granularity),
+              ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no virtual address management here");
+    void* address = nullptr;
+    CheckCode(aclrtReserveMemAddress(&address, 2 << 20, 0, nullptr, 0),
+              ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtReserveMemAddress");
+    aclrtDrvMemHandle handle = nullptr;
+    CheckCode(aclrtMallocPhysical(&handle, 2 << 20, &prop, 0), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+              "aclrtMallocPhysical");
+    return scenario::Teardown();
+  }
+  CheckCode(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+                                             &granularity),
+            ACL_SUCCESS, "aclrtMemGetAllocationGranularity");
+  Check(granularity == (2u << 20), "the sim's granularity is 2 MiB");
+  CheckCode(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF,
+                                             &granularity),
+            ACL_ERROR_INVALID_PARAM, "an undefined option");
+  aclrtPhysicalMemProp bad = prop;
+  bad.location.id = 9;
+  CheckCode(aclrtMemGetAllocationGranularity(&bad, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
+                                             &granularity),
+            ACL_ERROR_RT_INVALID_DEVICEID, "no device 9");
+  bad = prop;
+  bad.memAttr = ACL_HBM_MEM_HUGE1G;
+  aclrtDrvMemHandle handle = nullptr;
+  CheckCode(aclrtMallocPhysical(&handle, granularity, &bad, 0), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "1 GiB pages");
+  CheckCode(aclrtMallocPhysical(&handle, granularity, &prop, 1), ACL_ERROR_INVALID_PARAM,
+            "flags must be 0");
+  CheckCode(aclrtMallocPhysical(&handle, 0, &prop, 0), ACL_ERROR_INVALID_PARAM, "size 0");
+  CheckCode(aclrtMallocPhysical(&handle, granularity, &prop, 0), ACL_SUCCESS,
+            "aclrtMallocPhysical");
+
+  void* first = nullptr;
+  void* second = nullptr;
+  CheckCode(aclrtReserveMemAddress(&first, 2 * granularity, 4096, nullptr, 0),
+            ACL_ERROR_INVALID_PARAM, "alignment is reserved");
+  CheckCode(aclrtReserveMemAddress(&first, 2 * granularity, 0, nullptr, 0), ACL_SUCCESS,
+            "aclrtReserveMemAddress");
+  CheckCode(aclrtReserveMemAddress(&second, granularity, 0, nullptr, 0), ACL_SUCCESS,
+            "a second reservation");
+  // The handle at the second granule of the first reservation, and without
+  // access at the second reservation.
+  void* upper = static_cast<char*>(first) + granularity;
+  CheckCode(aclrtMapMem(upper, granularity, 0, handle, 0), ACL_SUCCESS, "aclrtMapMem");
+  CheckCode(aclrtMemMapNoAccess(second, granularity, 0, handle, 0), ACL_SUCCESS,
+            "aclrtMemMapNoAccess");
+  CheckCode(aclrtMapMem(upper, granularity, 0, handle, 0), ACL_ERROR_INVALID_PARAM,
+            "mapped there already");
+  CheckCode(aclrtReleaseMemAddress(first), ACL_ERROR_INVALID_PARAM, "still mapped");
+
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  const uint32_t seven = 7;
+  CheckCode(aclrtMemcpy(upper, 4, &seven, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS,
+            "a copy to a mapped address");
+  uint64_t args[1] = {reinterpret_cast<uintptr_t>(upper)};
+  CheckCode(aclsimLaunchKernel("add_one_u32", 1, args, sizeof(args), stream), ACL_SUCCESS,
+            "a kernel on a mapped address");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  uint32_t word = 0;
+  CheckCode(aclrtMemcpy(&word, 4, second, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM,
+            "no access yet");
+  aclrtMemAccessDesc access = {};
+  access.flags = ACL_RT_MEM_ACCESS_FLAGS_READ;
+  access.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  CheckCode(aclrtMemSetAccess(second, granularity, &access, 1), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "no read-only mappings");
+  access.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+  CheckCode(aclrtMemSetAccess(second, granularity / 2, &access, 1), ACL_ERROR_INVALID_PARAM,
+            "not the size of the mapping");
+  CheckCode(aclrtMemSetAccess(second, granularity, &access, 1), ACL_SUCCESS, "aclrtMemSetAccess");
+  CheckCode(aclrtMemcpy(&word, 4, second, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS,
+            "read through the alias");
+  Check(word == 8, "the alias sees the kernel's write (7 + 1), got " + std::to_string(word));
+  CheckCode(aclrtMemcpy(&word, 4, static_cast<char*>(second) + granularity - 2, 4,
+                        ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_ERROR_INVALID_PARAM, "past the end of the mapping");
+
+  uint64_t shareable = 0;
+  CheckCode(aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, 2, &shareable),
+            ACL_ERROR_INVALID_PARAM, "flags 2");
+  CheckCode(aclrtMemExportToShareableHandleV2(handle, 0, ACL_MEM_SHARE_HANDLE_TYPE_FABRIC,
+                                              &shareable),
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "fabric handles");
+  CheckCode(aclrtMemExportToShareableHandleV2(handle, 0, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT,
+                                              &shareable),
+            ACL_SUCCESS, "aclrtMemExportToShareableHandleV2");
+  CheckCode(aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, 0, &shareable),
+            ACL_ERROR_INVALID_PARAM, "exported once already");
+  aclrtDrvMemHandle imported = nullptr;
+  CheckCode(aclrtMemImportFromShareableHandleV2(&shareable, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, 0,
+                                                &imported),
+            ACL_ERROR_INVALID_PARAM, "a process cannot import its own export");
+  CheckCode(aclrtMemImportFromShareableHandle(shareable ^ 1, 0, &imported),
+            ACL_ERROR_INVALID_PARAM, "no such shareable handle");
+  const char* message = aclGetRecentErrMsg();
+  Check(message != nullptr && std::string(message).find("shareable") != std::string::npos,
+        "the refusal says why");
+
+  // Freed while mapped: the memory stays until the last mapping goes.
+  CheckCode(aclrtFreePhysical(handle), ACL_SUCCESS, "aclrtFreePhysical while mapped");
+  CheckCode(aclrtMemcpy(&word, 4, upper, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS,
+            "still mapped after the free");
+  Check(word == 8, "the memory outlives its handle while mapped");
+  CheckCode(aclrtFreePhysical(handle), ACL_ERROR_INVALID_PARAM, "freed twice");
+  CheckCode(aclrtUnmapMem(upper), ACL_SUCCESS, "aclrtUnmapMem");
+  CheckCode(aclrtUnmapMem(upper), ACL_ERROR_INVALID_PARAM, "unmapped twice");
+  CheckCode(aclrtUnmapMem(second), ACL_SUCCESS, "aclrtUnmapMem of the alias");
+  CheckCode(aclrtMemcpy(&word, 4, second, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM,
+            "unmapped");
+  CheckCode(aclrtReleaseMemAddress(first), ACL_SUCCESS, "aclrtReleaseMemAddress");
+  CheckCode(aclrtReleaseMemAddress(second), ACL_SUCCESS, "aclrtReleaseMemAddress");
+  CheckCode(aclrtReleaseMemAddress(second), ACL_ERROR_INVALID_PARAM, "released twice");
   CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
   return scenario::Teardown();
 }
@@ -1042,6 +1181,7 @@ int main(int argc, char** argv) {
   if (mode == "notify") return Notifies();
   if (mode == "reduce") return Reduce();
   if (mode == "peers") return Peers();
+  if (mode == "physical") return Physical(argc > 2 && std::string(argv[2]) == "unsupported");
   if (mode == "values") return Values();
   if (mode == "allocator") return Allocator();
   if (mode == "victim") return Victim();
