@@ -1,5 +1,6 @@
 #include "daemon/core/physical_memory.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -133,11 +134,21 @@ absl::StatusOr<uint64_t> PhysicalMemory::Reserve(SessionId session, int32_t devi
   if (!rounded.has_value()) {
     return Invalid(kApi, absl::StrCat("size ", size, " is 0 or too large"));
   }
+  hal::Device& hal_device = backend_.device(device);
+  const uint64_t bound = hal_device.info().memory_bytes * kReservedPerMemory;
   absl::MutexLock lock(&mu_);
   Holdings& holdings = holdings_[session];
   if (holdings.reservations.size() >= kMaxPerSession) return OverLimit(kApi, "reservations");
-  ACL_ASSIGN_OR_RETURN(uint64_t address,
-                       backend_.device(device).ReserveAddresses(*rounded, granularity));
+  uint64_t& reserved = holdings.reserved_bytes[device];
+  if (*rounded > bound - std::min(bound, reserved)) {
+    return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                     absl::StrCat(kApi, ": ", *rounded, " more bytes of addresses would pass this "
+                                  "process's bound on device ", device, ", ", bound,
+                                  " bytes (", kReservedPerMemory, " times its memory; ", reserved,
+                                  " reserved); release some"));
+  }
+  ACL_ASSIGN_OR_RETURN(uint64_t address, hal_device.ReserveAddresses(*rounded, granularity));
+  reserved += *rounded;
   holdings.reservations[address] = Reservation{device, *rounded, {}};
   return address;
 }
@@ -171,9 +182,15 @@ absl::Status PhysicalMemory::Release(SessionId session, uint64_t address) {
                                       reservation->second.mappings.size(),
                                       " mapping(s); aclrtUnmapMem first"));
   }
-  backend_.device(reservation->second.device).ReleaseAddresses(address, reservation->second.size);
+  ReleaseLocked(session, address, reservation->second);
   holdings_[session].reservations.erase(address);
   return absl::OkStatus();
+}
+
+void PhysicalMemory::ReleaseLocked(SessionId session, uint64_t address,
+                                   const Reservation& reservation) {
+  holdings_[session].reserved_bytes[reservation.device] -= reservation.size;
+  backend_.device(reservation.device).ReleaseAddresses(address, reservation.size);
 }
 
 void PhysicalMemory::ApplyLocked(SessionId session, uint64_t address, const Mapping& mapping) {
@@ -362,7 +379,7 @@ void PhysicalMemory::Released(SessionId session, std::optional<int32_t> device) 
     while (!reservation.mappings.empty()) {
       UnmapLocked(session, reservation, reservation.mappings.begin()->first);
     }
-    backend_.device(reservation.device).ReleaseAddresses(it->first, reservation.size);
+    ReleaseLocked(session, it->first, reservation);
     it = reservations.erase(it);
   }
   auto& handles = holdings->second.handles;

@@ -44,6 +44,9 @@ class PhysicalMemory {
   // Per session: handles (own and imported), reservations, mappings and
   // shareable handles each.
   static constexpr size_t kMaxPerSession = 1024;
+  // The addresses a session may hold reserved on a device, in multiples of
+  // its memory: every session shares the device's address window.
+  static constexpr uint64_t kReservedPerMemory = 2;
 
   // `now_ticks` tells the current time on the clock of KernelIdentity::start_ticks.
   PhysicalMemory(MemoryManager& memory, hal::Backend& backend,
@@ -129,6 +132,7 @@ class PhysicalMemory {
   struct Holdings {
     std::map<uint64_t, std::shared_ptr<Handle>> handles;
     std::map<uint64_t, Reservation> reservations;  // by start address
+    std::map<int32_t, uint64_t> reserved_bytes;    // by device
     size_t mappings = 0;
     size_t exports = 0;
   };
@@ -156,6 +160,9 @@ class PhysicalMemory {
   void DropHandleLocked(SessionId session, const std::shared_ptr<Handle>& handle,
                         const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UnmapLocked(SessionId session, Reservation& reservation, uint64_t address)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The reservation's addresses go back to the device (it has no mapping left).
+  void ReleaseLocked(SessionId session, uint64_t address, const Reservation& reservation)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   MemoryManager& memory_;

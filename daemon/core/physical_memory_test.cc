@@ -220,12 +220,33 @@ TEST_F(PhysicalMemoryTest, AnEndedExporterRevokesAndAnEndedImporterLeaksNothing)
   EXPECT_TRUE(physical_.Snapshot().empty());
 }
 
-TEST_F(PhysicalMemoryTest, EachSessionHoldsABoundedNumber) {
-  for (size_t i = 0; i < PhysicalMemory::kMaxPerSession; ++i) {
-    ASSERT_TRUE(physical_.Reserve(kOwner, 0, kGranularity).ok()) << i;
-  }
+TEST_F(PhysicalMemoryTest, ReservedAddressesAreBoundedPerSessionAndReused) {
+  // The sim device has 64 MiB: a session may hold 128 MiB of addresses.
+  const uint64_t bound = PhysicalMemory::kReservedPerMemory * (64 << 20);
+  EXPECT_EQ(Code(physical_.Reserve(kOwner, 0, bound + kGranularity).status()),
+            ACL_ERROR_RT_OVER_LIMIT);
+  const uint64_t all = *physical_.Reserve(kOwner, 0, bound);
   EXPECT_EQ(Code(physical_.Reserve(kOwner, 0, kGranularity).status()), ACL_ERROR_RT_OVER_LIMIT);
-  EXPECT_TRUE(physical_.Reserve(kImporter, 0, kGranularity).ok()) << "per session";
+  ASSERT_TRUE(physical_.Release(kOwner, all).ok());
+  // Reserving and releasing in a loop does not use up the device's window.
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t again = *physical_.Reserve(kOwner, 0, bound);
+    EXPECT_EQ(again, all);
+    ASSERT_TRUE(physical_.Release(kOwner, again).ok());
+  }
+}
+
+TEST(PhysicalMemoryBoundsTest, EachSessionHoldsABoundedNumberOfReservations) {
+  // A device large enough that the count, not the addresses, is the bound.
+  std::unique_ptr<hal::Backend> backend = hal::sim::CreateSimBackend({1, uint64_t{2} << 30});
+  MemoryManager memory(*backend);
+  PhysicalMemory physical(memory, *backend, [] { return 0; });
+  for (size_t i = 0; i < PhysicalMemory::kMaxPerSession; ++i) {
+    ASSERT_TRUE(physical.Reserve(kOwner, 0, kGranularity).ok()) << i;
+  }
+  EXPECT_EQ(AclCodeOf(physical.Reserve(kOwner, 0, kGranularity).status()),
+            ACL_ERROR_RT_OVER_LIMIT);
+  EXPECT_TRUE(physical.Reserve(kImporter, 0, kGranularity).ok()) << "per session";
 }
 
 }  // namespace

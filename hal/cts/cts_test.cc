@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "hal/cts/cts_backends.h"
 #include "hal/device.h"
+#include "proto/acl/acl_status.h"
 #include "hal/testing/stream_reports.h"
 #include "proto/acl/acl_status.h"
 
@@ -116,6 +117,34 @@ TEST_P(HalConformanceTest, ReservedBytesAreWhatAnAllocationHolds) {
   EXPECT_EQ(device_->used_bytes(), before + *reserved);
   device_->Free(buffer);
   EXPECT_EQ(device_->used_bytes(), before);
+}
+
+TEST_P(HalConformanceTest, AddressReservationsShareNoAddressWithAllocations) {
+  const uint64_t granularity = device_->features().address_granularity;
+  if (granularity == 0) {
+    EXPECT_EQ(acld::AclCodeOf(device_->ReserveAddresses(2 << 20, 2 << 20).status()),
+              ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    return;
+  }
+  DeviceBuffer before = Allocate(4096);
+  absl::StatusOr<uint64_t> reserved = device_->ReserveAddresses(2 * granularity, granularity);
+  ASSERT_TRUE(reserved.ok()) << reserved.status();
+  DeviceBuffer after = Allocate(4096);
+  EXPECT_EQ(*reserved % granularity, 0u);
+  EXPECT_TRUE(device_->info().addresses.Contains(*reserved));
+  EXPECT_TRUE(device_->info().addresses.Contains(*reserved + 2 * granularity - 1));
+  for (const DeviceBuffer& buffer : {before, after}) {
+    const bool apart = buffer.address + buffer.reserved <= *reserved ||
+                       *reserved + 2 * granularity <= buffer.address;
+    EXPECT_TRUE(apart) << "an allocation inside a reservation";
+  }
+  absl::StatusOr<uint64_t> other = device_->ReserveAddresses(granularity, granularity);
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(*other + granularity <= *reserved || *reserved + 2 * granularity <= *other);
+  device_->ReleaseAddresses(*reserved, 2 * granularity);
+  device_->ReleaseAddresses(*other, granularity);
+  device_->Free(before);
+  device_->Free(after);
 }
 
 TEST_P(HalConformanceTest, CopiesInEveryDirectionOnAStreamReportInOrder) {

@@ -100,12 +100,27 @@ absl::StatusOr<uint64_t> SimDevice::ReserveAddresses(uint64_t size, uint64_t ali
                                         kAddressGranularity, ", alignments powers of two)"));
   }
   absl::MutexLock lock(&mu_);
+  // A released range of the same size and alignment first: reserving and
+  // releasing in a loop must not use up the window that allocations share.
+  auto released = released_ranges_.find(size);
+  for (; released != released_ranges_.end() && released->first == size; ++released) {
+    if (released->second % alignment == 0) {
+      const uint64_t start = released->second;
+      released_ranges_.erase(released);
+      return info_.addresses.begin | start;
+    }
+  }
   const uint64_t start = (next_offset_ + alignment - 1) & ~(alignment - 1);
   if (start > kOffsetLimit || size > kOffsetLimit - start) {
     return OutOfDeviceMemory("device address space exhausted");
   }
   next_offset_ = start + size;
   return info_.addresses.begin | start;
+}
+
+void SimDevice::ReleaseAddresses(uint64_t address, uint64_t size) {
+  absl::MutexLock lock(&mu_);
+  released_ranges_.emplace(size, address - info_.addresses.begin);
 }
 
 void SimDevice::Free(const DeviceBuffer& buffer) {

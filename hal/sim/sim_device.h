@@ -50,8 +50,10 @@ class SimDevice : public Device {
   std::optional<uint64_t> ReservedBytes(uint64_t size) const override;
   void Free(const DeviceBuffer& buffer) override;
   uint64_t used_bytes() const override;
-  // Addresses come from the same never-reused sequence as allocations'.
+  // Addresses come from the same sequence as allocations'; a released range
+  // is handed out again to a reservation of its size.
   absl::StatusOr<uint64_t> ReserveAddresses(uint64_t size, uint64_t alignment) override;
+  void ReleaseAddresses(uint64_t address, uint64_t size) override;
 
   absl::Status Copy(const Transfer& transfer) override;
   absl::Status Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) override;
@@ -82,6 +84,8 @@ class SimDevice : public Device {
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_offset_ ABSL_GUARDED_BY(mu_) = 0x1000;
+  // Released reservations: size -> offset.
+  std::multimap<uint64_t, uint64_t> released_ranges_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace hal::sim
