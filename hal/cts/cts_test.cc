@@ -14,7 +14,6 @@
 #include "gtest/gtest.h"
 #include "hal/cts/cts_backends.h"
 #include "hal/device.h"
-#include "proto/acl/acl_status.h"
 #include "hal/testing/stream_reports.h"
 #include "proto/acl/acl_status.h"
 
