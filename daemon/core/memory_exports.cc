@@ -31,6 +31,12 @@ absl::StatusOr<std::string> MemoryExports::Export(SessionId owner, uint64_t addr
   }
   if (size == 0) return Invalid(kApi, "size must be > 0");
   ACL_ASSIGN_OR_RETURN(ResolvedRange range, memory_.Resolve(owner, address, size));
+  // A key grants the range at its own address; a mapping of physical memory
+  // lives elsewhere (daemon/core/physical_memory.h) and is shared by handle.
+  if (range.span.address() != address) {
+    return Invalid(kApi, "the memory is a mapping of physical memory; share it with "
+                         "aclrtMemExportToShareableHandle");
+  }
   ACL_ASSIGN_OR_RETURN(std::string key, NewCapabilityKey());
   absl::MutexLock lock(&mu_);
   size_t& count = exports_per_session_[owner];

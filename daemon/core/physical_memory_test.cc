@@ -1,5 +1,7 @@
 #include "daemon/core/physical_memory.h"
 
+#include "daemon/core/memory_exports.h"
+
 #include <cstring>
 #include <string>
 
@@ -106,6 +108,13 @@ TEST_F(PhysicalMemoryTest, MappedAddressesReachThePhysicalMemoryAndNothingElse) 
   EXPECT_TRUE(physical_.Release(kOwner, address).ok());
   EXPECT_EQ(Code(physical_.Release(kOwner, address)), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(memory_.UsageOf(kOwner).bytes, 0u);
+}
+
+TEST_F(PhysicalMemoryTest, AMappingIsNotSharedByIpcKey) {
+  const Mapped mapped = MapNew(kOwner);
+  MemoryExports exports(memory_, [this] { return now_; });
+  EXPECT_EQ(Code(exports.Export(kOwner, mapped.address, 4096, 1).status()),
+            ACL_ERROR_INVALID_PARAM);
 }
 
 TEST_F(PhysicalMemoryTest, NoAccessUntilSetAccessAndNoneTakesItAway) {
