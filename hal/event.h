@@ -23,6 +23,9 @@ class Event {
   // Record `record` will never be submitted (its task was dropped before it
   // reached the device, or its submission failed): waits for it pass.
   virtual void ForgetRecord(uint64_t record) = 0;
+  // Record `record` settled without running: an abort dropped it or it was
+  // forgotten (one of the latest RecordLedger::kDroppedKept such).
+  virtual bool Dropped(uint64_t record) const = 0;
 };
 
 }  // namespace hal

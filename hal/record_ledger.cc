@@ -12,9 +12,13 @@ bool RecordLedger::Settled(uint64_t record) const {
   return record <= settled_through_ || settled_above_.count(record) > 0;
 }
 
-bool RecordLedger::Settle(uint64_t record, std::vector<Wake>& woken) {
+bool RecordLedger::Settle(uint64_t record, bool ran, std::vector<Wake>& woken) {
   if (record == 0 || Settled(record)) return false;
   pending_.erase(record);
+  if (!ran) {
+    dropped_.insert(record);
+    if (dropped_.size() > kDroppedKept) dropped_.erase(dropped_.begin());
+  }
   settled_above_.insert(record);
   while (!settled_above_.empty() && *settled_above_.begin() == settled_through_ + 1) {
     settled_above_.erase(settled_above_.begin());

@@ -5,7 +5,8 @@
 // order it makes them; streams submit them in their own order, and a record
 // may never be submitted at all (its task was dropped: ForgetRecord). A record
 // settles once: when it ran, when an abort dropped it, or when it is
-// forgotten. Waits are for one record, so a wait never waits for a record
+// forgotten; the ledger remembers which of the latest records settled without
+// running (Dropped), for waits that must not pass for those. Waits are for one record, so a wait never waits for a record
 // made after it.
 //
 // Not synchronized: the backend's event calls it under its own lock and runs
@@ -27,10 +28,14 @@ class RecordLedger {
 
   // `record` was submitted to a stream.
   void Submitted(uint64_t record);
-  // `record` settled. True when it had not settled before; its waiters'
-  // wake-ups are appended to `woken`.
-  bool Settle(uint64_t record, std::vector<Wake>& woken);
+  // `record` settled (`ran`: it ran; otherwise it was dropped or forgotten).
+  // True when it had not settled before; its waiters' wake-ups are appended
+  // to `woken`.
+  bool Settle(uint64_t record, bool ran, std::vector<Wake>& woken);
   bool Settled(uint64_t record) const;
+  // `record` settled without running: one of the latest kDroppedKept such.
+  bool Dropped(uint64_t record) const { return dropped_.count(record) != 0; }
+  static constexpr size_t kDroppedKept = 1024;
   // Every record submitted so far has settled.
   bool AllSubmittedSettled() const { return pending_.empty(); }
   // The records submitted and not settled, lowest first.
@@ -43,6 +48,7 @@ class RecordLedger {
   uint64_t settled_through_ = 0;      // every record <= this has settled
   std::set<uint64_t> settled_above_;  // settled records > settled_through_ + 1
   std::set<uint64_t> pending_;
+  std::set<uint64_t> dropped_;  // the latest kDroppedKept records settled without running
   std::multimap<uint64_t, Wake> waiters_;
 };
 

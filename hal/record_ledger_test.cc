@@ -13,11 +13,11 @@ TEST(RecordLedgerTest, RecordsSettleInAnyOrderAndOnce) {
   ledger.Submitted(2);
   ledger.Submitted(1);
   EXPECT_FALSE(ledger.AllSubmittedSettled());
-  EXPECT_TRUE(ledger.Settle(2, woken));
-  EXPECT_FALSE(ledger.Settle(2, woken));  // once
+  EXPECT_TRUE(ledger.Settle(2, true, woken));
+  EXPECT_FALSE(ledger.Settle(2, true, woken));  // once
   EXPECT_TRUE(ledger.Settled(2));
   EXPECT_FALSE(ledger.Settled(1));
-  EXPECT_TRUE(ledger.Settle(1, woken));
+  EXPECT_TRUE(ledger.Settle(1, true, woken));
   EXPECT_TRUE(ledger.AllSubmittedSettled());
   EXPECT_TRUE(ledger.Settled(1));
   EXPECT_FALSE(ledger.Settled(3));
@@ -30,10 +30,10 @@ TEST(RecordLedgerTest, AWaitIsForItsRecordOnlyEvenBeforeItIsSubmitted) {
   EXPECT_FALSE(ledger.WaitFor(2, [&] { ++woken_for_two; }));
   std::vector<RecordLedger::Wake> woken;
   ledger.Submitted(3);
-  ledger.Settle(3, woken);  // a later record does not release it
-  ledger.Settle(1, woken);
+  ledger.Settle(3, true, woken);  // a later record does not release it
+  ledger.Settle(1, true, woken);
   EXPECT_TRUE(woken.empty());
-  ledger.Settle(2, woken);  // forgotten or ran: the same
+  ledger.Settle(2, true, woken);  // forgotten or ran: the same
   ASSERT_EQ(woken.size(), 1u);
   woken[0]();
   EXPECT_EQ(woken_for_two, 1);
@@ -43,9 +43,25 @@ TEST(RecordLedgerTest, AWaitIsForItsRecordOnlyEvenBeforeItIsSubmitted) {
 TEST(RecordLedgerTest, ASettledRecordIsNotPendingWhenSubmittedLate) {
   RecordLedger ledger;
   std::vector<RecordLedger::Wake> woken;
-  ledger.Settle(1, woken);
+  ledger.Settle(1, true, woken);
   ledger.Submitted(1);
   EXPECT_TRUE(ledger.AllSubmittedSettled());
+}
+
+TEST(RecordLedgerTest, RemembersWhichOfTheLatestRecordsSettledWithoutRunning) {
+  RecordLedger ledger;
+  std::vector<RecordLedger::Wake> woken;
+  ledger.Settle(1, /*ran=*/true, woken);
+  ledger.Settle(2, /*ran=*/false, woken);
+  EXPECT_FALSE(ledger.Dropped(1));
+  EXPECT_TRUE(ledger.Dropped(2));
+  EXPECT_FALSE(ledger.Settle(2, /*ran=*/true, woken)) << "settles once";
+  EXPECT_TRUE(ledger.Dropped(2));
+  for (uint64_t record = 3; record < 3 + RecordLedger::kDroppedKept; ++record) {
+    ledger.Settle(record, /*ran=*/false, woken);
+  }
+  EXPECT_FALSE(ledger.Dropped(2)) << "only the latest are kept";
+  EXPECT_TRUE(ledger.Dropped(2 + RecordLedger::kDroppedKept));
 }
 
 }  // namespace

@@ -94,8 +94,12 @@ class Stream {
   // Holds the stream until the event's record numbered `record` has run, was
   // dropped by an abort or forgotten (0, or a record settled already: passes
   // at once). The record may be submitted after the wait, on any stream of
-  // the device; a record made after it is not waited for.
-  virtual absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) = 0;
+  // the device; a record made after it is not waited for. With
+  // `fail_if_dropped`, a record that settled without running (Event::Dropped)
+  // fails the wait with ACL_ERROR_RT_IPC_ERROR: another process's record
+  // that its end or abort dropped.
+  virtual absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record,
+                                             bool fail_if_dropped) = 0;
   // A point where the host runs code: reported to on_callback_point when
   // reached, then holds the stream until ResumeCallbackPoint.
   virtual absl::StatusOr<uint64_t> HostCallbackPoint() = 0;

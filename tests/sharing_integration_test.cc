@@ -292,6 +292,43 @@ TEST_F(SharingTest, AKilledEventOwnersOpenersAreNotLeftWaiting) {
   Finish(opener);
 }
 
+TEST_F(SharingTest, AWaitForARecordTheKilledOwnerNeverRanEndsWithAnError) {
+  Process owner({kSharing, "event_owner"}, daemon_.client_env());
+  ASSERT_TRUE(owner.WaitForLine("handle", absl::Seconds(20))) << owner.output();
+  const std::vector<std::string> words = WordsAfter(owner, "handle ");
+  ASSERT_FALSE(words.empty());
+  Process opener({kSharing, "event_opener"}, daemon_.client_env());
+  EXPECT_EQ(Ask(opener, "handle " + words[0], "opened"), std::vector<std::string>{"0"});
+  // The owner's record sits behind a 300 ms kernel (in acld once "recorded"
+  // is said); the opener waits for it.
+  Ask(owner, "record", "recorded");
+  opener.WriteLine("wait");
+  EXPECT_FALSE(opener.WaitForLine("waited", absl::Milliseconds(100))) << "the wait holds";
+  owner.Signal(SIGKILL);
+  owner.Wait(absl::Seconds(20));
+  ASSERT_TRUE(opener.WaitForLine("waited", absl::Seconds(20))) << opener.output();
+  const std::vector<std::string> waited = WordsAfter(opener, "waited ");
+  ASSERT_FALSE(waited.empty());
+  EXPECT_EQ(waited[0], "507022") << "ACL_ERROR_RT_IPC_ERROR: the record never ran";
+  Finish(opener);
+}
+
+TEST_F(SharingTest, AnImportersWaitOnANotifyWhoseOwnerIsKilledEndsWithAnError) {
+  Process owner({kSharing, "notify_owner"}, daemon_.client_env());
+  const std::string key = StartExporter(owner);
+  Process importer({kSharing, "notify_importer"}, daemon_.client_env());
+  const int32_t pid = StartImporter(importer);
+  Ask(owner, "allow " + std::to_string(pid), "allowed");
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"0"});
+  importer.WriteLine("wait");
+  EXPECT_FALSE(importer.WaitForLine("waited", absl::Milliseconds(200))) << "the wait holds";
+  owner.Signal(SIGKILL);
+  owner.Wait(absl::Seconds(20));
+  ASSERT_TRUE(importer.WaitForLine("waited", absl::Seconds(20))) << importer.output();
+  EXPECT_EQ(WordsAfter(importer, "waited "), std::vector<std::string>{"507022"});
+  Finish(importer);
+}
+
 // Physical memory by shareable handle (aclrtMemExportToShareableHandle).
 class PhysicalSharingTest : public SharingTest {
  protected:

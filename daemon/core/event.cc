@@ -43,6 +43,12 @@ void Event::DropRecord(uint64_t record) {
   for (auto& done : ready) done(absl::OkStatus());
 }
 
+absl::Status Event::RecordDroppedError() {
+  return AclStatus(ACL_ERROR_RT_IPC_ERROR,
+                   "the event record waited for never ran: the process that owns the event "
+                   "ended or aborted its stream");
+}
+
 void Event::Reset() {
   absl::MutexLock lock(&mu_);
   recorded_ = false;

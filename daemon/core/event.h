@@ -55,6 +55,11 @@ class Event : public std::enable_shared_from_this<Event> {
   void DropRecord(uint64_t record);
   // An aclrtResetEvent task ran: the event reads as never recorded.
   void Reset();
+  // Record `record` settled without running (the device's word,
+  // hal::Event::Dropped): what another session's wait for it fails with is
+  // RecordDroppedError().
+  bool RecordDropped(uint64_t record) const { return device_event_->Dropped(record); }
+  static absl::Status RecordDroppedError();
 
   // Calls `resume` once record `target` is complete (at once if it is).
   // Returns true when it was complete already (and `resume` was not kept).

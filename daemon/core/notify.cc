@@ -75,15 +75,26 @@ void Notify::TimeOut(uint64_t waiter_id, absl::Duration timeout) {
                               absl::FormatDuration(timeout))));
 }
 
+void Notify::MarkShared() {
+  absl::MutexLock lock(&mu_);
+  shared_ = true;
+}
+
 void Notify::ReleaseWaiters() {
   std::deque<Waiter> released;
+  absl::Status status;
   {
     absl::MutexLock lock(&mu_);
     released.swap(waiters_);
+    if (shared_) {
+      status = AclStatus(ACL_ERROR_RT_IPC_ERROR,
+                         absl::StrCat("notify ", id_, " was destroyed, or its owner ended, while "
+                                      "this stream waited for it"));
+    }
   }
   for (Waiter& waiter : released) {
     if (waiter.timer != 0) timer_.Cancel(waiter.timer);
-    waiter.done(absl::OkStatus());
+    waiter.done(status);
   }
 }
 

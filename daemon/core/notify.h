@@ -43,8 +43,12 @@ class Notify : public std::enable_shared_from_this<Notify> {
   uint64_t WaitAndReset(absl::Duration timeout, Done done);
   // The wait's task was discarded (an abort): it no longer takes a record.
   void Cancel(uint64_t wait_id);
-  // The notify is destroyed: every wait is released.
+  // The notify is destroyed: every wait is released, with OK, or with
+  // ACL_ERROR_RT_IPC_ERROR once it was shared (its importers' waits end with
+  // an error when its owner destroys it or ends).
   void ReleaseWaiters();
+  // It has a key (aclrtNotifyGetExportKey).
+  void MarkShared();
 
   // Waits now holding their streams (for tests and operators).
   size_t waiting() const;
@@ -64,6 +68,7 @@ class Notify : public std::enable_shared_from_this<Notify> {
 
   mutable absl::Mutex mu_;
   bool set_ ABSL_GUARDED_BY(mu_) = false;
+  bool shared_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<Waiter> waiters_ ABSL_GUARDED_BY(mu_);  // oldest first
   uint64_t next_waiter_ ABSL_GUARDED_BY(mu_) = 1;
 };

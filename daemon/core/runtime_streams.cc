@@ -566,23 +566,28 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
   // The latest record made before this call, as on a device.
   const uint64_t target = event->latest_record();
+  // Another session's IPC event: a record its owner's end or abort dropped
+  // fails the wait instead of passing it (docs/security.md).
+  const bool fail_if_dropped = event->owner() != id;
   if (event->device() == stream->options().device) {
     // The device holds the stream until that record ran (or was dropped):
     // the work after the wait is queued on the device meanwhile.
     return EnqueueDeviceWork(
         id, stream, thread, 0, "event",
-        [event, target](hal::Stream& device) {
-          return device.WaitEvent(event->device_event(), target);
+        [event, target, fail_if_dropped](hal::Stream& device) {
+          return device.WaitEvent(event->device_event(), target, fail_if_dropped);
         },
         nullptr, nullptr, /*may_be_held=*/true);
   }
   // Another device's event: its records are not the device's to see.
   return Enqueue(
       id, stream, thread, 0,
-      [event, target](const TaskResume& resume) -> std::optional<absl::Status> {
-        if (event->WaitFor(target, [resume] { resume(absl::OkStatus()); })) {
-          return absl::OkStatus();
-        }
+      [event, target, fail_if_dropped](const TaskResume& resume) -> std::optional<absl::Status> {
+        auto outcome = [event, target, fail_if_dropped] {
+          return fail_if_dropped && event->RecordDropped(target) ? Event::RecordDroppedError()
+                                                                 : absl::OkStatus();
+        };
+        if (event->WaitFor(target, [resume, outcome] { resume(outcome()); })) return outcome();
         return std::nullopt;
       },
       nullptr, "event");
@@ -719,7 +724,14 @@ absl::Status Runtime::DestroyNotify(SessionId id, NotifyId notify_id) {
 void Runtime::SynchronizeEvent(SessionId id, EventId event_id, absl::Duration timeout, Done done) {
   absl::StatusOr<std::shared_ptr<Event>> event = FindEvent(id, event_id);
   if (!event.ok()) return done(event.status());
-  (*event)->Synchronize(timeout, std::move(done));
+  if ((*event)->owner() == id) return (*event)->Synchronize(timeout, std::move(done));
+  // Another session's IPC event: as its stream waits (StreamWaitEvent).
+  const uint64_t target = (*event)->latest_record();
+  (*event)->Synchronize(timeout, [event = *event, target, done = std::move(done)](
+                                     absl::Status status) {
+    if (status.ok() && event->RecordDropped(target)) status = Event::RecordDroppedError();
+    done(std::move(status));
+  });
 }
 
 absl::StatusOr<EventStatus> Runtime::QueryEvent(SessionId id, EventId event_id) {

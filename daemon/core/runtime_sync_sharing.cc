@@ -115,6 +115,7 @@ absl::StatusOr<std::string> Runtime::ShareNotify(SessionId id, NotifyId notify_i
     shared.pid_validation = pid_validation;
     return existing->second;
   }
+  it->second->MarkShared();
   SharedNotify& shared = shared_notifies_[key];
   shared.notify = it->second;
   shared.owner = id;

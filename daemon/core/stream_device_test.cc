@@ -399,7 +399,7 @@ class ScriptedDeviceStream final : public hal::Stream {
     return Next();
   }
   absl::StatusOr<uint64_t> RecordEvent(hal::Event&, uint64_t) override { return Next(); }
-  absl::StatusOr<uint64_t> WaitEvent(hal::Event&, uint64_t) override { return Next(); }
+  absl::StatusOr<uint64_t> WaitEvent(hal::Event&, uint64_t, bool) override { return Next(); }
   absl::StatusOr<uint64_t> HostCallbackPoint() override { return Next(); }
   int max_callback_points() const override { return 8; }
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override {

@@ -445,7 +445,7 @@ TEST_F(AclBackendTest, StreamsWaitForEventsOfOtherStreams) {
   ASSERT_EQ(*first->HostCallbackPoint(), 1u);
   ASSERT_EQ(*first->RecordEvent(**event, 1), 2u);
   log_->Clear();
-  ASSERT_EQ(*second->WaitEvent(**event, 1), 1u);
+  ASSERT_EQ(*second->WaitEvent(**event, 1, false), 1u);
   // The record is the vendor event's latest: the vendor waits for it.
   EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamWaitEvent"), 1);
   ASSERT_EQ(*second->Fill(Span(buffer), 7, 32), 2u);
@@ -478,7 +478,7 @@ TEST_F(AclBackendTest, AWaitForASupersededRecordHoldsOnANotify) {
   ASSERT_TRUE(third_reports.WaitForCompleted(1));
   ASSERT_TRUE(first_reports.WaitForReached(1));
   log_->Clear();
-  ASSERT_EQ(*second->WaitEvent(**event, 1), 1u);
+  ASSERT_EQ(*second->WaitEvent(**event, 1, false), 1u);
   ASSERT_EQ(*second->Fill(Span(buffer), 7, 32), 2u);
   std::vector<Call> calls = log_->Read();
   EXPECT_EQ(CountCalls(calls, "aclrtStreamWaitEvent"), 0);

@@ -60,7 +60,8 @@ int64_t AclEvent::LatestTimestampLocked() const {
 
 void AclEvent::SettleLocked(uint64_t record, std::optional<int64_t> timestamp,
                             std::vector<RecordLedger::Wake>& woken) const {
-  if (!ledger_.Settle(record, woken)) return;  // counted early (RefreshLocked)
+  // Counted early (RefreshLocked) or not.
+  if (!ledger_.Settle(record, timestamp.has_value(), woken)) return;
   if (timestamp.has_value() && record > stamped_record_) {
     stamped_record_ = record;
     timestamp_ = timestamp;
@@ -95,6 +96,11 @@ void AclEvent::OnRecordComplete(uint64_t record) { Settle(record, /*ran=*/true);
 void AclEvent::OnRecordDropped(uint64_t record) { Settle(record, /*ran=*/false); }
 
 void AclEvent::ForgetRecord(uint64_t record) { Settle(record, /*ran=*/false); }
+
+bool AclEvent::Dropped(uint64_t record) const {
+  absl::MutexLock lock(&mu_);
+  return ledger_.Dropped(record);
+}
 
 std::optional<int64_t> AclEvent::TimestampNanos() const {
   std::vector<RecordLedger::Wake> woken;

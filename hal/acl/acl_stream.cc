@@ -90,7 +90,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value, uint32_t flag);
   absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params);
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record);
-  absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record);
+  absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record, bool fail_if_dropped);
   absl::StatusOr<uint64_t> HostCallbackPoint();
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status);
   absl::Status SetStopOnFailure(bool stop);
@@ -590,8 +590,16 @@ absl::StatusOr<uint64_t> AclStream::Core::RecordEvent(Event& event, uint64_t rec
   });
 }
 
-absl::StatusOr<uint64_t> AclStream::Core::WaitEvent(Event& event, uint64_t record) {
+absl::StatusOr<uint64_t> AclStream::Core::WaitEvent(Event& event, uint64_t record,
+                                                    bool fail_if_dropped) {
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<AclEvent> held, EventOfThisDevice(event));
+  // Only a record dropped before the wait is submitted is told apart here: the
+  // vendor's wait and the release of a later one cannot say how it settled.
+  if (fail_if_dropped && held->Dropped(record)) {
+    return BackendError(ACL_ERROR_RT_IPC_ERROR,
+                        "the event record this stream waits for never ran: the process that "
+                        "owns the event ended or aborted its stream");
+  }
   return Submit(ItemKind::kWait, [&](Item& item) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::Status {
     ACL_ASSIGN_OR_RETURN(auto taken, TakeNotify());
     const auto [notify, generation] = taken;
@@ -853,8 +861,9 @@ absl::StatusOr<uint64_t> AclStream::RecordEvent(Event& event, uint64_t record) {
   return core_->RecordEvent(event, record);
 }
 
-absl::StatusOr<uint64_t> AclStream::WaitEvent(Event& event, uint64_t record) {
-  return core_->WaitEvent(event, record);
+absl::StatusOr<uint64_t> AclStream::WaitEvent(Event& event, uint64_t record,
+                                              bool fail_if_dropped) {
+  return core_->WaitEvent(event, record, fail_if_dropped);
 }
 
 absl::StatusOr<uint64_t> AclStream::HostCallbackPoint() { return core_->HostCallbackPoint(); }

@@ -83,7 +83,8 @@ class AclStream final : public Stream {
                                      uint32_t flag) override;
   absl::StatusOr<uint64_t> Launch(const Function& function, const LaunchParams& params) override;
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) override;
-  absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) override;
+  absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record,
+                                     bool fail_if_dropped) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
   // Each point holds a vendor notify until its callback ran, and a device

@@ -314,7 +314,7 @@ TEST_P(HalConformanceTest, WaitEventHoldsAnotherStreamUntilTheRecordRuns) {
   absl::StatusOr<uint64_t> point = holder->HostCallbackPoint();
   ASSERT_TRUE(holder->RecordEvent(**event, 1).ok());
   ASSERT_TRUE(holder_reports.WaitForReached(1));
-  ASSERT_TRUE(waiter->WaitEvent(**event, 1).ok());
+  ASSERT_TRUE(waiter->WaitEvent(**event, 1, false).ok());
   ASSERT_TRUE(waiter->Fill(DeviceSpan{buffer, 0}, 3, 64).ok());
   EXPECT_FALSE(waiter_reports.WaitForCompleted(2, absl::Milliseconds(100)))
       << "a stream passed a wait for a record that had not run";
@@ -337,7 +337,7 @@ TEST_P(HalConformanceTest, AWaitIsForItsRecordEvenOneSubmittedLater) {
   ASSERT_TRUE(event.ok());
   DeviceBuffer buffer = Allocate(64);
   // The waiter waits for record 1, which no stream has yet.
-  ASSERT_TRUE(waiter->WaitEvent(**event, 1).ok());
+  ASSERT_TRUE(waiter->WaitEvent(**event, 1, false).ok());
   ASSERT_TRUE(waiter->Fill(DeviceSpan{buffer, 0}, 5, 64).ok());
   // Record 2 runs at once elsewhere: not the one waited for.
   ASSERT_TRUE(other->RecordEvent(**event, 2).ok());
@@ -371,7 +371,7 @@ TEST_P(HalConformanceTest, WaitsForForgottenOrDroppedRecordsPass) {
   std::unique_ptr<Stream> waiter = NewStream(waiter_reports);
   absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
   ASSERT_TRUE(event.ok());
-  ASSERT_TRUE(waiter->WaitEvent(**event, 1).ok());
+  ASSERT_TRUE(waiter->WaitEvent(**event, 1, false).ok());
   EXPECT_FALSE(waiter_reports.WaitForCompleted(1, absl::Milliseconds(50)));
   (*event)->ForgetRecord(1);
   ASSERT_TRUE(waiter_reports.WaitForCompleted(1));
@@ -380,12 +380,32 @@ TEST_P(HalConformanceTest, WaitsForForgottenOrDroppedRecordsPass) {
   ASSERT_TRUE(point.ok());
   ASSERT_TRUE(holder->RecordEvent(**event, 2).ok());
   ASSERT_TRUE(holder_reports.WaitForReached(1));
-  ASSERT_TRUE(waiter->WaitEvent(**event, 2).ok());
+  ASSERT_TRUE(waiter->WaitEvent(**event, 2, false).ok());
   EXPECT_FALSE(waiter_reports.WaitForCompleted(2, absl::Milliseconds(50)));
   holder->Abort();
   ASSERT_TRUE(waiter_reports.WaitForCompleted(2));
   EXPECT_TRUE((*event)->Complete());
   holder.reset();
+  waiter.reset();
+}
+
+// A wait told not to pass a dropped record (another process's, whose end or
+// abort dropped it) fails with ACL_ERROR_RT_IPC_ERROR: at once, or when it
+// completes.
+TEST_P(HalConformanceTest, AWaitThatMustNotPassADroppedRecordFails) {
+  StreamReports waiter_reports;
+  std::unique_ptr<Stream> waiter = NewStream(waiter_reports);
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  (*event)->ForgetRecord(1);
+  EXPECT_TRUE((*event)->Dropped(1));
+  absl::StatusOr<uint64_t> waited = waiter->WaitEvent(**event, 1, /*fail_if_dropped=*/true);
+  if (waited.ok()) {
+    ASSERT_TRUE(waiter_reports.WaitForCompleted(1));
+    EXPECT_EQ(acld::AclCodeOf(waiter_reports.completed()[0].second), ACL_ERROR_RT_IPC_ERROR);
+  } else {
+    EXPECT_EQ(acld::AclCodeOf(waited.status()), ACL_ERROR_RT_IPC_ERROR);
+  }
   waiter.reset();
 }
 

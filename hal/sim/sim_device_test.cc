@@ -5,6 +5,8 @@
 #include "gtest/gtest.h"
 #include "hal/sim/sim_kernels.h"
 #include "hal/sim/sim_memory.h"
+#include "hal/testing/stream_reports.h"
+#include "proto/acl/acl_status.h"
 
 namespace hal::sim {
 namespace {
@@ -119,6 +121,29 @@ TEST(SimDeviceTest, ClockMovesForward) {
   SimDevice device(0, 1);
   const int64_t first = device.NowNanos();
   EXPECT_GE(device.NowNanos(), first);
+}
+
+// A record an abort drops after a wait for it was queued: a wait told not to
+// pass a dropped record fails, another passes.
+TEST(SimDeviceTest, AWaitToldNotToPassADroppedRecordFailsWhenAnAbortDropsIt) {
+  SimDevice device(0, 1 << 20);
+  testing::StreamReports holder_reports, failing_reports, passing_reports;
+  std::unique_ptr<Stream> holder = *device.CreateStream(holder_reports.Options());
+  std::unique_ptr<Stream> failing = *device.CreateStream(failing_reports.Options());
+  std::unique_ptr<Stream> passing = *device.CreateStream(passing_reports.Options());
+  std::shared_ptr<Event> event = *device.CreateEvent();
+  ASSERT_TRUE(holder->HostCallbackPoint().ok());
+  ASSERT_TRUE(holder->RecordEvent(*event, 1).ok());
+  ASSERT_TRUE(holder_reports.WaitForReached(1));
+  ASSERT_TRUE(failing->WaitEvent(*event, 1, /*fail_if_dropped=*/true).ok());
+  ASSERT_TRUE(passing->WaitEvent(*event, 1, /*fail_if_dropped=*/false).ok());
+  EXPECT_FALSE(failing_reports.WaitForCompleted(1, absl::Milliseconds(50)));
+  holder->Abort();
+  ASSERT_TRUE(failing_reports.WaitForCompleted(1));
+  ASSERT_TRUE(passing_reports.WaitForCompleted(1));
+  EXPECT_EQ(acld::AclCodeOf(failing_reports.completed()[0].second), ACL_ERROR_RT_IPC_ERROR);
+  EXPECT_TRUE(passing_reports.completed()[0].second.ok());
+  EXPECT_TRUE(event->Dropped(1));
 }
 
 }  // namespace

@@ -25,10 +25,15 @@ void SimEvent::CompleteRecord(uint64_t record, std::optional<int64_t> now_nanos)
   std::vector<RecordLedger::Wake> woken;
   {
     absl::MutexLock lock(&mu_);
-    if (!ledger_.Settle(record, woken)) return;
+    if (!ledger_.Settle(record, now_nanos.has_value(), woken)) return;
     if (now_nanos.has_value()) timestamp_ = now_nanos;
   }
   for (auto& wake : woken) wake();
+}
+
+bool SimEvent::Dropped(uint64_t record) const {
+  absl::MutexLock lock(&mu_);
+  return ledger_.Dropped(record);
 }
 
 bool SimEvent::WaitFor(uint64_t record, std::function<void()> wake) {

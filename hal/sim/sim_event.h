@@ -20,6 +20,7 @@ class SimEvent : public Event, public std::enable_shared_from_this<SimEvent> {
   std::optional<int64_t> TimestampNanos() const override;
   bool Complete() const override;
   void ForgetRecord(uint64_t record) override;
+  bool Dropped(uint64_t record) const override;
 
   // Record `record` was submitted to a stream.
   void AddRecord(uint64_t record);

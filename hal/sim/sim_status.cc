@@ -21,6 +21,12 @@ absl::Status InvalidArgument(absl::string_view what) {
   return acld::AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat("the sim cannot make ", what));
 }
 
+absl::Status DroppedRecord() {
+  return acld::AclStatus(ACL_ERROR_RT_IPC_ERROR,
+                         "the event record this stream waited for never ran: the process that "
+                         "owns the event ended or aborted its stream");
+}
+
 absl::Status BadBinary(const absl::Status& parse_error) {
   return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                          absl::StrCat("not a sim kernel binary (docs/sim-binary.md): ",

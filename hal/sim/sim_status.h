@@ -19,6 +19,9 @@ absl::Status OutOfDeviceMemory(absl::string_view why);
 // A request the core should have refused (ACL_ERROR_INVALID_PARAM).
 absl::Status InvalidArgument(absl::string_view what);
 
+// A wait for another process's record that was dropped (ACL_ERROR_RT_IPC_ERROR).
+absl::Status DroppedRecord();
+
 // A binary the sim cannot load (ACL_ERROR_INVALID_PARAM, with the reason).
 absl::Status BadBinary(const absl::Status& parse_error);
 

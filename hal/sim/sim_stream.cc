@@ -104,6 +104,7 @@ struct SimStream::Item {
   std::shared_ptr<SimEvent> event;  // kRecord, kWait
   uint64_t record = 0;              // the record's number (kRecord), the one waited for (kWait)
   bool reached = false;             // kCallback
+  bool fail_if_dropped = false;     // kWait
   std::optional<absl::Status> resumed;
 };
 
@@ -298,6 +299,8 @@ absl::Status SimStream::State::Execute(Item& item) {
       item.event->CompleteRecord(item.record, device.NowNanos());
       return absl::OkStatus();
     case Item::Kind::kWait:
+      // Settled when the stream got here: read now, after the settling.
+      if (item.fail_if_dropped && item.event->Dropped(item.record)) return DroppedRecord();
       return absl::OkStatus();
     case Item::Kind::kCallback:
       return *item.resumed;
@@ -457,13 +460,15 @@ absl::StatusOr<uint64_t> SimStream::RecordEvent(Event& event, uint64_t record) {
   return state_->Submit(std::move(item));
 }
 
-absl::StatusOr<uint64_t> SimStream::WaitEvent(Event& event, uint64_t record) {
+absl::StatusOr<uint64_t> SimStream::WaitEvent(Event& event, uint64_t record,
+                                             bool fail_if_dropped) {
   auto* sim_event = dynamic_cast<SimEvent*>(&event);
   if (sim_event == nullptr) return NotOfThisDevice("event");
   Item item;
   item.kind = Item::Kind::kWait;
   item.event = sim_event->shared_from_this();
   item.record = record;
+  item.fail_if_dropped = fail_if_dropped;
   return state_->Submit(std::move(item));
 }
 

@@ -35,7 +35,8 @@ class SimStream : public Stream {
   absl::StatusOr<uint64_t> WaitValue(const DeviceSpan& address, uint64_t value,
                                      uint32_t flag) override;
   absl::StatusOr<uint64_t> RecordEvent(Event& event, uint64_t record) override;
-  absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record) override;
+  absl::StatusOr<uint64_t> WaitEvent(Event& event, uint64_t record,
+                                     bool fail_if_dropped) override;
   absl::StatusOr<uint64_t> HostCallbackPoint() override;
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
   absl::Status SetStopOnFailure(bool stop) override;
