@@ -30,6 +30,12 @@ class ClientRing {
   // `peer_socket`; ticket() names it in the Hello.
   static absl::StatusOr<std::unique_ptr<ClientRing>> Create(const std::string& peer_socket,
                                                             absl::Duration timeout);
+  // Creates the channel and opens this process's session on it at the
+  // identity socket (protocol 4: no gRPC). The connection stays with the
+  // channel: closing it (the destructor) ends the session, and its end on
+  // acld's side stops the channel (acld is gone, or ended the session).
+  static absl::StatusOr<std::unique_ptr<ClientRing>> OpenSession(const std::string& peer_socket,
+                                                                 absl::Duration timeout);
   ~ClientRing();
   ClientRing(const ClientRing&) = delete;
   ClientRing& operator=(const ClientRing&) = delete;
@@ -51,9 +57,23 @@ class ClientRing {
 
   // The session is over: waits end now, Read drains what is left.
   void Stop();
+  // Stop, and (a session opened on the identity socket) end it: acld sees
+  // its connection end.
+  void Hangup();
+  // In a child of fork(): closes the inherited connection (only close(2)),
+  // so that the parent's end still ends its session.
+  void ForkedChild();
 
  private:
-  ClientRing(void* base, int doorbell, std::string ticket);
+  ClientRing(void* base, int doorbell, std::string ticket, int connection = -1);
+  // The channel and its doorbell, formatted and mapped; `handover` gives
+  // them to acld and returns the ticket or the connection.
+  template <typename Handover>
+  static absl::StatusOr<std::unique_ptr<ClientRing>> Make(Handover handover);
+  // Whether waits must end: stopped, or (looked at no more than every
+  // kConnectionCheck) acld closed the session's connection.
+  bool ShouldStop();
+  static constexpr absl::Duration kConnectionCheck = absl::Milliseconds(100);
 
   void* const base_;
   // The eventfd acld waits on for this channel (in epoll): written when acld
@@ -62,6 +82,9 @@ class ClientRing {
   const std::string ticket_;
   acld::RingChannel channel_;
   std::atomic<bool> stopped_{false};
+  // The session's connection to the identity socket (-1: the session is on gRPC).
+  std::atomic<int> connection_;
+  std::atomic<int64_t> next_connection_check_ns_{0};
 };
 
 }  // namespace acl_client

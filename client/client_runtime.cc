@@ -45,7 +45,9 @@ void ClientRuntime::ForkedChild() {
   // may have held it), and the parent's session — its threads, its mapped
   // channel (not inherited) — is not the child's. The child keeps the objects
   // untouched and refuses every call that needs a session.
-  if (transport_.load(std::memory_order_acquire) == nullptr) return;
+  Transport* transport = transport_.load(std::memory_order_acquire);
+  if (transport == nullptr) return;
+  transport->ForkedChild();
   session_parent_.store(getppid(), std::memory_order_release);
 }
 

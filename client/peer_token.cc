@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -16,15 +17,18 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "proto/acl/peer_socket.h"
+#include "proto/acl/protocol.h"
 
 namespace acl_client {
 namespace {
 
 // Sends `request` (with `fds`, at most two, attached) to the identity socket
-// at `path` and returns the answer line. "E <reason>" answers become errors.
-absl::StatusOr<std::string> Exchange(const std::string& path, const std::string& request,
-                                     const std::vector<int>& fds,
-                                     absl::Duration timeout) {
+// at `path` and returns the answer line and the connection (the caller owns
+// it). "E <reason>" answers become errors (the connection closed).
+absl::StatusOr<std::pair<std::string, int>> Ask(const std::string& path,
+                                                const std::string& request,
+                                                const std::vector<int>& fds,
+                                                absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (socket_fd < 0) {
@@ -63,8 +67,8 @@ absl::StatusOr<std::string> Exchange(const std::string& path, const std::string&
     return absl::UnavailableError(absl::StrCat("cannot send to ", path, ": ", error));
   }
 
+  // Read a byte at a time: nothing after the answer's line may be consumed.
   std::string answer;
-  char buffer[128];
   while (answer.find('\n') == std::string::npos && answer.size() < 4096) {
     pollfd readable{socket_fd, POLLIN, 0};
     const int64_t wait_ms = absl::ToInt64Milliseconds(deadline - absl::Now());
@@ -72,21 +76,32 @@ absl::StatusOr<std::string> Exchange(const std::string& path, const std::string&
     const int ready = poll(&readable, 1, static_cast<int>(wait_ms));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) break;
-    const ssize_t n = read(socket_fd, buffer, sizeof(buffer));
+    char byte;
+    const ssize_t n = read(socket_fd, &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    answer.append(buffer, static_cast<size_t>(n));
+    answer.push_back(byte);
   }
-  close(socket_fd);
   if (answer.find('\n') == std::string::npos) {
+    close(socket_fd);
     return absl::UnavailableError(absl::StrCat("no answer from ", path));
   }
   answer.resize(answer.find('\n'));
   absl::string_view reason = answer;
   if (absl::ConsumePrefix(&reason, acld::kPeerRefusal)) {
+    close(socket_fd);
     return absl::FailedPreconditionError(absl::StrCat(path, " refused: ", reason));
   }
-  return answer;
+  return std::make_pair(std::move(answer), socket_fd);
+}
+
+// Ask, for a one-line answer: the connection closes.
+absl::StatusOr<std::string> Exchange(const std::string& path, const std::string& request,
+                                     const std::vector<int>& fds, absl::Duration timeout) {
+  absl::StatusOr<std::pair<std::string, int>> answered = Ask(path, request, fds, timeout);
+  if (!answered.ok()) return answered.status();
+  close(answered->second);
+  return std::move(answered->first);
 }
 
 }  // namespace
@@ -107,6 +122,21 @@ absl::StatusOr<std::string> SendSharedMemory(const std::string& path, int fd, ui
   std::vector<int> fds{fd};
   if (doorbell >= 0) fds.push_back(doorbell);
   return Exchange(path, absl::StrCat(acld::kPeerMemoryRequest, size, "\n"), fds, timeout);
+}
+
+absl::StatusOr<int> OpenSessionOnIdentitySocket(const std::string& path, int channel,
+                                                uint64_t size, int doorbell,
+                                                absl::Duration timeout) {
+  absl::StatusOr<std::pair<std::string, int>> answered =
+      Ask(path, absl::StrCat(acld::kPeerSessionRequest, size, " ", acld::kProtocolVersion, "\n"),
+          {channel, doorbell}, timeout);
+  if (!answered.ok()) return answered.status();
+  if (answered->first != acld::kPeerSessionOpened) {
+    close(answered->second);
+    return absl::UnavailableError(
+        absl::StrCat(path, " answered \"", answered->first, "\" to a session request"));
+  }
+  return answered->second;
 }
 
 }  // namespace acl_client

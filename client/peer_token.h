@@ -27,6 +27,16 @@ absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Durati
 absl::StatusOr<std::string> SendSharedMemory(const std::string& path, int fd, uint64_t size,
                                              absl::Duration timeout, int doorbell = -1);
 
+// Opens this process's session on the identity socket at `path` ("S"), on
+// the session channel `channel` (a sealed memfd of `size` bytes) with its
+// `doorbell`. Returns the connection, which the caller keeps open for the
+// session's life. A refusal (FailedPrecondition) carries the daemon's
+// "<aclError> <reason>"; a daemon older than protocol 4 refuses with
+// "request not understood".
+absl::StatusOr<int> OpenSessionOnIdentitySocket(const std::string& path, int channel,
+                                                uint64_t size, int doorbell,
+                                                absl::Duration timeout);
+
 }  // namespace acl_client
 
 #endif  // ACLD_CLIENT_PEER_TOKEN_H_

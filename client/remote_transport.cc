@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "client/peer_token.h"
@@ -34,6 +35,10 @@ absl::Status Unreachable(const std::string& socket_path, absl::string_view why) 
 // busy host (20 processes starting at once beside a compiler on two cores, or
 // 1,024 at once) makes it slow, not absent, and aclInit must not fail for that.
 constexpr absl::Duration kAnswerTimeout = absl::Seconds(30);
+
+// How a daemon older than protocol 4 refuses a session request on its
+// identity socket (daemon/server/peer_credentials.cc of those versions).
+constexpr char kNotUnderstood[] = "request not understood";
 
 // Whether anything listens on the Unix socket at `path` now. A connect() to
 // it is refused at once when nothing does, and is taken into the listen
@@ -70,6 +75,14 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   }
   absl::Status listening = CheckSomethingListens(socket_path);
   if (!listening.ok()) return Unreachable(socket_path, listening.message());
+  if (carrier == Carrier::kSharedMemory) {
+    absl::StatusOr<std::unique_ptr<RemoteTransport>> direct =
+        ConnectDirect(socket_path, callbacks);
+    // A daemon older than protocol 4 does not open sessions there: gRPC then.
+    if (direct.ok() || direct.status().message().find(kNotUnderstood) == std::string::npos) {
+      return direct;
+    }
+  }
   absl::StatusOr<std::unique_ptr<SessionChannel>> channel =
       SessionChannel::Open(socket_path, callbacks, kAnswerTimeout);
   if (!channel.ok()) return Unreachable(socket_path, channel.status().message());
@@ -101,9 +114,46 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   return transport;
 }
 
+absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::ConnectDirect(
+    const std::string& socket_path, CallbackDispatcher* callbacks) {
+  absl::StatusOr<std::unique_ptr<SessionChannel>> channel =
+      SessionChannel::OpenDirect(socket_path, callbacks, kAnswerTimeout);
+  if (!channel.ok()) {
+    if (!absl::IsFailedPrecondition(channel.status())) {
+      return Unreachable(socket_path, channel.status().message());
+    }
+    // acld refused: "<path> refused: <aclError> <reason>".
+    absl::string_view refusal = channel.status().message();
+    int32_t code = ACL_ERROR_RT_SOCKET_CLOSE;
+    const size_t at = refusal.find(" refused: ");
+    if (at != absl::string_view::npos) {
+      refusal.remove_prefix(at + std::strlen(" refused: "));
+      const size_t space = refusal.find(' ');
+      if (space != absl::string_view::npos &&
+          absl::SimpleAtoi(refusal.substr(0, space), &code)) {
+        refusal.remove_prefix(space + 1);
+      }
+    }
+    if (code == ACL_ERROR_RT_OVER_LIMIT) {
+      return acld::AclStatus(code, absl::StrCat("acld at unix:", socket_path,
+                                                " refused this process's session: ", refusal));
+    }
+    return Unreachable(socket_path, absl::StrCat(refusal, " (this libascendcl speaks protocol "
+                                                 "version ", acld::kProtocolVersion, ")"));
+  }
+  std::unique_ptr<RemoteTransport> transport(new RemoteTransport(*std::move(channel), socket_path));
+  absl::StatusOr<codec::SessionInfo> opened = codec::SessionOpenedOf(transport->channel_->Finish(
+      transport->channel_->Expect(acld::kSessionOpenedCallId), kAnswerTimeout));
+  if (!opened.ok()) return Unreachable(socket_path, opened.status().message());
+  transport->session_ = *std::move(opened);
+  return transport;
+}
+
 RemoteTransport::~RemoteTransport() { Close(); }
 
 void RemoteTransport::Close() { channel_->Close(); }
+
+void RemoteTransport::ForkedChild() { channel_->ForkedChild(); }
 
 // --- lifecycle ---
 

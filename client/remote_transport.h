@@ -23,7 +23,9 @@ namespace acl_client {
 
 class RemoteTransport : public Transport {
  public:
-  // What carries the session's messages after its Hello (ACLD_TRANSPORT).
+  // What carries the session's messages (ACLD_TRANSPORT): the shared-memory
+  // channel, opened on the identity socket (or, with a daemon older than
+  // protocol 4, after a Hello on gRPC), or the gRPC stream alone.
   enum class Carrier { kSharedMemory, kGrpc };
 
   // Connects to `socket_path` and opens this process's session. Fails fast with
@@ -35,6 +37,7 @@ class RemoteTransport : public Transport {
   ~RemoteTransport() override;
 
   void Close() override;
+  void ForkedChild() override;
   int32_t DeviceCount() override { return session_.device_count; }
   std::string SocName() override { return session_.soc_name; }
   acld::DeviceFeatures Features(int32_t device_id) override {
@@ -145,6 +148,9 @@ class RemoteTransport : public Transport {
   }
 
  private:
+  // The session opened on the identity socket (protocol 4: no gRPC).
+  static absl::StatusOr<std::unique_ptr<RemoteTransport>> ConnectDirect(
+      const std::string& socket_path, CallbackDispatcher* callbacks);
   RemoteTransport(std::unique_ptr<SessionChannel> channel, const std::string& socket_path);
 
   // Destroyed in reverse: the bulk copies before the channel they use.

@@ -10,6 +10,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/peer_socket.h"
 #include "proto/acl/protocol.h"
 #include "proto/acl/status_macros.h"
 
@@ -42,10 +43,37 @@ absl::StatusOr<std::unique_ptr<SessionChannel>> SessionChannel::Open(const std::
     return absl::UnavailableError("nothing accepts connections there");
   }
   channel->stub_ = acl::v1::Runtime::NewStub(channel->channel_);
-  channel->stream_ = channel->stub_->Session(&channel->context_);
+  channel->context_ = std::make_unique<grpc::ClientContext>();
+  channel->stream_ = channel->stub_->Session(channel->context_.get());
   channel->reader_ = std::thread([c = channel.get()] { c->ReadReplies(); });
   NameThread(channel->reader_, "acl-stream");
   return channel;
+}
+
+absl::StatusOr<std::unique_ptr<SessionChannel>> SessionChannel::OpenDirect(
+    const std::string& socket_path, CallbackDispatcher* callbacks, absl::Duration timeout) {
+  ACL_ASSIGN_OR_RETURN(std::unique_ptr<ClientRing> ring,
+                       ClientRing::OpenSession(acld::PeerSocketPath(socket_path), timeout));
+  std::unique_ptr<SessionChannel> channel(new SessionChannel(socket_path, callbacks));
+  channel->next_call_id_.store(acld::kSessionOpenedCallId + 1);
+  absl::MutexLock write_lock(&channel->write_mu_);
+  channel->ring_ = std::move(ring);
+  channel->write_on_ring_ = true;
+  absl::MutexLock lock(&channel->mu_);
+  channel->on_ring_ = true;
+  return channel;
+}
+
+std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Expect(uint64_t call_id) {
+  auto call = std::make_shared<PendingCall>();
+  call->id = call_id;
+  absl::MutexLock lock(&mu_);
+  if (!broken_) pending_[call_id] = call;
+  return call;
+}
+
+void SessionChannel::ForkedChild() {
+  if (ring_ != nullptr) ring_->ForkedChild();
 }
 
 SessionChannel::~SessionChannel() {
@@ -58,7 +86,11 @@ void SessionChannel::Close() {
     absl::MutexLock lock(&batch_mu_);
     stopping_ = true;
   }
-  context_.TryCancel();
+  if (context_ != nullptr) {
+    context_->TryCancel();
+  } else if (ring_ != nullptr) {
+    ring_->Hangup();  // acld ends the session; our readers stop
+  }
   absl::MutexLock lock(&close_mu_);
   closed_ = true;
   if (flusher_.joinable()) flusher_.join();
@@ -200,7 +232,10 @@ SessionChannel::ReadOutcome SessionChannel::ReadOne(absl::Time deadline, uint64_
   }
   if (message.ok() && !stopped) return ReadOutcome::kNothing;
   // acld broke the channel (the session cannot go on), or it is drained.
-  if (!message.ok()) context_.TryCancel();
+  if (!message.ok()) {
+    if (context_ != nullptr) context_->TryCancel();
+    ring_->Hangup();
+  }
   absl::MutexLock lock(&mu_);
   ring_over_ = true;
   EndReplies();

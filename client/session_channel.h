@@ -1,7 +1,9 @@
-// The carrier of a process's session: one gRPC Session stream to acld, and
-// from the SessionOpened on, when acld took it, the session's shared-memory
-// channel (client_ring.h) for every message both ways; the stream then only
-// says why the session ended.
+// The carrier of a process's session: its shared-memory channel
+// (client_ring.h) for every message both ways. The session opens on the
+// identity socket with the channel (OpenDirect: no gRPC in the process at
+// all), or, as a fallback, on a gRPC Session stream to acld (Open), which
+// carries the messages until acld takes the channel in its SessionOpened
+// (UseRing) and then only says why the session ended.
 //
 // Calls from any thread are written in order, and replies are matched to
 // waiting callers by call id. On the gRPC stream a reader thread reads them.
@@ -57,6 +59,17 @@ class SessionChannel {
   static absl::StatusOr<std::unique_ptr<SessionChannel>> Open(const std::string& socket_path,
                                                               CallbackDispatcher* callbacks,
                                                               absl::Duration timeout);
+  // Opens the session on the identity socket beside `socket_path`, on a new
+  // channel; its SessionOpened answers Expect(acld::kSessionOpenedCallId).
+  // A refusal (FailedPrecondition) carries acld's "<aclError> <reason>".
+  static absl::StatusOr<std::unique_ptr<SessionChannel>> OpenDirect(
+      const std::string& socket_path, CallbackDispatcher* callbacks, absl::Duration timeout);
+  // A reply acld sends without a request (the SessionOpened of OpenDirect).
+  std::shared_ptr<PendingCall> Expect(uint64_t call_id);
+
+  // A child of fork(): the session's connection is its parent's, and must
+  // not keep the session open after the parent is gone. Only close(2).
+  void ForkedChild();
   ~SessionChannel();
 
   SessionChannel(const SessionChannel&) = delete;
@@ -138,7 +151,9 @@ class SessionChannel {
   CallbackDispatcher* const callbacks_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<acl::v1::Runtime::Stub> stub_;
-  grpc::ClientContext context_;
+  // The stream's (null for a session opened on the identity socket: nothing
+  // of gRPC is made, so it starts none of its threads).
+  std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>> stream_;
   std::thread reader_;
   std::unique_ptr<ClientRing> ring_;  // set once, by UseRing

@@ -195,7 +195,7 @@ ClientMessage Hello(const std::string& peer_token, int32_t pid, uint32_t uid,
   acl::v1::Hello& hello = *message.mutable_hello();
   hello.set_peer_token(peer_token);
   hello.set_ring_ticket(ring_ticket);
-  hello.set_protocol_version(acld::kProtocolVersion);
+  hello.set_protocol_version(acld::kStreamProtocolVersion);
   hello.set_pid(pid);
   hello.set_uid(uid);
   hello.set_command(command);

@@ -68,7 +68,8 @@ absl::StatusOr<std::string> CopiedBytesOf(absl::StatusOr<Reply> reply);
 
 // --- the session -------------------------------------------------------------
 
-// The first message of a session (speaks acld::kProtocolVersion);
+// The first message of a session on the gRPC stream (speaks
+// acld::kStreamProtocolVersion);
 // `ring_ticket` names the shared-memory channel handed over (empty: none).
 ClientMessage Hello(const std::string& peer_token, int32_t pid, uint32_t uid,
                     const std::string& command, const std::string& ring_ticket = "");

@@ -31,7 +31,7 @@ int32_t Code(const absl::Status& status) { return acld::AclCodeOf(status); }
 TEST(SessionCodecTest, HelloSpeaksTheProtocolVersion) {
   const ClientMessage hello = OverTheWire(Hello("token", 42, 1000, "app --flag"));
   ASSERT_TRUE(hello.has_hello());
-  EXPECT_EQ(hello.hello().protocol_version(), acld::kProtocolVersion);
+  EXPECT_EQ(hello.hello().protocol_version(), acld::kStreamProtocolVersion);
   EXPECT_EQ(hello.hello().peer_token(), "token");
   EXPECT_EQ(hello.hello().pid(), 42);
   EXPECT_EQ(hello.hello().uid(), 1000u);

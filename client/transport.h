@@ -37,6 +37,9 @@ class Transport {
 
   // Ends the session now (process exit). Later calls fail with SOCKET_CLOSE.
   virtual void Close() = 0;
+  // In a child of fork() (an atfork handler: only async-signal-safe work):
+  // let go of what would keep the parent's session open.
+  virtual void ForkedChild() {}
 
   // What the daemon offers: devices, SoC name, built-in kernels (name, args).
   virtual int32_t DeviceCount() = 0;

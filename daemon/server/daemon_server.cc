@@ -141,6 +141,14 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
       acceptor->ShutdownConnections([pid](pid_t peer, uid_t) { return peer == pid; });
     }
   });
+  // Sessions of protocol 4 open on the identity socket, without gRPC.
+  if (server->peers_ != nullptr) {
+    server->peers_->SetSessionOpener(
+        [service = &server->runtime_service_](const PeerCredentials& peer, uint32_t version,
+                                              ReceivedMemory channel) {
+          return service->OpenDirect(peer, version, std::move(channel));
+        });
+  }
   grpc::Server* runtime_server = server->runtime_server_.get();
   absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> runtime_acceptor = RuntimeAcceptor::Start(
       runtime_guard.release(), absl::StrCat("runtime socket ", options.socket_path),

@@ -24,9 +24,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 #include "daemon/server/socket_path.h"
 #include "spdlog/spdlog.h"
 
@@ -522,6 +524,7 @@ void PeerCredentialDesk::Respond(Connection& c) {
   std::string answer;
   std::string token;
   std::string ticket;
+  std::function<void(UniqueFd)> attach;
   if (c.line == kPeerTokenRequest) {
     std::optional<std::string> id = NewId();
     if (c.fds_received > 0 || c.truncated) {
@@ -535,41 +538,81 @@ void PeerCredentialDesk::Respond(Connection& c) {
     }
   } else if (absl::StartsWith(c.line, kPeerMemoryRequest)) {
     answer = IssueTicket(c, c.line.substr(std::strlen(kPeerMemoryRequest)), &ticket);
+  } else if (absl::StartsWith(c.line, kPeerSessionRequest)) {
+    answer = OpenSession(c, c.line.substr(std::strlen(kPeerSessionRequest)), &attach);
   } else {
-    answer = Refusal("request not understood (expected \"T\" or \"M <bytes>\")");
+    answer = Refusal(
+        "request not understood (expected \"T\", \"M <bytes>\" or \"S <bytes> <version>\")");
   }
   answer.push_back('\n');
   // The answer fits an empty socket buffer; a client that made it not fit
   // (or left) loses what was issued to it.
   const ssize_t sent =
       send(c.socket.get(), answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  // An open session takes its connection whatever became of the answer: a
+  // client that left is seen leaving there, and its session ends.
+  if (attach) attach(std::move(c.socket));
   if (sent == static_cast<ssize_t>(answer.size())) return;
   if (!token.empty()) tables_->RevokeToken(token);
   if (!ticket.empty()) tables_->Revoke(ticket);
 }
 
+absl::StatusOr<ReceivedMemory> PeerCredentialDesk::TakeMemory(Connection& c,
+                                                              const std::string& bytes) {
+  uint64_t size = 0;
+  if (!absl::SimpleAtoi(bytes, &size)) return absl::InvalidArgumentError("the size is not a number");
+  if (c.truncated || c.fds_received < 1 || c.fds_received > 2 || !c.memory.valid()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected a memfd and at most a doorbell, received ", c.truncated ? "more than " : "",
+        c.fds_received, " file descriptors"));
+  }
+  ACL_RETURN_IF_ERROR(CheckSealedMemory(c.memory.get(), size));
+  if (c.doorbell.valid()) ACL_RETURN_IF_ERROR(CheckDoorbell(c.doorbell.get()));
+  return ReceivedMemory{std::move(c.memory), size, std::move(c.doorbell)};
+}
+
 std::string PeerCredentialDesk::IssueTicket(Connection& c, const std::string& bytes,
                                             std::string* ticket) {
-  uint64_t size = 0;
-  if (!absl::SimpleAtoi(bytes, &size)) return Refusal("the size is not a number");
-  if (c.truncated || c.fds_received < 1 || c.fds_received > 2 || !c.memory.valid()) {
-    return Refusal(absl::StrCat("expected a memfd and at most a doorbell, received ",
-                                c.truncated ? "more than " : "", c.fds_received,
-                                " file descriptors"));
-  }
-  absl::Status sealed = CheckSealedMemory(c.memory.get(), size);
-  if (!sealed.ok()) return Refusal(sealed.message());
-  if (c.doorbell.valid()) {
-    absl::Status doorbell = CheckDoorbell(c.doorbell.get());
-    if (!doorbell.ok()) return Refusal(doorbell.message());
-  }
+  absl::StatusOr<ReceivedMemory> memory = TakeMemory(c, bytes);
+  if (!memory.ok()) return Refusal(memory.status().message());
   std::optional<std::string> id = NewId();
   if (!id.has_value()) return Refusal("no randomness for a ticket");
-  absl::Status added =
-      tables_->AddTicket(*id, IssuedMemory{ReceivedMemory{std::move(c.memory), size, std::move(c.doorbell)}, c.peer});
+  absl::Status added = tables_->AddTicket(*id, IssuedMemory{*std::move(memory), c.peer});
   if (!added.ok()) return Refusal(added.message());
   *ticket = *id;
   return *id;
+}
+
+std::string PeerCredentialDesk::OpenSession(Connection& c, const std::string& request,
+                                            std::function<void(UniqueFd)>* attach) {
+  const std::vector<std::string> words = absl::StrSplit(request, ' ');
+  uint32_t version = 0;
+  if (words.size() != 2 || !absl::SimpleAtoi(words[1], &version)) {
+    return Refusal("expected \"S <bytes> <protocol version>\"");
+  }
+  absl::StatusOr<ReceivedMemory> channel = TakeMemory(c, words[0]);
+  if (!channel.ok()) return Refusal(channel.status().message());
+  if (!channel->doorbell.valid()) return Refusal("a session channel comes with its doorbell");
+  SessionOpener opener;
+  {
+    absl::MutexLock lock(&opener_mu_);
+    opener = opener_;
+  }
+  if (!opener) return Refusal("sessions open on the runtime socket here");
+  absl::StatusOr<std::function<void(UniqueFd)>> opened =
+      opener(c.peer, version, *std::move(channel));
+  // The code first, so that the client reports what its application expects
+  // (ACL_ERROR_RT_OVER_LIMIT over a cap).
+  if (!opened.ok()) {
+    return Refusal(absl::StrCat(AclCodeOf(opened.status()), " ", opened.status().message()));
+  }
+  *attach = *std::move(opened);
+  return kPeerSessionOpened;
+}
+
+void PeerCredentialDesk::SetSessionOpener(SessionOpener opener) {
+  absl::MutexLock lock(&opener_mu_);
+  opener_ = std::move(opener);
 }
 
 std::optional<PeerCredentials> PeerCredentialDesk::Redeem(const std::string& token) {

@@ -9,6 +9,10 @@
 //   "M <bytes>\n" + one memfd   -> "<ticket>\n": shared memory handed to acld (SCM_RIGHTS);
 //                                 a session channel's memfd comes with its
 //                                 doorbell, an eventfd, as a second descriptor
+//   "S <bytes> <version>\n" + a session channel's memfd and doorbell
+//                               -> "O\n": the process's session is open on that
+//                                 channel (SessionOpener); the connection stays
+//                                 open for the session's life, and its end ends it
 //   anything refused            -> "E <reason>\n"
 //
 // The socket's path and these words are the contract's (proto/acl/peer_socket.h).
@@ -31,6 +35,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +43,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/acl/peer_socket.h"  // PeerSocketPath and the words below
 
@@ -113,6 +119,12 @@ struct PeerDeskOptions {
   size_t max_memory_tickets_per_uid = 64;
 };
 
+// Opens a session on the channel a process handed over with "S" (its
+// identity is the kernel's). On success it returns what takes the
+// connection once "O" was sent: the session's life is the connection's.
+using SessionOpener = std::function<absl::StatusOr<std::function<void(UniqueFd connection)>>(
+    const PeerCredentials& peer, uint32_t protocol_version, ReceivedMemory channel)>;
+
 class PeerCredentialDesk {
  public:
   // Listens on `path` (prepared by the caller) and serves on a thread.
@@ -129,6 +141,9 @@ class PeerCredentialDesk {
   // The memory behind `ticket`, once, and only for the process that sent it
   // (`pid` and `uid` are the redeeming session's kernel-verified identity).
   absl::StatusOr<ReceivedMemory> RedeemMemory(const std::string& ticket, pid_t pid, uid_t uid);
+
+  // Who opens sessions asked for with "S" (none: "S" is refused). Any thread.
+  void SetSessionOpener(SessionOpener opener);
 
   // Connections accepted and not yet answered (for `aclctl status`).
   size_t pending_connections() const;
@@ -151,6 +166,12 @@ class PeerCredentialDesk {
   void Respond(Connection& connection);
   // The answer to "M <bytes>"; `ticket` receives the ticket issued, if any.
   std::string IssueTicket(Connection& connection, const std::string& bytes, std::string* ticket);
+  // The memfd (and doorbell) `connection` sent, checked to hold `bytes`.
+  absl::StatusOr<ReceivedMemory> TakeMemory(Connection& connection, const std::string& bytes);
+  // The answer to "S <bytes> <version>"; `attach` receives what takes the
+  // connection once the answer went out.
+  std::string OpenSession(Connection& connection, const std::string& request,
+                          std::function<void(UniqueFd)>* attach);
 
   const int listen_fd_;
   const int stop_fd_;  // an eventfd that wakes Serve() to stop
@@ -158,6 +179,8 @@ class PeerCredentialDesk {
   std::unique_ptr<Tables> tables_;
   std::atomic<size_t> pending_{0};
   bool accept_failing_ = false;  // Serve() only: one warning per burst
+  absl::Mutex opener_mu_;
+  SessionOpener opener_ ABSL_GUARDED_BY(opener_mu_);
   std::thread thread_;
 };
 

@@ -271,7 +271,11 @@ void RuntimeService::Live::Cancel(ChannelPool& pool) {
     pool.Remove(pool_id);
     pool_id = 0;
   }
-  if (!context_gone) context->TryCancel();
+  if (end_direct) {
+    end_direct();  // posts its end: nothing here waits
+  } else if (context != nullptr && !context_gone) {
+    context->TryCancel();
+  }
 }
 
 grpc::Status RuntimeService::Refuse(grpc::StatusCode code, const std::string& message) {
@@ -319,12 +323,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
       return refuse(grpc::StatusCode::PERMISSION_DENIED,
                     "no valid identity token: connect through libascendcl");
     }
-    peer.pid = credentials->pid;
-    peer.uid = credentials->uid;
-    peer.gid = credentials->gid;
-    peer.start_ticks = ProcessStartTicks(peer.pid).value_or(0);
-    // What the operator sees comes from the kernel too, bounded and escaped.
-    peer.command = ProcessCommand(peer.pid);
+    peer = PeerFromKernel(*credentials);
   } else {
     peer.command = SanitizeText(hello.command(), kMaxCommandBytes);
   }
@@ -346,8 +345,28 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
     }
   }
 
+  return Admit(peer, std::move(ring), context, std::move(stream));
+}
+
+PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
+  PeerInfo peer{static_cast<int32_t>(credentials.pid), credentials.uid, 0, ""};
+  peer.gid = credentials.gid;
+  peer.start_ticks = ProcessStartTicks(peer.pid).value_or(0);
+  // What the operator sees comes from the kernel too, bounded and escaped.
+  peer.command = ProcessCommand(peer.pid);
+  return peer;
+}
+
+absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
+    const PeerInfo& peer, std::shared_ptr<SessionRing> ring, grpc::CallbackServerContext* context,
+    std::shared_ptr<SessionWriter::Carrier> first_carrier) {
+  auto refuse = [this](grpc::StatusCode code, const std::string& message) {
+    const grpc::Status status = Refuse(code, message);
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  };
   auto live = std::make_shared<Live>();
-  live->ring = ring;
+  live->ring = std::move(ring);
   live->uid = peer.uid;
   live->pid = peer.pid;
   live->context = context;
@@ -386,7 +405,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
     }
   }
   if (!refusal.empty()) return refuse(code, refusal);
-  live->writer->SetCarrier(std::move(stream));
+  live->writer->SetCarrier(std::move(first_carrier));
   SessionLog::Open(session);
   spdlog::info("session {} opened: pid {} uid {} gid {} '{}'", session, peer.pid, peer.uid,
                peer.gid, peer.command);

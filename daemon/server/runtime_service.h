@@ -1,9 +1,11 @@
-// The runtime socket's gRPC service: one Session stream per client process,
-// served from a fixed set of threads however many sessions there are. The
-// stream is a gRPC callback reactor (no thread waits on it); a session on
-// the shared-memory channel is served by the channel pool (channel_pool.h);
-// messages out go through the session's writer (session_writer.h), which
-// never blocks the thread that writes.
+// The client processes' sessions, served from a fixed set of threads however
+// many there are. A session opens on the identity socket with its
+// shared-memory channel (OpenDirect, protocol 4: no gRPC in the client at
+// all), or on the runtime socket's gRPC Session stream (the fallback, and
+// clients of protocols 1 to 3). A stream is a gRPC callback reactor (no
+// thread waits on it); every channel is served by the channel pool
+// (channel_pool.h); messages out go through the session's writer
+// (session_writer.h), which never blocks the thread that writes.
 #ifndef ACLD_DAEMON_SERVER_RUNTIME_SERVICE_H_
 #define ACLD_DAEMON_SERVER_RUNTIME_SERVICE_H_
 
@@ -61,6 +63,16 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   grpc::ServerBidiReactor<acl::v1::ClientMessage, acl::v1::ServerMessage>* Session(
       grpc::CallbackServerContext* context) override;
 
+  // Opens the session of the process that handed over `channel` on the
+  // identity socket ("S", PeerCredentialDesk's SessionOpener). Its
+  // SessionOpened goes into the channel; the returned function takes the
+  // connection, whose end (the process closed it or exited) ends the
+  // session, and which acld closes once the session is over. A refusal
+  // carries an ACL code (ACL_ERROR_RT_OVER_LIMIT over a cap).
+  absl::StatusOr<std::function<void(UniqueFd)>> OpenDirect(const PeerCredentials& peer,
+                                                           uint32_t protocol_version,
+                                                           ReceivedMemory channel);
+
   // Ends `session` now: its process is told `reason` (waiting at most 500 ms
   // for the notice to go out, holding no lock), its stream is cancelled and
   // the runtime releases everything it held. NotFound when not live.
@@ -104,14 +116,19 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
  private:
   class SessionCall;
   class RingTurn;
+  class HangupWatch;
 
-  // A live session as the service sees it. `context` is valid until the
-  // call is done (`context_gone`); Cancel() checks under `mu`.
+  // A live session as the service sees it. `context` (its gRPC call, null
+  // for a session opened on the identity socket) is valid until the call is
+  // done (`context_gone`); Cancel() checks under `mu`.
   struct Live {
     SessionId id = 0;
     uint32_t uid = 0;
     pid_t pid = 0;
     grpc::CallbackServerContext* context = nullptr;
+    // A session opened on the identity socket: what Cancel() runs to end it
+    // (its connection plays the stream's part, direct_sessions.cc).
+    std::function<void()> end_direct ABSL_GUARDED_BY(mu);
     std::shared_ptr<SessionWriter> writer;
     std::shared_ptr<SessionRing> ring;  // the session's channel, if it has one
     absl::Mutex mu;
@@ -121,6 +138,11 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
     std::shared_ptr<RingTurn> turn ABSL_GUARDED_BY(mu);
     uint64_t pool_id ABSL_GUARDED_BY(mu) = 0;
     std::weak_ptr<const SessionHandler> handler ABSL_GUARDED_BY(mu);  // for usage()
+    // A direct session's connection and handler until it ends (EndDirect).
+    UniqueFd connection ABSL_GUARDED_BY(mu);
+    std::shared_ptr<SessionHandler> direct_handler ABSL_GUARDED_BY(mu);
+    uint64_t hangup_id ABSL_GUARDED_BY(mu) = 0;  // its watch in the pool
+    bool direct_ended ABSL_GUARDED_BY(mu) = false;
 
     // Ends the stream (its call then reaps the session) and the channel's turns.
     void Cancel(ChannelPool& pool);
@@ -136,6 +158,18 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   absl::StatusOr<Opened> Open(const acl::v1::ClientMessage& request,
                               grpc::CallbackServerContext* context,
                               std::shared_ptr<SessionWriter::Carrier> stream);
+  // The caps, then the session of `peer` with its first carrier (the
+  // stream, or the channel of a direct session); a refusal is counted and
+  // logged, its code a gRPC one.
+  absl::StatusOr<Opened> Admit(const PeerInfo& peer, std::shared_ptr<SessionRing> ring,
+                               grpc::CallbackServerContext* context,
+                               std::shared_ptr<SessionWriter::Carrier> first_carrier);
+  // What the kernel says of a process: its identity, start time and command.
+  static PeerInfo PeerFromKernel(const PeerCredentials& credentials);
+  // A direct session ends (once): reaped, then its connection closed.
+  void EndDirect(const std::shared_ptr<Live>& live);
+  // Takes a direct session's connection once its "O" went out.
+  void AttachConnection(const std::shared_ptr<Live>& live, UniqueFd connection);
   // Puts an open session's channel in the pool (after its SessionOpened).
   void ServeChannel(const std::shared_ptr<Live>& live, std::shared_ptr<SessionHandler> handler);
   // The stream ended: the runtime releases the session (on a pool thread;

@@ -20,6 +20,16 @@ inline std::string PeerSocketPath(const std::string& runtime_socket) {
 inline constexpr char kPeerTokenRequest[] = "T";
 // "M <bytes>" with one sealed memfd attached: a ticket for shared memory.
 inline constexpr char kPeerMemoryRequest[] = "M ";
+// "S <bytes> <protocol version>" with a session channel's memfd and doorbell
+// attached: opens the process's session on that channel, without gRPC. The
+// answer "O" says it is open (its SessionOpened waits in the channel, for
+// call id kSessionOpenedCallId), and the connection then stays open for the
+// session's life: the process closing it (or exiting) ends the session, and
+// acld closing it says the session is over. A refusal reads "E <aclError>
+// <reason>" (ACL_ERROR_RT_OVER_LIMIT over a cap). A daemon older than protocol 4
+// answers "E request not understood ..." (the client opens on gRPC then).
+inline constexpr char kPeerSessionRequest[] = "S ";
+inline constexpr char kPeerSessionOpened[] = "O";
 // "E <reason>": the desk refused the request.
 inline constexpr char kPeerRefusal[] = "E ";
 

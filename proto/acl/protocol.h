@@ -8,14 +8,24 @@
 
 namespace acld {
 
-// Hello.protocol_version. Version 2 added the shared-memory channel
+// The runtime protocol's version. Version 2 added the shared-memory channel
 // (Hello.ring_ticket); version 3 hands the channel's doorbell (an eventfd)
-// over with it, since acld serves channels from threads waiting in epoll.
-// acld still serves version 1 and 2 clients, on the gRPC stream (a version 2
+// over with it, since acld serves channels from threads waiting in epoll;
+// version 4 opens the session on the identity socket with its channel
+// (proto/acl/peer_socket.h, "S"), so that a client needs no gRPC at all.
+// acld still serves version 1 to 3 clients, on the gRPC stream (a version 2
 // channel without a doorbell is declined), and refuses any other version
 // naming both.
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;
 inline constexpr uint32_t kOldestProtocolVersion = 1;
+// What a client says in the Hello of a session on the gRPC stream (the
+// fallback): the newest such version, which acld 3 serves as well.
+inline constexpr uint32_t kStreamProtocolVersion = 3;
+// The first version whose sessions open on the identity socket.
+inline constexpr uint32_t kDirectSessionProtocolVersion = 4;
+// A session opened on the identity socket finds its SessionOpened in its
+// channel, answering this call id (its first call uses the next).
+inline constexpr uint64_t kSessionOpenedCallId = 1;
 
 // The largest gRPC message either side (and aclctl) accepts. Bulk bytes go
 // through shared memory, so messages stay far below it; the slack lets a
