@@ -127,6 +127,23 @@ TEST(LifecycleIntegrationTest, AForkedChildGetsAClearErrorAndItsParentKeepsItsSe
   EXPECT_EQ(daemon.Status().host_refcount(), 0u);
 }
 
+TEST(LifecycleIntegrationTest, AProcessKilledWhileItsForkedChildLivesLosesItsSession) {
+  AcldDaemon daemon;
+  Process parent({kScenarioClient, "fork_and_stay"}, daemon.client_env());
+  ASSERT_TRUE(parent.WaitForLine("child", absl::Seconds(20))) << parent.output();
+  const size_t at = parent.output().find("child ");
+  const pid_t child = std::atoi(parent.output().c_str() + at + 6);
+  ASSERT_GT(child, 0);
+  EXPECT_EQ(daemon.Status().session_count(), 1u);
+  parent.Signal(SIGKILL);
+  parent.Wait(absl::Seconds(20));
+  // The child inherited the parent's descriptors, its session connection
+  // among them; it let go of that one, so the parent's death ends the session.
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+  EXPECT_EQ(kill(child, 0), 0) << "the child still lives";
+  kill(child, SIGKILL);
+}
+
 TEST(LifecycleIntegrationTest, AForkedChildGetsAClearErrorEmbedded) {
   const auto [code, output] = RunToCompletion({kScenarioClient, "fork"}, EmbeddedEnv());
   EXPECT_EQ(code, 0) << output;
@@ -170,6 +187,19 @@ TEST(LifecycleIntegrationTest, DaemonStoppingMidSessionFailsLaterCalls) {
   Process client({kScenarioClient, "hold", "2"}, daemon->client_env());
   ASSERT_TRUE(client.WaitForLine("ready", absl::Seconds(20)));
   EXPECT_EQ(daemon->Stop(), 0);
+  client.WriteLine("release");
+  EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
+  EXPECT_NE(client.output().find("released codes=507901,507901"), std::string::npos)
+      << client.output();
+}
+
+TEST(LifecycleIntegrationTest, AKilledDaemonFailsTheNextCallsAtOnce) {
+  AcldDaemon daemon;
+  Process client({kScenarioClient, "hold", "2"}, daemon.client_env());
+  ASSERT_TRUE(client.WaitForLine("ready", absl::Seconds(20)));
+  daemon.process().Signal(SIGKILL);
+  daemon.process().Wait(absl::Seconds(20));
+  // Nobody says the session ended: the client learns it from its connection.
   client.WriteLine("release");
   EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
   EXPECT_NE(client.output().find("released codes=507901,507901"), std::string::npos)

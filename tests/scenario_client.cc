@@ -9,6 +9,10 @@
 //   scenario_client fork                a fork() child's calls fail with SOCKET_CLOSE
 //                                       saying why; its exit does not hang; the
 //                                       parent's session goes on
+//   scenario_client fork_and_stay       opens a session, forks a child that stays
+//                                       (at most 30 s) and prints "child <pid>";
+//                                       then waits (the test kills it: the child
+//                                       must not keep its session open)
 //   scenario_client stages              synchronous calls only, then an asynchronous
 //                                       operation, then a host func; prints "sync",
 //                                       "async", "callbacks" after each and waits for
@@ -337,6 +341,25 @@ int Stages() {
 extern "C" int __lsan_is_turned_off() { return forked_child ? 1 : 0; }
 #endif
 
+int ForkAndStay() {
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice");
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) {
+    Check(false, "fork");
+    return 1;
+  }
+  if (child == 0) {
+    forked_child = true;
+    sleep(30);
+    _exit(0);
+  }
+  std::cout << "child " << child << std::endl;
+  sleep(30);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const int number = argc > 2 ? std::atoi(argv[2]) : 0;
@@ -346,6 +369,7 @@ int main(int argc, char** argv) {
   if (mode == "no_daemon") return NoDaemon();
   if (mode == "fork") return Fork();
   if (mode == "stages") return Stages();
+  if (mode == "fork_and_stay") return ForkAndStay();
   std::fprintf(stderr,
                "usage: %s seed_lifecycle | hold N | concurrent T | no_daemon | fork | stages\n",
                argv[0]);

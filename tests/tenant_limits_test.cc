@@ -226,9 +226,13 @@ TEST(TenantLimitsTest, RunningOutOfDescriptorsPausesAcceptingAndRecovers) {
   EXPECT_LT(spent, sysconf(_SC_CLK_TCK) / 4) << "acld used " << spent << " ticks in 1 s";
   for (int fd : burst) close(fd);
 
-  // The burst is gone: a real client is served, and aclctl sees the pauses.
+  // The burst is gone: a real client on the runtime socket (gRPC; sessions
+  // of protocol 4 open on the identity socket) is served, and aclctl sees
+  // the pauses.
+  std::map<std::string, std::string> env = daemon.client_env();
+  env["ACLD_TRANSPORT"] = "grpc";
   const auto [code, output] =
-      RunToCompletion({kScenarioClient, "seed_lifecycle"}, daemon.client_env(), absl::Seconds(60));
+      RunToCompletion({kScenarioClient, "seed_lifecycle"}, env, absl::Seconds(60));
   EXPECT_EQ(code, 0) << output;
   const acl::v1::StatusReply status = StatusOf(daemon.admin_socket());
   EXPECT_GE(status.accept_pauses(), 1u);

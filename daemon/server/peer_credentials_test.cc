@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
@@ -269,6 +272,54 @@ TEST_F(PeerDeskTest, OnlySealedMemfdsOfTheAnnouncedSizeGetATicket) {
   EXPECT_EQ(desk.outstanding_memory_tickets(), 0u);
 
   for (int fd : {unsealed, shrinkable, sealed, write_sealed}) close(fd);
+}
+
+TEST_F(PeerDeskTest, ASessionRequestGoesToTheOpenerWhichKeepsTheConnection) {
+  PeerCredentialDesk& desk = Start();
+  const int sealed = Memfd(8192, kSealed);
+  const int doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT_GE(doorbell, 0);
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "S 8192 4\n", {sealed, doorbell}), "E "))
+      << "no opener: sessions open on gRPC";
+
+  std::atomic<int> kept{-1};
+  PeerCredentials seen;
+  uint32_t seen_version = 0;
+  desk.SetSessionOpener([&](const PeerCredentials& peer, uint32_t version,
+                            ReceivedMemory channel)
+                            -> absl::StatusOr<std::function<void(UniqueFd)>> {
+    seen = peer;
+    seen_version = version;
+    EXPECT_EQ(channel.size, 8192u);
+    EXPECT_TRUE(channel.doorbell.valid());
+    if (version != 4) return AclStatus(ACL_ERROR_RT_OVER_LIMIT, "refused for the test");
+    return [&](UniqueFd connection) { kept = connection.release(); };
+  });
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "S 8192\n", {sealed, doorbell}), "E ")) << "no version";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "S 8192 4\n", {sealed}), "E ")) << "no doorbell";
+  EXPECT_TRUE(absl::StartsWith(Ask(path_, "S 8193 4\n", {sealed, doorbell}), "E "))
+      << "too small";
+  EXPECT_EQ(Ask(path_, "S 8192 9\n", {sealed, doorbell}),
+            absl::StrCat("E ", ACL_ERROR_RT_OVER_LIMIT, " refused for the test"))
+      << "a refusal names the opener's code";
+  EXPECT_EQ(seen_version, 9u);
+  EXPECT_EQ(kept.load(), -1);
+
+  const int client = Connect(path_);
+  Send(client, "S 8192 4\n", {sealed, doorbell});
+  char answer[3] = {};
+  ASSERT_EQ(read(client, answer, 2), 2);
+  EXPECT_EQ(std::string(answer, 2), "O\n");
+  ASSERT_TRUE(Eventually([&] { return kept.load() >= 0; }));
+  EXPECT_EQ(seen.pid, getpid());
+  EXPECT_EQ(seen.uid, getuid());
+  // The connection is the session's now: the desk left it open, and its
+  // end is seen at the other side.
+  close(client);
+  char byte;
+  EXPECT_EQ(recv(kept.load(), &byte, 1, 0), 0);
+  close(kept.load());
+  for (int fd : {sealed, doorbell}) close(fd);
 }
 
 TEST_F(PeerDeskTest, ExpiredTicketsCloseTheirDescriptors) {
