@@ -24,12 +24,13 @@ namespace acld::server {
 // anything the process sends on it, which it must not) ends the session.
 class RuntimeService::HangupWatch : public ChannelPool::Member {
  public:
-  HangupWatch(RuntimeService& service, std::weak_ptr<Live> live, int connection)
-      : service_(service), live_(std::move(live)), connection_(connection) {}
+  HangupWatch(RuntimeService& service, std::weak_ptr<Live> live,
+              std::shared_ptr<const UniqueFd> connection)
+      : service_(service), live_(std::move(live)), connection_(std::move(connection)) {}
 
   bool Serve() override {
     char byte;
-    const ssize_t n = recv(connection_, &byte, 1, MSG_DONTWAIT);
+    const ssize_t n = recv(connection_->get(), &byte, 1, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
     if (auto live = live_.lock()) service_.EndDirect(live);
     return false;
@@ -38,7 +39,9 @@ class RuntimeService::HangupWatch : public ChannelPool::Member {
  private:
   RuntimeService& service_;
   const std::weak_ptr<Live> live_;
-  const int connection_;  // owned by the Live, open while this watch is in the pool
+  // Shared with the Live: a turn that runs after the session ended still
+  // looks at this socket, never at a descriptor reused since.
+  const std::shared_ptr<const UniqueFd> connection_;
 };
 
 absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
@@ -85,15 +88,14 @@ void RuntimeService::AttachConnection(const std::shared_ptr<Live>& live, UniqueF
   // Ended before its "O" went out: the connection closes here, which tells
   // the process.
   if (live->direct_ended) return;
-  const int fd = connection.get();
-  live->connection = std::move(connection);
+  live->connection = std::make_shared<const UniqueFd>(std::move(connection));
   // Cancelled meanwhile (acld ended it before it had a connection): it ends now.
   if (live->cancelled) {
     live->end_direct();
     return;
   }
-  absl::StatusOr<uint64_t> id =
-      pool_.Add(fd, std::make_shared<HangupWatch>(*this, live, fd));
+  absl::StatusOr<uint64_t> id = pool_.Add(
+      live->connection->get(), std::make_shared<HangupWatch>(*this, live, live->connection));
   if (id.ok()) {
     live->hangup_id = *id;
   } else {
@@ -105,20 +107,21 @@ void RuntimeService::AttachConnection(const std::shared_ptr<Live>& live, UniqueF
 
 void RuntimeService::EndDirect(const std::shared_ptr<Live>& live) {
   std::shared_ptr<SessionHandler> handler;
-  auto connection = std::make_shared<UniqueFd>();
+  std::shared_ptr<const UniqueFd> connection;
   {
     absl::MutexLock lock(&live->mu);
     if (live->direct_ended) return;
     live->direct_ended = true;
     handler = std::move(live->direct_handler);
-    *connection = std::move(live->connection);
+    connection = std::move(live->connection);
     if (live->hangup_id != 0) pool_.Remove(live->hangup_id);
     live->hangup_id = 0;
   }
-  // The connection closes once the runtime released the session and the
-  // writer is done: the process has every message acld sent it by then.
+  // The connection ends once the runtime released the session and the
+  // writer is done: the process has every message acld sent it by then. (It
+  // closes when its watch lets go of it too.)
   Reap(live, std::move(handler), [this, live, connection] {
-    connection->reset();
+    if (connection != nullptr) shutdown(connection->get(), SHUT_RDWR);
     CallDone(live);
   });
 }

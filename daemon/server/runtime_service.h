@@ -139,7 +139,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
     uint64_t pool_id ABSL_GUARDED_BY(mu) = 0;
     std::weak_ptr<const SessionHandler> handler ABSL_GUARDED_BY(mu);  // for usage()
     // A direct session's connection and handler until it ends (EndDirect).
-    UniqueFd connection ABSL_GUARDED_BY(mu);
+    std::shared_ptr<const UniqueFd> connection ABSL_GUARDED_BY(mu);
     std::shared_ptr<SessionHandler> direct_handler ABSL_GUARDED_BY(mu);
     uint64_t hangup_id ABSL_GUARDED_BY(mu) = 0;  // its watch in the pool
     bool direct_ended ABSL_GUARDED_BY(mu) = false;
