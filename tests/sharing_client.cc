@@ -89,6 +89,31 @@ uint32_t FirstWord(void* device) {
   return word;
 }
 
+// The importers' commands on what they imported at `memory` (spin MICROS,
+// sync, read); others are ignored.
+void UseImport(const std::string& command, std::istringstream& words, void* memory,
+               aclrtStream stream) {
+  if (command == "spin") {
+    uint64_t micros = 0;
+    words >> micros;
+    std::vector<uint64_t> args = {reinterpret_cast<uintptr_t>(memory), micros};
+    CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, args.data(), args.size() * 8, stream),
+              ACL_SUCCESS, "spin on the import");
+    // A synchronous call: the launch has reached acld (not only this
+    // process's channel) when "launched" is said.
+    aclrtStreamStatus status;
+    CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
+    Say("launched");
+  } else if (command == "sync") {
+    Say("synced " + std::to_string(aclrtSynchronizeStream(stream)));
+  } else if (command == "read") {
+    uint32_t word = 0;
+    const aclError code = aclrtMemcpy(&word, 4, memory, 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    const char* message = aclGetRecentErrMsg();
+    Say("read " + std::to_string(code) + " " + (message ? message : ""));
+  }
+}
+
 int Export(uint64_t flags) {
   scenario::Setup();
   void* memory = nullptr;
@@ -381,24 +406,10 @@ int PhysicalImporter() {
       const uint32_t first = FirstWord(mapped.address);
       WriteWord(mapped.address, 456);
       Say("imported " + std::to_string(first));
-    } else if (command == "spin") {
-      uint64_t micros = 0;
-      words >> micros;
-      std::vector<uint64_t> args = {reinterpret_cast<uintptr_t>(mapped.address), micros};
-      CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, args.data(), args.size() * 8, stream),
-                ACL_SUCCESS, "spin on the import");
-      aclrtStreamStatus status;
-      CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
-      Say("launched");
-    } else if (command == "sync") {
-      Say("synced " + std::to_string(aclrtSynchronizeStream(stream)));
-    } else if (command == "read") {
-      uint32_t word = 0;
-      const aclError code = aclrtMemcpy(&word, 4, mapped.address, 4, ACL_MEMCPY_DEVICE_TO_HOST);
-      const char* message = aclGetRecentErrMsg();
-      Say("read " + std::to_string(code) + " " + (message ? message : ""));
     } else if (command == "exit") {
       break;
+    } else {
+      UseImport(command, words, mapped.address, stream);
     }
   }
   if (mapped.handle != nullptr) ReleasePhysical(mapped);
@@ -449,26 +460,10 @@ int Import() {
                 "write through the import");
       CheckCode(aclrtFree(memory), ACL_ERROR_INVALID_PARAM, "an importer cannot free it");
       Say("imported " + std::to_string(first));
-    } else if (command == "spin") {
-      uint64_t micros = 0;
-      words >> micros;
-      std::vector<uint64_t> args = {reinterpret_cast<uintptr_t>(memory), micros};
-      CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, args.data(), args.size() * 8, stream),
-                ACL_SUCCESS, "spin on the import");
-      // A synchronous call: the launch has reached acld (not only this
-      // process's channel) when "launched" is said.
-      aclrtStreamStatus status;
-      CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
-      Say("launched");
-    } else if (command == "sync") {
-      Say("synced " + std::to_string(aclrtSynchronizeStream(stream)));
-    } else if (command == "read") {
-      uint32_t word = 0;
-      const aclError code = aclrtMemcpy(&word, 4, memory, 4, ACL_MEMCPY_DEVICE_TO_HOST);
-      const char* message = aclGetRecentErrMsg();
-      Say("read " + std::to_string(code) + " " + (message ? message : ""));
     } else if (command == "exit") {
       break;
+    } else {
+      UseImport(command, words, memory, stream);
     }
   }
   CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
