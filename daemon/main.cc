@@ -19,12 +19,16 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
+#include "daemon/server/health.h"
+#include "daemon/server/service_notifier.h"
 #include "hal/registry.h"
 #include "proto/acl/lock_order_checks.h"
+#include "proto/acl/peer_socket.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -206,10 +210,24 @@ int main(int argc, char** argv) {
   spdlog::info("acld serving clients on {} and aclctl on {}; {} devices of the {} backend",
                options.socket_path, options.admin_socket_path, runtime.DeviceCount(),
                runtime.BackendName());
+  // The backend enumerated and probed its devices when it was created (they
+  // come up on their first reference), and every socket accepts now.
+  acld::server::ServiceNotifier notifier([&] {
+    return acld::server::CheckHealth({options.socket_path,
+                                      acld::PeerSocketPath(options.socket_path),
+                                      options.admin_socket_path},
+                                     runtime);
+  });
+  if (!notifier.Ready(absl::StrCat("serving ", runtime.DeviceCount(), " devices of the ",
+                                   runtime.BackendName(), " backend"))) {
+    (*server)->Shutdown();
+    return 1;
+  }
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   spdlog::info("received {}; ending sessions and shutting down", strsignal(signal_number));
+  notifier.Stopping();
   // The grace drains queued work; ending sessions and closing take at most
   // about a second more. Past that, something is stuck: leave anyway.
   StartShutdownWatchdog(options.shutdown_grace + absl::Seconds(2));

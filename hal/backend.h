@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "hal/device.h"
 
 namespace hal {
@@ -26,6 +27,11 @@ class Backend {
   // null when there was nothing to register or no device could take it yet
   // (copies still work).
   virtual std::shared_ptr<void> RegisterHostMemory(void* data, uint64_t bytes) = 0;
+
+  // Whether the devices can be driven now (acld's health, daemon/server/
+  // health.h): a backend that can lose its driver or vendor runtime says so;
+  // by default, and on the sim, always.
+  virtual absl::Status Health() const { return absl::OkStatus(); }
 };
 
 }  // namespace hal

@@ -2,15 +2,18 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <poll.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"
+#include "proto/acl/peer_socket.h"
 #include "tests/acld_fixture.h"
 
 namespace acld_test {
@@ -21,6 +24,72 @@ std::string ReadFile(const std::string& path) {
   std::stringstream content;
   content << file.rdbuf();
   return content.str();
+}
+
+// A datagram socket standing in for systemd's NOTIFY_SOCKET.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const std::string& path) : path_(path) {
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  }
+  ~NotifySocket() {
+    close(fd_);
+    unlink(path_.c_str());
+  }
+  // The next notification, or "" after `timeout`.
+  std::string Next(absl::Duration timeout) {
+    pollfd readable{fd_, POLLIN, 0};
+    if (poll(&readable, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout))) <= 0) return "";
+    char buffer[4096];
+    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
+  }
+  // Waits (at most `timeout`) for a notification containing `what`.
+  bool WaitFor(const std::string& what, absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (absl::Now() < deadline) {
+      if (Next(deadline - absl::Now()).find(what) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  const std::string path_;
+  int fd_ = -1;
+};
+
+TEST(DaemonIntegrationTest, TellsSystemdReadyPingsWhileHealthyAndSaysStopping) {
+  TempDir dir;
+  NotifySocket systemd(dir.path() + "/notify");
+  setenv("NOTIFY_SOCKET", (dir.path() + "/notify").c_str(), 1);
+  setenv("WATCHDOG_USEC", "200000", 1);  // pings every 100 ms
+  auto daemon = std::make_unique<AcldDaemon>();
+  unsetenv("NOTIFY_SOCKET");
+  unsetenv("WATCHDOG_USEC");
+
+  const std::string first = systemd.Next(absl::Seconds(20));
+  EXPECT_NE(first.find("READY=1"), std::string::npos) << first;
+  // Ready means serving: every socket accepts by then.
+  EXPECT_TRUE(acld::server::SocketIsLive(daemon->socket()));
+  EXPECT_TRUE(acld::server::SocketIsLive(acld::PeerSocketPath(daemon->socket())));
+  EXPECT_TRUE(acld::server::SocketIsLive(daemon->admin_socket()));
+  int pings = 0;
+  for (int i = 0; i < 30 && pings < 3; ++i) {
+    if (systemd.Next(absl::Seconds(1)).find("WATCHDOG=1") != std::string::npos) ++pings;
+  }
+  EXPECT_GE(pings, 3);
+
+  // The admin socket goes away: acld is unhealthy, says so, and stops the pings.
+  ASSERT_EQ(unlink(daemon->admin_socket().c_str()), 0);
+  EXPECT_TRUE(systemd.WaitFor("STATUS=unhealthy", absl::Seconds(5)));
+  EXPECT_FALSE(systemd.WaitFor("WATCHDOG=1", absl::Milliseconds(500))) << "no ping while unhealthy";
+
+  EXPECT_EQ(daemon->Stop(), 0);
+  EXPECT_TRUE(systemd.WaitFor("STOPPING=1", absl::Seconds(5)));
 }
 
 TEST(DaemonIntegrationTest, AdminSocketIsPrivate) {

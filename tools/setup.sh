@@ -7,7 +7,7 @@ packages=(
   bazel-bootstrap bazel-platforms
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev libsystemd-dev
   pkg-config g++
 )
 

@@ -182,6 +182,8 @@ int32_t Runtime::DeviceCount() const { return backend_->device_count(); }
 
 std::string Runtime::BackendName() const { return backend_->name(); }
 
+absl::Status Runtime::BackendHealth() const { return backend_->Health(); }
+
 std::string Runtime::SocName() const { return backend_->device(0).info().name; }
 
 hal::DeviceFeatures Runtime::Features(int32_t device_id) const {

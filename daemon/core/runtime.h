@@ -135,6 +135,8 @@ class Runtime {
   int32_t DeviceCount() const;
   // The backend the devices come from ("sim", "acl"), for operators.
   std::string BackendName() const;
+  // Whether the backend can drive its devices now (hal::Backend::Health).
+  absl::Status BackendHealth() const;
   std::string SocName() const;
   // What device `device_id` supports (an existing device).
   hal::DeviceFeatures Features(int32_t device_id) const;

@@ -10,6 +10,7 @@
 #include "hal/acl/host_registry.h"
 #include "hal/acl/vendor_api.h"
 #include "hal/acl/vendor_status.h"
+#include "proto/acl/status_macros.h"
 #include "hal/backend_options.h"
 
 namespace hal::acl {
@@ -34,6 +35,16 @@ class AclBackend final : public Backend {
   }
 
   std::string name() const override { return "acl"; }
+  // The vendor runtime still answers, and still sees every device acld drives.
+  absl::Status Health() const override {
+    uint32_t count = 0;
+    ACL_RETURN_IF_ERROR(CheckVendor(api_->aclrtGetDeviceCount(&count), "aclrtGetDeviceCount"));
+    if (count < devices_.size()) {
+      return absl::UnavailableError(absl::StrCat("the vendor runtime sees ", count,
+                                                 " devices, acld drives ", devices_.size()));
+    }
+    return absl::OkStatus();
+  }
   int32_t device_count() const override { return static_cast<int32_t>(devices_.size()); }
   Device& device(int32_t id) override { return *devices_.at(id); }
 
