@@ -36,6 +36,12 @@
 ABSL_FLAG(std::string, socket, "/run/acld/acld.sock", "Unix socket path for client processes");
 ABSL_FLAG(std::string, admin_socket, "/run/acld/admin.sock",
           "Unix socket path for aclctl (created with mode 0600)");
+ABSL_FLAG(std::string, metrics_address, "",
+          "serve Prometheus metrics at http://HOST:PORT/metrics (empty: no endpoint; port 0 "
+          "picks one, logged); docs/operations.md lists them");
+ABSL_FLAG(bool, metrics_per_session, false,
+          "also export per-session series (pid and uid labels; their number grows with the "
+          "sessions)");
 ABSL_FLAG(std::string, backend, "sim",
           "the device backend: sim (simulated NPUs) or acl (a vendor AscendCL runtime, "
           "--backend_library)");
@@ -202,6 +208,8 @@ int main(int argc, char** argv) {
   options.limits.max_host_memory_per_session = absl::GetFlag(FLAGS_max_host_memory_per_session);
   options.limits.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
   options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 1, 64);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());

@@ -7,13 +7,18 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/server/socket_path.h"
 #include "google/protobuf/util/json_util.h"
@@ -335,6 +340,100 @@ TEST(OperationsTest, SessionsShowEachUseBesideItsLimit) {
   memory.WriteLine("release");
   EXPECT_EQ(streams.Wait(absl::Seconds(20)), 0) << streams.output();
   EXPECT_EQ(memory.Wait(absl::Seconds(20)), 0) << memory.output();
+}
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream content;
+  content << file.rdbuf();
+  return content.str();
+}
+
+// GET /metrics from 127.0.0.1:`port`: the body.
+std::string Scrape(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  EXPECT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buffer[4096];
+  for (int i = 0; i < 1000; ++i) {
+    pollfd readable{fd, POLLIN, 0};
+    if (poll(&readable, 1, 5000) <= 0) break;
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) break;
+    response.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// The value of the sample `series` (name and labels, as exposed), or -1.
+double Sample(const std::string& metrics, const std::string& series) {
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(series + " ", 0) != 0) continue;
+    double value = -1;
+    return absl::SimpleAtod(line.substr(series.size() + 1), &value) ? value : -1;
+  }
+  return -1;
+}
+
+TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
+  AcldDaemon daemon({"--metrics_address=127.0.0.1:0", "--metrics_per_session"});
+  // The port acld picked, from its log.
+  int port = 0;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const std::string text = ReadWhole(daemon.dir() + "/acld.log");
+        const size_t at = text.find("(port ");
+        return at != std::string::npos && absl::SimpleAtoi(text.substr(at + 6, text.find(')', at) - at - 6), &port);
+      },
+      absl::Seconds(10)));
+  Process holder({"tests/device_client", "hold_memory", "3"}, daemon.client_env());
+  ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20))) << holder.output();
+
+  const acl::v1::StatusReply status = daemon.Status();
+  const std::string metrics = Scrape(port);
+  ASSERT_FALSE(metrics.empty());
+  EXPECT_EQ(Sample(metrics, "acld_sessions"), status.session_count()) << metrics;
+  ASSERT_GE(status.devices_size(), 1);
+  EXPECT_GT(status.devices(0).used_bytes(), 0u);
+  EXPECT_EQ(Sample(metrics, "acld_device_memory_used_bytes{device=\"0\"}"),
+            static_cast<double>(status.devices(0).used_bytes()))
+      << metrics;
+  EXPECT_EQ(Sample(metrics, "acld_device_memory_bytes{device=\"0\"}"),
+            static_cast<double>(status.devices(0).memory_bytes()));
+  EXPECT_NE(metrics.find("# TYPE acld_sessions_refused_total counter"), std::string::npos);
+  const acl::v1::SessionInfo* held = FindSession(status, holder.pid());
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(Sample(metrics, absl::StrCat("acld_session_memory_bytes{session=\"", held->id(),
+                                         "\",pid=\"", holder.pid(), "\",uid=\"", getuid(),
+                                         "\"}")),
+            static_cast<double>(held->memory_bytes()))
+      << "per-session series, as asked\n" << metrics;
+
+  // Well-formed for Prometheus itself (promtool, from Debian's prometheus).
+  const std::string scraped = daemon.dir() + "/metrics.txt";
+  std::ofstream(scraped) << metrics;
+  EXPECT_EQ(std::system(("promtool check metrics < " + scraped + " > " + scraped + ".out 2>&1")
+                            .c_str()),
+            0)
+      << ReadWhole(scraped + ".out");
+
+  holder.WriteLine("done");
+  holder.Wait(absl::Seconds(20));
+  EXPECT_TRUE(WaitUntil([&] { return Sample(Scrape(port), "acld_sessions") == 0; },
+                        absl::Seconds(10)));
 }
 
 }  // namespace

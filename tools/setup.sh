@@ -7,7 +7,8 @@ packages=(
   bazel-bootstrap bazel-platforms
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libsystemd-dev
+  nlohmann-json3-dev libsystemd-dev prometheus-cpp-dev
+  prometheus  # promtool: the metrics test checks acld's output with it
   pkg-config g++
 )
 

@@ -168,6 +168,17 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
     return admin_acceptor.status();
   }
   server->admin_acceptor_ = *std::move(admin_acceptor);
+  if (!options.metrics_address.empty()) {
+    absl::StatusOr<std::shared_ptr<MetricsExporter>> metrics = MetricsExporter::Start(
+        options.metrics_address, server->admin_service_, options.metrics_per_session);
+    if (!metrics.ok()) {
+      server->Shutdown();
+      return metrics.status();
+    }
+    server->metrics_ = *std::move(metrics);
+    spdlog::info("metrics at http://{} (port {})/metrics", options.metrics_address,
+                 server->metrics_->port());
+  }
   return server;
 }
 
@@ -180,6 +191,7 @@ void DaemonServer::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   runtime_service_.StopAccepting();
+  if (metrics_ != nullptr) metrics_->Stop();
   // Work already queued gets its chance to finish; clients still connected
   // then hear why their session ends, and later calls fail at once.
   const absl::Time deadline = absl::Now() + options_.shutdown_grace;

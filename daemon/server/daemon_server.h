@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/admin_service.h"
+#include "daemon/server/metrics_exporter.h"
 #include "daemon/server/runtime_acceptor.h"
 #include "daemon/server/runtime_service.h"
 #include "grpcpp/server.h"
@@ -31,6 +32,10 @@ struct ServerOptions {
   absl::Duration shutdown_grace = absl::Seconds(10);
   // Session caps, the hello timeout, mapped host memory per session.
   SessionLimits limits;
+  // The Prometheus endpoint, HOST:PORT (empty: none), and whether it has
+  // per-session series (metrics_exporter.h).
+  std::string metrics_address;
+  bool metrics_per_session = false;
 };
 
 class DaemonServer {
@@ -54,6 +59,7 @@ class DaemonServer {
   std::unique_ptr<PeerCredentialDesk> peers_;
   RuntimeService runtime_service_;
   AdminService admin_service_;
+  std::shared_ptr<MetricsExporter> metrics_;
   std::unique_ptr<grpc::Server> runtime_server_;
   std::unique_ptr<grpc::Server> admin_server_;
   std::unique_ptr<RuntimeAcceptor> runtime_acceptor_;

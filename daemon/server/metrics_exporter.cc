@@ -1,0 +1,137 @@
+#include "daemon/server/metrics_exporter.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "proto/acl/v1/admin.pb.h"
+
+namespace acld::server {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily Family(const char* name, const char* help, MetricType type) {
+  MetricFamily family;
+  family.name = name;
+  family.help = help;
+  family.type = type;
+  return family;
+}
+
+void Add(MetricFamily& family, double value, std::vector<ClientMetric::Label> labels = {}) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  if (family.type == MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+}
+
+}  // namespace
+
+MetricsExporter::MetricsExporter(AdminService& admin, bool per_session)
+    : admin_(admin), per_session_(per_session) {}
+
+MetricsExporter::~MetricsExporter() = default;
+
+absl::StatusOr<std::shared_ptr<MetricsExporter>> MetricsExporter::Start(
+    const std::string& address, AdminService& admin, bool per_session) {
+  std::shared_ptr<MetricsExporter> exporter(new MetricsExporter(admin, per_session));
+  try {
+    exporter->exposer_ = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/2);
+  } catch (const std::exception& error) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", address, ": ", error.what()));
+  }
+  const std::vector<int> ports = exporter->exposer_->GetListeningPorts();
+  if (ports.empty()) return absl::UnavailableError(absl::StrCat("no port for ", address));
+  exporter->port_ = ports.front();
+  exporter->exposer_->RegisterCollectable(exporter);
+  return exporter;
+}
+
+std::vector<MetricFamily> MetricsExporter::Collect() const {
+  acl::v1::StatusRequest request;
+  acl::v1::StatusReply status;
+  if (!admin_.GetStatus(nullptr, &request, &status).ok()) return {};
+
+  std::vector<MetricFamily> families;
+  auto gauge = [&](const char* name, const char* help, double value) {
+    families.push_back(Family(name, help, MetricType::Gauge));
+    Add(families.back(), value);
+  };
+  auto counter = [&](const char* name, const char* help, double value) {
+    families.push_back(Family(name, help, MetricType::Counter));
+    Add(families.back(), value);
+  };
+  gauge("acld_uptime_seconds", "Seconds since acld started.", status.uptime_seconds());
+  gauge("acld_host_init_refcount", "The host-wide aclInit reference count.",
+        status.host_refcount());
+  gauge("acld_sessions", "Client sessions open.", status.session_count());
+  gauge("acld_sessions_max", "The session cap (--max_sessions).", status.max_sessions());
+  gauge("acld_sessions_closing", "Sessions acld ended whose handler has not returned yet.",
+        status.sessions_closing());
+  counter("acld_sessions_refused_total",
+          "Sessions refused: over a cap, without a valid identity, or while shutting down.",
+          static_cast<double>(status.sessions_refused()));
+  counter("acld_hello_timeouts_total", "gRPC session streams cancelled for want of a Hello.",
+          static_cast<double>(status.hello_timeouts()));
+  counter("acld_connections_accepted_total", "Connections accepted on the runtime socket.",
+          static_cast<double>(status.connections_accepted()));
+  counter("acld_accept_pauses_total",
+          "Times accepting paused because acld ran out of descriptors or memory.",
+          static_cast<double>(status.accept_pauses()));
+
+  MetricFamily total = Family("acld_device_memory_bytes", "Device memory.", MetricType::Gauge);
+  MetricFamily used = Family("acld_device_memory_used_bytes",
+                             "Device memory allocated by every session.", MetricType::Gauge);
+  MetricFamily busy = Family("acld_device_busy_ratio",
+                             "Share of the recent past the device computed (0 to 1).",
+                             MetricType::Gauge);
+  MetricFamily up = Family("acld_device_up", "1 while the device is brought up.", MetricType::Gauge);
+  MetricFamily holders = Family("acld_device_sessions",
+                                "Sessions holding a reference on the device.", MetricType::Gauge);
+  for (const acl::v1::DeviceInfo& device : status.devices()) {
+    const std::vector<ClientMetric::Label> labels = {{"device", absl::StrCat(device.id())}};
+    Add(total, static_cast<double>(device.memory_bytes()), labels);
+    Add(used, static_cast<double>(device.used_bytes()), labels);
+    if (device.compute_percent() >= 0) Add(busy, device.compute_percent() / 100.0, labels);
+    Add(up, device.up() ? 1 : 0, labels);
+    Add(holders, device.sessions(), labels);
+  }
+  for (MetricFamily* family : {&total, &used, &busy, &up, &holders}) {
+    families.push_back(std::move(*family));
+  }
+
+  uint64_t streams = 0;
+  uint64_t pending_callbacks = 0;
+  for (const acl::v1::SessionInfo& session : status.sessions()) {
+    streams += session.streams();
+    pending_callbacks += session.pending_callbacks();
+  }
+  gauge("acld_streams", "Streams of every session.", static_cast<double>(streams));
+  gauge("acld_pending_callbacks", "Host callbacks delivered to processes and not finished.",
+        static_cast<double>(pending_callbacks));
+  if (!per_session_) return families;
+
+  MetricFamily memory = Family("acld_session_memory_bytes",
+                               "Device memory a session allocated.", MetricType::Gauge);
+  MetricFamily session_streams =
+      Family("acld_session_streams", "Streams a session holds.", MetricType::Gauge);
+  for (const acl::v1::SessionInfo& session : status.sessions()) {
+    const std::vector<ClientMetric::Label> labels = {{"session", absl::StrCat(session.id())},
+                                                     {"pid", absl::StrCat(session.pid())},
+                                                     {"uid", absl::StrCat(session.uid())}};
+    Add(memory, static_cast<double>(session.memory_bytes()), labels);
+    Add(session_streams, session.streams(), labels);
+  }
+  families.push_back(std::move(memory));
+  families.push_back(std::move(session_streams));
+  return families;
+}
+
+}  // namespace acld::server

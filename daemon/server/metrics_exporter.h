@@ -1,0 +1,49 @@
+// acld's Prometheus endpoint (--metrics_address=HOST:PORT, off unless set):
+// the figures of `aclctl status`, read on every scrape from the same
+// snapshot the admin service answers with, so the two never disagree.
+// Per-session series only with --metrics_per_session (their number grows
+// with the sessions). docs/operations.md lists the metrics.
+#ifndef ACLD_DAEMON_SERVER_METRICS_EXPORTER_H_
+#define ACLD_DAEMON_SERVER_METRICS_EXPORTER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "daemon/server/admin_service.h"
+#include "prometheus/collectable.h"
+#include "prometheus/exposer.h"
+#include "prometheus/metric_family.h"
+
+namespace acld::server {
+
+class MetricsExporter : public prometheus::Collectable {
+ public:
+  // Serves /metrics on `address` (HOST:PORT; port 0 picks one) from two
+  // threads of its own.
+  static absl::StatusOr<std::shared_ptr<MetricsExporter>> Start(const std::string& address,
+                                                                AdminService& admin,
+                                                                bool per_session);
+  ~MetricsExporter() override;
+
+  // The port it listens on.
+  int port() const { return port_; }
+  // Stops serving (joins its threads): call while still holding the exporter,
+  // so that no scrape is left running on it.
+  void Stop() { exposer_.reset(); }
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  MetricsExporter(AdminService& admin, bool per_session);
+
+  AdminService& admin_;
+  const bool per_session_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  int port_ = 0;
+};
+
+}  // namespace acld::server
+
+#endif  // ACLD_DAEMON_SERVER_METRICS_EXPORTER_H_
