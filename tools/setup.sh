@@ -26,3 +26,7 @@ sudo=""
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The prometheus package is here for promtool; its server is not wanted running.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null 2>&1; then
+  $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
