@@ -287,6 +287,11 @@ grpc::Status RuntimeService::Refuse(grpc::StatusCode code, const std::string& me
   return grpc::Status(code, message);
 }
 
+absl::Status RuntimeService::RefuseOpen(grpc::StatusCode code, const std::string& message) {
+  const grpc::Status status = Refuse(code, message);
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
 bool RuntimeService::AdmitPending() {
   absl::MutexLock lock(&mu_);
   if (pending_ >= limits_.max_pending_hellos) return false;
@@ -302,11 +307,6 @@ grpc::ServerBidiReactor<ClientMessage, ServerMessage>* RuntimeService::Session(
 absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
     const ClientMessage& request, grpc::CallbackServerContext* context,
     std::shared_ptr<SessionWriter::Carrier> stream) {
-  auto refuse = [this](grpc::StatusCode code, const std::string& message) {
-    const grpc::Status status = Refuse(code, message);
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
-  };
   const acl::v1::Hello& hello = request.hello();
   if (hello.protocol_version() < kOldestProtocolVersion ||
       hello.protocol_version() > kProtocolVersion) {
@@ -320,7 +320,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
     // The kernel's word, not the client's.
     std::optional<PeerCredentials> credentials = peers_->Redeem(hello.peer_token());
     if (!credentials.has_value()) {
-      return refuse(grpc::StatusCode::PERMISSION_DENIED,
+      return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED,
                     "no valid identity token: connect through libascendcl");
     }
     peer = PeerFromKernel(*credentials);
@@ -360,11 +360,6 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
 absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
     const PeerInfo& peer, std::shared_ptr<SessionRing> ring, grpc::CallbackServerContext* context,
     std::shared_ptr<SessionWriter::Carrier> first_carrier) {
-  auto refuse = [this](grpc::StatusCode code, const std::string& message) {
-    const grpc::Status status = Refuse(code, message);
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
-  };
   auto live = std::make_shared<Live>();
   live->ring = std::move(ring);
   live->uid = peer.uid;
@@ -404,7 +399,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       ++handlers_;
     }
   }
-  if (!refusal.empty()) return refuse(code, refusal);
+  if (!refusal.empty()) return RefuseOpen(code, refusal);
   live->writer->SetCarrier(std::move(first_carrier));
   SessionLog::Open(session);
   spdlog::info("session {} opened: pid {} uid {} gid {} '{}'", session, peer.pid, peer.uid,

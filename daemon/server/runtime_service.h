@@ -180,6 +180,8 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   void CallDone(const std::shared_ptr<Live>& live);
   // Refuses a stream: counted, logged (rate-limited), returned.
   grpc::Status Refuse(grpc::StatusCode code, const std::string& message);
+  // The same, for Open and Admit, whose callers convert it for their carrier.
+  absl::Status RefuseOpen(grpc::StatusCode code, const std::string& message);
   // A stream past the pending-Hello cap is refused; else it counts as pending.
   bool AdmitPending();
   // Takes `session` out of the live table (if still there).
