@@ -235,6 +235,10 @@ TEST(FuzzTest, RandomRequestsNeverCrashTheDaemon) {
     SendRaw(daemon.socket(), values.Bytes(512));
     SendRaw(daemon.admin_socket(), values.Bytes(512));
     SendRaw(daemon.socket() + ".peer", values.Bytes(64));
+    // Session requests without their channel, or with numbers that mean nothing.
+    SendRaw(daemon.socket() + ".peer",
+            absl::StrCat("S ", values.U64(), " ", values.U64() % 8, "\n"));
+    SendRaw(daemon.socket() + ".peer", "S " + values.Bytes(40) + "\n");
     SendRaw(daemon.socket(), std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + values.Bytes(64));
   }
 
