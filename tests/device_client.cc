@@ -28,6 +28,7 @@
 //                                      stream (opaque_kernels: no kernel aimed at them)
 //   device_client hold_memory MIB      allocates, prints "ready", waits
 //   device_client hold_streams N       creates N streams, prints "ready", waits
+//   device_client set_device N         prints "set_device <code of aclrtSetDevice(N)> <message>"
 //   device_client stall_copies         two threads wait for 32 MiB copies into pageable
 //                                      memory (answered by the daemon when two busy
 //                                      streams reach them); prints "stalling"
@@ -1024,6 +1025,15 @@ int HoldMemory(size_t mib) {
   return scenario::ExitCode();
 }
 
+int SetDeviceOnly(int32_t device) {
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  const aclError code = aclrtSetDevice(device);
+  const char* message = aclGetRecentErrMsg();
+  std::printf("set_device %d %s\n", code, code != ACL_SUCCESS && message ? message : "");
+  std::fflush(stdout);
+  return scenario::Teardown();
+}
+
 int HoldStreams(int count) {
   Setup();
   std::vector<aclrtStream> streams(count);
@@ -1191,6 +1201,7 @@ int main(int argc, char** argv) {
   if (mode == "hold_memory") return HoldMemory(number(2) > 0 ? number(2) : 16);
   if (mode == "stress") return Stress(number(2));
   if (mode == "hold_streams") return HoldStreams(static_cast<int>(number(2)));
+  if (mode == "set_device" && argc > 2) return SetDeviceOnly(static_cast<int32_t>(number(2)));
   if (mode == "stall_copies") return StallCopies();
   if (mode == "quota_probe" && argc > 3) return QuotaProbe(number(2), static_cast<int>(number(3)));
   if (mode == "workload" && argc > 3)

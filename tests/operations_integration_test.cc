@@ -436,5 +436,35 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
                         absl::Seconds(10)));
 }
 
+TEST(OperationsTest, ADisabledDeviceRefusesNewUsersAndKeepsThoseItHas) {
+  AcldDaemon daemon;
+  Process holder({"tests/device_client", "hold_memory", "1"}, daemon.client_env());
+  ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20))) << holder.output();
+  EXPECT_EQ(daemon.Aclctl({"device", "disable", "0"}).first, 0);
+  EXPECT_NE(daemon.Aclctl({"device", "disable", "9"}).first, 0) << "no device 9";
+  EXPECT_NE(daemon.Aclctl({"device", "off", "0"}).first, 0);
+  acl::v1::StatusReply status = daemon.Status();
+  ASSERT_GE(status.devices_size(), 2);
+  EXPECT_TRUE(status.devices(0).disabled());
+  EXPECT_FALSE(status.devices(1).disabled());
+  EXPECT_NE(daemon.Aclctl({"devices"}).second.find("disabled"), std::string::npos);
+
+  auto set_device = [&](const std::string& device) {
+    return RunToCompletion({"tests/device_client", "set_device", device}, daemon.client_env())
+        .second;
+  };
+  const std::string refused = set_device("0");
+  EXPECT_NE(refused.find("set_device 207004"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("disabled by the operator"), std::string::npos) << refused;
+  EXPECT_NE(set_device("1").find("set_device 0"), std::string::npos) << "other devices serve";
+  // The session that held device 0 keeps it: its kernel and memory stay.
+  EXPECT_EQ(daemon.Status().devices(0).sessions(), 1u);
+  holder.WriteLine("done");
+  EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.output();
+
+  EXPECT_EQ(daemon.Aclctl({"device", "enable", "0"}).first, 0);
+  EXPECT_NE(set_device("0").find("set_device 0"), std::string::npos) << "back in";
+}
+
 }  // namespace
 }  // namespace acld_test

@@ -224,10 +224,34 @@ absl::Status Runtime::CheckDeviceId(int32_t device_id) const {
   return absl::OkStatus();
 }
 
+absl::Status Runtime::SetDeviceEnabled(int32_t device_id, bool enabled) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
+  absl::MutexLock lock(&mu_);
+  if (enabled) {
+    disabled_devices_.erase(device_id);
+  } else {
+    disabled_devices_.insert(device_id);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::CheckNewDeviceReferenceLocked(const Session& session,
+                                                    int32_t device_id) const {
+  // A session that already holds the device goes on with it: taking a device
+  // out stops new users, not the work of those there.
+  if (disabled_devices_.count(device_id) == 0 || session.device_refs.count(device_id) != 0) {
+    return absl::OkStatus();
+  }
+  return AclStatus(ACL_ERROR_RT_NO_DEVICE,
+                   absl::StrCat("device ", device_id, " is disabled by the operator (aclctl "
+                                "device enable ", device_id, " brings it back)"));
+}
+
 absl::StatusOr<ContextInfo> Runtime::SetDevice(SessionId id, int32_t device_id) {
   ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  ACL_RETURN_IF_ERROR(CheckNewDeviceReferenceLocked(*session, device_id));
   ++session->device_refs[device_id];
   UpdateDevicePower();
   absl::StatusOr<ContextInfo> context = DefaultContextLocked(*session, device_id);
@@ -314,6 +338,7 @@ absl::StatusOr<ContextInfo> Runtime::CreateContext(SessionId id, int32_t device_
                                   " contexts (--max_contexts_per_session)"));
   }
   ACL_RETURN_IF_ERROR(CheckStreamQuotaLocked(current, "aclrtCreateContext"));
+  ACL_RETURN_IF_ERROR(CheckNewDeviceReferenceLocked(current, device_id));
   // A context holds its device like aclrtSetDevice does (CANN: rtCtxCreate).
   ++session->device_refs[device_id];
   UpdateDevicePower();
@@ -508,7 +533,8 @@ RuntimeSnapshot Runtime::Snapshot() const {
   snapshot.host_refcount = init_.host_count();
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     const hal::Device& device = backend_->device(id);
-    DeviceSnapshot info{device.info(), device.is_up(), 0, device.used_bytes(), utilization[id]};
+    DeviceSnapshot info{device.info(), device.is_up(), 0, device.used_bytes(), utilization[id],
+                        disabled_devices_.count(id) != 0};
     for (const auto& [session_id, session] : sessions_.all()) {
       info.sessions += session.device_refs.count(id) ? 1 : 0;
     }

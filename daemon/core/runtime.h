@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -135,6 +136,11 @@ class Runtime {
   int32_t DeviceCount() const;
   // The backend the devices come from ("sim", "acl"), for operators.
   std::string BackendName() const;
+  // The operator takes a device out (aclctl device disable) or back in: a
+  // disabled device refuses new references (aclrtSetDevice,
+  // aclrtCreateContext) with ACL_ERROR_RT_NO_DEVICE; sessions that hold it
+  // keep it.
+  absl::Status SetDeviceEnabled(int32_t device, bool enabled);
   // Whether the backend can drive its devices now (hal::Backend::Health).
   absl::Status BackendHealth() const;
   std::string SocName() const;
@@ -372,6 +378,8 @@ class Runtime {
   absl::StatusOr<std::shared_ptr<Notify>> FindNotify(SessionId session, NotifyId notify)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status CheckDeviceId(int32_t device_id) const;
+  absl::Status CheckNewDeviceReferenceLocked(const Session& session, int32_t device_id) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The device's default context of the session, created on first use.
   absl::StatusOr<ContextInfo> DefaultContextLocked(Session& session, int32_t device_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -519,6 +527,8 @@ class Runtime {
   hal::Timer timer_;
 
   mutable absl::Mutex mu_;
+  // Taken out by the operator (SetDeviceEnabled).
+  std::set<int32_t> disabled_devices_ ABSL_GUARDED_BY(mu_);
   SessionTable sessions_ ABSL_GUARDED_BY(mu_);
   InitArbiter init_ ABSL_GUARDED_BY(mu_);
   uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;  // contexts, streams, events: never reused

@@ -28,6 +28,7 @@ struct DeviceSnapshot {
   uint32_t sessions = 0;  // sessions holding a device reference on it
   uint64_t used_bytes = 0;
   hal::DeviceUtilization utilization;
+  bool disabled = false;  // by the operator (aclctl device disable)
 };
 
 struct StreamSnapshot {

@@ -77,6 +77,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     info->set_used_bytes(device.used_bytes);
     info->set_compute_percent(device.utilization.compute_percent);
     info->set_memory_percent(device.utilization.memory_percent);
+    info->set_disabled(device.disabled);
   }
   const SessionLimits& limits = sessions_.limits();
   const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();
@@ -234,6 +235,18 @@ grpc::Status AdminService::SetQuota(grpc::ServerContext*, const acl::v1::QuotaRe
   }
   if (!status.ok()) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no session ", session));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::SetDeviceEnabled(grpc::ServerContext*,
+                                            const acl::v1::DeviceEnabledRequest* request,
+                                            acl::v1::DeviceEnabledReply*) {
+  spdlog::info("admin: device {} {}", request->device(),
+               request->enabled() ? "enabled" : "disabled");
+  const absl::Status status = runtime_.SetDeviceEnabled(request->device(), request->enabled());
+  if (!status.ok()) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, std::string(status.message()));
   }
   return grpc::Status::OK;
 }

@@ -43,6 +43,9 @@ class AdminService final : public acl::v1::Admin::Service {
   grpc::Status SetQuota(grpc::ServerContext* context, const acl::v1::QuotaRequest* request,
                         acl::v1::QuotaReply* reply) override;
   // INVALID_ARGUMENT outside kMinWeight..kMaxWeight, NOT_FOUND for no such session.
+  grpc::Status SetDeviceEnabled(grpc::ServerContext* context,
+                                const acl::v1::DeviceEnabledRequest* request,
+                                acl::v1::DeviceEnabledReply* reply) override;
   grpc::Status SetWeight(grpc::ServerContext* context, const acl::v1::WeightRequest* request,
                          acl::v1::WeightReply* reply) override;
 

@@ -95,6 +95,9 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   MetricFamily up = Family("acld_device_up", "1 while the device is brought up.", MetricType::Gauge);
   MetricFamily holders = Family("acld_device_sessions",
                                 "Sessions holding a reference on the device.", MetricType::Gauge);
+  MetricFamily disabled = Family("acld_device_disabled",
+                                 "1 while the operator has the device taken out.",
+                                 MetricType::Gauge);
   for (const acl::v1::DeviceInfo& device : status.devices()) {
     const std::vector<ClientMetric::Label> labels = {{"device", absl::StrCat(device.id())}};
     Add(total, static_cast<double>(device.memory_bytes()), labels);
@@ -102,8 +105,9 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     if (device.compute_percent() >= 0) Add(busy, device.compute_percent() / 100.0, labels);
     Add(up, device.up() ? 1 : 0, labels);
     Add(holders, device.sessions(), labels);
+    Add(disabled, device.disabled() ? 1 : 0, labels);
   }
-  for (MetricFamily* family : {&total, &used, &busy, &up, &holders}) {
+  for (MetricFamily* family : {&total, &used, &busy, &up, &holders, &disabled}) {
     families.push_back(std::move(*family));
   }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -55,6 +56,8 @@ constexpr char kUsage[] =
     "  evict SESSION          release a session as if its process died\n"
     "  quota SESSION | --default  [--memory=BYTES] [--streams=N]   set quotas (0: no limit)\n"
     "  weight SESSION N       the session's share of each device's time (1..1000)\n"
+    "  device disable|enable ID   take a device out (new users refused; those holding it\n"
+    "                         keep it) or back in\n"
     "sessions shows each use beside its limit (USE/LIMIT; none: no limit): STREAMS open\n"
     "(+closing), CTX contexts created, EVENTS, DEVMEM device memory, HOSTMEM shared\n"
     "memory acld maps (SEGS segments), QUEUED queued work, OUT messages waiting for the process\n"
@@ -239,14 +242,16 @@ grpc::Status Show(grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext
 }
 
 std::string DevicesText(const acl::v1::StatusReply& status) {
-  Table devices({"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS", "COMPUTE", "MEM%"});
+  Table devices(
+      {"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS", "COMPUTE", "MEM%", "STATE"});
   for (const acl::v1::DeviceInfo& device : status.devices()) {
     const std::string compute =
         device.compute_percent() < 0 ? "-" : absl::StrCat(device.compute_percent(), "%");
     devices.AddRow({absl::StrCat(device.id()), device.name(), HumanBytes(device.memory_bytes()),
                     HumanBytes(device.used_bytes()), device.up() ? "yes" : "no",
                     absl::StrCat(device.sessions()), compute,
-                    absl::StrCat(device.memory_percent(), "%")});
+                    absl::StrCat(device.memory_percent(), "%"),
+                    device.disabled() ? "disabled" : "enabled"});
   }
   return devices.Render();
 }
@@ -270,8 +275,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = args[1];
+  int32_t target_device = -1;
+  if (command == "device" &&
+      (args.size() != 4 || (std::strcmp(args[2], "disable") != 0 &&
+                            std::strcmp(args[2], "enable") != 0) ||
+       !absl::SimpleAtoi(args[3], &target_device))) {
+    std::fprintf(stderr, "aclctl: device needs disable or enable, and a device id\n%s", kUsage);
+    return 2;
+  }
   uint64_t target_session = 0;
-  if (args.size() >= 3 && !absl::SimpleAtoi(args[2], &target_session)) {
+  if (command != "device" && args.size() >= 3 && !absl::SimpleAtoi(args[2], &target_session)) {
     std::fprintf(stderr, "aclctl: '%s' is not a session id\n%s", args[2], kUsage);
     return 2;
   }
@@ -323,6 +336,15 @@ int main(int argc, char** argv) {
     acl::v1::EvictReply reply;
     rpc = stub->Evict(&context, request, &reply);
     if (rpc.ok()) std::printf("session %" PRIu64 " evicted\n", target_session);
+  } else if (command == "device") {
+    acl::v1::DeviceEnabledRequest request;
+    request.set_device(target_device);
+    request.set_enabled(std::strcmp(args[2], "enable") == 0);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
+    acl::v1::DeviceEnabledReply reply;
+    rpc = stub->SetDeviceEnabled(&context, request, &reply);
+    if (rpc.ok()) std::printf("device %d %sd\n", target_device, args[2]);
   } else if (command == "weight" && args.size() == 4) {
     acl::v1::WeightRequest request;
     request.set_session(target_session);
