@@ -399,6 +399,11 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
         return at != std::string::npos && absl::SimpleAtoi(text.substr(at + 6, text.find(')', at) - at - 6), &port);
       },
       absl::Seconds(10)));
+  // Work that completes (kernels, copies and events on streams), then a
+  // session that stays.
+  const auto [ordering_code, ordering] =
+      RunToCompletion({"tests/device_client", "ordering"}, daemon.client_env());
+  ASSERT_EQ(ordering_code, 0) << ordering;
   Process holder({"tests/device_client", "hold_memory", "3"}, daemon.client_env());
   ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20))) << holder.output();
 
@@ -414,6 +419,10 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
   EXPECT_EQ(Sample(metrics, "acld_device_memory_bytes{device=\"0\"}"),
             static_cast<double>(status.devices(0).memory_bytes()));
   EXPECT_NE(metrics.find("# TYPE acld_sessions_refused_total counter"), std::string::npos);
+  EXPECT_GT(status.devices(0).tasks_completed(), 0u);
+  EXPECT_EQ(Sample(metrics, "acld_tasks_total{device=\"0\",result=\"completed\"}"),
+            static_cast<double>(status.devices(0).tasks_completed()))
+      << metrics;
   const acl::v1::SessionInfo* held = FindSession(status, holder.pid());
   ASSERT_NE(held, nullptr);
   EXPECT_EQ(Sample(metrics, absl::StrCat("acld_session_memory_bytes{session=\"", held->id(),

@@ -534,7 +534,7 @@ RuntimeSnapshot Runtime::Snapshot() const {
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     const hal::Device& device = backend_->device(id);
     DeviceSnapshot info{device.info(), device.is_up(), 0, device.used_bytes(), utilization[id],
-                        disabled_devices_.count(id) != 0};
+                        disabled_devices_.count(id) != 0, engines_[id]->tally().Read()};
     for (const auto& [session_id, session] : sessions_.all()) {
       info.sessions += session.device_refs.count(id) ? 1 : 0;
     }

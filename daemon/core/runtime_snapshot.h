@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "daemon/core/session.h"
+#include "daemon/core/task_tally.h"
 #include "hal/device.h"
 
 namespace acld {
@@ -29,6 +30,7 @@ struct DeviceSnapshot {
   uint64_t used_bytes = 0;
   hal::DeviceUtilization utilization;
   bool disabled = false;  // by the operator (aclctl device disable)
+  TaskTally::Counts tasks;  // how its tasks ended since acld started
 };
 
 struct StreamSnapshot {

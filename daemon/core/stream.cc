@@ -167,7 +167,7 @@ bool Stream::AppendLocked(Task task, std::vector<std::function<void()>>& after) 
   const uint64_t id = task.id = next_task_id_++;
   if (stopped_) {
     // STOP_ON_FAILURE: nothing runs until the failure has been reported.
-    ++counters_.discarded;
+    CountDiscardedLocked(1);
     AdvanceFinishedLocked(id);
     if (task.on_discard) after.push_back(std::move(task.on_discard));
     return false;
@@ -207,7 +207,7 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
     // Aborted while it was being submitted: the device drops it again before
     // its hold goes.
     --counters_.queued;
-    ++counters_.discarded;
+    CountDiscardedLocked(1);
     if (task.on_discard) after.push_back(std::move(task.on_discard));
     ReturnPlaceLocked(task, after);
     auto dropped = std::make_shared<Task>(std::move(task));
@@ -484,7 +484,7 @@ void Stream::RunSome() {
       if (!result.has_value() && discarded_through_ >= task.id) {
         // Aborted while it ran: it must not park (nobody would discard it).
         --counters_.queued;
-        ++counters_.discarded;
+        CountDiscardedLocked(1);
         if (task.on_discard) after.push_back(std::move(task.on_discard));
         AdvanceFinishedLocked(discarded_through_);
         CollectDoneLocked(after);
@@ -539,8 +539,10 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
   --counters_.queued;
   if (status.ok()) {
     ++counters_.completed;
+    engine_.tally().completed.fetch_add(1, std::memory_order_relaxed);
   } else {
     ++counters_.failed;
+    engine_.tally().failed.fetch_add(1, std::memory_order_relaxed);
     if (unreported_error_.ok()) unreported_error_ = status;
     if (on_failure_) {
       // Host tasks after it wait until it is published (RunSome): a client
@@ -587,7 +589,7 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, ui
     if (abort_device && in_flight_.empty() && device_ != nullptr) AbortDeviceLocked(after, [] {});
     return;
   }
-  counters_.discarded += dropped->size();
+  CountDiscardedLocked(dropped->size());
   counters_.queued -= dropped->size();
   early_device_results_.clear();
   // The device lets go of them first: a copy may still read host memory that
@@ -606,7 +608,7 @@ void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint
                                  bool abort_device) {
   DiscardInFlightLocked(after, after_id, abort_device);
   ReturnGrantLocked(after);
-  counters_.discarded += queue_.size();
+  CountDiscardedLocked(queue_.size());
   counters_.queued -= queue_.size();
   while (!queue_.empty()) {
     Task task = queue_.pop_front();
@@ -695,7 +697,7 @@ void Stream::Abort(const absl::Status& why) {
   {
     absl::MutexLock lock(&mu_);
     if (parked_.has_value()) {
-      ++counters_.discarded;
+      CountDiscardedLocked(1);
       --counters_.queued;
       if (parked_->on_discard) after.push_back(std::move(parked_->on_discard));
       parked_.reset();
@@ -724,6 +726,11 @@ void Stream::Close(std::function<void()> drained) {
     CollectDoneLocked(after);
   }
   for (auto& callback : after) callback();
+}
+
+void Stream::CountDiscardedLocked(uint64_t count) {
+  counters_.discarded += count;
+  engine_.tally().discarded.fetch_add(count, std::memory_order_relaxed);
 }
 
 StreamStats Stream::Stats() const {

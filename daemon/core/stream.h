@@ -249,6 +249,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
                            bool abort_device = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Task `id` (and every task before it not on the device) is done.
   void AdvanceFinishedLocked(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `count` tasks were dropped: the stream's counter and its device's tally.
+  void CountDiscardedLocked(uint64_t count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CollectDoneLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A draining stream whose device work is done and whose failures are

@@ -19,6 +19,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/core/task_tally.h"
 #include "daemon/core/session_id.h"
 
 namespace acld {
@@ -35,6 +36,10 @@ class StreamEngine {
   // Stops and joins the workers; streams still queued are not run, and
   // MakeReady stays safe to call. Idempotent.
   void Stop();
+
+  // How the device's tasks ended (its streams count into it).
+  TaskTally& tally() { return tally_; }
+  const TaskTally& tally() const { return tally_; }
 
   // Queues `stream` to have RunSome() called on a worker.
   void MakeReady(std::shared_ptr<Stream> stream, uint32_t priority);
@@ -71,6 +76,7 @@ class StreamEngine {
   std::map<SessionId, uint32_t> weights_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
+  TaskTally tally_;
 };
 
 }  // namespace acld

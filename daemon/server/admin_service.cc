@@ -78,6 +78,9 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     info->set_compute_percent(device.utilization.compute_percent);
     info->set_memory_percent(device.utilization.memory_percent);
     info->set_disabled(device.disabled);
+    info->set_tasks_completed(device.tasks.completed);
+    info->set_tasks_failed(device.tasks.failed);
+    info->set_tasks_discarded(device.tasks.discarded);
   }
   const SessionLimits& limits = sessions_.limits();
   const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();

@@ -107,7 +107,17 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     Add(holders, device.sessions(), labels);
     Add(disabled, device.disabled() ? 1 : 0, labels);
   }
-  for (MetricFamily* family : {&total, &used, &busy, &up, &holders, &disabled}) {
+  MetricFamily tasks = Family("acld_tasks_total", "Tasks of the device's streams, by how they ended.",
+                              MetricType::Counter);
+  for (const acl::v1::DeviceInfo& device : status.devices()) {
+    const std::string id = absl::StrCat(device.id());
+    Add(tasks, static_cast<double>(device.tasks_completed()),
+        {{"device", id}, {"result", "completed"}});
+    Add(tasks, static_cast<double>(device.tasks_failed()), {{"device", id}, {"result", "failed"}});
+    Add(tasks, static_cast<double>(device.tasks_discarded()),
+        {{"device", id}, {"result", "discarded"}});
+  }
+  for (MetricFamily* family : {&total, &used, &busy, &up, &holders, &disabled, &tasks}) {
     families.push_back(std::move(*family));
   }
 
