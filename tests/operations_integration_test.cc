@@ -404,6 +404,9 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
   const auto [ordering_code, ordering] =
       RunToCompletion({"tests/device_client", "ordering"}, daemon.client_env());
   ASSERT_EQ(ordering_code, 0) << ordering;
+  const auto [callbacks_code, callbacks] =
+      RunToCompletion({"tests/callback_client", "many", "20"}, daemon.client_env());
+  ASSERT_EQ(callbacks_code, 0) << callbacks;
   Process holder({"tests/device_client", "hold_memory", "3"}, daemon.client_env());
   ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20))) << holder.output();
 
@@ -420,6 +423,12 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
             static_cast<double>(status.devices(0).memory_bytes()));
   EXPECT_NE(metrics.find("# TYPE acld_sessions_refused_total counter"), std::string::npos);
   EXPECT_GT(status.devices(0).tasks_completed(), 0u);
+  EXPECT_GE(status.callback_latency().count(), 20u) << "the host funcs were timed";
+  EXPECT_EQ(Sample(metrics, "acld_host_callback_seconds_count"),
+            static_cast<double>(status.callback_latency().count()))
+      << metrics;
+  EXPECT_EQ(Sample(metrics, "acld_host_callback_seconds_bucket{le=\"+Inf\"}"),
+            static_cast<double>(status.callback_latency().count()));
   EXPECT_EQ(Sample(metrics, "acld_tasks_total{device=\"0\",result=\"completed\"}"),
             static_cast<double>(status.devices(0).tasks_completed()))
       << metrics;

@@ -22,6 +22,7 @@ TaskFn CallbackBroker::MakeTask(SessionId session, StreamId stream, uint64_t cal
       Waiting& waiting = waiting_[key];
       waiting.resume = resume;
       waiting.timer = timer_.ScheduleIn(timeout_, [this, key] { TimeOut(key); });
+      waiting.delivered = absl::Now();
     }
     if (events && events->callback_due) events->callback_due(due);
     return std::nullopt;
@@ -40,6 +41,7 @@ absl::Status CallbackBroker::Acknowledge(SessionId session, uint64_t callback_id
     }
     timer_.Cancel(it->second.timer);
     resume = std::move(it->second.resume);
+    latencies_.Record(absl::Now() - it->second.delivered);
     waiting_.erase(it);
   }
   resume(absl::OkStatus());

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/core/latency_histogram.h"
 #include "daemon/core/session_events.h"
 #include "daemon/core/stream.h"
 #include "hal/timer.h"
@@ -46,11 +47,15 @@ class CallbackBroker {
   size_t Pending(SessionId session) const;
   // Callbacks of the session that timed out.
   uint64_t Timeouts(SessionId session) const;
+  // How long blocking callbacks took, from their delivery to the process's
+  // answer, since acld started.
+  LatencyHistogram::Snapshot Latencies() const { return latencies_.Read(); }
 
  private:
   struct Waiting {
     TaskResume resume;
     hal::Timer::TimerId timer = 0;
+    absl::Time delivered;
   };
   using Key = std::pair<SessionId, uint64_t>;
 
@@ -61,6 +66,7 @@ class CallbackBroker {
   mutable absl::Mutex mu_;
   std::map<Key, Waiting> waiting_ ABSL_GUARDED_BY(mu_);
   std::map<SessionId, uint64_t> timeouts_ ABSL_GUARDED_BY(mu_);
+  LatencyHistogram latencies_;
 };
 
 }  // namespace acld

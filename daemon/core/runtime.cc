@@ -530,6 +530,7 @@ RuntimeSnapshot Runtime::Snapshot() const {
   absl::ReaderMutexLock lock(&mu_);
   RuntimeSnapshot snapshot;
   snapshot.backend = backend_->name();
+  snapshot.callback_latency = broker_.Latencies();
   snapshot.host_refcount = init_.host_count();
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     const hal::Device& device = backend_->device(id);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "daemon/core/latency_histogram.h"
 #include "daemon/core/session.h"
 #include "daemon/core/task_tally.h"
 #include "hal/device.h"
@@ -48,6 +49,8 @@ struct RuntimeSnapshot {
   std::vector<DeviceSnapshot> devices;
   std::vector<SessionSnapshot> sessions;
   std::vector<StreamSnapshot> streams;
+  // Blocking host callbacks, from delivery to the process's answer.
+  LatencyHistogram::Snapshot callback_latency;
 };
 
 }  // namespace acld

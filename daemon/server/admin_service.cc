@@ -66,6 +66,13 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   reply->set_version(kAcldVersion);
   reply->set_backend(snapshot.backend);
   reply->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - started_));
+  acl::v1::Histogram& latency = *reply->mutable_callback_latency();
+  for (double bound : snapshot.callback_latency.upper_bounds) latency.add_upper_bounds(bound);
+  for (uint64_t count : snapshot.callback_latency.cumulative_counts) {
+    latency.add_cumulative_counts(count);
+  }
+  latency.set_count(snapshot.callback_latency.count);
+  latency.set_sum(snapshot.callback_latency.sum_seconds);
   reply->set_host_refcount(static_cast<uint32_t>(snapshot.host_refcount));
   for (const DeviceSnapshot& device : snapshot.devices) {
     acl::v1::DeviceInfo* info = reply->add_devices();

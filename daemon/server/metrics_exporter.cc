@@ -1,5 +1,6 @@
 #include "daemon/server/metrics_exporter.h"
 
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -130,6 +131,22 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   gauge("acld_streams", "Streams of every session.", static_cast<double>(streams));
   gauge("acld_pending_callbacks", "Host callbacks delivered to processes and not finished.",
         static_cast<double>(pending_callbacks));
+  MetricFamily latency = Family("acld_host_callback_seconds",
+                                "Blocking host callbacks, from their delivery to the process's "
+                                "answer.",
+                                MetricType::Histogram);
+  ClientMetric histogram;
+  const acl::v1::Histogram& measured = status.callback_latency();
+  for (int i = 0; i < measured.upper_bounds_size() && i < measured.cumulative_counts_size(); ++i) {
+    histogram.histogram.bucket.push_back(
+        ClientMetric::Bucket{measured.cumulative_counts(i), measured.upper_bounds(i)});
+  }
+  histogram.histogram.bucket.push_back(
+      ClientMetric::Bucket{measured.count(), std::numeric_limits<double>::infinity()});
+  histogram.histogram.sample_count = measured.count();
+  histogram.histogram.sample_sum = measured.sum();
+  latency.metric.push_back(std::move(histogram));
+  families.push_back(std::move(latency));
   if (!per_session_) return families;
 
   MetricFamily memory = Family("acld_session_memory_bytes",
