@@ -35,7 +35,7 @@ constexpr char kModels[] =
 constexpr char kDumps[] = "model data dumps are not supported yet: acld runs no models";
 constexpr char kPhysicalMemoryExtras[] =
     "not supported yet: acld maps, shares and frees physical memory (client/api_physical_memory.cc) "
-    "but keeps no access queries, retained handles, uncached reservations or link choices";
+    "but has no uncached reservations and no choice of link";
 constexpr char kOtherServers[] =
     "sharing with processes of other servers is not supported: acld serves one host, and its "
     "whitelists name processes of this one";
@@ -243,15 +243,6 @@ aclError aclrtNotifySetImportPidInterServer(aclrtNotify, aclrtServerPid*, size_t
 
 // ---- Physical memory and virtual addresses: the queries and links acld lacks ----
 aclError aclrtReserveMemAddressNoUCMemory(void**, size_t, size_t, void*, uint64_t) {
-  return NotSupported(__func__, kPhysicalMemoryExtras);
-}
-aclError aclrtMemGetAccess(void*, aclrtMemLocation*, uint64_t*) {
-  return NotSupported(__func__, kPhysicalMemoryExtras);
-}
-aclError aclrtMemRetainAllocationHandle(void*, aclrtDrvMemHandle*) {
-  return NotSupported(__func__, kPhysicalMemoryExtras);
-}
-aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle, aclrtPhysicalMemProp*) {
   return NotSupported(__func__, kPhysicalMemoryExtras);
 }
 aclError aclrtMemMapSelectedLink(void*, size_t, void*, uint32_t) {

@@ -33,6 +33,12 @@ absl::Status NotSupported(const char* api, const std::string& what) {
   return acld::AclStatus(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, absl::StrCat(api, ": ", what));
 }
 
+// Whether an aclrtMemAttr asks for huge pages.
+bool HugePages(aclrtMemAttr attribute) {
+  return attribute == ACL_HBM_MEM_HUGE || attribute == ACL_MEM_HUGE ||
+         attribute == ACL_MEM_P2P_HUGE;
+}
+
 // The device a physical memory property names, once the property is one acld
 // allocates: pinned device memory of normal or 2 MiB pages (the sim's
 // granularity serves both).
@@ -166,8 +172,41 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle* handle, size_t size,
     if (flags != 0) return Invalid(kApi, "flags is reserved and must be 0");
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(int32_t device, DeviceOf(*transport, *prop, kApi));
-    ACL_ASSIGN_OR_RETURN(uint64_t id, transport->MallocPhysical(device, size));
+    ACL_ASSIGN_OR_RETURN(uint64_t id,
+                         transport->MallocPhysical(device, size, HugePages(prop->memAttr)));
     *handle = ToHandle(id);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtMemRetainAllocationHandle(void* virPtr, aclrtDrvMemHandle* handle) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtMemRetainAllocationHandle";
+    if (virPtr == nullptr) return NullArgument(kApi, "virPtr");
+    if (handle == nullptr) return NullArgument(kApi, "handle");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, transport->RetainPhysical(HandleId(virPtr)));
+    *handle = ToHandle(id);
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle,
+                                                   aclrtPhysicalMemProp* prop) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtMemGetAllocationPropertiesFromHandle";
+    if (handle == nullptr) return NullArgument(kApi, "handle");
+    if (prop == nullptr) return NullArgument(kApi, "prop");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(acld::PhysicalProperties properties,
+                         transport->PhysicalProperties(HandleId(handle)));
+    *prop = aclrtPhysicalMemProp{};
+    prop->handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop->allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    // As CANN reports device memory: in its HBM terms.
+    prop->memAttr = properties.huge_pages ? ACL_HBM_MEM_HUGE : ACL_HBM_MEM_NORMAL;
+    prop->location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop->location.id = static_cast<uint32_t>(properties.device);
     return absl::OkStatus();
   });
 }
@@ -260,6 +299,27 @@ aclError aclrtMemSetAccess(void* virPtr, size_t size, aclrtMemAccessDesc* desc, 
       ACL_RETURN_IF_ERROR(transport->SetMemoryAccess(
           HandleId(virPtr), size, static_cast<int32_t>(access.location.id), readwrite));
     }
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtMemGetAccess(void* virPtr, aclrtMemLocation* location, uint64_t* flags) {
+  return Api([&]() -> absl::Status {
+    constexpr const char* kApi = "aclrtMemGetAccess";
+    if (virPtr == nullptr) return NullArgument(kApi, "virPtr");
+    if (location == nullptr) return NullArgument(kApi, "location");
+    if (flags == nullptr) return NullArgument(kApi, "flags");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    // The host never reaches device mappings through acld; a device does
+    // once granted (aclrtMapMem, aclrtMemSetAccess).
+    bool readwrite = false;
+    if (location->type == ACL_MEM_LOCATION_TYPE_DEVICE) {
+      ACL_ASSIGN_OR_RETURN(readwrite, transport->MemoryAccess(
+                                          HandleId(virPtr), static_cast<int32_t>(location->id)));
+    } else if (location->type != ACL_MEM_LOCATION_TYPE_HOST) {
+      return Invalid(kApi, "location->type is neither ACL_MEM_LOCATION_TYPE_DEVICE nor _HOST");
+    }
+    *flags = readwrite ? ACL_RT_MEM_ACCESS_FLAGS_READWRITE : ACL_RT_MEM_ACCESS_FLAGS_NONE;
     return absl::OkStatus();
   });
 }

@@ -12,6 +12,7 @@
 #include "client/kernel_output.h"
 #include "client/process_info.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 #include "hal/registry.h"
 
 namespace acl_client {
@@ -206,8 +207,23 @@ absl::StatusOr<uint64_t> EmbeddedTransport::ImportMemory(const std::string& key)
   return address;
 }
 
-absl::StatusOr<uint64_t> EmbeddedTransport::MallocPhysical(int32_t device_id, uint64_t size) {
-  return runtime_->MallocPhysical(session_, device_id, size);
+absl::StatusOr<uint64_t> EmbeddedTransport::MallocPhysical(int32_t device_id, uint64_t size,
+                                                           bool huge_pages) {
+  return runtime_->MallocPhysical(session_, device_id, size, huge_pages);
+}
+
+absl::StatusOr<uint64_t> EmbeddedTransport::RetainPhysical(uint64_t address) {
+  return runtime_->RetainPhysical(session_, address);
+}
+
+absl::StatusOr<acld::PhysicalProperties> EmbeddedTransport::PhysicalProperties(uint64_t handle) {
+  ACL_ASSIGN_OR_RETURN(acld::PhysicalMemory::Properties properties,
+                       runtime_->PhysicalProperties(session_, handle));
+  return acld::PhysicalProperties{properties.device, properties.huge_pages};
+}
+
+absl::StatusOr<bool> EmbeddedTransport::MemoryAccess(uint64_t address, int32_t device_id) {
+  return runtime_->MemoryAccess(session_, address, device_id);
 }
 
 absl::Status EmbeddedTransport::FreePhysical(uint64_t handle) {

@@ -105,7 +105,11 @@ class EmbeddedTransport : public Transport {
   absl::Status SetImportPids(const std::string& key, const std::vector<int32_t>& pids) override;
   absl::Status SetExportAttribute(const std::string& key, int32_t type, uint64_t value) override;
   absl::StatusOr<uint64_t> ImportMemory(const std::string& key) override;
-  absl::StatusOr<uint64_t> MallocPhysical(int32_t device_id, uint64_t size) override;
+  absl::StatusOr<uint64_t> MallocPhysical(int32_t device_id, uint64_t size,
+                                          bool huge_pages) override;
+  absl::StatusOr<uint64_t> RetainPhysical(uint64_t address) override;
+  absl::StatusOr<acld::PhysicalProperties> PhysicalProperties(uint64_t handle) override;
+  absl::StatusOr<bool> MemoryAccess(uint64_t address, int32_t device_id) override;
   absl::Status FreePhysical(uint64_t handle) override;
   absl::StatusOr<uint64_t> ReserveAddresses(int32_t device_id, uint64_t size) override;
   absl::Status ReleaseAddresses(uint64_t address) override;

@@ -137,9 +137,6 @@ int main() {
   EXPECT_NOT_SUPPORTED(aclrtNotifySetImportPidInterServer({}, {}, {}));
   // Sharing across processes: physical memory, virtual addresses, shareable handles
   EXPECT_NOT_SUPPORTED(aclrtReserveMemAddressNoUCMemory({}, {}, {}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemGetAccess({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemRetainAllocationHandle({}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtMemGetAllocationPropertiesFromHandle({}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemMapSelectedLink({}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtMemMapSetLink({}, {}));
   // Shared buffers (Mbuf) of data transfer queues

@@ -368,8 +368,21 @@ absl::Status RemoteTransport::CloseMemoryKey(const std::string& key) {
   return channel_->Call(codec::CloseMemoryKey(key)).status();
 }
 
-absl::StatusOr<uint64_t> RemoteTransport::MallocPhysical(int32_t device_id, uint64_t size) {
-  return codec::HandleOf(channel_->Call(codec::MallocPhysical(device_id, size)));
+absl::StatusOr<uint64_t> RemoteTransport::MallocPhysical(int32_t device_id, uint64_t size,
+                                                         bool huge_pages) {
+  return codec::HandleOf(channel_->Call(codec::MallocPhysical(device_id, size, huge_pages)));
+}
+
+absl::StatusOr<uint64_t> RemoteTransport::RetainPhysical(uint64_t address) {
+  return codec::HandleOf(channel_->Call(codec::RetainPhysical(address)));
+}
+
+absl::StatusOr<acld::PhysicalProperties> RemoteTransport::PhysicalProperties(uint64_t handle) {
+  return codec::PhysicalPropertiesOf(channel_->Call(codec::PhysicalProperties(handle)));
+}
+
+absl::StatusOr<bool> RemoteTransport::MemoryAccess(uint64_t address, int32_t device_id) {
+  return codec::MemoryAccessOf(channel_->Call(codec::MemoryAccess(address, device_id)));
 }
 
 absl::Status RemoteTransport::FreePhysical(uint64_t handle) {

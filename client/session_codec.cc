@@ -157,6 +157,17 @@ absl::StatusOr<int32_t> PeerPidOf(const absl::StatusOr<Reply>& reply) {
   return answer->peer_pid().pid();
 }
 
+absl::StatusOr<acld::PhysicalProperties> PhysicalPropertiesOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kPhysicalInfo));
+  return acld::PhysicalProperties{answer->physical_info().device_id(),
+                                  answer->physical_info().huge_pages()};
+}
+
+absl::StatusOr<bool> MemoryAccessOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kPhysicalInfo));
+  return answer->physical_info().readwrite();
+}
+
 absl::StatusOr<acld::SharedEventInfo> SharedEventOf(const absl::StatusOr<Reply>& reply) {
   ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kSharedEvent));
   return acld::SharedEventInfo{answer->shared_event().event(), answer->shared_event().device_id(),
@@ -425,10 +436,30 @@ ClientMessage ExportMemory(uint64_t address, uint64_t size, uint64_t flags) {
   return request;
 }
 
-ClientMessage MallocPhysical(int32_t device_id, uint64_t size) {
+ClientMessage MallocPhysical(int32_t device_id, uint64_t size, bool huge_pages) {
   ClientMessage request;
   request.mutable_malloc_physical()->set_device_id(device_id);
   request.mutable_malloc_physical()->set_size(size);
+  request.mutable_malloc_physical()->set_huge_pages(huge_pages);
+  return request;
+}
+
+ClientMessage RetainPhysical(uint64_t address) {
+  ClientMessage request;
+  request.mutable_retain_physical()->set_address(address);
+  return request;
+}
+
+ClientMessage PhysicalProperties(uint64_t handle) {
+  ClientMessage request;
+  request.mutable_physical_properties()->set_handle(handle);
+  return request;
+}
+
+ClientMessage MemoryAccess(uint64_t address, int32_t device_id) {
+  ClientMessage request;
+  request.mutable_memory_access()->set_address(address);
+  request.mutable_memory_access()->set_device_id(device_id);
   return request;
 }
 

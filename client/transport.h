@@ -145,8 +145,12 @@ class Transport {
   // Virtual address management and physical memory sharing
   // (aclrtMallocPhysical, aclrtReserveMemAddress, aclrtMapMem,
   // aclrtMemExportToShareableHandle and their calls).
-  virtual absl::StatusOr<uint64_t> MallocPhysical(int32_t device_id, uint64_t size) = 0;
+  virtual absl::StatusOr<uint64_t> MallocPhysical(int32_t device_id, uint64_t size,
+                                                  bool huge_pages) = 0;
   virtual absl::Status FreePhysical(uint64_t handle) = 0;
+  virtual absl::StatusOr<uint64_t> RetainPhysical(uint64_t address) = 0;
+  virtual absl::StatusOr<acld::PhysicalProperties> PhysicalProperties(uint64_t handle) = 0;
+  virtual absl::StatusOr<bool> MemoryAccess(uint64_t address, int32_t device_id) = 0;
   virtual absl::StatusOr<uint64_t> ReserveAddresses(int32_t device_id, uint64_t size) = 0;
   virtual absl::Status ReleaseAddresses(uint64_t address) = 0;
   virtual absl::Status MapMemory(uint64_t address, uint64_t size, uint64_t offset,

@@ -567,6 +567,26 @@ int Physical(bool unsupported) {
   Check(message != nullptr && std::string(message).find("shareable") != std::string::npos,
         "the refusal says why");
 
+  uint64_t flags = 0;
+  aclrtMemLocation location = {};
+  location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  CheckCode(aclrtMemGetAccess(second, &location, &flags), ACL_SUCCESS, "aclrtMemGetAccess");
+  Check(flags == ACL_RT_MEM_ACCESS_FLAGS_READWRITE, "the alias is read-write now");
+  location.type = ACL_MEM_LOCATION_TYPE_HOST;
+  CheckCode(aclrtMemGetAccess(second, &location, &flags), ACL_SUCCESS, "aclrtMemGetAccess (host)");
+  Check(flags == ACL_RT_MEM_ACCESS_FLAGS_NONE, "the host has no access");
+  aclrtPhysicalMemProp made = {};
+  CheckCode(aclrtMemGetAllocationPropertiesFromHandle(handle, &made), ACL_SUCCESS,
+            "aclrtMemGetAllocationPropertiesFromHandle");
+  Check(made.location.type == ACL_MEM_LOCATION_TYPE_DEVICE && made.location.id == 0 &&
+            made.memAttr == ACL_HBM_MEM_HUGE,
+        "the properties it was made with");
+  aclrtDrvMemHandle retained = nullptr;
+  CheckCode(aclrtMemRetainAllocationHandle(upper, &retained), ACL_SUCCESS,
+            "aclrtMemRetainAllocationHandle");
+  Check(retained == handle, "the handle mapped there");
+  CheckCode(aclrtFreePhysical(retained), ACL_SUCCESS, "aclrtFreePhysical of the retained one");
+
   // Freed while mapped: the memory stays until the last mapping goes.
   CheckCode(aclrtFreePhysical(handle), ACL_SUCCESS, "aclrtFreePhysical while mapped");
   CheckCode(aclrtMemcpy(&word, 4, upper, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS,

@@ -50,7 +50,7 @@ std::optional<uint64_t> RoundUp(uint64_t size, uint64_t granularity) {
 }  // namespace
 
 absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t device,
-                                                  uint64_t size) {
+                                                  uint64_t size, bool huge_pages) {
   constexpr const char* kApi = "aclrtMallocPhysical";
   ACL_ASSIGN_OR_RETURN(uint64_t granularity, GranularityOf(device, kApi));
   const std::optional<uint64_t> rounded = RoundUp(size, granularity);
@@ -69,6 +69,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t dev
   handle->owner = session;
   handle->device = device;
   handle->size = *rounded;
+  handle->huge_pages = huge_pages;
   handle->memory = std::move(memory);
   absl::MutexLock lock(&mu_);
   const uint64_t id = next_handle_++;
@@ -91,9 +92,55 @@ absl::Status PhysicalMemory::Free(SessionId session, uint64_t id) {
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle,
                        HandleLocked(session, id, "aclrtFreePhysical"));
+  if (--handle->references > 0) return absl::OkStatus();
   holdings_[session].handles.erase(id);
   DropHandleLocked(session, handle, "the exporting process freed it");
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> PhysicalMemory::Retain(SessionId session, uint64_t address) {
+  constexpr const char* kApi = "aclrtMemRetainAllocationHandle";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, kApi));
+  auto mapping = reservation->second.mappings.find(address);
+  if (mapping == reservation->second.mappings.end()) {
+    return Invalid(kApi, absl::StrFormat("0x%x is not the start of a mapping", address));
+  }
+  const std::shared_ptr<Handle>& handle = mapping->second.handle;
+  Holdings& holdings = holdings_[session];
+  for (const auto& [id, held] : holdings.handles) {
+    if (held == handle) {
+      ++handle->references;
+      return id;
+    }
+  }
+  // Freed while mapped: the handle comes back, with one reference.
+  if (holdings.handles.size() >= kMaxPerSession) return OverLimit(kApi, "physical memory handles");
+  const uint64_t id = next_handle_++;
+  handle->references = 1;
+  holdings.handles[id] = handle;
+  return id;
+}
+
+absl::StatusOr<PhysicalMemory::Properties> PhysicalMemory::PropertiesOf(SessionId session,
+                                                                       uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle,
+                       HandleLocked(session, id, "aclrtMemGetAllocationPropertiesFromHandle"));
+  return Properties{handle->device, handle->huge_pages};
+}
+
+absl::StatusOr<bool> PhysicalMemory::Readable(SessionId session, uint64_t address,
+                                              int32_t device) {
+  constexpr const char* kApi = "aclrtMemGetAccess";
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, kApi));
+  auto mapping = reservation->second.mappings.find(address);
+  if (mapping == reservation->second.mappings.end()) {
+    return Invalid(kApi, absl::StrFormat("0x%x is not the start of a mapping", address));
+  }
+  return device == reservation->second.device && mapping->second.accessible &&
+         mapping->second.handle->revoked.empty();
 }
 
 void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<Handle>& handle,
@@ -357,6 +404,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, 
   handle->owner = exported.owner;
   handle->device = exported.device;
   handle->size = exported.size;
+  handle->huge_pages = exported.huge_pages;
   handle->memory = exported.memory;
   const uint64_t id = next_handle_++;
   holdings.handles[id] = handle;

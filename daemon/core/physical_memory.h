@@ -53,11 +53,25 @@ class PhysicalMemory {
                  std::function<uint64_t()> now_ticks);
 
   // aclrtMallocPhysical: `size` bytes on `device`, rounded up to its
-  // granularity. Answers the handle.
-  absl::StatusOr<uint64_t> Allocate(SessionId session, int32_t device, uint64_t size);
-  // aclrtFreePhysical. Mappings of the handle keep its memory until they go.
-  // An owner's free ends its export and revokes every import of it.
+  // granularity, of huge pages or normal ones (as the program asked: the sim
+  // has one granularity for both). Answers the handle.
+  absl::StatusOr<uint64_t> Allocate(SessionId session, int32_t device, uint64_t size,
+                                    bool huge_pages);
+  // aclrtFreePhysical: drops one reference (aclrtMemRetainAllocationHandle
+  // adds them). With the last, mappings of the handle keep its memory until
+  // they go, and an owner's free ends its export and revokes every import.
   absl::Status Free(SessionId session, uint64_t handle);
+  // aclrtMemRetainAllocationHandle: the handle mapped at `address` (the
+  // start of a mapping), with one more reference.
+  absl::StatusOr<uint64_t> Retain(SessionId session, uint64_t address);
+  // aclrtMemGetAllocationPropertiesFromHandle.
+  struct Properties {
+    int32_t device = 0;
+    bool huge_pages = false;
+  };
+  absl::StatusOr<Properties> PropertiesOf(SessionId session, uint64_t handle);
+  // aclrtMemGetAccess: whether `device` reaches the mapping at `address`.
+  absl::StatusOr<bool> Readable(SessionId session, uint64_t address, int32_t device);
 
   // aclrtReserveMemAddress on `device` (the caller's current device), `size`
   // rounded up to the granularity.
@@ -115,6 +129,8 @@ class PhysicalMemory {
     SessionId owner = 0;  // the session that allocated the memory
     int32_t device = 0;
     uint64_t size = 0;
+    bool huge_pages = false;
+    size_t references = 1;  // Free calls to come (Retain adds one)
     ResolvedRange memory;  // the allocation and its keepalive; empty once revoked
     std::string revoked;   // why the owner took an import away
     size_t mappings = 0;

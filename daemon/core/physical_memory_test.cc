@@ -35,7 +35,7 @@ class PhysicalMemoryTest : public ::testing::Test {
     uint64_t address;
   };
   Mapped MapNew(SessionId session, uint64_t handle = 0) {
-    if (handle == 0) handle = *physical_.Allocate(session, 0, kGranularity);
+    if (handle == 0) handle = *physical_.Allocate(session, 0, kGranularity, false);
     const uint64_t address = *physical_.Reserve(session, 0, kGranularity);
     EXPECT_TRUE(physical_.Map(session, address, kGranularity, 0, handle, true).ok());
     return Mapped{handle, address};
@@ -59,7 +59,7 @@ class PhysicalMemoryTest : public ::testing::Test {
 };
 
 TEST_F(PhysicalMemoryTest, MappedAddressesReachThePhysicalMemoryAndNothingElse) {
-  const uint64_t handle = *physical_.Allocate(kOwner, 0, 100);  // rounded up to 2 MiB
+  const uint64_t handle = *physical_.Allocate(kOwner, 0, 100, false);  // rounded up to 2 MiB
   EXPECT_EQ(Used(), kGranularity);
   const uint64_t address = *physical_.Reserve(kOwner, 0, 2 * kGranularity);
   EXPECT_EQ(address % kGranularity, 0u);
@@ -118,7 +118,7 @@ TEST_F(PhysicalMemoryTest, AMappingIsNotSharedByIpcKey) {
 }
 
 TEST_F(PhysicalMemoryTest, NoAccessUntilSetAccessAndNoneTakesItAway) {
-  const uint64_t handle = *physical_.Allocate(kOwner, 0, kGranularity);
+  const uint64_t handle = *physical_.Allocate(kOwner, 0, kGranularity, false);
   const uint64_t address = *physical_.Reserve(kOwner, 0, kGranularity);
   ASSERT_TRUE(physical_.Map(kOwner, address, kGranularity, 0, handle, /*accessible=*/false).ok());
   EXPECT_FALSE(memory_.Resolve(kOwner, address, 1).ok());
@@ -134,15 +134,15 @@ TEST_F(PhysicalMemoryTest, NoAccessUntilSetAccessAndNoneTakesItAway) {
 }
 
 TEST_F(PhysicalMemoryTest, SizesAndDevicesAreChecked) {
-  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, 0).status()), ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, UINT64_MAX - 5).status()),
+  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, 0, false).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, UINT64_MAX - 5, false).status()),
             ACL_ERROR_INVALID_PARAM)
       << "rounding must not overflow";
-  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, 1ull << 40).status()),
+  EXPECT_EQ(Code(physical_.Allocate(kOwner, 0, 1ull << 40, false).status()),
             ACL_ERROR_RT_MEMORY_ALLOCATION);
   EXPECT_EQ(Code(physical_.Reserve(kOwner, 0, 0).status()), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(Code(physical_.Reserve(kOwner, 0, UINT64_MAX).status()), ACL_ERROR_INVALID_PARAM);
-  const uint64_t on_device_1 = *physical_.Allocate(kOwner, 1, kGranularity);
+  const uint64_t on_device_1 = *physical_.Allocate(kOwner, 1, kGranularity, false);
   const uint64_t address = *physical_.Reserve(kOwner, 0, kGranularity);
   EXPECT_EQ(Code(physical_.Map(kOwner, address, kGranularity, 0, on_device_1, true)),
             ACL_ERROR_INVALID_PARAM)
@@ -243,6 +243,32 @@ TEST_F(PhysicalMemoryTest, ReservedAddressesAreBoundedPerSessionAndReused) {
     EXPECT_EQ(again, all);
     ASSERT_TRUE(physical_.Release(kOwner, again).ok());
   }
+}
+
+TEST_F(PhysicalMemoryTest, RetainAddsAReferenceAndPropertiesAndAccessAreAsMade) {
+  const uint64_t handle = *physical_.Allocate(kOwner, 1, kGranularity, /*huge_pages=*/true);
+  EXPECT_EQ(physical_.PropertiesOf(kOwner, handle)->device, 1);
+  EXPECT_TRUE(physical_.PropertiesOf(kOwner, handle)->huge_pages);
+  EXPECT_EQ(Code(physical_.PropertiesOf(kStranger, handle).status()), ACL_ERROR_INVALID_PARAM);
+  const uint64_t address = *physical_.Reserve(kOwner, 1, kGranularity);
+  ASSERT_TRUE(physical_.Map(kOwner, address, kGranularity, 0, handle, /*accessible=*/false).ok());
+  EXPECT_FALSE(*physical_.Readable(kOwner, address, 1));
+  ASSERT_TRUE(physical_.SetAccess(kOwner, address, kGranularity, 1, true).ok());
+  EXPECT_TRUE(*physical_.Readable(kOwner, address, 1));
+  EXPECT_FALSE(*physical_.Readable(kOwner, address, 0)) << "another device";
+  EXPECT_EQ(Code(physical_.Readable(kOwner, address + 4096, 1).status()), ACL_ERROR_INVALID_PARAM);
+
+  EXPECT_EQ(*physical_.Retain(kOwner, address), handle) << "the same handle, one more reference";
+  ASSERT_TRUE(physical_.Free(kOwner, handle).ok());
+  EXPECT_TRUE(physical_.PropertiesOf(kOwner, handle).ok()) << "one reference left";
+  ASSERT_TRUE(physical_.Free(kOwner, handle).ok());
+  EXPECT_FALSE(physical_.PropertiesOf(kOwner, handle).ok());
+  // Freed while mapped: retaining brings the handle back.
+  const uint64_t again = *physical_.Retain(kOwner, address);
+  EXPECT_TRUE(physical_.PropertiesOf(kOwner, again)->huge_pages);
+  ASSERT_TRUE(physical_.Unmap(kOwner, address).ok());
+  ASSERT_TRUE(physical_.Free(kOwner, again).ok());
+  EXPECT_EQ(backend_->device(1).used_bytes(), 0u);
 }
 
 TEST(PhysicalMemoryBoundsTest, EachSessionHoldsABoundedNumberOfReservations) {

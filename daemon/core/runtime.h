@@ -230,8 +230,13 @@ class Runtime {
 
   // Virtual address management and physical memory sharing
   // (daemon/core/physical_memory.h). `device` is the caller's current device.
-  absl::StatusOr<uint64_t> MallocPhysical(SessionId session, int32_t device, uint64_t size);
+  absl::StatusOr<uint64_t> MallocPhysical(SessionId session, int32_t device, uint64_t size,
+                                          bool huge_pages);
   absl::Status FreePhysical(SessionId session, uint64_t handle);
+  absl::StatusOr<uint64_t> RetainPhysical(SessionId session, uint64_t address);
+  absl::StatusOr<PhysicalMemory::Properties> PhysicalProperties(SessionId session,
+                                                                uint64_t handle);
+  absl::StatusOr<bool> MemoryAccess(SessionId session, uint64_t address, int32_t device);
   absl::StatusOr<uint64_t> ReserveAddresses(SessionId session, int32_t device, uint64_t size);
   absl::Status ReleaseAddresses(SessionId session, uint64_t address);
   absl::Status MapMemory(SessionId session, uint64_t address, uint64_t size, uint64_t offset,

@@ -8,15 +8,29 @@
 
 namespace acld {
 
-absl::StatusOr<uint64_t> Runtime::MallocPhysical(SessionId id, int32_t device, uint64_t size) {
+absl::StatusOr<uint64_t> Runtime::MallocPhysical(SessionId id, int32_t device, uint64_t size,
+                                                 bool huge_pages) {
   ACL_RETURN_IF_ERROR(CheckDeviceId(device));
   absl::ReaderMutexLock lock(&mu_);
   ACL_RETURN_IF_ERROR(FindSession(id).status());
-  return physical_.Allocate(id, device, size);
+  return physical_.Allocate(id, device, size, huge_pages);
 }
 
 absl::Status Runtime::FreePhysical(SessionId id, uint64_t handle) {
   return physical_.Free(id, handle);
+}
+
+absl::StatusOr<uint64_t> Runtime::RetainPhysical(SessionId id, uint64_t address) {
+  return physical_.Retain(id, address);
+}
+
+absl::StatusOr<PhysicalMemory::Properties> Runtime::PhysicalProperties(SessionId id,
+                                                                      uint64_t handle) {
+  return physical_.PropertiesOf(id, handle);
+}
+
+absl::StatusOr<bool> Runtime::MemoryAccess(SessionId id, uint64_t address, int32_t device) {
+  return physical_.Readable(id, address, device);
 }
 
 absl::StatusOr<uint64_t> Runtime::ReserveAddresses(SessionId id, int32_t device, uint64_t size) {

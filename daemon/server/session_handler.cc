@@ -539,8 +539,26 @@ void SessionHandler::Handle(const ClientMessage& request) {
     }
     case ClientMessage::kMallocPhysical: {
       const acl::v1::MallocPhysicalRequest& allocate = request.malloc_physical();
-      return answer_handle(
-          runtime_.MallocPhysical(session_, allocate.device_id(), allocate.size()));
+      return answer_handle(runtime_.MallocPhysical(session_, allocate.device_id(),
+                                                   allocate.size(), allocate.huge_pages()));
+    }
+    case ClientMessage::kRetainPhysical:
+      return answer_handle(runtime_.RetainPhysical(session_, request.retain_physical().address()));
+    case ClientMessage::kPhysicalProperties: {
+      absl::StatusOr<PhysicalMemory::Properties> properties =
+          runtime_.PhysicalProperties(session_, request.physical_properties().handle());
+      if (!properties.ok()) return answer_status(properties.status());
+      reply.mutable_physical_info()->set_device_id(properties->device);
+      reply.mutable_physical_info()->set_huge_pages(properties->huge_pages);
+      return Answer(call_id, std::move(reply));
+    }
+    case ClientMessage::kMemoryAccess: {
+      absl::StatusOr<bool> readwrite = runtime_.MemoryAccess(
+          session_, request.memory_access().address(), request.memory_access().device_id());
+      if (!readwrite.ok()) return answer_status(readwrite.status());
+      reply.mutable_physical_info()->set_device_id(request.memory_access().device_id());
+      reply.mutable_physical_info()->set_readwrite(*readwrite);
+      return Answer(call_id, std::move(reply));
     }
     case ClientMessage::kFreePhysical:
       return answer_status(runtime_.FreePhysical(session_, request.free_physical().handle()));

@@ -154,6 +154,12 @@ struct DeviceFeatures {
   uint64_t address_granularity = 0;
 };
 
+// A physical memory handle's properties (aclrtMemGetAllocationPropertiesFromHandle).
+struct PhysicalProperties {
+  int32_t device = 0;
+  bool huge_pages = false;
+};
+
 // How busy a device is, in percent (compute -1: the backend cannot tell).
 struct Utilization {
   int32_t compute_percent = -1;
