@@ -20,8 +20,8 @@ namespace acld::server {
 
 class MetricsExporter : public prometheus::Collectable {
  public:
-  // Serves /metrics on `address` (HOST:PORT; port 0 picks one) from two
-  // threads of its own.
+  // Serves /metrics on `address` (HOST:PORT; port 0 picks one) from a fixed
+  // few threads of its own (civetweb's: two workers and a listener).
   static absl::StatusOr<std::shared_ptr<MetricsExporter>> Start(const std::string& address,
                                                                 AdminService& admin,
                                                                 bool per_session);
