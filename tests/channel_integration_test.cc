@@ -168,6 +168,42 @@ TEST(ChannelTest, TheClientsThreadsStartOnFirstUse) {
   EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
 }
 
+// What a container is to acld: a client in its own mount and pid namespaces
+// with a private /dev/shm. Its channel, host memory and staging are memfds
+// handed over the identity socket, so nothing needs a shared /dev/shm; the
+// pid acld knows it by is the host's.
+TEST(ChannelTest, AClientInItsOwnNamespacesWithAPrivateDevShmIsServed) {
+  AcldDaemon daemon;
+  std::map<std::string, std::string> env = daemon.client_env();
+  // LeakSanitizer cannot stop the threads of a pid namespace's init (see
+  // sharing_integration_test.cc); this client's leaks are checked elsewhere.
+  env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1";
+  auto in_container = [&](const std::string& command) {
+    return RunToCompletion({"/usr/bin/unshare", "--mount", "--pid", "--fork", "/bin/sh", "-c",
+                            "mount -t tmpfs -o size=1m tmpfs /dev/shm && echo pid $$ && " +
+                                command},
+                           env, absl::Seconds(60));
+  };
+  const auto [copies_code, copies] = in_container("exec tests/device_client roundtrip 8");
+  EXPECT_EQ(copies_code, 0) << copies;
+  EXPECT_NE(copies.find("pid 1"), std::string::npos) << "the shell is its namespace's init";
+  EXPECT_NE(copies.find("roundtrip 8 MiB ok"), std::string::npos) << copies;
+  const auto [callbacks_code, callbacks] = in_container("exec tests/callback_client many 20");
+  EXPECT_EQ(callbacks_code, 0) << callbacks;
+
+  // While one runs, acld shows it by its host pid, not the 1 it has inside.
+  Process held({"/usr/bin/unshare", "--mount", "--pid", "--fork", "/bin/sh", "-c",
+                "mount -t tmpfs tmpfs /dev/shm && exec tests/scenario_client hold 1"},
+               env);
+  ASSERT_TRUE(held.WaitForLine("ready", absl::Seconds(20))) << held.output();
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  EXPECT_NE(status.sessions(0).pid(), 1);
+  EXPECT_NE(status.sessions(0).pid(), held.pid()) << "unshare forked: the client is its child";
+  held.WriteLine("release");
+  EXPECT_EQ(held.Wait(absl::Seconds(20)), 0) << held.output();
+}
+
 TEST(ChannelTest, AnUnknownCarrierIsAClearError) {
   AcldDaemon daemon;
   std::map<std::string, std::string> env = daemon.client_env();
