@@ -29,34 +29,28 @@ PhysicalMemory::PhysicalMemory(MemoryManager& memory, hal::Backend& backend,
                                std::function<uint64_t()> now_ticks)
     : memory_(memory), backend_(backend), now_ticks_(std::move(now_ticks)) {}
 
-absl::StatusOr<uint64_t> PhysicalMemory::GranularityOf(int32_t device, const char* api) const {
-  const uint64_t granularity = backend_.device(device).features().address_granularity;
+uint64_t PhysicalMemory::GranularityOf(int32_t device) const {
+  return backend_.device(device).features().address_granularity;
+}
+
+absl::StatusOr<uint64_t> PhysicalMemory::RoundedSize(int32_t device, uint64_t size,
+                                                     const char* api) const {
+  const uint64_t granularity = GranularityOf(device);
   if (granularity == 0) {
     return AclStatus(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                      absl::StrCat(api, ": device ", device, " does not manage virtual addresses"));
   }
-  return granularity;
-}
-
-namespace {
-
-// `size` rounded up to a multiple of `granularity`, or nullopt when 0 or
-// when rounding would overflow.
-std::optional<uint64_t> RoundUp(uint64_t size, uint64_t granularity) {
-  if (size == 0 || size > UINT64_MAX - (granularity - 1)) return std::nullopt;
+  // Checked before rounding, so that a size near 2^64 cannot round to 0.
+  if (size == 0 || size > UINT64_MAX - (granularity - 1)) {
+    return Invalid(api, absl::StrCat("size ", size, " is 0 or too large"));
+  }
   return (size + granularity - 1) / granularity * granularity;
 }
-
-}  // namespace
 
 absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t device,
                                                   uint64_t size, bool huge_pages) {
   constexpr const char* kApi = "aclrtMallocPhysical";
-  ACL_ASSIGN_OR_RETURN(uint64_t granularity, GranularityOf(device, kApi));
-  const std::optional<uint64_t> rounded = RoundUp(size, granularity);
-  if (!rounded.has_value()) {
-    return Invalid(kApi, absl::StrCat("size ", size, " is 0 or too large"));
-  }
+  ACL_ASSIGN_OR_RETURN(const uint64_t rounded, RoundedSize(device, size, kApi));
   {
     absl::MutexLock lock(&mu_);
     if (holdings_[session].handles.size() >= kMaxPerSession) {
@@ -64,11 +58,11 @@ absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t dev
     }
   }
   // Allocated outside the lock: the device may take its time.
-  ACL_ASSIGN_OR_RETURN(ResolvedRange memory, memory_.AllocatePhysical(session, device, *rounded));
+  ACL_ASSIGN_OR_RETURN(ResolvedRange memory, memory_.AllocatePhysical(session, device, rounded));
   auto handle = std::make_shared<Handle>();
   handle->owner = session;
   handle->device = device;
-  handle->size = *rounded;
+  handle->size = rounded;
   handle->huge_pages = huge_pages;
   handle->memory = std::move(memory);
   absl::MutexLock lock(&mu_);
@@ -99,14 +93,10 @@ absl::Status PhysicalMemory::Free(SessionId session, uint64_t id) {
 }
 
 absl::StatusOr<uint64_t> PhysicalMemory::Retain(SessionId session, uint64_t address) {
-  constexpr const char* kApi = "aclrtMemRetainAllocationHandle";
   absl::MutexLock lock(&mu_);
-  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, kApi));
-  auto mapping = reservation->second.mappings.find(address);
-  if (mapping == reservation->second.mappings.end()) {
-    return Invalid(kApi, absl::StrFormat("0x%x is not the start of a mapping", address));
-  }
-  const std::shared_ptr<Handle>& handle = mapping->second.handle;
+  ACL_ASSIGN_OR_RETURN(MappingAt at,
+                       MappingAtLocked(session, address, "aclrtMemRetainAllocationHandle"));
+  const std::shared_ptr<Handle>& handle = at.mapping->handle;
   Holdings& holdings = holdings_[session];
   for (const auto& [id, held] : holdings.handles) {
     if (held == handle) {
@@ -115,7 +105,9 @@ absl::StatusOr<uint64_t> PhysicalMemory::Retain(SessionId session, uint64_t addr
     }
   }
   // Freed while mapped: the handle comes back, with one reference.
-  if (holdings.handles.size() >= kMaxPerSession) return OverLimit(kApi, "physical memory handles");
+  if (holdings.handles.size() >= kMaxPerSession) {
+    return OverLimit("aclrtMemRetainAllocationHandle", "physical memory handles");
+  }
   const uint64_t id = next_handle_++;
   handle->references = 1;
   holdings.handles[id] = handle;
@@ -132,15 +124,10 @@ absl::StatusOr<PhysicalMemory::Properties> PhysicalMemory::PropertiesOf(SessionI
 
 absl::StatusOr<bool> PhysicalMemory::Readable(SessionId session, uint64_t address,
                                               int32_t device) {
-  constexpr const char* kApi = "aclrtMemGetAccess";
   absl::MutexLock lock(&mu_);
-  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, kApi));
-  auto mapping = reservation->second.mappings.find(address);
-  if (mapping == reservation->second.mappings.end()) {
-    return Invalid(kApi, absl::StrFormat("0x%x is not the start of a mapping", address));
-  }
-  return device == reservation->second.device && mapping->second.accessible &&
-         mapping->second.handle->revoked.empty();
+  ACL_ASSIGN_OR_RETURN(MappingAt at, MappingAtLocked(session, address, "aclrtMemGetAccess"));
+  return device == at.reservation->device && at.mapping->accessible &&
+         at.mapping->handle->revoked.empty();
 }
 
 void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<Handle>& handle,
@@ -176,27 +163,24 @@ void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<H
 absl::StatusOr<uint64_t> PhysicalMemory::Reserve(SessionId session, int32_t device,
                                                  uint64_t size) {
   constexpr const char* kApi = "aclrtReserveMemAddress";
-  ACL_ASSIGN_OR_RETURN(uint64_t granularity, GranularityOf(device, kApi));
-  const std::optional<uint64_t> rounded = RoundUp(size, granularity);
-  if (!rounded.has_value()) {
-    return Invalid(kApi, absl::StrCat("size ", size, " is 0 or too large"));
-  }
+  ACL_ASSIGN_OR_RETURN(const uint64_t rounded, RoundedSize(device, size, kApi));
+  const uint64_t granularity = GranularityOf(device);
   hal::Device& hal_device = backend_.device(device);
   const uint64_t bound = hal_device.info().memory_bytes * kReservedPerMemory;
   absl::MutexLock lock(&mu_);
   Holdings& holdings = holdings_[session];
   if (holdings.reservations.size() >= kMaxPerSession) return OverLimit(kApi, "reservations");
   uint64_t& reserved = holdings.reserved_bytes[device];
-  if (*rounded > bound - std::min(bound, reserved)) {
+  if (rounded > bound - std::min(bound, reserved)) {
     return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
-                     absl::StrCat(kApi, ": ", *rounded, " more bytes of addresses would pass this "
+                     absl::StrCat(kApi, ": ", rounded, " more bytes of addresses would pass this "
                                   "process's bound on device ", device, ", ", bound,
                                   " bytes (", kReservedPerMemory, " times its memory; ", reserved,
                                   " reserved); release some"));
   }
-  ACL_ASSIGN_OR_RETURN(uint64_t address, hal_device.ReserveAddresses(*rounded, granularity));
-  reserved += *rounded;
-  holdings.reservations[address] = Reservation{device, *rounded, {}};
+  ACL_ASSIGN_OR_RETURN(uint64_t address, hal_device.ReserveAddresses(rounded, granularity));
+  reserved += rounded;
+  holdings.reservations[address] = Reservation{device, rounded, {}};
   return address;
 }
 
@@ -215,6 +199,17 @@ PhysicalMemory::ReservationLocked(SessionId session, uint64_t address, uint64_t 
   return Invalid(api, absl::StrFormat("[0x%x, +%u) is not inside one address reservation of this "
                                       "process (aclrtReserveMemAddress)",
                                       address, size));
+}
+
+absl::StatusOr<PhysicalMemory::MappingAt> PhysicalMemory::MappingAtLocked(SessionId session,
+                                                                          uint64_t address,
+                                                                          const char* api) {
+  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, api));
+  auto mapping = reservation->second.mappings.find(address);
+  if (mapping == reservation->second.mappings.end()) {
+    return Invalid(api, absl::StrFormat("0x%x is not the start of a mapping", address));
+  }
+  return MappingAt{&reservation->second, &mapping->second};
 }
 
 absl::Status PhysicalMemory::Release(SessionId session, uint64_t address) {
@@ -270,7 +265,7 @@ absl::Status PhysicalMemory::Map(SessionId session, uint64_t address, uint64_t s
                                      handle->size, " (asked offset ", offset, ", size ", size,
                                      ")"));
   }
-  ACL_ASSIGN_OR_RETURN(uint64_t granularity, GranularityOf(reserved.device, api));
+  const uint64_t granularity = GranularityOf(reserved.device);
   if ((address - reservation->first) % granularity != 0) {
     return Invalid(api, absl::StrFormat("0x%x is not a multiple of the granularity, %u bytes, "
                                         "into its reservation",
@@ -303,13 +298,9 @@ void PhysicalMemory::UnmapLocked(SessionId session, Reservation& reservation, ui
 }
 
 absl::Status PhysicalMemory::Unmap(SessionId session, uint64_t address) {
-  constexpr const char* kApi = "aclrtUnmapMem";
   absl::MutexLock lock(&mu_);
-  ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, kApi));
-  if (reservation->second.mappings.count(address) == 0) {
-    return Invalid(kApi, absl::StrFormat("0x%x is not the start of a mapping", address));
-  }
-  UnmapLocked(session, reservation->second, address);
+  ACL_ASSIGN_OR_RETURN(MappingAt at, MappingAtLocked(session, address, "aclrtUnmapMem"));
+  UnmapLocked(session, *at.reservation, address);
   return absl::OkStatus();
 }
 

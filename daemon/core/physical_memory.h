@@ -166,7 +166,19 @@ class PhysicalMemory {
   absl::StatusOr<std::pair<const uint64_t, Reservation>*> ReservationLocked(
       SessionId session, uint64_t address, uint64_t size, const char* api)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<uint64_t> GranularityOf(int32_t device, const char* api) const;
+  // The device's granularity (0: it manages no virtual addresses).
+  uint64_t GranularityOf(int32_t device) const;
+  // `size` rounded up to the device's granularity; FEATURE_NOT_SUPPORT when
+  // the device manages no virtual addresses, INVALID_PARAM for 0 or a size
+  // that would overflow.
+  absl::StatusOr<uint64_t> RoundedSize(int32_t device, uint64_t size, const char* api) const;
+  // The mapping that starts at `address`, and its reservation.
+  struct MappingAt {
+    Reservation* reservation;
+    Mapping* mapping;
+  };
+  absl::StatusOr<MappingAt> MappingAtLocked(SessionId session, uint64_t address, const char* api)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The memory manager's view of one mapping follows its access and its
   // handle's revocation.
   void ApplyLocked(SessionId session, uint64_t address, const Mapping& mapping)
