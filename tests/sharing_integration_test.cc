@@ -361,6 +361,18 @@ TEST_F(PhysicalSharingTest, OnlyAWhitelistedImporterMapsItAndItIsChargedOnce) {
       << "the importer's write reached the owner's memory";
   EXPECT_EQ(DeviceBytesUsed(daemon_), uint64_t{2} << 20)
       << "shared physical memory is charged once, to its owner";
+  const acl::v1::StatusReply status = daemon_.Status();
+  bool importer_seen = false;
+  for (const auto& session : status.sessions()) {
+    if (session.pid() != importer.pid()) continue;
+    importer_seen = true;
+    // The importer's hold on it, as operators see it.
+    EXPECT_EQ(session.physical_handles(), 1u);
+    EXPECT_EQ(session.address_reservations(), 1u);
+    EXPECT_EQ(session.address_mappings(), 1u);
+    EXPECT_EQ(session.reserved_address_bytes(), uint64_t{2} << 20);
+  }
+  EXPECT_TRUE(importer_seen);
   const auto [code, sharing] = daemon_.Aclctl({"sharing"});
   EXPECT_EQ(code, 0);
   EXPECT_NE(sharing.find("physical"), std::string::npos) << sharing;

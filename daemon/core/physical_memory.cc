@@ -442,6 +442,18 @@ void PhysicalMemory::SessionEnded(SessionId session) {
   holdings_.erase(session);
 }
 
+PhysicalMemory::Usage PhysicalMemory::UsageOf(SessionId session) const {
+  absl::MutexLock lock(&mu_);
+  auto holdings = holdings_.find(session);
+  if (holdings == holdings_.end()) return {};
+  const Holdings& held = holdings->second;
+  Usage usage{static_cast<uint32_t>(held.handles.size()),
+              static_cast<uint32_t>(held.reservations.size()),
+              static_cast<uint32_t>(held.mappings), 0};
+  for (const auto& [device, bytes] : held.reserved_bytes) usage.reserved_bytes += bytes;
+  return usage;
+}
+
 std::vector<PhysicalMemory::ExportView> PhysicalMemory::Snapshot() const {
   absl::MutexLock lock(&mu_);
   std::vector<ExportView> views;

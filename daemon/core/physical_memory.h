@@ -107,6 +107,15 @@ class PhysicalMemory {
   void Released(SessionId session, std::optional<int32_t> device);
   void SessionEnded(SessionId session);
 
+  // What a session holds here, for operators (aclctl --json sessions).
+  struct Usage {
+    uint32_t handles = 0;
+    uint32_t reservations = 0;
+    uint32_t mappings = 0;
+    uint64_t reserved_bytes = 0;  // addresses, on every device
+  };
+  Usage UsageOf(SessionId session) const;
+
   struct ImportView {
     SessionId session = 0;
     bool mapped = false;

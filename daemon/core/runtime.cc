@@ -553,6 +553,7 @@ RuntimeSnapshot Runtime::Snapshot() const {
     entry.queued_bytes = session.queue_budget->used();
     entry.queued_bytes_limit = session.queue_budget->limit();
     entry.binary_bytes_limit = max_binary_bytes_;
+    entry.physical = physical_.UsageOf(session_id);
     for (const auto& [stream_id, stream] : session.streams) {
       StreamSnapshot stream_info;
       stream_info.id = stream_id;

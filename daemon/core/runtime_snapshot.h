@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "daemon/core/latency_histogram.h"
+#include "daemon/core/physical_memory.h"
 #include "daemon/core/session.h"
 #include "daemon/core/task_tally.h"
 #include "hal/device.h"
@@ -22,6 +23,7 @@ struct SessionSnapshot {
   uint64_t queued_bytes = 0;        // work queued on its streams, as charged
   uint64_t queued_bytes_limit = 0;  // 0: none
   uint64_t binary_bytes_limit = 0;  // 0: none
+  PhysicalMemory::Usage physical;   // physical memory handles, reservations, mappings
 };
 
 struct DeviceSnapshot {

@@ -28,6 +28,10 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_memory_quota(snapshot.memory_quota);
   info.set_queued_bytes(snapshot.queued_bytes);
   info.set_queued_bytes_limit(snapshot.queued_bytes_limit);
+  info.set_physical_handles(snapshot.physical.handles);
+  info.set_address_reservations(snapshot.physical.reservations);
+  info.set_address_mappings(snapshot.physical.mappings);
+  info.set_reserved_address_bytes(snapshot.physical.reserved_bytes);
   auto found = usage.find(session.id);
   if (found != usage.end()) {
     info.set_host_memory_bytes(found->second.host_memory_bytes);
