@@ -99,19 +99,17 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   MetricFamily disabled = Family("acld_device_disabled",
                                  "1 while the operator has the device taken out.",
                                  MetricType::Gauge);
+  MetricFamily tasks = Family("acld_tasks_total", "Tasks of the device's streams, by how they ended.",
+                              MetricType::Counter);
   for (const acl::v1::DeviceInfo& device : status.devices()) {
-    const std::vector<ClientMetric::Label> labels = {{"device", absl::StrCat(device.id())}};
+    const std::string id = absl::StrCat(device.id());
+    const std::vector<ClientMetric::Label> labels = {{"device", id}};
     Add(total, static_cast<double>(device.memory_bytes()), labels);
     Add(used, static_cast<double>(device.used_bytes()), labels);
     if (device.compute_percent() >= 0) Add(busy, device.compute_percent() / 100.0, labels);
     Add(up, device.up() ? 1 : 0, labels);
     Add(holders, device.sessions(), labels);
     Add(disabled, device.disabled() ? 1 : 0, labels);
-  }
-  MetricFamily tasks = Family("acld_tasks_total", "Tasks of the device's streams, by how they ended.",
-                              MetricType::Counter);
-  for (const acl::v1::DeviceInfo& device : status.devices()) {
-    const std::string id = absl::StrCat(device.id());
     Add(tasks, static_cast<double>(device.tasks_completed()),
         {{"device", id}, {"result", "completed"}});
     Add(tasks, static_cast<double>(device.tasks_failed()), {{"device", id}, {"result", "failed"}});
