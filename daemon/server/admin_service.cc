@@ -62,6 +62,29 @@ void ToProto(const SessionSnapshot& snapshot,
   info.mutable_config()->insert(session.config.begin(), session.config.end());
 }
 
+// The fields every kind of shared memory shows alike (IPC exports and
+// physical shareable handles); the caller adds what only its kind has.
+template <typename ExportView>
+acl::v1::SharedMemoryExport& AddExport(const ExportView& view, const char* kind,
+                                       std::map<SessionId, int32_t>& pids,
+                                       acl::v1::SharingReply* reply) {
+  acl::v1::SharedMemoryExport& out = *reply->add_exports();
+  out.set_kind(kind);
+  out.set_key_prefix(view.key_prefix);
+  out.set_owner_session(view.owner);
+  out.set_owner_pid(pids[view.owner]);
+  out.set_device(view.device);
+  out.set_bytes(view.size);
+  out.set_pid_validation(view.pid_validation);
+  for (int32_t pid : view.whitelist) out.add_whitelist(pid);
+  for (const auto& imported : view.imports) {
+    acl::v1::SharedMemoryImport& in = *out.add_imports();
+    in.set_session(imported.session);
+    in.set_pid(pids[imported.session]);
+  }
+  return out;
+}
+
 }  // namespace
 
 grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::StatusRequest*,
@@ -171,38 +194,14 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
     pids[session.session.id] = session.session.peer.pid;
   }
   for (const MemoryExports::ExportView& view : runtime_.SharingSnapshot()) {
-    acl::v1::SharedMemoryExport& out = *reply->add_exports();
-    out.set_key_prefix(view.key_prefix);
-    out.set_owner_session(view.owner);
-    out.set_owner_pid(pids[view.owner]);
-    out.set_device(view.device);
+    acl::v1::SharedMemoryExport& out = AddExport(view, "ipc", pids, reply);
     out.set_address(view.address);
-    out.set_bytes(view.size);
-    out.set_pid_validation(view.pid_validation);
-    for (int32_t pid : view.whitelist) out.add_whitelist(pid);
-    out.set_kind("ipc");
-    for (const MemoryExports::ImportView& imported : view.imports) {
-      acl::v1::SharedMemoryImport& in = *out.add_imports();
-      in.set_session(imported.session);
-      in.set_pid(pids[imported.session]);
-      in.set_address(imported.address);
+    for (size_t i = 0; i < view.imports.size(); ++i) {
+      out.mutable_imports(static_cast<int>(i))->set_address(view.imports[i].address);
     }
   }
   for (const PhysicalMemory::ExportView& view : runtime_.PhysicalSharingSnapshot()) {
-    acl::v1::SharedMemoryExport& out = *reply->add_exports();
-    out.set_kind("physical");
-    out.set_key_prefix(view.key_prefix);
-    out.set_owner_session(view.owner);
-    out.set_owner_pid(pids[view.owner]);
-    out.set_device(view.device);
-    out.set_bytes(view.size);
-    out.set_pid_validation(view.pid_validation);
-    for (int32_t pid : view.whitelist) out.add_whitelist(pid);
-    for (const PhysicalMemory::ImportView& imported : view.imports) {
-      acl::v1::SharedMemoryImport& in = *out.add_imports();
-      in.set_session(imported.session);
-      in.set_pid(pids[imported.session]);
-    }
+    AddExport(view, "physical", pids, reply);
   }
   for (const Runtime::SharedEventView& view : runtime_.SharedEventsSnapshot()) {
     acl::v1::SharedEvent& out = *reply->add_events();
