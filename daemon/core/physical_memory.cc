@@ -51,7 +51,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t dev
                                                   uint64_t size, bool huge_pages) {
   constexpr const char* kApi = "aclrtMallocPhysical";
   ACL_ASSIGN_OR_RETURN(const uint64_t rounded, RoundedSize(device, size, kApi));
-  {
+  {  // a full session's call costs no allocation
     absl::MutexLock lock(&mu_);
     if (holdings_[session].handles.size() >= kMaxPerSession) {
       return OverLimit(kApi, "physical memory handles");
@@ -65,9 +65,12 @@ absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t dev
   handle->size = rounded;
   handle->huge_pages = huge_pages;
   handle->memory = std::move(memory);
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&mu_);  // released before `handle`, and with it the memory, goes
+  // Again: calls of one session racing for its last slot must not pass the bound.
+  auto& handles = holdings_[session].handles;
+  if (handles.size() >= kMaxPerSession) return OverLimit(kApi, "physical memory handles");
   const uint64_t id = next_handle_++;
-  holdings_[session].handles[id] = std::move(handle);
+  handles[id] = std::move(handle);
   return id;
 }
 

@@ -2,8 +2,11 @@
 
 #include "daemon/core/memory_exports.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "acl/acl_base.h"
 #include "gtest/gtest.h"
@@ -282,6 +285,38 @@ TEST(PhysicalMemoryBoundsTest, EachSessionHoldsABoundedNumberOfReservations) {
   EXPECT_EQ(AclCodeOf(physical.Reserve(kOwner, 0, kGranularity).status()),
             ACL_ERROR_RT_OVER_LIMIT);
   EXPECT_TRUE(physical.Reserve(kImporter, 0, kGranularity).ok()) << "per session";
+}
+
+TEST(PhysicalMemoryBoundsTest, ConcurrentAllocationsNeverPassTheHandleBound) {
+  // Room for more than the bound, so that only the count refuses.
+  std::unique_ptr<hal::Backend> backend = hal::sim::CreateSimBackend({1, uint64_t{3} << 30});
+  MemoryManager memory(*backend);
+  memory.AddSession(kOwner, 1000);
+  PhysicalMemory physical(memory, *backend, [] { return 0; });
+  constexpr int kThreads = 4, kEach = 300;  // 1,200 calls for 1,024 slots
+  std::atomic<uint64_t> granted{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) {
+        absl::StatusOr<uint64_t> handle = physical.Allocate(kOwner, 0, kGranularity, false);
+        if (handle.ok()) {
+          ++granted;
+        } else if (AclCodeOf(handle.status()) == ACL_ERROR_RT_OVER_LIMIT) {
+          ++refused;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(granted.load(), PhysicalMemory::kMaxPerSession);
+  EXPECT_EQ(refused.load(), kThreads * kEach - PhysicalMemory::kMaxPerSession);
+  EXPECT_EQ(physical.UsageOf(kOwner).handles, PhysicalMemory::kMaxPerSession);
+  // What the losers of a race allocated went back to the device.
+  EXPECT_EQ(backend->device(0).used_bytes(), PhysicalMemory::kMaxPerSession * kGranularity);
+  physical.SessionEnded(kOwner);
+  memory.ReleaseSession(kOwner);
+  EXPECT_EQ(backend->device(0).used_bytes(), 0u);
 }
 
 }  // namespace
