@@ -102,7 +102,7 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> peers;
   {
     ScopedUmask mask(UmaskFor(options.socket_mode));
-    peers = PeerCredentialDesk::Start(peer_path);
+    peers = PeerCredentialDesk::Listen(peer_path);  // served once sessions can open
   }
   if (!peers.ok()) {
     RemoveSocket(options.socket_path);
@@ -141,9 +141,10 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
       acceptor->ShutdownConnections([pid](pid_t peer, uid_t) { return peer == pid; });
     }
   });
-  // Sessions of protocol 4 open on the identity socket, without gRPC.
+  // Sessions of protocol 4 open on the identity socket, without gRPC; until
+  // now its connections waited in the kernel's queue.
   if (server->peers_ != nullptr) {
-    server->peers_->SetSessionOpener(
+    server->peers_->Serve(
         [service = &server->runtime_service_](const PeerCredentials& peer, uint32_t version,
                                               ReceivedMemory channel) {
           return service->OpenDirect(peer, version, std::move(channel));

@@ -346,6 +346,13 @@ absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Start(
 
 absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Start(
     const std::string& path, const PeerDeskOptions& options) {
+  ACL_ASSIGN_OR_RETURN(std::unique_ptr<PeerCredentialDesk> desk, Listen(path, options));
+  desk->Serve(nullptr);
+  return desk;
+}
+
+absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Listen(
+    const std::string& path, const PeerDeskOptions& options) {
   if (options.max_pending_connections == 0 || options.max_tokens == 0 ||
       options.request_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("identity socket: limits and timeout must be positive");
@@ -366,9 +373,12 @@ absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Start(
     close(fd);
     return absl::UnavailableError(absl::StrCat("identity socket: eventfd: ", error));
   }
-  std::unique_ptr<PeerCredentialDesk> desk(new PeerCredentialDesk(fd, stop_fd, options));
-  desk->thread_ = std::thread([raw = desk.get()] { raw->Serve(); });
-  return desk;
+  return std::unique_ptr<PeerCredentialDesk>(new PeerCredentialDesk(fd, stop_fd, options));
+}
+
+void PeerCredentialDesk::Serve(SessionOpener opener) {
+  opener_ = std::move(opener);
+  thread_ = std::thread([this] { Run(); });
 }
 
 PeerCredentialDesk::PeerCredentialDesk(int listen_fd, int stop_fd, const PeerDeskOptions& options)
@@ -388,7 +398,7 @@ PeerCredentialDesk::~PeerCredentialDesk() {
   close(stop_fd_);
 }
 
-void PeerCredentialDesk::Serve() {
+void PeerCredentialDesk::Run() {
   std::vector<Connection> connections;
   std::vector<pollfd> fds;
   absl::Time paused_until = absl::InfinitePast();
@@ -593,14 +603,9 @@ std::string PeerCredentialDesk::OpenSession(Connection& c, const std::string& re
   absl::StatusOr<ReceivedMemory> channel = TakeMemory(c, words[0]);
   if (!channel.ok()) return Refusal(channel.status().message());
   if (!channel->doorbell.valid()) return Refusal("a session channel comes with its doorbell");
-  SessionOpener opener;
-  {
-    absl::MutexLock lock(&opener_mu_);
-    opener = opener_;
-  }
-  if (!opener) return Refusal("sessions open on the runtime socket here");
+  if (!opener_) return Refusal("sessions open on the runtime socket here");
   absl::StatusOr<std::function<void(UniqueFd)>> opened =
-      opener(c.peer, version, *std::move(channel));
+      opener_(c.peer, version, *std::move(channel));
   // The code first, so that the client reports what its application expects
   // (ACL_ERROR_RT_OVER_LIMIT over a cap).
   if (!opened.ok()) {
@@ -608,11 +613,6 @@ std::string PeerCredentialDesk::OpenSession(Connection& c, const std::string& re
   }
   *attach = *std::move(opened);
   return kPeerSessionOpened;
-}
-
-void PeerCredentialDesk::SetSessionOpener(SessionOpener opener) {
-  absl::MutexLock lock(&opener_mu_);
-  opener_ = std::move(opener);
 }
 
 std::optional<PeerCredentials> PeerCredentialDesk::Redeem(const std::string& token) {

@@ -127,12 +127,21 @@ using SessionOpener = std::function<absl::StatusOr<std::function<void(UniqueFd c
 
 class PeerCredentialDesk {
  public:
-  // Listens on `path` (prepared by the caller) and serves on a thread.
+  // Listens on `path` (prepared by the caller) and serves on a thread, with
+  // no SessionOpener ("S" is refused).
   static absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> Start(
       const std::string& path, absl::Duration request_timeout = absl::Seconds(5),
       size_t max_pending_connections = 256);
   static absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> Start(const std::string& path,
                                                                    const PeerDeskOptions& options);
+  // Listens on `path` but answers nobody until Serve: connections wait in the
+  // kernel's queue. acld needs the desk before the service that opens
+  // sessions exists, and no client may be refused in between.
+  static absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> Listen(
+      const std::string& path, const PeerDeskOptions& options = {});
+  // Serves on a thread from now on; `opener` opens the sessions asked for
+  // with "S" (none: "S" is refused). Once.
+  void Serve(SessionOpener opener);
   ~PeerCredentialDesk();
 
   // The identity behind `token`, once.
@@ -141,9 +150,6 @@ class PeerCredentialDesk {
   // The memory behind `ticket`, once, and only for the process that sent it
   // (`pid` and `uid` are the redeeming session's kernel-verified identity).
   absl::StatusOr<ReceivedMemory> RedeemMemory(const std::string& ticket, pid_t pid, uid_t uid);
-
-  // Who opens sessions asked for with "S" (none: "S" is refused). Any thread.
-  void SetSessionOpener(SessionOpener opener);
 
   // Connections accepted and not yet answered (for `aclctl status`).
   size_t pending_connections() const;
@@ -156,7 +162,7 @@ class PeerCredentialDesk {
   class Tables;
 
   PeerCredentialDesk(int listen_fd, int stop_fd, const PeerDeskOptions& options);
-  void Serve();
+  void Run();
   // Accepts what the listener has; false when it must not be polled for a while.
   bool AcceptSome(std::vector<Connection>& connections);
   // Reads from `connection`; true when it is finished (answered or dropped).
@@ -174,13 +180,12 @@ class PeerCredentialDesk {
                           std::function<void(UniqueFd)>* attach);
 
   const int listen_fd_;
-  const int stop_fd_;  // an eventfd that wakes Serve() to stop
+  const int stop_fd_;  // an eventfd that wakes Run() to stop
   const PeerDeskOptions options_;
   std::unique_ptr<Tables> tables_;
   std::atomic<size_t> pending_{0};
-  bool accept_failing_ = false;  // Serve() only: one warning per burst
-  absl::Mutex opener_mu_;
-  SessionOpener opener_ ABSL_GUARDED_BY(opener_mu_);
+  bool accept_failing_ = false;  // Run() only: one warning per burst
+  SessionOpener opener_;  // set before the thread starts, then only read by it
   std::thread thread_;
 };
 

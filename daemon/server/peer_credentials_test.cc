@@ -275,19 +275,27 @@ TEST_F(PeerDeskTest, OnlySealedMemfdsOfTheAnnouncedSizeGetATicket) {
 }
 
 TEST_F(PeerDeskTest, ASessionRequestGoesToTheOpenerWhichKeepsTheConnection) {
-  PeerCredentialDesk& desk = Start();
+  Start();
   const int sealed = Memfd(8192, kSealed);
   const int doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   ASSERT_GE(doorbell, 0);
   EXPECT_TRUE(absl::StartsWith(Ask(path_, "S 8192 4\n", {sealed, doorbell}), "E "))
       << "no opener: sessions open on gRPC";
 
+  desk_.reset();
+  unlink(path_.c_str());
+
   std::atomic<int> kept{-1};
   PeerCredentials seen;
   uint32_t seen_version = 0;
-  desk.SetSessionOpener([&](const PeerCredentials& peer, uint32_t version,
-                            ReceivedMemory channel)
-                            -> absl::StatusOr<std::function<void(UniqueFd)>> {
+  absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> listening = PeerCredentialDesk::Listen(path_);
+  ASSERT_TRUE(listening.ok()) << listening.status();
+  desk_ = *std::move(listening);
+  // A client that comes while acld is still starting waits for the opener.
+  const int early = Connect(path_);
+  Send(early, "S 8192 9\n", {sealed, doorbell});
+  desk_->Serve([&](const PeerCredentials& peer, uint32_t version,
+                   ReceivedMemory channel) -> absl::StatusOr<std::function<void(UniqueFd)>> {
     seen = peer;
     seen_version = version;
     EXPECT_EQ(channel.size, 8192u);
@@ -295,6 +303,9 @@ TEST_F(PeerDeskTest, ASessionRequestGoesToTheOpenerWhichKeepsTheConnection) {
     if (version != 4) return AclStatus(ACL_ERROR_RT_OVER_LIMIT, "refused for the test");
     return [&](UniqueFd connection) { kept = connection.release(); };
   });
+  EXPECT_EQ(ReadAll(early), absl::StrCat("E ", ACL_ERROR_RT_OVER_LIMIT, " refused for the test\n"))
+      << "answered by the opener, not refused for want of one";
+  close(early);
   EXPECT_TRUE(absl::StartsWith(Ask(path_, "S 8192\n", {sealed, doorbell}), "E ")) << "no version";
   EXPECT_TRUE(absl::StartsWith(Ask(path_, "S 8192 4\n", {sealed}), "E ")) << "no doorbell";
   EXPECT_TRUE(absl::StartsWith(Ask(path_, "S 8193 4\n", {sealed, doorbell}), "E "))
