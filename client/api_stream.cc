@@ -293,16 +293,11 @@ aclError aclrtStreamAbort(aclrtStream stream) {
 
 aclError aclrtStreamStop(aclrtStream stream) {
   return Api([&]() -> absl::Status {
-    constexpr const char* kApi = "aclrtStreamStop";
     // CANN: not the default stream.
-    if (stream == nullptr) return NullArgument(kApi, "stream");
-    ACL_RETURN_IF_ERROR(Connected().status());
-    ACL_RETURN_IF_ERROR(ResolveStream(stream, kApi).status());
-    return acld::AclStatus(ACL_ERROR_API_NOT_SUPPORT,
-                           absl::StrCat(kApi, ": stopping a stream's running task while keeping "
-                                              "its queue is not supported (CANN documents no "
-                                              "outcome for the stopped and the kept tasks); "
-                                              "aclrtStreamAbort discards the stream's work"));
+    if (stream == nullptr) return NullArgument("aclrtStreamStop", "stream");
+    ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+    ACL_ASSIGN_OR_RETURN(uint64_t id, ResolveStream(stream, "aclrtStreamStop"));
+    return transport->StopStream(id);
   });
 }
 

@@ -152,6 +152,9 @@ absl::StatusOr<bool> EmbeddedTransport::StreamIdle(uint64_t stream) {
 absl::Status EmbeddedTransport::AbortStream(uint64_t stream) {
   return runtime_->AbortStream(session_, stream);
 }
+absl::Status EmbeddedTransport::StopStream(uint64_t stream) {
+  return runtime_->StopStream(session_, stream);
+}
 absl::Status EmbeddedTransport::SetStreamFailureMode(uint64_t stream, uint64_t mode) {
   return runtime_->SetStreamFailureMode(session_, stream, mode);
 }

@@ -221,6 +221,10 @@ absl::Status RemoteTransport::AbortStream(uint64_t stream) {
   return channel_->Call(codec::AbortStream(stream)).status();
 }
 
+absl::Status RemoteTransport::StopStream(uint64_t stream) {
+  return channel_->Call(codec::StopStream(stream)).status();
+}
+
 absl::Status RemoteTransport::SetStreamFailureMode(uint64_t stream, uint64_t mode) {
   return channel_->Call(codec::SetStreamFailureMode(stream, mode)).status();
 }

@@ -69,6 +69,7 @@ class RemoteTransport : public Transport {
   absl::StatusOr<bool> StreamIdle(uint64_t stream) override;
   absl::Status SetStreamFailureMode(uint64_t stream, uint64_t mode) override;
   absl::Status AbortStream(uint64_t stream) override;
+  absl::Status StopStream(uint64_t stream) override;
   absl::Status SetStreamAllocator(uint64_t stream, bool registered) override;
 
   absl::StatusOr<uint64_t> LaunchKernel(uint64_t stream, uint64_t thread,

@@ -322,6 +322,12 @@ ClientMessage AbortStream(uint64_t stream) {
   return request;
 }
 
+ClientMessage StopStream(uint64_t stream) {
+  ClientMessage request;
+  request.mutable_stop_stream()->set_stream(stream);
+  return request;
+}
+
 ClientMessage SetStreamFailureMode(uint64_t stream, uint64_t mode) {
   ClientMessage request;
   request.mutable_set_stream_failure_mode()->set_stream(stream);

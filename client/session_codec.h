@@ -99,6 +99,7 @@ ClientMessage DestroyStream(uint64_t stream, bool force);
 ClientMessage SynchronizeStream(uint64_t stream, int32_t timeout_ms);
 ClientMessage StreamQuery(uint64_t stream);
 ClientMessage AbortStream(uint64_t stream);
+ClientMessage StopStream(uint64_t stream);
 ClientMessage SetStreamFailureMode(uint64_t stream, uint64_t mode);
 ClientMessage SetStreamAllocator(uint64_t stream, bool registered);
 

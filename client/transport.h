@@ -76,6 +76,7 @@ class Transport {
   virtual absl::StatusOr<bool> StreamIdle(uint64_t stream) = 0;
   virtual absl::Status SetStreamFailureMode(uint64_t stream, uint64_t mode) = 0;
   virtual absl::Status AbortStream(uint64_t stream) = 0;
+  virtual absl::Status StopStream(uint64_t stream) = 0;
   virtual absl::Status SetStreamAllocator(uint64_t stream, bool registered) = 0;
 
   // Asynchronous work on a stream; `thread` is the submitting thread (its

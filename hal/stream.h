@@ -135,6 +135,19 @@ class Stream {
   // must stop by itself so that nothing runs meanwhile. Off by default.
   virtual absl::Status SetStopOnFailure(bool stop) = 0;
 
+  // aclrtStreamStop: ends the item the device is executing now (a kernel
+  // still running, an event or value wait still waiting) without its effect,
+  // reported through on_complete with `why` as its failure. The items after
+  // it are kept and run as usual (stop-on-failure applies, as to any
+  // failure). With nothing executing, nothing happens.
+  virtual absl::Status StopRunningItem(const absl::Status& why) {
+    (void)why;
+    return NotSupported("stop a running task");
+  }
+  // Whether StopRunningItem can stop anything (the core stops an item that
+  // has not reached the device yet once it gets there).
+  virtual bool can_stop_items() const { return false; }
+
   // Discards every item not yet run, and returns once no item is running.
   // Dropped items are not reported; the stream takes new work afterwards.
   virtual void Abort() = 0;

@@ -316,6 +316,41 @@ int Destroy() {
   return Teardown();
 }
 
+// aclrtStreamStop: the kernel running now ends without its effect and fails
+// (a synchronization reports ACL_ERROR_RT_INTERNAL_ERROR, as CANN's does after
+// a stop); the work queued behind it is kept and runs.
+int Stop() {
+  Setup();
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(word, 4, 0, 4), ACL_SUCCESS, "memset");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
+  CheckCode(aclrtStreamStop(nullptr), ACL_ERROR_INVALID_PARAM, "stop NULL");
+  Launch("spin_add_one_u32", {Addr(word), 30000000}, 1, stream);  // 30 s unless stopped
+  Launch("add_one_u32", {Addr(word)}, 1, stream);
+  aclrtStreamStatus status = ACL_STREAM_STATUS_RESERVED;
+  CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "query");
+  Check(status == ACL_STREAM_STATUS_NOT_READY, "the spinning kernel is still running");
+  const auto stopped_at = std::chrono::steady_clock::now();
+  CheckCode(aclrtStreamStop(stream), ACL_SUCCESS, "aclrtStreamStop");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_ERROR_RT_INTERNAL_ERROR,
+            "the stopped kernel's failure, reported by the synchronization");
+  Check(std::chrono::steady_clock::now() - stopped_at < std::chrono::seconds(20),
+        "the stopped kernel did not run its 30 s");
+  Check(ReadU32(word, 1)[0] == 1, "the stopped kernel had no effect; the one after it ran");
+  // Nothing running: a stop changes nothing, and the stream goes on.
+  CheckCode(aclrtStreamStop(stream), ACL_SUCCESS, "stop an idle stream");
+  Launch("add_one_u32", {Addr(word)}, 1, stream);
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync after the stop");
+  Check(ReadU32(word, 1)[0] == 2, "work launched after the stop ran");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  CheckCode(aclrtStreamStop(stream), ACL_ERROR_INVALID_PARAM, "stop a destroyed stream");
+  CheckCode(aclrtFree(word), ACL_SUCCESS, "aclrtFree");
+  std::printf("stop ok\n");
+  return Teardown();
+}
+
 int Abort() {
   Setup();
   void* word = nullptr;
@@ -329,9 +364,6 @@ int Abort() {
   std::thread waiter([&] { synced = aclrtSynchronizeStream(stream); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CheckCode(aclrtStreamAbort(nullptr), ACL_ERROR_INVALID_PARAM, "abort NULL");
-  CheckCode(aclrtStreamStop(nullptr), ACL_ERROR_INVALID_PARAM, "stop NULL");
-  CheckCode(aclrtStreamStop(stream), ACL_ERROR_API_NOT_SUPPORT,
-            "aclrtStreamStop (not supported), which leaves the stream alone");
   CheckCode(aclrtStreamAbort(stream), ACL_SUCCESS, "aclrtStreamAbort");
   waiter.join();
   // The waiter of discarded work hears so, never success.
@@ -1207,6 +1239,7 @@ int main(int argc, char** argv) {
   if (mode == "timeouts") return Timeouts();
   if (mode == "destroy") return Destroy();
   if (mode == "abort") return Abort();
+  if (mode == "stop") return Stop();
   if (mode == "errors") return Errors();
   if (mode == "notify") return Notifies();
   if (mode == "reduce") return Reduce();

@@ -178,6 +178,14 @@ absl::Status Runtime::AbortStream(SessionId id, StreamId stream_id) {
   return absl::OkStatus();
 }
 
+absl::Status Runtime::StopStream(SessionId id, StreamId stream_id) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
+  return stream->StopRunningTask(
+      AclStatus(ACL_ERROR_RT_INTERNAL_ERROR,
+                absl::StrCat("stream ", stream_id, ": its running task was stopped by "
+                             "aclrtStreamStop before it finished")));
+}
+
 absl::StatusOr<std::shared_ptr<void>> Runtime::ChargeTasks(SessionId id, uint64_t tasks,
                                                            uint64_t payload_bytes) {
   std::shared_ptr<QueueBudget> budget;

@@ -196,6 +196,13 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
       task.launch.has_value() ? task.launch->SubmitTo(*device_) : task.device_work(*device_);
   mu_.Lock();
   running_task_id_ = 0;
+  if (stop_task_id_ == task.id) {
+    // aclrtStreamStop came before the task reached the device.
+    stop_task_id_ = 0;
+    after.push_back([self = weak_from_this(), why = std::exchange(stop_why_, absl::OkStatus())] {
+      if (auto stream = self.lock()) stream->device_->StopRunningItem(why).IgnoreError();
+    });
+  }
   const uint64_t early_point = std::exchange(early_point_, 0);
   if (!sequence.ok()) {
     ReturnPlaceLocked(task, after);
@@ -690,6 +697,32 @@ absl::Status Stream::SetFailureMode(FailureMode mode) {
   absl::MutexLock lock(&mu_);
   failure_mode_ = mode;
   return absl::OkStatus();
+}
+
+absl::Status Stream::StopRunningTask(const absl::Status& why) {
+  if (device_ == nullptr || !device_->can_stop_items()) {
+    return AclStatus(ACL_ERROR_API_NOT_SUPPORT,
+                     absl::StrCat("device ", options_.device, " cannot stop a running task"));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (in_flight_.empty()) {
+      // The task executing is the stream's oldest unfinished one. Not on
+      // the device yet (queued, or being submitted), it is stopped as soon
+      // as it gets there (SubmitLocked).
+      const uint64_t next = running_task_id_ != 0 ? running_task_id_
+                            : queue_.empty()      ? 0
+                                                  : queue_.front().id;
+      if (next != 0) {
+        stop_task_id_ = next;
+        stop_why_ = why;
+      }
+      return absl::OkStatus();
+    }
+  }
+  // Unlocked: the device reports the stopped task (OnDeviceComplete) from
+  // inside the call.
+  return device_->StopRunningItem(why);
 }
 
 void Stream::Abort(const absl::Status& why) {

@@ -174,6 +174,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // is discarded only by aclrtStreamAbort and by the end of its session.
   void Abort(const absl::Status& why);
 
+  // aclrtStreamStop: the device ends the task it is executing now with `why`
+  // (hal::Stream::StopRunningItem); it fails as any failed task does, and the
+  // tasks after it are kept and run. A device that cannot stop tasks:
+  // ACL_ERROR_API_NOT_SUPPORT.
+  absl::Status StopRunningTask(const absl::Status& why);
+
   // Stops accepting tasks; the queued ones still run. `drained` is called once
   // nothing is left (at once if nothing is).
   void Close(std::function<void()> drained);
@@ -324,6 +330,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Discarded while a task was still running: done once that task finishes.
   uint64_t discarded_through_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t running_task_id_ ABSL_GUARDED_BY(mu_) = 0;
+  // A task aclrtStreamStop stopped before it reached the device, and why:
+  // the device stops it once submitted.
+  uint64_t stop_task_id_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status stop_why_ ABSL_GUARDED_BY(mu_);
   // A parked task's result that arrived before its worker saw it park.
   std::optional<absl::Status> early_result_ ABSL_GUARDED_BY(mu_);
   FailureMode failure_mode_ ABSL_GUARDED_BY(mu_) = FailureMode::kContinue;

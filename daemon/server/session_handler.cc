@@ -457,6 +457,8 @@ void SessionHandler::Handle(const ClientMessage& request) {
     }
     case ClientMessage::kAbortStream:
       return answer_status(runtime_.AbortStream(session_, request.abort_stream().stream()));
+    case ClientMessage::kStopStream:
+      return answer_status(runtime_.StopStream(session_, request.stop_stream().stream()));
     case ClientMessage::kSetStreamFailureMode:
       return answer_status(runtime_.SetStreamFailureMode(session_,
                                                          request.set_stream_failure_mode().stream(),

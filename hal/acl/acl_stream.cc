@@ -94,6 +94,8 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<uint64_t> HostCallbackPoint();
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status);
   absl::Status SetStopOnFailure(bool stop);
+  absl::Status StopRunningTask();
+  bool can_stop_tasks() const { return api_.aclrtStreamStop != nullptr; }
   void Abort();
 
   void Dispatch() override;
@@ -715,6 +717,17 @@ absl::Status AclStream::Core::SetStopOnFailure(bool stop) {
                      "aclrtSetStreamFailureMode");
 }
 
+absl::Status AclStream::Core::StopRunningTask() {
+  if (api_.aclrtStreamStop == nullptr) {
+    return BackendError(ACL_ERROR_API_NOT_SUPPORT,
+                        absl::StrCat(api_.library, " lacks aclrtStreamStop"));
+  }
+  // The vendor reports the stopped task's failure as any other (through the
+  // exception callback), and the item that holds it is reported so.
+  ACL_RETURN_IF_ERROR(context_->MakeCurrent());
+  return CheckVendor(api_.aclrtStreamStop(stream_), "aclrtStreamStop");
+}
+
 absl::Status AclStream::Core::StatusOfLocked(const Item& item) {
   if (item.kind == ItemKind::kCallbackPoint) return item.point_status;
   if (failures_.empty() || !item.has_task) return absl::OkStatus();
@@ -873,6 +886,13 @@ void AclStream::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
 }
 
 absl::Status AclStream::SetStopOnFailure(bool stop) { return core_->SetStopOnFailure(stop); }
+
+bool AclStream::can_stop_items() const { return core_->can_stop_tasks(); }
+
+absl::Status AclStream::StopRunningItem(const absl::Status& why) {
+  (void)why;  // the vendor gives the stopped task its own code
+  return core_->StopRunningTask();
+}
 
 void AclStream::Abort() { core_->Abort(); }
 

@@ -39,6 +39,9 @@
 // that the vendor still delivers are told apart by a fence callback that
 // Abort enqueues: markers are ignored until it ran.
 //
+// StopRunningItem: aclrtStreamStop (when the vendor has it); the vendor
+// reports the stopped task's failure through its exception callback, as any.
+//
 // Every thread that calls the vendor sets the device's context first
 // (device_context.h): submitting threads, the report thread, the dispatcher.
 // A resume's notify record may block in the vendor; it holds only the
@@ -95,6 +98,8 @@ class AclStream final : public Stream {
   // ids (aclrtGetThreadLastTaskId): a stopped stream never runs the failed
   // item's marker, so the item is reported from its exception instead.
   absl::Status SetStopOnFailure(bool stop) override;
+  absl::Status StopRunningItem(const absl::Status& why) override;
+  bool can_stop_items() const override;
   void Abort() override;
 
   class Core;

@@ -93,6 +93,7 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
   X(aclrtHostRegister, aclError(void*, uint64_t, int, void**))                \
   X(aclrtHostUnregister, aclError(void*))                                     \
   X(aclrtStreamAbort, aclError(aclrtStream))                                  \
+  X(aclrtStreamStop, aclError(aclrtStream))                                   \
   X(aclrtSetStreamFailureMode, aclError(aclrtStream, uint64_t))               \
   X(aclrtGetDeviceUtilizationRate, aclError(int32_t, VendorUtilizationInfo*)) \
   X(aclGetCannAttributeList, aclError(const aclCannAttr**, size_t*))          \

@@ -249,6 +249,38 @@ TEST_P(HalConformanceTest, AValueWaitHoldsItsStreamUntilTheValueIsWritten) {
   device_->Free(words);
 }
 
+// aclrtStreamStop: the item executing (here a wait that would hold for ever)
+// fails without its effect; the items after it are kept and run.
+TEST_P(HalConformanceTest, StopEndsTheRunningItemAndKeepsTheOnesAfterIt) {
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  DeviceBuffer words = Allocate(64);
+  Write(words, BytesOf<uint64_t>({1, 0}));
+  absl::StatusOr<uint64_t> wait =
+      stream->WaitValue(DeviceSpan{words, 0}, 5, ACL_STREAM_WAIT_VALUE_EQ);
+  ASSERT_TRUE(wait.ok());
+  absl::StatusOr<uint64_t> fill = stream->Fill(DeviceSpan{words, 8}, 0x66, 8);
+  ASSERT_TRUE(fill.ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(reports.completed().empty()) << "the wait passed before its value was there";
+  ASSERT_TRUE(stream->StopRunningItem(acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped")).ok());
+  ASSERT_TRUE(reports.WaitForCompleted(2));
+  EXPECT_EQ(reports.completed()[0].first, *wait);
+  EXPECT_EQ(acld::AclCodeOf(reports.completed()[0].second), ACL_ERROR_RT_INTERNAL_ERROR)
+      << reports.completed()[0].second;
+  EXPECT_EQ(reports.completed()[1].first, *fill);
+  EXPECT_TRUE(reports.completed()[1].second.ok()) << reports.completed()[1].second;
+  EXPECT_EQ(Read(words, 16), BytesOf<uint64_t>({1, 0x6666666666666666}));
+  // Nothing running: a stop changes nothing, and the stream goes on.
+  ASSERT_TRUE(stream->StopRunningItem(acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped")).ok());
+  ASSERT_TRUE(stream->Fill(DeviceSpan{words, 8}, 0x77, 8).ok());
+  ASSERT_TRUE(reports.WaitForCompleted(3));
+  EXPECT_TRUE(reports.completed()[2].second.ok()) << reports.completed()[2].second;
+  EXPECT_EQ(reports.completed().size(), 3u);
+  stream.reset();
+  device_->Free(words);
+}
+
 TEST_P(HalConformanceTest, ManyItemsKeepTheirOrder) {
   StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);

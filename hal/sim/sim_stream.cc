@@ -131,6 +131,7 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   }
   // Ends a hold of `generation` (stale after an Abort) and pumps.
   void Release(uint64_t held_generation, Hold what);
+  void StopRunning(const absl::Status& why);
   void Abort();
 
   const SimDevice& device;
@@ -322,6 +323,32 @@ void SimStream::State::Release(uint64_t held_generation, Hold what) {
   Pump();
 }
 
+void SimStream::State::StopRunning(const absl::Status& why) {
+  Item stopped;  // destroyed unlocked, before its failure is reported: it holds memory
+  {
+    absl::MutexLock lock(&mu);
+    // Only a held head is executing for long: a busy kernel, or a wait. An
+    // instant item finishes as it starts; a host-callback point runs on the
+    // host, where nothing can stop it.
+    if (queue.empty() || (hold != Hold::kBusy && hold != Hold::kEvent && hold != Hold::kValue)) {
+      return;
+    }
+    if (hold == Hold::kBusy) {
+      timer.Cancel(busy_timer);
+      busy_timer = 0;
+      device.BusyKernelEnded();
+    }
+    // A release of the hold already under way finds it stale.
+    ++generation;
+    stopped = queue.pop_front();
+    hold = stop_on_failure ? Hold::kStopped : Hold::kNone;
+  }
+  const uint64_t sequence = stopped.sequence;
+  stopped = Item{};
+  options.on_complete(sequence, why);
+  Pump();
+}
+
 void SimStream::State::Abort() {
   RingQueue<Item> dropped;  // destroyed unlocked: it holds memory and events
   {
@@ -496,6 +523,11 @@ void SimStream::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
 absl::Status SimStream::SetStopOnFailure(bool stop) {
   absl::MutexLock lock(&state_->mu);
   state_->stop_on_failure = stop;
+  return absl::OkStatus();
+}
+
+absl::Status SimStream::StopRunningItem(const absl::Status& why) {
+  state_->StopRunning(why);
   return absl::OkStatus();
 }
 

@@ -40,6 +40,8 @@ class SimStream : public Stream {
   absl::StatusOr<uint64_t> HostCallbackPoint() override;
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
   absl::Status SetStopOnFailure(bool stop) override;
+  absl::Status StopRunningItem(const absl::Status& why) override;
+  bool can_stop_items() const override { return true; }
   void Abort() override;
 
  private:
