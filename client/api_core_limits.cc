@@ -7,6 +7,7 @@
 // stream it uses, else from its current device (docs/api-compat.md, "Core
 // limits"). The default is the device's core count as its backend states it.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,6 +29,10 @@ namespace {
 
 using Limits = std::array<uint32_t, 2>;  // by aclrtDevResLimitType; 0: not set
 
+// Whether this process ever set a limit: until it does, a launch looks
+// nothing up.
+std::atomic<bool> any_limit_set{false};
+
 // What aclrtSetDeviceResLimit set, per device, for this process.
 class DeviceLimits {
  public:
@@ -41,6 +46,7 @@ class DeviceLimits {
     return it == limits_.end() ? Limits{0, 0} : it->second;
   }
   void Set(int32_t device, int type, uint32_t value) {
+    any_limit_set.store(true, std::memory_order_relaxed);
     absl::MutexLock lock(&mu_);
     limits_[device][type] = value;
   }
@@ -123,6 +129,21 @@ absl::Status UpdateStreamLimits(aclrtStream stream, const char* api, Update upda
 
 }  // namespace
 
+namespace acl_client {
+
+acld::CoreLimits CoreLimitsOfStream(uint64_t stream) {
+  if (!any_limit_set.load(std::memory_order_relaxed)) return {};
+  std::optional<StreamFacts> facts = ClientRuntime::Get().handles().FindStream(stream);
+  if (!facts.has_value()) return {};  // the launch itself reports the stream
+  const Limits process = DeviceLimits::Get().Of(facts->device);
+  auto limit = [&](int type) {
+    return facts->core_limits[type] != 0 ? facts->core_limits[type] : process[type];
+  };
+  return {limit(ACL_RT_DEV_RES_CUBE_CORE), limit(ACL_RT_DEV_RES_VECTOR_CORE)};
+}
+
+}  // namespace acl_client
+
 extern "C" {
 
 aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value) {
@@ -202,6 +223,7 @@ aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type, u
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
     ACL_ASSIGN_OR_RETURN(StreamFacts facts, acl_client::StreamFactsOf(stream, kApi));
     ACL_RETURN_IF_ERROR(CheckLimit(*transport, facts.device, kind, value, kApi));
+    any_limit_set.store(true, std::memory_order_relaxed);
     return UpdateStreamLimits(stream, kApi, [&](Limits& limits) { limits[kind] = value; });
   });
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_rt.h"
@@ -142,11 +143,12 @@ absl::Status CheckLaunchConfig(const aclrtLaunchKernelCfg* cfg) {
   return absl::OkStatus();
 }
 
-absl::Status Launch(aclrtStream stream, const acld::FunctionLaunch& launch, const char* api) {
+absl::Status Launch(aclrtStream stream, acld::FunctionLaunch launch, const char* api) {
   if (launch.function == 0) return NullArgument(api, "funcHandle");
   if (launch.block_dim == 0) return Invalid(absl::StrCat(api, ": numBlocks must be > 0"));
   ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
   ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, api));
+  launch.core_limits = acl_client::CoreLimitsOfStream(stream_id);
   return acl_client::Enqueued(transport->LaunchFunction(stream_id, CurrentThreadId(), launch));
 }
 
@@ -274,7 +276,7 @@ aclError aclrtLaunchKernelWithConfig(aclrtFuncHandle funcHandle, uint32_t numBlo
       return Invalid(absl::StrCat(api, ": argsHandle was built for another function"));
     }
     ACL_ASSIGN_OR_RETURN(acld::FunctionLaunch launch, args->ToLaunch(numBlocks));
-    return Launch(stream, launch, api);
+    return Launch(stream, std::move(launch), api);
   });
 }
 
@@ -294,7 +296,7 @@ aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t numBlocks, const
     // A kernel without arguments has no block to read.
     launch.args_address = argsSize == 0 ? 0 : HandleId(argsData);
     launch.args_size = argsSize;
-    return Launch(stream, launch, api);
+    return Launch(stream, std::move(launch), api);
   });
 }
 

@@ -349,7 +349,8 @@ aclError aclsimLaunchKernel(const char* kernelName, uint32_t blockDim, const voi
                        kernel->second * sizeof(uint64_t), " bytes of arguments, got ", argsSize));
     }
     ACL_ASSIGN_OR_RETURN(uint64_t stream_id, ResolveStream(stream, "aclsimLaunchKernel"));
-    acld::KernelRequest request{kernelName, blockDim, std::vector<uint64_t>(kernel->second)};
+    acld::KernelRequest request{kernelName, blockDim, std::vector<uint64_t>(kernel->second),
+                                acl_client::CoreLimitsOfStream(stream_id)};
     if (argsSize > 0) std::memcpy(request.args.data(), args, argsSize);
     return acl_client::Enqueued(transport->LaunchKernel(stream_id, CurrentThreadId(), request));
   });

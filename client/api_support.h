@@ -45,6 +45,10 @@ absl::StatusOr<uint64_t> ResolveStream(const void* stream, const char* api);
 // What this process created `stream` with (NULL: the current context's
 // default stream); ACL_ERROR_INVALID_PARAM for a stream it does not have.
 absl::StatusOr<StreamFacts> StreamFactsOf(const void* stream, const char* api);
+// The core limits a kernel launched on `stream` (a resolved id) runs under:
+// the stream's, else the process's on its device; 0 where none is set
+// (api_core_limits.cc).
+acld::CoreLimits CoreLimitsOfStream(uint64_t stream);
 // An event handle of this process.
 absl::StatusOr<uint64_t> ResolveEvent(const void* event, const char* api);
 // A notify handle of this process.

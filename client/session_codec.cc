@@ -670,12 +670,21 @@ ClientMessage CopyToClient(uint64_t stream, uint64_t thread, acl::v1::CopyReques
   return request;
 }
 
+// Only limits that are set travel: most launches carry none.
+template <typename Launch>
+void SetCoreLimits(const acld::CoreLimits& limits, Launch& launch) {
+  if (limits.cube == 0 && limits.vector == 0) return;
+  launch.mutable_core_limits()->set_cube(limits.cube);
+  launch.mutable_core_limits()->set_vector(limits.vector);
+}
+
 AsyncOp LaunchKernel(uint64_t stream, uint64_t thread, const acld::KernelRequest& kernel) {
   AsyncOp op = OpOn(stream, thread);
   acl::v1::LaunchKernel& launch = *op.mutable_launch_kernel();
   launch.set_name(kernel.name);
   launch.set_block_dim(kernel.block_dim);
   launch.mutable_args()->Add(kernel.args.begin(), kernel.args.end());
+  SetCoreLimits(kernel.core_limits, launch);
   return op;
 }
 
@@ -687,6 +696,7 @@ AsyncOp LaunchFunction(uint64_t stream, uint64_t thread, const acld::FunctionLau
   proto.set_args(launch.args);
   proto.set_args_address(launch.args_address);
   proto.set_args_size(launch.args_size);
+  SetCoreLimits(launch.core_limits, proto);
   for (const acld::Placeholder& placeholder : launch.placeholders) {
     acl::v1::Placeholder& slot = *proto.add_placeholders();
     slot.set_offset(placeholder.offset);

@@ -58,11 +58,19 @@ class Executable {
 };
 
 // What a launch needs besides its function.
+// How many cores of each kind a launch may use (at most the device's count);
+// 0: all the device has.
+struct CoreLimits {
+  uint32_t cube = 0;
+  uint32_t vector = 0;
+};
+
 struct LaunchParams {
   uint32_t block_dim = 0;
   std::string args;  // the argument block, as the application built it
   // How the kernel reaches device memory; null when its ranges are unknown.
   std::shared_ptr<MemoryResolver> memory;
+  CoreLimits core_limits;
 };
 
 }  // namespace hal

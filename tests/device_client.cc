@@ -316,6 +316,60 @@ int Destroy() {
   return Teardown();
 }
 
+// Core limits confine a kernel: the sim runs a kernel's blocks in waves of as
+// many AI Cores (one cube and two vector cores each) as the limits leave, so
+// under a limit that leaves one, a kernel of N blocks busy 40 ms per wave
+// takes N waves. The limits travel with each launch, so only this process's
+// kernels are confined.
+int CoreLimits() {
+  Setup();
+  constexpr uint64_t kWaveMicros = 40000;
+  void* words = nullptr;
+  CheckCode(aclrtMalloc(&words, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(words, 16, 0, 16), ACL_SUCCESS, "memset");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
+  aclrtEvent start = nullptr, end = nullptr;
+  CheckCode(aclrtCreateEvent(&start), ACL_SUCCESS, "create start");
+  CheckCode(aclrtCreateEvent(&end), ACL_SUCCESS, "create end");
+  // How long a busy kernel of `blocks` blocks keeps the stream, in ms.
+  auto timed = [&](uint32_t blocks) {
+    CheckCode(aclrtRecordEvent(start, stream), ACL_SUCCESS, "record start");
+    Launch("spin_add_one_u32", {Addr(words), kWaveMicros}, blocks, stream);
+    CheckCode(aclrtRecordEvent(end, stream), ACL_SUCCESS, "record end");
+    CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+    float ms = 0;
+    CheckCode(aclrtEventElapsedTime(&ms, start, end), ACL_SUCCESS, "elapsed");
+    return ms;
+  };
+  // Two vector cores on the stream leave one AI Core: four waves.
+  CheckCode(aclrtSetStreamResLimit(stream, ACL_RT_DEV_RES_VECTOR_CORE, 2), ACL_SUCCESS,
+            "aclrtSetStreamResLimit");
+  float ms = timed(4);
+  Check(ms >= 0.9 * 4 * kWaveMicros / 1000,
+        "4 blocks on one AI Core took 4 waves: " + std::to_string(ms) + " ms");
+  Check(ReadU32(words, 4) == std::vector<uint32_t>{1, 1, 1, 1}, "every block ran");
+  // Without the stream's limit, the process's limit on the device holds.
+  CheckCode(aclrtResetStreamResLimit(stream), ACL_SUCCESS, "aclrtResetStreamResLimit");
+  CheckCode(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 1), ACL_SUCCESS,
+            "aclrtSetDeviceResLimit");
+  ms = timed(3);
+  Check(ms >= 0.9 * 3 * kWaveMicros / 1000,
+        "3 blocks on one cube core took 3 waves: " + std::to_string(ms) + " ms");
+  Check(ReadU32(words, 4) == std::vector<uint32_t>{2, 2, 2, 1}, "every block ran again");
+  CheckCode(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 0), ACL_ERROR_INVALID_PARAM,
+            "a limit of no core");
+  CheckCode(aclrtSetStreamResLimit(stream, ACL_RT_DEV_RES_VECTOR_CORE, 1u << 20),
+            ACL_ERROR_INVALID_PARAM, "a limit past the device's cores");
+  CheckCode(aclrtResetDeviceResLimit(0), ACL_SUCCESS, "aclrtResetDeviceResLimit");
+  CheckCode(aclrtDestroyEvent(start), ACL_SUCCESS, "destroy start");
+  CheckCode(aclrtDestroyEvent(end), ACL_SUCCESS, "destroy end");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  CheckCode(aclrtFree(words), ACL_SUCCESS, "aclrtFree");
+  std::printf("core limits ok\n");
+  return Teardown();
+}
+
 // aclrtStreamStop: the kernel running now ends without its effect and fails
 // (a synchronization reports ACL_ERROR_RT_INTERNAL_ERROR, as CANN's does after
 // a stop); the work queued behind it is kept and runs.
@@ -1240,6 +1294,7 @@ int main(int argc, char** argv) {
   if (mode == "destroy") return Destroy();
   if (mode == "abort") return Abort();
   if (mode == "stop") return Stop();
+  if (mode == "core_limits") return CoreLimits();
   if (mode == "errors") return Errors();
   if (mode == "notify") return Notifies();
   if (mode == "reduce") return Reduce();

@@ -53,6 +53,7 @@ TEST_P(ScenarioTest, SynchronizationTimeouts) { Run({"timeouts"}); }
 TEST_P(ScenarioTest, DestroyWhileBusyAndForceDestroy) { Run({"destroy"}); }
 TEST_P(ScenarioTest, AbortDiscardsQueuedWorkAndTellsItsWaiters) { Run({"abort"}); }
 TEST_P(ScenarioTest, StopEndsTheRunningKernelAndKeepsTheQueue) { Run({"stop"}); }
+TEST_P(ScenarioTest, CoreLimitsConfineTheProcesssKernels) { Run({"core_limits"}); }
 TEST_P(ScenarioTest, ArgumentChecksAndErrorCodes) { Run({"errors"}); }
 TEST_P(ScenarioTest, NotifiesBetweenStreams) { Run({"notify"}); }
 TEST_P(ScenarioTest, ReductionsInStreamOrder) { Run({"reduce"}); }

@@ -471,10 +471,13 @@ class Runtime {
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
   absl::Status CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // A launch's core limits, checked against device `device_id`'s counts.
+  absl::StatusOr<hal::CoreLimits> CheckCoreLimits(int32_t device_id,
+                                                  const CoreLimits& limits) const;
   absl::StatusOr<KernelLaunch> PrepareLaunch(
       SessionId session, int32_t device_id, const hal::Function& function,
-      std::shared_ptr<const void> executable, uint32_t block_dim, std::string args,
-      std::vector<Placeholder> placeholders);
+      std::shared_ptr<const void> executable, uint32_t block_dim, const CoreLimits& limits,
+      std::string args, std::vector<Placeholder> placeholders);
   // aclrtLaunchKernel: reads the argument block from device memory when the
   // stream reaches the launch, then launches.
   absl::StatusOr<uint64_t> LaunchWithDeviceArgs(SessionId session,
@@ -485,7 +488,8 @@ class Runtime {
   absl::StatusOr<uint64_t> Launch(SessionId session, const std::shared_ptr<Stream>& stream,
                                   uint64_t thread, const hal::Function& function,
                                   std::shared_ptr<const void> executable, uint32_t block_dim,
-                                  std::string args, std::vector<Placeholder> placeholders = {},
+                                  const CoreLimits& limits, std::string args,
+                                  std::vector<Placeholder> placeholders = {},
                                   FunctionId function_handle = 0);
   // Copies placeholder data to fresh device memory of the session and writes
   // its addresses into `args`; the memory is held by `pinned` only, so it

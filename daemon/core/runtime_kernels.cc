@@ -141,8 +141,8 @@ absl::StatusOr<uint64_t> Runtime::LaunchFunction(SessionId id, StreamId stream_i
   }
   if (launch.args_address == 0) {
     return Launch(id, stream, thread, *function.function, std::move(function.executable),
-                  launch.block_dim, std::move(launch.args), std::move(launch.placeholders),
-                  launch.function);
+                  launch.block_dim, launch.core_limits, std::move(launch.args),
+                  std::move(launch.placeholders), launch.function);
   }
   return LaunchWithDeviceArgs(id, stream, thread, std::move(function), launch);
 }
@@ -183,13 +183,14 @@ absl::StatusOr<uint64_t> Runtime::LaunchWithDeviceArgs(SessionId id,
   const SessionId session = id;
   const int32_t device_id = stream->options().device;
   const uint32_t block_dim = launch.block_dim;
+  const CoreLimits limits = launch.core_limits;
   return EnqueueDeviceWork(
       id, stream, thread, launch.args_size, "kernel",
-      [this, session, device_id, block_dim, args,
+      [this, session, device_id, block_dim, limits, args,
        function = std::move(function)](hal::Stream& device) -> absl::StatusOr<uint64_t> {
         ACL_ASSIGN_OR_RETURN(KernelLaunch prepared,
                              PrepareLaunch(session, device_id, *function.function,
-                                           function.executable, block_dim,
+                                           function.executable, block_dim, limits,
                                            std::move(args->bytes), {}));
         // The pins live as long as the device item (its resolver holds them).
         return prepared.SubmitTo(device);

@@ -322,7 +322,7 @@ absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id,
                                                KernelRequest request) {
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, FindStream(id, stream_id));
   ACL_ASSIGN_OR_RETURN(const hal::Function* function, BuiltinKernel(*stream, request.name));
-  return Launch(id, stream, thread, *function, nullptr, request.block_dim,
+  return Launch(id, stream, thread, *function, nullptr, request.block_dim, request.core_limits,
                 ArgumentBlock(request.args));
 }
 
@@ -351,8 +351,9 @@ std::vector<absl::Status> Runtime::LaunchKernels(SessionId id, StreamId stream_i
     }
     std::string args = ArgumentBlock(kernel.args);
     payload += args.size() + (*function)->name().size();
-    absl::StatusOr<KernelLaunch> launch = PrepareLaunch(
-        id, (*stream)->options().device, **function, nullptr, kernel.block_dim, std::move(args), {});
+    absl::StatusOr<KernelLaunch> launch =
+        PrepareLaunch(id, (*stream)->options().device, **function, nullptr, kernel.block_dim,
+                      kernel.core_limits, std::move(args), {});
     if (!launch.ok()) {
       statuses[i] = launch.status();
       continue;
@@ -371,17 +372,40 @@ std::vector<absl::Status> Runtime::LaunchKernels(SessionId id, StreamId stream_i
   return statuses;
 }
 
+absl::StatusOr<hal::CoreLimits> Runtime::CheckCoreLimits(int32_t device_id,
+                                                         const CoreLimits& limits) const {
+  if (limits.cube == 0 && limits.vector == 0) return hal::CoreLimits{};
+  const hal::DeviceFeatures features = backend_->device(device_id).features();
+  const std::map<int32_t, int64_t>& info = features.device_info;
+  // A limit names 1 .. the device's count of that kind (the client checked
+  // when it was set; a session's launch is checked again here).
+  for (const auto& [value, attribute, kind] :
+       {std::tuple{limits.cube, ACL_DEV_ATTR_CUBE_CORE_NUM, "cube"},
+        std::tuple{limits.vector, ACL_DEV_ATTR_VECTOR_CORE_NUM, "vector"}}) {
+    if (value == 0) continue;
+    auto count = info.find(attribute);
+    if (count == info.end() || value > count->second) {
+      return AclStatus(ACL_ERROR_INVALID_PARAM,
+                       absl::StrCat("kernel launch: a limit of ", value, " ", kind,
+                                    " cores; device ", device_id, " has ",
+                                    count == info.end() ? 0 : count->second));
+    }
+  }
+  return hal::CoreLimits{limits.cube, limits.vector};
+}
+
 absl::StatusOr<KernelLaunch> Runtime::PrepareLaunch(
     SessionId id, int32_t device_id, const hal::Function& function,
-    std::shared_ptr<const void> executable, uint32_t block_dim, std::string args,
-    std::vector<Placeholder> placeholders) {
+    std::shared_ptr<const void> executable, uint32_t block_dim, const CoreLimits& limits,
+    std::string args, std::vector<Placeholder> placeholders) {
   if (block_dim == 0) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "kernel launch: blockDim must be > 0");
   }
+  ACL_ASSIGN_OR_RETURN(hal::CoreLimits core_limits, CheckCoreLimits(device_id, limits));
   // The memory the kernel will touch is checked and pinned now, as a device
   // would fault on it. A backend that cannot tell the ranges gets no resolver
   // (docs/security.md).
-  KernelLaunch launch{&function, std::move(executable), {block_dim, {}, nullptr},
+  KernelLaunch launch{&function, std::move(executable), {block_dim, {}, nullptr, core_limits},
                       std::make_shared<PinnedMemory>(), absl::OkStatus()};
   PinnedMemory* pinned = launch.pinned.get();
   if (!placeholders.empty()) {
@@ -408,13 +432,14 @@ absl::StatusOr<KernelLaunch> Runtime::PrepareLaunch(
 absl::StatusOr<uint64_t> Runtime::Launch(SessionId id, const std::shared_ptr<Stream>& stream,
                                          uint64_t thread, const hal::Function& function,
                                          std::shared_ptr<const void> executable,
-                                         uint32_t block_dim, std::string args,
+                                         uint32_t block_dim, const CoreLimits& limits,
+                                         std::string args,
                                          std::vector<Placeholder> placeholders,
                                          FunctionId function_handle) {
   const uint64_t payload = args.size() + function.name().size();
   ACL_ASSIGN_OR_RETURN(KernelLaunch launch,
                        PrepareLaunch(id, stream->options().device, function,
-                                     std::move(executable), block_dim, std::move(args),
+                                     std::move(executable), block_dim, limits, std::move(args),
                                      std::move(placeholders)));
   launch.function_handle = function_handle;
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, payload));

@@ -197,10 +197,16 @@ absl::StatusOr<CopyRequest> SessionHandler::ToCopy(const acl::v1::CopyRequest& p
 
 namespace {
 
+CoreLimits CoreLimitsOf(const acl::v1::CoreLimits& proto) {
+  return CoreLimits{proto.cube(), proto.vector()};
+}
+
 Runtime::ThreadKernel KernelOf(const acl::v1::AsyncOp& op) {
   const acl::v1::LaunchKernel& launch = op.launch_kernel();
   return {op.thread(),
-          KernelRequest{launch.name(), launch.block_dim(), {launch.args().begin(), launch.args().end()}}};
+          KernelRequest{launch.name(), launch.block_dim(),
+                        {launch.args().begin(), launch.args().end()},
+                        CoreLimitsOf(launch.core_limits())}};
 }
 
 absl::StatusOr<OverflowRequest> ToOverflow(const acl::v1::OverflowOp& proto) {
@@ -305,7 +311,8 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
     case acl::v1::AsyncOp::kLaunchFunction: {
       const acl::v1::LaunchFunction& proto = op.launch_function();
       FunctionLaunch launch{proto.function(), proto.block_dim(), proto.args(), {},
-                            proto.args_address(), proto.args_size()};
+                            proto.args_address(), proto.args_size(),
+                            CoreLimitsOf(proto.core_limits())};
       for (const acl::v1::Placeholder& placeholder : proto.placeholders()) {
         launch.placeholders.push_back(Placeholder{placeholder.offset(), placeholder.data()});
       }

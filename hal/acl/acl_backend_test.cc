@@ -369,6 +369,41 @@ TEST_F(AclBackendTest, LaunchesKernelsWithTheirArguments) {
   }
 }
 
+// A launch's core limits become the vendor stream's before the launch, once
+// per change.
+TEST_F(AclBackendTest, CoreLimitsReachTheVendorStreamWhenTheyChange) {
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  absl::StatusOr<const Function*> increment = executable->GetFunction("increment");
+  ASSERT_TRUE(increment.ok()) << increment.status();
+  DeviceBuffer buffer = Allocate(64);
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  auto launch = [&](CoreLimits limits) {
+    LaunchParams params;
+    params.block_dim = 1;
+    params.args = IncrementArgs(buffer, 1);
+    params.core_limits = limits;
+    ASSERT_TRUE(stream->Launch(**increment, params).ok());
+  };
+  log_->Clear();
+  launch({});
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtResetStreamResLimit"), 0) << "no limit, no call";
+  launch({0, 2});
+  launch({0, 2});
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtResetStreamResLimit"), 1);
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtSetStreamResLimit"), 1);
+  launch({3, 4});
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtSetStreamResLimit"), 3);
+  launch({});
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtResetStreamResLimit"), 3);
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtSetStreamResLimit"), 3);
+  ASSERT_TRUE(reports.WaitForCompleted(5));
+  for (const auto& [sequence, status] : reports.completed()) EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(Read(buffer)[0], 5);
+}
+
 TEST_F(AclBackendTest, VendorErrorsKeepTheirExactCodes) {
   absl::StatusOr<std::shared_ptr<Executable>> garbage = device_->LoadExecutable("not a binary");
   EXPECT_EQ(AclCodeOf(garbage.status()), ACL_ERROR_RT_PARAM_INVALID);

@@ -124,6 +124,10 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // the completion marker; the item's sequence number.
   template <typename Op>
   absl::StatusOr<uint64_t> Submit(ItemKind kind, Op op);
+  // Gives the vendor stream `limits` (aclrtSetStreamResLimit) unless it has
+  // them already: they hold for the launches after it.
+  absl::Status ApplyCoreLimitsLocked(const CoreLimits& limits)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
   // A slice of the kernel argument ring for `bytes`.
   absl::StatusOr<std::pair<std::shared_ptr<ArgsRing>, ArgsRing::Slice>> TakeArgs(uint64_t bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
@@ -158,6 +162,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // Serializes submissions (an item's vendor calls and its marker must not
   // interleave with another item's) and the vendor side of Abort.
   absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(notify_mu_);
+  CoreLimits applied_limits_ ABSL_GUARDED_BY(submit_mu_);  // what the vendor stream has
   absl::Status broken_ ABSL_GUARDED_BY(submit_mu_);
   std::shared_ptr<ArgsRing> args_ring_ ABSL_GUARDED_BY(submit_mu_);
 
@@ -522,11 +527,36 @@ absl::StatusOr<uint64_t> AclStream::Core::WaitValue(const DeviceSpan& address, u
   });
 }
 
+absl::Status AclStream::Core::ApplyCoreLimitsLocked(const CoreLimits& limits) {
+  if (limits.cube == applied_limits_.cube && limits.vector == applied_limits_.vector) {
+    return absl::OkStatus();
+  }
+  if (api_.aclrtSetStreamResLimit == nullptr || api_.aclrtResetStreamResLimit == nullptr) {
+    return BackendError(ACL_ERROR_API_NOT_SUPPORT,
+                        absl::StrCat(api_.library,
+                                     " lacks aclrtSetStreamResLimit: a kernel cannot be "
+                                     "confined to fewer cores"));
+  }
+  // Back to the device's counts, then each limit that is set.
+  ACL_RETURN_IF_ERROR(
+      CheckVendor(api_.aclrtResetStreamResLimit(stream_), "aclrtResetStreamResLimit"));
+  applied_limits_ = CoreLimits{};
+  for (const auto& [type, value] : {std::pair{ACL_RT_DEV_RES_CUBE_CORE, limits.cube},
+                                    std::pair{ACL_RT_DEV_RES_VECTOR_CORE, limits.vector}}) {
+    if (value == 0) continue;
+    ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtSetStreamResLimit(stream_, type, value),
+                                    "aclrtSetStreamResLimit"));
+  }
+  applied_limits_ = limits;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
                                                  const LaunchParams& params) {
   if (dynamic_cast<const AclBuiltinFunction*>(&function) != nullptr) {
     // The vendor's own built-in kernel (aclsimLaunchKernel): host arguments.
     return Submit(ItemKind::kLaunch, [&](Item& item) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      ACL_RETURN_IF_ERROR(ApplyCoreLimitsLocked(params.core_limits));
       absl::Status status = CheckVendor(
           api_.aclsimLaunchKernel(function.name().c_str(), params.block_dim, params.args.data(),
                                   params.args.size(), stream_),
@@ -542,6 +572,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
   }
   if (kernel->device() != context_->device()) return NotSameDevice(kernel->device(), "a kernel");
   return Submit(ItemKind::kLaunch, [&](Item& item) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    ACL_RETURN_IF_ERROR(ApplyCoreLimitsLocked(params.core_limits));
     const uint64_t bytes = params.args.size();
     auto args = TakeArgs(bytes);
     if (!args.ok()) return args.status();

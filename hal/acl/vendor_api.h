@@ -94,6 +94,8 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
   X(aclrtHostUnregister, aclError(void*))                                     \
   X(aclrtStreamAbort, aclError(aclrtStream))                                  \
   X(aclrtStreamStop, aclError(aclrtStream))                                   \
+  X(aclrtSetStreamResLimit, aclError(aclrtStream, aclrtDevResLimitType, uint32_t)) \
+  X(aclrtResetStreamResLimit, aclError(aclrtStream))                          \
   X(aclrtSetStreamFailureMode, aclError(aclrtStream, uint64_t))               \
   X(aclrtGetDeviceUtilizationRate, aclError(int32_t, VendorUtilizationInfo*)) \
   X(aclGetCannAttributeList, aclError(const aclCannAttr**, size_t*))          \

@@ -29,9 +29,9 @@ class Kernel {
   virtual const std::string& name() const = 0;
   // Number of 64-bit argument fields the kernel takes.
   virtual size_t arg_count() const = 0;
-  // How long the kernel occupies its stream before its effect, in
-  // microseconds (0 for instant kernels). The stream engine waits without
-  // holding a worker thread.
+  // How long each wave of the kernel's blocks occupies its stream before its
+  // effect, in microseconds (0 for instant kernels; sim_stream.cc says what a
+  // wave is). The stream engine waits without holding a worker thread.
   virtual uint64_t BusyMicros(const std::vector<uint64_t>& args) const = 0;
   // Every device range the launch may touch. The runtime checks and pins them
   // when the work is launched (so a later free cannot pull memory from under

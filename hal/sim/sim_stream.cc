@@ -27,6 +27,21 @@ namespace {
 // deadline arithmetic far from overflow.
 constexpr uint64_t kMaxBusyMicros = uint64_t{1} << 40;
 
+// A sim kernel's busy time, which its arguments give per wave of blocks. A
+// block takes one AI Core, an Atlas A2's pairing of one cube core with two
+// vector cores, so the blocks that run at once are as many as both core
+// limits leave (at least one); the rest wait for the next wave. Without
+// limits a kernel of up to kSimCubeCores blocks runs in one wave.
+uint64_t BusyMicrosOf(uint64_t per_wave, uint32_t block_dim, const CoreLimits& limits) {
+  per_wave = std::min(per_wave, kMaxBusyMicros);
+  if (per_wave == 0) return 0;
+  const uint64_t cube = limits.cube != 0 ? limits.cube : kSimCubeCores;
+  const uint64_t vector = limits.vector != 0 ? limits.vector : kSimVectorCores;
+  const uint64_t at_once = std::max<uint64_t>(1, std::min(cube, vector / 2));
+  const uint64_t waves = std::max<uint64_t>(1, (uint64_t{block_dim} + at_once - 1) / at_once);
+  return waves > kMaxBusyMicros / per_wave ? kMaxBusyMicros : per_wave * waves;
+}
+
 // A kernel's view of device memory: the core's checked spans, as sim bytes.
 class SpanBytes : public MemoryResolver {
  public:
@@ -469,7 +484,8 @@ absl::StatusOr<uint64_t> SimStream::Launch(const Function& function, const Launc
   Item item;
   item.kind = Item::Kind::kLaunch;
   item.function = sim_function;
-  item.busy_micros = std::min(sim_function->kernel().BusyMicros(*fields), kMaxBusyMicros);
+  item.busy_micros = BusyMicrosOf(sim_function->kernel().BusyMicros(*fields), params.block_dim,
+                                  params.core_limits);
   item.fields = *std::move(fields);
   item.block_dim = params.block_dim;
   item.memory = params.memory;

@@ -98,10 +98,19 @@ struct ReduceRequest {
   int32_t data_type = 0;  // aclDataType
 };
 
+// How many cores of each kind a launch may use: its stream's limit, else the
+// process's on the device (aclrtSetStreamResLimit, aclrtSetDeviceResLimit);
+// 0: every core of that kind the device has.
+struct CoreLimits {
+  uint32_t cube = 0;
+  uint32_t vector = 0;
+};
+
 struct KernelRequest {
   std::string name;
   uint32_t block_dim = 0;
   std::vector<uint64_t> args;
+  CoreLimits core_limits;
 };
 
 // A placeholder argument (aclrtKernelArgsAppendPlaceHolder): `data` is copied
@@ -123,6 +132,7 @@ struct FunctionLaunch {
   // the launch (`args` is then empty).
   uint64_t args_address = 0;
   uint64_t args_size = 0;
+  CoreLimits core_limits;
 };
 
 // Bounds on what a launch may carry (hostile input): CANN's own argument

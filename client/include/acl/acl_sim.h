@@ -6,7 +6,9 @@
  *
  *   kernel             args (uint64 each)    effect
  *   add_one_u32        ptr                   block b: ((uint32_t *)ptr)[b] += 1
- *   spin_add_one_u32   ptr, micros           block b: occupy the stream for `micros` us, then += 1
+ *   spin_add_one_u32   ptr, micros           block b: occupy the stream for `micros` us per wave,
+ *                                            then += 1 (a wave: the blocks that run at once, one
+ *                                            per AI Core the core limits leave; 24 without limits)
  *   double_u32         ptr                   block b: ((uint32_t *)ptr)[b] *= 2
  *   axpy_f32           x, y, dst, alpha, n   dst[i] = x[i] + alpha * y[i] for n floats (alpha: the
  *                                            bits of a float in the field's low 32 bits)

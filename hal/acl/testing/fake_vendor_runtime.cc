@@ -811,6 +811,26 @@ aclError aclrtStreamGetId(aclrtStream handle, int32_t* id) {
 }
 
 #ifndef FAKE_VENDOR_LEGACY
+// Core limits are only checked and logged: the fake has no cores to share.
+aclError aclrtSetStreamResLimit(aclrtStream handle, int type, uint32_t value) {
+  return Logged("aclrtSetStreamResLimit", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    aclError code = CheckStream(static_cast<Stream*>(handle));
+    if (code != ACL_SUCCESS) return code;
+    if (type < 0 || type > 1 || value == 0) {  // ACL_RT_DEV_RES_CUBE_CORE, _VECTOR_CORE
+      return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtResetStreamResLimit(aclrtStream handle) {
+  return Logged("aclrtResetStreamResLimit", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    return CheckStream(static_cast<Stream*>(handle));
+  });
+}
+
 aclError aclrtStreamAbort(aclrtStream handle) {
   return Logged("aclrtStreamAbort", [&] {
     std::lock_guard<std::mutex> lock(state_mu);
