@@ -30,11 +30,11 @@ using PendingCall = SessionChannel::PendingCall;
 // Copies up to this size travel inside the message; larger ones use shared memory.
 constexpr uint64_t kInlineBytes = 64 << 10;
 // Bulk copies move in chunks so that the client's and the daemon's memcpy
-// overlap. The staging segment is small enough to stay in the CPUs' caches:
-// each chunk is read back while still cached, by the other side. 2 MiB in
-// 512 KiB chunks beat 64 MiB in 4 MiB chunks by a fifth both ways
-// (docs/performance.md, "Runs of 2026-12-01, afternoon").
-constexpr uint64_t kChunkBytes = 512 << 10;
+// overlap, with a round trip per chunk. Four chunks of 4 MiB beat four of
+// 512 KiB (fewer round trips), four of 8 MiB and 16 of 4 MiB (a staging
+// segment that leaves the CPUs' caches): docs/performance.md, "Pageable
+// copies: chunk sizes".
+constexpr uint64_t kChunkBytes = 4 << 20;
 constexpr uint64_t kStagingSlots = 4;
 constexpr uint64_t kStagingBytes = kChunkBytes * kStagingSlots;
 // Inline chunks of an asynchronous copy ride the batch: a full batch plus one
