@@ -111,6 +111,7 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
   }
   if (opened->ring && ring != nullptr) transport->channel_->UseRing(std::move(ring));
   transport->session_ = *std::move(opened);
+  transport->channel_->Post(codec::ClientFeatures());
   return transport;
 }
 
@@ -146,6 +147,7 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::ConnectDirect(
       transport->channel_->Expect(acld::kSessionOpenedCallId), kAnswerTimeout));
   if (!opened.ok()) return Unreachable(socket_path, opened.status().message());
   transport->session_ = *std::move(opened);
+  transport->channel_->Post(codec::ClientFeatures());
   return transport;
 }
 

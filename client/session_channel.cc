@@ -170,6 +170,12 @@ uint64_t SessionChannel::Dispatch(ServerMessage& message) {
     PrintKernelOutput(message.kernel_output().text());
     return 0;
   }
+  if (message.has_import_revoked()) {
+    // After every operation launched so far (Post sends the batch first):
+    // acld lets those reach the revoked memory, and refuses what comes later.
+    Post(codec::RevocationSeen(message.import_revoked().notice()));
+    return 0;
+  }
   if (message.has_task_failed()) {
     const acl::v1::TaskFailed& failed = message.task_failed();
     TaskFailureFacts facts = FactsOf(failed.task_id(), failed.stream(), failed.thread(),
@@ -380,6 +386,10 @@ std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Start(ClientMessage
   if (!ring_reader_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
     ReadEventsAsTheyCome();  // the first call or operation since callbacks came into use
   }
+  // What acld sent meanwhile is read first: a call made after a revocation
+  // notice arrived goes after its answer (Dispatch), and so fails as a later
+  // use of the revoked memory.
+  DrainIfNobodyReads();
   auto call = std::make_shared<PendingCall>();
   const uint64_t call_id = next_call_id_.fetch_add(1, std::memory_order_relaxed);
   call->id = call_id;

@@ -825,4 +825,16 @@ ClientMessage CallbackDone(uint64_t callback_id) {
   return done;
 }
 
+ClientMessage ClientFeatures() {
+  ClientMessage features;
+  features.mutable_client_features()->set_revocation_notices(true);
+  return features;
+}
+
+ClientMessage RevocationSeen(uint64_t notice) {
+  ClientMessage seen;
+  seen.mutable_revocation_seen()->set_notice(notice);
+  return seen;
+}
+
 }  // namespace acl_client::codec

@@ -18,6 +18,11 @@
 //                                   spin MICROS  launches a spin kernel on the
 //                                                memory, prints "launched"
 //                                   sync         prints "synced <code>"
+//                                   late         copies the import's first word
+//                                                into memory of its own
+//                                                (aclrtMemcpyAsync, no call
+//                                                before it), synchronizes and
+//                                                prints "late <code> <word>"
 //                                   read         prints "read <code> <message>"
 //                                   exit         finalizes and exits
 //   sharing_client event_owner    creates an ACL_EVENT_IPC event and prints
@@ -106,6 +111,7 @@ void UseImport(const std::string& command, std::istringstream& words, void* memo
     Say("launched");
   } else if (command == "sync") {
     Say("synced " + std::to_string(aclrtSynchronizeStream(stream)));
+
   } else if (command == "read") {
     uint32_t word = 0;
     const aclError code = aclrtMemcpy(&word, 4, memory, 4, ACL_MEMCPY_DEVICE_TO_HOST);
@@ -440,13 +446,23 @@ int Import() {
   Say("pid " + std::to_string(pid) + " own " + std::to_string(getpid()));
   aclrtStream stream = nullptr;
   CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  // Memory of its own for "late", allocated now: a call made there would
+  // read acld's notice first.
+  void* own = nullptr;
+  CheckCode(aclrtMalloc(&own, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(own, 4, 0, 4), ACL_SUCCESS, "aclrtMemset");
   void* memory = nullptr;
   std::string line;
   while (std::getline(std::cin, line)) {
     std::istringstream words(line);
     std::string command;
     words >> command;
-    if (command == "key") {
+    if (command == "late") {
+      CheckCode(aclrtMemcpyAsync(own, 4, memory, 4, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
+                ACL_SUCCESS, "aclrtMemcpyAsync from the import");
+      const aclError synced = aclrtSynchronizeStream(stream);
+      Say("late " + std::to_string(synced) + " " + std::to_string(FirstWord(own)));
+    } else if (command == "key") {
       std::string key;
       words >> key;
       const aclError imported = aclrtIpcMemImportByKey(&memory, key.c_str(), 0);
@@ -466,6 +482,7 @@ int Import() {
       UseImport(command, words, memory, stream);
     }
   }
+  CheckCode(aclrtFree(own), ACL_SUCCESS, "aclrtFree");
   CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
   return scenario::Teardown();
 }

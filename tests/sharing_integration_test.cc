@@ -91,7 +91,8 @@ TEST_F(SharingTest, AWhitelistedImporterReachesTheExportUntilTheExporterCloses) 
   EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
   EXPECT_EQ(Ask(exporter, "word", "word"), std::vector<std::string>{"456"})
       << "the importer's write reached the exporter's memory";
-  EXPECT_EQ(DeviceBytesUsed(daemon_), ReservedBytes(1 << 20))
+  // The importer's own 4 bytes (for "late") beside it.
+  EXPECT_EQ(DeviceBytesUsed(daemon_), ReservedBytes(1 << 20) + ReservedBytes(4))
       << "shared memory is charged once, to the exporter";
 
   const auto [code, sharing] = daemon_.Aclctl({"sharing"});
@@ -184,6 +185,34 @@ TEST_F(SharingTest, AKilledExportersImportersFinishTheirWorkThenLoseTheMemory) {
   EXPECT_EQ(read[0], "100000");
   EXPECT_NE(importer.output().find("exporting process"), std::string::npos) << importer.output();
   Finish(importer);
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+}
+
+// An operation the importer launched before it could know of the revocation
+// (acld received it, but the importer had not read the notice yet) still
+// reaches the memory; its next call fails naming the reason, and the memory
+// goes once the importer saw the notice.
+TEST_F(SharingTest, WorkLaunchedBeforeTheImporterCouldKnowOfAFreeCompletes) {
+  Process exporter({kSharing, "export", "1"}, daemon_.client_env());
+  const std::string key = StartExporter(exporter);
+  Process importer({kSharing, "import"}, daemon_.client_env());
+  StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
+  Ask(exporter, "free", "freed");
+  // The importer, idle meanwhile, has not read the notice acld sent it.
+  EXPECT_EQ(Ask(importer, "late", "late"), (std::vector<std::string>{"0", "456"}))
+      << "the copy launched before the importer read the notice ran on the memory";
+  const std::vector<std::string> read = Ask(importer, "read", "read");
+  ASSERT_FALSE(read.empty());
+  EXPECT_EQ(read[0], "100000");
+  EXPECT_NE(importer.output().find("the exporting process freed it"), std::string::npos)
+      << importer.output();
+  // The exporter's memory went with the notice; the importer's own 4 bytes
+  // (for "late") are all that is left.
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == ReservedBytes(4); }))
+      << DeviceBytesUsed(daemon_);
+  Finish(importer);
+  Finish(exporter);
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
 }
 

@@ -168,17 +168,20 @@ void MemoryManager::Unmap(SessionId session, uint64_t address, const std::string
 
 absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
   std::shared_ptr<Block> freed;  // released after the lock, when no task pins it
-  absl::MutexLock lock(&mu_);
-  auto it = allocations_.find(address);
-  if (it == allocations_.end() || it->second->session != session) {
-    return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrFormat("aclrtFree: 0x%x is not the start of a live allocation of "
-                                     "this process (freed already, or never allocated here)",
-                                     address));
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = allocations_.find(address);
+    if (it == allocations_.end() || it->second->session != session) {
+      return AclStatus(ACL_ERROR_INVALID_PARAM,
+                       absl::StrFormat("aclrtFree: 0x%x is not the start of a live allocation of "
+                                       "this process (freed already, or never allocated here)",
+                                       address));
+    }
+    freed = std::move(it->second);
+    allocations_.erase(it);
+    RevokeGrantsLocked(freed, "the exporting process freed it");
   }
-  freed = std::move(it->second);
-  allocations_.erase(it);
-  RevokeGrantsLocked(*freed, "the exporting process freed it");
+  TellUntold();
   return absl::OkStatus();
 }
 
@@ -203,26 +206,100 @@ absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_
   return absl::OkStatus();
 }
 
-void MemoryManager::Revoke(SessionId importer, uint64_t address, const std::string& reason) {
-  absl::MutexLock lock(&mu_);
-  auto it = allocations_.upper_bound(address);
-  if (it == allocations_.begin()) return;
-  Block& block = *std::prev(it)->second;
-  auto& grants = block.grants;
-  for (auto grant = grants.begin(); grant != grants.end();) {
-    if (grant->importer == importer && block.buffer.address + grant->offset == address) {
-      NoteRevokedLocked(importer, address, grant->bytes, reason);
-      grant = grants.erase(grant);
-    } else {
-      ++grant;
+void MemoryManager::Revoke(SessionId importer, uint64_t address, const std::string& reason,
+                           bool by_exporter) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = allocations_.upper_bound(address);
+    if (it == allocations_.begin()) return;
+    const std::shared_ptr<Block>& block = std::prev(it)->second;
+    auto& grants = block->grants;
+    for (auto grant = grants.begin(); grant != grants.end();) {
+      if (grant->importer == importer && block->buffer.address + grant->offset == address) {
+        if (by_exporter) {
+          RevokeFromImporterLocked(
+              importer, address, grant->bytes,
+              ResolvedRange{hal::DeviceSpan{block->buffer, grant->offset}, block->device_id, block},
+              reason);
+        } else {
+          NoteRevokedLocked(importer, address, grant->bytes, reason);
+        }
+        grant = grants.erase(grant);
+      } else {
+        ++grant;
+      }
     }
+  }
+  TellUntold();
+}
+
+void MemoryManager::RevokeMapping(SessionId importer, uint64_t address,
+                                  const std::string& reason) {
+  ResolvedRange unmapped;  // its keepalive goes after the lock
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = mappings_.find(address);
+    if (it == mappings_.end() || it->second.session != importer) return;
+    unmapped = std::move(it->second.physical);
+    RevokeFromImporterLocked(importer, address, it->second.bytes, unmapped, reason);
+    mappings_.erase(it);
+  }
+  TellUntold();
+}
+
+void MemoryManager::RevokeGrantsLocked(const std::shared_ptr<Block>& block,
+                                       const std::string& reason) {
+  for (const Block::SharedRange& grant : block->grants) {
+    RevokeFromImporterLocked(
+        grant.importer, block->buffer.address + grant.offset, grant.bytes,
+        ResolvedRange{hal::DeviceSpan{block->buffer, grant.offset}, block->device_id, block},
+        reason);
   }
 }
 
-void MemoryManager::RevokeGrantsLocked(const Block& block, const std::string& reason) {
-  for (const Block::SharedRange& grant : block.grants) {
-    NoteRevokedLocked(grant.importer, block.buffer.address + grant.offset, grant.bytes, reason);
+void MemoryManager::RevokeFromImporterLocked(SessionId importer, uint64_t address,
+                                             uint64_t bytes, const ResolvedRange& range,
+                                             const std::string& reason) {
+  auto noticing = noticing_.find(importer);
+  if (noticing == noticing_.end()) {
+    NoteRevokedLocked(importer, address, bytes, reason);
+    return;
   }
+  const uint64_t notice = next_notice_++;
+  noticed_[notice] = NoticedRange{importer, address, bytes, range, reason};
+  untold_.push_back(Untold{noticing->second, notice, reason});
+}
+
+void MemoryManager::TellUntold() {
+  std::vector<Untold> untold;
+  {
+    absl::MutexLock lock(&mu_);
+    untold.swap(untold_);
+  }
+  for (const Untold& notice : untold) notice.tell(notice.notice, notice.reason);
+}
+
+void MemoryManager::TellRevocations(SessionId importer, RevocationNotice tell) {
+  absl::MutexLock lock(&mu_);
+  noticing_[importer] = std::move(tell);
+}
+
+void MemoryManager::RevocationSeen(SessionId importer, uint64_t notice) {
+  ResolvedRange released;  // its keepalive goes after the lock
+  absl::MutexLock lock(&mu_);
+  auto it = noticed_.find(notice);
+  if (it == noticed_.end() || it->second.importer != importer) return;
+  const NoticedRange& noticed = it->second;
+  NoteRevokedLocked(importer, noticed.address, noticed.bytes, noticed.reason);
+  released = std::move(it->second.range);
+  noticed_.erase(it);
+}
+
+size_t MemoryManager::NoticedRangesOf(SessionId importer) const {
+  absl::MutexLock lock(&mu_);
+  size_t count = 0;
+  for (const auto& [notice, noticed] : noticed_) count += noticed.importer == importer ? 1 : 0;
+  return count;
 }
 
 void MemoryManager::NoteRevokedLocked(SessionId importer, uint64_t address, uint64_t bytes,
@@ -262,6 +339,16 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
       return resolved;
     }
   }
+  // Revoked, but its process has not seen the notice yet.
+  for (const auto& [notice, noticed] : noticed_) {
+    if (noticed.importer != session || address < noticed.address) continue;
+    const uint64_t offset = address - noticed.address;
+    if (offset < noticed.bytes && bytes <= noticed.bytes - offset) {
+      ResolvedRange resolved = noticed.range;
+      resolved.span.offset += offset;
+      return resolved;
+    }
+  }
   std::string why;
   auto notes = revocations_.find(session);
   if (notes != revocations_.end()) {
@@ -283,33 +370,47 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
 void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> device) {
   std::vector<std::shared_ptr<Block>> released;  // destroyed after the lock
   std::vector<Mapping> unmapped;
-  absl::MutexLock lock(&mu_);
-  for (auto it = mappings_.begin(); it != mappings_.end();) {
-    const Mapping& mapping = it->second;
-    if (mapping.session == session && (!device || mapping.physical.device == *device)) {
-      unmapped.push_back(std::move(it->second));
-      it = mappings_.erase(it);
-    } else {
-      ++it;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = mappings_.begin(); it != mappings_.end();) {
+      const Mapping& mapping = it->second;
+      if (mapping.session == session && (!device || mapping.physical.device == *device)) {
+        unmapped.push_back(std::move(it->second));
+        it = mappings_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = allocations_.begin(); it != allocations_.end();) {
+      const Block& block = *it->second;
+      if (block.session == session && (!device || block.device_id == *device)) {
+        RevokeGrantsLocked(it->second,
+                           "the exporting process released its memory (a reset or its end)");
+        released.push_back(std::move(it->second));
+        it = allocations_.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
-  for (auto it = allocations_.begin(); it != allocations_.end();) {
-    const Block& block = *it->second;
-    if (block.session == session && (!device || block.device_id == *device)) {
-      RevokeGrantsLocked(block, "the exporting process released its memory (a reset or its end)");
-      released.push_back(std::move(it->second));
-      it = allocations_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  TellUntold();
 }
 
 void MemoryManager::RemoveSession(SessionId session) {
   ReleaseSession(session);
+  std::vector<NoticedRange> unseen;  // their keepalives go after the lock
   {
     absl::MutexLock lock(&mu_);
     revocations_.erase(session);
+    noticing_.erase(session);
+    for (auto it = noticed_.begin(); it != noticed_.end();) {
+      if (it->second.importer == session) {
+        unseen.push_back(std::move(it->second));
+        it = noticed_.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
   absl::MutexLock lock(&ledger_->mu);
   ledger_->accounts.erase(session);

@@ -20,10 +20,19 @@
 // the session) removes the address at once, but the device memory is released
 // — and stays charged to its session and user — until the last task that
 // resolved it has finished. So a free never races a kernel into freed memory.
+//
+// Revocation notices: an importer's process may launch work on a shared range
+// that acld has not received yet (it sits in the process's batch) when the
+// exporter takes the range away. For a process that takes notice of
+// revocations (TellRevocations), a revoked range stays resolvable, and its
+// memory alive, until the process says it saw the notice (RevocationSeen):
+// what it sent before that completes on the memory; what it sends after fails
+// naming the reason. The owner of the notices bounds how long that lasts.
 #ifndef ACLD_DAEMON_CORE_MEMORY_MANAGER_H_
 #define ACLD_DAEMON_CORE_MEMORY_MANAGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,7 +93,23 @@ class MemoryManager {
                      SessionId importer);
   // Ends `importer`'s grant at `address`; a later use of it fails with
   // `reason` in its message. Work that resolved it already keeps its pin.
-  void Revoke(SessionId importer, uint64_t address, const std::string& reason);
+  // `by_exporter`: the exporter took it away, and an importer that takes
+  // notice of revocations is told first.
+  void Revoke(SessionId importer, uint64_t address, const std::string& reason,
+              bool by_exporter);
+  // Ends `importer`'s mapping at `address` of memory its exporter took away
+  // (as Unmap with a reason, after a notice as Revoke).
+  void RevokeMapping(SessionId importer, uint64_t address, const std::string& reason);
+
+  // `importer`'s process takes notice of revocations: `tell` hears of each
+  // (outside the manager's lock), and the range stays until RevocationSeen.
+  using RevocationNotice = std::function<void(uint64_t notice, const std::string& reason)>;
+  void TellRevocations(SessionId importer, RevocationNotice tell);
+  // `importer`'s process saw `notice` (or its owner stops waiting): the
+  // revoked range goes now. Unknown notices are ignored.
+  void RevocationSeen(SessionId importer, uint64_t notice);
+  // How many revoked ranges `importer` still resolves, awaiting its notice.
+  size_t NoticedRangesOf(SessionId importer) const;
 
   // Frees every allocation of `session` (on `device` only, when given).
   void ReleaseSession(SessionId session, std::optional<int32_t> device = std::nullopt);
@@ -117,8 +142,30 @@ class MemoryManager {
   void NoteRevokedLocked(SessionId importer, uint64_t address, uint64_t bytes,
                          const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Every grant of a block leaving the live allocations is revoked.
-  void RevokeGrantsLocked(const Block& block, const std::string& reason)
+  void RevokeGrantsLocked(const std::shared_ptr<Block>& block, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes [address, +bytes), which is `range`, from `importer` because its
+  // exporter revoked it: at once, or, for a process that takes notice,
+  // once it saw the notice.
+  void RevokeFromImporterLocked(SessionId importer, uint64_t address, uint64_t bytes,
+                                const ResolvedRange& range, const std::string& reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tells the notices made under the lock; called without it.
+  void TellUntold() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A revoked range its importer still resolves until it saw the notice.
+  struct NoticedRange {
+    SessionId importer;
+    uint64_t address;
+    uint64_t bytes;
+    ResolvedRange range;  // holds the memory
+    std::string reason;
+  };
+  struct Untold {
+    RevocationNotice tell;
+    uint64_t notice;
+    std::string reason;
+  };
 
   struct Mapping {
     SessionId session;
@@ -138,6 +185,11 @@ class MemoryManager {
   std::map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
   // By importing session, by start address.
   std::map<SessionId, std::map<uint64_t, Revocation>> revocations_ ABSL_GUARDED_BY(mu_);
+  // Sessions that take notice of revocations, and how they are told.
+  std::map<SessionId, RevocationNotice> noticing_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, NoticedRange> noticed_ ABSL_GUARDED_BY(mu_);  // by notice
+  uint64_t next_notice_ ABSL_GUARDED_BY(mu_) = 1;
+  std::vector<Untold> untold_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acld

@@ -127,6 +127,78 @@ TEST_F(MemoryManagerTest, TheDefaultQuotaHoldsForAllOfAUsersSessions) {
   EXPECT_TRUE(memory_.Allocate(3, 0, 4096).ok());  // another user
 }
 
+// An importer that takes notice of revocations keeps resolving what its
+// exporter revoked, on memory that stays, until it says it saw the notice:
+// what it launched before it could know still completes.
+TEST_F(MemoryManagerTest, ARevokedRangeStaysUntilItsImporterSawTheNotice) {
+  const uint64_t address = *memory_.Allocate(1, 0, 4096);
+  {
+    ResolvedRange owned = *memory_.Resolve(1, address, 4096);
+    ASSERT_TRUE(memory_.Grant(owned.keepalive, address + 1024, 1024, 2).ok());
+  }
+  std::vector<std::pair<uint64_t, std::string>> told;
+  memory_.TellRevocations(2, [&](uint64_t notice, const std::string& reason) {
+    told.emplace_back(notice, reason);
+  });
+  ASSERT_TRUE(memory_.Free(1, address).ok());
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].second, "the exporting process freed it");
+  EXPECT_EQ(memory_.NoticedRangesOf(2), 1u);
+  // Until the notice is seen: the granted range only, on memory still charged
+  // to its exporter; the exporter itself lost it at its free.
+  EXPECT_TRUE(memory_.Resolve(2, address + 1024, 1024).ok());
+  EXPECT_EQ(Code(memory_.Resolve(2, address + 1024, 1025).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(memory_.Resolve(2, address, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(memory_.Resolve(1, address + 1024, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(memory_.Resolve(3, address + 1024, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_GT(memory_.UsageOf(1).bytes, 0u);
+  // Another session's answer, or a wrong notice, changes nothing.
+  memory_.RevocationSeen(3, told[0].first);
+  memory_.RevocationSeen(2, told[0].first + 1);
+  EXPECT_TRUE(memory_.Resolve(2, address + 1024, 1).ok());
+  memory_.RevocationSeen(2, told[0].first);
+  absl::StatusOr<ResolvedRange> later = memory_.Resolve(2, address + 1024, 1);
+  EXPECT_EQ(Code(later.status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(later.status().message().find("the exporting process freed it"), std::string::npos)
+      << later.status();
+  EXPECT_EQ(memory_.NoticedRangesOf(2), 0u);
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
+}
+
+// The same for a mapping of physical memory whose owner took it away.
+TEST_F(MemoryManagerTest, ARevokedMappingStaysUntilItsImporterSawTheNotice) {
+  ResolvedRange physical = *memory_.AllocatePhysical(1, 0, 4096);
+  const uint64_t address = physical.span.buffer.address + (1 << 16);  // a range of its own
+  memory_.Map(2, address, 4096, physical);
+  physical = ResolvedRange{};  // the mapping alone holds it now
+  uint64_t told = 0;
+  memory_.TellRevocations(2, [&](uint64_t notice, const std::string&) { told = notice; });
+  memory_.RevokeMapping(2, address, "its owner freed it");
+  ASSERT_NE(told, 0u);
+  EXPECT_TRUE(memory_.Resolve(2, address + 8, 8).ok());
+  EXPECT_GT(memory_.UsageOf(1).bytes, 0u);
+  memory_.RevocationSeen(2, told);
+  absl::StatusOr<ResolvedRange> later = memory_.Resolve(2, address, 8);
+  EXPECT_EQ(Code(later.status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(later.status().message().find("its owner freed it"), std::string::npos);
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
+}
+
+// A notice its importer never answers goes with the importer's session.
+TEST_F(MemoryManagerTest, AnImportersEndReleasesWhatAwaitedItsNotice) {
+  const uint64_t address = *memory_.Allocate(1, 0, 4096);
+  {
+    ResolvedRange owned = *memory_.Resolve(1, address, 4096);
+    ASSERT_TRUE(memory_.Grant(owned.keepalive, address, 4096, 2).ok());
+  }
+  memory_.TellRevocations(2, [](uint64_t, const std::string&) {});
+  memory_.ReleaseSession(1);
+  EXPECT_TRUE(memory_.Resolve(2, address, 4096).ok());
+  EXPECT_GT(memory_.UsageOf(1).bytes, 0u);
+  memory_.RemoveSession(2);
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
+}
+
 TEST_F(MemoryManagerTest, AFreeWaitsForThePinsAndStaysCharged) {
   const uint64_t address = *memory_.Allocate(1, 0, 4096);
   ResolvedRange pinned = *memory_.Resolve(1, address, 4096);

@@ -154,7 +154,7 @@ void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<H
       imported->memory = ResolvedRange{};
       for (auto& [start, reservation] : holdings_[importer].reservations) {
         for (const auto& [address, mapping] : reservation.mappings) {
-          if (mapping.handle == imported) memory_.Unmap(importer, address, reason);
+          if (mapping.handle == imported) memory_.RevokeMapping(importer, address, reason);
         }
       }
     }

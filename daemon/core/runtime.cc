@@ -49,6 +49,20 @@ void Runtime::SetSessionEvents(SessionId id, SessionEvents events) {
     session->notify = std::make_shared<const SessionEvents>(std::move(events));
 }
 
+void Runtime::TakeNoticeOfRevocations(SessionId id) {
+  std::shared_ptr<const SessionEvents> events = EventsOf(id);
+  if (events == nullptr || !events->import_revoked) return;
+  // Told from inside the memory manager's callers, which may hold mu_: the
+  // events were taken now, and nothing here takes mu_ again.
+  memory_.TellRevocations(id, [this, id, events](uint64_t notice, const std::string& reason) {
+    events->import_revoked(ImportRevoked{notice, reason});
+    timer_.ScheduleIn(kRevocationNoticeWait,
+                      [this, id, notice] { memory_.RevocationSeen(id, notice); });
+  });
+}
+
+void Runtime::RevocationSeen(SessionId id, uint64_t notice) { memory_.RevocationSeen(id, notice); }
+
 std::shared_ptr<const SessionEvents> Runtime::EventsOf(SessionId id) const {
   absl::ReaderMutexLock lock(&mu_);
   const Session* session = sessions_.Find(id);
@@ -554,6 +568,7 @@ RuntimeSnapshot Runtime::Snapshot() const {
     entry.queued_bytes_limit = session.queue_budget->limit();
     entry.binary_bytes_limit = max_binary_bytes_;
     entry.physical = physical_.UsageOf(session_id);
+    entry.noticed_revocations = memory_.NoticedRangesOf(session_id);
     for (const auto& [stream_id, stream] : session.streams) {
       StreamSnapshot stream_info;
       stream_info.id = stream_id;

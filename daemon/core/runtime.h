@@ -116,6 +116,13 @@ class Runtime {
   SessionId OpenSession(const PeerInfo& peer);
   // Where the session's process hears of its callbacks and failed tasks.
   void SetSessionEvents(SessionId session, SessionEvents events);
+  // The session's process takes notice of revocations of shared memory it
+  // imported (MemoryManager, "Revocation notices"): it hears of each through
+  // its events' import_revoked and answers with RevocationSeen; a notice it
+  // does not answer within kRevocationNoticeWait counts as seen.
+  void TakeNoticeOfRevocations(SessionId session);
+  void RevocationSeen(SessionId session, uint64_t notice);
+  static constexpr absl::Duration kRevocationNoticeWait = absl::Seconds(2);
   // Ends a session as if its process exited: drops its init references and
   // releases everything it held. Returns false when it was not live.
   bool CloseSession(SessionId session);

@@ -24,6 +24,9 @@ struct SessionSnapshot {
   uint64_t queued_bytes_limit = 0;  // 0: none
   uint64_t binary_bytes_limit = 0;  // 0: none
   PhysicalMemory::Usage physical;   // physical memory handles, reservations, mappings
+  // Shared ranges revoked from it that it still reaches, until its process
+  // saw the notice (MemoryManager, "Revocation notices").
+  uint64_t noticed_revocations = 0;
 };
 
 struct DeviceSnapshot {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "daemon/core/stream.h"
 
@@ -17,11 +18,19 @@ struct CallbackDue {
   StreamId stream = 0;
 };
 
+// Shared memory the session imported was revoked by its exporter; the
+// session's process answers with the notice it saw (Runtime::RevocationSeen).
+struct ImportRevoked {
+  uint64_t notice = 0;
+  std::string reason;
+};
+
 struct SessionEvents {
   std::function<void(const CallbackDue&)> callback_due;
   std::function<void(const TaskFailure&)> task_failed;
   // What a kernel printed (device printf): the process prints it on its stdout.
   std::function<void(const KernelOutput&)> kernel_output;
+  std::function<void(const ImportRevoked&)> import_revoked;
 };
 
 }  // namespace acld

@@ -32,6 +32,7 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_address_reservations(snapshot.physical.reservations);
   info.set_address_mappings(snapshot.physical.mappings);
   info.set_reserved_address_bytes(snapshot.physical.reserved_bytes);
+  info.set_noticed_revocations(static_cast<uint32_t>(snapshot.noticed_revocations));
   auto found = usage.find(session.id);
   if (found != usage.end()) {
     info.set_host_memory_bytes(found->second.host_memory_bytes);

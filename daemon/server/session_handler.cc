@@ -121,6 +121,14 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     message.mutable_kernel_output()->set_text(output.text);
     self->write_(message);
   };
+  events.import_revoked = [weak](const ImportRevoked& revoked) {
+    auto self = weak.lock();
+    if (!self) return;
+    acl::v1::ServerMessage message;
+    message.mutable_import_revoked()->set_notice(revoked.notice);
+    message.mutable_import_revoked()->set_reason(revoked.reason);
+    self->write_(message);
+  };
   runtime_.SetSessionEvents(session_, std::move(events));
 
   Reply reply;
@@ -386,6 +394,13 @@ void SessionHandler::Handle(const ClientMessage& request) {
   switch (request.body_case()) {
     case ClientMessage::kAsyncBatch:
       return ApplyBatch(request.async_batch());
+    case ClientMessage::kClientFeatures:
+      if (request.client_features().revocation_notices()) {
+        runtime_.TakeNoticeOfRevocations(session_);
+      }
+      return;
+    case ClientMessage::kRevocationSeen:
+      return runtime_.RevocationSeen(session_, request.revocation_seen().notice());
     case ClientMessage::kCallbackDone: {
       // A late answer (after the callback timeout) is only worth a log line.
       absl::Status status =
