@@ -216,6 +216,26 @@ TEST_F(SharingTest, WorkLaunchedBeforeTheImporterCouldKnowOfAFreeCompletes) {
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
 }
 
+// An importer that does not read its notice does not keep the exporter's
+// memory: it goes after a bounded wait, and the importer's next use fails.
+TEST_F(SharingTest, AnIdleImporterDoesNotHoldFreedMemory) {
+  Process exporter({kSharing, "export", "1"}, daemon_.client_env());
+  const std::string key = StartExporter(exporter);
+  Process importer({kSharing, "import"}, daemon_.client_env());
+  StartImporter(importer);
+  EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
+  Ask(exporter, "free", "freed");
+  const absl::Time freed = absl::Now();
+  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == ReservedBytes(4); }))
+      << DeviceBytesUsed(daemon_);
+  EXPECT_GE(absl::Now() - freed, absl::Seconds(1)) << "released before the importer could answer";
+  const std::vector<std::string> read = Ask(importer, "read", "read");
+  ASSERT_FALSE(read.empty());
+  EXPECT_EQ(read[0], "100000");
+  Finish(importer);
+  Finish(exporter);
+}
+
 TEST_F(SharingTest, EvictingTheExporterRevokesImportsAsItsDeathWould) {
   Process exporter({kSharing, "export", "1"}, daemon_.client_env());
   const std::string key = StartExporter(exporter);
