@@ -217,10 +217,8 @@ void MemoryManager::Revoke(SessionId importer, uint64_t address, const std::stri
     for (auto grant = grants.begin(); grant != grants.end();) {
       if (grant->importer == importer && block->buffer.address + grant->offset == address) {
         if (by_exporter) {
-          RevokeFromImporterLocked(
-              importer, address, grant->bytes,
-              ResolvedRange{hal::DeviceSpan{block->buffer, grant->offset}, block->device_id, block},
-              reason);
+          RevokeFromImporterLocked(importer, address, grant->bytes,
+                                   GrantedRange(block, grant->offset), reason);
         } else {
           NoteRevokedLocked(importer, address, grant->bytes, reason);
         }
@@ -247,13 +245,15 @@ void MemoryManager::RevokeMapping(SessionId importer, uint64_t address,
   TellUntold();
 }
 
+ResolvedRange MemoryManager::GrantedRange(const std::shared_ptr<Block>& block, uint64_t offset) {
+  return ResolvedRange{hal::DeviceSpan{block->buffer, offset}, block->device_id, block};
+}
+
 void MemoryManager::RevokeGrantsLocked(const std::shared_ptr<Block>& block,
                                        const std::string& reason) {
   for (const Block::SharedRange& grant : block->grants) {
-    RevokeFromImporterLocked(
-        grant.importer, block->buffer.address + grant.offset, grant.bytes,
-        ResolvedRange{hal::DeviceSpan{block->buffer, grant.offset}, block->device_id, block},
-        reason);
+    RevokeFromImporterLocked(grant.importer, block->buffer.address + grant.offset, grant.bytes,
+                             GrantedRange(block, grant.offset), reason);
   }
 }
 

@@ -141,6 +141,8 @@ class MemoryManager {
 
   void NoteRevokedLocked(SessionId importer, uint64_t address, uint64_t bytes,
                          const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `block` from `offset` on, holding it.
+  static ResolvedRange GrantedRange(const std::shared_ptr<Block>& block, uint64_t offset);
   // Every grant of a block leaving the live allocations is revoked.
   void RevokeGrantsLocked(const std::shared_ptr<Block>& block, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
