@@ -316,6 +316,18 @@ int Destroy() {
   return Teardown();
 }
 
+// A word of device memory (0) and a new stream busy with a 30 s kernel on it,
+// then a kernel that adds one to it: for stopping and aborting.
+aclrtStream SpinningStream(void** word) {
+  CheckCode(aclrtMalloc(word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemset(*word, 4, 0, 4), ACL_SUCCESS, "memset");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
+  Launch("spin_add_one_u32", {Addr(*word), 30000000}, 1, stream);
+  Launch("add_one_u32", {Addr(*word)}, 1, stream);
+  return stream;
+}
+
 // Core limits confine a kernel: the sim runs a kernel's blocks in waves of as
 // many AI Cores (one cube and two vector cores each) as the limits leave, so
 // under a limit that leaves one, a kernel of N blocks busy 40 ms per wave
@@ -375,14 +387,9 @@ int CoreLimits() {
 // a stop); the work queued behind it is kept and runs.
 int Stop() {
   Setup();
-  void* word = nullptr;
-  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
-  CheckCode(aclrtMemset(word, 4, 0, 4), ACL_SUCCESS, "memset");
-  aclrtStream stream = nullptr;
-  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
   CheckCode(aclrtStreamStop(nullptr), ACL_ERROR_INVALID_PARAM, "stop NULL");
-  Launch("spin_add_one_u32", {Addr(word), 30000000}, 1, stream);  // 30 s unless stopped
-  Launch("add_one_u32", {Addr(word)}, 1, stream);
+  void* word = nullptr;
+  aclrtStream stream = SpinningStream(&word);
   aclrtStreamStatus status = ACL_STREAM_STATUS_RESERVED;
   CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "query");
   Check(status == ACL_STREAM_STATUS_NOT_READY, "the spinning kernel is still running");
@@ -408,12 +415,7 @@ int Stop() {
 int Abort() {
   Setup();
   void* word = nullptr;
-  CheckCode(aclrtMalloc(&word, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
-  CheckCode(aclrtMemset(word, 4, 0, 4), ACL_SUCCESS, "memset");
-  aclrtStream stream = nullptr;
-  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
-  Launch("spin_add_one_u32", {Addr(word), 30000000}, 1, stream);  // 30 s unless aborted
-  Launch("add_one_u32", {Addr(word)}, 1, stream);
+  aclrtStream stream = SpinningStream(&word);
   std::atomic<aclError> synced{-1};
   std::thread waiter([&] { synced = aclrtSynchronizeStream(stream); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -68,6 +68,14 @@ class SharingTest : public ::testing::Test {
     EXPECT_TRUE(process.WaitForLine(answer, absl::Seconds(20))) << line << ": " << process.output();
     return WordsAfter(process, answer + " ");
   }
+  // The importer's next read of what it imported fails with
+  // ACL_ERROR_INVALID_PARAM, its message naming `reason`.
+  void ExpectReadRefused(Process& importer, const std::string& reason) {
+    const std::vector<std::string> read = Ask(importer, "read", "read");
+    ASSERT_FALSE(read.empty());
+    EXPECT_EQ(read[0], "100000");
+    EXPECT_NE(importer.output().find(reason), std::string::npos) << importer.output();
+  }
   void Finish(Process& process) {
     process.WriteLine("exit");
     EXPECT_EQ(process.Wait(absl::Seconds(20)), 0) << process.output();
@@ -105,10 +113,7 @@ TEST_F(SharingTest, AWhitelistedImporterReachesTheExportUntilTheExporterCloses) 
   EXPECT_NE(json.find("\"imports\""), std::string::npos) << json;
 
   Ask(exporter, "close", "closed");
-  const std::vector<std::string> read = Ask(importer, "read", "read");
-  ASSERT_FALSE(read.empty());
-  EXPECT_EQ(read[0], "100000");
-  EXPECT_NE(importer.output().find("closed its key"), std::string::npos) << importer.output();
+  ExpectReadRefused(importer, "closed its key");
   Finish(importer);
   Finish(exporter);
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
@@ -180,10 +185,7 @@ TEST_F(SharingTest, AKilledExportersImportersFinishTheirWorkThenLoseTheMemory) {
   exporter.Wait(absl::Seconds(20));
   EXPECT_EQ(Ask(importer, "sync", "synced"), std::vector<std::string>{"0"})
       << "work launched before the exporter died completes";
-  const std::vector<std::string> read = Ask(importer, "read", "read");
-  ASSERT_FALSE(read.empty());
-  EXPECT_EQ(read[0], "100000");
-  EXPECT_NE(importer.output().find("exporting process"), std::string::npos) << importer.output();
+  ExpectReadRefused(importer, "exporting process");
   Finish(importer);
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
 }
@@ -202,11 +204,7 @@ TEST_F(SharingTest, WorkLaunchedBeforeTheImporterCouldKnowOfAFreeCompletes) {
   // The importer, idle meanwhile, has not read the notice acld sent it.
   EXPECT_EQ(Ask(importer, "late", "late"), (std::vector<std::string>{"0", "456"}))
       << "the copy launched before the importer read the notice ran on the memory";
-  const std::vector<std::string> read = Ask(importer, "read", "read");
-  ASSERT_FALSE(read.empty());
-  EXPECT_EQ(read[0], "100000");
-  EXPECT_NE(importer.output().find("the exporting process freed it"), std::string::npos)
-      << importer.output();
+  ExpectReadRefused(importer, "the exporting process freed it");
   // The exporter's memory went with the notice; the importer's own 4 bytes
   // (for "late") are all that is left.
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == ReservedBytes(4); }))
@@ -229,9 +227,7 @@ TEST_F(SharingTest, AnIdleImporterDoesNotHoldFreedMemory) {
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == ReservedBytes(4); }))
       << DeviceBytesUsed(daemon_);
   EXPECT_GE(absl::Now() - freed, absl::Seconds(1)) << "released before the importer could answer";
-  const std::vector<std::string> read = Ask(importer, "read", "read");
-  ASSERT_FALSE(read.empty());
-  EXPECT_EQ(read[0], "100000");
+  ExpectReadRefused(importer, "the exporting process freed it");
   Finish(importer);
   Finish(exporter);
 }
@@ -249,10 +245,7 @@ TEST_F(SharingTest, EvictingTheExporterRevokesImportsAsItsDeathWould) {
   }
   ASSERT_NE(exporter_session, 0u);
   EXPECT_EQ(daemon_.Aclctl({"evict", std::to_string(exporter_session)}).first, 0);
-  const std::vector<std::string> read = Ask(importer, "read", "read");
-  ASSERT_FALSE(read.empty());
-  EXPECT_EQ(read[0], "100000");
-  EXPECT_NE(importer.output().find("exporting process"), std::string::npos) << importer.output();
+  ExpectReadRefused(importer, "exporting process");
   Finish(importer);
   exporter.Signal(SIGKILL);
   exporter.Wait(absl::Seconds(20));
@@ -431,11 +424,7 @@ TEST_F(PhysicalSharingTest, OnlyAWhitelistedImporterMapsItAndItIsChargedOnce) {
   // The owner frees first: the importer's mapping goes, and its own cleanup
   // still succeeds (checked by the client at exit).
   Ask(owner, "free", "freed");
-  const std::vector<std::string> read = Ask(importer, "read", "read");
-  ASSERT_FALSE(read.empty());
-  EXPECT_EQ(read[0], "100000");
-  EXPECT_NE(importer.output().find("the exporting process freed it"), std::string::npos)
-      << importer.output();
+  ExpectReadRefused(importer, "the exporting process freed it");
   Finish(importer);
   Finish(owner);
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
@@ -452,11 +441,7 @@ TEST_F(PhysicalSharingTest, AKilledOwnersImportersFinishTheirWorkThenLoseTheMemo
   owner.Wait(absl::Seconds(20));
   EXPECT_EQ(Ask(importer, "sync", "synced"), std::vector<std::string>{"0"})
       << "work launched before the owner died completes";
-  const std::vector<std::string> read = Ask(importer, "read", "read");
-  ASSERT_FALSE(read.empty());
-  EXPECT_EQ(read[0], "100000");
-  EXPECT_NE(importer.output().find("the exporting process ended"), std::string::npos)
-      << importer.output();
+  ExpectReadRefused(importer, "the exporting process ended");
   Finish(importer);
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
 }
