@@ -24,11 +24,9 @@
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
-#include "daemon/server/health.h"
 #include "daemon/server/service_notifier.h"
 #include "hal/registry.h"
 #include "proto/acl/lock_order_checks.h"
-#include "proto/acl/peer_socket.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
@@ -220,12 +218,7 @@ int main(int argc, char** argv) {
                runtime.BackendName());
   // The backend enumerated and probed its devices when it was created (they
   // come up on their first reference), and every socket accepts now.
-  acld::server::ServiceNotifier notifier([&] {
-    return acld::server::CheckHealth({options.socket_path,
-                                      acld::PeerSocketPath(options.socket_path),
-                                      options.admin_socket_path},
-                                     runtime);
-  });
+  acld::server::ServiceNotifier notifier([&] { return (*server)->Health(); });
   if (!notifier.Ready(absl::StrCat("serving ", runtime.DeviceCount(), " devices of the ",
                                    runtime.BackendName(), " backend"))) {
     (*server)->Shutdown();

@@ -421,6 +421,8 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
       << metrics;
   EXPECT_EQ(Sample(metrics, "acld_device_memory_bytes{device=\"0\"}"),
             static_cast<double>(status.devices(0).memory_bytes()));
+  EXPECT_TRUE(status.devices(0).healthy()) << status.devices(0).unhealthy();
+  EXPECT_EQ(Sample(metrics, "acld_device_healthy{device=\"0\"}"), 1) << metrics;
   EXPECT_NE(metrics.find("# TYPE acld_sessions_refused_total counter"), std::string::npos);
   EXPECT_GT(status.devices(0).tasks_completed(), 0u);
   EXPECT_GE(status.callback_latency().count(), 20u) << "the host funcs were timed";
@@ -465,7 +467,15 @@ TEST(OperationsTest, ADisabledDeviceRefusesNewUsersAndKeepsThoseItHas) {
   ASSERT_GE(status.devices_size(), 2);
   EXPECT_TRUE(status.devices(0).disabled());
   EXPECT_FALSE(status.devices(1).disabled());
-  EXPECT_NE(daemon.Aclctl({"devices"}).second.find("disabled"), std::string::npos);
+  // Health (what the device plugin will advertise): the disabled device is
+  // unhealthy, saying why; the others are healthy.
+  EXPECT_FALSE(status.devices(0).healthy());
+  EXPECT_NE(status.devices(0).unhealthy().find("disabled by the operator"), std::string::npos)
+      << status.devices(0).unhealthy();
+  EXPECT_TRUE(status.devices(1).healthy()) << status.devices(1).unhealthy();
+  const std::string devices = daemon.Aclctl({"devices"}).second;
+  EXPECT_NE(devices.find("disabled"), std::string::npos) << devices;
+  EXPECT_NE(devices.find("unhealthy"), std::string::npos) << devices;
 
   auto set_device = [&](const std::string& device) {
     return RunToCompletion({"tests/device_client", "set_device", device}, daemon.client_env())
@@ -481,6 +491,7 @@ TEST(OperationsTest, ADisabledDeviceRefusesNewUsersAndKeepsThoseItHas) {
   EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.output();
 
   EXPECT_EQ(daemon.Aclctl({"device", "enable", "0"}).first, 0);
+  EXPECT_TRUE(daemon.Status().devices(0).healthy());
   EXPECT_NE(set_device("0").find("set_device 0"), std::string::npos) << "back in";
 }
 

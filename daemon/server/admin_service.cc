@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/server/health.h"
 #include "daemon/server/version.h"
 #include "spdlog/spdlog.h"
 
@@ -102,6 +103,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   latency.set_count(snapshot.callback_latency.count);
   latency.set_sum(snapshot.callback_latency.sum_seconds);
   reply->set_host_refcount(static_cast<uint32_t>(snapshot.host_refcount));
+  const absl::Status serving = health_ ? health_() : absl::OkStatus();
   for (const DeviceSnapshot& device : snapshot.devices) {
     acl::v1::DeviceInfo* info = reply->add_devices();
     info->set_id(device.info.id);
@@ -116,6 +118,9 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     info->set_tasks_completed(device.tasks.completed);
     info->set_tasks_failed(device.tasks.failed);
     info->set_tasks_discarded(device.tasks.discarded);
+    const absl::Status health = DeviceHealth(serving, device.info.id, device.disabled);
+    info->set_healthy(health.ok());
+    info->set_unhealthy(std::string(health.message()));
   }
   const SessionLimits& limits = sessions_.limits();
   const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();

@@ -21,12 +21,15 @@ struct ListenerStats {
 
 class AdminService final : public acl::v1::Admin::Service {
  public:
+  // `health` is acld's (health.h's CheckHealth on its sockets); null: healthy.
   AdminService(Runtime& runtime, RuntimeService& sessions, absl::Time started,
-               std::function<ListenerStats()> listener_stats = nullptr)
+               std::function<ListenerStats()> listener_stats = nullptr,
+               std::function<absl::Status()> health = nullptr)
       : runtime_(runtime),
         sessions_(sessions),
         started_(started),
-        listener_stats_(std::move(listener_stats)) {}
+        listener_stats_(std::move(listener_stats)),
+        health_(std::move(health)) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context, const acl::v1::StatusRequest* request,
                          acl::v1::StatusReply* reply) override;
@@ -58,6 +61,7 @@ class AdminService final : public acl::v1::Admin::Service {
   RuntimeService& sessions_;
   const absl::Time started_;
   const std::function<ListenerStats()> listener_stats_;
+  const std::function<absl::Status()> health_;
 };
 
 }  // namespace acld::server

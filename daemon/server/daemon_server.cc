@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/server/health.h"
 #include "daemon/server/socket_path.h"
 #include "grpc/grpc.h"
 #include "grpcpp/server_builder.h"
@@ -72,7 +73,14 @@ DaemonServer::DaemonServer(Runtime& runtime, ServerOptions options,
           stats.accept_pauses = runtime_acceptor_->pauses();
         }
         return stats;
-      }) {}
+      },
+      [this] { return Health(); }) {}
+
+absl::Status DaemonServer::Health() const {
+  return CheckHealth(
+      {options_.socket_path, PeerSocketPath(options_.socket_path), options_.admin_socket_path},
+      runtime_);
+}
 
 absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runtime,
                                                                   const ServerOptions& options) {

@@ -51,6 +51,9 @@ class DaemonServer {
   // together), and removes the socket files. Idempotent.
   void Shutdown();
 
+  // acld's health (health.h): its sockets accept and the backend serves.
+  absl::Status Health() const;
+
  private:
   DaemonServer(Runtime& runtime, ServerOptions options, std::unique_ptr<PeerCredentialDesk> peers);
 

@@ -19,4 +19,14 @@ absl::Status CheckHealth(const std::vector<std::string>& sockets, const Runtime&
   return absl::OkStatus();
 }
 
+absl::Status DeviceHealth(const absl::Status& serving, int32_t device, bool disabled) {
+  if (!serving.ok()) return serving;
+  if (disabled) {
+    return absl::UnavailableError(
+        absl::StrCat("device ", device, " is disabled by the operator (aclctl device enable ",
+                     device, ")"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace acld::server

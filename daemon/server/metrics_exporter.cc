@@ -99,6 +99,9 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   MetricFamily disabled = Family("acld_device_disabled",
                                  "1 while the operator has the device taken out.",
                                  MetricType::Gauge);
+  MetricFamily healthy = Family("acld_device_healthy",
+                                "1 while acld serves and the device is not disabled.",
+                                MetricType::Gauge);
   MetricFamily tasks = Family("acld_tasks_total", "Tasks of the device's streams, by how they ended.",
                               MetricType::Counter);
   for (const acl::v1::DeviceInfo& device : status.devices()) {
@@ -110,13 +113,15 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     Add(up, device.up() ? 1 : 0, labels);
     Add(holders, device.sessions(), labels);
     Add(disabled, device.disabled() ? 1 : 0, labels);
+    Add(healthy, device.healthy() ? 1 : 0, labels);
     Add(tasks, static_cast<double>(device.tasks_completed()),
         {{"device", id}, {"result", "completed"}});
     Add(tasks, static_cast<double>(device.tasks_failed()), {{"device", id}, {"result", "failed"}});
     Add(tasks, static_cast<double>(device.tasks_discarded()),
         {{"device", id}, {"result", "discarded"}});
   }
-  for (MetricFamily* family : {&total, &used, &busy, &up, &holders, &disabled, &tasks}) {
+  for (MetricFamily* family :
+       {&total, &used, &busy, &up, &holders, &disabled, &healthy, &tasks}) {
     families.push_back(std::move(*family));
   }
 

@@ -243,7 +243,8 @@ grpc::Status Show(grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext
 
 std::string DevicesText(const acl::v1::StatusReply& status) {
   Table devices(
-      {"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS", "COMPUTE", "MEM%", "STATE"});
+      {"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS", "COMPUTE", "MEM%", "STATE",
+       "HEALTH"});
   for (const acl::v1::DeviceInfo& device : status.devices()) {
     const std::string compute =
         device.compute_percent() < 0 ? "-" : absl::StrCat(device.compute_percent(), "%");
@@ -251,7 +252,8 @@ std::string DevicesText(const acl::v1::StatusReply& status) {
                     HumanBytes(device.used_bytes()), device.up() ? "yes" : "no",
                     absl::StrCat(device.sessions()), compute,
                     absl::StrCat(device.memory_percent(), "%"),
-                    device.disabled() ? "disabled" : "enabled"});
+                    device.disabled() ? "disabled" : "enabled",
+                    device.healthy() ? "healthy" : "unhealthy"});
   }
   return devices.Render();
 }
