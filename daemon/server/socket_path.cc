@@ -135,9 +135,13 @@ SocketDirectory::~SocketDirectory() {
 bool SocketIsLive(const std::string& path) {
   if (path.size() >= sizeof(sockaddr_un::sun_path)) return false;
   sockaddr_un address = UnixSocketAddress(path);
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking, so that the asker (the admin status, the watchdog) never
+  // waits on a listener whose backlog is full; that one is live all the same
+  // (EAGAIN): it listens, and a stale-socket check must not remove it.
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return false;
-  const bool live = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  const bool live = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 ||
+                    errno == EAGAIN;
   close(fd);
   return live;
 }
