@@ -16,8 +16,18 @@
 // An idle waiter polls at most kMaxNs per wait and never between waits; what
 // the peer does only decides whether polls succeed, so the budget stays
 // within its bounds whatever the peer is.
+//
+// A poll gives its core away (sched_yield) between its clock reads: on a
+// host with fewer cores than busy parties (a host-func chain is acld's
+// thread, the client's reader and its callback thread; many clients are
+// many), a poller that kept its core would keep out the very thread it waits
+// for until the scheduler's next tick. Yielding, a poll costs the others
+// nothing, and the budget can be long enough to cover a whole round trip
+// across threads (kMaxNs). A/B in docs/performance.md, "Polls that yield".
 #ifndef ACLD_PROTO_ACL_SPIN_BUDGET_H_
 #define ACLD_PROTO_ACL_SPIN_BUDGET_H_
+
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,7 +39,7 @@ class SpinBudget {
  public:
   static constexpr int64_t kMinNs = 500;
   static constexpr int64_t kInitialNs = 2000;
-  static constexpr int64_t kMaxNs = 50000;
+  static constexpr int64_t kMaxNs = 200000;
 
   int64_t ns() const { return ns_; }
   void Succeeded() { ns_ = std::min(ns_ * 2, kMaxNs); }
@@ -51,7 +61,10 @@ class SpinBudget {
         Succeeded();
         return true;
       }
-      if (i % kPollsPerClockRead == 0 && NanosSince(start) >= ns_) break;
+      if (i % kPollsPerClockRead == 0) {
+        if (NanosSince(start) >= ns_) break;
+        sched_yield();  // see the top of this file
+      }
     }
     Failed();
     return false;
