@@ -284,15 +284,16 @@ void MemoryManager::TellRevocations(SessionId importer, RevocationNotice tell) {
   noticing_[importer] = std::move(tell);
 }
 
-void MemoryManager::RevocationSeen(SessionId importer, uint64_t notice) {
+bool MemoryManager::RevocationSeen(SessionId importer, uint64_t notice) {
   ResolvedRange released;  // its keepalive goes after the lock
   absl::MutexLock lock(&mu_);
   auto it = noticed_.find(notice);
-  if (it == noticed_.end() || it->second.importer != importer) return;
+  if (it == noticed_.end() || it->second.importer != importer) return false;
   const NoticedRange& noticed = it->second;
   NoteRevokedLocked(importer, noticed.address, noticed.bytes, noticed.reason);
   released = std::move(it->second.range);
   noticed_.erase(it);
+  return true;
 }
 
 size_t MemoryManager::NoticedRangesOf(SessionId importer) const {

@@ -106,8 +106,9 @@ class MemoryManager {
   using RevocationNotice = std::function<void(uint64_t notice, const std::string& reason)>;
   void TellRevocations(SessionId importer, RevocationNotice tell);
   // `importer`'s process saw `notice` (or its owner stops waiting): the
-  // revoked range goes now. Unknown notices are ignored.
-  void RevocationSeen(SessionId importer, uint64_t notice);
+  // revoked range goes now. False for a notice that is not `importer`'s (or
+  // no longer pending), which changes nothing.
+  bool RevocationSeen(SessionId importer, uint64_t notice);
   // How many revoked ranges `importer` still resolves, awaiting its notice.
   size_t NoticedRangesOf(SessionId importer) const;
 

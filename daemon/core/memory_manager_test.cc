@@ -153,10 +153,11 @@ TEST_F(MemoryManagerTest, ARevokedRangeStaysUntilItsImporterSawTheNotice) {
   EXPECT_EQ(Code(memory_.Resolve(3, address + 1024, 1).status()), ACL_ERROR_INVALID_PARAM);
   EXPECT_GT(memory_.UsageOf(1).bytes, 0u);
   // Another session's answer, or a wrong notice, changes nothing.
-  memory_.RevocationSeen(3, told[0].first);
-  memory_.RevocationSeen(2, told[0].first + 1);
+  EXPECT_FALSE(memory_.RevocationSeen(3, told[0].first));
+  EXPECT_FALSE(memory_.RevocationSeen(2, told[0].first + 1));
   EXPECT_TRUE(memory_.Resolve(2, address + 1024, 1).ok());
-  memory_.RevocationSeen(2, told[0].first);
+  EXPECT_TRUE(memory_.RevocationSeen(2, told[0].first));
+  EXPECT_FALSE(memory_.RevocationSeen(2, told[0].first)) << "answered once";
   absl::StatusOr<ResolvedRange> later = memory_.Resolve(2, address + 1024, 1);
   EXPECT_EQ(Code(later.status()), ACL_ERROR_INVALID_PARAM);
   EXPECT_NE(later.status().message().find("the exporting process freed it"), std::string::npos)

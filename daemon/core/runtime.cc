@@ -56,12 +56,29 @@ void Runtime::TakeNoticeOfRevocations(SessionId id) {
   // events were taken now, and nothing here takes mu_ again.
   memory_.TellRevocations(id, [this, id, events](uint64_t notice, const std::string& reason) {
     events->import_revoked(ImportRevoked{notice, reason});
-    timer_.ScheduleIn(kRevocationNoticeWait,
-                      [this, id, notice] { memory_.RevocationSeen(id, notice); });
+    // Held while scheduling, so that the deadline cannot fire before it is
+    // recorded (its callback takes the lock too).
+    absl::MutexLock lock(&notice_mu_);
+    notice_deadlines_[notice] = timer_.ScheduleIn(kRevocationNoticeWait, [this, id, notice] {
+      {
+        absl::MutexLock lock(&notice_mu_);
+        notice_deadlines_.erase(notice);
+      }
+      memory_.RevocationSeen(id, notice);
+    });
   });
 }
 
-void Runtime::RevocationSeen(SessionId id, uint64_t notice) { memory_.RevocationSeen(id, notice); }
+void Runtime::RevocationSeen(SessionId id, uint64_t notice) {
+  // Only the importer's own answer ends its deadline: the notice numbers of
+  // others are not a session's to cancel.
+  if (!memory_.RevocationSeen(id, notice)) return;
+  absl::MutexLock lock(&notice_mu_);
+  auto deadline = notice_deadlines_.find(notice);
+  if (deadline == notice_deadlines_.end()) return;
+  timer_.Cancel(deadline->second);
+  notice_deadlines_.erase(deadline);
+}
 
 std::shared_ptr<const SessionEvents> Runtime::EventsOf(SessionId id) const {
   absl::ReaderMutexLock lock(&mu_);

@@ -544,6 +544,11 @@ class Runtime {
   std::map<const void*, std::string> shared_keys_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<StreamEngine>> engines_;  // one per device
   CallbackBroker broker_;
+  // The deadline of each revocation notice not yet answered (at most one per
+  // range a session still reaches after a revocation); an answer cancels it.
+  // Before the timer: its callbacks use them until it stops.
+  absl::Mutex notice_mu_;
+  std::map<uint64_t, hal::Timer::TimerId> notice_deadlines_ ABSL_GUARDED_BY(notice_mu_);
   hal::Timer timer_;
 
   mutable absl::Mutex mu_;
