@@ -367,6 +367,7 @@ absl::Status RemoteTransport::SetExportAttribute(const std::string& key, int32_t
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::ImportMemory(const std::string& key) {
+  channel_->ReadBeforeCalls();  // its revocation notices come first
   return codec::DeviceAddressOf(channel_->Call(codec::ImportMemory(key)));
 }
 
@@ -427,6 +428,7 @@ absl::Status RemoteTransport::SetShareablePids(uint64_t shareable,
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::ImportPhysical(uint64_t shareable, int32_t device_id) {
+  channel_->ReadBeforeCalls();  // its revocation notices come first
   return codec::HandleOf(channel_->Call(codec::ImportPhysical(shareable, device_id)));
 }
 

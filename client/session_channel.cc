@@ -386,10 +386,10 @@ std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Start(ClientMessage
   if (!ring_reader_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
     ReadEventsAsTheyCome();  // the first call or operation since callbacks came into use
   }
-  // What acld sent meanwhile is read first: a call made after a revocation
-  // notice arrived goes after its answer (Dispatch), and so fails as a later
-  // use of the revoked memory.
-  DrainIfNobodyReads();
+  // In a process that imports shared memory, what acld sent meanwhile is
+  // read first: a call made after a revocation notice arrived goes after its
+  // answer (Dispatch), and so fails as a later use of the revoked memory.
+  if (read_before_calls_.load(std::memory_order_relaxed)) DrainIfNobodyReads();
   auto call = std::make_shared<PendingCall>();
   const uint64_t call_id = next_call_id_.fetch_add(1, std::memory_order_relaxed);
   call->id = call_id;

@@ -102,6 +102,10 @@ class SessionChannel {
   // The id of a task enqueued outside the batch.
   uint64_t TakeTaskId(uint64_t stream);
 
+  // The process imports shared memory: from now on each call first reads
+  // what acld sent (Start), so that a revocation notice is answered before it.
+  void ReadBeforeCalls() { read_before_calls_.store(true, std::memory_order_relaxed); }
+
  private:
   SessionChannel(std::string socket_path, CallbackDispatcher* callbacks);
 
@@ -187,6 +191,7 @@ class SessionChannel {
   std::string ended_reason_ ABSL_GUARDED_BY(mu_);  // why the daemon ended the session
   grpc::Status end_status_ ABSL_GUARDED_BY(mu_);   // the stream's final status, once over
   std::atomic<uint64_t> next_call_id_{1};
+  std::atomic<bool> read_before_calls_{false};
 };
 
 }  // namespace acl_client
