@@ -77,9 +77,15 @@ DaemonServer::DaemonServer(Runtime& runtime, ServerOptions options,
       [this] { return Health(); }) {}
 
 absl::Status DaemonServer::Health() const {
-  return CheckHealth(
-      {options_.socket_path, PeerSocketPath(options_.socket_path), options_.admin_socket_path},
-      runtime_);
+  absl::MutexLock lock(&health_mu_);  // held across the probe: one at a time
+  const absl::Time now = absl::Now();
+  if (now - health_checked_ >= absl::Seconds(1)) {
+    health_ = CheckHealth(
+        {options_.socket_path, PeerSocketPath(options_.socket_path), options_.admin_socket_path},
+        runtime_);
+    health_checked_ = now;
+  }
+  return health_;
 }
 
 absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runtime,

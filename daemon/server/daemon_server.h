@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/admin_service.h"
@@ -52,11 +53,16 @@ class DaemonServer {
   void Shutdown();
 
   // acld's health (health.h): its sockets accept and the backend serves.
+  // Probed at most once a second (each probe connects to every socket):
+  // status calls and scrapes at any rate cost acld no stream of connections.
   absl::Status Health() const;
 
  private:
   DaemonServer(Runtime& runtime, ServerOptions options, std::unique_ptr<PeerCredentialDesk> peers);
 
+  mutable absl::Mutex health_mu_;
+  mutable absl::Status health_ ABSL_GUARDED_BY(health_mu_);
+  mutable absl::Time health_checked_ ABSL_GUARDED_BY(health_mu_) = absl::InfinitePast();
   const ServerOptions options_;
   Runtime& runtime_;
   std::unique_ptr<PeerCredentialDesk> peers_;
