@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +41,10 @@ ABSL_FLAG(std::string, metrics_address, "",
 ABSL_FLAG(bool, metrics_per_session, false,
           "also export per-session series (pid and uid labels; their number grows with the "
           "sessions)");
+ABSL_FLAG(std::string, state_dir, "",
+          "directory where acld keeps its quota groups (groups.json; created mode 0700 when "
+          "missing), so that they survive restarts; empty: groups last as long as acld "
+          "(docs/groups.md)");
 ABSL_FLAG(std::string, backend, "sim",
           "the device backend: sim (simulated NPUs) or acl (a vendor AscendCL runtime, "
           "--backend_library)");
@@ -208,6 +213,12 @@ int main(int argc, char** argv) {
   options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 1, 64);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);
+  options.state_dir = absl::GetFlag(FLAGS_state_dir);
+  if (!options.state_dir.empty() && mkdir(options.state_dir.c_str(), 0700) != 0 &&
+      errno != EEXIST) {
+    spdlog::critical("cannot create --state_dir {}: {}", options.state_dir, strerror(errno));
+    return 1;
+  }
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());

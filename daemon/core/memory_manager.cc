@@ -20,9 +20,19 @@ struct MemoryManager::Ledger {
     uint64_t allocations = 0;
     uint64_t quota = 0;
     bool own_quota = false;  // set by the operator for this session
+    std::shared_ptr<QuotaGroup> group;  // none: the session is in no quota group
   };
 
-  absl::Status Charge(SessionId session, uint64_t bytes, uint64_t size, const char* api) {
+  // Who a block's bytes were charged to, for giving them back.
+  struct Charged {
+    uint32_t uid = 0;
+    std::shared_ptr<QuotaGroup> group;
+  };
+
+  // Charges `bytes` (reserved on `device` for `size` asked) to `session`,
+  // its user and its quota group, or to none of them.
+  absl::StatusOr<Charged> Charge(SessionId session, int32_t device, uint64_t bytes, uint64_t size,
+                                 const char* api) {
     absl::MutexLock lock(&mu);
     auto it = accounts.find(session);
     if (it == accounts.end()) {
@@ -37,29 +47,40 @@ struct MemoryManager::Ledger {
                        account.bytes, " in use); the operator sets it with "
                        "--default_memory_quota or aclctl quota"));
     }
+    // A group's limits replace the per-user default: in pods everyone is
+    // uid 0, and one pod must not use up another's share.
     uint64_t& user_bytes = by_uid[account.uid];
-    if (!account.own_quota && default_quota != 0 &&
+    if (account.group == nullptr && !account.own_quota && default_quota != 0 &&
         bytes > default_quota - std::min(default_quota, user_bytes)) {
+      if (user_bytes == 0) by_uid.erase(account.uid);
       return AclStatus(
           ACL_ERROR_RT_MEMORY_ALLOCATION,
           absl::StrCat(api, ": ", size, " bytes would exceed the device memory quota of uid ",
                        account.uid, ": ", default_quota, " bytes for all of its processes together (",
                        user_bytes, " in use; --default_memory_quota)"));
     }
+    if (account.group != nullptr) {
+      absl::Status group = account.group->ChargeMemory(device, bytes, size, api);
+      if (!group.ok()) {
+        if (user_bytes == 0) by_uid.erase(account.uid);
+        return group;
+      }
+    }
     account.bytes += bytes;
     ++account.allocations;
     user_bytes += bytes;
-    return absl::OkStatus();
+    return Charged{account.uid, account.group};
   }
 
-  void Uncharge(SessionId session, uint32_t uid, uint64_t bytes) {
+  void Uncharge(SessionId session, const Charged& charged, int32_t device, uint64_t bytes) {
+    if (charged.group != nullptr) charged.group->UnchargeMemory(device, bytes);
     absl::MutexLock lock(&mu);
     auto it = accounts.find(session);
     if (it != accounts.end()) {
       it->second.bytes -= bytes;
       --it->second.allocations;
     }
-    auto user = by_uid.find(uid);
+    auto user = by_uid.find(charged.uid);
     if (user != by_uid.end() && (user->second -= bytes) == 0) by_uid.erase(user);
   }
 
@@ -74,12 +95,12 @@ struct MemoryManager::Ledger {
 struct MemoryManager::Block {
   ~Block() {
     device->Free(buffer);
-    ledger->Uncharge(session, uid, buffer.reserved);
+    ledger->Uncharge(session, charged, device_id, buffer.reserved);
   }
   hal::Device* device;
   int32_t device_id;
   SessionId session;
-  uint32_t uid;
+  Ledger::Charged charged;
   hal::DeviceBuffer buffer;
   std::shared_ptr<Ledger> ledger;
   // Ranges other sessions may resolve (MemoryManager::Grant); guarded by the
@@ -95,11 +116,15 @@ struct MemoryManager::Block {
 MemoryManager::MemoryManager(hal::Backend& backend)
     : backend_(backend), ledger_(std::make_shared<Ledger>()) {}
 
-void MemoryManager::AddSession(SessionId session, uint32_t uid) {
+void MemoryManager::AddSession(SessionId session, uint32_t uid,
+                               std::shared_ptr<QuotaGroup> group) {
   absl::MutexLock lock(&ledger_->mu);
   Ledger::Account& account = ledger_->accounts[session];
   account.uid = uid;
-  account.quota = ledger_->default_quota;
+  // A group's limits replace the default quota (the operator may still set
+  // one for the session).
+  account.quota = group == nullptr ? ledger_->default_quota : 0;
+  account.group = std::move(group);
 }
 
 absl::StatusOr<std::shared_ptr<MemoryManager::Block>> MemoryManager::NewBlock(
@@ -114,21 +139,17 @@ absl::StatusOr<std::shared_ptr<MemoryManager::Block>> MemoryManager::NewBlock(
   }
   // Charged before the device allocates, so that concurrent calls cannot
   // together pass a quota that each alone respects.
-  ACL_RETURN_IF_ERROR(ledger_->Charge(session, *reserved, size, api));
-  uint32_t uid;
-  {
-    absl::MutexLock lock(&ledger_->mu);
-    uid = ledger_->accounts[session].uid;
-  }
+  ACL_ASSIGN_OR_RETURN(Ledger::Charged charged,
+                       ledger_->Charge(session, device_id, *reserved, size, api));
   absl::StatusOr<hal::DeviceBuffer> buffer = device.Allocate(size);
   if (!buffer.ok()) {
-    ledger_->Uncharge(session, uid, *reserved);
+    ledger_->Uncharge(session, charged, device_id, *reserved);
     return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
                      absl::StrCat(api, ": ", buffer.status().message()));
   }
   // Built in place: a temporary Block would give the memory back when destroyed.
   return std::shared_ptr<Block>(
-      new Block{&device, device_id, session, uid, *std::move(buffer), ledger_});
+      new Block{&device, device_id, session, std::move(charged), *std::move(buffer), ledger_});
 }
 
 absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t device_id,

@@ -43,6 +43,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/core/quota_group.h"
 #include "daemon/core/session_id.h"
 #include "hal/backend.h"
 
@@ -60,8 +61,9 @@ class MemoryManager {
  public:
   explicit MemoryManager(hal::Backend& backend);
 
-  // A new session of user `uid`, with the default quota.
-  void AddSession(SessionId session, uint32_t uid);
+  // A new session of user `uid`, with the default quota, or in quota group
+  // `group`, whose limits then hold instead.
+  void AddSession(SessionId session, uint32_t uid, std::shared_ptr<QuotaGroup> group = nullptr);
 
   // Allocates `size` bytes on `device` for `session`, within the device's free
   // memory, the session's quota and its user's (all charged by what the

@@ -96,14 +96,15 @@ void Runtime::ReportOutput(const KernelOutput& output) {
   if (events && events->kernel_output) events->kernel_output(output);
 }
 
-SessionId Runtime::OpenSession(const PeerInfo& peer) {
+SessionId Runtime::OpenSession(const PeerInfo& peer, std::shared_ptr<QuotaGroup> group) {
   absl::MutexLock lock(&mu_);
   Session& session = sessions_.Open(peer, absl::Now());
+  session.group = group;
   session.max_streams = default_max_streams_;
   session.max_contexts = default_max_contexts_;
   session.max_events = default_max_events_;
   session.queue_budget = std::make_shared<QueueBudget>(max_queued_bytes_, queue_patience_);
-  memory_.AddSession(session.id, peer.uid);
+  memory_.AddSession(session.id, peer.uid, std::move(group));
   return session.id;
 }
 
@@ -329,7 +330,29 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
                      session.streams.size(), " and ", session.closing_streams.size(),
                      " are finishing"));
   }
+  if (session.group != nullptr && session.group->spec().max_streams != 0) {
+    const uint32_t group_quota = session.group->spec().max_streams;
+    const size_t held = GroupStreamsLocked(*session.group);
+    if (held >= group_quota) {
+      return AclStatus(
+          ACL_ERROR_RT_NO_STREAM_RESOURCE,
+          absl::StrCat(call, ": the processes of quota group ", session.group->id(),
+                       " may hold at most ", group_quota, " streams together (default streams "
+                       "and streams still finishing their work included; aclctl group create "
+                       "--streams); they hold ", held));
+    }
+  }
   return absl::OkStatus();
+}
+
+size_t Runtime::GroupStreamsLocked(const QuotaGroup& group) const {
+  size_t held = 0;
+  for (const auto& [id, session] : sessions_.all()) {
+    if (session.group.get() == &group) {
+      held += session.streams.size() + session.closing_streams.size();
+    }
+  }
+  return held;
 }
 
 absl::StatusOr<ContextInfo> Runtime::NewContextLocked(Session& session, int32_t device_id,

@@ -113,7 +113,7 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   // Sessions.
-  SessionId OpenSession(const PeerInfo& peer);
+  SessionId OpenSession(const PeerInfo& peer, std::shared_ptr<QuotaGroup> group = nullptr);
   // Where the session's process hears of its callbacks and failed tasks.
   void SetSessionEvents(SessionId session, SessionEvents events);
   // The session's process takes notice of revocations of shared memory it
@@ -452,6 +452,8 @@ class Runtime {
   // The stream quota, closing streams included.
   absl::Status CheckStreamQuotaLocked(const Session& session, const char* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Open and closing streams of every session in `group`.
+  size_t GroupStreamsLocked(const QuotaGroup& group) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Called when a stream the session gave up has drained.
   void StreamDrained(SessionId session, StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Brings each device up or down to match who needs it: all devices while the

@@ -12,6 +12,7 @@
 #include "daemon/core/event.h"
 #include "daemon/core/notify.h"
 #include "daemon/core/queue_budget.h"
+#include "daemon/core/quota_group.h"
 #include "daemon/core/session_events.h"
 #include "daemon/core/session_id.h"
 #include "daemon/core/stream.h"
@@ -62,6 +63,8 @@ struct Session {
   SessionId id = 0;
   PeerInfo peer;
   absl::Time connected_since;
+  // The quota group it connected through (none: the host's runtime socket).
+  std::shared_ptr<QuotaGroup> group;
   // aclrtSetDevice references per device id (aclrtResetDevice drops one).
   std::map<int32_t, uint32_t> device_refs;
   // The validated aclInit config keys of the current initialization.

@@ -34,6 +34,7 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_address_mappings(snapshot.physical.mappings);
   info.set_reserved_address_bytes(snapshot.physical.reserved_bytes);
   info.set_noticed_revocations(static_cast<uint32_t>(snapshot.noticed_revocations));
+  if (session.group != nullptr) info.set_group(session.group->id());
   auto found = usage.find(session.id);
   if (found != usage.end()) {
     info.set_host_memory_bytes(found->second.host_memory_bytes);
@@ -87,7 +88,96 @@ acl::v1::SharedMemoryExport& AddExport(const ExportView& view, const char* kind,
   return out;
 }
 
+// A group's record, limits and what its sessions hold now.
+void ToProto(const GroupView& view, const RuntimeSnapshot& runtime, acl::v1::GroupInfo& info) {
+  const GroupRecord& record = view.record;
+  info.set_id(record.id);
+  for (size_t i = 0; i < record.spec.devices.size(); ++i) {
+    acl::v1::GroupDevice& device = *info.add_devices();
+    device.set_device(record.spec.devices[i]);
+    device.set_memory_limit(record.spec.memory_limits[i]);
+    device.set_memory_used(view.group->MemoryUsed(record.spec.devices[i]));
+  }
+  info.set_max_streams(record.spec.max_streams);
+  info.set_max_sessions(record.spec.max_sessions);
+  info.mutable_labels()->insert(record.labels.begin(), record.labels.end());
+  info.set_directory(view.directory);
+  info.set_created_unix_seconds(record.created_unix_seconds);
+  uint32_t sessions = 0;
+  uint32_t streams = 0;
+  for (const SessionSnapshot& snapshot : runtime.sessions) {
+    if (snapshot.session.group != view.group) continue;
+    ++sessions;
+    streams += static_cast<uint32_t>(snapshot.session.streams.size() +
+                                     snapshot.session.closing_streams.size());
+  }
+  info.set_sessions(sessions);
+  info.set_streams(streams);
+}
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
 }  // namespace
+
+grpc::Status AdminService::CreateGroup(grpc::ServerContext*,
+                                       const acl::v1::CreateGroupRequest* request,
+                                       acl::v1::GroupInfo* reply) {
+  if (groups_ == nullptr) return ToGrpc(absl::UnavailableError("acld serves no quota groups"));
+  QuotaGroupSpec spec;
+  spec.devices.assign(request->devices().begin(), request->devices().end());
+  // None: no limit; one: every device's; else one per device.
+  if (request->memory_bytes_size() <= 1) {
+    spec.memory_limits.assign(spec.devices.size(),
+                              request->memory_bytes_size() == 1 ? request->memory_bytes(0) : 0);
+  } else {
+    spec.memory_limits.assign(request->memory_bytes().begin(), request->memory_bytes().end());
+  }
+  spec.max_streams = request->max_streams();
+  spec.max_sessions = request->max_sessions();
+  absl::StatusOr<GroupView> created = groups_->Create(
+      std::move(spec), GroupLabels(request->labels().begin(), request->labels().end()));
+  if (!created.ok()) return ToGrpc(created.status());
+  spdlog::info("admin: quota group {} created in {}", created->record.id, created->directory);
+  ToProto(*created, runtime_.Snapshot(), *reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListGroups(grpc::ServerContext*, const acl::v1::GroupsRequest* request,
+                                      acl::v1::GroupsReply* reply) {
+  if (groups_ == nullptr) return grpc::Status::OK;
+  absl::StatusOr<std::vector<GroupView>> views = groups_->List(request->id());
+  if (!views.ok()) return ToGrpc(views.status());
+  const RuntimeSnapshot runtime = runtime_.Snapshot();
+  for (const GroupView& view : *views) ToProto(view, runtime, *reply->add_groups());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::DeleteGroup(grpc::ServerContext*,
+                                       const acl::v1::DeleteGroupRequest* request,
+                                       acl::v1::DeleteGroupReply* reply) {
+  if (groups_ == nullptr) return ToGrpc(absl::UnavailableError("acld serves no quota groups"));
+  absl::StatusOr<std::shared_ptr<QuotaGroup>> deleted = groups_->Delete(request->id());
+  if (!deleted.ok()) return ToGrpc(deleted.status());
+  reply->set_evicted_sessions(
+      sessions_.EndGroupSessions(**deleted, "the operator deleted this process's quota group"));
+  spdlog::info("admin: quota group {} deleted, {} sessions evicted", request->id(),
+               reply->evicted_sessions());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::LabelGroup(grpc::ServerContext*,
+                                      const acl::v1::LabelGroupRequest* request,
+                                      acl::v1::GroupInfo* reply) {
+  if (groups_ == nullptr) return ToGrpc(absl::UnavailableError("acld serves no quota groups"));
+  absl::StatusOr<GroupView> labelled =
+      groups_->Label(request->id(), GroupLabels(request->set().begin(), request->set().end()),
+                     {request->remove().begin(), request->remove().end()});
+  if (!labelled.ok()) return ToGrpc(labelled.status());
+  ToProto(*labelled, runtime_.Snapshot(), *reply);
+  return grpc::Status::OK;
+}
 
 grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::StatusRequest*,
                                      acl::v1::StatusReply* reply) {

@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
+#include "daemon/server/quota_groups.h"
 #include "daemon/server/runtime_service.h"
 #include "proto/acl/v1/admin.grpc.pb.h"
 
@@ -51,6 +52,21 @@ class AdminService final : public acl::v1::Admin::Service {
                                 acl::v1::DeviceEnabledReply* reply) override;
   grpc::Status SetWeight(grpc::ServerContext* context, const acl::v1::WeightRequest* request,
                          acl::v1::WeightReply* reply) override;
+  // Quota groups (quota_groups.h); UNAVAILABLE when acld serves none.
+  grpc::Status CreateGroup(grpc::ServerContext* context,
+                           const acl::v1::CreateGroupRequest* request,
+                           acl::v1::GroupInfo* reply) override;
+  grpc::Status ListGroups(grpc::ServerContext* context, const acl::v1::GroupsRequest* request,
+                          acl::v1::GroupsReply* reply) override;
+  // Evicts the group's sessions once its sockets are closed.
+  grpc::Status DeleteGroup(grpc::ServerContext* context,
+                           const acl::v1::DeleteGroupRequest* request,
+                           acl::v1::DeleteGroupReply* reply) override;
+  grpc::Status LabelGroup(grpc::ServerContext* context, const acl::v1::LabelGroupRequest* request,
+                          acl::v1::GroupInfo* reply) override;
+
+  // Where the group RPCs go (set before serving; none: acld serves no groups).
+  void SetQuotaGroups(QuotaGroups* groups) { groups_ = groups; }
 
   // A session's share of each device's time (Runtime::SetWeight's range).
   static constexpr uint32_t kMinWeight = 1;
@@ -62,6 +78,7 @@ class AdminService final : public acl::v1::Admin::Service {
   const absl::Time started_;
   const std::function<ListenerStats()> listener_stats_;
   const std::function<absl::Status()> health_;
+  QuotaGroups* groups_ = nullptr;
 };
 
 }  // namespace acld::server

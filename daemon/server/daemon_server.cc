@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/server/health.h"
@@ -148,13 +150,42 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
     server->Shutdown();
     return absl::UnavailableError("cannot start the gRPC servers");
   }
-  // Before any session can start: how acld cuts a process's connections.
+  // Quota groups: their sockets hand connections to the same servers.
+  QuotaGroupsOptions group_options;
+  group_options.socket_path = options.socket_path;
+  group_options.socket_mode = options.socket_mode;
+  group_options.socket_gid = group;
+  group_options.state_dir = options.state_dir;
+  group_options.host_devices = runtime.DeviceCount();
+  server->groups_ = std::make_unique<QuotaGroups>(
+      group_options,
+      [service = &server->runtime_service_](const PeerCredentials& peer, uint32_t version,
+                                            ReceivedMemory channel, const Entrance& entrance) {
+        return service->OpenDirect(peer, version, std::move(channel), &entrance);
+      },
+      [runtime_server = server->runtime_server_.get()](int fd) {
+        grpc::AddInsecureChannelFromFd(runtime_server, fd);
+      });
+  server->admin_service_.SetQuotaGroups(server->groups_.get());
+  // Before any session can start: how acld cuts a process's connections,
+  // and where a gRPC connection came in.
   server->runtime_service_.SetConnectionCutter([raw = server.get()](pid_t pid) {
     RuntimeAcceptor* acceptor = raw->cutter_.load();
     if (acceptor != nullptr) {
       acceptor->ShutdownConnections([pid](pid_t peer, uid_t) { return peer == pid; });
     }
+    raw->groups_->ShutdownConnections(pid);
   });
+  server->runtime_service_.SetEntranceFinder([raw = server.get()](
+                                                 grpc::CallbackServerContext* context)
+                                                 -> absl::StatusOr<Entrance> {
+    return raw->EntranceOf(context->peer());
+  });
+  absl::Status restored = server->groups_->Restore();
+  if (!restored.ok()) {
+    server->Shutdown();
+    return restored;
+  }
   // Sessions of protocol 4 open on the identity socket, without gRPC; until
   // now its connections waited in the kernel's queue.
   if (server->peers_ != nullptr) {
@@ -197,6 +228,23 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   return server;
 }
 
+absl::StatusOr<Entrance> DaemonServer::EntranceOf(const std::string& peer) const {
+  // gRPC names a connection handed to it by descriptor "fd:<n>".
+  int fd = -1;
+  if (!absl::StartsWith(peer, "fd:") || !absl::SimpleAtoi(peer.substr(3), &fd)) {
+    return absl::PermissionDeniedError(absl::StrCat("unknown connection '", peer, "'"));
+  }
+  if (std::optional<Entrance> entrance = groups_->EntranceOf(fd)) return *std::move(entrance);
+  RuntimeAcceptor* host = cutter_.load();
+  if (host != nullptr && host->Holds(fd)) {
+    // Not owned: the host's desk outlives every session.
+    return Entrance{std::shared_ptr<PeerCredentialDesk>(std::shared_ptr<void>(), peers_.get()),
+                    nullptr};
+  }
+  return absl::PermissionDeniedError(
+      "the quota group this connection came through was deleted");
+}
+
 DaemonServer::~DaemonServer() {
   Shutdown();
   cutter_.store(nullptr);
@@ -226,6 +274,8 @@ void DaemonServer::Shutdown() {
     runtime_acceptor_->ShutdownConnections([](pid_t, uid_t) { return true; });
   }
   if (admin_acceptor_) admin_acceptor_->Stop();
+  // Group sockets go; their directories stay for the containers that mount them.
+  if (groups_) groups_->Close();
   // Calls still open after 200 ms (streams that never said Hello, a stuck
   // admin call) are cancelled.
   const auto now = std::chrono::system_clock::now() + std::chrono::milliseconds(200);

@@ -18,6 +18,7 @@
 #include "daemon/core/runtime.h"
 #include "daemon/server/admin_service.h"
 #include "daemon/server/metrics_exporter.h"
+#include "daemon/server/quota_groups.h"
 #include "daemon/server/runtime_acceptor.h"
 #include "daemon/server/runtime_service.h"
 #include "grpcpp/server.h"
@@ -37,6 +38,9 @@ struct ServerOptions {
   // per-session series (metrics_exporter.h).
   std::string metrics_address;
   bool metrics_per_session = false;
+  // Where quota groups persist (quota_groups.h); empty: they last as long
+  // as acld does.
+  std::string state_dir;
 };
 
 class DaemonServer {
@@ -59,6 +63,9 @@ class DaemonServer {
 
  private:
   DaemonServer(Runtime& runtime, ServerOptions options, std::unique_ptr<PeerCredentialDesk> peers);
+  // Where the gRPC connection gRPC calls `peer` came in: a group's runtime
+  // socket or the host's (then its desk and no group).
+  absl::StatusOr<Entrance> EntranceOf(const std::string& peer) const;
 
   mutable absl::Mutex health_mu_;
   mutable absl::Status health_ ABSL_GUARDED_BY(health_mu_);
@@ -67,6 +74,7 @@ class DaemonServer {
   Runtime& runtime_;
   std::unique_ptr<PeerCredentialDesk> peers_;
   RuntimeService runtime_service_;
+  std::unique_ptr<QuotaGroups> groups_;
   AdminService admin_service_;
   std::shared_ptr<MetricsExporter> metrics_;
   std::unique_ptr<grpc::Server> runtime_server_;

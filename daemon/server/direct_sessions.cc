@@ -45,7 +45,8 @@ class RuntimeService::HangupWatch : public ChannelPool::Member {
 };
 
 absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
-    const PeerCredentials& credentials, uint32_t protocol_version, ReceivedMemory channel) {
+    const PeerCredentials& credentials, uint32_t protocol_version, ReceivedMemory channel,
+    const Entrance* entrance) {
   if (protocol_version < kDirectSessionProtocolVersion || protocol_version > kProtocolVersion) {
     return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
                      absl::StrCat("unsupported protocol version: the client speaks version ",
@@ -60,7 +61,8 @@ absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
                      absl::StrCat("the session channel is not usable: ", ring.status().message()));
   }
   absl::StatusOr<Opened> opened =
-      Admit(PeerFromKernel(credentials), *ring, /*context=*/nullptr, *ring);
+      Admit(PeerFromKernel(credentials), entrance != nullptr ? *entrance : HostEntrance(), *ring,
+            /*context=*/nullptr, *ring);
   if (!opened.ok()) {
     return AclStatus(opened.status().code() == absl::StatusCode::kResourceExhausted
                          ? ACL_ERROR_RT_OVER_LIMIT

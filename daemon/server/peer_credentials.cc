@@ -388,6 +388,12 @@ PeerCredentialDesk::PeerCredentialDesk(int listen_fd, int stop_fd, const PeerDes
       tables_(std::make_unique<Tables>(options)) {}
 
 PeerCredentialDesk::~PeerCredentialDesk() {
+  Stop();
+  close(stop_fd_);
+}
+
+void PeerCredentialDesk::Stop() {
+  if (listen_fd_ < 0) return;
   const uint64_t one = 1;
   if (write(stop_fd_, &one, sizeof(one)) < 0) {
     // Cannot happen for an eventfd far from overflow; the join below would hang.
@@ -395,7 +401,7 @@ PeerCredentialDesk::~PeerCredentialDesk() {
   }
   if (thread_.joinable()) thread_.join();
   close(listen_fd_);
-  close(stop_fd_);
+  listen_fd_ = -1;
 }
 
 void PeerCredentialDesk::Run() {

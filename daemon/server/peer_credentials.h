@@ -142,6 +142,10 @@ class PeerCredentialDesk {
   // Serves on a thread from now on; `opener` opens the sessions asked for
   // with "S" (none: "S" is refused). Once.
   void Serve(SessionOpener opener);
+  // Stops serving and closes the listening socket (idempotent; not from the
+  // desk's own opener). Tokens and tickets issued stay redeemable: sessions
+  // it opened may still redeem their memory tickets.
+  void Stop();
   ~PeerCredentialDesk();
 
   // The identity behind `token`, once.
@@ -179,7 +183,7 @@ class PeerCredentialDesk {
   std::string OpenSession(Connection& connection, const std::string& request,
                           std::function<void(UniqueFd)>* attach);
 
-  const int listen_fd_;
+  int listen_fd_;      // -1 once stopped
   const int stop_fd_;  // an eventfd that wakes Run() to stop
   const PeerDeskOptions options_;
   std::unique_ptr<Tables> tables_;

@@ -142,6 +142,14 @@ size_t RuntimeAcceptor::OpenConnections() {
   return connections_.size();
 }
 
+bool RuntimeAcceptor::Holds(int fd) {
+  absl::MutexLock lock(&mu_);
+  for (const Connection& connection : connections_) {
+    if (connection.fd == fd && StillOpen(connection)) return true;
+  }
+  return false;
+}
+
 size_t RuntimeAcceptor::ShutdownConnections(
     const std::function<bool(pid_t pid, uid_t uid)>& which) {
   size_t shut = 0;

@@ -47,6 +47,10 @@ class RuntimeAcceptor {
   // Accepted connections still open (gRPC closes them).
   size_t OpenConnections();
 
+  // Whether `fd` is a connection this acceptor accepted and is still that
+  // socket (not closed, not a descriptor reused since).
+  bool Holds(int fd);
+
   uint64_t accepted() const { return accepted_.load(std::memory_order_relaxed); }
   // Times accepting paused because the daemon ran out of descriptors or memory.
   uint64_t pauses() const { return pauses_.load(std::memory_order_relaxed); }

@@ -315,10 +315,19 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
                      hello.protocol_version(), ", this acld speaks versions ",
                      kOldestProtocolVersion, " to ", kProtocolVersion));
   }
+  Entrance entrance = HostEntrance();
+  if (find_entrance_) {
+    absl::StatusOr<Entrance> found = find_entrance_(context);
+    if (!found.ok()) {
+      return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED, std::string(found.status().message()));
+    }
+    entrance = *std::move(found);
+  }
   PeerInfo peer{hello.pid(), hello.uid(), 0, ""};
-  if (peers_ != nullptr) {
-    // The kernel's word, not the client's.
-    std::optional<PeerCredentials> credentials = peers_->Redeem(hello.peer_token());
+  if (entrance.desk != nullptr) {
+    // The kernel's word, not the client's; a token is good only where its
+    // desk stands (a group's on the group's socket).
+    std::optional<PeerCredentials> credentials = entrance.desk->Redeem(hello.peer_token());
     if (!credentials.has_value()) {
       return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED,
                     "no valid identity token: connect through libascendcl");
@@ -331,9 +340,9 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
   // The shared-memory channel (protocol 2 on), if the client handed one over;
   // a channel that cannot be used leaves the session on the gRPC stream.
   std::shared_ptr<SessionRing> ring;
-  if (peers_ != nullptr && hello.protocol_version() >= 2 && !hello.ring_ticket().empty()) {
+  if (entrance.desk != nullptr && hello.protocol_version() >= 2 && !hello.ring_ticket().empty()) {
     absl::StatusOr<ReceivedMemory> memory =
-        peers_->RedeemMemory(hello.ring_ticket(), peer.pid, peer.uid);
+        entrance.desk->RedeemMemory(hello.ring_ticket(), peer.pid, peer.uid);
     absl::StatusOr<std::shared_ptr<SessionRing>> mapped =
         memory.ok() ? SessionRing::Map(*std::move(memory))
                     : absl::StatusOr<std::shared_ptr<SessionRing>>(memory.status());
@@ -345,7 +354,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
     }
   }
 
-  return Admit(peer, std::move(ring), context, std::move(stream));
+  return Admit(peer, entrance, std::move(ring), context, std::move(stream));
 }
 
 PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
@@ -357,14 +366,21 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
   return peer;
 }
 
+Entrance RuntimeService::HostEntrance() const {
+  // Not owned: the host's desk outlives this service.
+  return Entrance{std::shared_ptr<PeerCredentialDesk>(std::shared_ptr<void>(), peers_), nullptr};
+}
+
 absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
-    const PeerInfo& peer, std::shared_ptr<SessionRing> ring, grpc::CallbackServerContext* context,
-    std::shared_ptr<SessionWriter::Carrier> first_carrier) {
+    const PeerInfo& peer, const Entrance& entrance, std::shared_ptr<SessionRing> ring,
+    grpc::CallbackServerContext* context, std::shared_ptr<SessionWriter::Carrier> first_carrier) {
   auto live = std::make_shared<Live>();
   live->ring = std::move(ring);
   live->uid = peer.uid;
   live->pid = peer.pid;
+  live->group = entrance.group;
   live->context = context;
+  const QuotaGroup* group = entrance.group.get();
   SessionId session = 0;
   std::string refusal;
   grpc::StatusCode code = grpc::StatusCode::RESOURCE_EXHAUSTED;
@@ -377,13 +393,26 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
     } else if (live_.size() >= limits_.max_sessions) {
       refusal =
           absl::StrCat("acld already serves ", limits_.max_sessions, " sessions (--max_sessions)");
+    } else if (group != nullptr) {
+      // A group's sessions count against the group's cap, not their uid's:
+      // in pods everyone is uid 0.
+      const uint32_t cap = group->spec().max_sessions != 0 ? group->spec().max_sessions
+                                                           : limits_.max_sessions_per_uid;
+      auto of_group = sessions_per_group_.find(group);
+      if (group->retired()) {
+        code = grpc::StatusCode::UNAVAILABLE;
+        refusal = absl::StrCat("quota group ", group->id(), " was deleted");
+      } else if (of_group != sessions_per_group_.end() && of_group->second >= cap) {
+        refusal = absl::StrCat("acld already serves ", cap, " sessions of quota group ",
+                               group->id(), " (its --sessions, or --max_sessions_per_uid)");
+      }
     } else if (of_uid != sessions_per_uid_.end() &&
                of_uid->second >= limits_.max_sessions_per_uid) {
       refusal = absl::StrCat("acld already serves ", limits_.max_sessions_per_uid,
                              " sessions of uid ", peer.uid, " (--max_sessions_per_uid)");
     }
     if (refusal.empty()) {
-      session = runtime_.OpenSession(peer);
+      session = runtime_.OpenSession(peer, entrance.group);
       live->id = session;
       // A client that stops reading while its queue passes the bound is ended:
       // cancelled, and its connection cut.
@@ -395,7 +424,11 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
                                                        }
                                                      });
       live_[session] = live;
-      ++sessions_per_uid_[peer.uid];
+      if (group != nullptr) {
+        ++sessions_per_group_[group];
+      } else {
+        ++sessions_per_uid_[peer.uid];
+      }
       ++handlers_;
     }
   }
@@ -409,8 +442,9 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
                                                  limits_.max_host_segments_per_session};
   const std::shared_ptr<SessionWriter> writer = live->writer;
   auto handler = std::make_shared<SessionHandler>(
-      runtime_, session, peer.uid, peer.pid, peers_, shared_memory_limits,
-      [writer](const ServerMessage& message) { writer->Write(message); });
+      runtime_, session, peer.uid, peer.pid, entrance.desk, shared_memory_limits,
+      [writer](const ServerMessage& message) { writer->Write(message); },
+      group != nullptr ? group->view() : DeviceView::Host(runtime_.DeviceCount()));
   {
     absl::MutexLock lock(&live->mu);
     live->handler = handler;
@@ -490,8 +524,15 @@ std::shared_ptr<RuntimeService::Live> RuntimeService::Forget(SessionId session) 
   if (it == live_.end()) return nullptr;
   std::shared_ptr<Live> live = std::move(it->second);
   live_.erase(it);
-  auto count = sessions_per_uid_.find(live->uid);
-  if (count != sessions_per_uid_.end() && --count->second == 0) sessions_per_uid_.erase(count);
+  if (live->group != nullptr) {
+    auto count = sessions_per_group_.find(live->group.get());
+    if (count != sessions_per_group_.end() && --count->second == 0) {
+      sessions_per_group_.erase(count);
+    }
+  } else {
+    auto count = sessions_per_uid_.find(live->uid);
+    if (count != sessions_per_uid_.end() && --count->second == 0) sessions_per_uid_.erase(count);
+  }
   return live;
 }
 
@@ -540,6 +581,21 @@ absl::Status RuntimeService::EndSession(SessionId session, const std::string& re
   return absl::OkStatus();
 }
 
+uint32_t RuntimeService::EndGroupSessions(const QuotaGroup& group, const std::string& reason) {
+  std::vector<SessionId> members;
+  {
+    // Admit refuses a retired group under this lock: no session of it opens
+    // after this list is made.
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, live] : live_) {
+      if (live->group.get() == &group) members.push_back(id);
+    }
+  }
+  uint32_t ended = 0;
+  for (SessionId id : members) ended += EndSession(id, reason).ok() ? 1 : 0;
+  return ended;
+}
+
 void RuntimeService::StopAccepting() {
   absl::MutexLock lock(&mu_);
   accepting_ = false;
@@ -552,6 +608,7 @@ void RuntimeService::EndAllSessions(const std::string& reason, absl::Duration fl
     for (auto& [id, live] : live_) ending.push_back(std::move(live));
     live_.clear();
     sessions_per_uid_.clear();
+    sessions_per_group_.clear();
   }
   ServerMessage ended;
   ended.mutable_session_ended()->set_reason(reason);

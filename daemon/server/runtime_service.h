@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/core/quota_group.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/channel_pool.h"
 #include "daemon/server/hello_deadlines.h"
@@ -49,6 +50,14 @@ struct SessionLimits {
   int channel_threads = 4;
 };
 
+// Where a session came in: the host's sockets, or a quota group's
+// (quota_groups.h). Its desk vouched for the process's identity and redeems
+// its shared memory tickets; the group, if any, holds it to its limits.
+struct Entrance {
+  std::shared_ptr<PeerCredentialDesk> desk;  // null only in tests without identities
+  std::shared_ptr<QuotaGroup> group;
+};
+
 class RuntimeService final : public acl::v1::Runtime::CallbackService {
  public:
   // `peers` vouches for client identities (may be null in tests: the client's
@@ -69,9 +78,11 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   // connection, whose end (the process closed it or exited) ends the
   // session, and which acld closes once the session is over. A refusal
   // carries an ACL code (ACL_ERROR_RT_OVER_LIMIT over a cap).
+  // `entrance` is where the channel came in (none: the host's desk).
   absl::StatusOr<std::function<void(UniqueFd)>> OpenDirect(const PeerCredentials& peer,
                                                            uint32_t protocol_version,
-                                                           ReceivedMemory channel);
+                                                           ReceivedMemory channel,
+                                                           const Entrance* entrance = nullptr);
 
   // Ends `session` now: its process is told `reason` (waiting at most 500 ms
   // for the notice to go out, holding no lock), its stream is cancelled and
@@ -82,6 +93,17 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   // acceptor's ShutdownConnections). Used for a session acld ended whose
   // handler is still stuck writing to a process that does not read.
   void SetConnectionCutter(std::function<void(pid_t)> cut) { cut_connections_ = std::move(cut); }
+
+  // Where a gRPC call's connection came in (DaemonServer: which socket
+  // accepted it); an error refuses its Hello. Without one, every call came
+  // in through the host's desk. Set before sessions start.
+  using EntranceFinder =
+      std::function<absl::StatusOr<Entrance>(grpc::CallbackServerContext* context)>;
+  void SetEntranceFinder(EntranceFinder find) { find_entrance_ = std::move(find); }
+
+  // Ends every session of `group` with `reason` (the group was deleted, and
+  // retired first: Admit refuses it from then on). Returns how many.
+  uint32_t EndGroupSessions(const QuotaGroup& group, const std::string& reason);
 
   // Refuses new sessions from now on.
   void StopAccepting();
@@ -125,6 +147,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
     SessionId id = 0;
     uint32_t uid = 0;
     pid_t pid = 0;
+    std::shared_ptr<QuotaGroup> group;  // its caps count it per group, not per uid
     grpc::CallbackServerContext* context = nullptr;
     // A session opened on the identity socket: what Cancel() runs to end it
     // (its connection plays the stream's part, direct_sessions.cc).
@@ -160,10 +183,14 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
                               std::shared_ptr<SessionWriter::Carrier> stream);
   // The caps, then the session of `peer` with its first carrier (the
   // stream, or the channel of a direct session); a refusal is counted and
-  // logged, its code a gRPC one.
-  absl::StatusOr<Opened> Admit(const PeerInfo& peer, std::shared_ptr<SessionRing> ring,
+  // logged, its code a gRPC one. A session of a group counts against the
+  // group's caps instead of its uid's.
+  absl::StatusOr<Opened> Admit(const PeerInfo& peer, const Entrance& entrance,
+                               std::shared_ptr<SessionRing> ring,
                                grpc::CallbackServerContext* context,
                                std::shared_ptr<SessionWriter::Carrier> first_carrier);
+  // The host's entrance: its desk, no group.
+  Entrance HostEntrance() const;
   // What the kernel says of a process: its identity, start time and command.
   static PeerInfo PeerFromKernel(const PeerCredentials& credentials);
   // A direct session ends (once): reaped, then its connection closed.
@@ -199,12 +226,14 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   PeerCredentialDesk* const peers_;
   const SessionLimits limits_;
   std::function<void(pid_t)> cut_connections_;
+  EntranceFinder find_entrance_;
   HelloDeadlines hello_deadlines_;
   RateLimitedLog refusals_{"refused sessions"};
   RateLimitedLog channel_faults_{"session channel faults"};
   mutable absl::Mutex mu_;
   std::map<SessionId, std::shared_ptr<Live>> live_ ABSL_GUARDED_BY(mu_);
-  std::map<uint32_t, uint32_t> sessions_per_uid_ ABSL_GUARDED_BY(mu_);
+  std::map<uint32_t, uint32_t> sessions_per_uid_ ABSL_GUARDED_BY(mu_);  // outside groups
+  std::map<const QuotaGroup*, uint32_t> sessions_per_group_ ABSL_GUARDED_BY(mu_);
   uint32_t pending_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t handlers_ ABSL_GUARDED_BY(mu_) = 0;  // sessions whose handler runs
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;

@@ -38,6 +38,12 @@ void SetContext(const ContextInfo& info, Reply& reply) {
 }  // namespace
 
 void SessionHandler::Answer(uint64_t call_id, Reply reply) {
+  absl::Status renumbered = renumbering_.ToSession(reply);
+  if (!renumbered.ok()) {
+    reply.Clear();
+    reply.set_acl_error(AclCodeOf(renumbered));
+    reply.set_error_message(std::string(renumbered.message()));
+  }
   if (reply.acl_error() != 0) {
     SessionLog::For(session_)->Info("call failed with {}: {}", reply.acl_error(),
                                     reply.error_message());
@@ -102,7 +108,7 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     acl::v1::TaskFailed& failed = *message.mutable_task_failed();
     failed.set_stream(failure.stream);
     failed.set_task_id(failure.task_id);
-    failed.set_device_id(failure.device);
+    failed.set_device_id(self->renumbering_.view().ToSession(failure.device).value_or(-1));
     failed.set_thread(failure.submitter_thread);
     failed.set_acl_error(AclCodeOf(failure.status));
     failed.set_message(std::string(failure.status.message()));
@@ -134,7 +140,8 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
   Reply reply;
   acl::v1::SessionOpened& opened = *reply.mutable_session_opened();
   opened.set_session_id(session_);
-  opened.set_device_count(runtime_.DeviceCount());
+  const DeviceView& view = renumbering_.view();
+  opened.set_device_count(view.count());
   opened.set_soc_name(runtime_.SocName());
   opened.set_ring(on_ring);
   for (const auto& [name, arg_count] : runtime_.Kernels()) {
@@ -142,20 +149,26 @@ void SessionHandler::Open(uint64_t call_id, bool on_ring) {
     kernel.set_name(name);
     kernel.set_arg_count(static_cast<uint32_t>(arg_count));
   }
-  for (int32_t device = 0; device < runtime_.DeviceCount(); ++device) {
-    const hal::DeviceFeatures features = runtime_.Features(device);
+  // The session's devices in its own order, and only the peers it sees.
+  for (int32_t own = 0; own < view.count(); ++own) {
+    const hal::DeviceFeatures features = runtime_.Features(view.ToHost(own).value());
     acl::v1::DeviceFeatures& out = *opened.add_device_features();
     for (int32_t attribute : features.cann_attributes) out.add_cann_attributes(attribute);
     for (int32_t capability : features.capabilities) out.add_capabilities(capability);
     out.mutable_device_info()->insert(features.device_info.begin(), features.device_info.end());
-    for (int32_t peer : features.peers) out.add_peers(peer);
+    for (int32_t peer : features.peers) {
+      if (std::optional<int32_t> own_peer = view.ToSession(peer)) out.add_peers(*own_peer);
+    }
     out.set_float_overflow(features.float_overflow);
     out.set_address_granularity(features.address_granularity);
   }
-  for (const hal::AddressRange& range : runtime_.DeviceAddressRanges()) {
+  const std::vector<hal::AddressRange> ranges = runtime_.DeviceAddressRanges();
+  for (int32_t own = 0; own < view.count(); ++own) {
+    const size_t host = static_cast<size_t>(view.ToHost(own).value());
+    if (host >= ranges.size()) break;
     acl::v1::AddressRange& window = *opened.add_device_addresses();
-    window.set_begin(range.begin);
-    window.set_end(range.end);
+    window.set_begin(ranges[host].begin);
+    window.set_end(ranges[host].end);
   }
   Answer(call_id, std::move(reply));
 }
@@ -364,6 +377,16 @@ void SessionHandler::DeferIfFailed(absl::Status status) {
 }
 
 void SessionHandler::Handle(const ClientMessage& request) {
+  if (!renumbering_.active() || !DeviceRenumbering::CarriesDevice(request)) {
+    return Dispatch(request);
+  }
+  ClientMessage renumbered = request;
+  absl::Status status = renumbering_.ToHost(renumbered);
+  if (!status.ok()) return AnswerStatus(request.call_id(), status);
+  Dispatch(renumbered);
+}
+
+void SessionHandler::Dispatch(const ClientMessage& request) {
   const uint64_t call_id = request.call_id();
   Reply reply;
   auto answer_status = [&](const absl::Status& status) { AnswerStatus(call_id, status); };
@@ -428,7 +451,7 @@ void SessionHandler::Handle(const ClientMessage& request) {
       if (Done done = Later(call_id)) runtime_.Finalize(session_, std::move(done));
       return;
     case ClientMessage::kGetDeviceCount:
-      reply.mutable_device_count()->set_count(runtime_.DeviceCount());
+      reply.mutable_device_count()->set_count(renumbering_.view().count());
       return Answer(call_id, std::move(reply));
     case ClientMessage::kSetDevice:
       return answer_context(runtime_.SetDevice(session_, request.set_device().device_id()));

@@ -16,6 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/runtime.h"
+#include "daemon/server/device_renumbering.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/shared_memory.h"
 #include "proto/acl/v1/runtime.pb.h"
@@ -29,14 +30,17 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // `uid` and `pid` are the session's (kernel-verified) identity: only the
   // shared memory tickets `desk` issued to that process are redeemable here.
   // Without a desk (unit tests) shared memory registration is refused.
+  // `devices` is what the session sees (its quota group's, or the host's).
   SessionHandler(Runtime& runtime, SessionId session, uid_t uid, pid_t pid,
-                 PeerCredentialDesk* desk, SharedMemoryLimits limits, Writer write)
+                 std::shared_ptr<PeerCredentialDesk> desk, SharedMemoryLimits limits, Writer write,
+                 DeviceView devices)
       : runtime_(runtime),
         session_(session),
         uid_(uid),
         pid_(pid),
-        desk_(desk),
+        desk_(std::move(desk)),
         write_(std::move(write)),
+        renumbering_(std::move(devices)),
         shared_memory_(limits, [&runtime](void* data, uint64_t bytes) {
           return runtime.RegisterHostMemory(data, bytes);
         }) {}
@@ -56,6 +60,8 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   const SharedMemoryRegistry& shared_memory() const { return shared_memory_; }
 
  private:
+  // Serves `request`, its device ids already the host's.
+  void Dispatch(const acl::v1::ClientMessage& request);
   void Answer(uint64_t call_id, acl::v1::Reply reply);
   void AnswerStatus(uint64_t call_id, const absl::Status& status);
   // A session may have this many calls waiting in the core at once (each
@@ -83,8 +89,9 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   const SessionId session_;
   const uid_t uid_;
   const pid_t pid_;
-  PeerCredentialDesk* const desk_;
+  const std::shared_ptr<PeerCredentialDesk> desk_;
   const Writer write_;
+  const DeviceRenumbering renumbering_;
   SharedMemoryRegistry shared_memory_;
   std::atomic<int> waiting_calls_{0};
   absl::Mutex mu_;

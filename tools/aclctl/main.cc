@@ -3,7 +3,7 @@
 //   aclctl [--admin_socket=PATH] [--json] status | sessions | streams [--session=ID] | memory |
 //          sharing |
 //          devices | watch | evict SESSION | quota SESSION|--default [--memory=B] [--streams=N] |
-//          weight SESSION N
+//          weight SESSION N | device disable|enable ID | group ...
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -26,6 +26,7 @@
 #include "grpcpp/security/credentials.h"
 #include "proto/acl/protocol.h"
 #include "proto/acl/v1/admin.grpc.pb.h"
+#include "tools/aclctl/group_command.h"
 #include "tools/aclctl/json_printer.h"
 #include "tools/aclctl/table.h"
 
@@ -34,8 +35,14 @@ ABSL_FLAG(std::string, admin_socket, "",
 ABSL_FLAG(bool, json, false, "print one JSON object instead of tables");
 ABSL_FLAG(uint64_t, session, 0, "streams: only this session's");
 ABSL_FLAG(bool, default, false, "quota: set the default of sessions that open later");
-ABSL_FLAG(int64_t, memory, -1, "quota: device memory in bytes (0: no limit)");
-ABSL_FLAG(int64_t, streams, -1, "quota: streams, default streams included (0: no limit)");
+ABSL_FLAG(std::string, memory, "",
+          "quota: device memory in bytes (0: no limit); group create: bytes on every device, "
+          "or one value per device, comma-separated");
+ABSL_FLAG(int64_t, streams, -1,
+          "quota, group create: streams, default streams included (0: no limit)");
+ABSL_FLAG(std::string, devices, "", "group create: host device ids, comma-separated");
+ABSL_FLAG(int64_t, sessions, -1,
+          "group create: sessions of the group at once (0: acld's --max_sessions_per_uid)");
 ABSL_FLAG(double, interval, 1.0, "watch: seconds between refreshes");
 ABSL_FLAG(int32_t, count, 0, "watch: stop after this many refreshes (0: until interrupted)");
 
@@ -58,6 +65,10 @@ constexpr char kUsage[] =
     "  weight SESSION N       the session's share of each device's time (1..1000)\n"
     "  device disable|enable ID   take a device out (new users refused; those holding it\n"
     "                         keep it) or back in\n"
+    "  group create --devices=ID[,ID] [--memory=BYTES[,BYTES]] [--streams=N] [--sessions=N]\n"
+    "               [--label key=value ...]   a quota group: its own socket directory; its\n"
+    "                         processes share its limits and see its devices from 0\n"
+    "  group list | show ID | delete ID | label ID key=value... key-...\n"
     "sessions shows each use beside its limit (USE/LIMIT; none: no limit): STREAMS open\n"
     "(+closing), CTX contexts created, EVENTS, DEVMEM device memory, HOSTMEM shared\n"
     "memory acld maps (SEGS segments), QUEUED queued work, OUT messages waiting for the process\n"
@@ -267,11 +278,50 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+std::unique_ptr<acl::v1::Admin::Stub> Connect() {
+  grpc::ChannelArguments channel_arguments;
+  channel_arguments.SetMaxReceiveMessageSize(acld::kMaxMessageBytes);  // many sessions
+  return acl::v1::Admin::NewStub(grpc::CreateCustomChannel(
+      "unix:" + AdminSocketPath(), grpc::InsecureChannelCredentials(), channel_arguments));
+}
+
+// The exit status of `command` whose RPC ended with `rpc`, saying why it failed.
+int Finish(const std::string& command, const grpc::Status& rpc) {
+  const std::string socket = AdminSocketPath();
+  if (rpc.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      rpc.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return Fail(absl::StrCat("cannot reach acld's admin socket at ", socket, " (",
+                             rpc.error_message(),
+                             "); is acld running? set --admin_socket or ACLD_ADMIN_ADDRESS"));
+  }
+  if (rpc.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    return Fail(absl::StrCat("permission denied on ", socket, ": run aclctl as acld's user"));
+  }
+  if (rpc.error_code() == grpc::StatusCode::INVALID_ARGUMENT && command == "group") {
+    std::fprintf(stderr, "aclctl: %s\n", rpc.error_message().c_str());
+    return 2;
+  }
+  if (!rpc.ok()) return Fail(absl::StrCat(command, " failed: ", rpc.error_message()));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
+  std::vector<std::string> labels = aclctl::TakeLabelArguments(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() >= 2 && std::strcmp(args[1], "group") == 0) {
+    aclctl::GroupOptions options;
+    options.devices = absl::GetFlag(FLAGS_devices);
+    options.memory = absl::GetFlag(FLAGS_memory);
+    options.streams = absl::GetFlag(FLAGS_streams);
+    options.sessions = absl::GetFlag(FLAGS_sessions);
+    options.labels = std::move(labels);
+    options.json = absl::GetFlag(FLAGS_json);
+    return Finish("group", aclctl::RunGroupCommand(*Connect(), {args.begin() + 2, args.end()},
+                                                   options));
+  }
   if (args.size() < 2 || args.size() > 4) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
@@ -299,11 +349,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "aclctl: '%s' is not a weight (1..1000)\n%s", args[3], kUsage);
     return 2;
   }
-  const std::string socket = AdminSocketPath();
-  grpc::ChannelArguments channel_arguments;
-  channel_arguments.SetMaxReceiveMessageSize(acld::kMaxMessageBytes);  // many sessions
-  auto stub = acl::v1::Admin::NewStub(grpc::CreateCustomChannel(
-      "unix:" + socket, grpc::InsecureChannelCredentials(), channel_arguments));
+  std::unique_ptr<acl::v1::Admin::Stub> stub = Connect();
   using Stub = acl::v1::Admin::Stub;
 
   grpc::Status rpc;
@@ -359,9 +405,14 @@ int main(int argc, char** argv) {
   } else if (command == "quota" && (args.size() == 3) != absl::GetFlag(FLAGS_default)) {
     acl::v1::QuotaRequest request;
     request.set_session(target_session);
-    request.set_set_memory(absl::GetFlag(FLAGS_memory) >= 0);
-    request.set_memory_bytes(
-        static_cast<uint64_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_memory))));
+    const std::string memory = absl::GetFlag(FLAGS_memory);
+    uint64_t memory_bytes = 0;
+    if (!memory.empty() && !absl::SimpleAtoi(memory, &memory_bytes)) {
+      std::fprintf(stderr, "aclctl: --memory '%s' is not a number of bytes\n", memory.c_str());
+      return 2;
+    }
+    request.set_set_memory(!memory.empty());
+    request.set_memory_bytes(memory_bytes);
     request.set_set_streams(absl::GetFlag(FLAGS_streams) >= 0);
     request.set_max_streams(
         static_cast<uint32_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_streams))));
@@ -378,15 +429,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "aclctl: unknown command '%s'\n%s", command.c_str(), kUsage);
     return 2;
   }
-  if (rpc.error_code() == grpc::StatusCode::UNAVAILABLE ||
-      rpc.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return Fail(absl::StrCat("cannot reach acld's admin socket at ", socket, " (",
-                             rpc.error_message(),
-                             "); is acld running? set --admin_socket or ACLD_ADMIN_ADDRESS"));
-  }
-  if (rpc.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
-    return Fail(absl::StrCat("permission denied on ", socket, ": run aclctl as acld's user"));
-  }
-  if (!rpc.ok()) return Fail(absl::StrCat(command, " failed: ", rpc.error_message()));
+  return Finish(command, rpc);
   return 0;
 }

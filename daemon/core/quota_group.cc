@@ -1,0 +1,74 @@
+#include "daemon/core/quota_group.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "proto/acl/acl_status.h"
+
+namespace acld {
+
+absl::Status CheckQuotaGroupSpec(const QuotaGroupSpec& spec, int32_t host_devices) {
+  if (spec.devices.empty()) return absl::InvalidArgumentError("a group needs at least one device");
+  std::set<int32_t> seen;
+  for (int32_t device : spec.devices) {
+    if (device < 0 || device >= host_devices) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device ", device, " does not exist; this host has ", host_devices));
+    }
+    if (!seen.insert(device).second) {
+      return absl::InvalidArgumentError(absl::StrCat("device ", device, " is named twice"));
+    }
+  }
+  if (spec.memory_limits.size() != spec.devices.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec.memory_limits.size(), " memory limits for ", spec.devices.size(),
+                     " devices"));
+  }
+  return absl::OkStatus();
+}
+
+QuotaGroup::QuotaGroup(std::string id, QuotaGroupSpec spec)
+    : id_(std::move(id)), spec_(std::move(spec)), view_(DeviceView::Of(spec_.devices)) {}
+
+absl::Status QuotaGroup::ChargeMemory(int32_t device, uint64_t bytes, uint64_t asked,
+                                      const char* api) {
+  const auto position = std::find(spec_.devices.begin(), spec_.devices.end(), device);
+  if (position == spec_.devices.end()) {
+    // Unreachable through the group's device view; refused all the same.
+    return AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
+                     absl::StrCat(api, ": the device is not in quota group ", id_));
+  }
+  const uint64_t limit = spec_.memory_limits[position - spec_.devices.begin()];
+  absl::MutexLock lock(&mu_);
+  uint64_t& used = memory_used_[device];
+  if (limit != 0 && bytes > limit - std::min(limit, used)) {
+    return AclStatus(
+        ACL_ERROR_RT_MEMORY_ALLOCATION,
+        absl::StrCat(api, ": ", asked, " bytes (", bytes, " reserved on the device) would exceed "
+                     "the device memory quota of group ", id_, " on its device ",
+                     position - spec_.devices.begin(), ": ", limit,
+                     " bytes for all of the group's processes together (", used,
+                     " in use); the operator sets it with aclctl group create"));
+  }
+  used += bytes;
+  return absl::OkStatus();
+}
+
+void QuotaGroup::UnchargeMemory(int32_t device, uint64_t bytes) {
+  absl::MutexLock lock(&mu_);
+  auto it = memory_used_.find(device);
+  if (it == memory_used_.end()) return;
+  it->second -= std::min(it->second, bytes);
+  if (it->second == 0) memory_used_.erase(it);
+}
+
+uint64_t QuotaGroup::MemoryUsed(int32_t device) const {
+  absl::MutexLock lock(&mu_);
+  auto it = memory_used_.find(device);
+  return it == memory_used_.end() ? 0 : it->second;
+}
+
+}  // namespace acld
