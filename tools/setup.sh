@@ -9,6 +9,7 @@ packages=(
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libsystemd-dev prometheus-cpp-dev
   prometheus  # promtool: the metrics test checks acld's output with it
+  python3 python3-yaml  # tests/device_plugin_manifest_test parses the DaemonSet manifest
   pkg-config g++
 )
 
