@@ -4,6 +4,7 @@
 // GetPreferredAllocation, Allocate into groups, pod labels and retirement
 // (docs/kubernetes.md). tests/device_plugin_acld_test.cc runs it against a
 // real acld.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,6 +122,20 @@ TEST_F(DevicePluginTest, RefusesADeviceConfiguredWholeAndSliced) {
   StartPlugin({"--whole_devices=0,1"});  // --sliced_devices=1 too
   EXPECT_EQ(plugin_->Wait(absl::Seconds(10)), 2);
   EXPECT_TRUE(kubelet_->registrations().empty());
+}
+
+TEST_F(DevicePluginTest, SigtermEndsStreamsAndRemovesItsSockets) {
+  StartRegistered();
+  auto slices = DialPlugin(PluginSocket("acld-npu-memory.sock"));
+  DeviceWatch watch(*slices);
+  ASSERT_TRUE(watch.WaitFor(
+      [](const v1beta1::ListAndWatchResponse& response) { return response.devices_size() == 4; },
+      kPatience));
+  plugin_->Signal(SIGTERM);
+  EXPECT_EQ(plugin_->Wait(absl::Seconds(10)), 0);
+  EXPECT_FALSE(std::filesystem::exists(PluginSocket("acld-npu.sock")));
+  EXPECT_FALSE(std::filesystem::exists(PluginSocket("acld-npu-memory.sock")));
+  EXPECT_TRUE(std::filesystem::exists(kubelet_socket_));  // the kubelet's stays
 }
 
 TEST_F(DevicePluginTest, ListAndWatchFollowsAcldsDeviceHealth) {
