@@ -102,14 +102,18 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
 grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
                                            const v1beta1::AllocateRequest* request,
                                            v1beta1::AllocateResponse* reply) {
-  // The kubelet allocates what ListAndWatch advertised; a unit not known yet
-  // (acld just came up) is looked up once more before it is refused.
+  // The kubelet allocates what ListAndWatch advertised; when an ID is not
+  // among the units known now (acld's answer is older than the kubelet's
+  // view), acld is asked once more before the ID is refused.
   std::vector<AdvertisedUnit> units = Units(poller_.Current().snapshot);
-  absl::StatusOr<v1beta1::AllocateResponse> response = allocator_.Allocate(*request, units);
-  if (absl::IsInvalidArgument(response.status())) {
-    units = Units(poller_.Refresh().snapshot);
-    response = allocator_.Allocate(*request, units);
+  std::set<std::string> known;
+  for (const AdvertisedUnit& unit : units) known.insert(FormatUnitId(unit.unit));
+  bool all_known = true;
+  for (const v1beta1::ContainerAllocateRequest& container : request->container_requests()) {
+    for (const std::string& id : container.devices_ids()) all_known = all_known && known.count(id);
   }
+  if (!all_known) units = Units(poller_.Refresh().snapshot);
+  absl::StatusOr<v1beta1::AllocateResponse> response = allocator_.Allocate(*request, units);
   if (!response.ok()) {
     spdlog::warn("{}: Allocate refused: {}", resource_.name, response.status().ToString());
     return ToGrpc(response.status());
