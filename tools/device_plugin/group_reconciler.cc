@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"

@@ -1,6 +1,5 @@
 #include "tools/device_plugin/status_poller.h"
 
-#include <set>
 
 #include "spdlog/spdlog.h"
 
