@@ -42,8 +42,9 @@ std::map<std::string, std::string> EmbeddedEnv() {
   return env;
 }
 
-AcldDaemon::AcldDaemon(const std::vector<std::string>& flags)
-    : socket_(dir_.path() + "/acld.sock"), admin_socket_(dir_.path() + "/admin.sock") {
+AcldDaemon::AcldDaemon(const std::vector<std::string>& flags, const std::string& socket_dir)
+    : socket_((socket_dir.empty() ? dir_.path() : socket_dir) + "/acld.sock"),
+      admin_socket_((socket_dir.empty() ? dir_.path() : socket_dir) + "/admin.sock") {
   std::vector<std::string> argv = {kAcldBinary, "--socket=" + socket_,
                                    "--admin_socket=" + admin_socket_,
                                    "--log_file=" + dir_.path() + "/acld.log"};

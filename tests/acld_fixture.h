@@ -35,7 +35,10 @@ std::map<std::string, std::string> EmbeddedEnv();
 class AcldDaemon {
  public:
   // Starts acld with `flags` added and waits until both sockets accept.
-  explicit AcldDaemon(const std::vector<std::string>& flags = {});
+  // Its sockets are in `socket_dir` when given (a restarted acld finds what
+  // the previous one left there), else in a directory of its own.
+  explicit AcldDaemon(const std::vector<std::string>& flags = {},
+                      const std::string& socket_dir = "");
   ~AcldDaemon();
 
   const std::string& socket() const { return socket_; }

@@ -57,8 +57,9 @@ std::string FetchToken(const std::string& peer_socket_path) {
   return AskDesk(peer_socket_path, "T\n");
 }
 
-RawSession::RawSession(const std::string& socket, bool read_hello_reply)
-    : desk_(socket + ".peer") {
+RawSession::RawSession(const std::string& socket, bool read_hello_reply,
+                       const std::string& token_desk)
+    : desk_(token_desk.empty() ? socket + ".peer" : token_desk) {
   channel_ = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
   stub_ = acl::v1::Runtime::NewStub(channel_);
   stream_ = stub_->Session(&context_);

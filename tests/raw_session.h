@@ -26,8 +26,11 @@ std::string FetchToken(const std::string& peer_socket_path);
 class RawSession {
  public:
   // Connects to the runtime socket `socket` and says Hello (and reads the
-  // answer unless `read_hello_reply` is false: a session that must not read).
-  explicit RawSession(const std::string& socket, bool read_hello_reply = true);
+  // answer unless `read_hello_reply` is false: a session that must not read)
+  // with a token of the identity socket `token_desk` (default: the socket's
+  // own, `<socket>.peer`).
+  explicit RawSession(const std::string& socket, bool read_hello_reply = true,
+                      const std::string& token_desk = "");
   ~RawSession();  // cancels the stream
 
   bool opened() const { return opened_; }
