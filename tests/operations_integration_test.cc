@@ -25,6 +25,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "proto/acl/v1/admin.pb.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 #include "tests/acld_fixture.h"
 #include "tests/raw_session.h"
@@ -409,6 +410,16 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
   ASSERT_EQ(callbacks_code, 0) << callbacks;
   Process holder({"tests/device_client", "hold_memory", "3"}, daemon.client_env());
   ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20))) << holder.output();
+  // A quota group with the labels the device plugin attaches, and a member.
+  const auto [group_code, group_json] =
+      daemon.Aclctl({"--json", "group", "create", "--devices=0", "--memory=4194304", "--label",
+                     "pod=p1", "--label", "namespace=ns1", "--label", "container=c1"});
+  ASSERT_EQ(group_code, 0) << group_json;
+  acl::v1::GroupInfo group;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(group_json, &group).ok()) << group_json;
+  Process member({"tests/group_client", "hold", "0", "1048576"},
+                 {{"ACLD_ADDRESS", "unix:" + group.directory() + "/acld.sock"}});
+  ASSERT_TRUE(member.WaitForLine("ready", absl::Seconds(20))) << member.output();
 
   const acl::v1::StatusReply status = daemon.Status();
   const std::string metrics = Scrape(port);
@@ -441,6 +452,24 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
                                          "\"}")),
             static_cast<double>(held->memory_bytes()))
       << "per-session series, as asked\n" << metrics;
+  // Per group, with the pod's labels: what aclctl group shows.
+  const auto [list_code, list_json] = daemon.Aclctl({"--json", "group", "show", group.id()});
+  ASSERT_EQ(list_code, 0) << list_json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(list_json, &group).ok()) << list_json;
+  ASSERT_EQ(group.devices_size(), 1);
+  EXPECT_GT(group.devices(0).memory_used(), 0u);
+  const std::string group_labels = absl::StrCat("group=\"", group.id(),
+                                                "\",pod=\"p1\",namespace=\"ns1\",container=\"c1\"");
+  EXPECT_EQ(Sample(metrics, absl::StrCat("acld_group_memory_used_bytes{", group_labels,
+                                         ",device=\"0\"}")),
+            static_cast<double>(group.devices(0).memory_used()))
+      << metrics;
+  EXPECT_EQ(Sample(metrics, absl::StrCat("acld_group_memory_limit_bytes{", group_labels,
+                                         ",device=\"0\"}")),
+            4194304.0)
+      << metrics;
+  EXPECT_EQ(Sample(metrics, absl::StrCat("acld_group_sessions{", group_labels, "}")), 1)
+      << metrics;
 
   // Well-formed for Prometheus itself (promtool, from Debian's prometheus).
   const std::string scraped = daemon.dir() + "/metrics.txt";
@@ -452,6 +481,8 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
 
   holder.WriteLine("done");
   holder.Wait(absl::Seconds(20));
+  member.WriteLine("done");
+  member.Wait(absl::Seconds(20));
   EXPECT_TRUE(WaitUntil([&] { return Sample(Scrape(port), "acld_sessions") == 0; },
                         absl::Seconds(10)));
 }

@@ -55,6 +55,47 @@ absl::StatusOr<std::shared_ptr<MetricsExporter>> MetricsExporter::Start(
   return exporter;
 }
 
+void MetricsExporter::AddGroups(std::vector<MetricFamily>& families) const {
+  acl::v1::GroupsRequest request;
+  acl::v1::GroupsReply reply;
+  if (!admin_.ListGroups(nullptr, &request, &reply).ok()) return;
+  MetricFamily limit = Family("acld_group_memory_limit_bytes",
+                              "Device memory a quota group's sessions may hold together on the "
+                              "device (none: no limit).",
+                              MetricType::Gauge);
+  MetricFamily used = Family("acld_group_memory_used_bytes",
+                             "Device memory a quota group's sessions hold on the device.",
+                             MetricType::Gauge);
+  MetricFamily sessions =
+      Family("acld_group_sessions", "Sessions of a quota group.", MetricType::Gauge);
+  MetricFamily streams =
+      Family("acld_group_streams", "Streams of a quota group's sessions.", MetricType::Gauge);
+  for (const acl::v1::GroupInfo& group : reply.groups()) {
+    // The labels the device plugin attaches, so dashboards can sum per pod.
+    auto label = [&](const char* key) {
+      auto found = group.labels().find(key);
+      return found == group.labels().end() ? std::string() : found->second;
+    };
+    const std::vector<ClientMetric::Label> labels = {{"group", group.id()},
+                                                     {"pod", label("pod")},
+                                                     {"namespace", label("namespace")},
+                                                     {"container", label("container")}};
+    Add(sessions, group.sessions(), labels);
+    Add(streams, group.streams(), labels);
+    for (const acl::v1::GroupDevice& device : group.devices()) {
+      std::vector<ClientMetric::Label> on_device = labels;
+      on_device.push_back({"device", absl::StrCat(device.device())});
+      Add(used, static_cast<double>(device.memory_used()), on_device);
+      if (device.memory_limit() != 0) {
+        Add(limit, static_cast<double>(device.memory_limit()), on_device);
+      }
+    }
+  }
+  for (MetricFamily* family : {&limit, &used, &sessions, &streams}) {
+    families.push_back(std::move(*family));
+  }
+}
+
 std::vector<MetricFamily> MetricsExporter::Collect() const {
   acl::v1::StatusRequest request;
   acl::v1::StatusReply status;
@@ -150,6 +191,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   histogram.histogram.sample_sum = measured.sum();
   latency.metric.push_back(std::move(histogram));
   families.push_back(std::move(latency));
+  AddGroups(families);
   if (!per_session_) return families;
 
   MetricFamily memory = Family("acld_session_memory_bytes",
@@ -157,9 +199,10 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
   MetricFamily session_streams =
       Family("acld_session_streams", "Streams a session holds.", MetricType::Gauge);
   for (const acl::v1::SessionInfo& session : status.sessions()) {
-    const std::vector<ClientMetric::Label> labels = {{"session", absl::StrCat(session.id())},
-                                                     {"pid", absl::StrCat(session.pid())},
-                                                     {"uid", absl::StrCat(session.uid())}};
+    std::vector<ClientMetric::Label> labels = {{"session", absl::StrCat(session.id())},
+                                               {"pid", absl::StrCat(session.pid())},
+                                               {"uid", absl::StrCat(session.uid())}};
+    if (!session.group().empty()) labels.push_back({"group", session.group()});
     Add(memory, static_cast<double>(session.memory_bytes()), labels);
     Add(session_streams, session.streams(), labels);
   }

@@ -37,6 +37,8 @@ class MetricsExporter : public prometheus::Collectable {
 
  private:
   MetricsExporter(AdminService& admin, bool per_session);
+  // Every quota group's series (their number is bounded by the groups').
+  void AddGroups(std::vector<prometheus::MetricFamily>& families) const;
 
   AdminService& admin_;
   const bool per_session_;
