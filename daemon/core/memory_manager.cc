@@ -30,7 +30,7 @@ struct MemoryManager::Ledger {
   };
 
   // Charges `bytes` (reserved on `device` for `size` asked) to `session`,
-  // its user and its quota group, or to none of them.
+  // and to its quota group or else its user, or to none of them.
   absl::StatusOr<Charged> Charge(SessionId session, int32_t device, uint64_t bytes, uint64_t size,
                                  const char* api) {
     absl::MutexLock lock(&mu);
@@ -47,28 +47,26 @@ struct MemoryManager::Ledger {
                        account.bytes, " in use); the operator sets it with "
                        "--default_memory_quota or aclctl quota"));
     }
-    // A group's limits replace the per-user default: in pods everyone is
-    // uid 0, and one pod must not use up another's share.
-    uint64_t& user_bytes = by_uid[account.uid];
-    if (account.group == nullptr && !account.own_quota && default_quota != 0 &&
-        bytes > default_quota - std::min(default_quota, user_bytes)) {
-      if (user_bytes == 0) by_uid.erase(account.uid);
-      return AclStatus(
-          ACL_ERROR_RT_MEMORY_ALLOCATION,
-          absl::StrCat(api, ": ", size, " bytes would exceed the device memory quota of uid ",
-                       account.uid, ": ", default_quota, " bytes for all of its processes together (",
-                       user_bytes, " in use; --default_memory_quota)"));
-    }
+    // A group's limits replace the per-user default, and its bytes are the
+    // group's, not its uid's: in pods everyone is uid 0, and neither a pod
+    // nor the host's processes of that uid may use up the other's share.
     if (account.group != nullptr) {
-      absl::Status group = account.group->ChargeMemory(device, bytes, size, api);
-      if (!group.ok()) {
-        if (user_bytes == 0) by_uid.erase(account.uid);
-        return group;
+      ACL_RETURN_IF_ERROR(account.group->ChargeMemory(device, bytes, size, api));
+    } else {
+      const uint64_t user_bytes = UserBytesLocked(account.uid);
+      if (!account.own_quota && default_quota != 0 &&
+          bytes > default_quota - std::min(default_quota, user_bytes)) {
+        return AclStatus(
+            ACL_ERROR_RT_MEMORY_ALLOCATION,
+            absl::StrCat(api, ": ", size, " bytes would exceed the device memory quota of uid ",
+                         account.uid, ": ", default_quota,
+                         " bytes for all of its processes together (", user_bytes,
+                         " in use; --default_memory_quota)"));
       }
+      by_uid[account.uid] += bytes;
     }
     account.bytes += bytes;
     ++account.allocations;
-    user_bytes += bytes;
     return Charged{account.uid, account.group};
   }
 
@@ -80,8 +78,14 @@ struct MemoryManager::Ledger {
       it->second.bytes -= bytes;
       --it->second.allocations;
     }
+    if (charged.group != nullptr) return;
     auto user = by_uid.find(charged.uid);
     if (user != by_uid.end() && (user->second -= bytes) == 0) by_uid.erase(user);
+  }
+
+  uint64_t UserBytesLocked(uint32_t uid) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = by_uid.find(uid);
+    return it == by_uid.end() ? 0 : it->second;
   }
 
   absl::Mutex mu;
