@@ -1,8 +1,12 @@
 #include "daemon/core/memory_manager.h"
 
 #include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "acl/acl_base.h"
+#include "daemon/core/quota_group.h"
 #include "proto/acl/acl_status.h"
 #include "gtest/gtest.h"
 #include "hal/sim/sim_backend.h"
@@ -209,6 +213,148 @@ TEST_F(MemoryManagerTest, AFreeWaitsForThePinsAndStaysCharged) {
   pinned = {};
   EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
   EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
+}
+
+// --- Quota groups -----------------------------------------------------------
+
+constexpr char kGroupA[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+constexpr char kGroupB[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+std::shared_ptr<QuotaGroup> NewGroup(const std::string& id, std::vector<int32_t> devices,
+                                     std::vector<uint64_t> limits) {
+  QuotaGroupSpec spec;
+  spec.devices = std::move(devices);
+  spec.memory_limits = std::move(limits);
+  return std::make_shared<QuotaGroup>(id, std::move(spec));
+}
+
+TEST_F(MemoryManagerTest, AGroupsSessionsTogetherAreHeldToItsPerDeviceLimit) {
+  auto group = NewGroup(kGroupA, {0, 1}, {4096, 4096});
+  auto other = NewGroup(kGroupB, {0, 1}, {4096, 4096});
+  memory_.AddSession(10, 0, group);  // two processes of one pod (uid 0)
+  memory_.AddSession(11, 0, group);
+  memory_.AddSession(12, 0, other);  // another pod
+  memory_.AddSession(13, 0);         // no pod
+  ASSERT_TRUE(memory_.Allocate(10, 0, 3072).ok());
+  ASSERT_TRUE(memory_.Allocate(11, 0, 1024).ok());
+  EXPECT_EQ(group->MemoryUsed(0), 4096u);
+  absl::Status refused = memory_.Allocate(11, 0, 512).status();
+  EXPECT_EQ(Code(refused), ACL_ERROR_RT_MEMORY_ALLOCATION) << refused;
+  EXPECT_NE(refused.message().find(kGroupA), absl::string_view::npos) << refused;
+  EXPECT_EQ(Code(memory_.Allocate(10, 0, 1).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  // Nothing of the refusals stays charged anywhere.
+  EXPECT_EQ(memory_.UsageOf(10).bytes, 3072u);
+  EXPECT_EQ(memory_.UsageOf(11).bytes, 1024u);
+  EXPECT_EQ(group->MemoryUsed(0), 4096u);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 4096u);
+  // The limit holds per device: device 1 has its own.
+  EXPECT_TRUE(memory_.Allocate(11, 1, 4096).ok());
+  EXPECT_EQ(group->MemoryUsed(1), 4096u);
+  // Another group, and a session in none, are not held to this group's limit.
+  EXPECT_TRUE(memory_.Allocate(12, 0, 4096).ok());
+  EXPECT_EQ(other->MemoryUsed(0), 4096u);
+  EXPECT_EQ(Code(memory_.Allocate(12, 0, 512).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_TRUE(memory_.Allocate(13, 0, 8192).ok());
+  EXPECT_EQ(group->MemoryUsed(0), 4096u);
+}
+
+TEST_F(MemoryManagerTest, AGroupSessionIsNotHeldToTheDefaultQuota) {
+  memory_.SetDefaultQuota(4096);
+  auto group = NewGroup(kGroupA, {0}, {0});  // no limit of its own
+  memory_.AddSession(11, 0);  // no group: the default quota holds for it and for uid 0
+  memory_.AddSession(10, 0, group);
+  EXPECT_EQ(memory_.UsageOf(10).quota, 0u);
+  EXPECT_EQ(memory_.UsageOf(11).quota, 4096u);
+  // The session outside the group first: it is held to the default.
+  EXPECT_EQ(Code(memory_.Allocate(11, 0, 8192).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  ASSERT_TRUE(memory_.Allocate(11, 0, 4096).ok());
+  EXPECT_EQ(Code(memory_.Allocate(11, 0, 512).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  // The group's session of the same uid is not, neither per session nor per uid.
+  EXPECT_TRUE(memory_.Allocate(10, 0, 16384).ok());
+  EXPECT_TRUE(memory_.Allocate(10, 0, 16384).ok());
+  EXPECT_EQ(memory_.UsageOf(10).bytes, 32768u);
+  EXPECT_EQ(group->MemoryUsed(0), 32768u);
+  // A group with a limit is held to that limit, not to the default.
+  auto limited = NewGroup(kGroupB, {0}, {8192});
+  memory_.AddSession(12, 0, limited);
+  EXPECT_TRUE(memory_.Allocate(12, 0, 8192).ok());
+  EXPECT_EQ(Code(memory_.Allocate(12, 0, 512).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+}
+
+// Found a bug: a group session's bytes were also added to its uid's total
+// (Ledger::Charge, `user_bytes += bytes`), so a pod (uid 0) holding memory
+// under its group's limits locked a uid-0 process outside every group out of
+// its default share. Fixed since in 55f80d3; this is its regression test.
+// The memory of pods is held by their groups' limits instead of the per-uid
+// default ("A group's limits replace the per-user default: in pods everyone is
+// uid 0, and one pod must not use up another's share", memory_manager.cc);
+// it must not use up the default share of a uid-0 process outside any group
+// either. Mirror image of the test above: the group allocates first.
+TEST_F(MemoryManagerTest, GroupMemoryDoesNotUseUpTheUidDefaultOfSessionsOutsideGroups) {
+  memory_.SetDefaultQuota(4096);
+  auto group = NewGroup(kGroupA, {0}, {0});
+  memory_.AddSession(10, 0, group);
+  memory_.AddSession(11, 0);
+  ASSERT_TRUE(memory_.Allocate(10, 0, 16384).ok());
+  absl::StatusOr<uint64_t> outside = memory_.Allocate(11, 0, 4096);
+  EXPECT_TRUE(outside.ok()) << outside.status();
+}
+
+// The other half: a group session's free gives nothing back to its uid's
+// default share, which it never took.
+TEST_F(MemoryManagerTest, AGroupSessionsFreeDoesNotLowerItsUidsDefaultShare) {
+  memory_.SetDefaultQuota(4096);
+  auto group = NewGroup(kGroupA, {0}, {0});
+  memory_.AddSession(10, 0, group);
+  memory_.AddSession(11, 0);
+  memory_.AddSession(12, 0);
+  const uint64_t pods = *memory_.Allocate(10, 0, 4096);
+  ASSERT_TRUE(memory_.Allocate(11, 0, 4096).ok());  // uid 0's default share, all of it
+  ASSERT_TRUE(memory_.Free(10, pods).ok());
+  EXPECT_EQ(group->MemoryUsed(0), 0u);
+  EXPECT_EQ(Code(memory_.Allocate(12, 0, 512).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+}
+
+TEST_F(MemoryManagerTest, FreeingGivesTheRoomBackToTheGroup) {
+  auto group = NewGroup(kGroupA, {1}, {8192});
+  memory_.AddSession(10, 0, group);
+  memory_.AddSession(11, 0, group);
+  const uint64_t first = *memory_.Allocate(10, 1, 4096);
+  const uint64_t second = *memory_.Allocate(10, 1, 4096);
+  EXPECT_EQ(Code(memory_.Allocate(11, 1, 4096).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  ASSERT_TRUE(memory_.Free(10, first).ok());
+  EXPECT_EQ(group->MemoryUsed(1), 4096u);
+  EXPECT_TRUE(memory_.Allocate(11, 1, 4096).ok());  // the other process gets the room
+  EXPECT_EQ(Code(memory_.Allocate(11, 1, 512).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  ASSERT_TRUE(memory_.Free(10, second).ok());
+  memory_.RemoveSession(11);
+  EXPECT_EQ(group->MemoryUsed(1), 0u);
+  EXPECT_EQ(backend_->device(1).used_bytes(), 0u);
+}
+
+TEST_F(MemoryManagerTest, AFailedDeviceAllocationLeavesNothingChargedToTheGroup) {
+  auto group = NewGroup(kGroupA, {0}, {0});
+  memory_.AddSession(10, 0, group);
+  ASSERT_TRUE(memory_.Allocate(10, 0, 1 << 20).ok());  // all of the sim device
+  EXPECT_EQ(Code(memory_.Allocate(10, 0, 4096).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_EQ(group->MemoryUsed(0), uint64_t{1} << 20);
+  EXPECT_EQ(memory_.UsageOf(10).bytes, uint64_t{1} << 20);
+}
+
+TEST_F(MemoryManagerTest, MemoryPinnedAfterItsSessionEndedStaysChargedToTheGroup) {
+  auto group = NewGroup(kGroupA, {0}, {4096});
+  memory_.AddSession(10, 0, group);
+  memory_.AddSession(11, 0, group);
+  const uint64_t address = *memory_.Allocate(10, 0, 4096);
+  ResolvedRange pinned = *memory_.Resolve(10, address, 4096);  // a task still runs on it
+  memory_.RemoveSession(10);
+  EXPECT_EQ(group->MemoryUsed(0), 4096u);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 4096u);
+  EXPECT_EQ(Code(memory_.Allocate(11, 0, 512).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  pinned = {};  // the task finished
+  EXPECT_EQ(group->MemoryUsed(0), 0u);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
+  EXPECT_TRUE(memory_.Allocate(11, 0, 4096).ok());
 }
 
 }  // namespace
