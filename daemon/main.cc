@@ -2,6 +2,7 @@
 //
 // Owns the devices (sim backend by default) and serves client processes on the
 // runtime socket and operators on the admin socket until SIGTERM or SIGINT.
+#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -85,6 +86,9 @@ ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 64ull << 20,
           "bytes of queued work (copies, batches) acld holds for one session (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
 ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");
+ABSL_FLAG(uint32_t, max_sessions_per_group, 64,
+          "sessions a quota group may have open at once unless it was created with its own "
+          "cap (docs/groups.md)");
 ABSL_FLAG(uint32_t, max_pending_hellos, 128,
           "session streams that may wait for their Hello at once");
 ABSL_FLAG(int32_t, hello_timeout, 10,
@@ -103,6 +107,11 @@ bool SetUpLogging() {
   std::shared_ptr<spdlog::logger> logger;
   try {
     const std::string& file = absl::GetFlag(FLAGS_log_file);
+    // Created 0600: the log names processes, users and what they asked for.
+    if (!file.empty()) {
+      const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd >= 0) close(fd);
+    }
     logger = file.empty() ? spdlog::stderr_logger_mt("acld")
                           : spdlog::basic_logger_mt("acld", file, /*truncate=*/false);
   } catch (const spdlog::spdlog_ex& error) {
@@ -163,10 +172,12 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_callback_timeout) < 1 || absl::GetFlag(FLAGS_shutdown_grace) < 0 ||
       absl::GetFlag(FLAGS_hello_timeout) < 1 || absl::GetFlag(FLAGS_max_sessions) < 1 ||
       absl::GetFlag(FLAGS_max_sessions_per_uid) < 1 ||
+      absl::GetFlag(FLAGS_max_sessions_per_group) < 1 ||
       absl::GetFlag(FLAGS_max_pending_hellos) < 1) {
     spdlog::critical(
         "--sim_devices, --sim_device_memory, --callback_timeout, --hello_timeout, "
-        "--max_sessions, --max_sessions_per_uid and --max_pending_hellos must be positive, "
+        "--max_sessions, --max_sessions_per_uid, --max_sessions_per_group and "
+        "--max_pending_hellos must be positive, "
         "--shutdown_grace not negative");
     return 2;
   }
@@ -216,6 +227,7 @@ int main(int argc, char** argv) {
   options.shutdown_grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace));
   options.limits.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   options.limits.max_sessions_per_uid = absl::GetFlag(FLAGS_max_sessions_per_uid);
+  options.limits.max_sessions_per_group = absl::GetFlag(FLAGS_max_sessions_per_group);
   options.limits.max_pending_hellos = absl::GetFlag(FLAGS_max_pending_hellos);
   options.limits.hello_timeout = absl::Seconds(absl::GetFlag(FLAGS_hello_timeout));
   options.limits.max_host_memory_per_session = absl::GetFlag(FLAGS_max_host_memory_per_session);
@@ -224,10 +236,21 @@ int main(int argc, char** argv) {
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);
   options.state_dir = absl::GetFlag(FLAGS_state_dir);
-  if (!options.state_dir.empty() && mkdir(options.state_dir.c_str(), 0700) != 0 &&
-      errno != EEXIST) {
-    spdlog::critical("cannot create --state_dir {}: {}", options.state_dir, strerror(errno));
-    return 1;
+  if (!options.state_dir.empty()) {
+    // What acld restores from there decides who reaches which devices: only
+    // root or acld's user may be able to change it.
+    struct stat info {};
+    if ((mkdir(options.state_dir.c_str(), 0700) != 0 && errno != EEXIST) ||
+        lstat(options.state_dir.c_str(), &info) != 0) {
+      spdlog::critical("cannot create --state_dir {}: {}", options.state_dir, strerror(errno));
+      return 1;
+    }
+    if (!S_ISDIR(info.st_mode) || (info.st_uid != 0 && info.st_uid != geteuid()) ||
+        (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      spdlog::critical("--state_dir {} must be a directory of root or acld's user that no one "
+                       "else can write (mode 0700)", options.state_dir);
+      return 1;
+    }
   }
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {

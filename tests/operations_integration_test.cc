@@ -458,7 +458,8 @@ TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(list_json, &group).ok()) << list_json;
   ASSERT_EQ(group.devices_size(), 1);
   EXPECT_GT(group.devices(0).memory_used(), 0u);
-  const std::string group_labels = absl::StrCat("group=\"", group.id(),
+  // The group's public name (the first 8 digits), never its id.
+  const std::string group_labels = absl::StrCat("group=\"", group.id().substr(0, 8),
                                                 "\",pod=\"p1\",namespace=\"ns1\",container=\"c1\"");
   EXPECT_EQ(Sample(metrics, absl::StrCat("acld_group_memory_used_bytes{", group_labels,
                                          ",device=\"0\"}")),

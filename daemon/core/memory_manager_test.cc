@@ -240,7 +240,7 @@ TEST_F(MemoryManagerTest, AGroupsSessionsTogetherAreHeldToItsPerDeviceLimit) {
   EXPECT_EQ(group->MemoryUsed(0), 4096u);
   absl::Status refused = memory_.Allocate(11, 0, 512).status();
   EXPECT_EQ(Code(refused), ACL_ERROR_RT_MEMORY_ALLOCATION) << refused;
-  EXPECT_NE(refused.message().find(kGroupA), absl::string_view::npos) << refused;
+  EXPECT_NE(refused.message().find(QuotaGroupName(kGroupA)), absl::string_view::npos) << refused;
   EXPECT_EQ(Code(memory_.Allocate(10, 0, 1).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
   // Nothing of the refusals stays charged anywhere.
   EXPECT_EQ(memory_.UsageOf(10).bytes, 3072u);

@@ -30,8 +30,10 @@ absl::Status CheckQuotaGroupSpec(const QuotaGroupSpec& spec, int32_t host_device
   return absl::OkStatus();
 }
 
+std::string QuotaGroupName(const std::string& id) { return id.substr(0, 8); }
+
 QuotaGroup::QuotaGroup(std::string id, QuotaGroupSpec spec)
-    : id_(std::move(id)), spec_(std::move(spec)), view_(DeviceView::Of(spec_.devices)) {}
+    : id_(std::move(id)), name_(QuotaGroupName(id_)), spec_(std::move(spec)), view_(DeviceView::Of(spec_.devices)) {}
 
 absl::Status QuotaGroup::ChargeMemory(int32_t device, uint64_t bytes, uint64_t asked,
                                       const char* api) {
@@ -39,7 +41,7 @@ absl::Status QuotaGroup::ChargeMemory(int32_t device, uint64_t bytes, uint64_t a
   if (position == spec_.devices.end()) {
     // Unreachable through the group's device view; refused all the same.
     return AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
-                     absl::StrCat(api, ": the device is not in quota group ", id_));
+                     absl::StrCat(api, ": the device is not in quota group ", name_));
   }
   const uint64_t limit = spec_.memory_limits[position - spec_.devices.begin()];
   absl::MutexLock lock(&mu_);
@@ -48,7 +50,7 @@ absl::Status QuotaGroup::ChargeMemory(int32_t device, uint64_t bytes, uint64_t a
     return AclStatus(
         ACL_ERROR_RT_MEMORY_ALLOCATION,
         absl::StrCat(api, ": ", asked, " bytes (", bytes, " reserved on the device) would exceed "
-                     "the device memory quota of group ", id_, " on its device ",
+                     "the device memory quota of group ", name_, " on its device ",
                      position - spec_.devices.begin(), ": ", limit,
                      " bytes for all of the group's processes together (", used,
                      " in use); the operator sets it with aclctl group create"));

@@ -35,12 +35,19 @@ struct QuotaGroupSpec {
 // memory limit per device; otherwise an error saying what is wrong.
 absl::Status CheckQuotaGroupSpec(const QuotaGroupSpec& spec, int32_t host_devices);
 
+// The public name of the group with `id` (QuotaGroup::name).
+std::string QuotaGroupName(const std::string& id);
+
 class QuotaGroup {
  public:
   // `spec` passed CheckQuotaGroupSpec.
   QuotaGroup(std::string id, QuotaGroupSpec spec);
 
   const std::string& id() const { return id_; }
+  // What logs, metrics and error messages call it: the first 8 digits of its
+  // id. The id itself is the key to the group's directory (docs/groups.md)
+  // and stays with the operator.
+  const std::string& name() const { return name_; }
   const QuotaGroupSpec& spec() const { return spec_; }
   const DeviceView& view() const { return view_; }
 
@@ -57,6 +64,7 @@ class QuotaGroup {
 
  private:
   const std::string id_;
+  const std::string name_;
   const QuotaGroupSpec spec_;
   const DeviceView view_;
   std::atomic<bool> retired_{false};

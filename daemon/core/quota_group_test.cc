@@ -122,7 +122,9 @@ TEST(QuotaGroupTest, TheRefusalIsAMemoryErrorNamingTheGroupAndTheCall) {
   absl::Status refused = group.ChargeMemory(3, 512, 7, "aclrtMallocPhysical");
   EXPECT_EQ(Code(refused), ACL_ERROR_RT_MEMORY_ALLOCATION) << refused;
   EXPECT_EQ(Code(refused), 207001);
-  EXPECT_TRUE(Mentions(refused, kGroupId)) << refused;
+  // Its public name, never the id that opens its directory (messages are logged).
+  EXPECT_TRUE(Mentions(refused, QuotaGroupName(kGroupId))) << refused;
+  EXPECT_FALSE(Mentions(refused, kGroupId)) << refused;
   EXPECT_TRUE(Mentions(refused, "aclrtMallocPhysical")) << refused;
   EXPECT_TRUE(Mentions(refused, "1024")) << refused;  // the limit
 }
@@ -160,7 +162,7 @@ TEST(QuotaGroupTest, ADeviceOutsideTheGroupIsRefused) {
   absl::Status refused = group.ChargeMemory(1, 1, 1, "aclrtMalloc");
   EXPECT_FALSE(refused.ok());
   EXPECT_EQ(Code(refused), ACL_ERROR_RT_INVALID_DEVICEID) << refused;
-  EXPECT_TRUE(Mentions(refused, kGroupId)) << refused;
+  EXPECT_TRUE(Mentions(refused, QuotaGroupName(kGroupId))) << refused;
   EXPECT_FALSE(group.ChargeMemory(-1, 1, 1, "aclrtMalloc").ok());
   EXPECT_EQ(group.MemoryUsed(1), 0u);
 }

@@ -336,7 +336,7 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
     if (held >= group_quota) {
       return AclStatus(
           ACL_ERROR_RT_NO_STREAM_RESOURCE,
-          absl::StrCat(call, ": the processes of quota group ", session.group->id(),
+          absl::StrCat(call, ": the processes of quota group ", session.group->name(),
                        " may hold at most ", group_quota, " streams together (default streams "
                        "and streams still finishing their work included; aclctl group create "
                        "--streams); they hold ", held));

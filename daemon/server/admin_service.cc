@@ -139,7 +139,6 @@ grpc::Status AdminService::CreateGroup(grpc::ServerContext*,
   absl::StatusOr<GroupView> created = groups_->Create(
       std::move(spec), GroupLabels(request->labels().begin(), request->labels().end()));
   if (!created.ok()) return ToGrpc(created.status());
-  spdlog::info("admin: quota group {} created in {}", created->record.id, created->directory);
   ToProto(*created, runtime_.Snapshot(), *reply);
   return grpc::Status::OK;
 }
@@ -158,12 +157,13 @@ grpc::Status AdminService::DeleteGroup(grpc::ServerContext*,
                                        const acl::v1::DeleteGroupRequest* request,
                                        acl::v1::DeleteGroupReply* reply) {
   if (groups_ == nullptr) return ToGrpc(absl::UnavailableError("acld serves no quota groups"));
-  absl::StatusOr<std::shared_ptr<QuotaGroup>> deleted = groups_->Delete(request->id());
-  if (!deleted.ok()) return ToGrpc(deleted.status());
-  reply->set_evicted_sessions(
-      sessions_.EndGroupSessions(**deleted, "the operator deleted this process's quota group"));
-  spdlog::info("admin: quota group {} deleted, {} sessions evicted", request->id(),
-               reply->evicted_sessions());
+  absl::StatusOr<uint32_t> evicted =
+      groups_->Delete(request->id(), [this](const QuotaGroup& group) {
+        return sessions_.EndGroupSessions(group,
+                                          "the operator deleted this process's quota group");
+      });
+  if (!evicted.ok()) return ToGrpc(evicted.status());
+  reply->set_evicted_sessions(*evicted);
   return grpc::Status::OK;
 }
 

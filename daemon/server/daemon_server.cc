@@ -242,7 +242,7 @@ absl::StatusOr<Entrance> DaemonServer::EntranceOf(const std::string& peer) const
                     nullptr};
   }
   return absl::PermissionDeniedError(
-      "the quota group this connection came through was deleted");
+      "this connection came through a socket acld no longer serves (a deleted quota group's)");
 }
 
 DaemonServer::~DaemonServer() {

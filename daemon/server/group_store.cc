@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -27,6 +29,31 @@ bool IsLabelText(const std::string& text) {
     if (c <= ' ' || c > '~' || c == '=') return false;
   }
   return true;
+}
+
+// `value` as an integer of type Int: a JSON integer within Int's range, not
+// a boolean, a fraction or a number that would wrap when converted.
+template <typename Int>
+Int IntegerIn(const nlohmann::json& value, const char* field) {
+  bool fits = false;
+  if (value.is_number_unsigned()) {
+    fits = value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max());
+  } else if (value.is_number_integer()) {
+    const int64_t number = value.get<int64_t>();
+    fits = number >= static_cast<int64_t>(std::numeric_limits<Int>::min()) &&
+           (number < 0 || static_cast<uint64_t>(number) <=
+                              static_cast<uint64_t>(std::numeric_limits<Int>::max()));
+  }
+  if (!fits) throw std::invalid_argument(absl::StrCat(field, " is not a number in range"));
+  return value.get<Int>();
+}
+
+template <typename Int>
+std::vector<Int> IntegersIn(const nlohmann::json& value, const char* field) {
+  if (!value.is_array()) throw std::invalid_argument(absl::StrCat(field, " is not a list"));
+  std::vector<Int> numbers;
+  for (const nlohmann::json& item : value) numbers.push_back(IntegerIn<Int>(item, field));
+  return numbers;
 }
 
 absl::Status Corrupt(const std::string& path, const std::string& what) {
@@ -83,7 +110,9 @@ absl::StatusOr<std::vector<GroupRecord>> LoadGroups(const std::string& state_dir
   text << file.rdbuf();
   const nlohmann::json document = nlohmann::json::parse(text.str(), nullptr, false);
   if (document.is_discarded() || !document.is_object()) return Corrupt(path, "not JSON");
-  if (document.value("version", 0) != kFormatVersion || !document.contains("groups") ||
+  const auto version = document.find("version");
+  if (version == document.end() || !version->is_number_integer() ||
+      version->get<int64_t>() != kFormatVersion || !document.contains("groups") ||
       !document["groups"].is_array()) {
     return Corrupt(path, absl::StrCat("not version ", kFormatVersion, " of acld's group file"));
   }
@@ -92,13 +121,14 @@ absl::StatusOr<std::vector<GroupRecord>> LoadGroups(const std::string& state_dir
     GroupRecord record;
     try {
       record.id = entry.at("id").get<std::string>();
-      record.spec.devices = entry.at("devices").get<std::vector<int32_t>>();
-      record.spec.memory_limits = entry.at("memory_bytes").get<std::vector<uint64_t>>();
-      record.spec.max_streams = entry.at("max_streams").get<uint32_t>();
-      record.spec.max_sessions = entry.at("max_sessions").get<uint32_t>();
+      record.spec.devices = IntegersIn<int32_t>(entry.at("devices"), "devices");
+      record.spec.memory_limits = IntegersIn<uint64_t>(entry.at("memory_bytes"), "memory_bytes");
+      record.spec.max_streams = IntegerIn<uint32_t>(entry.at("max_streams"), "max_streams");
+      record.spec.max_sessions = IntegerIn<uint32_t>(entry.at("max_sessions"), "max_sessions");
       record.labels = entry.at("labels").get<GroupLabels>();
-      record.created_unix_seconds = entry.at("created_unix_seconds").get<int64_t>();
-    } catch (const nlohmann::json::exception& error) {
+      record.created_unix_seconds =
+          IntegerIn<int64_t>(entry.at("created_unix_seconds"), "created_unix_seconds");
+    } catch (const std::exception& error) {  // nlohmann's, and IntegerIn's
       return Corrupt(path, absl::StrCat("a group record: ", error.what()));
     }
     if (!IsGroupId(record.id)) return Corrupt(path, "a group id is not 32 hex digits");

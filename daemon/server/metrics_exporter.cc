@@ -76,7 +76,8 @@ void MetricsExporter::AddGroups(std::vector<MetricFamily>& families) const {
       auto found = group.labels().find(key);
       return found == group.labels().end() ? std::string() : found->second;
     };
-    const std::vector<ClientMetric::Label> labels = {{"group", group.id()},
+    // The group's public name, never its id: the id opens its directory.
+    const std::vector<ClientMetric::Label> labels = {{"group", QuotaGroupName(group.id())},
                                                      {"pod", label("pod")},
                                                      {"namespace", label("namespace")},
                                                      {"container", label("container")}};
@@ -202,7 +203,7 @@ std::vector<MetricFamily> MetricsExporter::Collect() const {
     std::vector<ClientMetric::Label> labels = {{"session", absl::StrCat(session.id())},
                                                {"pid", absl::StrCat(session.pid())},
                                                {"uid", absl::StrCat(session.uid())}};
-    if (!session.group().empty()) labels.push_back({"group", session.group()});
+    if (!session.group().empty()) labels.push_back({"group", QuotaGroupName(session.group())});
     Add(memory, static_cast<double>(session.memory_bytes()), labels);
     Add(session_streams, session.streams(), labels);
   }

@@ -51,9 +51,15 @@ struct QuotaGroups::Served {
   std::shared_ptr<PeerCredentialDesk> desk;
   std::unique_ptr<RuntimeAcceptor> acceptor;
   std::string runtime_socket;
+  absl::Mutex close_mu;
+  bool closed ABSL_GUARDED_BY(close_mu) = false;
 
-  // Stops both sockets and removes their files (not from a desk's opener).
+  // Stops both sockets and removes their files, once (a deletion and
+  // acld's shutdown may both get here); not from a desk's opener.
   void Close() {
+    absl::MutexLock lock(&close_mu);
+    if (closed) return;
+    closed = true;
     if (acceptor != nullptr) acceptor->Stop();
     if (desk != nullptr) desk->Stop();
     RemoveSocket(runtime_socket);
@@ -111,13 +117,18 @@ absl::StatusOr<std::shared_ptr<QuotaGroups::Served>> QuotaGroups::Serve(
     served->Close();
     return access;
   }
-  const Entrance entrance{served->desk, served->group};
-  served->desk->Serve([open = open_, entrance](const PeerCredentials& peer, uint32_t version,
-                                               ReceivedMemory channel) {
-    return open(peer, version, std::move(channel), entrance);
+  // The desk's opener holds it weakly: a desk that held itself would never
+  // be freed (nor the descriptors its tickets hold) after its group goes.
+  served->desk->Serve([open = open_, desk = std::weak_ptr<PeerCredentialDesk>(served->desk),
+                       group = served->group](const PeerCredentials& peer, uint32_t version,
+                                              ReceivedMemory channel)
+                          -> absl::StatusOr<std::function<void(UniqueFd)>> {
+    std::shared_ptr<PeerCredentialDesk> serving = desk.lock();
+    if (serving == nullptr) return absl::UnavailableError("the quota group was deleted");
+    return open(peer, version, std::move(channel), Entrance{std::move(serving), group});
   });
   absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> acceptor = RuntimeAcceptor::Start(
-      runtime_fd, absl::StrCat("group ", record.id, " runtime socket"), hand_off_);
+      runtime_fd, absl::StrCat("group ", QuotaGroupName(record.id), " runtime socket"), hand_off_);
   if (!acceptor.ok()) {
     served->Close();
     return acceptor.status();
@@ -132,11 +143,20 @@ absl::Status QuotaGroups::Restore() {
   absl::MutexLock lock(&mu_);
   for (const GroupRecord& record : records) {
     absl::Status spec = CheckQuotaGroupSpec(record.spec, options_.host_devices);
+    if (spec.ok() && groups_.count(record.id) != 0) {
+      spec = absl::AlreadyExistsError("its id is in the file twice");
+    } else if (spec.ok() && groups_.size() >= options_.max_groups) {
+      spec = absl::ResourceExhaustedError(
+          absl::StrCat("acld serves at most ", options_.max_groups, " quota groups"));
+    }
     absl::StatusOr<std::shared_ptr<Served>> served =
         spec.ok() ? Serve(record) : absl::StatusOr<std::shared_ptr<Served>>(spec);
     if (!served.ok()) {
-      spdlog::error("quota group {} is not served: {}", record.id,
+      // Kept in the file (and its directory kept): a device that comes back
+      // or an operator's fix serves it again at the next start.
+      spdlog::error("quota group {} is not served: {}", QuotaGroupName(record.id),
                     std::string(served.status().message()));
+      if (groups_.count(record.id) == 0) unserved_.push_back(record);
       continue;
     }
     groups_[record.id] = *std::move(served);
@@ -159,7 +179,12 @@ absl::StatusOr<GroupView> QuotaGroups::Create(QuotaGroupSpec spec, GroupLabels l
     return absl::ResourceExhaustedError(
         absl::StrCat("acld already has ", options_.max_groups, " quota groups"));
   }
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Served> served, Serve(record));
+  absl::StatusOr<std::shared_ptr<Served>> serving = Serve(record);
+  if (!serving.ok()) {
+    rmdir(DirectoryOf(record.id).c_str());  // made for it, if it got that far
+    return serving.status();
+  }
+  std::shared_ptr<Served> served = *std::move(serving);
   groups_[record.id] = served;
   absl::Status saved = SaveLocked();
   if (!saved.ok()) {
@@ -169,11 +194,13 @@ absl::StatusOr<GroupView> QuotaGroups::Create(QuotaGroupSpec spec, GroupLabels l
     rmdir(DirectoryOf(record.id).c_str());
     return saved;
   }
-  spdlog::info("quota group {} created: {} devices", record.id, record.spec.devices.size());
+  spdlog::info("quota group {} created: {} devices", QuotaGroupName(record.id),
+               record.spec.devices.size());
   return ViewOf(*served);
 }
 
-absl::StatusOr<std::shared_ptr<QuotaGroup>> QuotaGroups::Delete(const std::string& id) {
+absl::StatusOr<uint32_t> QuotaGroups::Delete(const std::string& id,
+                                             const SessionEnder& end_sessions) {
   std::shared_ptr<Served> served;
   {
     absl::MutexLock lock(&mu_);
@@ -183,16 +210,21 @@ absl::StatusOr<std::shared_ptr<QuotaGroup>> QuotaGroups::Delete(const std::strin
     groups_.erase(it);
     served->group->Retire();
     absl::Status saved = SaveLocked();
-    if (!saved.ok()) spdlog::error("quota group {} deleted but not from the state: {}", id,
+    if (!saved.ok()) spdlog::error("quota group {} deleted but not from the state: {}", QuotaGroupName(id),
                                    std::string(saved.message()));
   }
-  // Outside the lock: stopping joins the desk, which may be opening a session.
+  // Outside the lock. Its sessions end while its sockets still stand, so
+  // that acld can still cut the connections of those that do not read;
+  // then stopping joins the desk, which may be opening a session (refused:
+  // the group is retired).
+  const uint32_t ended = end_sessions(*served->group);
   served->Close();
   if (rmdir(DirectoryOf(id).c_str()) != 0 && errno != ENOENT) {
-    spdlog::warn("quota group {}: cannot remove its directory: {}", id, std::strerror(errno));
+    spdlog::warn("quota group {}: cannot remove its directory: {}", QuotaGroupName(id),
+                 std::strerror(errno));
   }
-  spdlog::info("quota group {} deleted", id);
-  return served->group;
+  spdlog::info("quota group {} deleted, {} sessions ended", QuotaGroupName(id), ended);
+  return ended;
 }
 
 absl::StatusOr<GroupView> QuotaGroups::Label(const std::string& id, const GroupLabels& set,
@@ -246,7 +278,7 @@ void QuotaGroups::ShutdownConnections(pid_t pid) const {
 
 absl::Status QuotaGroups::SaveLocked() const {
   if (options_.state_dir.empty()) return absl::OkStatus();
-  std::vector<GroupRecord> records;
+  std::vector<GroupRecord> records = unserved_;
   for (const auto& [id, served] : groups_) records.push_back(served->record);
   return SaveGroups(options_.state_dir, records);
 }

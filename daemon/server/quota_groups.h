@@ -74,9 +74,12 @@ class QuotaGroups {
   // A new group (INVALID_ARGUMENT for a bad spec or labels,
   // RESOURCE_EXHAUSTED past the cap) with its sockets listening.
   absl::StatusOr<GroupView> Create(QuotaGroupSpec spec, GroupLabels labels);
-  // Retires the group (no session joins it any more), closes its sockets and
-  // removes its directory. Its sessions are the caller's to end.
-  absl::StatusOr<std::shared_ptr<QuotaGroup>> Delete(const std::string& id);
+  // Ends the sessions of a retired group; returns how many.
+  using SessionEnder = std::function<uint32_t(const QuotaGroup& group)>;
+  // Retires the group (no session joins it any more), ends its sessions
+  // with `end_sessions`, closes its sockets and removes its directory.
+  // Returns how many sessions ended.
+  absl::StatusOr<uint32_t> Delete(const std::string& id, const SessionEnder& end_sessions);
   absl::StatusOr<GroupView> Label(const std::string& id, const GroupLabels& set,
                                   const std::vector<std::string>& remove);
   // Every group, or the one with `id` (NOT_FOUND when none).
@@ -108,6 +111,8 @@ class QuotaGroups {
   const HandOff hand_off_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Served>> groups_ ABSL_GUARDED_BY(mu_);
+  // Restored records acld could not serve, kept in the file as they were.
+  std::vector<GroupRecord> unserved_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 

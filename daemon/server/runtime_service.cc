@@ -397,14 +397,14 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       // A group's sessions count against the group's cap, not their uid's:
       // in pods everyone is uid 0.
       const uint32_t cap = group->spec().max_sessions != 0 ? group->spec().max_sessions
-                                                           : limits_.max_sessions_per_uid;
+                                                           : limits_.max_sessions_per_group;
       auto of_group = sessions_per_group_.find(group);
       if (group->retired()) {
         code = grpc::StatusCode::UNAVAILABLE;
-        refusal = absl::StrCat("quota group ", group->id(), " was deleted");
+        refusal = absl::StrCat("quota group ", group->name(), " was deleted");
       } else if (of_group != sessions_per_group_.end() && of_group->second >= cap) {
         refusal = absl::StrCat("acld already serves ", cap, " sessions of quota group ",
-                               group->id(), " (its --sessions, or --max_sessions_per_uid)");
+                               group->name(), " (its --sessions, or --max_sessions_per_group)");
       }
     } else if (of_uid != sessions_per_uid_.end() &&
                of_uid->second >= limits_.max_sessions_per_uid) {
@@ -583,6 +583,7 @@ absl::Status RuntimeService::EndSession(SessionId session, const std::string& re
 
 uint32_t RuntimeService::EndGroupSessions(const QuotaGroup& group, const std::string& reason) {
   std::vector<SessionId> members;
+  std::vector<std::shared_ptr<Live>> ending;
   {
     // Admit refuses a retired group under this lock: no session of it opens
     // after this list is made.
@@ -590,10 +591,10 @@ uint32_t RuntimeService::EndGroupSessions(const QuotaGroup& group, const std::st
     for (const auto& [id, live] : live_) {
       if (live->group.get() == &group) members.push_back(id);
     }
+    for (SessionId id : members) ending.push_back(Forget(id));
   }
-  uint32_t ended = 0;
-  for (SessionId id : members) ended += EndSession(id, reason).ok() ? 1 : 0;
-  return ended;
+  EndSessions(ending, reason, absl::Milliseconds(500));
+  return static_cast<uint32_t>(ending.size());
 }
 
 void RuntimeService::StopAccepting() {
@@ -610,6 +611,11 @@ void RuntimeService::EndAllSessions(const std::string& reason, absl::Duration fl
     sessions_per_uid_.clear();
     sessions_per_group_.clear();
   }
+  EndSessions(ending, reason, flush);
+}
+
+void RuntimeService::EndSessions(const std::vector<std::shared_ptr<Live>>& ending,
+                                 const std::string& reason, absl::Duration flush) {
   ServerMessage ended;
   ended.mutable_session_ended()->set_reason(reason);
   for (const auto& live : ending) live->writer->Write(ended);

@@ -40,6 +40,8 @@ class SessionRing;
 struct SessionLimits {
   uint32_t max_sessions = 1024;         // --max_sessions
   uint32_t max_sessions_per_uid = 256;  // --max_sessions_per_uid
+  // A quota group's cap unless it has its own (--max_sessions_per_group).
+  uint32_t max_sessions_per_group = 64;
   uint32_t max_pending_hellos = 128;    // --max_pending_hellos: streams not past Hello yet
   absl::Duration hello_timeout = absl::Seconds(10);    // --hello_timeout
   uint64_t max_host_memory_per_session = 16ull << 30;  // --max_host_memory_per_session
@@ -216,6 +218,10 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   // Releases a session taken out of the table by acld: the runtime drops it,
   // its stream is cancelled.
   void Release(Live& live, const std::string& reason);
+  // Ends sessions taken out of the table: every notice is queued at once,
+  // then all are given `flush` together to go out, then they are released.
+  void EndSessions(const std::vector<std::shared_ptr<Live>>& ending, const std::string& reason,
+                   absl::Duration flush);
   // Cancels `live`'s stream and cuts its process's connections now.
   void CutOff(Live& live);
   // Waits until `deadline` for the handlers of `ended` to return; cuts the
