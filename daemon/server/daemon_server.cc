@@ -176,11 +176,10 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
     }
     raw->groups_->ShutdownConnections(pid);
   });
-  server->runtime_service_.SetEntranceFinder([raw = server.get()](
-                                                 grpc::CallbackServerContext* context)
-                                                 -> absl::StatusOr<Entrance> {
-    return raw->EntranceOf(context->peer());
-  });
+  server->runtime_service_.SetEntranceFinder(
+      [raw = server.get()](grpc::CallbackServerContext* context) {
+        return raw->GroupEntranceOf(context->peer());
+      });
   absl::Status restored = server->groups_->Restore();
   if (!restored.ok()) {
     server->Shutdown();
@@ -228,21 +227,11 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   return server;
 }
 
-absl::StatusOr<Entrance> DaemonServer::EntranceOf(const std::string& peer) const {
+std::optional<Entrance> DaemonServer::GroupEntranceOf(const std::string& peer) const {
   // gRPC names a connection handed to it by descriptor "fd:<n>".
   int fd = -1;
-  if (!absl::StartsWith(peer, "fd:") || !absl::SimpleAtoi(peer.substr(3), &fd)) {
-    return absl::PermissionDeniedError(absl::StrCat("unknown connection '", peer, "'"));
-  }
-  if (std::optional<Entrance> entrance = groups_->EntranceOf(fd)) return *std::move(entrance);
-  RuntimeAcceptor* host = cutter_.load();
-  if (host != nullptr && host->Holds(fd)) {
-    // Not owned: the host's desk outlives every session.
-    return Entrance{std::shared_ptr<PeerCredentialDesk>(std::shared_ptr<void>(), peers_.get()),
-                    nullptr};
-  }
-  return absl::PermissionDeniedError(
-      "this connection came through a socket acld no longer serves (a deleted quota group's)");
+  if (!absl::StartsWith(peer, "fd:") || !absl::SimpleAtoi(peer.substr(3), &fd)) return std::nullopt;
+  return groups_->EntranceOf(fd);
 }
 
 DaemonServer::~DaemonServer() {

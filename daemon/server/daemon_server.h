@@ -63,9 +63,9 @@ class DaemonServer {
 
  private:
   DaemonServer(Runtime& runtime, ServerOptions options, std::unique_ptr<PeerCredentialDesk> peers);
-  // Where the gRPC connection gRPC calls `peer` came in: a group's runtime
-  // socket or the host's (then its desk and no group).
-  absl::StatusOr<Entrance> EntranceOf(const std::string& peer) const;
+  // The group whose runtime socket accepted the connection gRPC calls
+  // `peer`; none: the host's.
+  std::optional<Entrance> GroupEntranceOf(const std::string& peer) const;
 
   mutable absl::Mutex health_mu_;
   mutable absl::Status health_ ABSL_GUARDED_BY(health_mu_);

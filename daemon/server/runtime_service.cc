@@ -315,14 +315,9 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
                      hello.protocol_version(), ", this acld speaks versions ",
                      kOldestProtocolVersion, " to ", kProtocolVersion));
   }
-  Entrance entrance = HostEntrance();
-  if (find_entrance_) {
-    absl::StatusOr<Entrance> found = find_entrance_(context);
-    if (!found.ok()) {
-      return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED, std::string(found.status().message()));
-    }
-    entrance = *std::move(found);
-  }
+  std::optional<Entrance> group_entrance;
+  if (find_entrance_) group_entrance = find_entrance_(context);
+  const Entrance entrance = group_entrance.has_value() ? *std::move(group_entrance) : HostEntrance();
   PeerInfo peer{hello.pid(), hello.uid(), 0, ""};
   if (entrance.desk != nullptr) {
     // The kernel's word, not the client's; a token is good only where its

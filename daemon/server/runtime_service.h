@@ -96,11 +96,13 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   // handler is still stuck writing to a process that does not read.
   void SetConnectionCutter(std::function<void(pid_t)> cut) { cut_connections_ = std::move(cut); }
 
-  // Where a gRPC call's connection came in (DaemonServer: which socket
-  // accepted it); an error refuses its Hello. Without one, every call came
-  // in through the host's desk. Set before sessions start.
+  // The quota group whose socket a gRPC call's connection came in through
+  // (DaemonServer: which acceptor accepted it); none: the host's. Any other
+  // connection is the host's: its token must then be the host desk's, which
+  // a process that reaches only a group's directory cannot have. Set before
+  // sessions start.
   using EntranceFinder =
-      std::function<absl::StatusOr<Entrance>(grpc::CallbackServerContext* context)>;
+      std::function<std::optional<Entrance>(grpc::CallbackServerContext* context)>;
   void SetEntranceFinder(EntranceFinder find) { find_entrance_ = std::move(find); }
 
   // Ends every session of `group` with `reason` (the group was deleted, and
