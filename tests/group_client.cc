@@ -2,7 +2,8 @@
 //
 //   group_client hold DEVICE BYTES [STREAMS]
 //       aclInit; prints "devices N" (what aclrtGetDeviceCount says), "set CODE MESSAGE" for
-//       aclrtSetDevice(DEVICE), "malloc CODE MESSAGE" for aclrtMalloc(BYTES) on it and
+//       aclrtSetDevice(DEVICE), "malloc CODE MESSAGE" for aclrtMalloc(BYTES) on it,
+//       "meminfo FREE TOTAL" (aclrtGetMemInfo) and
 //       "stream CODE MESSAGE" for each of STREAMS aclrtCreateStream, then "ready"; holds
 //       all of it until a line arrives on stdin, then lets go and finalizes
 #include <cstdint>
@@ -36,6 +37,11 @@ int Hold(int32_t device, size_t bytes, int streams) {
   void* memory = nullptr;
   if (set == ACL_SUCCESS) {
     Report("malloc", aclrtMalloc(&memory, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    size_t free = 0;
+    size_t total = 0;
+    if (aclrtGetMemInfo(ACL_HBM_MEM, &free, &total) == ACL_SUCCESS) {
+      std::printf("meminfo %zu %zu\n", free, total);
+    }
   }
   std::vector<aclrtStream> created;
   for (int i = 0; i < streams && set == ACL_SUCCESS; ++i) {

@@ -107,6 +107,12 @@ TEST(QuotaGroupTest, ThePodsProcessesTogetherAreHeldToItsMemoryWhileAnotherPodIs
             std::string::npos)
       << second.output();
 
+  // What it sees of the device is its pod's share: 3 MiB, 1 of them free.
+  EXPECT_NE(second.output().find(absl::StrCat("meminfo ", 3 * kMiB - ReservedBytes(2 * kMiB), " ",
+                                              3 * kMiB)),
+            std::string::npos)
+      << second.output();
+
   // Pod B shares the device but not pod A's quota.
   Process other(InPod(pod_b, Hold(0, 2 * kMiB)), PodEnv());
   ASSERT_TRUE(other.WaitForLine("ready", absl::Seconds(20))) << other.output();

@@ -67,6 +67,12 @@ void QuotaGroup::UnchargeMemory(int32_t device, uint64_t bytes) {
   if (it->second == 0) memory_used_.erase(it);
 }
 
+uint64_t QuotaGroup::MemoryLimit(int32_t device) const {
+  const auto position = std::find(spec_.devices.begin(), spec_.devices.end(), device);
+  return position == spec_.devices.end() ? 0
+                                         : spec_.memory_limits[position - spec_.devices.begin()];
+}
+
 uint64_t QuotaGroup::MemoryUsed(int32_t device) const {
   absl::MutexLock lock(&mu_);
   auto it = memory_used_.find(device);

@@ -57,6 +57,8 @@ class QuotaGroup {
   absl::Status ChargeMemory(int32_t device, uint64_t bytes, uint64_t asked, const char* api);
   void UnchargeMemory(int32_t device, uint64_t bytes);
   uint64_t MemoryUsed(int32_t device) const;
+  // Its limit on host device `device` (0: none, or not its device).
+  uint64_t MemoryLimit(int32_t device) const;
 
   // The group was deleted: no session joins it any more.
   void Retire() { retired_.store(true); }

@@ -89,6 +89,18 @@ absl::StatusOr<MemInfo> Runtime::GetMemInfo(SessionId id, int32_t device_id) {
   if (usage.quota != 0) {
     info.free = std::min(info.free, usage.quota - std::min(usage.quota, usage.bytes));
   }
+  // So is its quota group's limit there, for all of the group's processes:
+  // a program that sizes its buffers by aclrtGetMemInfo fits its container.
+  std::shared_ptr<QuotaGroup> group;
+  {
+    absl::MutexLock lock(&mu_);
+    if (const Session* session = sessions_.Find(id)) group = session->group;
+  }
+  const uint64_t limit = group != nullptr ? group->MemoryLimit(device_id) : 0;
+  if (limit != 0) {
+    info.total = std::min(info.total, limit);
+    info.free = std::min(info.free, limit - std::min(limit, group->MemoryUsed(device_id)));
+  }
   return info;
 }
 
