@@ -81,6 +81,28 @@ class SharingTest : public ::testing::Test {
     EXPECT_EQ(process.Wait(absl::Seconds(20)), 0) << process.output();
     EXPECT_EQ(process.output().find("FAIL"), std::string::npos) << process.output();
   }
+  // `owner`, whose memory `importer` imported, is killed while a kernel of
+  // the importer runs on that memory: the kernel completes, the importer's
+  // next read fails naming `reason`, and the memory goes once it exits.
+  void ExpectLaunchedWorkOutlivesTheKilledOwner(Process& owner, Process& importer,
+                                                const std::string& reason) {
+    Ask(importer, "spin 300000", "launched");  // 0.3 s on the owner's memory
+    owner.Signal(SIGKILL);
+    owner.Wait(absl::Seconds(20));
+    EXPECT_EQ(Ask(importer, "sync", "synced"), std::vector<std::string>{"0"})
+        << "work launched before the owner died completes";
+    ExpectReadRefused(importer, reason);
+    Finish(importer);
+    EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  }
+  // `importer` is killed: acld's sharing table forgets it.
+  void KillAndExpectForgotten(Process& importer) {
+    importer.Signal(SIGKILL);
+    importer.Wait(absl::Seconds(20));
+    EXPECT_TRUE(Eventually([&] {
+      return daemon_.Aclctl({"sharing"}).second.find("session") == std::string::npos;
+    })) << daemon_.Aclctl({"sharing"}).second;
+  }
 
   AcldDaemon daemon_;
 };
@@ -162,11 +184,7 @@ TEST_F(SharingTest, AKilledImporterLeavesNothingBehind) {
   Process importer({kSharing, "import"}, daemon_.client_env());
   StartImporter(importer);
   EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
-  importer.Signal(SIGKILL);
-  importer.Wait(absl::Seconds(20));
-  EXPECT_TRUE(Eventually([&] {
-    return daemon_.Aclctl({"sharing"}).second.find("session") == std::string::npos;
-  })) << daemon_.Aclctl({"sharing"}).second;
+  KillAndExpectForgotten(importer);
   Finish(exporter);
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
   EXPECT_TRUE(Eventually([&] {
@@ -180,14 +198,7 @@ TEST_F(SharingTest, AKilledExportersImportersFinishTheirWorkThenLoseTheMemory) {
   Process importer({kSharing, "import"}, daemon_.client_env());
   StartImporter(importer);
   EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
-  Ask(importer, "spin 300000", "launched");  // 0.3 s on the exporter's memory
-  exporter.Signal(SIGKILL);
-  exporter.Wait(absl::Seconds(20));
-  EXPECT_EQ(Ask(importer, "sync", "synced"), std::vector<std::string>{"0"})
-      << "work launched before the exporter died completes";
-  ExpectReadRefused(importer, "exporting process");
-  Finish(importer);
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  ExpectLaunchedWorkOutlivesTheKilledOwner(exporter, importer, "exporting process");
 }
 
 // An operation the importer launched before it could know of the revocation
@@ -436,14 +447,7 @@ TEST_F(PhysicalSharingTest, AKilledOwnersImportersFinishTheirWorkThenLoseTheMemo
   Process importer({kSharing, "physical_importer"}, daemon_.client_env());
   StartImporter(importer);
   EXPECT_EQ(Ask(importer, "shareable " + shareable, "imported"), std::vector<std::string>{"123"});
-  Ask(importer, "spin 300000", "launched");  // 0.3 s on the owner's memory
-  owner.Signal(SIGKILL);
-  owner.Wait(absl::Seconds(20));
-  EXPECT_EQ(Ask(importer, "sync", "synced"), std::vector<std::string>{"0"})
-      << "work launched before the owner died completes";
-  ExpectReadRefused(importer, "the exporting process ended");
-  Finish(importer);
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  ExpectLaunchedWorkOutlivesTheKilledOwner(owner, importer, "the exporting process ended");
 }
 
 TEST_F(PhysicalSharingTest, AKilledImporterLeavesNothingBehind) {
@@ -452,11 +456,7 @@ TEST_F(PhysicalSharingTest, AKilledImporterLeavesNothingBehind) {
   Process importer({kSharing, "physical_importer"}, daemon_.client_env());
   StartImporter(importer);
   EXPECT_EQ(Ask(importer, "shareable " + shareable, "imported"), std::vector<std::string>{"123"});
-  importer.Signal(SIGKILL);
-  importer.Wait(absl::Seconds(20));
-  EXPECT_TRUE(Eventually([&] {
-    return daemon_.Aclctl({"sharing"}).second.find("session") == std::string::npos;
-  })) << daemon_.Aclctl({"sharing"}).second;
+  KillAndExpectForgotten(importer);
   Ask(owner, "free", "freed");
   Finish(owner);
   EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));

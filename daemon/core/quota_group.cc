@@ -1,6 +1,7 @@
 #include "daemon/core/quota_group.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -37,21 +38,21 @@ QuotaGroup::QuotaGroup(std::string id, QuotaGroupSpec spec)
 
 absl::Status QuotaGroup::ChargeMemory(int32_t device, uint64_t bytes, uint64_t asked,
                                       const char* api) {
-  const auto position = std::find(spec_.devices.begin(), spec_.devices.end(), device);
-  if (position == spec_.devices.end()) {
+  const std::optional<int32_t> own = view_.ToSession(device);
+  if (!own.has_value()) {
     // Unreachable through the group's device view; refused all the same.
     return AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
                      absl::StrCat(api, ": the device is not in quota group ", name_));
   }
-  const uint64_t limit = spec_.memory_limits[position - spec_.devices.begin()];
+  const uint64_t limit = spec_.memory_limits[*own];
   absl::MutexLock lock(&mu_);
   uint64_t& used = memory_used_[device];
   if (limit != 0 && bytes > limit - std::min(limit, used)) {
     return AclStatus(
         ACL_ERROR_RT_MEMORY_ALLOCATION,
         absl::StrCat(api, ": ", asked, " bytes (", bytes, " reserved on the device) would exceed "
-                     "the device memory quota of group ", name_, " on its device ",
-                     position - spec_.devices.begin(), ": ", limit,
+                     "the device memory quota of group ", name_, " on its device ", *own, ": ",
+                     limit,
                      " bytes for all of the group's processes together (", used,
                      " in use); the operator sets it with aclctl group create"));
   }
@@ -68,9 +69,8 @@ void QuotaGroup::UnchargeMemory(int32_t device, uint64_t bytes) {
 }
 
 uint64_t QuotaGroup::MemoryLimit(int32_t device) const {
-  const auto position = std::find(spec_.devices.begin(), spec_.devices.end(), device);
-  return position == spec_.devices.end() ? 0
-                                         : spec_.memory_limits[position - spec_.devices.begin()];
+  const std::optional<int32_t> own = view_.ToSession(device);
+  return own.has_value() ? spec_.memory_limits[*own] : 0;
 }
 
 uint64_t QuotaGroup::MemoryUsed(int32_t device) const {
