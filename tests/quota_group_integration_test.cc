@@ -3,7 +3,10 @@
 // /dev/shm and the group's directory mounted at /run/acld), limits that hold
 // for all of a group's processes together, devices renumbered from 0,
 // membership bound to the socket, deletion, and restarts.
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -14,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "daemon/server/socket_path.h"
 #include "proto/acl/v1/admin.pb.h"
 #include "tests/acld_fixture.h"
 #include "tests/process.h"
@@ -32,6 +36,15 @@ acl::v1::GroupInfo CreateGroup(const AcldDaemon& daemon, std::vector<std::string
   acl::v1::GroupInfo group;
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &group).ok()) << json;
   return group;
+}
+
+// `aclctl --json group show` of `group`.
+acl::v1::GroupInfo Show(const AcldDaemon& daemon, const acl::v1::GroupInfo& group) {
+  const auto [code, json] = daemon.Aclctl({"--json", "group", "show", group.id()});
+  EXPECT_EQ(code, 0) << json;
+  acl::v1::GroupInfo shown;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &shown).ok()) << json;
+  return shown;
 }
 
 // What messages, logs and metrics call a group (docs/groups.md).
@@ -181,6 +194,18 @@ TEST(QuotaGroupTest, ATokenIsRedeemableOnlyOnTheRuntimeSocketOfTheDeskThatIssued
     EXPECT_FALSE(group_token_at_host.opened());
     EXPECT_TRUE(daemon.Status().sessions().empty());
   }
+  // A connection to its identity socket that says nothing holds a slot there,
+  // which aclctl shows, until acld drops it.
+  {
+    const int silent = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const sockaddr_un address = acld::server::UnixSocketAddress(group_socket + ".peer");
+    ASSERT_EQ(connect(silent, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+    EXPECT_TRUE(WaitUntil([&] { return Show(daemon, group).pending_identity_connections() == 1; },
+                          absl::Seconds(5)));
+    close(silent);
+    EXPECT_TRUE(WaitUntil([&] { return Show(daemon, group).pending_identity_connections() == 0; },
+                          absl::Seconds(5)));
+  }
   RawSession member(group_socket);
   ASSERT_TRUE(member.opened());
   RawSession outsider(daemon.socket());
@@ -253,10 +278,8 @@ TEST(QuotaGroupTest, AGroupSurvivesARestartOfAcldInTheDirectoryContainersMounted
     EXPECT_NE(stat((group.directory() + "/acld.sock").c_str(), &stopped), 0) << "its socket goes";
   }
   AcldDaemon restarted(flags, sockets.path());
-  const auto [code, json] = restarted.Aclctl({"--json", "group", "show", group.id()});
-  ASSERT_EQ(code, 0) << json;
-  acl::v1::GroupInfo shown;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &shown).ok()) << json;
+  const acl::v1::GroupInfo shown = Show(restarted, group);
+  ASSERT_EQ(shown.labels().count("pod"), 1u);
   EXPECT_EQ(shown.labels().at("pod"), "p1");
   ASSERT_EQ(shown.devices_size(), 1);
   EXPECT_EQ(shown.devices(0).memory_limit(), kMiB);

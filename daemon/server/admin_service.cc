@@ -103,6 +103,7 @@ void ToProto(const GroupView& view, const RuntimeSnapshot& runtime, acl::v1::Gro
   info.mutable_labels()->insert(record.labels.begin(), record.labels.end());
   info.set_directory(view.directory);
   info.set_created_unix_seconds(record.created_unix_seconds);
+  info.set_pending_identity_connections(static_cast<uint32_t>(view.pending_identity_connections));
   uint32_t sessions = 0;
   uint32_t streams = 0;
   for (const SessionSnapshot& snapshot : runtime.sessions) {

@@ -258,7 +258,8 @@ absl::StatusOr<std::vector<GroupView>> QuotaGroups::List(const std::string& id) 
 }
 
 GroupView QuotaGroups::ViewOf(const Served& served) const {
-  return GroupView{served.record, served.group, DirectoryOf(served.record.id)};
+  return GroupView{served.record, served.group, DirectoryOf(served.record.id),
+                   served.desk->pending_connections()};
 }
 
 std::optional<Entrance> QuotaGroups::EntranceOf(int fd) const {

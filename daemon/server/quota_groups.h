@@ -51,6 +51,7 @@ struct GroupView {
   GroupRecord record;
   std::shared_ptr<QuotaGroup> group;  // its usage
   std::string directory;
+  size_t pending_identity_connections = 0;  // its desk's, not answered yet
 };
 
 class QuotaGroups {
