@@ -104,9 +104,18 @@ void CallbackDispatcher::EnsurePoolLocked() {
 }
 
 void CallbackDispatcher::OnCallbackDue(uint64_t callback_id, uint64_t stream) {
+  std::optional<Work> work = TakeCallbackDue(callback_id, stream);
+  if (!work.has_value()) return;
+  absl::MutexLock lock(&mu_);
+  EnsurePoolLocked();
+  pool_queue_.push_back(std::move(*work));
+}
+
+std::optional<CallbackDispatcher::Work> CallbackDispatcher::TakeCallbackDue(uint64_t callback_id,
+                                                                            uint64_t stream) {
   absl::MutexLock lock(&mu_);
   auto entry = entries_.find(callback_id);
-  if (entry == entries_.end()) return;  // not ours, or already run
+  if (entry == entries_.end()) return std::nullopt;  // not ours, or already run
   Work work{callback_id, stream, entry->second.block, std::move(entry->second.run),
             failures_received_};
   const Kind kind = entry->second.kind;
@@ -114,10 +123,17 @@ void CallbackDispatcher::OnCallbackDue(uint64_t callback_id, uint64_t stream) {
   auto subscriber = subscribers_.find({kind, stream});
   if (subscriber != subscribers_.end()) {
     thread_queues_[{kind, subscriber->second}].push_back(std::move(work));
-    return;
+    return std::nullopt;
   }
-  EnsurePoolLocked();
-  pool_queue_.push_back(std::move(work));
+  return work;
+}
+
+void CallbackDispatcher::RunTaken(Work work) {
+  {
+    absl::MutexLock lock(&mu_);
+    AwaitEarlierFailuresLocked(work);
+  }
+  Run(std::move(work));
 }
 
 void CallbackDispatcher::OnTaskFailed(const TaskFailureFacts& facts) {

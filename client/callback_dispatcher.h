@@ -80,9 +80,29 @@ class CallbackDispatcher {
   // `timeout_ms` (-1 forever).
   absl::Status Process(Kind kind, int32_t timeout_ms);
 
+  // A callback that is due, on its way to the thread that runs it.
+  struct Work {
+    uint64_t callback_id = 0;  // 0: not a stream callback (exception callback)
+    uint64_t stream = 0;
+    bool block = false;
+    std::function<void()> run;
+    // Task failures received before this callback was due: their exception
+    // callbacks run first, as the device reported them first.
+    uint64_t failures_before = 0;
+  };
+
   // From the transport (reader thread, or a daemon worker in embedded mode):
   // must not block.
   void OnCallbackDue(uint64_t callback_id, uint64_t stream);
+  // Like OnCallbackDue, except that a callback bound for the library's own
+  // threads (nobody subscribed to its stream) is returned instead of queued:
+  // the transport's reader, itself a thread of the library, runs it with
+  // RunTaken once it has passed its reading on, so that the callback starts
+  // without a hand-off between threads.
+  std::optional<Work> TakeCallbackDue(uint64_t callback_id, uint64_t stream);
+  // Runs a callback TakeCallbackDue returned, after the exception callbacks
+  // of the failures received before it.
+  void RunTaken(Work work);
   void OnTaskFailed(const TaskFailureFacts& facts);
 
   void SetExceptionCallback(aclrtExceptionInfoCallback callback);
@@ -113,15 +133,6 @@ class CallbackDispatcher {
     uint64_t stream;
     bool block;
     std::function<void()> run;
-  };
-  struct Work {
-    uint64_t callback_id = 0;  // 0: not a stream callback (exception callback)
-    uint64_t stream = 0;
-    bool block = false;
-    std::function<void()> run;
-    // Task failures received before this callback was due: their exception
-    // callbacks run first, as the device reported them first.
-    uint64_t failures_before = 0;
   };
   // Waits until the exception callbacks `work` must follow have run.
   void AwaitEarlierFailuresLocked(const Work& work) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -12,6 +12,7 @@
 #include "proto/acl/acl_status.h"
 #include "proto/acl/peer_socket.h"
 #include "proto/acl/protocol.h"
+#include "proto/acl/spin_budget.h"
 #include "proto/acl/status_macros.h"
 
 namespace acl_client {
@@ -95,7 +96,13 @@ void SessionChannel::Close() {
   closed_ = true;
   if (flusher_.joinable()) flusher_.join();
   if (reader_.joinable()) reader_.join();
-  if (ring_reader_.joinable()) ring_reader_.join();
+  std::vector<std::thread> event_threads;
+  {
+    absl::MutexLock threads_lock(&event_threads_mu_);
+    event_threads_closing_ = true;  // no more start: the list is complete
+    event_threads.swap(event_threads_);
+  }
+  for (std::thread& thread : event_threads) thread.join();
 }
 
 void SessionChannel::UseRing(std::unique_ptr<ClientRing> ring) {
@@ -155,10 +162,15 @@ void SessionChannel::MarkBroken() {
   pending_.clear();
 }
 
-uint64_t SessionChannel::Dispatch(ServerMessage& message) {
+uint64_t SessionChannel::Dispatch(ServerMessage& message,
+                                  std::optional<CallbackDispatcher::Work>* run_here) {
   if (message.has_callback_due()) {
-    callbacks_->OnCallbackDue(message.callback_due().callback_id(),
-                              message.callback_due().stream());
+    const acl::v1::CallbackDue& due = message.callback_due();
+    if (run_here != nullptr) {
+      *run_here = callbacks_->TakeCallbackDue(due.callback_id(), due.stream());
+    } else {
+      callbacks_->OnCallbackDue(due.callback_id(), due.stream());
+    }
     return 0;
   }
   if (message.has_session_ended()) {
@@ -222,17 +234,23 @@ void SessionChannel::ReadReplies() {
   }
 }
 
-bool SessionChannel::MayReadLocked() const {
-  return on_ring_ && !reading_ && !ring_reader_reads_ && !ring_over_;
+void SessionChannel::SetReadingLocked(bool reading) {
+  reading_ = reading;
+  reading_hint_.store(reading, std::memory_order_release);
 }
 
-SessionChannel::ReadOutcome SessionChannel::ReadOne(absl::Time deadline, uint64_t* answered) {
+bool SessionChannel::MayReadLocked() const {
+  return on_ring_ && !reading_ && !ring_over_ && event_threads_waiting_ == 0;
+}
+
+SessionChannel::ReadOutcome SessionChannel::ReadOne(
+    absl::Time deadline, uint64_t* answered, std::optional<CallbackDispatcher::Work>* run_here) {
   // Stopped before this read: an empty channel now is the end of it (a
   // message sent before the stop is in it by then).
   const bool stopped = ring_->stopped();
   absl::StatusOr<std::optional<ServerMessage>> message = ring_->Read(deadline);
   if (message.ok() && message->has_value()) {
-    const uint64_t call_id = Dispatch(**message);
+    const uint64_t call_id = Dispatch(**message, run_here);
     if (answered != nullptr) *answered = call_id;
     return ReadOutcome::kDispatched;
   }
@@ -256,37 +274,89 @@ void SessionChannel::ReadUntilOver() {
     };
     mu_.Await(absl::Condition(&free_or_over));
     if (ring_over_) return;
-    reading_ = true;
+    SetReadingLocked(true);
   }
   while (ReadOne(absl::InfiniteFuture(), nullptr) != ReadOutcome::kOver) {
   }
   absl::MutexLock lock(&mu_);
-  reading_ = false;
+  SetReadingLocked(false);
 }
 
 void SessionChannel::ReadEventsAsTheyCome() {
   absl::MutexLock close_lock(&close_mu_);
-  if (closed_ || ring_reader_started_.load()) return;
-  ring_reader_started_.store(true);
+  if (closed_ || event_threads_started_.load()) return;
+  event_threads_started_.store(true);
   {
     absl::MutexLock lock(&mu_);
     if (!on_ring_) return;  // the stream's reader reads everything
-    ring_reader_reads_ = true;
+    event_threads_count_ = 1;
+    // Counted as waiting from now: callers leave the role to it.
+    event_threads_waiting_ = 1;
   }
-  ring_reader_ = std::thread([this] { ReadUntilOver(); });
-  NameThread(ring_reader_, "acl-events");
+  StartEventThread();
+}
+
+void SessionChannel::StartEventThread() {
+  absl::MutexLock lock(&event_threads_mu_);
+  if (event_threads_closing_) return;
+  event_threads_.emplace_back([this] { ReadAndRunEvents(); });
+  NameThread(event_threads_.back(), "acl-events");
+}
+
+void SessionChannel::ReadAndRunEvents() {
+  // Event threads take turns at the role once per callback: a follower that
+  // slept would cost the leader a wake-up on every one, so a follower first
+  // polls for it, as long as its budget says the role comes back in time.
+  acld::SpinBudget role_budget;
+  absl::MutexLock lock(&mu_);
+  auto free_or_over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !reading_ || ring_over_;
+  };
+  while (true) {
+    // Counted as waiting (the thread that started this one counted it).
+    if (!free_or_over()) {
+      mu_.Unlock();
+      role_budget.Poll([this] { return !reading_hint_.load(std::memory_order_acquire); });
+      mu_.Lock();
+    }
+    mu_.Await(absl::Condition(&free_or_over));
+    --event_threads_waiting_;
+    if (ring_over_) return;
+    SetReadingLocked(true);
+    mu_.Unlock();
+    std::optional<CallbackDispatcher::Work> callback;
+    ReadOutcome outcome;
+    do {
+      outcome = ReadOne(absl::InfiniteFuture(), nullptr, &callback);
+    } while (outcome != ReadOutcome::kOver && !callback.has_value());
+    mu_.Lock();
+    // The next waiting event thread reads while this one runs the callback.
+    SetReadingLocked(false);
+    if (outcome == ReadOutcome::kOver) return;
+    const bool start_another =
+        event_threads_waiting_ == 0 && event_threads_count_ < kMaxEventThreads;
+    if (start_another) {
+      ++event_threads_count_;
+      ++event_threads_waiting_;
+    }
+    mu_.Unlock();
+    if (start_another) StartEventThread();
+    callbacks_->RunTaken(std::move(*callback));
+    mu_.Lock();
+    ++event_threads_waiting_;
+  }
 }
 
 void SessionChannel::DrainIfNobodyReads() {
   {
     absl::MutexLock lock(&mu_);
     if (!MayReadLocked()) return;
-    reading_ = true;
+    SetReadingLocked(true);
   }
   while (ReadOne(absl::InfinitePast(), nullptr) == ReadOutcome::kDispatched) {
   }
   absl::MutexLock lock(&mu_);
-  reading_ = false;
+  SetReadingLocked(false);
 }
 
 bool SessionChannel::WriteLocked(const ClientMessage& message) {
@@ -371,7 +441,7 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
     full = batch_.async_batch().ops_size() >= kMaxBatchOps || batch_bytes_ >= kMaxBatchBytes;
   }
   if (!flusher_started_.load(std::memory_order_relaxed)) StartFlusher();
-  if (!ring_reader_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
+  if (!event_threads_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
     ReadEventsAsTheyCome();  // the first call or operation since callbacks came into use
   }
   if (full) {
@@ -383,7 +453,7 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
 }
 
 std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Start(ClientMessage request) {
-  if (!ring_reader_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
+  if (!event_threads_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
     ReadEventsAsTheyCome();  // the first call or operation since callbacks came into use
   }
   // In a process that imports shared memory, what acld sent meanwhile is
@@ -416,13 +486,13 @@ absl::StatusOr<Reply> SessionChannel::Finish(const std::shared_ptr<PendingCall>&
          !call->done && !broken_ && absl::Now() < deadline) {
     // Nobody reads the channel: this thread reads until its own reply came
     // (dispatching whatever comes before it), then passes the role on.
-    reading_ = true;
+    SetReadingLocked(true);
     mu_.Unlock();
     uint64_t answered = 0;
     while (ReadOne(deadline, &answered) == ReadOutcome::kDispatched && answered != call->id) {
     }
     mu_.Lock();
-    reading_ = false;
+    SetReadingLocked(false);
   }
   if (!call->done) {
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {

@@ -11,8 +11,12 @@
 // time: a caller waiting for its reply reads the channel itself when nobody
 // else does (the reply then reaches it without a hand-off between threads),
 // and passes the role on once answered. Only once the application uses
-// callbacks, whose events must be read as they come, does a thread of the
-// library read the channel for good.
+// callbacks, whose events must be read as they come, do the library's event
+// threads read the channel for good: one of them holds the role while the
+// others wait for it, and the holder that reads a callback the library runs
+// passes the role on and runs the callback itself (a leader and followers;
+// the callback starts without a hand-off between threads, and the next event
+// is read meanwhile).
 //
 // Asynchronous operations are appended to a batch that a writer thread
 // (started by the first one) sends while the application keeps going, so a
@@ -30,8 +34,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -127,24 +133,35 @@ class SessionChannel {
   // Whether a thread may take it now: nobody has it, the channel is not over,
   // and no library thread reads for good.
   bool MayReadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes (true) or leaves the role.
+  void SetReadingLocked(bool reading) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   enum class ReadOutcome { kDispatched, kNothing, kOver };
   // With the role: reads one message (waiting until `deadline`) and
   // dispatches it; `answered` (if set) receives the id of the call it
-  // answered, 0 for an event. kOver: the channel broke, or the session is
-  // over and the channel drained; every waiting call has failed then.
-  ReadOutcome ReadOne(absl::Time deadline, uint64_t* answered);
+  // answered, 0 for an event. A callback the library runs goes to `run_here`
+  // if set (an event thread's read), else to the dispatcher's threads.
+  // kOver: the channel broke, or the session is over and the channel
+  // drained; every waiting call has failed then.
+  ReadOutcome ReadOne(absl::Time deadline, uint64_t* answered,
+                      std::optional<CallbackDispatcher::Work>* run_here = nullptr);
   // Takes the role when it is free and reads until the channel is over
   // (the library's reader, and the stream's reader once the session ended).
   void ReadUntilOver();
-  // The application uses callbacks: a library thread reads for good.
+  // The application uses callbacks: the library's event threads read for good.
   void ReadEventsAsTheyCome();
+  // An event thread: waits for the reading role, reads until a callback the
+  // library runs comes, passes the role on and runs it; until the channel is over.
+  void ReadAndRunEvents();
+  // Starts one more event thread (none once the channel is closing).
+  void StartEventThread();
   // Takes the role if it is free and reads what is there without waiting,
   // so that events nobody waits for do not pile up in the channel.
   void DrainIfNobodyReads();
 
   // A reply to its caller (returns its call id), or an event to the
   // dispatcher (returns 0).
-  uint64_t Dispatch(acl::v1::ServerMessage& message);
+  uint64_t Dispatch(acl::v1::ServerMessage& message,
+                    std::optional<CallbackDispatcher::Work>* run_here = nullptr);
   // No more replies will come: every waiting and later call fails.
   void EndReplies() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After a failed write: waits (briefly) for the reader to learn why.
@@ -165,9 +182,17 @@ class SessionChannel {
   absl::Mutex close_mu_;  // serializes starting and joining the threads below
   bool closed_ ABSL_GUARDED_BY(close_mu_) = false;
   std::thread flusher_ ABSL_GUARDED_BY(close_mu_);
-  std::thread ring_reader_ ABSL_GUARDED_BY(close_mu_);
   std::atomic<bool> flusher_started_{false};
-  std::atomic<bool> ring_reader_started_{false};
+  std::atomic<bool> event_threads_started_{false};
+  // Event threads start one another (an event thread about to run a
+  // callback when no other waits for the role), so not under close_mu_,
+  // which Close holds while it joins them.
+  absl::Mutex event_threads_mu_;
+  std::vector<std::thread> event_threads_ ABSL_GUARDED_BY(event_threads_mu_);
+  bool event_threads_closing_ ABSL_GUARDED_BY(event_threads_mu_) = false;
+  // At most this many: as many callbacks run at once (the dispatcher's own
+  // pool has as many threads).
+  static constexpr int kMaxEventThreads = 4;
 
   // Lock order: write_mu_, then batch_mu_, then mu_.
   absl::Mutex write_mu_;  // one writer at a time (gRPC, the ring); also orders batches
@@ -185,7 +210,9 @@ class SessionChannel {
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   bool on_ring_ ABSL_GUARDED_BY(mu_) = false;        // replies come over the channel
   bool reading_ ABSL_GUARDED_BY(mu_) = false;        // a thread has the reading role
-  bool ring_reader_reads_ ABSL_GUARDED_BY(mu_) = false;  // the library's reader has it for good
+  std::atomic<bool> reading_hint_{false};  // reading_, for a follower's poll without mu_
+  int event_threads_count_ ABSL_GUARDED_BY(mu_) = 0;  // started
+  int event_threads_waiting_ ABSL_GUARDED_BY(mu_) = 0;  // waiting for the role
   bool ring_over_ ABSL_GUARDED_BY(mu_) = false;      // the channel is drained and done
   bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;   // the gRPC stream is over
   std::string ended_reason_ ABSL_GUARDED_BY(mu_);  // why the daemon ended the session

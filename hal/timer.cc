@@ -58,11 +58,12 @@ void Timer::Loop() {
     }
     const absl::Time next = pending_.begin()->first.first;
     if (Now() < next) {
-      // Wake at `next`, or earlier when something sooner is scheduled or we stop.
-      const size_t count = pending_.size();
-      auto changed = [this, next, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || pending_.size() != count ||
-               (!pending_.empty() && pending_.begin()->first.first < next);
+      // Wake at `next`, or earlier when something sooner is scheduled or we
+      // stop. Not when a later one is scheduled or one is cancelled: a user
+      // that schedules a timeout per operation and cancels it (callbacks
+      // waiting for their answer) would wake this thread twice per operation.
+      auto changed = [this, next]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || (!pending_.empty() && pending_.begin()->first.first < next);
       };
       if (host_clock_) {
         mu_.AwaitWithDeadline(absl::Condition(&changed), next);

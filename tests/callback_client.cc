@@ -8,6 +8,7 @@
 //   callback_client exception MODE     a trap: exception info, STOP or CONTINUE
 //   callback_client subscribed         host funcs run inside aclrtProcessHostFunc
 //   callback_client many N             N host funcs with their own counters
+//   callback_client relay              host funcs of 4 streams, each waiting for the next's
 //   callback_client stuck              a host func that never returns in time
 //   callback_client hang               prints "in callback" from a host func, then hangs
 //   callback_client show               prints callbacks as they run, in stream order
@@ -359,6 +360,50 @@ int Many(int count) {
   return Teardown();
 }
 
+// --- host funcs of several streams running at once ---
+
+// Each stream's host func waits until the next stream's ran: they all run at
+// once, or they time out.
+constexpr int kRelayStreams = 4;
+std::atomic<bool> relay_done[kRelayStreams];
+std::atomic<int> relay_timeouts{0};
+void Relay(void* arg) {
+  const auto index = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+  if (index + 1 < kRelayStreams) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!relay_done[index + 1] && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!relay_done[index + 1]) ++relay_timeouts;
+  }
+  relay_done[index] = true;
+}
+
+int RelayAcrossStreams() {
+  Setup();
+  std::vector<aclrtStream> streams(kRelayStreams);
+  for (auto& stream : streams) CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
+  for (int round = 0; round < 3; ++round) {
+    for (auto& done : relay_done) done = false;
+    for (int i = 0; i < kRelayStreams; ++i) {
+      CheckCode(aclrtLaunchHostFunc(streams[i], Relay, reinterpret_cast<void*>(intptr_t{i})),
+                ACL_SUCCESS, "launch");
+    }
+    // No call meanwhile: a thread waiting for its reply would read the
+    // channel itself, and the library's threads must manage on their own.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (!relay_done[0] && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (auto& stream : streams) CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  }
+  Check(relay_timeouts == 0, "every stream's host func ran while the earlier ones waited: " +
+                                 std::to_string(relay_timeouts.load()) + " timed out");
+  for (auto& stream : streams) CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  std::printf("relay ok\n");
+  return Teardown();
+}
+
 // --- a host func that takes longer than the daemon's --callback_timeout ---
 
 std::atomic<int> exceptions_seen{0};
@@ -499,6 +544,7 @@ int main(int argc, char** argv) {
   if (mode == "exception") return Exception(argument);
   if (mode == "subscribed") return Subscribed();
   if (mode == "many") return Many(argument.empty() ? 1000 : std::atoi(argument.c_str()));
+  if (mode == "relay") return RelayAcrossStreams();
   if (mode == "stuck") return Stuck();
   if (mode == "hang") return HangInCallback();
   if (mode == "show") return Show();

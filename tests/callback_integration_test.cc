@@ -42,6 +42,7 @@ TEST_P(CallbackScenarioTest, ExceptionInfoAndStopOnFailure) { Run({"exception", 
 TEST_P(CallbackScenarioTest, ExceptionInfoAndContinueOnFailure) { Run({"exception", "continue"}); }
 TEST_P(CallbackScenarioTest, SubscribedThreadRunsHostFuncs) { Run({"subscribed"}); }
 TEST_P(CallbackScenarioTest, ThousandsOfHostFuncs) { Run({"many", "3000"}); }
+TEST_P(CallbackScenarioTest, HostFuncsOfFourStreamsRunAtOnce) { Run({"relay"}); }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CallbackScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

@@ -161,9 +161,12 @@ TEST(ChannelTest, TheClientsThreadsStartOnFirstUse) {
   EXPECT_LE(threads().size(), 1u + 3u) << absl::StrJoin(threads(), ", ");
   client.WriteLine("go");
   ASSERT_TRUE(client.WaitForLine("callbacks", absl::Seconds(20))) << client.output();
-  const Counts with_callbacks = library_threads();
-  EXPECT_EQ(with_callbacks.count("acl-events"), 1u);
-  EXPECT_GE(with_callbacks.count("acl-callback"), 1u);
+  // Host funcs run on the event threads that read them (at most 4, as many
+  // as run at once); the dispatcher's own callback threads never start.
+  Counts with_callbacks = library_threads();
+  EXPECT_GE(with_callbacks["acl-events"], 1);
+  EXPECT_LE(with_callbacks["acl-events"], 4);
+  EXPECT_EQ(with_callbacks["acl-callback"], 0);
   client.WriteLine("go");
   EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
 }
