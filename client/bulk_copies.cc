@@ -19,6 +19,7 @@
 #include "proto/acl/peer_socket.h"
 #include "proto/acl/protocol.h"
 #include "proto/acl/status_macros.h"
+#include "proto/acl/streaming_copy.h"
 
 namespace acl_client {
 namespace {
@@ -143,8 +144,10 @@ absl::Status BulkCopies::StagedCopyToHost(const HostCopy& copy) {
     in_flight.pop_front();
     absl::Status status = channel_->Finish(chunk.call).status();
     if (status.ok()) {
-      std::memcpy(static_cast<uint8_t*>(copy.host_dst) + chunk.offset,
-                  staging_.base + chunk.slot * kChunkBytes, chunk.bytes);
+      // The far end of the copy: stores that skip the caches keep the
+      // staging segment in them (proto/acl/streaming_copy.h).
+      acld::StreamingCopy(static_cast<uint8_t*>(copy.host_dst) + chunk.offset,
+                          staging_.base + chunk.slot * kChunkBytes, chunk.bytes);
     } else if (result.ok()) {
       result = status;
     }

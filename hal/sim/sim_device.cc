@@ -148,11 +148,7 @@ DeviceUtilization SimDevice::Utilization() const {
 
 absl::Status SimDevice::Copy(const Transfer& transfer) {
   if (transfer.count == 0) return absl::OkStatus();
-  uint8_t* dst = transfer.device_dst ? SimBytes(*transfer.device_dst)
-                                     : static_cast<uint8_t*>(transfer.host_dst);
-  const uint8_t* src = transfer.device_src ? SimBytes(*transfer.device_src)
-                                           : static_cast<const uint8_t*>(transfer.host_src);
-  std::memmove(dst, src, transfer.count);
+  SimTransfer(transfer);
   memory_watch_->Written();
   return absl::OkStatus();
 }

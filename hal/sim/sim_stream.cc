@@ -265,15 +265,9 @@ void SimStream::State::Pump() {
 
 absl::Status SimStream::State::Execute(Item& item) {
   switch (item.kind) {
-    case Item::Kind::kCopy: {
-      const Transfer& t = item.transfer;
-      if (t.count == 0) return absl::OkStatus();
-      uint8_t* dst = t.device_dst ? SimBytes(*t.device_dst) : static_cast<uint8_t*>(t.host_dst);
-      const uint8_t* src =
-          t.device_src ? SimBytes(*t.device_src) : static_cast<const uint8_t*>(t.host_src);
-      std::memmove(dst, src, t.count);
+    case Item::Kind::kCopy:
+      SimTransfer(item.transfer);
       return absl::OkStatus();
-    }
     case Item::Kind::kFill:
       if (item.fill_count != 0) std::memset(SimBytes(*item.fill_dst), item.fill_value, item.fill_count);
       return absl::OkStatus();

@@ -1,0 +1,36 @@
+// A copy whose destination will not be read again soon: the far end of a
+// bulk copy (device memory written from the staging segment, or the
+// application's buffer written from it).
+//
+// A plain memcpy of a 4 MiB chunk stores through the caches: each
+// destination line is first read from memory (read for ownership), then
+// written back when evicted, and it pushes the staging segment out of the
+// caches that both sides of a staged copy share. Non-temporal stores write
+// the destination straight to memory. glibc's memcpy does the same on its
+// own only above a threshold derived from the cache size (hundreds of MiB on
+// hosts with large shared caches), so a chunked copy never gets it. Measured
+// in docs/performance.md, "Pageable copies: stores that skip the caches".
+#ifndef ACLD_PROTO_ACL_STREAMING_COPY_H_
+#define ACLD_PROTO_ACL_STREAMING_COPY_H_
+
+#include <cstddef>
+
+namespace acld {
+
+// Below this, a copy's destination is likely to stay in the caches anyway,
+// and a plain memcpy is as fast.
+inline constexpr size_t kStreamingCopyMinBytes = 256 << 10;
+// Above this, memcpy: glibc's own non-temporal loop (from its threshold up,
+// 99 MiB on the development VM) beats this one, which is meant for a bulk
+// copy's chunks (4 MiB).
+inline constexpr size_t kStreamingCopyMaxBytes = 16 << 20;
+
+// Copies `count` bytes from `src` to `dst` (which may overlap, as in
+// memmove); with non-temporal stores when they do not overlap, `count` is
+// within [kStreamingCopyMinBytes, kStreamingCopyMaxBytes] and the CPU has
+// them (x86-64 always does).
+void StreamingCopy(void* dst, const void* src, size_t count);
+
+}  // namespace acld
+
+#endif  // ACLD_PROTO_ACL_STREAMING_COPY_H_
