@@ -132,9 +132,8 @@ void ChannelPool::Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thr
   size_t queued;
   {
     absl::MutexLock lock(&mu_);
-    runnable_.push_back([this, entry] { RunTurn(entry); });
+    QueueTurnLocked(entry);
     queued = runnable_.size();
-    waiting_.store(queued, std::memory_order_relaxed);
   }
   // A pool thread runs what it queued itself; another one is woken only when
   // there is more than that (a wake-up costs a context switch, often more
@@ -142,7 +141,20 @@ void ChannelPool::Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thr
   if (!on_pool_thread || queued > 1) Poke();
 }
 
+void ChannelPool::QueueTurnLocked(const std::shared_ptr<Entry>& entry) {
+  auto turn = [this, entry] { RunTurn(entry); };
+  if (entry->turns.load(std::memory_order_relaxed) < kTurnsAhead) {
+    runnable_.push_front(std::move(turn));
+  } else {
+    runnable_.push_back(std::move(turn));
+  }
+  waiting_.store(runnable_.size(), std::memory_order_relaxed);
+}
+
 void ChannelPool::RunTurn(const std::shared_ptr<Entry>& entry) {
+  if (entry->turns.load(std::memory_order_relaxed) < kTurnsAhead) {
+    entry->turns.fetch_add(1, std::memory_order_relaxed);
+  }
   bool more;
   do {
     entry->again.store(false);
@@ -151,8 +163,7 @@ void ChannelPool::RunTurn(const std::shared_ptr<Entry>& entry) {
   if (more) {
     {
       absl::MutexLock lock(&mu_);
-      runnable_.push_back([this, entry] { RunTurn(entry); });
-      waiting_.store(runnable_.size(), std::memory_order_relaxed);
+      QueueTurnLocked(entry);
     }
     return;
   }

@@ -12,7 +12,10 @@
 // A member's turns never overlap: a doorbell that rings during a turn makes
 // the turn run once more instead. A turn does a bounded amount of work; a
 // member with more left goes to the back of the run queue, so a busy client
-// cannot keep a thread from the others.
+// cannot keep a thread from the others. A new member's first few turns go to
+// the front instead: a process that just opened its session (aclInit, then
+// its first calls) is not made to wait a whole round of a busy host's
+// sessions per call, and the few turns it jumps with cannot starve anyone.
 #ifndef ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
 #define ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
 
@@ -64,6 +67,9 @@ class ChannelPool {
   // arises, e.g. in a gRPC reaction). Tasks must not block for long.
   void Post(std::function<void()> task);
 
+  // How many of a member's first turns go to the front of the run queue.
+  static constexpr int kTurnsAhead = 8;
+
   size_t members() const;
   int threads() const { return static_cast<int>(threads_.size()); }
 
@@ -81,6 +87,8 @@ class ChannelPool {
     // more (its doorbell rang meanwhile).
     std::atomic<bool> scheduled{false};
     std::atomic<bool> again{false};
+    // Turns run so far (counted up to kTurnsAhead).
+    std::atomic<int> turns{0};
   };
 
   void Loop();
@@ -88,6 +96,8 @@ class ChannelPool {
   // `on_pool_thread`: the caller is a pool thread about to take a task.
   void Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thread);
   void RunTurn(const std::shared_ptr<Entry>& entry);
+  // Puts a turn of `entry` in the run queue (a new member's at the front).
+  void QueueTurnLocked(const std::shared_ptr<Entry>& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Wakes a thread sleeping in epoll (the run queue got work).
   void Poke();
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
@@ -47,6 +48,74 @@ TEST(ChannelPoolTest, TellsWhetherOthersWaitForAThread) {
   EXPECT_TRUE(hal::testing::Eventually([&] { return !pool.OthersWaiting(); }));
   pool.Remove(*id);
   close(doorbell);
+}
+
+// Records the order in which members' turns ran.
+class RecordingMember : public ChannelPool::Member {
+ public:
+  RecordingMember(int name, absl::Mutex* mu, std::vector<int>* order)
+      : name_(name), mu_(mu), order_(order) {}
+  bool Serve() override {
+    absl::MutexLock lock(mu_);
+    order_->push_back(name_);
+    ++turns_;
+    return false;
+  }
+  std::atomic<int> turns_{0};
+
+ private:
+  const int name_;
+  absl::Mutex* const mu_;
+  std::vector<int>* const order_;
+};
+
+// A process that just opened its session does not wait behind a whole round
+// of the others' turns; an established one queues at the back.
+TEST(ChannelPoolTest, ANewMembersFirstTurnsGoAheadOfEstablishedOnes) {
+  ChannelPool pool(/*threads=*/1);
+  int doorbells[3];
+  for (int& doorbell : doorbells) {
+    doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ASSERT_GE(doorbell, 0);
+  }
+  absl::Mutex mu;
+  std::vector<int> order;
+  constexpr int kEstablished = 1, kNew = 2;
+  auto established = std::make_shared<RecordingMember>(kEstablished, &mu, &order);
+  absl::StatusOr<uint64_t> established_id = pool.Add(doorbells[0], established);
+  ASSERT_TRUE(established_id.ok()) << established_id.status();
+  for (int turn = 1; turn <= ChannelPool::kTurnsAhead + 1; ++turn) {
+    ASSERT_TRUE(hal::testing::Eventually([&] { return established->turns_.load() >= turn; }));
+    pool.Wake(*established_id);
+  }
+  ASSERT_TRUE(hal::testing::Eventually(
+      [&] { return established->turns_.load() >= ChannelPool::kTurnsAhead + 2; }));
+
+  // The only thread is held; meanwhile the established member and then a
+  // new one have a turn to run.
+  auto holder = std::make_shared<HoldingMember>();
+  absl::StatusOr<uint64_t> holder_id = pool.Add(doorbells[1], holder);
+  ASSERT_TRUE(holder_id.ok()) << holder_id.status();
+  holder->started_.WaitForNotification();
+  {
+    absl::MutexLock lock(&mu);
+    order.clear();
+  }
+  pool.Wake(*established_id);
+  auto fresh = std::make_shared<RecordingMember>(kNew, &mu, &order);
+  absl::StatusOr<uint64_t> fresh_id = pool.Add(doorbells[2], fresh);
+  ASSERT_TRUE(fresh_id.ok()) << fresh_id.status();
+  holder->release_.Notify();
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    absl::MutexLock lock(&mu);
+    return order.size() >= 2;
+  }));
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(order, (std::vector<int>{kNew, kEstablished}));
+  }
+  for (uint64_t id : {*established_id, *holder_id, *fresh_id}) pool.Remove(id);
+  for (int doorbell : doorbells) close(doorbell);
 }
 
 }  // namespace
