@@ -26,6 +26,9 @@ using acl::v1::ServerMessage;
 // The writer sends the batch when it holds this many operations (or
 // kMaxBatchBytes of payload), or when it is idle.
 constexpr int kMaxBatchOps = 1024;
+// How long a caller that read other callers' replies before its own waits
+// for them to take theirs first (Finish).
+constexpr absl::Duration kEarlierRepliesWait = absl::Milliseconds(1);
 
 }  // namespace
 
@@ -162,8 +165,8 @@ void SessionChannel::MarkBroken() {
   pending_.clear();
 }
 
-uint64_t SessionChannel::Dispatch(ServerMessage& message,
-                                  std::optional<CallbackDispatcher::Work>* run_here) {
+std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Dispatch(
+    ServerMessage& message, std::optional<CallbackDispatcher::Work>* run_here) {
   if (message.has_callback_due()) {
     const acl::v1::CallbackDue& due = message.callback_due();
     if (run_here != nullptr) {
@@ -171,22 +174,22 @@ uint64_t SessionChannel::Dispatch(ServerMessage& message,
     } else {
       callbacks_->OnCallbackDue(due.callback_id(), due.stream());
     }
-    return 0;
+    return nullptr;
   }
   if (message.has_session_ended()) {
     absl::MutexLock lock(&mu_);
     ended_reason_ = message.session_ended().reason();
-    return 0;
+    return nullptr;
   }
   if (message.has_kernel_output()) {
     PrintKernelOutput(message.kernel_output().text());
-    return 0;
+    return nullptr;
   }
   if (message.has_import_revoked()) {
     // After every operation launched so far (Post sends the batch first):
     // acld lets those reach the revoked memory, and refuses what comes later.
     Post(codec::RevocationSeen(message.import_revoked().notice()));
-    return 0;
+    return nullptr;
   }
   if (message.has_task_failed()) {
     const acl::v1::TaskFailed& failed = message.task_failed();
@@ -194,16 +197,17 @@ uint64_t SessionChannel::Dispatch(ServerMessage& message,
                                      failed.device_id(), failed.acl_error());
     if (failed.kernel()) facts.kernel = KernelFacts{failed.kernel_args(), failed.function()};
     callbacks_->OnTaskFailed(std::move(facts));
-    return 0;
+    return nullptr;
   }
-  if (!message.has_reply()) return 0;
+  if (!message.has_reply()) return nullptr;
   absl::MutexLock lock(&mu_);
   auto it = pending_.find(message.call_id());
-  if (it == pending_.end()) return 0;  // the caller gave up (timeout)
-  it->second->reply = std::move(*message.mutable_reply());
-  it->second->done = true;
+  if (it == pending_.end()) return nullptr;  // the caller gave up (timeout)
+  std::shared_ptr<PendingCall> call = std::move(it->second);
   pending_.erase(it);
-  return message.call_id();
+  call->reply = std::move(*message.mutable_reply());
+  call->done = true;
+  return call;
 }
 
 void SessionChannel::EndReplies() {
@@ -244,14 +248,15 @@ bool SessionChannel::MayReadLocked() const {
 }
 
 SessionChannel::ReadOutcome SessionChannel::ReadOne(
-    absl::Time deadline, uint64_t* answered, std::optional<CallbackDispatcher::Work>* run_here) {
+    absl::Time deadline, std::shared_ptr<PendingCall>* answered,
+    std::optional<CallbackDispatcher::Work>* run_here) {
   // Stopped before this read: an empty channel now is the end of it (a
   // message sent before the stop is in it by then).
   const bool stopped = ring_->stopped();
   absl::StatusOr<std::optional<ServerMessage>> message = ring_->Read(deadline);
   if (message.ok() && message->has_value()) {
-    const uint64_t call_id = Dispatch(**message, run_here);
-    if (answered != nullptr) *answered = call_id;
+    std::shared_ptr<PendingCall> call = Dispatch(**message, run_here);
+    if (answered != nullptr) *answered = std::move(call);
     return ReadOutcome::kDispatched;
   }
   if (message.ok() && !stopped) return ReadOutcome::kNothing;
@@ -481,6 +486,8 @@ absl::StatusOr<Reply> SessionChannel::Finish(const std::shared_ptr<PendingCall>&
   auto finished_or_may_read = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return call->done || broken_ || MayReadLocked();
   };
+  // Replies this thread handed to other callers before its own came.
+  std::vector<std::shared_ptr<PendingCall>> earlier;
   while (!call->done && !broken_ &&
          mu_.AwaitWithDeadline(absl::Condition(&finished_or_may_read), deadline) &&
          !call->done && !broken_ && absl::Now() < deadline) {
@@ -488,12 +495,27 @@ absl::StatusOr<Reply> SessionChannel::Finish(const std::shared_ptr<PendingCall>&
     // (dispatching whatever comes before it), then passes the role on.
     SetReadingLocked(true);
     mu_.Unlock();
-    uint64_t answered = 0;
-    while (ReadOne(deadline, &answered) == ReadOutcome::kDispatched && answered != call->id) {
+    std::shared_ptr<PendingCall> answered;
+    while (ReadOne(deadline, &answered) == ReadOutcome::kDispatched && answered != call) {
+      if (answered != nullptr) earlier.push_back(std::move(answered));
     }
     mu_.Lock();
     SetReadingLocked(false);
   }
+  if (call->done && !earlier.empty()) {
+    // Callers return in the order acld answered them, as threads woken by a
+    // device would: the reader, already running, would otherwise return
+    // before the callers it woke (whose work finished first) are scheduled.
+    // Bounded: a caller may be busy before it collects its reply.
+    auto earlier_taken = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      for (const auto& other : earlier) {
+        if (!other->taken) return broken_;
+      }
+      return true;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&earlier_taken), kEarlierRepliesWait);
+  }
+  call->taken = true;
   if (!call->done) {
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {
       if (it->second == call) {

@@ -54,9 +54,11 @@ namespace acl_client {
 class SessionChannel {
  public:
   // A call on its way: Start returns it, Finish waits for its reply.
+  // Its fields are the channel's to touch, under its lock.
   struct PendingCall {
     uint64_t id = 0;
     bool done = false;
+    bool taken = false;  // its caller's Finish returned
     acl::v1::Reply reply;
   };
 
@@ -137,12 +139,12 @@ class SessionChannel {
   void SetReadingLocked(bool reading) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   enum class ReadOutcome { kDispatched, kNothing, kOver };
   // With the role: reads one message (waiting until `deadline`) and
-  // dispatches it; `answered` (if set) receives the id of the call it
-  // answered, 0 for an event. A callback the library runs goes to `run_here`
+  // dispatches it; `answered` (if set) receives the call it answered (null
+  // for an event). A callback the library runs goes to `run_here`
   // if set (an event thread's read), else to the dispatcher's threads.
   // kOver: the channel broke, or the session is over and the channel
   // drained; every waiting call has failed then.
-  ReadOutcome ReadOne(absl::Time deadline, uint64_t* answered,
+  ReadOutcome ReadOne(absl::Time deadline, std::shared_ptr<PendingCall>* answered,
                       std::optional<CallbackDispatcher::Work>* run_here = nullptr);
   // Takes the role when it is free and reads until the channel is over
   // (the library's reader, and the stream's reader once the session ended).
@@ -158,10 +160,10 @@ class SessionChannel {
   // so that events nobody waits for do not pile up in the channel.
   void DrainIfNobodyReads();
 
-  // A reply to its caller (returns its call id), or an event to the
-  // dispatcher (returns 0).
-  uint64_t Dispatch(acl::v1::ServerMessage& message,
-                    std::optional<CallbackDispatcher::Work>* run_here = nullptr);
+  // A reply to its caller (returns its call), or an event to the
+  // dispatcher (returns null).
+  std::shared_ptr<PendingCall> Dispatch(acl::v1::ServerMessage& message,
+                                        std::optional<CallbackDispatcher::Work>* run_here = nullptr);
   // No more replies will come: every waiting and later call fails.
   void EndReplies() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After a failed write: waits (briefly) for the reader to learn why.

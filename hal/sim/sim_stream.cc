@@ -246,7 +246,6 @@ void SimStream::State::Pump() {
     executing = true;
     mu.Unlock();
     const absl::Status status = Execute(item);
-    device.memory_watch().Written();
     const uint64_t sequence = item.sequence;
     item = Item{};  // what it held goes back before its completion is reported
     mu.Lock();
@@ -254,6 +253,10 @@ void SimStream::State::Pump() {
     if (!status.ok() && stop_on_failure && held_generation == generation) hold = Hold::kStopped;
     mu.Unlock();
     options.on_complete(sequence, status);
+    // Streams waiting for a value learn of the write only once its own
+    // completion is reported, as on a device, where a value wait notices a
+    // write after it landed: the writer's synchronization returns first.
+    device.memory_watch().Written();
     mu.Lock();
   }
   pumping = false;
