@@ -7,6 +7,10 @@ Timer::Timer(Clock& clock) : clock_(clock), host_clock_(!clock.Subscribe(this)) 
 Timer::~Timer() {
   // First, so that the clock never tells a timer that is going away.
   clock_.Unsubscribe(this);
+  Stop();
+}
+
+void Timer::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -18,7 +22,7 @@ Timer::TimerId Timer::Schedule(absl::Time when, std::function<void()> callback) 
   absl::MutexLock lock(&mu_);
   // The thread starts with the first callback: a timer that never gets one
   // (a sim device whose kernels never wait) costs no thread.
-  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  if (!thread_.joinable() && !stopping_) thread_ = std::thread([this] { Loop(); });
   const TimerId id = next_id_++;
   pending_.emplace(std::make_pair(when, id), std::move(callback));
   when_.emplace(id, when);

@@ -30,6 +30,10 @@ class Timer : private Clock::Listener {
   explicit Timer(Clock& clock = HostClock());
   // Runs nothing more; pending callbacks are dropped.
   ~Timer();
+  // Runs nothing more: waits for the callback running now, if any, and
+  // drops the pending ones. For an owner whose other members the callbacks
+  // use, before they go. Idempotent; not from a callback of this timer.
+  void Stop();
 
   // The time on the timer's clock. With the host's clock this is absl::Now()
   // without a virtual call.

@@ -120,6 +120,29 @@ TEST(HostClockTimerTest, RunsCallbacksAtTheirHostTime) {
   EXPECT_FALSE(early.load());
 }
 
+// What the owner of a timer relies on before its other members go: once
+// Stop returns, the callback that was running has finished and no other runs.
+TEST(HostClockTimerTest, StopWaitsForTheRunningCallbackAndDropsThePending) {
+  Timer timer;
+  absl::Notification started, release;
+  std::atomic<bool> finished{false}, later_ran{false};
+  timer.Schedule(absl::InfinitePast(), [&] {
+    started.Notify();
+    release.WaitForNotification();
+    absl::SleepFor(absl::Milliseconds(20));
+    finished = true;
+  });
+  timer.ScheduleIn(absl::Milliseconds(1), [&] { later_ran = true; });
+  ASSERT_TRUE(started.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  release.Notify();
+  timer.Stop();
+  EXPECT_TRUE(finished.load());
+  timer.ScheduleIn(absl::Milliseconds(1), [&] { later_ran = true; });
+  absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_FALSE(later_ran.load());
+  timer.Stop();  // idempotent
+}
+
 int ThreadsOfThisProcess() {
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {

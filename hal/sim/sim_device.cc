@@ -133,6 +133,8 @@ uint64_t SimDevice::used_bytes() const {
   return used_;
 }
 
+SimDevice::~SimDevice() { timer_.Stop(); }
+
 int64_t SimDevice::NowNanos() const {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);

@@ -66,6 +66,10 @@ class SimDevice : public Device {
   // Streams waiting for a value in the device's memory (SimStream).
   MemoryWatch& memory_watch() const { return *memory_watch_; }
 
+  // Stops the device's thread first: what it runs (a stream's items) uses
+  // the members below it.
+  ~SimDevice() override;
+
   absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) override;
   absl::StatusOr<std::shared_ptr<Event>> CreateEvent() override;
   absl::StatusOr<std::shared_ptr<Executable>> LoadExecutable(absl::string_view binary) override;

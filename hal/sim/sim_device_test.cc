@@ -1,6 +1,8 @@
 #include "hal/sim/sim_device.h"
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "hal/sim/sim_kernels.h"
@@ -144,6 +146,44 @@ TEST(SimDeviceTest, AWaitToldNotToPassADroppedRecordFailsWhenAnAbortDropsIt) {
   EXPECT_EQ(acld::AclCodeOf(failing_reports.completed()[0].second), ACL_ERROR_RT_IPC_ERROR);
   EXPECT_TRUE(passing_reports.completed()[0].second.ok());
   EXPECT_TRUE(event->Dropped(1));
+}
+
+// As on a device, a value wait notices a write after it landed: the writing
+// stream reports the write complete before the waiting stream goes on (a
+// thread synchronizing with the writer returns first).
+TEST(SimDeviceTest, AValueWaitPassesOnlyAfterTheWritesCompletionIsReported) {
+  SimDevice device(0, 1 << 20);
+  absl::Mutex mu;
+  std::vector<std::string> order;
+  testing::StreamReports waiter_reports, writer_reports;
+  auto recording = [&](testing::StreamReports& reports, std::string name) {
+    StreamOptions options = reports.Options();
+    options.on_complete = [&mu, &order, name](uint64_t, const absl::Status&) {
+      absl::MutexLock lock(&mu);
+      order.push_back(name);
+    };
+    return options;
+  };
+  std::unique_ptr<Stream> waiter = *device.CreateStream(recording(waiter_reports, "wait"));
+  std::unique_ptr<Stream> writer = *device.CreateStream(recording(writer_reports, "write"));
+  DeviceBuffer words = *device.Allocate(64);
+  std::memset(SimBytes(DeviceSpan{words, 0}), 0, 8);
+  ASSERT_TRUE(waiter->WaitValue(DeviceSpan{words, 0}, 5, ACL_STREAM_WAIT_VALUE_EQ).ok());
+  const uint64_t five = 5;
+  Transfer write;
+  write.device_dst = DeviceSpan{words, 0};
+  write.host_src = &five;
+  write.count = sizeof(five);
+  ASSERT_TRUE(writer->Copy(write).ok());
+  {
+    absl::MutexLock lock(&mu);
+    auto both = [&order]() { return order.size() >= 2; };
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&both), absl::Seconds(10)));
+    EXPECT_EQ(order, (std::vector<std::string>{"write", "wait"}));
+  }
+  waiter.reset();
+  writer.reset();
+  device.Free(words);
 }
 
 }  // namespace
