@@ -1,5 +1,6 @@
 #include "client/session_channel.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -105,7 +106,23 @@ void SessionChannel::Close() {
     event_threads_closing_ = true;  // no more start: the list is complete
     event_threads.swap(event_threads_);
   }
-  for (std::thread& thread : event_threads) thread.join();
+  // An event thread inside an application's callback is not waited for (the
+  // callback may wait for the very thread closing the session, or never
+  // return): it ends when the callback returns. The others run no callback
+  // from now on, and end with the channel.
+  std::set<std::thread::id> in_callback;
+  {
+    absl::MutexLock lock(&mu_);
+    events_closing_ = true;
+    in_callback = in_callback_;
+  }
+  for (std::thread& thread : event_threads) {
+    if (in_callback.count(thread.get_id()) > 0) {
+      thread.detach();
+    } else {
+      thread.join();
+    }
+  }
 }
 
 void SessionChannel::UseRing(std::unique_ptr<ClientRing> ring) {
@@ -337,17 +354,21 @@ void SessionChannel::ReadAndRunEvents() {
     mu_.Lock();
     // The next waiting event thread reads while this one runs the callback.
     SetReadingLocked(false);
-    if (outcome == ReadOutcome::kOver) return;
+    // Closing: the session is over, and its callbacks run no more.
+    if (outcome == ReadOutcome::kOver || events_closing_) return;
     const bool start_another =
         event_threads_waiting_ == 0 && event_threads_count_ < kMaxEventThreads;
     if (start_another) {
       ++event_threads_count_;
       ++event_threads_waiting_;
     }
+    in_callback_.insert(std::this_thread::get_id());
     mu_.Unlock();
     if (start_another) StartEventThread();
     callbacks_->RunTaken(std::move(*callback));
     mu_.Lock();
+    in_callback_.erase(std::this_thread::get_id());
+    if (events_closing_) return;  // Close let this thread go
     ++event_threads_waiting_;
   }
 }

@@ -35,6 +35,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,7 +84,10 @@ class SessionChannel {
   SessionChannel(const SessionChannel&) = delete;
   SessionChannel& operator=(const SessionChannel&) = delete;
 
-  // Ends the stream and joins the threads. Later calls fail with SOCKET_CLOSE.
+  // Ends the stream and joins the threads, except an event thread inside an
+  // application's callback: it ends when the callback returns, so the
+  // channel must outlive it (ClientRuntime keeps its channel for good).
+  // Later calls fail with SOCKET_CLOSE.
   void Close();
 
   // Moves the session to its shared-memory channel (acld said so in its
@@ -215,6 +219,8 @@ class SessionChannel {
   std::atomic<bool> reading_hint_{false};  // reading_, for a follower's poll without mu_
   int event_threads_count_ ABSL_GUARDED_BY(mu_) = 0;  // started
   int event_threads_waiting_ ABSL_GUARDED_BY(mu_) = 0;  // waiting for the role
+  std::set<std::thread::id> in_callback_ ABSL_GUARDED_BY(mu_);  // event threads in a callback
+  bool events_closing_ ABSL_GUARDED_BY(mu_) = false;  // Close: no more callbacks run
   bool ring_over_ ABSL_GUARDED_BY(mu_) = false;      // the channel is drained and done
   bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;   // the gRPC stream is over
   std::string ended_reason_ ABSL_GUARDED_BY(mu_);  // why the daemon ended the session

@@ -9,6 +9,7 @@
 //   callback_client subscribed         host funcs run inside aclrtProcessHostFunc
 //   callback_client many N             N host funcs with their own counters
 //   callback_client relay              host funcs of 4 streams, each waiting for the next's
+//   callback_client exit_in_callback   exits while a host func still runs
 //   callback_client stuck              a host func that never returns in time
 //   callback_client hang               prints "in callback" from a host func, then hangs
 //   callback_client show               prints callbacks as they run, in stream order
@@ -404,6 +405,29 @@ int RelayAcrossStreams() {
   return Teardown();
 }
 
+// --- a process that exits while a host func still runs ---
+
+std::atomic<bool> long_callback_started{false};
+void LongCallback(void*) {
+  long_callback_started = true;
+  std::this_thread::sleep_for(std::chrono::seconds(30));
+}
+
+int ExitInCallback() {
+  Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
+  CheckCode(aclrtLaunchHostFunc(stream, LongCallback, nullptr), ACL_SUCCESS, "launch");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!long_callback_started && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Check(long_callback_started, "the host func started");
+  std::printf("exiting\n");
+  std::fflush(stdout);
+  std::exit(0);  // the library's exit handler ends the session; it must not wait for the callback
+}
+
 // --- a host func that takes longer than the daemon's --callback_timeout ---
 
 std::atomic<int> exceptions_seen{0};
@@ -545,6 +569,7 @@ int main(int argc, char** argv) {
   if (mode == "subscribed") return Subscribed();
   if (mode == "many") return Many(argument.empty() ? 1000 : std::atoi(argument.c_str()));
   if (mode == "relay") return RelayAcrossStreams();
+  if (mode == "exit_in_callback") return ExitInCallback();
   if (mode == "stuck") return Stuck();
   if (mode == "hang") return HangInCallback();
   if (mode == "show") return Show();

@@ -47,6 +47,16 @@ TEST_P(CallbackScenarioTest, HostFuncsOfFourStreamsRunAtOnce) { Run({"relay"}); 
 INSTANTIATE_TEST_SUITE_P(Modes, CallbackScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });
 
+// The library's exit handler ends the session without waiting for a host
+// func still running (it may never return); acld reaps the session.
+TEST(CallbackIntegrationTest, AProcessExitsWhileAHostFuncStillRuns) {
+  AcldDaemon daemon;
+  Process client({kCallbackClient, "exit_in_callback"}, daemon.client_env());
+  ASSERT_TRUE(client.WaitForLine("exiting", absl::Seconds(20))) << client.output();
+  EXPECT_EQ(client.Wait(absl::Seconds(10)), 0) << client.output();
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(10)));
+}
+
 TEST(CallbackIntegrationTest, ACallbackNeverFinishedTimesOutItsStream) {
   AcldDaemon daemon({"--callback_timeout=1"});
   ExpectCallbackScenarioPasses({"stuck"}, daemon.client_env());
