@@ -20,8 +20,6 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -30,6 +28,7 @@
 #include "daemon/server/daemon_server.h"
 #include "daemon/server/service_notifier.h"
 #include "hal/registry.h"
+#include "proto/acl/help_lists_own_flags.h"
 #include "proto/acl/lock_order_checks.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
@@ -158,14 +157,7 @@ int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, 2);
   acld::MatchLockOrderChecksToBuild();
   absl::SetProgramUsageMessage("acld: per-host AscendCL runtime daemon. Flags: --helpfull");
-  // --help lists this file's flags (Abseil's default looks for a file named
-  // after the binary).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "daemon/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  acld::HelpListsOwnFlags("daemon/main.cc");
   absl::ParseCommandLine(argc, argv);
   if (!SetUpLogging()) return 2;
   if (absl::GetFlag(FLAGS_sim_devices) < 1 || absl::GetFlag(FLAGS_sim_device_memory) == 0 ||

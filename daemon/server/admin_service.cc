@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "daemon/server/health.h"
 #include "daemon/server/version.h"
+#include "proto/acl/grpc_status.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -116,8 +117,8 @@ void ToProto(const GroupView& view, const RuntimeSnapshot& runtime, acl::v1::Gro
   info.set_streams(streams);
 }
 
-grpc::Status ToGrpc(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+grpc::Status NoQuotaGroups() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "acld serves no quota groups");
 }
 
 }  // namespace
@@ -125,7 +126,7 @@ grpc::Status ToGrpc(const absl::Status& status) {
 grpc::Status AdminService::CreateGroup(grpc::ServerContext*,
                                        const acl::v1::CreateGroupRequest* request,
                                        acl::v1::GroupInfo* reply) {
-  if (groups_ == nullptr) return ToGrpc(absl::UnavailableError("acld serves no quota groups"));
+  if (groups_ == nullptr) return NoQuotaGroups();
   QuotaGroupSpec spec;
   spec.devices.assign(request->devices().begin(), request->devices().end());
   // None: no limit; one: every device's; else one per device.
@@ -139,7 +140,7 @@ grpc::Status AdminService::CreateGroup(grpc::ServerContext*,
   spec.max_sessions = request->max_sessions();
   absl::StatusOr<GroupView> created = groups_->Create(
       std::move(spec), GroupLabels(request->labels().begin(), request->labels().end()));
-  if (!created.ok()) return ToGrpc(created.status());
+  if (!created.ok()) return ToGrpcStatus(created.status());
   ToProto(*created, runtime_.Snapshot(), *reply);
   return grpc::Status::OK;
 }
@@ -148,7 +149,7 @@ grpc::Status AdminService::ListGroups(grpc::ServerContext*, const acl::v1::Group
                                       acl::v1::GroupsReply* reply) {
   if (groups_ == nullptr) return grpc::Status::OK;
   absl::StatusOr<std::vector<GroupView>> views = groups_->List(request->id());
-  if (!views.ok()) return ToGrpc(views.status());
+  if (!views.ok()) return ToGrpcStatus(views.status());
   const RuntimeSnapshot runtime = runtime_.Snapshot();
   for (const GroupView& view : *views) ToProto(view, runtime, *reply->add_groups());
   return grpc::Status::OK;
@@ -157,13 +158,13 @@ grpc::Status AdminService::ListGroups(grpc::ServerContext*, const acl::v1::Group
 grpc::Status AdminService::DeleteGroup(grpc::ServerContext*,
                                        const acl::v1::DeleteGroupRequest* request,
                                        acl::v1::DeleteGroupReply* reply) {
-  if (groups_ == nullptr) return ToGrpc(absl::UnavailableError("acld serves no quota groups"));
+  if (groups_ == nullptr) return NoQuotaGroups();
   absl::StatusOr<uint32_t> evicted =
       groups_->Delete(request->id(), [this](const QuotaGroup& group) {
         return sessions_.EndGroupSessions(group,
                                           "the operator deleted this process's quota group");
       });
-  if (!evicted.ok()) return ToGrpc(evicted.status());
+  if (!evicted.ok()) return ToGrpcStatus(evicted.status());
   reply->set_evicted_sessions(*evicted);
   return grpc::Status::OK;
 }
@@ -171,11 +172,11 @@ grpc::Status AdminService::DeleteGroup(grpc::ServerContext*,
 grpc::Status AdminService::LabelGroup(grpc::ServerContext*,
                                       const acl::v1::LabelGroupRequest* request,
                                       acl::v1::GroupInfo* reply) {
-  if (groups_ == nullptr) return ToGrpc(absl::UnavailableError("acld serves no quota groups"));
+  if (groups_ == nullptr) return NoQuotaGroups();
   absl::StatusOr<GroupView> labelled =
       groups_->Label(request->id(), GroupLabels(request->set().begin(), request->set().end()),
                      {request->remove().begin(), request->remove().end()});
-  if (!labelled.ok()) return ToGrpc(labelled.status());
+  if (!labelled.ok()) return ToGrpcStatus(labelled.status());
   ToProto(*labelled, runtime_.Snapshot(), *reply);
   return grpc::Status::OK;
 }

@@ -15,6 +15,7 @@
 #include "daemon/server/session_ring.h"
 #include "daemon/server/session_writer.h"
 #include "daemon/server/text_sanitizer.h"
+#include "proto/acl/grpc_status.h"
 #include "proto/acl/protocol.h"
 #include "spdlog/spdlog.h"
 
@@ -227,8 +228,7 @@ class RuntimeService::SessionCall
     }
     absl::StatusOr<Opened> opened = service_.Open(request_, context_, carrier_);
     if (!opened.ok()) {
-      Finish(grpc::Status(static_cast<grpc::StatusCode>(opened.status().code()),
-                          std::string(opened.status().message())));
+      Finish(ToGrpcStatus(opened.status()));
       return;
     }
     live_ = std::move(opened->live);

@@ -15,7 +15,6 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +24,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "proto/acl/help_lists_own_flags.h"
 #include "proto/acl/protocol.h"
 #include "proto/acl/v1/admin.grpc.pb.h"
 #include "tools/aclctl/group_command.h"
@@ -310,14 +310,7 @@ int Finish(const std::string& command, const grpc::Status& rpc) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  // --help lists this file's flags (Abseil's default looks for a file named
-  // after the binary).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "tools/aclctl/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  acld::HelpListsOwnFlags("tools/aclctl/main.cc");
   std::vector<std::string> labels = aclctl::TakeLabelArguments(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() >= 2 && std::strcmp(args[1], "group") == 0) {

@@ -3,17 +3,12 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "proto/acl/grpc_status.h"
 #include "spdlog/spdlog.h"
 #include "tools/device_plugin/preferred_allocation.h"
 
 namespace acld::device_plugin {
 namespace {
-
-grpc::Status ToGrpc(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
 
 // How often a ListAndWatch stream looks at its cancellation and Stop() while
 // no device changes.
@@ -92,7 +87,7 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
         std::vector<std::string>(container.must_include_deviceids().begin(),
                                  container.must_include_deviceids().end()),
         container.allocation_size());
-    if (!chosen.ok()) return ToGrpc(chosen.status());
+    if (!chosen.ok()) return ToGrpcStatus(chosen.status());
     v1beta1::ContainerPreferredAllocationResponse* response = reply->add_container_responses();
     for (std::string& id : *chosen) response->add_deviceids(std::move(id));
   }
@@ -116,7 +111,7 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
   absl::StatusOr<v1beta1::AllocateResponse> response = allocator_.Allocate(*request, units);
   if (!response.ok()) {
     spdlog::warn("{}: Allocate refused: {}", resource_.name, response.status().ToString());
-    return ToGrpc(response.status());
+    return ToGrpcStatus(response.status());
   }
   *reply = *std::move(response);
   return grpc::Status::OK;

@@ -14,11 +14,10 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "proto/acl/help_lists_own_flags.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/device_plugin/admin_client.h"
@@ -80,14 +79,7 @@ std::thread Every(absl::Duration interval, absl::Notification& stop, Step step) 
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  // --help lists this file's flags (Abseil's default looks for a file named
-  // after the binary).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "tools/device_plugin/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  acld::HelpListsOwnFlags("tools/device_plugin/main.cc");
   absl::ParseCommandLine(argc, argv);
 
   auto logger = spdlog::stderr_logger_mt("acld_device_plugin");
