@@ -1,7 +1,6 @@
 #include "client/client_runtime.h"
 
 #include <pthread.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -22,8 +21,6 @@ thread_local std::optional<acld::ContextInfo> current;
 thread_local uint64_t last_task_id = 0;
 
 }  // namespace
-
-uint64_t CurrentThreadId() { return static_cast<uint64_t>(syscall(SYS_gettid)); }
 
 void SetThreadLastTaskId(uint64_t task_id) { last_task_id = task_id; }
 

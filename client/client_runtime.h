@@ -17,6 +17,7 @@
 #include "client/callback_dispatcher.h"
 #include "client/handle_table.h"
 #include "client/lifecycle.h"
+#include "client/thread_id.h"
 #include "client/transport.h"
 
 namespace acl_client {
@@ -67,9 +68,6 @@ class ClientRuntime {
   Lifecycle lifecycle_;
   HandleTable handles_;
 };
-
-// The calling thread's kernel thread id, as the exception info reports it.
-uint64_t CurrentThreadId();
 
 // aclrtGetThreadLastTaskId: the id of the last task the calling thread enqueued.
 void SetThreadLastTaskId(uint64_t task_id);

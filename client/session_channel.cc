@@ -390,16 +390,20 @@ bool SessionChannel::WriteLocked(const ClientMessage& message) {
 }
 
 bool SessionChannel::WriteBatchLocked(const ClientMessage* then) {
-  ClientMessage batch;
+  std::unique_ptr<OpBatch> batch;
   {
     absl::MutexLock lock(&batch_mu_);
-    if (batch_.async_batch().ops_size() > 0) {
-      batch.Swap(&batch_);
-      batch_bytes_ = 0;
+    if (batch_->ops() > 0) {
+      batch = std::exchange(batch_, spare_batch_ != nullptr ? std::move(spare_batch_)
+                                                            : std::make_unique<OpBatch>());
     }
   }
   bool written = true;
-  if (batch.async_batch().ops_size() > 0) written = WriteLocked(batch);
+  if (batch != nullptr) {
+    written = WriteLocked(batch->message());
+    batch->Clear();
+    spare_batch_ = std::move(batch);
+  }
   if (written && then != nullptr) written = WriteLocked(*then);
   if (!written) MarkBroken();
   return written;
@@ -411,7 +415,7 @@ void SessionChannel::FlushLoop() {
       absl::MutexLock lock(&batch_mu_);
       batch_mu_.Await(absl::Condition(
           +[](SessionChannel* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(t->batch_mu_) {
-            return t->stopping_ || t->batch_.async_batch().ops_size() > 0;
+            return t->stopping_ || t->batch_->ops() > 0;
           },
           this));
       if (stopping_) return;
@@ -462,9 +466,8 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
   {
     absl::MutexLock lock(&batch_mu_);
     task_id = ++task_ids_[op.stream()];
-    *batch_.mutable_async_batch()->add_ops() = std::move(op);
-    batch_bytes_ += payload_bytes;
-    full = batch_.async_batch().ops_size() >= kMaxBatchOps || batch_bytes_ >= kMaxBatchBytes;
+    batch_->Add(op, payload_bytes);
+    full = batch_->ops() >= kMaxBatchOps || batch_->payload_bytes() >= kMaxBatchBytes;
   }
   if (!flusher_started_.load(std::memory_order_relaxed)) StartFlusher();
   if (!event_threads_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {

@@ -46,6 +46,7 @@
 #include "absl/time/time.h"
 #include "client/callback_dispatcher.h"
 #include "client/client_ring.h"
+#include "client/op_batch.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
@@ -204,8 +205,9 @@ class SessionChannel {
   absl::Mutex write_mu_;  // one writer at a time (gRPC, the ring); also orders batches
   bool write_on_ring_ ABSL_GUARDED_BY(write_mu_) = false;
   absl::Mutex batch_mu_;
-  acl::v1::ClientMessage batch_ ABSL_GUARDED_BY(batch_mu_);
-  size_t batch_bytes_ ABSL_GUARDED_BY(batch_mu_) = 0;
+  std::unique_ptr<OpBatch> batch_ ABSL_GUARDED_BY(batch_mu_) = std::make_unique<OpBatch>();
+  // The batch written last, emptied, for the next (its memory kept).
+  std::unique_ptr<OpBatch> spare_batch_ ABSL_GUARDED_BY(write_mu_);
   bool stopping_ ABSL_GUARDED_BY(batch_mu_) = false;
   // The daemon numbers each stream's tasks 1, 2, ...; so does the client, in
   // submission order, without asking (aclrtGetThreadLastTaskId).

@@ -9,6 +9,7 @@
 #ifndef ACLD_HAL_RING_QUEUE_H_
 #define ACLD_HAL_RING_QUEUE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -35,6 +36,13 @@ class RingQueue {
     slots_[(head_ + size_) % slots_.size()] = std::move(item);
     ++size_;
   }
+  // Puts an item back in front of the others.
+  void push_front(T item) {
+    if (size_ == slots_.size()) Grow();
+    head_ = (head_ + slots_.size() - 1) % slots_.size();
+    slots_[head_] = std::move(item);
+    ++size_;
+  }
   // The front item, moved out.
   T pop_front() {
     T item = std::move(slots_[head_]);
@@ -58,10 +66,15 @@ class RingQueue {
     ReleaseIfDrained();
   }
   size_t capacity() const { return slots_.size(); }
+  // Room for `count` items in all, made at once (a batch about to be pushed
+  // would otherwise grow the storage several times).
+  void reserve(size_t count) {
+    if (count > slots_.size()) Grow(count);
+  }
 
  private:
-  void Grow() {
-    std::vector<T> larger(slots_.empty() ? 4 : slots_.size() * 2);
+  void Grow(size_t at_least = 0) {
+    std::vector<T> larger(std::max(at_least, slots_.empty() ? size_t{4} : slots_.size() * 2));
     for (size_t i = 0; i < size_; ++i) larger[i] = std::move(at(i));
     slots_ = std::move(larger);
     head_ = 0;

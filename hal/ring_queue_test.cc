@@ -24,6 +24,30 @@ TEST(RingQueueTest, KeepsOrderAcrossWrapAndGrowth) {
   EXPECT_EQ(next_out, next_in - 1);
 }
 
+TEST(RingQueueTest, ReserveMakesRoomOnceAndKeepsAWrappedQueuesOrder) {
+  RingQueue<int> queue;
+  for (int i = 0; i < 4; ++i) queue.push_back(i);
+  EXPECT_EQ(queue.pop_front(), 0);
+  queue.push_back(4);  // wraps: the head is at slot 1
+  queue.reserve(1000);
+  EXPECT_EQ(queue.capacity(), 1000u);
+  for (int i = 5; i < 1000; ++i) queue.push_back(i);
+  EXPECT_EQ(queue.capacity(), 1000u);  // no growth while filling what was reserved
+  queue.reserve(10);                    // never shrinks
+  EXPECT_EQ(queue.capacity(), 1000u);
+  for (int i = 1; i < 1000; ++i) EXPECT_EQ(queue.pop_front(), i);
+}
+
+TEST(RingQueueTest, PushFrontPutsItemsBackAheadOfTheRest) {
+  RingQueue<int> queue;
+  queue.push_front(2);  // into an empty queue
+  for (int i = 3; i < 6; ++i) queue.push_back(i);
+  queue.push_front(1);  // wraps below slot 0
+  queue.push_front(0);  // grows
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(queue.pop_front(), i);
+  EXPECT_TRUE(queue.empty());
+}
+
 TEST(RingQueueTest, AnEmptyQueueHoldsNoStorage) {
   RingQueue<int> queue;
   EXPECT_EQ(queue.capacity(), 0u);

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "daemon/core/memory_manager.h"
 #include "hal/executable.h"
@@ -32,7 +33,9 @@ class PinnedMemory : public hal::MemoryResolver {
   // status (Pin probes every range of every launch).
   const Pinned* Find(uint64_t address, uint64_t bytes) const;
 
-  std::vector<Pinned> pins_;
+  // Inline: a launch pins a range or two, and its pins are dropped on the
+  // device's thread, so a heap vector would cost a cross-thread free each.
+  absl::InlinedVector<Pinned, 2> pins_;
 };
 
 }  // namespace acld

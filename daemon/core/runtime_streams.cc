@@ -316,6 +316,11 @@ std::string ArgumentBlock(const std::vector<uint64_t>& args) {
   return block;
 }
 
+bool SameLaunch(const KernelRequest& a, const KernelRequest& b) {
+  return a.name == b.name && a.block_dim == b.block_dim && a.args == b.args &&
+         a.core_limits.cube == b.core_limits.cube && a.core_limits.vector == b.core_limits.vector;
+}
+
 }  // namespace
 
 absl::StatusOr<uint64_t> Runtime::LaunchKernel(SessionId id, StreamId stream_id, uint64_t thread,
@@ -349,11 +354,20 @@ std::vector<absl::Status> Runtime::LaunchKernels(SessionId id, StreamId stream_i
       statuses[i] = function.status();
       continue;
     }
-    std::string args = ArgumentBlock(kernel.args);
-    payload += args.size() + (*function)->name().size();
+    payload += kernel.args.size() * 8 + (*function)->name().size();
+    if (!launched.empty() && SameLaunch(kernels[launched.back()].kernel, kernel) &&
+        launches.back().launch.function == *function) {
+      // The same kernel on the same arguments as the launch before it: the
+      // same ranges, checked and pinned a moment ago, with nothing in
+      // between that could free them (a run of launches holds no other
+      // operation). The pins are shared rather than made again.
+      launches.push_back({launches.back().launch, kernels[i].thread});
+      launched.push_back(i);
+      continue;
+    }
     absl::StatusOr<KernelLaunch> launch =
         PrepareLaunch(id, (*stream)->options().device, **function, nullptr, kernel.block_dim,
-                      kernel.core_limits, std::move(args), {});
+                      kernel.core_limits, ArgumentBlock(kernel.args), {});
     if (!launch.ok()) {
       statuses[i] = launch.status();
       continue;

@@ -75,8 +75,20 @@ absl::StatusOr<std::shared_ptr<Stream>> Stream::Create(const Options& options,
 absl::StatusOr<uint64_t> Stream::Enqueue(TaskFn task, uint64_t submitter_thread,
                                          std::function<void()> on_discard, const char* waits_for,
                                          std::shared_ptr<void> hold) {
-  return Append(Task{0, submitter_thread, std::move(task), nullptr, nullptr, nullptr,
-                     std::move(on_discard), waits_for, std::move(hold)});
+  Task::Work work;
+  work.fn = std::move(task);
+  work.on_discard = std::move(on_discard);
+  return Append(WorkTask(std::move(work), waits_for, submitter_thread, std::move(hold)));
+}
+
+Stream::Task Stream::WorkTask(Task::Work work, const char* waits_for, uint64_t submitter_thread,
+                              std::shared_ptr<void> hold) {
+  Task task;
+  task.submitter_thread = submitter_thread;
+  task.waits_for = waits_for;
+  task.hold = std::move(hold);
+  task.work = std::make_unique<Task::Work>(std::move(work));
+  return task;
 }
 
 absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* what,
@@ -87,16 +99,21 @@ absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* 
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
-  Task task{0, submitter_thread, nullptr, std::move(work), std::move(done), nullptr,
-            std::move(on_discard), what, std::move(hold)};
+  Task::Work device_work;
+  device_work.device_work = std::move(work);
+  device_work.device_done = std::move(done);
+  device_work.on_discard = std::move(on_discard);
+  Task task = WorkTask(std::move(device_work), what, submitter_thread, std::move(hold));
   task.may_be_held = may_be_held;
   return Append(std::move(task));
 }
 
 Stream::Task Stream::LaunchTask(KernelLaunch launch, uint64_t submitter_thread,
                                 std::shared_ptr<void> hold) {
-  Task task{0, submitter_thread, nullptr, nullptr, nullptr, nullptr, nullptr, "kernel",
-            std::move(hold)};
+  Task task;
+  task.submitter_thread = submitter_thread;
+  task.waits_for = "kernel";
+  task.hold = std::move(hold);
   task.launch = std::move(launch);
   return task;
 }
@@ -115,9 +132,10 @@ absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* w
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
-  Task task{0, submitter_thread, nullptr,
-            [](hal::Stream& device) { return device.HostCallbackPoint(); }, nullptr,
-            std::move(at_point), nullptr, waits_for, std::move(hold)};
+  Task::Work work;
+  work.device_work = [](hal::Stream& device) { return device.HostCallbackPoint(); };
+  work.at_point = std::move(at_point);
+  Task task = WorkTask(std::move(work), waits_for, submitter_thread, std::move(hold));
   task.may_be_held = true;  // until its callback is done
   return Append(std::move(task));
 }
@@ -129,6 +147,7 @@ absl::StatusOr<uint64_t> Stream::EnqueueLaunches(std::vector<QueuedLaunch> launc
   }
   return AppendUnderLock([&](std::vector<std::function<void()>>& after) {
     bool make_ready = false;
+    queue_.reserve(queue_.size() + launches.size());
     for (QueuedLaunch& queued : launches) {
       make_ready =
           AppendLocked(LaunchTask(std::move(queued.launch), queued.submitter_thread, hold), after) ||
@@ -169,7 +188,7 @@ bool Stream::AppendLocked(Task task, std::vector<std::function<void()>>& after) 
     // STOP_ON_FAILURE: nothing runs until the failure has been reported.
     CountDiscardedLocked(1);
     AdvanceFinishedLocked(id);
-    if (task.on_discard) after.push_back(std::move(task.on_discard));
+    if (auto discard = task.TakeOnDiscard()) after.push_back(std::move(discard));
     return false;
   }
   if (state_ == State::kIdle && task.is_device_work() && !in_flight_.empty() &&
@@ -190,13 +209,27 @@ bool Stream::AppendLocked(Task task, std::vector<std::function<void()>>& after) 
 }
 
 void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) {
-  running_task_id_ = task.id;
+  SubmitRunLocked(&task, 1, after);
+}
+
+void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::function<void()>>& after) {
+  running_task_id_ = tasks[0].id;
   mu_.Unlock();
-  absl::StatusOr<uint64_t> sequence =
-      task.launch.has_value() ? task.launch->SubmitTo(*device_) : task.device_work(*device_);
+  size_t submitted = 0;
+  absl::Status failure;
+  for (; submitted < count; ++submitted) {
+    Task& task = tasks[submitted];
+    absl::StatusOr<uint64_t> sequence =
+        task.launch.has_value() ? task.launch->SubmitTo(*device_) : task.work->device_work(*device_);
+    if (!sequence.ok()) {
+      failure = sequence.status();
+      break;
+    }
+    task.sequence = *sequence;
+  }
   mu_.Lock();
   running_task_id_ = 0;
-  if (stop_task_id_ == task.id) {
+  if (stop_task_id_ == tasks[0].id) {
     // aclrtStreamStop came before the task reached the device.
     stop_task_id_ = 0;
     after.push_back([self = weak_from_this(), why = std::exchange(stop_why_, absl::OkStatus())] {
@@ -204,21 +237,38 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
     });
   }
   const uint64_t early_point = std::exchange(early_point_, 0);
-  if (!sequence.ok()) {
-    ReturnPlaceLocked(task, after);
-    FinishLocked(task, sequence.status(), after);
-    return;
+  std::shared_ptr<std::vector<Task>> dropped;
+  for (size_t i = 0; i < submitted; ++i) {
+    SubmittedLocked(std::move(tasks[i]), early_point, dropped, after);
   }
-  task.sequence = *sequence;
+  early_device_results_.clear();
+  if (submitted == count) return;
+  // Never reached the device: they wait behind the failure (which may drop
+  // them: STOP_ON_FAILURE), holding no place meanwhile.
+  for (size_t i = count; i-- > submitted + 1;) {
+    ReturnPlaceLocked(tasks[i], after);
+    queue_.push_front(std::move(tasks[i]));
+  }
+  Task& failed = tasks[submitted];
+  ReturnPlaceLocked(failed, after);
+  FinishLocked(failed, failure, after);
+}
+
+void Stream::SubmittedLocked(Task task, uint64_t early_point,
+                             std::shared_ptr<std::vector<Task>>& dropped,
+                             std::vector<std::function<void()>>& after) {
   if (discarded_through_ >= task.id) {
     // Aborted while it was being submitted: the device drops it again before
     // its hold goes.
     --counters_.queued;
     CountDiscardedLocked(1);
-    if (task.on_discard) after.push_back(std::move(task.on_discard));
+    if (auto discard = task.TakeOnDiscard()) after.push_back(std::move(discard));
     ReturnPlaceLocked(task, after);
-    auto dropped = std::make_shared<Task>(std::move(task));
-    AbortDeviceLocked(after, [dropped] {});
+    if (dropped == nullptr) {
+      dropped = std::make_shared<std::vector<Task>>();
+      AbortDeviceLocked(after, [dropped] {});
+    }
+    dropped->push_back(std::move(task));
     AdvanceFinishedLocked(discarded_through_);
     CollectDoneLocked(after);
     return;
@@ -226,16 +276,17 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
   for (auto it = early_device_results_.begin(); it != early_device_results_.end(); ++it) {
     if (it->first != task.sequence) continue;
     const absl::Status status = std::move(it->second);
-    early_device_results_.clear();
     ReturnPlaceLocked(task, after);
-    if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
+    if (task.work != nullptr && task.work->device_done) {
+      after.push_back([done = task.work->device_done, status] { done(status); });
+    }
     FinishLocked(task, status, after);
     return;
   }
-  early_device_results_.clear();
-  if (task.at_point) ++points_in_flight_;
+  if (task.is_point()) ++points_in_flight_;
+  const uint64_t sequence = task.sequence;
   in_flight_.push_back(std::move(task));
-  if (early_point != 0 && early_point == *sequence) StartPointLocked(early_point, after);
+  if (early_point != 0 && early_point == sequence) StartPointLocked(early_point, after);
 }
 
 void Stream::DevicePointReached(uint64_t sequence) {
@@ -263,9 +314,9 @@ void Stream::StartPointLocked(uint64_t sequence, std::vector<std::function<void(
   for (size_t i = 0; i < in_flight_.size() && point == nullptr; ++i) {
     if (in_flight_.at(i).sequence == sequence) point = &in_flight_.at(i);
   }
-  if (point == nullptr || !point->at_point) return;
+  if (point == nullptr || !point->is_point()) return;
   std::weak_ptr<Stream> self = weak_from_this();
-  after.push_back([self, sequence, at_point = point->at_point] {
+  after.push_back([self, sequence, at_point = point->work->at_point] {
     TaskResume resume = [self, sequence](absl::Status status) {
       if (auto stream = self.lock()) stream->device_->ResumeCallbackPoint(sequence, status);
     };
@@ -281,7 +332,9 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
     absl::MutexLock lock(&mu_);
     if (!in_flight_.empty() && in_flight_.front().sequence == sequence) {
       Task task = PopInFlightLocked(/*front=*/true, after);
-      if (task.device_done) after.push_back([done = task.device_done, status] { done(status); });
+      if (task.work != nullptr && task.work->device_done) {
+        after.push_back([done = task.work->device_done, status] { done(status); });
+      }
       FinishLocked(task, status, after);
       make_ready = EndDrainLocked();
     } else if (running_task_id_ != 0) {
@@ -296,12 +349,12 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
 
 bool Stream::RoomOnDeviceLocked(const Task& task) const {
   const int limit = device_->max_callback_points();
-  return !task.at_point || limit <= 0 || points_in_flight_ < limit;
+  return !task.is_point() || limit <= 0 || points_in_flight_ < limit;
 }
 
 Stream::Task Stream::PopInFlightLocked(bool front, std::vector<std::function<void()>>& after) {
   Task task = front ? in_flight_.pop_front() : in_flight_.pop_back();
-  if (task.at_point) --points_in_flight_;
+  if (task.is_point()) --points_in_flight_;
   ReturnPlaceLocked(task, after);
   return task;
 }
@@ -429,6 +482,7 @@ void Stream::RunSome() {
     state_ = State::kRunning;
     bool parked = false;
     bool draining = false;
+    std::vector<Task> run;  // device tasks submitted together
     for (int n = 0; n < kTasksPerTurn && !queue_.empty(); ++n) {
       if (queue_.front().is_device_work() && device_aborts_pending_ > 0) {
         // An abort of the device is on its way: work submitted now would be
@@ -452,8 +506,17 @@ void Stream::RunSome() {
         break;
       }
       if (queue_.front().is_device_work()) {
-        Task task = queue_.pop_front();
-        SubmitLocked(std::move(task), after);
+        run.clear();
+        run.push_back(queue_.pop_front());
+        // A run of kernel launches goes to the device with one release of
+        // the lock: the caller appending more launches meanwhile then seldom
+        // finds it held.
+        while (run.front().launch.has_value() && n + 1 < kTasksPerTurn && !queue_.empty() &&
+               queue_.front().launch.has_value() && TakePlaceLocked(queue_.front(), after)) {
+          run.push_back(queue_.pop_front());
+          ++n;
+        }
+        SubmitRunLocked(run.data(), run.size(), after);
         if (!after.empty()) {
           // Work the device finished at once is reported now, not at the end
           // of the turn: a copy's bytes go to their client before the next
@@ -481,7 +544,7 @@ void Stream::RunSome() {
         if (auto stream = self.lock()) stream->Resume(task_id, std::move(status));
       };
       mu_.Unlock();
-      std::optional<absl::Status> result = task.fn(resume);
+      std::optional<absl::Status> result = task.work->fn(resume);
       mu_.Lock();
       running_task_id_ = 0;
       if (!result.has_value() && early_result_.has_value()) {
@@ -492,7 +555,7 @@ void Stream::RunSome() {
         // Aborted while it ran: it must not park (nobody would discard it).
         --counters_.queued;
         CountDiscardedLocked(1);
-        if (task.on_discard) after.push_back(std::move(task.on_discard));
+        if (auto discard = task.TakeOnDiscard()) after.push_back(std::move(discard));
         AdvanceFinishedLocked(discarded_through_);
         CollectDoneLocked(after);
         continue;
@@ -603,7 +666,7 @@ void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, ui
   // a task's hold keeps mapped.
   AbortDeviceLocked(after, [dropped] {
     for (Task& task : *dropped) {
-      if (task.on_discard) task.on_discard();
+      if (auto discard = task.TakeOnDiscard()) discard();
     }
     dropped->clear();
   });
@@ -619,7 +682,7 @@ void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint
   counters_.queued -= queue_.size();
   while (!queue_.empty()) {
     Task task = queue_.pop_front();
-    if (task.on_discard) after.push_back(std::move(task.on_discard));
+    if (auto discard = task.TakeOnDiscard()) after.push_back(std::move(discard));
   }
   discarded_through_ = next_task_id_ - 1;
   // A task still running finishes first; otherwise everything is done now.
@@ -732,7 +795,7 @@ void Stream::Abort(const absl::Status& why) {
     if (parked_.has_value()) {
       CountDiscardedLocked(1);
       --counters_.queued;
-      if (parked_->on_discard) after.push_back(std::move(parked_->on_discard));
+      if (auto discard = parked_->TakeOnDiscard()) after.push_back(std::move(discard));
       parked_.reset();
       state_ = queue_.empty() ? State::kIdle : State::kReady;
     }

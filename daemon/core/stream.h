@@ -191,26 +191,42 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
  private:
   struct Task {
-    uint64_t id;
-    uint64_t submitter_thread;
-    TaskFn fn;  // a host task; empty for device work
-    DeviceWork device_work;  // device work other than a kernel launch
-    DeviceDone device_done;
-    TaskFn at_point;  // a host-callback point's work (device_work submits the point)
-    std::function<void()> on_discard;
-    const char* waits_for;
+    // What a task other than a kernel launch runs. Out of line: every launch
+    // moves its task through the queues, so the task's size is on the launch
+    // path.
+    struct Work {
+      TaskFn fn;                // a host task; empty for device work
+      DeviceWork device_work;  // device work other than a kernel launch
+      DeviceDone device_done;
+      TaskFn at_point;  // a host-callback point's work (device_work submits the point)
+      std::function<void()> on_discard;
+    };
+
+    uint64_t id = 0;
+    uint64_t submitter_thread = 0;
+    const char* waits_for = "work";
     std::shared_ptr<void> hold;
     uint64_t sequence = 0;  // the device's number for submitted device work
     bool may_be_held = false;  // by something outside the stream (DeviceShare)
     bool has_place = false;    // holds one of the session's places on the device
     std::optional<KernelLaunch> launch;  // a kernel launch, the one device work kept as a record
+    std::unique_ptr<Work> work;          // set for every other task
 
-    bool is_device_work() const { return launch.has_value() || device_work != nullptr; }
+    bool is_device_work() const {
+      return launch.has_value() || (work != nullptr && work->device_work != nullptr);
+    }
+    bool is_point() const { return work != nullptr && work->at_point != nullptr; }
+    std::function<void()> TakeOnDiscard() {
+      return work != nullptr ? std::move(work->on_discard) : nullptr;
+    }
   };
   // kDraining: a host task waits for the device work before it.
   enum class State { kIdle, kReady, kRunning, kParked, kDraining };
 
   absl::StatusOr<uint64_t> Append(Task task);
+  // A task that runs `work`.
+  static Task WorkTask(Task::Work work, const char* waits_for, uint64_t submitter_thread,
+                       std::shared_ptr<void> hold);
   // The task that holds a kernel launch.
   static Task LaunchTask(KernelLaunch launch, uint64_t submitter_thread,
                          std::shared_ptr<void> hold);
@@ -232,8 +248,21 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // (FailurePublished runs it then).
   void StartPointLocked(uint64_t sequence, std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Submits a device task popped by RunSome (mu_ released around the submit).
+  // Submits a device task popped from the queue (mu_ released around the
+  // submit).
   void SubmitLocked(Task task, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Submits `count` device tasks popped from the queue, in order, releasing
+  // mu_ once around them all. A task whose submit fails ends there; the ones
+  // after it go back to the front of the queue.
+  void SubmitRunLocked(Task* tasks, size_t count, std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What follows a task's successful submit: it joins in_flight_, or ends
+  // at once (its report came during the submit, or it was discarded
+  // meanwhile; discarded tasks join `dropped`, which the device lets go of
+  // first).
+  void SubmittedLocked(Task task, uint64_t early_point, std::shared_ptr<std::vector<Task>>& dropped,
+                       std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes submitted tasks off the device: the device drops them before their
   // holds go.

@@ -12,21 +12,21 @@
 
 namespace hal::sim {
 
-absl::StatusOr<std::vector<uint64_t>> SimFunction::Fields(absl::string_view args) const {
+absl::StatusOr<SimFunction::ArgumentFields> SimFunction::Fields(absl::string_view args) const {
   const uint64_t expected = kernel_.arg_count() * 8;
   if (args.size() != expected) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                            absl::StrCat("kernel ", name_, " takes ", expected,
                                         " bytes of arguments, got ", args.size()));
   }
-  std::vector<uint64_t> fields(kernel_.arg_count());
+  ArgumentFields fields(kernel_.arg_count());
   if (!fields.empty()) std::memcpy(fields.data(), args.data(), args.size());
   return fields;
 }
 
 absl::StatusOr<std::vector<DeviceRange>> SimFunction::Ranges(uint32_t block_dim,
                                                              absl::string_view args) const {
-  absl::StatusOr<std::vector<uint64_t>> fields = Fields(args);
+  absl::StatusOr<ArgumentFields> fields = Fields(args);
   if (!fields.ok()) return fields.status();
   absl::StatusOr<std::vector<DeviceRange>> ranges = kernel_.Ranges(block_dim, *fields);
   if (!ranges.ok()) return KernelStatus(name_, ranges.status());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "hal/executable.h"
@@ -27,9 +28,10 @@ class SimFunction : public Function {
   absl::StatusOr<std::vector<DeviceRange>> Ranges(uint32_t block_dim,
                                                   absl::string_view args) const override;
 
-  // The argument block as the kernel's 64-bit fields; an error when its size
-  // is not what the kernel takes.
-  absl::StatusOr<std::vector<uint64_t>> Fields(absl::string_view args) const;
+  // The argument block as the kernel's 64-bit fields (inline: parsed on
+  // every launch); an error when its size is not what the kernel takes.
+  using ArgumentFields = absl::InlinedVector<uint64_t, 8>;
+  absl::StatusOr<ArgumentFields> Fields(absl::string_view args) const;
   const Kernel& kernel() const { return kernel_; }
 
  private:

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "hal/executable.h"
 
 namespace hal::sim {
@@ -32,19 +33,19 @@ class Kernel {
   // How long each wave of the kernel's blocks occupies its stream before its
   // effect, in microseconds (0 for instant kernels; sim_stream.cc says what a
   // wave is). The stream engine waits without holding a worker thread.
-  virtual uint64_t BusyMicros(const std::vector<uint64_t>& args) const = 0;
+  virtual uint64_t BusyMicros(absl::Span<const uint64_t> args) const = 0;
   // Every device range the launch may touch. The runtime checks and pins them
   // when the work is launched (so a later free cannot pull memory from under
   // it) and Run may then resolve only inside them. An error when the arguments
   // describe no valid range (an overflowing count).
   virtual absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t block_dim, const std::vector<uint64_t>& args) const = 0;
+      uint32_t block_dim, absl::Span<const uint64_t> args) const = 0;
   // Applies the kernel's effect for blocks [0, block_dim).
-  virtual absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+  virtual absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
                            MemoryResolver& memory) const = 0;
   // As Run, for a kernel that prints (device printf): appends what it printed
   // to `printed`, at most kMaxPrintedBytes per launch.
-  virtual absl::Status RunAndPrint(uint32_t block_dim, const std::vector<uint64_t>& args,
+  virtual absl::Status RunAndPrint(uint32_t block_dim, absl::Span<const uint64_t> args,
                                    MemoryResolver& memory, std::string& printed) const {
     (void)printed;
     return Run(block_dim, args, memory);

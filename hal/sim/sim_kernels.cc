@@ -22,7 +22,7 @@ class SimKernel : public Kernel {
   SimKernel(std::string name, size_t arg_count) : name_(std::move(name)), arg_count_(arg_count) {}
   const std::string& name() const override { return name_; }
   size_t arg_count() const override { return arg_count_; }
-  uint64_t BusyMicros(const std::vector<uint64_t>&) const override { return 0; }
+  uint64_t BusyMicros(absl::Span<const uint64_t>) const override { return 0; }
 
  private:
   const std::string name_;
@@ -40,7 +40,7 @@ absl::StatusOr<std::vector<DeviceRange>> Words(uint64_t address, uint64_t count)
 // The first three arguments as `bytes`-long vectors (x, y, z), or an error
 // when one would wrap around the address space.
 absl::StatusOr<std::vector<DeviceRange>> ThreeVectors(const char* kernel,
-                                                      const std::vector<uint64_t>& args,
+                                                      absl::Span<const uint64_t> args,
                                                       uint64_t bytes) {
   std::vector<DeviceRange> ranges;
   for (int i = 0; i < 3; ++i) {
@@ -89,10 +89,10 @@ class AddOne : public SimKernel {
  public:
   AddOne() : SimKernel("add_one_u32", 1) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+      uint32_t block_dim, absl::Span<const uint64_t> args) const override {
     return Words(args[0], block_dim);
   }
-  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
                    MemoryResolver& memory) const override {
     return AddOneToEachBlock(block_dim, args[0], memory);
   }
@@ -102,11 +102,11 @@ class SpinAddOne : public SimKernel {
  public:
   SpinAddOne() : SimKernel("spin_add_one_u32", 2) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+      uint32_t block_dim, absl::Span<const uint64_t> args) const override {
     return Words(args[0], block_dim);
   }
-  uint64_t BusyMicros(const std::vector<uint64_t>& args) const override { return args[1]; }
-  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+  uint64_t BusyMicros(absl::Span<const uint64_t> args) const override { return args[1]; }
+  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
                    MemoryResolver& memory) const override {
     return AddOneToEachBlock(block_dim, args[0], memory);
   }
@@ -116,10 +116,10 @@ class DoubleEach : public SimKernel {
  public:
   DoubleEach() : SimKernel("double_u32", 1) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+      uint32_t block_dim, absl::Span<const uint64_t> args) const override {
     return Words(args[0], block_dim);
   }
-  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
                    MemoryResolver& memory) const override {
     return EachBlockWord(block_dim, args[0], memory, [](uint32_t value) { return value * 2; });
   }
@@ -129,10 +129,10 @@ class Fill : public SimKernel {
  public:
   Fill() : SimKernel("fill_u32", 3) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t, const std::vector<uint64_t>& args) const override {
+      uint32_t, absl::Span<const uint64_t> args) const override {
     return Words(args[0], args[2]);
   }
-  absl::Status Run(uint32_t, const std::vector<uint64_t>& args,
+  absl::Status Run(uint32_t, absl::Span<const uint64_t> args,
                    MemoryResolver& memory) const override {
     const uint64_t count = args[2];
     if (count > (uint64_t{1} << 40)) {
@@ -150,10 +150,10 @@ class WriteI32 : public SimKernel {
  public:
   WriteI32() : SimKernel("write_i32", 2) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t, const std::vector<uint64_t>& args) const override {
+      uint32_t, absl::Span<const uint64_t> args) const override {
     return Words(args[0], 1);
   }
-  absl::Status Run(uint32_t, const std::vector<uint64_t>& args,
+  absl::Status Run(uint32_t, absl::Span<const uint64_t> args,
                    MemoryResolver& memory) const override {
     absl::StatusOr<uint8_t*> bytes = memory.Resolve(args[0], 4);
     if (!bytes.ok()) return bytes.status();
@@ -183,7 +183,7 @@ class AxpyF32 : public SimKernel {
   AxpyF32() : SimKernel("axpy_f32", 5) {}
 
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t, const std::vector<uint64_t>& args) const override {
+      uint32_t, absl::Span<const uint64_t> args) const override {
     const uint64_t count = args[4];
     if (count > kMaxCount) {
       return absl::InvalidArgumentError(absl::StrCat("axpy_f32: count ", count, " is too large"));
@@ -191,7 +191,7 @@ class AxpyF32 : public SimKernel {
     return ThreeVectors("axpy_f32", args, count * 4);
   }
 
-  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
                    MemoryResolver& memory) const override {
     absl::StatusOr<std::vector<DeviceRange>> ranges = Ranges(block_dim, args);
     if (!ranges.ok()) return ranges.status();
@@ -222,12 +222,12 @@ class AddF16 : public SimKernel {
   AddF16() : SimKernel("add_f16_2048", 3) {}
 
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+      uint32_t block_dim, absl::Span<const uint64_t> args) const override {
     // block_dim < 2^32, so bytes < 2^44: only address + bytes can overflow.
     return ThreeVectors("add_f16_2048", args, uint64_t{block_dim} * kBytesPerBlock);
   }
 
-  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
                    MemoryResolver& memory) const override {
     if (block_dim == 0) return absl::OkStatus();
     absl::StatusOr<std::vector<DeviceRange>> ranges = Ranges(block_dim, args);
@@ -260,16 +260,16 @@ class PrintI32 : public SimKernel {
 
   PrintI32() : SimKernel("printf_i32", 1 + kFormatFields) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t block_dim, const std::vector<uint64_t>& args) const override {
+      uint32_t block_dim, absl::Span<const uint64_t> args) const override {
     if (args[0] == 0) return std::vector<DeviceRange>{};
     return Words(args[0], block_dim);
   }
-  absl::Status Run(uint32_t block_dim, const std::vector<uint64_t>& args,
+  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
                    MemoryResolver& memory) const override {
     std::string discarded;
     return RunAndPrint(block_dim, args, memory, discarded);
   }
-  absl::Status RunAndPrint(uint32_t block_dim, const std::vector<uint64_t>& args,
+  absl::Status RunAndPrint(uint32_t block_dim, absl::Span<const uint64_t> args,
                            MemoryResolver& memory, std::string& printed) const override {
     char format[kFormatBytes];
     for (size_t i = 0; i < kFormatFields; ++i) {
@@ -302,10 +302,10 @@ class Trap : public SimKernel {
  public:
   Trap() : SimKernel("trap", 0) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(uint32_t,
-                                                   const std::vector<uint64_t>&) const override {
+                                                   absl::Span<const uint64_t>) const override {
     return std::vector<DeviceRange>{};
   }
-  absl::Status Run(uint32_t, const std::vector<uint64_t>&, MemoryResolver&) const override {
+  absl::Status Run(uint32_t, absl::Span<const uint64_t>, MemoryResolver&) const override {
     return TrapStatus();
   }
 };

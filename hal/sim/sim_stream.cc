@@ -92,28 +92,38 @@ struct SimStream::Item {
     kCopyOverflow,
     kClearOverflow,
   };
+  // Every item but a launch, an event's record or wait and a host-callback
+  // point keeps its operands out of line: every launch moves an Item through
+  // the queue, so its size is on the launch path.
+  struct Operands {
+    Transfer transfer;                   // kCopy
+    std::optional<DeviceSpan> fill_dst;  // kFill
+    uint8_t fill_value = 0;
+    uint64_t fill_count = 0;
+    Reduction reduction;                     // kReduce
+    std::optional<RandomNumbers> random;     // kRandom
+    std::shared_ptr<OverflowStatus> overflow;  // kReportOverflows, kCopyOverflow, kClearOverflow
+    std::optional<DeviceSpan> overflow_dst;    // kCopyOverflow
+    std::optional<DeviceSpan> value_address;   // kWaitValue
+    uint64_t value = 0;
+    uint32_t value_flag = 0;
+  };
+
+  Item() = default;
+  explicit Item(Kind kind) : kind(kind) {
+    if (kind != Kind::kLaunch && kind != Kind::kRecord && kind != Kind::kWait &&
+        kind != Kind::kCallback) {
+      operands = std::make_unique<Operands>();
+    }
+  }
+
   Kind kind = Kind::kCopy;
   uint64_t sequence = 0;
-  Transfer transfer;  // kCopy
-  std::optional<DeviceSpan> fill_dst;  // kFill
-  uint8_t fill_value = 0;
-  uint64_t fill_count = 0;
-  Reduction reduction;  // kReduce
-  // The rarer items' operands live out of line: every launch moves an Item
-  // through the queue, so its size is on the launch path.
-  std::unique_ptr<RandomNumbers> random;  // kRandom
-  struct Overflow {
-    std::shared_ptr<OverflowStatus> status;
-    std::optional<DeviceSpan> dst;  // kCopyOverflow
-  };
-  std::unique_ptr<Overflow> overflow;  // kReportOverflows, kCopyOverflow, kClearOverflow
-  std::optional<DeviceSpan> value_address;  // kWaitValue
-  uint64_t value = 0;
-  uint32_t value_flag = 0;
+  std::unique_ptr<Operands> operands;
   const SimFunction* function = nullptr;  // kLaunch
   uint32_t block_dim = 0;
   std::shared_ptr<hal::MemoryResolver> memory;
-  std::vector<uint64_t> fields;  // the argument block, parsed
+  SimFunction::ArgumentFields fields;  // the argument block, parsed
   uint64_t busy_micros = 0;
   bool busy_done = false;
   std::shared_ptr<SimEvent> event;  // kRecord, kWait
@@ -141,8 +151,9 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   absl::Status Compute(Run run);
   // Whether a value wait's value is there (read once, atomically).
   static bool ValueReached(const Item& item) {
-    const auto* word = reinterpret_cast<const uint64_t*>(SimBytes(*item.value_address));
-    return ValueMeets(__atomic_load_n(word, __ATOMIC_ACQUIRE), item.value, item.value_flag);
+    const Item::Operands& wait = *item.operands;
+    const auto* word = reinterpret_cast<const uint64_t*>(SimBytes(*wait.value_address));
+    return ValueMeets(__atomic_load_n(word, __ATOMIC_ACQUIRE), wait.value, wait.value_flag);
   }
   // Ends a hold of `generation` (stale after an Abort) and pumps.
   void Release(uint64_t held_generation, Hold what);
@@ -269,10 +280,13 @@ void SimStream::State::Pump() {
 absl::Status SimStream::State::Execute(Item& item) {
   switch (item.kind) {
     case Item::Kind::kCopy:
-      SimTransfer(item.transfer);
+      SimTransfer(item.operands->transfer);
       return absl::OkStatus();
     case Item::Kind::kFill:
-      if (item.fill_count != 0) std::memset(SimBytes(*item.fill_dst), item.fill_value, item.fill_count);
+      if (item.operands->fill_count != 0) {
+        std::memset(SimBytes(*item.operands->fill_dst), item.operands->fill_value,
+                    item.operands->fill_count);
+      }
       return absl::OkStatus();
     case Item::Kind::kLaunch: {
       SpanBytes memory(*item.memory);
@@ -287,24 +301,24 @@ absl::Status SimStream::State::Execute(Item& item) {
     }
     case Item::Kind::kReduce:
       return Compute([&] {
-        const Reduction& r = item.reduction;
+        const Reduction& r = item.operands->reduction;
         if (r.count != 0) ReduceBytes(SimBytes(r.dst), SimBytes(r.src), r.count, r.kind, r.data_type);
         return absl::OkStatus();
       });
     case Item::Kind::kRandom:
-      return GenerateRandomNumbers(*item.random);
+      return GenerateRandomNumbers(*item.operands->random);
     case Item::Kind::kReportOverflows:
-      overflow_report = std::move(item.overflow->status);
+      overflow_report = std::move(item.operands->overflow);
       return absl::OkStatus();
     case Item::Kind::kCopyOverflow: {
-      uint8_t* dst = SimBytes(*item.overflow->dst);
+      uint8_t* dst = SimBytes(*item.operands->overflow_dst);
       std::memset(dst, 0, OverflowStatus::kBytes);
-      const uint32_t flag = item.overflow->status->flag();
+      const uint32_t flag = item.operands->overflow->flag();
       std::memcpy(dst, &flag, sizeof(flag));  // little-endian, as the device's
       return absl::OkStatus();
     }
     case Item::Kind::kClearOverflow:
-      item.overflow->status->Clear();
+      item.operands->overflow->Clear();
       return absl::OkStatus();
     case Item::Kind::kWaitValue:
       return absl::OkStatus();  // the value was there when the stream reached it
@@ -397,18 +411,16 @@ absl::StatusOr<uint64_t> SimStream::Copy(const Transfer& transfer) {
   if (!one_src || !one_dst) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "a copy needs one source and one destination");
   }
-  Item item;
-  item.kind = Item::Kind::kCopy;
-  item.transfer = transfer;
+  Item item(Item::Kind::kCopy);
+  item.operands->transfer = transfer;
   return state_->Submit(std::move(item));
 }
 
 absl::StatusOr<uint64_t> SimStream::Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) {
-  Item item;
-  item.kind = Item::Kind::kFill;
-  item.fill_dst = dst;
-  item.fill_value = value;
-  item.fill_count = count;
+  Item item(Item::Kind::kFill);
+  item.operands->fill_dst = dst;
+  item.operands->fill_value = value;
+  item.operands->fill_count = count;
   return state_->Submit(std::move(item));
 }
 
@@ -421,51 +433,46 @@ absl::StatusOr<uint64_t> SimStream::WaitValue(const DeviceSpan& address, uint64_
   if (reinterpret_cast<uintptr_t>(SimBytes(address)) % 8 != 0) {
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "a value wait's address must be 8-byte aligned");
   }
-  Item item;
-  item.kind = Item::Kind::kWaitValue;
-  item.value_address = address;
-  item.value = value;
-  item.value_flag = flag;
+  Item item(Item::Kind::kWaitValue);
+  item.operands->value_address = address;
+  item.operands->value = value;
+  item.operands->value_flag = flag;
   return state_->Submit(std::move(item));
 }
 
 absl::StatusOr<uint64_t> SimStream::Reduce(const Reduction& reduction) {
   ACL_RETURN_IF_ERROR(CheckReduction(reduction.kind, reduction.data_type, reduction.count));
-  Item item;
-  item.kind = Item::Kind::kReduce;
-  item.reduction = reduction;
+  Item item(Item::Kind::kReduce);
+  item.operands->reduction = reduction;
   return state_->Submit(std::move(item));
 }
 
 absl::StatusOr<uint64_t> SimStream::GenerateRandom(const RandomNumbers& task) {
   ACL_RETURN_IF_ERROR(CheckRandomNumbers(task));
-  Item item;
-  item.kind = Item::Kind::kRandom;
-  item.random = std::make_unique<RandomNumbers>(task);
+  Item item(Item::Kind::kRandom);
+  item.operands->random = task;
   return state_->Submit(std::move(item));
 }
 
 absl::StatusOr<uint64_t> SimStream::ReportOverflows(std::shared_ptr<OverflowStatus> status) {
-  Item item;
-  item.kind = Item::Kind::kReportOverflows;
-  item.overflow = std::make_unique<Item::Overflow>(Item::Overflow{std::move(status), std::nullopt});
+  Item item(Item::Kind::kReportOverflows);
+  item.operands->overflow = std::move(status);
   return state_->Submit(std::move(item));
 }
 
 absl::StatusOr<uint64_t> SimStream::CopyOverflowStatus(const DeviceSpan& dst,
                                                        std::shared_ptr<OverflowStatus> status) {
   if (status == nullptr) return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "no overflow status");
-  Item item;
-  item.kind = Item::Kind::kCopyOverflow;
-  item.overflow = std::make_unique<Item::Overflow>(Item::Overflow{std::move(status), dst});
+  Item item(Item::Kind::kCopyOverflow);
+  item.operands->overflow = std::move(status);
+  item.operands->overflow_dst = dst;
   return state_->Submit(std::move(item));
 }
 
 absl::StatusOr<uint64_t> SimStream::ClearOverflowStatus(std::shared_ptr<OverflowStatus> status) {
   if (status == nullptr) return acld::AclStatus(ACL_ERROR_INVALID_PARAM, "no overflow status");
-  Item item;
-  item.kind = Item::Kind::kClearOverflow;
-  item.overflow = std::make_unique<Item::Overflow>(Item::Overflow{std::move(status), std::nullopt});
+  Item item(Item::Kind::kClearOverflow);
+  item.operands->overflow = std::move(status);
   return state_->Submit(std::move(item));
 }
 
@@ -476,10 +483,9 @@ absl::StatusOr<uint64_t> SimStream::Launch(const Function& function, const Launc
     return acld::AclStatus(ACL_ERROR_INVALID_PARAM,
                            "a sim kernel launch needs its checked device memory");
   }
-  absl::StatusOr<std::vector<uint64_t>> fields = sim_function->Fields(params.args);
+  absl::StatusOr<SimFunction::ArgumentFields> fields = sim_function->Fields(params.args);
   if (!fields.ok()) return fields.status();
-  Item item;
-  item.kind = Item::Kind::kLaunch;
+  Item item(Item::Kind::kLaunch);
   item.function = sim_function;
   item.busy_micros = BusyMicrosOf(sim_function->kernel().BusyMicros(*fields), params.block_dim,
                                   params.core_limits);
@@ -492,8 +498,7 @@ absl::StatusOr<uint64_t> SimStream::Launch(const Function& function, const Launc
 absl::StatusOr<uint64_t> SimStream::RecordEvent(Event& event, uint64_t record) {
   auto* sim_event = dynamic_cast<SimEvent*>(&event);
   if (sim_event == nullptr) return NotOfThisDevice("event");
-  Item item;
-  item.kind = Item::Kind::kRecord;
+  Item item(Item::Kind::kRecord);
   item.event = sim_event->shared_from_this();
   item.record = record;
   sim_event->AddRecord(record);
@@ -504,8 +509,7 @@ absl::StatusOr<uint64_t> SimStream::WaitEvent(Event& event, uint64_t record,
                                              bool fail_if_dropped) {
   auto* sim_event = dynamic_cast<SimEvent*>(&event);
   if (sim_event == nullptr) return NotOfThisDevice("event");
-  Item item;
-  item.kind = Item::Kind::kWait;
+  Item item(Item::Kind::kWait);
   item.event = sim_event->shared_from_this();
   item.record = record;
   item.fail_if_dropped = fail_if_dropped;
@@ -513,8 +517,7 @@ absl::StatusOr<uint64_t> SimStream::WaitEvent(Event& event, uint64_t record,
 }
 
 absl::StatusOr<uint64_t> SimStream::HostCallbackPoint() {
-  Item item;
-  item.kind = Item::Kind::kCallback;
+  Item item(Item::Kind::kCallback);
   return state_->Submit(std::move(item));
 }
 
