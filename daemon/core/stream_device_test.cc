@@ -3,6 +3,7 @@
 // host tasks wait for the device work before them, and abort and
 // STOP_ON_FAILURE take submitted work back from the device.
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -332,6 +333,86 @@ TEST_F(StreamDeviceTest, StopOnFailureAtSubmitKeepsEarlierDeviceWorkAndDropsLate
   EXPECT_EQ(stream->Stats().completed, 1u);  // the held work
   EXPECT_EQ(stream->Stats().failed, 1u);
   EXPECT_EQ(stream->Stats().discarded, 1u);
+}
+
+// Resolves addresses inside one device buffer (what a launch's pins do).
+class BufferResolver : public hal::MemoryResolver {
+ public:
+  explicit BufferResolver(hal::DeviceBuffer buffer) : buffer_(buffer) {}
+  absl::StatusOr<hal::DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override {
+    const uint64_t offset = address - buffer_.address;
+    if (address < buffer_.address || offset > buffer_.size || bytes > buffer_.size - offset) {
+      return absl::InvalidArgumentError("outside the buffer");
+    }
+    return hal::DeviceSpan{buffer_, offset};
+  }
+
+ private:
+  const hal::DeviceBuffer buffer_;
+};
+
+// Launches of add_one_u32 on the buffer's first word; launch `failing` fails
+// as it is submitted (a range that failed its check).
+std::vector<Stream::QueuedLaunch> AddOneLaunches(const hal::Device& device,
+                                                 hal::DeviceBuffer buffer, int count,
+                                                 int failing) {
+  const hal::Function* add_one = *device.builtin_kernels()->GetFunction("add_one_u32");
+  auto memory = std::make_shared<BufferResolver>(buffer);
+  std::string args(8, '\0');
+  std::memcpy(args.data(), &buffer.address, 8);
+  std::vector<Stream::QueuedLaunch> launches;
+  for (int i = 0; i < count; ++i) {
+    KernelLaunch launch;
+    launch.function = add_one;
+    launch.params = hal::LaunchParams{1, args, memory};
+    if (i == failing) {
+      launch.pinned_status = AclStatus(ACL_ERROR_INVALID_PARAM, "a range outside the session");
+    }
+    launches.push_back({std::move(launch), 0});
+  }
+  return launches;
+}
+
+uint32_t Word(hal::DeviceBuffer buffer) {
+  uint32_t value = 0;
+  std::memcpy(&value, hal::sim::SimBytes(hal::DeviceSpan{buffer, 0}), 4);
+  return value;
+}
+
+// A worker submits a run of launches with one release of the stream's lock;
+// a launch that fails at its submit ends the run there, and the launches
+// after it go on as the failure mode says: dropped under STOP_ON_FAILURE ...
+TEST_F(StreamDeviceTest, ARunOfLaunchesStopsAtASubmitFailureUnderStopOnFailure) {
+  auto stream = NewStream();
+  ASSERT_TRUE(stream->SetFailureMode(FailureMode::kStop).ok());
+  std::memset(hal::sim::SimBytes(hal::DeviceSpan{buffer_, 0}), 0, 4);
+  ASSERT_TRUE(
+      stream->EnqueueLaunches(AddOneLaunches(device_, buffer_, 7, /*failing=*/3), nullptr).ok());
+  EXPECT_EQ(AclCodeOf(Sync(*stream)), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Word(buffer_), 3u) << "launches after the failure ran under STOP_ON_FAILURE";
+  const StreamStats stats = stream->Stats();
+  EXPECT_EQ(stats.completed, 3u);
+  EXPECT_EQ(stats.failed, 1u);
+  EXPECT_EQ(stats.discarded, 3u);
+  EXPECT_EQ(stats.queued, 0u);
+}
+
+// ... and run, in order, under CONTINUE_ON_FAILURE.
+TEST_F(StreamDeviceTest, ARunOfLaunchesGoesOnAfterASubmitFailureUnderContinueOnFailure) {
+  auto stream = NewStream();
+  std::memset(hal::sim::SimBytes(hal::DeviceSpan{buffer_, 0}), 0, 4);
+  ASSERT_TRUE(
+      stream->EnqueueLaunches(AddOneLaunches(device_, buffer_, 200, /*failing=*/100), nullptr)
+          .ok());
+  EXPECT_EQ(AclCodeOf(Sync(*stream)), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Word(buffer_), 199u);
+  const StreamStats stats = stream->Stats();
+  EXPECT_EQ(stats.completed, 199u);
+  EXPECT_EQ(stats.failed, 1u);
+  EXPECT_EQ(stats.discarded, 0u);
+  EXPECT_EQ(stats.queued, 0u);
+  ASSERT_EQ(failures_.size(), 1u);
+  EXPECT_EQ(failures_[0].task_id, 101u);  // ids from 1: the 101st launch
 }
 
 // A host callback is a host-callback point of the device stream: the work
