@@ -105,10 +105,13 @@ void CallbackDispatcher::EnsurePoolLocked() {
 
 void CallbackDispatcher::OnCallbackDue(uint64_t callback_id, uint64_t stream) {
   std::optional<Work> work = TakeCallbackDue(callback_id, stream);
-  if (!work.has_value()) return;
+  if (work.has_value()) RunOnPool(std::move(*work));
+}
+
+void CallbackDispatcher::RunOnPool(Work work) {
   absl::MutexLock lock(&mu_);
   EnsurePoolLocked();
-  pool_queue_.push_back(std::move(*work));
+  pool_queue_.push_back(std::move(work));
 }
 
 std::optional<CallbackDispatcher::Work> CallbackDispatcher::TakeCallbackDue(uint64_t callback_id,

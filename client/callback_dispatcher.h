@@ -103,6 +103,9 @@ class CallbackDispatcher {
   // Runs a callback TakeCallbackDue returned, after the exception callbacks
   // of the failures received before it.
   void RunTaken(Work work);
+  // Queues a callback TakeCallbackDue returned for the library's callback
+  // threads (started on first use), as OnCallbackDue does.
+  void RunOnPool(Work work);
   void OnTaskFailed(const TaskFailureFacts& facts);
 
   void SetExceptionCallback(aclrtExceptionInfoCallback callback);

@@ -188,9 +188,32 @@ std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Dispatch(
     const acl::v1::CallbackDue& due = message.callback_due();
     if (run_here != nullptr) {
       *run_here = callbacks_->TakeCallbackDue(due.callback_id(), due.stream());
-    } else {
-      callbacks_->OnCallbackDue(due.callback_id(), due.stream());
+      return nullptr;
     }
+    std::optional<CallbackDispatcher::Work> work =
+        callbacks_->TakeCallbackDue(due.callback_id(), due.stream());
+    if (!work.has_value()) return nullptr;
+    // Read by a caller or the flusher: while the process has event threads,
+    // one of them runs it — a waiting one, or one more if all are in
+    // callbacks. Past that (kMaxEventThreads callbacks running at once),
+    // the dispatcher's threads run it, so that a host func another one
+    // waits for still runs.
+    bool start_another = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (event_threads_count_ > 0 && !events_closing_ &&
+          (event_threads_waiting_ > 0 || event_threads_count_ < kMaxEventThreads)) {
+        start_another = event_threads_waiting_ == 0;
+        if (start_another) {
+          ++event_threads_count_;
+          ++event_threads_waiting_;
+        }
+        handed_over_.push_back(std::move(*work));
+        work.reset();
+      }
+    }
+    if (start_another) StartEventThread();
+    if (work.has_value()) callbacks_->RunOnPool(std::move(*work));
     return nullptr;
   }
   if (message.has_session_ended()) {
@@ -332,7 +355,7 @@ void SessionChannel::ReadAndRunEvents() {
   acld::SpinBudget role_budget;
   absl::MutexLock lock(&mu_);
   auto free_or_over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !reading_ || ring_over_;
+    return !reading_ || ring_over_ || !handed_over_.empty();
   };
   while (true) {
     // Counted as waiting (the thread that started this one counted it).
@@ -344,18 +367,24 @@ void SessionChannel::ReadAndRunEvents() {
     mu_.Await(absl::Condition(&free_or_over));
     --event_threads_waiting_;
     if (ring_over_) return;
-    SetReadingLocked(true);
-    mu_.Unlock();
     std::optional<CallbackDispatcher::Work> callback;
-    ReadOutcome outcome;
-    do {
-      outcome = ReadOne(absl::InfiniteFuture(), nullptr, &callback);
-    } while (outcome != ReadOutcome::kOver && !callback.has_value());
-    mu_.Lock();
-    // The next waiting event thread reads while this one runs the callback.
-    SetReadingLocked(false);
+    if (!handed_over_.empty()) {
+      callback = std::move(handed_over_.front());
+      handed_over_.pop_front();
+    } else {
+      SetReadingLocked(true);
+      mu_.Unlock();
+      ReadOutcome outcome;
+      do {
+        outcome = ReadOne(absl::InfiniteFuture(), nullptr, &callback);
+      } while (outcome != ReadOutcome::kOver && !callback.has_value());
+      mu_.Lock();
+      // The next waiting event thread reads while this one runs the callback.
+      SetReadingLocked(false);
+      if (outcome == ReadOutcome::kOver) return;
+    }
     // Closing: the session is over, and its callbacks run no more.
-    if (outcome == ReadOutcome::kOver || events_closing_) return;
+    if (events_closing_) return;
     const bool start_another =
         event_threads_waiting_ == 0 && event_threads_count_ < kMaxEventThreads;
     if (start_another) {
@@ -461,6 +490,11 @@ uint64_t SessionChannel::TakeTaskId(uint64_t stream) {
 }
 
 uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
+  // Before the operation can reach acld: the callback it may carry is then
+  // read by an event thread, not by the flusher or a caller.
+  if (!event_threads_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
+    ReadEventsAsTheyCome();  // the first call or operation since callbacks came into use
+  }
   bool full;
   uint64_t task_id;
   {
@@ -470,9 +504,6 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
     full = batch_->ops() >= kMaxBatchOps || batch_->payload_bytes() >= kMaxBatchBytes;
   }
   if (!flusher_started_.load(std::memory_order_relaxed)) StartFlusher();
-  if (!event_threads_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
-    ReadEventsAsTheyCome();  // the first call or operation since callbacks came into use
-  }
   if (full) {
     // Applies back-pressure: the submitting thread writes the batch itself.
     absl::MutexLock lock(&write_mu_);

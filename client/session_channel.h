@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -222,6 +223,10 @@ class SessionChannel {
   int event_threads_count_ ABSL_GUARDED_BY(mu_) = 0;  // started
   int event_threads_waiting_ ABSL_GUARDED_BY(mu_) = 0;  // waiting for the role
   std::set<std::thread::id> in_callback_ ABSL_GUARDED_BY(mu_);  // event threads in a callback
+  // Host funcs a caller or the flusher read while event threads exist: the
+  // next free event thread runs them (without the reading role, which the
+  // reader may keep while it waits for a reply that needs the host func).
+  std::deque<CallbackDispatcher::Work> handed_over_ ABSL_GUARDED_BY(mu_);
   bool events_closing_ ABSL_GUARDED_BY(mu_) = false;  // Close: no more callbacks run
   bool ring_over_ ABSL_GUARDED_BY(mu_) = false;      // the channel is drained and done
   bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;   // the gRPC stream is over

@@ -8,7 +8,7 @@
 //   callback_client exception MODE     a trap: exception info, STOP or CONTINUE
 //   callback_client subscribed         host funcs run inside aclrtProcessHostFunc
 //   callback_client many N             N host funcs with their own counters
-//   callback_client relay              host funcs of 4 streams, each waiting for the next's
+//   callback_client relay [N]          host funcs of N (4) streams, each waiting for the next's
 //   callback_client exit_in_callback   exits while a host func still runs
 //   callback_client stuck              a host func that never returns in time
 //   callback_client hang               prints "in callback" from a host func, then hangs
@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -365,12 +366,13 @@ int Many(int count) {
 
 // Each stream's host func waits until the next stream's ran: they all run at
 // once, or they time out.
-constexpr int kRelayStreams = 4;
-std::atomic<bool> relay_done[kRelayStreams];
+constexpr int kMaxRelayStreams = 8;
+int relay_streams = 4;
+std::atomic<bool> relay_done[kMaxRelayStreams];
 std::atomic<int> relay_timeouts{0};
 void Relay(void* arg) {
   const auto index = static_cast<int>(reinterpret_cast<intptr_t>(arg));
-  if (index + 1 < kRelayStreams) {
+  if (index + 1 < relay_streams) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!relay_done[index + 1] && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -380,18 +382,27 @@ void Relay(void* arg) {
   relay_done[index] = true;
 }
 
-int RelayAcrossStreams() {
+// `count` streams (at most 4 without calls: the library runs as many host
+// funcs at once as it has event threads, and nothing else reads while they
+// run). With more, the main thread synchronizes the last stream at once: it
+// reads the host funcs none of the busy event threads can, and they must
+// still run.
+int RelayAcrossStreams(int count) {
   Setup();
-  std::vector<aclrtStream> streams(kRelayStreams);
+  relay_streams = std::min(count, kMaxRelayStreams);
+  std::vector<aclrtStream> streams(relay_streams);
   for (auto& stream : streams) CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
   for (int round = 0; round < 3; ++round) {
     for (auto& done : relay_done) done = false;
-    for (int i = 0; i < kRelayStreams; ++i) {
+    for (int i = 0; i < relay_streams; ++i) {
       CheckCode(aclrtLaunchHostFunc(streams[i], Relay, reinterpret_cast<void*>(intptr_t{i})),
                 ACL_SUCCESS, "launch");
     }
-    // No call meanwhile: a thread waiting for its reply would read the
-    // channel itself, and the library's threads must manage on their own.
+    if (relay_streams > 4) {
+      CheckCode(aclrtSynchronizeStream(streams.back()), ACL_SUCCESS, "sync the last stream");
+    }
+    // Otherwise no call meanwhile: a thread waiting for its reply would read
+    // the channel itself, and the library's threads must manage on their own.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (!relay_done[0] && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -568,7 +579,7 @@ int main(int argc, char** argv) {
   if (mode == "exception") return Exception(argument);
   if (mode == "subscribed") return Subscribed();
   if (mode == "many") return Many(argument.empty() ? 1000 : std::atoi(argument.c_str()));
-  if (mode == "relay") return RelayAcrossStreams();
+  if (mode == "relay") return RelayAcrossStreams(argument.empty() ? 4 : std::atoi(argument.c_str()));
   if (mode == "exit_in_callback") return ExitInCallback();
   if (mode == "stuck") return Stuck();
   if (mode == "hang") return HangInCallback();

@@ -47,6 +47,17 @@ TEST_P(CallbackScenarioTest, HostFuncsOfFourStreamsRunAtOnce) { Run({"relay"}); 
 INSTANTIATE_TEST_SUITE_P(Modes, CallbackScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });
 
+// On the shared-memory channel, more host funcs at once than the library has
+// event threads: the ones a caller reads while every event thread is in a
+// callback still run (on the dispatcher's threads), so the host funcs that
+// wait for them finish.
+TEST(CallbackIntegrationTest, HostFuncsOfSixStreamsRunAtOnce) {
+  AcldDaemon daemon;
+  std::map<std::string, std::string> env = daemon.client_env();
+  env["ACLD_TRANSPORT"] = "shm";  // over gRPC, only the dispatcher's threads run host funcs
+  ExpectCallbackScenarioPasses({"relay", "6"}, env);
+}
+
 // The library's exit handler ends the session without waiting for a host
 // func still running (it may never return); acld reaps the session.
 TEST(CallbackIntegrationTest, AProcessExitsWhileAHostFuncStillRuns) {

@@ -27,6 +27,12 @@ ProgressWaiters::Done ProgressWaiters::TakeTimedOut(uint64_t id) {
 std::vector<ProgressWaiters::Done> ProgressWaiters::TakeReached(uint64_t reached) {
   // One pass that keeps the rest in order: erasing one by one would make a
   // stream with many waiters quadratic, under its lock.
+  // Asked as every task finishes: with nobody reached yet (a synchronization
+  // waiting for the last of many tasks), nothing is rebuilt.
+  if (std::none_of(waiters_.begin(), waiters_.end(),
+                   [reached](const Waiter& waiter) { return waiter.target <= reached; })) {
+    return {};
+  }
   std::vector<Done> ready;
   std::vector<Waiter> waiting;
   for (Waiter& waiter : waiters_) {

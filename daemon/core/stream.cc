@@ -10,6 +10,7 @@
 #include "proto/acl/acl_status.h"
 #include "proto/acl/status_macros.h"
 #include "daemon/core/stream_engine.h"
+#include "proto/acl/spin_budget.h"
 
 namespace acld {
 namespace {
@@ -167,15 +168,20 @@ absl::StatusOr<uint64_t> Stream::AppendUnderLock(
     absl::FunctionRef<bool(std::vector<std::function<void()>>&)> append) {
   bool make_ready;
   std::vector<std::function<void()>> after;
+  std::vector<Task> retired;
   uint64_t first_id;
   {
-    absl::MutexLock lock(&mu_);
+    SpinBudget spin;
+    if (!mu_.TryLock() && !spin.Poll([this] { return mu_.TryLock(); })) mu_.Lock();
     if (closing_) {
+      mu_.Unlock();
       return AclStatus(ACL_ERROR_RT_INVALID_HANDLE,
                        absl::StrCat("stream ", options_.id, " is being destroyed"));
     }
     first_id = next_task_id_;
     make_ready = append(after);
+    retired.swap(retired_);
+    mu_.Unlock();
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
@@ -281,6 +287,7 @@ void Stream::SubmittedLocked(Task task, uint64_t early_point,
       after.push_back([done = task.work->device_done, status] { done(status); });
     }
     FinishLocked(task, status, after);
+    retired_.push_back(std::move(task));
     return;
   }
   if (task.is_point()) ++points_in_flight_;
@@ -328,14 +335,15 @@ void Stream::StartPointLocked(uint64_t sequence, std::vector<std::function<void(
 void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
   std::vector<std::function<void()>> after;
   bool make_ready = false;
+  Task finished;  // destroyed once mu_ is released (retired_ says why)
   {
     absl::MutexLock lock(&mu_);
     if (!in_flight_.empty() && in_flight_.front().sequence == sequence) {
-      Task task = PopInFlightLocked(/*front=*/true, after);
-      if (task.work != nullptr && task.work->device_done) {
-        after.push_back([done = task.work->device_done, status] { done(status); });
+      finished = PopInFlightLocked(/*front=*/true, after);
+      if (finished.work != nullptr && finished.work->device_done) {
+        after.push_back([done = finished.work->device_done, status] { done(status); });
       }
-      FinishLocked(task, status, after);
+      FinishLocked(finished, status, after);
       make_ready = EndDrainLocked();
     } else if (running_task_id_ != 0) {
       // Done before its submit returned (the device ran it at once).
@@ -473,6 +481,7 @@ void Stream::FailurePublished() {
 
 void Stream::RunSome() {
   std::vector<std::function<void()>> after;
+  std::vector<Task> retired;
   bool make_ready = false;
   {
     absl::MutexLock lock(&mu_);
@@ -570,6 +579,7 @@ void Stream::RunSome() {
     }
     if (!parked && !draining) make_ready = ScheduleNextLocked(after);
     ReturnGrantLocked(after);  // a grant is for this turn only
+    retired.swap(retired_);
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
