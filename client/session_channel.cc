@@ -30,6 +30,9 @@ constexpr int kMaxBatchOps = 1024;
 // How long a caller that read other callers' replies before its own waits
 // for them to take theirs first (Finish).
 constexpr absl::Duration kEarlierRepliesWait = absl::Milliseconds(1);
+// Then how long it lets them run ahead (a return through the library and a
+// line of output take a few microseconds).
+constexpr absl::Duration kEarlierCallersHeadStart = absl::Microseconds(50);
 
 }  // namespace
 
@@ -568,7 +571,14 @@ absl::StatusOr<Reply> SessionChannel::Finish(const std::shared_ptr<PendingCall>&
       }
       return true;
     };
-    mu_.AwaitWithTimeout(absl::Condition(&earlier_taken), kEarlierRepliesWait);
+    if (mu_.AwaitWithTimeout(absl::Condition(&earlier_taken), kEarlierRepliesWait)) {
+      // Taken is not yet returned: a moment more lets them leave the
+      // library, so that what their threads do next (print that their work
+      // finished) also comes first, as it would after a device woke them.
+      mu_.Unlock();
+      absl::SleepFor(kEarlierCallersHeadStart);
+      mu_.Lock();
+    }
   }
   call->taken = true;
   if (!call->done) {
