@@ -10,8 +10,8 @@ OpBatch::OpBatch() : first_block_(new char[kFirstBlockBytes]) {
   Clear();
 }
 
-void OpBatch::Add(const acl::v1::AsyncOp& op, size_t payload_bytes) {
-  *message_->mutable_async_batch()->add_ops() = op;
+void OpBatch::Add(absl::FunctionRef<void(acl::v1::AsyncOp&)> build, size_t payload_bytes) {
+  build(*message_->mutable_async_batch()->add_ops());
   payload_bytes_ += payload_bytes;
 }
 

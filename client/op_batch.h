@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "google/protobuf/arena.h"
 #include "proto/acl/v1/runtime.pb.h"
 
@@ -21,9 +22,9 @@ class OpBatch {
  public:
   OpBatch();
 
-  // Appends a copy of `op`; `payload_bytes` is what counts toward the batch's
-  // size limit (bulk data the op carries).
-  void Add(const acl::v1::AsyncOp& op, size_t payload_bytes);
+  // Appends an operation that `build` writes in place; `payload_bytes` is what
+  // counts toward the batch's size limit (bulk data the op carries).
+  void Add(absl::FunctionRef<void(acl::v1::AsyncOp&)> build, size_t payload_bytes);
 
   int ops() const { return message_->async_batch().ops_size(); }
   size_t payload_bytes() const { return payload_bytes_; }

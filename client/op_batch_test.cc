@@ -20,9 +20,9 @@ TEST(OpBatchTest, HoldsCopiesOfTheOperationsInOrder) {
   EXPECT_EQ(batch.ops(), 0);
   {
     acl::v1::AsyncOp op = LaunchOf(1, "add_one_u32");
-    batch.Add(op, 8);
+    batch.Add([&](acl::v1::AsyncOp& slot) { slot = op; }, 8);
   }  // the batch does not refer to the caller's op
-  batch.Add(LaunchOf(2, "fill_u32"), 16);
+  batch.Add([](acl::v1::AsyncOp& slot) { slot = LaunchOf(2, "fill_u32"); }, 16);
   EXPECT_EQ(batch.ops(), 2);
   EXPECT_EQ(batch.payload_bytes(), 24u);
   const acl::v1::AsyncBatch& ops = batch.message().async_batch();
@@ -37,7 +37,15 @@ TEST(OpBatchTest, AClearedBatchStartsEmptyAndTakesMore) {
   // More than the first block holds, so that the arena grows and is reset.
   const std::string long_name(1000, 'k');
   for (int round = 0; round < 3; ++round) {
-    for (uint64_t i = 0; i < 1000; ++i) batch.Add(LaunchOf(i, long_name), 1);
+    for (uint64_t i = 0; i < 1000; ++i) {
+      batch.Add(
+          [&](acl::v1::AsyncOp& slot) {
+            slot.set_stream(i);
+            slot.mutable_launch_kernel()->set_name(long_name);
+            slot.mutable_launch_kernel()->add_args(i * 10);
+          },
+          1);
+    }
     ASSERT_EQ(batch.ops(), 1000);
     EXPECT_EQ(batch.message().async_batch().ops(999).launch_kernel().args(0), 9990u);
     std::string wire;

@@ -237,7 +237,9 @@ absl::Status RemoteTransport::SetStreamAllocator(uint64_t stream, bool registere
 
 absl::StatusOr<uint64_t> RemoteTransport::LaunchKernel(uint64_t stream, uint64_t thread,
                                                        const acld::KernelRequest& kernel) {
-  return channel_->Submit(codec::LaunchKernel(stream, thread, kernel));
+  return channel_->Submit(stream, [&](acl::v1::AsyncOp& op) {
+    codec::SetLaunchKernel(stream, thread, kernel, op);
+  });
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::LoadBinary(int32_t device_id, absl::string_view binary) {

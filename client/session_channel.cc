@@ -492,7 +492,12 @@ uint64_t SessionChannel::TakeTaskId(uint64_t stream) {
   return ++task_ids_[stream];
 }
 
-uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
+uint64_t SessionChannel::Submit(const AsyncOp& op, size_t payload_bytes) {
+  return Submit(op.stream(), [&](AsyncOp& slot) { slot = op; }, payload_bytes);
+}
+
+uint64_t SessionChannel::Submit(uint64_t stream, absl::FunctionRef<void(AsyncOp&)> build,
+                                size_t payload_bytes) {
   // Before the operation can reach acld: the callback it may carry is then
   // read by an event thread, not by the flusher or a caller.
   if (!event_threads_started_.load(std::memory_order_relaxed) && callbacks_->InUse()) {
@@ -502,8 +507,8 @@ uint64_t SessionChannel::Submit(AsyncOp op, size_t payload_bytes) {
   uint64_t task_id;
   {
     absl::MutexLock lock(&batch_mu_);
-    task_id = ++task_ids_[op.stream()];
-    batch_->Add(op, payload_bytes);
+    task_id = ++task_ids_[stream];
+    batch_->Add(build, payload_bytes);
     full = batch_->ops() >= kMaxBatchOps || batch_->payload_bytes() >= kMaxBatchBytes;
   }
   if (!flusher_started_.load(std::memory_order_relaxed)) StartFlusher();

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -112,7 +113,10 @@ class SessionChannel {
   static constexpr size_t kMaxBatchBytes = 4 << 20;
 
   // Appends an asynchronous operation to the batch; returns its task id.
-  uint64_t Submit(acl::v1::AsyncOp op, size_t payload_bytes = 0);
+  uint64_t Submit(const acl::v1::AsyncOp& op, size_t payload_bytes = 0);
+  // The same for an operation on `stream` that `build` writes in place.
+  uint64_t Submit(uint64_t stream, absl::FunctionRef<void(acl::v1::AsyncOp&)> build,
+                  size_t payload_bytes = 0);
   // The id of a task enqueued outside the batch.
   uint64_t TakeTaskId(uint64_t stream);
 

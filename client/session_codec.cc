@@ -679,13 +679,20 @@ void SetCoreLimits(const acld::CoreLimits& limits, Launch& launch) {
 }
 
 AsyncOp LaunchKernel(uint64_t stream, uint64_t thread, const acld::KernelRequest& kernel) {
-  AsyncOp op = OpOn(stream, thread);
+  AsyncOp op;
+  SetLaunchKernel(stream, thread, kernel, op);
+  return op;
+}
+
+void SetLaunchKernel(uint64_t stream, uint64_t thread, const acld::KernelRequest& kernel,
+                     AsyncOp& op) {
+  op.set_stream(stream);
+  op.set_thread(thread);
   acl::v1::LaunchKernel& launch = *op.mutable_launch_kernel();
   launch.set_name(kernel.name);
   launch.set_block_dim(kernel.block_dim);
   launch.mutable_args()->Add(kernel.args.begin(), kernel.args.end());
   SetCoreLimits(kernel.core_limits, launch);
-  return op;
 }
 
 AsyncOp LaunchFunction(uint64_t stream, uint64_t thread, const acld::FunctionLaunch& launch) {

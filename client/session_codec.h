@@ -169,6 +169,10 @@ ClientMessage CopyToClient(uint64_t stream, uint64_t thread, acl::v1::CopyReques
 // --- asynchronous work on a stream (batched, no reply) -------------------------
 
 AsyncOp LaunchKernel(uint64_t stream, uint64_t thread, const acld::KernelRequest& kernel);
+// The same, written into `op` (a batch's slot: the hottest operation is built
+// where it is sent, without a message of its own).
+void SetLaunchKernel(uint64_t stream, uint64_t thread, const acld::KernelRequest& kernel,
+                     AsyncOp& op);
 AsyncOp LaunchFunction(uint64_t stream, uint64_t thread, const acld::FunctionLaunch& launch);
 AsyncOp CopyAsync(uint64_t stream, uint64_t thread, acl::v1::CopyRequest copy);
 AsyncOp MemsetAsync(uint64_t stream, uint64_t thread, const acld::MemsetRequest& memset);

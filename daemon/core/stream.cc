@@ -244,6 +244,7 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
   }
   const uint64_t early_point = std::exchange(early_point_, 0);
   std::shared_ptr<std::vector<Task>> dropped;
+  retired_.reserve(retired_.size() + submitted);
   for (size_t i = 0; i < submitted; ++i) {
     SubmittedLocked(std::move(tasks[i]), early_point, dropped, after);
   }
@@ -492,6 +493,7 @@ void Stream::RunSome() {
     bool parked = false;
     bool draining = false;
     std::vector<Task> run;  // device tasks submitted together
+    if (!queue_.empty() && queue_.front().launch.has_value()) run.reserve(kTasksPerTurn);
     for (int n = 0; n < kTasksPerTurn && !queue_.empty(); ++n) {
       if (queue_.front().is_device_work() && device_aborts_pending_ > 0) {
         // An abort of the device is on its way: work submitted now would be

@@ -144,6 +144,24 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // Runs items until the queue is empty or the head holds. One thread pumps
   // at a time; a thread that finds another pumping leaves the work to it.
   void Pump();
+  // Pump, for the thread that set `pumping`; releases mu.
+  void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) ABSL_UNLOCK_FUNCTION(mu);
+  // Executes `item` (taken off the queue, or never queued) with mu released,
+  // then reports it.
+  void RunLocked(Item& item, uint64_t held_generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // An item that runs as soon as the stream reaches it (nothing to wait for).
+  static bool RunsAtOnce(const Item& item) {
+    switch (item.kind) {
+      case Item::Kind::kLaunch:
+        return item.busy_micros == 0;
+      case Item::Kind::kCopy:
+      case Item::Kind::kFill:
+      case Item::Kind::kRecord:
+        return true;
+      default:
+        return false;
+    }
+  }
   absl::Status Execute(Item& item);
   // Runs a task that computes (a kernel, a reduction) in the stream's float
   // environment, and raises the overflow report if a result was out of range.
@@ -187,24 +205,52 @@ absl::Status SimStream::State::Compute(Run run) {
 }
 
 absl::StatusOr<uint64_t> SimStream::State::Submit(Item item) {
-  uint64_t sequence;
-  {
-    absl::MutexLock lock(&mu);
-    sequence = item.sequence = next_sequence++;
+  mu.Lock();
+  const uint64_t sequence = item.sequence = next_sequence++;
+  if (pumping || !queue.empty() || hold != Hold::kNone || !RunsAtOnce(item)) {
     queue.push_back(std::move(item));
+    mu.Unlock();
+    Pump();
+    return sequence;
   }
-  Pump();
+  // Nothing before it and nothing to wait for: it runs here without a trip
+  // through the queue (as every instant kernel launched on an idle stream).
+  pumping = true;
+  RunLocked(item, generation);
+  PumpLocked();
   return sequence;
 }
 
 void SimStream::State::Pump() {
-  std::optional<uint64_t> reached_callback;
   mu.Lock();
   if (pumping) {
     mu.Unlock();
     return;
   }
   pumping = true;
+  PumpLocked();
+}
+
+void SimStream::State::RunLocked(Item& item, uint64_t held_generation) {
+  executing = true;
+  mu.Unlock();
+  const absl::Status status = Execute(item);
+  const uint64_t sequence = item.sequence;
+  item = Item{};  // what it held goes back before its completion is reported
+  mu.Lock();
+  executing = false;
+  if (!status.ok() && stop_on_failure && held_generation == generation) hold = Hold::kStopped;
+  mu.Unlock();
+  options.on_complete(sequence, status);
+  // Streams waiting for a value learn of the write only once its own
+  // completion is reported, as on a device, where a value wait notices a
+  // write after it landed: the writer's synchronization returns first.
+  device.memory_watch().Written();
+  mu.Lock();
+}
+
+void SimStream::State::PumpLocked() {
+  std::optional<uint64_t> reached_callback;
   std::weak_ptr<State> self = weak_from_this();
   while (!queue.empty() && hold == Hold::kNone) {
     Item& head = queue.front();
@@ -254,21 +300,7 @@ void SimStream::State::Pump() {
       break;
     }
     Item item = queue.pop_front();
-    executing = true;
-    mu.Unlock();
-    const absl::Status status = Execute(item);
-    const uint64_t sequence = item.sequence;
-    item = Item{};  // what it held goes back before its completion is reported
-    mu.Lock();
-    executing = false;
-    if (!status.ok() && stop_on_failure && held_generation == generation) hold = Hold::kStopped;
-    mu.Unlock();
-    options.on_complete(sequence, status);
-    // Streams waiting for a value learn of the write only once its own
-    // completion is reported, as on a device, where a value wait notices a
-    // write after it landed: the writer's synchronization returns first.
-    device.memory_watch().Written();
-    mu.Lock();
+    RunLocked(item, held_generation);
   }
   pumping = false;
   mu.Unlock();
