@@ -204,9 +204,13 @@ std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Dispatch(
     bool start_another = false;
     {
       absl::MutexLock lock(&mu_);
+      // Waiting threads not yet spoken for by what was handed over before
+      // (they may still be polling for the role).
+      const bool one_free =
+          event_threads_waiting_ > static_cast<int>(handed_over_.size());
       if (event_threads_count_ > 0 && !events_closing_ &&
-          (event_threads_waiting_ > 0 || event_threads_count_ < kMaxEventThreads)) {
-        start_another = event_threads_waiting_ == 0;
+          (one_free || event_threads_count_ < kMaxEventThreads)) {
+        start_another = !one_free;
         if (start_another) {
           ++event_threads_count_;
           ++event_threads_waiting_;

@@ -187,20 +187,29 @@ void ChannelPool::Loop() {
     }
     // Between two tasks, the doorbells that rang meanwhile are collected
     // without sleeping; with nothing to run, the thread sleeps until one rings.
-    const int ready = epoll_wait(epoll_fd_, events, kEventsPerWait, task ? 0 : -1);
-    for (int i = 0; i < ready; ++i) {
-      const uint64_t id = events[i].data.u64;
-      if (id == kPokeId || id == kStopId) continue;
-      std::shared_ptr<Entry> entry;
-      {
-        absl::MutexLock lock(&mu_);
-        auto it = entries_.find(id);
-        if (it != entries_.end()) entry = it->second;
-      }
-      if (entry != nullptr) Schedule(entry, /*on_pool_thread=*/true);
-    }
+    ScheduleRung(events, epoll_wait(epoll_fd_, events, kEventsPerWait, task ? 0 : -1));
     if (task) task();
   }
+}
+
+void ChannelPool::ScheduleRung(const epoll_event* events, int ready) {
+  for (int i = 0; i < ready; ++i) {
+    const uint64_t id = events[i].data.u64;
+    if (id == kPokeId || id == kStopId) continue;
+    std::shared_ptr<Entry> entry;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = entries_.find(id);
+      if (it != entries_.end()) entry = it->second;
+    }
+    if (entry != nullptr) Schedule(entry, /*on_pool_thread=*/true);
+  }
+}
+
+bool ChannelPool::OthersRang() {
+  epoll_event events[kEventsPerWait];
+  ScheduleRung(events, epoll_wait(epoll_fd_, events, kEventsPerWait, 0));
+  return OthersWaiting();
 }
 
 }  // namespace acld::server

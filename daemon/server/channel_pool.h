@@ -19,6 +19,8 @@
 #ifndef ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
 #define ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
 
+#include <sys/epoll.h>
+
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -78,6 +80,10 @@ class ChannelPool {
   // thread spin for it while others wait (message_ring.h's polls last up to
   // 50 µs).
   bool OthersWaiting() const { return waiting_.load(std::memory_order_relaxed) > 0; }
+  // OthersWaiting, after collecting the doorbells that rang since this pool
+  // thread last looked (a member that keeps its turn for one more request
+  // asks this: a thread in a turn does not see new doorbells otherwise).
+  bool OthersRang();
 
  private:
   struct Entry {
@@ -96,6 +102,8 @@ class ChannelPool {
   // `on_pool_thread`: the caller is a pool thread about to take a task.
   void Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thread);
   void RunTurn(const std::shared_ptr<Entry>& entry);
+  // Schedules the members whose doorbells `events` reported.
+  void ScheduleRung(const epoll_event* events, int ready);
   // Puts a turn of `entry` in the run queue (a new member's at the front).
   void QueueTurnLocked(const std::shared_ptr<Entry>& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Wakes a thread sleeping in epoll (the run queue got work).

@@ -84,7 +84,7 @@ class GrpcStreamCarrier : public SessionWriter::Carrier {
 // requests, in order, and the writer's sends that waited for room.
 class RuntimeService::RingTurn : public ChannelPool::Member {
  public:
-  RingTurn(const ChannelPool& pool, std::shared_ptr<SessionRing> ring,
+  RingTurn(ChannelPool& pool, std::shared_ptr<SessionRing> ring,
            std::shared_ptr<SessionWriter> writer, std::shared_ptr<SessionHandler> handler,
            std::function<void(const absl::Status&)> fault)
       : pool_(pool),
@@ -118,9 +118,13 @@ class RuntimeService::RingTurn : public ChannelPool::Member {
         continue;
       }
       // A client making calls one after another sends its next one within
-      // microseconds: waiting that long here costs less than a wake-up. Not
-      // while other sessions wait for a thread: they come first.
-      if (spun || pool_.OthersWaiting()) break;
+      // microseconds: waiting that long here costs less than a wake-up. Again
+      // after each request a spin brought (a client making calls in a row, a
+      // host-func chain answering callback after callback; the turn's end
+      // bounds it). Not while other sessions wait for a thread: they come
+      // first, and before spinning again the doorbells that rang meanwhile
+      // are collected, or a busy session would keep the thread from them.
+      if (spun ? pool_.OthersRang() : pool_.OthersWaiting()) break;
       spun = true;
       absl::StatusOr<bool> arrived = ring_->SpinForRequest();
       if (!arrived.ok()) return Fault(arrived.status());
@@ -141,7 +145,7 @@ class RuntimeService::RingTurn : public ChannelPool::Member {
     return false;
   }
 
-  const ChannelPool& pool_;
+  ChannelPool& pool_;
   const std::shared_ptr<SessionRing> ring_;
   const std::shared_ptr<SessionWriter> writer_;
   const std::shared_ptr<SessionHandler> handler_;
