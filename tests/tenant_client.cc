@@ -3,9 +3,11 @@
 //   tenant_client hold         aclInit + aclrtSetDevice(0); prints "init CODE MESSAGE",
 //                              then "ready" when both worked; waits for a line on stdin
 //   tenant_client stall MIB N  N streams each owe this process a MIB MiB reply into
-//                              pageable memory, due 0.5 s after it prints "stalling"
-//                              (stop the process then, and the daemon cannot write them)
+//                              pageable memory, due 0.5 s after it prints "stalling";
+//                              then it stops itself (SIGSTOP), so the daemon cannot
+//                              write them, and goes on only on SIGCONT
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -58,6 +60,10 @@ int Stall(size_t mib, int streams) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   std::printf("stalling\n");
   std::fflush(stdout);
+  // Stops itself before the replies are due: a test that stops it after
+  // reading the line could be too late on a loaded host (the process would
+  // read its replies and exit). It goes on only on SIGCONT.
+  raise(SIGSTOP);
   for (auto& thread : threads) thread.join();
   return scenario::ExitCode();
 }
