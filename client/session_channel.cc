@@ -209,12 +209,7 @@ std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Dispatch(
       const bool one_free =
           event_threads_waiting_ > static_cast<int>(handed_over_.size());
       if (event_threads_count_ > 0 && !events_closing_ &&
-          (one_free || event_threads_count_ < kMaxEventThreads)) {
-        start_another = !one_free;
-        if (start_another) {
-          ++event_threads_count_;
-          ++event_threads_waiting_;
-        }
+          (one_free || (start_another = CountAnotherEventThreadLocked()))) {
         handed_over_.push_back(std::move(*work));
         work.reset();
       }
@@ -341,11 +336,17 @@ void SessionChannel::ReadEventsAsTheyCome() {
   {
     absl::MutexLock lock(&mu_);
     if (!on_ring_) return;  // the stream's reader reads everything
-    event_threads_count_ = 1;
     // Counted as waiting from now: callers leave the role to it.
-    event_threads_waiting_ = 1;
+    CountAnotherEventThreadLocked();
   }
   StartEventThread();
+}
+
+bool SessionChannel::CountAnotherEventThreadLocked() {
+  if (event_threads_count_ >= kMaxEventThreads) return false;
+  ++event_threads_count_;
+  ++event_threads_waiting_;
+  return true;
 }
 
 void SessionChannel::StartEventThread() {
@@ -392,12 +393,7 @@ void SessionChannel::ReadAndRunEvents() {
     }
     // Closing: the session is over, and its callbacks run no more.
     if (events_closing_) return;
-    const bool start_another =
-        event_threads_waiting_ == 0 && event_threads_count_ < kMaxEventThreads;
-    if (start_another) {
-      ++event_threads_count_;
-      ++event_threads_waiting_;
-    }
+    const bool start_another = event_threads_waiting_ == 0 && CountAnotherEventThreadLocked();
     in_callback_.insert(std::this_thread::get_id());
     mu_.Unlock();
     if (start_another) StartEventThread();

@@ -165,6 +165,10 @@ class SessionChannel {
   // library runs comes, passes the role on and runs it; until the channel is over.
   void ReadAndRunEvents();
   // Starts one more event thread (none once the channel is closing).
+  // Counts one more event thread, waiting for the role, unless the process
+  // has kMaxEventThreads; the caller starts it (StartEventThread) once mu_ is
+  // released.
+  bool CountAnotherEventThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartEventThread();
   // Takes the role if it is free and reads what is there without waiting,
   // so that events nobody waits for do not pile up in the channel.
