@@ -131,12 +131,12 @@ std::optional<CallbackDispatcher::Work> CallbackDispatcher::TakeCallbackDue(uint
   return work;
 }
 
-void CallbackDispatcher::RunTaken(Work work) {
+void CallbackDispatcher::RunTaken(Work work, absl::FunctionRef<void()> before_ack) {
   {
     absl::MutexLock lock(&mu_);
     AwaitEarlierFailuresLocked(work);
   }
-  Run(std::move(work));
+  Run(std::move(work), before_ack);
 }
 
 void CallbackDispatcher::OnTaskFailed(const TaskFailureFacts& facts) {
@@ -198,12 +198,13 @@ void CallbackDispatcher::AwaitEarlierFailuresLocked(const Work& work) {
       +[](Goal* goal) { return *goal->stopping || *goal->handled >= goal->target; }, &goal));
 }
 
-void CallbackDispatcher::Run(Work work) {
+void CallbackDispatcher::Run(Work work, absl::FunctionRef<void()> before_ack) {
   const RunningCallback saved = running;
   running.active = work.callback_id != 0;
   running.stream = work.stream;
   work.run();
   running = saved;
+  before_ack();
   if (work.block && acknowledge_) acknowledge_(work.callback_id);
 }
 

@@ -54,6 +54,9 @@ class ClientRing {
       absl::Time deadline = absl::InfiniteFuture());
   // Whether Stop was called.
   bool stopped() const { return stopped_.load(); }
+  // The ring Read reads, for a thread watching it while the reader is away
+  // (MessageRing::Consumer's watcher calls only; session_channel.h).
+  acld::MessageRing::Consumer& incoming() { return channel_.incoming(); }
 
   // The session is over: waits end now, Read drains what is left.
   void Stop();

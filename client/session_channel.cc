@@ -11,9 +11,9 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/message_ring.h"
 #include "proto/acl/peer_socket.h"
 #include "proto/acl/protocol.h"
-#include "proto/acl/spin_budget.h"
 #include "proto/acl/status_macros.h"
 
 namespace acl_client {
@@ -212,6 +212,7 @@ std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Dispatch(
           (one_free || (start_another = CountAnotherEventThreadLocked()))) {
         handed_over_.push_back(std::move(*work));
         work.reset();
+        if (watcher_present_) ring_->incoming().WakeWatchers();
       }
     }
     if (start_another) StartEventThread();
@@ -280,13 +281,69 @@ void SessionChannel::ReadReplies() {
   }
 }
 
-void SessionChannel::SetReadingLocked(bool reading) {
-  reading_ = reading;
-  reading_hint_.store(reading, std::memory_order_release);
+bool SessionChannel::RoleFreeLocked() const { return !reading_ || lent_; }
+
+void SessionChannel::TakeTheRoleLocked() {
+  if (lent_) {
+    lent_ = false;
+    ring_->incoming().Return();
+  }
+  reading_ = true;
+}
+
+void SessionChannel::ReleaseTheRoleLocked() {
+  reading_ = false;
+  if (watcher_present_) ring_->incoming().WakeWatchers();
+}
+
+void SessionChannel::LendTheRoleLocked() {
+  // Declared away before the lend shows: from here on every message acld
+  // publishes wakes the watcher, and one already there is seen now.
+  const bool unread = ring_->incoming().LeaveToWatcher();
+  lent_ = true;
+  if (unread && watcher_present_) ring_->incoming().WakeWatchers();
+}
+
+bool SessionChannel::TakeBackTheRole() {
+  absl::MutexLock lock(&mu_);
+  if (!lent_) return false;  // a waiting thread, or a caller, took it meanwhile
+  lent_ = false;
+  ring_->incoming().Return();
+  return true;
+}
+
+void SessionChannel::AwaitTheRoleLocked() {
+  auto go_on = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return ring_over_ || !handed_over_.empty() || !reading_;
+  };
+  auto go_on_or_watch = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return go_on() || !watcher_present_;
+  };
+  acld::MessageRing::Consumer& incoming = ring_->incoming();
+  while (!go_on()) {
+    if (watcher_present_) {
+      mu_.Await(absl::Condition(&go_on_or_watch));
+      continue;
+    }
+    // Read before looking (an eventcount): a message published after this
+    // read changes the word, and the wait below returns.
+    const uint32_t seen = incoming.PublishSeq();
+    if (lent_ && (incoming.Unread() || ring_->stopped())) return;
+    watcher_present_ = true;
+    mu_.Unlock();
+    const absl::Time deadline = absl::Now() + kWatchSlice;
+    incoming.WaitForPublishAfter(seen, deadline);
+    const bool slice_over = absl::Now() >= deadline;
+    mu_.Lock();
+    watcher_present_ = false;
+    // A callback that runs this long: its channel is read on its behalf
+    // (which also notices a session that ended meanwhile).
+    if (lent_ && slice_over) return;
+  }
 }
 
 bool SessionChannel::MayReadLocked() const {
-  return on_ring_ && !reading_ && !ring_over_ && event_threads_waiting_ == 0;
+  return on_ring_ && RoleFreeLocked() && !ring_over_ && event_threads_waiting_ == 0;
 }
 
 SessionChannel::ReadOutcome SessionChannel::ReadOne(
@@ -310,6 +367,7 @@ SessionChannel::ReadOutcome SessionChannel::ReadOne(
   absl::MutexLock lock(&mu_);
   ring_over_ = true;
   EndReplies();
+  if (watcher_present_) ring_->incoming().WakeWatchers();
   return ReadOutcome::kOver;
 }
 
@@ -317,16 +375,16 @@ void SessionChannel::ReadUntilOver() {
   {
     absl::MutexLock lock(&mu_);
     auto free_or_over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !reading_ || ring_over_;
+      return RoleFreeLocked() || ring_over_;
     };
     mu_.Await(absl::Condition(&free_or_over));
     if (ring_over_) return;
-    SetReadingLocked(true);
+    TakeTheRoleLocked();
   }
   while (ReadOne(absl::InfiniteFuture(), nullptr) != ReadOutcome::kOver) {
   }
   absl::MutexLock lock(&mu_);
-  SetReadingLocked(false);
+  ReleaseTheRoleLocked();
 }
 
 void SessionChannel::ReadEventsAsTheyCome() {
@@ -357,51 +415,56 @@ void SessionChannel::StartEventThread() {
 }
 
 void SessionChannel::ReadAndRunEvents() {
-  // Event threads take turns at the role once per callback: a follower that
-  // slept would cost the leader a wake-up on every one, so a follower first
-  // polls for it, as long as its budget says the role comes back in time.
-  acld::SpinBudget role_budget;
   absl::MutexLock lock(&mu_);
-  auto free_or_over = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !reading_ || ring_over_ || !handed_over_.empty();
-  };
+  // Whether this thread has the role: taken when free or lent, and taken
+  // back after each callback it read unless another thread took it.
+  bool reading = false;
   while (true) {
-    // Counted as waiting (the thread that started this one counted it).
-    if (!free_or_over()) {
-      mu_.Unlock();
-      role_budget.Poll([this] { return !reading_hint_.load(std::memory_order_acquire); });
-      mu_.Lock();
-    }
-    mu_.Await(absl::Condition(&free_or_over));
-    --event_threads_waiting_;
-    if (ring_over_) return;
     std::optional<CallbackDispatcher::Work> callback;
-    if (!handed_over_.empty()) {
-      callback = std::move(handed_over_.front());
-      handed_over_.pop_front();
-    } else {
-      SetReadingLocked(true);
+    if (!reading) {
+      // Counted as waiting (by the thread that started this one, or below).
+      AwaitTheRoleLocked();
+      --event_threads_waiting_;
+      if (ring_over_) return;
+      if (!handed_over_.empty()) {
+        callback = std::move(handed_over_.front());
+        handed_over_.pop_front();
+      } else {
+        TakeTheRoleLocked();
+        reading = true;
+      }
+    }
+    if (reading) {
       mu_.Unlock();
       ReadOutcome outcome;
       do {
         outcome = ReadOne(absl::InfiniteFuture(), nullptr, &callback);
       } while (outcome != ReadOutcome::kOver && !callback.has_value());
       mu_.Lock();
-      // The next waiting event thread reads while this one runs the callback.
-      SetReadingLocked(false);
-      if (outcome == ReadOutcome::kOver) return;
+      if (outcome == ReadOutcome::kOver) {
+        ReleaseTheRoleLocked();
+        return;
+      }
     }
     // Closing: the session is over, and its callbacks run no more.
-    if (events_closing_) return;
+    if (events_closing_) {
+      if (reading) ReleaseTheRoleLocked();
+      return;
+    }
     const bool start_another = event_threads_waiting_ == 0 && CountAnotherEventThreadLocked();
     in_callback_.insert(std::this_thread::get_id());
+    const bool lent = reading;
+    if (lent) LendTheRoleLocked();
     mu_.Unlock();
     if (start_another) StartEventThread();
-    callbacks_->RunTaken(std::move(*callback));
+    callbacks_->RunTaken(std::move(*callback), [&] { reading = lent && TakeBackTheRole(); });
     mu_.Lock();
     in_callback_.erase(std::this_thread::get_id());
-    if (events_closing_) return;  // Close let this thread go
-    ++event_threads_waiting_;
+    if (events_closing_) {  // Close let this thread go
+      if (reading) ReleaseTheRoleLocked();
+      return;
+    }
+    if (!reading) ++event_threads_waiting_;
   }
 }
 
@@ -409,12 +472,12 @@ void SessionChannel::DrainIfNobodyReads() {
   {
     absl::MutexLock lock(&mu_);
     if (!MayReadLocked()) return;
-    SetReadingLocked(true);
+    TakeTheRoleLocked();
   }
   while (ReadOne(absl::InfinitePast(), nullptr) == ReadOutcome::kDispatched) {
   }
   absl::MutexLock lock(&mu_);
-  SetReadingLocked(false);
+  ReleaseTheRoleLocked();
 }
 
 bool SessionChannel::WriteLocked(const ClientMessage& message) {
@@ -556,14 +619,14 @@ absl::StatusOr<Reply> SessionChannel::Finish(const std::shared_ptr<PendingCall>&
          !call->done && !broken_ && absl::Now() < deadline) {
     // Nobody reads the channel: this thread reads until its own reply came
     // (dispatching whatever comes before it), then passes the role on.
-    SetReadingLocked(true);
+    TakeTheRoleLocked();
     mu_.Unlock();
     std::shared_ptr<PendingCall> answered;
     while (ReadOne(deadline, &answered) == ReadOutcome::kDispatched && answered != call) {
       if (answered != nullptr) earlier.push_back(std::move(answered));
     }
     mu_.Lock();
-    SetReadingLocked(false);
+    ReleaseTheRoleLocked();
   }
   if (call->done && !earlier.empty()) {
     // Callers return in the order acld answered them, as threads woken by a

@@ -13,10 +13,13 @@
 // and passes the role on once answered. Only once the application uses
 // callbacks, whose events must be read as they come, do the library's event
 // threads read the channel for good: one of them holds the role while the
-// others wait for it, and the holder that reads a callback the library runs
-// passes the role on and runs the callback itself (a leader and followers;
-// the callback starts without a hand-off between threads, and the next event
-// is read meanwhile).
+// others wait for it. The holder that reads a callback the library runs runs
+// it itself (it starts without a hand-off between threads) and lends the role
+// meanwhile: one waiting event thread watches the channel and takes the role
+// when a message comes before the callback returned; otherwise the holder
+// takes it back before acld hears that the callback returned, and reads the
+// next event itself. A chain of callbacks on one stream so costs no thread
+// switch, and callbacks of several streams still run at once.
 //
 // Asynchronous operations are appended to a batch that a writer thread
 // (started by the first one) sends while the application keeps going, so a
@@ -142,11 +145,25 @@ class SessionChannel {
   void ReadReplies();
 
   // The channel's reading role (on the shared-memory channel only).
-  // Whether a thread may take it now: nobody has it, the channel is not over,
-  // and no library thread reads for good.
+  // Whether a caller may take it now: nobody has it (or it is lent), the
+  // channel is not over, and no library thread waits to read for good.
   bool MayReadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Takes (true) or leaves the role.
-  void SetReadingLocked(bool reading) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Nobody has the role, or its holder lent it.
+  bool RoleFreeLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the role, free or lent.
+  void TakeTheRoleLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseTheRoleLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The holder is about to run a callback: the role is lent until it takes
+  // it back (TakeBackTheRole; false when another thread took it).
+  void LendTheRoleLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool TakeBackTheRole();
+  // An event thread without the role: returns when the channel is over,
+  // a callback was handed over, the role is free, or it is lent and a
+  // message came (or its holder has been away for kWatchSlice). One waiting
+  // thread watches the channel meanwhile (asleep on its futex word), the
+  // others wait for their turn to watch.
+  void AwaitTheRoleLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static constexpr absl::Duration kWatchSlice = absl::Milliseconds(100);
   enum class ReadOutcome { kDispatched, kNothing, kOver };
   // With the role: reads one message (waiting until `deadline`) and
   // dispatches it; `answered` (if set) receives the call it answered (null
@@ -227,7 +244,8 @@ class SessionChannel {
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   bool on_ring_ ABSL_GUARDED_BY(mu_) = false;        // replies come over the channel
   bool reading_ ABSL_GUARDED_BY(mu_) = false;        // a thread has the reading role
-  std::atomic<bool> reading_hint_{false};  // reading_, for a follower's poll without mu_
+  bool lent_ ABSL_GUARDED_BY(mu_) = false;  // its holder runs a callback meanwhile
+  bool watcher_present_ ABSL_GUARDED_BY(mu_) = false;  // a waiting thread watches the channel
   int event_threads_count_ ABSL_GUARDED_BY(mu_) = 0;  // started
   int event_threads_waiting_ ABSL_GUARDED_BY(mu_) = 0;  // waiting for the role
   std::set<std::thread::id> in_callback_ ABSL_GUARDED_BY(mu_);  // event threads in a callback

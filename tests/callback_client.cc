@@ -9,6 +9,7 @@
 //   callback_client subscribed         host funcs run inside aclrtProcessHostFunc
 //   callback_client many N             N host funcs with their own counters
 //   callback_client relay [N]          host funcs of N (4) streams, each waiting for the next's
+//   callback_client calls_in_callback  synchronous calls inside a host func and beside it
 //   callback_client exit_in_callback   exits while a host func still runs
 //   callback_client stuck              a host func that never returns in time
 //   callback_client hang               prints "in callback" from a host func, then hangs
@@ -416,6 +417,50 @@ int RelayAcrossStreams(int count) {
   return Teardown();
 }
 
+// --- synchronous calls while a host func runs ---
+
+// The thread that read the host func runs it: the replies to the calls made
+// meanwhile (by the host func itself, and by the main thread) are read by
+// another thread.
+constexpr int kCallsEachSide = 200;
+aclrtStream calls_other_stream = nullptr;
+std::atomic<bool> main_calls_done{false};
+std::atomic<int> calls_in_callback_failed{0};
+void CallsInCallback(void*) {
+  for (int i = 0; i < kCallsEachSide; ++i) {
+    aclrtStreamStatus status;
+    if (aclrtStreamQuery(calls_other_stream, &status) != ACL_SUCCESS) ++calls_in_callback_failed;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!main_calls_done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!main_calls_done) ++calls_in_callback_failed;
+}
+
+int CallsInCallbackAndBeside() {
+  Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create");
+  CheckCode(aclrtCreateStream(&calls_other_stream), ACL_SUCCESS, "create the other");
+  for (int round = 0; round < 3; ++round) {
+    main_calls_done = false;
+    CheckCode(aclrtLaunchHostFunc(stream, CallsInCallback, nullptr), ACL_SUCCESS, "launch");
+    for (int i = 0; i < kCallsEachSide; ++i) {
+      void* device = nullptr;
+      CheckCode(aclrtMalloc(&device, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc");
+      CheckCode(aclrtFree(device), ACL_SUCCESS, "free");
+    }
+    main_calls_done = true;
+    CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "sync");
+  }
+  Check(calls_in_callback_failed == 0, "every call inside the host funcs returned 0");
+  CheckCode(aclrtDestroyStream(calls_other_stream), ACL_SUCCESS, "destroy the other");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "destroy");
+  std::printf("calls_in_callback ok\n");
+  return Teardown();
+}
+
 // --- a process that exits while a host func still runs ---
 
 std::atomic<bool> long_callback_started{false};
@@ -580,6 +625,7 @@ int main(int argc, char** argv) {
   if (mode == "subscribed") return Subscribed();
   if (mode == "many") return Many(argument.empty() ? 1000 : std::atoi(argument.c_str()));
   if (mode == "relay") return RelayAcrossStreams(argument.empty() ? 4 : std::atoi(argument.c_str()));
+  if (mode == "calls_in_callback") return CallsInCallbackAndBeside();
   if (mode == "exit_in_callback") return ExitInCallback();
   if (mode == "stuck") return Stuck();
   if (mode == "hang") return HangInCallback();

@@ -440,6 +440,36 @@ absl::StatusOr<bool> MessageRing::Consumer::SpinForData() {
   return Spin([this] { return HasData(); }, spin_);
 }
 
+bool MessageRing::Consumer::LeaveToWatcher() {
+  if (header_ == nullptr) return false;
+  header_->consumer_waiting.store(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // see WakePeerIfWaiting
+  return Unread();
+}
+
+void MessageRing::Consumer::Return() {
+  if (header_ != nullptr) header_->consumer_waiting.store(0, std::memory_order_relaxed);
+}
+
+bool MessageRing::Consumer::Unread() const {
+  return header_ != nullptr && header_->head.load(std::memory_order_acquire) !=
+                                   header_->tail.load(std::memory_order_relaxed);
+}
+
+uint32_t MessageRing::Consumer::PublishSeq() const {
+  return header_ == nullptr ? 0 : header_->data_seq.load(std::memory_order_acquire);
+}
+
+void MessageRing::Consumer::WaitForPublishAfter(uint32_t seq, absl::Time deadline) const {
+  if (header_ != nullptr) FutexWait(&header_->data_seq, seq, deadline);
+}
+
+void MessageRing::Consumer::WakeWatchers() const {
+  if (header_ == nullptr) return;
+  header_->data_seq.fetch_add(1, std::memory_order_release);
+  FutexWakeAll(&header_->data_seq);
+}
+
 void MessageRing::Consumer::Interrupt() { InterruptWait(*interrupted_, header_, &Header::data_seq); }
 
 }  // namespace acld

@@ -211,6 +211,27 @@ class MessageRing::Consumer {
   // rather than on the futex word. -1: the futex word (the default).
   void SetPeerDoorbell(int eventfd) { peer_doorbell_ = eventfd; }
 
+  // While the reading thread is away (running a callback), another thread
+  // may watch the ring for it. These touch only the shared header, never
+  // this object's state, so they are safe on any thread; what they say is a
+  // hint the reader validates when it reads.
+  //
+  // The reader, leaving: declares this side waiting, so that every publish
+  // from now on bumps the futex word (until Return). True when bytes are
+  // unread already.
+  bool LeaveToWatcher();
+  // The reader is back: publishes need not bump the word.
+  void Return();
+  // Whether the producer published bytes not yet consumed.
+  bool Unread() const;
+  // The futex word now. Read it, check Unread, then WaitForPublishAfter:
+  // a publish after the read wakes the wait (while the reader is away).
+  uint32_t PublishSeq() const;
+  // Sleeps until the word is no longer `seq`, or `deadline`.
+  void WaitForPublishAfter(uint32_t seq, absl::Time deadline) const;
+  // Ends every WaitForPublishAfter now.
+  void WakeWatchers() const;
+
   // OK, or the error that made this consumer unusable.
   const absl::Status& status() const { return status_; }
 

@@ -283,6 +283,49 @@ TEST(MessageRingTest, TheSpinBudgetCoversShortSleepsAndShrinksWhenSpinsFail) {
   EXPECT_EQ(consumer.spin_budget_ns(), floor);
 }
 
+// While the reader is away, a watcher on another thread sleeps on the futex
+// word: every publish changes the word (and wakes it) until the reader
+// returns; a publish after that does not.
+TEST(MessageRingTest, AWatcherSeesEveryPublishWhileTheReaderIsAway) {
+  constexpr size_t kCapacity = 4096;
+  HeapRegion region(kCapacity);
+  ASSERT_TRUE(MessageRing::Format(region.get(), kCapacity).ok());
+  MessageRing::Producer producer(region.get(), kCapacity, 100);
+  MessageRing::Consumer consumer(region.get(), kCapacity, 100);
+  EXPECT_FALSE(consumer.LeaveToWatcher());  // nothing unread yet
+  const uint32_t seen = consumer.PublishSeq();
+  EXPECT_FALSE(consumer.Unread());
+  std::atomic<bool> woken{false};
+  std::thread watcher([&] {
+    // Returns on the publish (the word changes), long before the deadline.
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (consumer.PublishSeq() == seen && absl::Now() < deadline) {
+      consumer.WaitForPublishAfter(seen, deadline);
+    }
+    woken = consumer.PublishSeq() != seen;
+  });
+  ASSERT_TRUE(*producer.TryWrite("first"));
+  watcher.join();
+  EXPECT_TRUE(woken);
+  EXPECT_TRUE(consumer.Unread());
+  EXPECT_NE(consumer.PublishSeq(), seen);
+  // Away again with a message unread: the reader is told so.
+  EXPECT_TRUE(consumer.LeaveToWatcher());
+  // Back: reads, and later publishes leave the word alone.
+  consumer.Return();
+  EXPECT_EQ(*consumer.TryRead(), "first");
+  EXPECT_FALSE(consumer.Unread());
+  const uint32_t back = consumer.PublishSeq();
+  ASSERT_TRUE(*producer.TryWrite("second"));
+  EXPECT_EQ(consumer.PublishSeq(), back);
+  EXPECT_TRUE(consumer.Unread());
+  // WakeWatchers ends a wait at once whatever was published.
+  std::thread waiter([&] { consumer.WaitForPublishAfter(back, absl::Now() + absl::Seconds(20)); });
+  consumer.WakeWatchers();
+  waiter.join();
+  EXPECT_NE(consumer.PublishSeq(), back);
+}
+
 TEST(MessageRingTest, WaitForSpaceReturnsByItsDeadlineWhenNothingIsRead) {
   constexpr size_t kCapacity = 4096;
   HeapRegion region(kCapacity);

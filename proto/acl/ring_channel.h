@@ -105,6 +105,10 @@ class RingChannel {
   absl::StatusOr<bool> PushPending();
   bool sending() const { return sending_; }
 
+  // The receiving ring, for a thread that watches it while the receiving
+  // thread is away (MessageRing::Consumer's watcher calls only).
+  MessageRing::Consumer& incoming() { return in_; }
+
  private:
   MessageRing::Producer out_;
   MessageRing::Consumer in_;
