@@ -108,13 +108,15 @@ void ChannelPool::Wake(uint64_t id) {
 }
 
 void ChannelPool::Post(std::function<void()> task) {
+  bool poke;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return;
     runnable_.push_back(std::move(task));
     waiting_.store(runnable_.size(), std::memory_order_relaxed);
+    poke = AnyoneSleepsLocked();
   }
-  Poke();
+  if (poke) Poke();
 }
 
 size_t ChannelPool::members() const {
@@ -129,16 +131,16 @@ void ChannelPool::Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thr
     entry->again.store(true);  // running or queued: it runs once more
     return;
   }
-  size_t queued;
+  bool poke;
   {
     absl::MutexLock lock(&mu_);
     QueueTurnLocked(entry);
-    queued = runnable_.size();
+    // A pool thread runs what it queued itself; another one is woken only
+    // when there is more than that (a wake-up costs a context switch, often
+    // more than the turn), and only if one sleeps.
+    poke = AnyoneSleepsLocked() && (!on_pool_thread || runnable_.size() > 1);
   }
-  // A pool thread runs what it queued itself; another one is woken only when
-  // there is more than that (a wake-up costs a context switch, often more
-  // than the turn).
-  if (!on_pool_thread || queued > 1) Poke();
+  if (poke) Poke();
 }
 
 void ChannelPool::QueueTurnLocked(const std::shared_ptr<Entry>& entry) {
@@ -183,11 +185,18 @@ void ChannelPool::Loop() {
         task = std::move(runnable_.front());
         runnable_.pop_front();
         waiting_.store(runnable_.size(), std::memory_order_relaxed);
+      } else {
+        ++sleeping_;  // under the lock that queues work: no Poke is missed
       }
     }
     // Between two tasks, the doorbells that rang meanwhile are collected
     // without sleeping; with nothing to run, the thread sleeps until one rings.
-    ScheduleRung(events, epoll_wait(epoll_fd_, events, kEventsPerWait, task ? 0 : -1));
+    const int ready = epoll_wait(epoll_fd_, events, kEventsPerWait, task ? 0 : -1);
+    if (!task) {
+      absl::MutexLock lock(&mu_);
+      --sleeping_;
+    }
+    ScheduleRung(events, ready);
     if (task) task();
   }
 }

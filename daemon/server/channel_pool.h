@@ -108,6 +108,10 @@ class ChannelPool {
   void QueueTurnLocked(const std::shared_ptr<Entry>& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Wakes a thread sleeping in epoll (the run queue got work).
   void Poke();
+  // Whether a pool thread sleeps in epoll, or is about to: only then does
+  // new work need a Poke (each one is a system call, and under load every
+  // thread is busy and takes the next turn from the queue anyway).
+  bool AnyoneSleepsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return sleeping_ > 0; }
 
   const int epoll_fd_;
   const int poke_fd_;  // an eventfd in the epoll set, for Poke
@@ -117,6 +121,8 @@ class ChannelPool {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::deque<std::function<void()>> runnable_ ABSL_GUARDED_BY(mu_);
   std::atomic<size_t> waiting_{0};  // runnable_.size(), read without the lock
+  // Pool threads that found the run queue empty and sleep in epoll.
+  int sleeping_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "hal/testing/eventually.h"
 
@@ -48,6 +50,30 @@ TEST(ChannelPoolTest, TellsWhetherOthersWaitForAThread) {
   EXPECT_TRUE(hal::testing::Eventually([&] { return !pool.OthersWaiting(); }));
   pool.Remove(*id);
   close(doorbell);
+}
+
+// A pool thread is poked only when one sleeps: work queued while every
+// thread is busy, or just as one goes to sleep, must still run. Bursts from
+// outside with pauses (the threads fall asleep between them), and tasks
+// that queue more from inside the pool.
+TEST(ChannelPoolTest, WorkQueuedWhileThreadsSleepOrAreBusyAllRuns) {
+  std::atomic<int> ran{0};
+  std::function<void(int)> chain;
+  // Destroyed first (its threads joined), before what its tasks use.
+  auto pool = std::make_unique<ChannelPool>(/*threads=*/2);
+  chain = [&](int left) {
+    ran.fetch_add(1);
+    if (left > 0) pool->Post([&chain, left] { chain(left - 1); });
+  };
+  constexpr int kBursts = 50;
+  constexpr int kPerBurst = 20;
+  for (int burst = 0; burst < kBursts; ++burst) {
+    for (int i = 0; i < kPerBurst; ++i) pool->Post([&chain] { chain(2); });
+    absl::SleepFor(absl::Microseconds(200 * (burst % 3)));
+  }
+  EXPECT_TRUE(hal::testing::Eventually([&] { return ran.load() == kBursts * kPerBurst * 3; }))
+      << ran.load() << " of " << kBursts * kPerBurst * 3 << " ran";
+  pool.reset();
 }
 
 // Records the order in which members' turns ran.
