@@ -131,12 +131,12 @@ std::optional<CallbackDispatcher::Work> CallbackDispatcher::TakeCallbackDue(uint
   return work;
 }
 
-void CallbackDispatcher::RunTaken(Work work, absl::FunctionRef<void()> before_ack) {
+void CallbackDispatcher::RunTaken(Work work, absl::FunctionRef<void()> after_ack) {
   {
     absl::MutexLock lock(&mu_);
     AwaitEarlierFailuresLocked(work);
   }
-  Run(std::move(work), before_ack);
+  Run(std::move(work), after_ack);
 }
 
 void CallbackDispatcher::OnTaskFailed(const TaskFailureFacts& facts) {
@@ -198,14 +198,14 @@ void CallbackDispatcher::AwaitEarlierFailuresLocked(const Work& work) {
       +[](Goal* goal) { return *goal->stopping || *goal->handled >= goal->target; }, &goal));
 }
 
-void CallbackDispatcher::Run(Work work, absl::FunctionRef<void()> before_ack) {
+void CallbackDispatcher::Run(Work work, absl::FunctionRef<void()> after_ack) {
   const RunningCallback saved = running;
   running.active = work.callback_id != 0;
   running.stream = work.stream;
   work.run();
   running = saved;
-  before_ack();
   if (work.block && acknowledge_) acknowledge_(work.callback_id);
+  after_ack();
 }
 
 void CallbackDispatcher::PoolLoop() {

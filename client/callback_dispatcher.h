@@ -102,11 +102,10 @@ class CallbackDispatcher {
   // without a hand-off between threads.
   std::optional<Work> TakeCallbackDue(uint64_t callback_id, uint64_t stream);
   // Runs a callback TakeCallbackDue returned, after the exception callbacks
-  // of the failures received before it. `before_ack` runs after the
-  // callback and before acld hears that it returned, and so before the
-  // next event of its stream can come (session_channel.h: the event thread
-  // takes back the channel it lent for the callback's time).
-  void RunTaken(Work work, absl::FunctionRef<void()> before_ack);
+  // of the failures received before it. `after_ack` runs once acld was
+  // told that the callback returned (session_channel.h: the event thread
+  // takes back the channel it lent for that time).
+  void RunTaken(Work work, absl::FunctionRef<void()> after_ack);
   // Queues a callback TakeCallbackDue returned for the library's callback
   // threads (started on first use), as OnCallbackDue does.
   void RunOnPool(Work work);
@@ -145,7 +144,7 @@ class CallbackDispatcher {
   void AwaitEarlierFailuresLocked(const Work& work) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   using Subscription = std::pair<Kind, uint64_t>;  // (kind, stream)
 
-  void Run(Work work, absl::FunctionRef<void()> before_ack = [] {});
+  void Run(Work work, absl::FunctionRef<void()> after_ack = [] {});
   void PoolLoop();
   void EnsurePoolLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -301,7 +301,9 @@ void SessionChannel::LendTheRoleLocked() {
   // publishes wakes the watcher, and one already there is seen now.
   const bool unread = ring_->incoming().LeaveToWatcher();
   lent_ = true;
-  if (unread && watcher_present_) ring_->incoming().WakeWatchers();
+  // Stopped: nothing more may be published, and the channel must be read to
+  // its end without waiting for the callback.
+  if ((unread || ring_->stopped()) && watcher_present_) ring_->incoming().WakeWatchers();
 }
 
 bool SessionChannel::TakeBackTheRole() {
@@ -455,8 +457,12 @@ void SessionChannel::ReadAndRunEvents() {
     in_callback_.insert(std::this_thread::get_id());
     const bool lent = reading;
     if (lent) LendTheRoleLocked();
+    reading = false;
     mu_.Unlock();
     if (start_another) StartEventThread();
+    // Taken back once the acknowledgement went: its write may wait for room
+    // that only reading the channel makes (acld stops reading a client whose
+    // replies it cannot send), and the role stays lent meanwhile.
     callbacks_->RunTaken(std::move(*callback), [&] { reading = lent && TakeBackTheRole(); });
     mu_.Lock();
     in_callback_.erase(std::this_thread::get_id());

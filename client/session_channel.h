@@ -17,7 +17,8 @@
 // it itself (it starts without a hand-off between threads) and lends the role
 // meanwhile: one waiting event thread watches the channel and takes the role
 // when a message comes before the callback returned; otherwise the holder
-// takes it back before acld hears that the callback returned, and reads the
+// takes it back once it told acld that the callback returned (before acld,
+// which then goes on with the stream, sends the next event), and reads the
 // next event itself. A chain of callbacks on one stream so costs no thread
 // switch, and callbacks of several streams still run at once.
 //
@@ -54,6 +55,7 @@
 #include "client/op_batch.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
+#include "proto/acl/ring_channel.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 
 namespace acl_client {
@@ -163,7 +165,7 @@ class SessionChannel {
   // thread watches the channel meanwhile (asleep on its futex word), the
   // others wait for their turn to watch.
   void AwaitTheRoleLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  static constexpr absl::Duration kWatchSlice = absl::Milliseconds(100);
+  static constexpr absl::Duration kWatchSlice = acld::RingChannel::kWaitSlice;
   enum class ReadOutcome { kDispatched, kNothing, kOver };
   // With the role: reads one message (waiting until `deadline`) and
   // dispatches it; `answered` (if set) receives the call it answered (null

@@ -10,6 +10,7 @@
 //   callback_client many N             N host funcs with their own counters
 //   callback_client relay [N]          host funcs of N (4) streams, each waiting for the next's
 //   callback_client calls_in_callback  synchronous calls inside a host func and beside it
+//   callback_client traffic            host funcs while large copies fill the channel both ways
 //   callback_client exit_in_callback   exits while a host func still runs
 //   callback_client stuck              a host func that never returns in time
 //   callback_client hang               prints "in callback" from a host func, then hangs
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -461,6 +463,68 @@ int CallsInCallbackAndBeside() {
   return Teardown();
 }
 
+// --- host funcs while large copies fill the channel both ways ---
+
+// The thread that ran a host func writes its acknowledgement, which can wait
+// for room in the channel while megabytes of asynchronous copies go out, and
+// acld sends nothing more (it stops reading) until a large reply of its own
+// went out: someone must read meanwhile, or the process hangs.
+std::atomic<int> traffic_callbacks{0};
+void CountTraffic(void*) { ++traffic_callbacks; }
+
+int CallbacksUnderTraffic() {
+  Setup();
+  constexpr size_t kBytes = 1 << 20;
+  constexpr int kRounds = 40;
+  aclrtStream callbacks_stream = nullptr, copies_stream = nullptr;
+  CheckCode(aclrtCreateStream(&callbacks_stream), ACL_SUCCESS, "create");
+  CheckCode(aclrtCreateStream(&copies_stream), ACL_SUCCESS, "create");
+  void* device = nullptr;
+  CheckCode(aclrtMalloc(&device, kBytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "malloc");
+  std::vector<uint8_t> source(kBytes, 7), back(kBytes, 0);
+  std::atomic<bool> failed{false};
+  std::thread host_funcs([&] {
+    for (int i = 0; i < kRounds * 50; ++i) {
+      if (aclrtLaunchHostFunc(callbacks_stream, CountTraffic, nullptr) != ACL_SUCCESS) failed = true;
+    }
+  });
+  std::thread uploads([&] {
+    for (int i = 0; i < kRounds; ++i) {
+      if (aclrtMemcpyAsync(device, kBytes, source.data(), kBytes, ACL_MEMCPY_HOST_TO_DEVICE,
+                           copies_stream) != ACL_SUCCESS) {
+        failed = true;
+      }
+    }
+  });
+  // Into pageable memory, an asynchronous copy's bytes come back in acld's
+  // reply: a megabyte that fills the ring from acld's side several times.
+  aclrtStream downloads_stream = nullptr;
+  CheckCode(aclrtCreateStream(&downloads_stream), ACL_SUCCESS, "create");
+  for (int i = 0; i < kRounds; ++i) {
+    if (aclrtMemcpyAsync(back.data(), kBytes, device, kBytes, ACL_MEMCPY_DEVICE_TO_HOST,
+                         downloads_stream) != ACL_SUCCESS) {
+      failed = true;
+    }
+  }
+  CheckCode(aclrtSynchronizeStream(downloads_stream), ACL_SUCCESS, "sync the downloads");
+  CheckCode(aclrtDestroyStream(downloads_stream), ACL_SUCCESS, "destroy");
+  host_funcs.join();
+  uploads.join();
+  CheckCode(aclrtSynchronizeStream(copies_stream), ACL_SUCCESS, "sync the copies");
+  CheckCode(aclrtSynchronizeStream(callbacks_stream), ACL_SUCCESS, "sync the host funcs");
+  Check(!failed, "every launch and copy returned 0");
+  Check(traffic_callbacks == kRounds * 50, "every host func ran: " +
+                                               std::to_string(traffic_callbacks.load()));
+  CheckCode(aclrtMemcpy(back.data(), kBytes, device, kBytes, ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_SUCCESS, "read back");
+  Check(back == source, "the device holds what was uploaded");
+  CheckCode(aclrtFree(device), ACL_SUCCESS, "free");
+  CheckCode(aclrtDestroyStream(copies_stream), ACL_SUCCESS, "destroy");
+  CheckCode(aclrtDestroyStream(callbacks_stream), ACL_SUCCESS, "destroy");
+  std::printf("traffic ok\n");
+  return Teardown();
+}
+
 // --- a process that exits while a host func still runs ---
 
 std::atomic<bool> long_callback_started{false};
@@ -626,6 +690,7 @@ int main(int argc, char** argv) {
   if (mode == "many") return Many(argument.empty() ? 1000 : std::atoi(argument.c_str()));
   if (mode == "relay") return RelayAcrossStreams(argument.empty() ? 4 : std::atoi(argument.c_str()));
   if (mode == "calls_in_callback") return CallsInCallbackAndBeside();
+  if (mode == "traffic") return CallbacksUnderTraffic();
   if (mode == "exit_in_callback") return ExitInCallback();
   if (mode == "stuck") return Stuck();
   if (mode == "hang") return HangInCallback();

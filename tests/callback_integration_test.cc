@@ -44,6 +44,7 @@ TEST_P(CallbackScenarioTest, SubscribedThreadRunsHostFuncs) { Run({"subscribed"}
 TEST_P(CallbackScenarioTest, ThousandsOfHostFuncs) { Run({"many", "3000"}); }
 TEST_P(CallbackScenarioTest, HostFuncsOfFourStreamsRunAtOnce) { Run({"relay"}); }
 TEST_P(CallbackScenarioTest, CallsInsideAHostFuncAndBesideIt) { Run({"calls_in_callback"}); }
+TEST_P(CallbackScenarioTest, HostFuncsWhileLargeCopiesFillTheChannel) { Run({"traffic"}); }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CallbackScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

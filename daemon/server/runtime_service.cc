@@ -138,6 +138,16 @@ class RuntimeService::RingTurn : public ChannelPool::Member {
   // No turn does anything from now on.
   void Stop() { stopped_.store(true); }
 
+  // Its id in the pool, once added.
+  void SetId(uint64_t id) { id_.store(id); }
+  // A turn soon: the writer finished a message on another thread, and a
+  // turn that stopped serving while it waited to go out has nothing else to
+  // bring it back (the request ring was not armed).
+  void Wake() {
+    const uint64_t id = id_.load();
+    if (id != 0 && !stopped_.load()) pool_.Wake(id);
+  }
+
  private:
   bool Fault(const absl::Status& status) {
     stopped_.store(true);
@@ -151,6 +161,7 @@ class RuntimeService::RingTurn : public ChannelPool::Member {
   const std::shared_ptr<SessionHandler> handler_;
   const std::function<void(const absl::Status&)> fault_;
   std::atomic<bool> stopped_{false};
+  std::atomic<uint64_t> id_{0};
 };
 
 // One Session stream, from its Hello to its end. gRPC runs its reactions;
@@ -463,16 +474,22 @@ void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
     if (auto broken = weak.lock()) broken->Cancel(pool_);
   };
   live->ring->OnBroken(fault);
-  live->writer->SetCarrier(live->ring);
   auto turn =
       std::make_shared<RingTurn>(pool_, live->ring, live->writer, std::move(handler), fault);
+  live->ring->OnDrained([weak_turn = std::weak_ptr<RingTurn>(turn)] {
+    if (auto drained = weak_turn.lock()) drained->Wake();
+  });
+  live->writer->SetCarrier(live->ring);
   absl::StatusOr<uint64_t> id;
   {
     absl::MutexLock lock(&live->mu);
     if (live->cancelled) return;  // ended already (its process went at once)
     live->turn = turn;
     id = pool_.Add(live->ring->doorbell(), turn);
-    if (id.ok()) live->pool_id = *id;
+    if (id.ok()) {
+      live->pool_id = *id;
+      turn->SetId(*id);
+    }
   }
   if (!id.ok()) fault(id.status());
 }

@@ -59,12 +59,14 @@ void SessionRing::Broke(const absl::Status& status) {
 
 bool SessionRing::Push() {
   if (broken_) return true;  // takes (and drops) whatever comes
+  const bool was_sending = sending_.load();
   absl::StatusOr<bool> done = channel_.PushPending();
   if (!done.ok()) {
     Broke(done.status());
     return true;
   }
   sending_.store(!*done);
+  if (*done && was_sending && on_drained_) on_drained_();
   return *done;
 }
 

@@ -55,6 +55,11 @@ class SessionRing : public SessionWriter::Carrier {
   void OnBroken(std::function<void(const absl::Status&)> on_broken) {
     on_broken_ = std::move(on_broken);
   }
+  // `on_drained` runs when a Push sent the last of a message that did not
+  // fit at once (set before the first write). The session's turn stops
+  // reading requests while a message waits to go out; the Push that finishes
+  // it may run on any writing thread, and must bring the turn back.
+  void OnDrained(std::function<void()> on_drained) { on_drained_ = std::move(on_drained); }
   bool Push() override;
   void Take(const acl::v1::ServerMessage& message) override;
   bool Idle() const override { return !sending_.load(); }
@@ -68,6 +73,7 @@ class SessionRing : public SessionWriter::Carrier {
   const UniqueFd doorbell_;
   RingChannel channel_;
   std::function<void(const absl::Status&)> on_broken_;
+  std::function<void()> on_drained_;
   std::atomic<bool> sending_{false};
   bool broken_ = false;  // the writing side's
 };
