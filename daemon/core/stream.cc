@@ -475,6 +475,8 @@ void Stream::FailurePublished() {
       StartPointLocked(point_after_failures_, after);
       point_after_failures_ = 0;
     }
+    // Synchronizations held back until the client heard of the failure.
+    if (failures_unpublished_ == 0) CollectDoneLocked(after);
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
@@ -711,7 +713,11 @@ absl::Status Stream::TakeErrorLocked() {
 }
 
 void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
-  for (auto& done : sync_waiters_.TakeReached(finished_through_)) {
+  // A synchronization answers after the failures before it went out: the
+  // client counts them before the answer, and runs their exception callbacks
+  // before the synchronization returns (FailurePublished collects again).
+  const uint64_t reached = failures_unpublished_ > 0 ? 0 : finished_through_;
+  for (auto& done : sync_waiters_.TakeReached(reached)) {
     // The first synchronization reports the failure; the others see success.
     after.push_back([done = std::move(done), status = TakeErrorLocked()] { done(status); });
   }
@@ -730,8 +736,13 @@ void Stream::Synchronize(absl::Duration timeout, std::function<void(absl::Status
   {
     absl::MutexLock lock(&mu_);
     const uint64_t target = next_task_id_ - 1;
-    if (finished_through_ >= target) {
+    if (finished_through_ >= target && failures_unpublished_ == 0) {
       result = TakeErrorLocked();
+    } else if (finished_through_ >= target) {
+      // Done, but a failure is still being published (on the thread that
+      // finished it, which never waits for a client): answer after it.
+      sync_waiters_.Add(target, absl::InfiniteDuration(), std::move(done), [](uint64_t) {});
+      return;
     } else if (timeout <= absl::ZeroDuration()) {
       result = AclStatus(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                          absl::StrCat("stream ", options_.id, " has unfinished tasks"));

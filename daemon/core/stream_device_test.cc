@@ -586,7 +586,8 @@ TEST(StreamPointOrderTest, AHostPointRunsOnlyOnceTheFailureBeforeItIsPublished) 
 
 // STOP_ON_FAILURE aborts the device after a failure. Work enqueued once the
 // failure was reported (which may be before that abort ran) reaches the device
-// only after it, or the abort would drop it.
+// only after it, or the abort would drop it. The report waits for the failure
+// notice to go out (the client counts it first).
 TEST(StreamPointOrderTest, WorkAfterAReportedStopFailureIsNotDroppedByItsAbort) {
   ScriptedDevice device;
   hal::Timer timer;
@@ -615,12 +616,12 @@ TEST(StreamPointOrderTest, WorkAfterAReportedStopFailureIsNotDroppedByItsAbort) 
     *result = status;
     synced->Notify();
   });
+  EXPECT_FALSE(synced->WaitForNotificationWithTimeout(absl::Milliseconds(50)))
+      << "the synchronization answered before the failure notice went out";
+  publish.Notify();
   ASSERT_TRUE(synced->WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_EQ(AclCodeOf(*result), ACL_ERROR_RT_AICORE_EXCEPTION);
   ASSERT_TRUE((*stream)->EnqueueDeviceWork(fill, "fill", 0, nullptr, nullptr, nullptr).ok());
-  absl::SleepFor(absl::Milliseconds(50));  // a worker would submit it now
-  EXPECT_EQ(device.stream_->submitted(), 1u) << "new work reached the device before the abort";
-  publish.Notify();
   reporter.join();
   ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 2; }));
   EXPECT_EQ(device.stream_->log(), (std::vector<std::string>{"submit 1", "abort", "submit 2"}));

@@ -1,5 +1,6 @@
 #include "daemon/core/stream.h"
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -104,6 +105,31 @@ TEST_F(StreamTest, ContinueOnFailureRunsLaterTasksAndReportsTheErrorOnce) {
   EXPECT_EQ(failures_[0].task_id, 2u);
   EXPECT_EQ(failures_[0].submitter_thread, 42u);
   EXPECT_EQ(failures_[0].stream, 1u);
+}
+
+// A synchronization that comes while a failure is still being published
+// (its report runs on the thread that finished the task, after the stream's
+// lock) answers only after that report: the client hears of the failure,
+// and runs its exception callback, before the synchronization returns.
+TEST_F(StreamTest, ASynchronizationAnswersAfterTheFailureBeforeItWasReported) {
+  absl::Notification reporting;
+  absl::Notification release;
+  std::atomic<bool> reported{false};
+  auto stream = std::make_shared<Stream>(Stream::Options{1, 1, 0, 0, 0}, engine_, timer_,
+                                         [&](const TaskFailure&) {
+                                           reporting.Notify();
+                                           release.WaitForNotification();
+                                           reported = true;
+                                         });
+  stream->Enqueue(Fail(), 0).IgnoreError();
+  ASSERT_TRUE(reporting.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  std::shared_ptr<Answer> answer = StartSync(*stream, absl::InfiniteDuration());
+  EXPECT_FALSE(answer->done.WaitForNotificationWithTimeout(absl::Milliseconds(100)));
+  release.Notify();
+  ASSERT_TRUE(answer->done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(reported);
+  EXPECT_EQ(AclCodeOf(answer->status), ACL_ERROR_RT_AICORE_EXCEPTION);
+  EXPECT_TRUE(Sync(*stream).ok());  // reported once
 }
 
 TEST_F(StreamTest, StopOnFailureDiscardsUntilReported) {
