@@ -475,8 +475,6 @@ void Stream::FailurePublished() {
       StartPointLocked(point_after_failures_, after);
       point_after_failures_ = 0;
     }
-    // Synchronizations held back until the client heard of the failure.
-    if (failures_unpublished_ == 0) CollectDoneLocked(after);
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
@@ -652,6 +650,19 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
   }
   AdvanceFinishedLocked(std::max(task.id, discarded_through_));
   CollectDoneLocked(after);
+  // The synchronizations CollectDoneLocked held back for the failure's
+  // notice answer last, as they would have without it: after the notice,
+  // the device's abort and the discarded tasks' notices.
+  if (!status.ok() && on_failure_) after.push_back([this] { ReleaseHeldSynchronizations(); });
+}
+
+void Stream::ReleaseHeldSynchronizations() {
+  std::vector<std::function<void()>> after;
+  {
+    absl::MutexLock lock(&mu_);
+    if (failures_unpublished_ == 0) CollectDoneLocked(after);
+  }
+  for (auto& callback : after) callback();
 }
 
 void Stream::AdvanceFinishedLocked(uint64_t id) {
@@ -715,7 +726,8 @@ absl::Status Stream::TakeErrorLocked() {
 void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
   // A synchronization answers after the failures before it went out: the
   // client counts them before the answer, and runs their exception callbacks
-  // before the synchronization returns (FailurePublished collects again).
+  // before the synchronization returns (ReleaseHeldSynchronizations
+  // collects again).
   const uint64_t reached = failures_unpublished_ > 0 ? 0 : finished_through_;
   for (auto& done : sync_waiters_.TakeReached(reached)) {
     // The first synchronization reports the failure; the others see success.

@@ -317,6 +317,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool GrantPlace(bool granted);
   // A failure's listener returned (called without mu_).
   void FailurePublished();
+  // After a failure's notice and what followed it (FinishLocked): answers
+  // the synchronizations held back while notices were unpublished.
+  void ReleaseHeldSynchronizations();
   // After a task ends: back in the ready queue, or idle.
   bool ScheduleNextLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "daemon/core/stream.h"
@@ -625,6 +627,44 @@ TEST(StreamPointOrderTest, WorkAfterAReportedStopFailureIsNotDroppedByItsAbort) 
   reporter.join();
   ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 2; }));
   EXPECT_EQ(device.stream_->log(), (std::vector<std::string>{"submit 1", "abort", "submit 2"}));
+}
+
+// Under STOP_ON_FAILURE a synchronization waiting for the stream answers
+// last: after the failure's notice and after the notices of the work the
+// failure discarded (a copy's caller hears "discarded" before its stream's
+// synchronization returns).
+TEST(StreamPointOrderTest, ASynchronizationAnswersAfterTheDiscardsOfAStopFailure) {
+  ScriptedDevice device;
+  hal::Timer timer;
+  StreamEngine engine{2};
+  absl::Mutex mu;
+  std::vector<std::string> order;
+  auto note = [&](const std::string& what) {
+    absl::MutexLock lock(&mu);
+    order.push_back(what);
+  };
+  absl::StatusOr<std::shared_ptr<Stream>> stream =
+      Stream::Create(Stream::Options{1, 1, 0, 0, 0}, engine, timer, device,
+                     [&](const TaskFailure&) { note("failure"); });
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
+  DeviceWork fill = [](hal::Stream& d) { return d.Fill({}, 0, 1); };
+  ASSERT_TRUE((*stream)->EnqueueDeviceWork(fill, "fill", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 1; }));
+  ASSERT_TRUE(
+      (*stream)->EnqueueDeviceWork(fill, "fill", 0, [&] { note("discarded"); }, nullptr, nullptr)
+          .ok());
+  absl::Notification synced;
+  (*stream)->Synchronize(absl::Seconds(10), [&](absl::Status status) {
+    note(absl::StrCat("sync ", AclCodeOf(status)));
+    synced.Notify();
+  });
+  device.options_.on_complete(1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
+  ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(order, (std::vector<std::string>{
+                       "failure", "discarded",
+                       absl::StrCat("sync ", int{ACL_ERROR_RT_AICORE_EXCEPTION})}));
 }
 
 // A device whose host-callback points each hold something scarce says how

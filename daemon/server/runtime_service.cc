@@ -489,6 +489,9 @@ void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
     if (id.ok()) {
       live->pool_id = *id;
       turn->SetId(*id);
+      // A message that finished going out before the id was known woke
+      // nothing: one more turn covers it.
+      pool_.Wake(*id);
     }
   }
   if (!id.ok()) fault(id.status());
