@@ -309,8 +309,7 @@ void SessionChannel::LendTheRoleLocked() {
 bool SessionChannel::TakeBackTheRole() {
   absl::MutexLock lock(&mu_);
   if (!lent_) return false;  // a waiting thread, or a caller, took it meanwhile
-  lent_ = false;
-  ring_->incoming().Return();
+  TakeTheRoleLocked();
   return true;
 }
 

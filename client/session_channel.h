@@ -181,13 +181,14 @@ class SessionChannel {
   // The application uses callbacks: the library's event threads read for good.
   void ReadEventsAsTheyCome();
   // An event thread: waits for the reading role, reads until a callback the
-  // library runs comes, passes the role on and runs it; until the channel is over.
+  // library runs comes, lends the role while it runs it and takes it back;
+  // until the channel is over.
   void ReadAndRunEvents();
-  // Starts one more event thread (none once the channel is closing).
   // Counts one more event thread, waiting for the role, unless the process
   // has kMaxEventThreads; the caller starts it (StartEventThread) once mu_ is
   // released.
   bool CountAnotherEventThreadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts one more event thread (none once the channel is closing).
   void StartEventThread();
   // Takes the role if it is free and reads what is there without waiting,
   // so that events nobody waits for do not pile up in the channel.

@@ -728,10 +728,11 @@ void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
   // client counts them before the answer, and runs their exception callbacks
   // before the synchronization returns (ReleaseHeldSynchronizations
   // collects again).
-  const uint64_t reached = failures_unpublished_ > 0 ? 0 : finished_through_;
-  for (auto& done : sync_waiters_.TakeReached(reached)) {
-    // The first synchronization reports the failure; the others see success.
-    after.push_back([done = std::move(done), status = TakeErrorLocked()] { done(status); });
+  if (failures_unpublished_ == 0) {
+    for (auto& done : sync_waiters_.TakeReached(finished_through_)) {
+      // The first synchronization reports the failure; the others see success.
+      after.push_back([done = std::move(done), status = TakeErrorLocked()] { done(status); });
+    }
   }
   const bool drained = queue_.empty() && !parked_.has_value() && in_flight_.empty() &&
                        state_ != State::kRunning;

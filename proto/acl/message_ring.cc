@@ -146,14 +146,20 @@ absl::Status WaitUntil(const Probe& probe, absl::Time deadline, SpinBudget& budg
   return status;
 }
 
-// Ends this side's waits for good: sets its flag, then changes the futex word
-// it sleeps on and wakes it, so that a wait about to sleep returns as well.
+// Changes a futex word and wakes every sleeper on it: a wait about to sleep
+// (it compares against the value read before) returns as well.
+void BumpAndWakeAll(std::atomic<uint32_t>& seq) {
+  seq.fetch_add(1, std::memory_order_release);
+  FutexWakeAll(&seq);
+}
+
+// Ends this side's waits for good: sets its flag, then bumps the futex word
+// it sleeps on.
 void InterruptWait(std::atomic<bool>& interrupted, MessageRing::Header* header,
                    std::atomic<uint32_t> MessageRing::Header::*seq) {
   interrupted.store(true);
   if (header == nullptr) return;  // never attached: nothing waits
-  (header->*seq).fetch_add(1, std::memory_order_release);
-  FutexWakeAll(&(header->*seq));
+  BumpAndWakeAll(header->*seq);
 }
 
 absl::Status CheckAttach(void* region, size_t capacity, size_t max_message) {
@@ -465,9 +471,7 @@ void MessageRing::Consumer::WaitForPublishAfter(uint32_t seq, absl::Time deadlin
 }
 
 void MessageRing::Consumer::WakeWatchers() const {
-  if (header_ == nullptr) return;
-  header_->data_seq.fetch_add(1, std::memory_order_release);
-  FutexWakeAll(&header_->data_seq);
+  if (header_ != nullptr) BumpAndWakeAll(header_->data_seq);
 }
 
 void MessageRing::Consumer::Interrupt() { InterruptWait(*interrupted_, header_, &Header::data_seq); }
