@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 tools/setup.sh
 # A failed build must stop the run: benchmarking the previous binaries would print figures of
 # code that is not the one in the tree.
-if ! build_log=$(bazel build -c opt //daemon:acld //tools/bench:acld_bench 2>&1); then
+if ! build_log=$(bazel build -c opt //daemon:acld //tools/bench:acld_bench //tools/bench:copy_paths 2>&1); then
   echo "$build_log" | grep -E "ERROR|error:" >&2 || echo "$build_log" >&2
   exit 1
 fi
@@ -91,6 +91,8 @@ ACLD_ADDRESS=embedded "$bench" copies 256
 echo "-- 1 MiB copies (a copy's round trip against its bytes)"
 ACLD_ADDRESS=$daemon "$bench" copies 1
 ACLD_ADDRESS=embedded "$bench" copies 1
+echo "-- what this machine allows a bulk copy between processes, without acld (the staged ideal)"
+"$bin/tools/bench/copy_paths" 256
 
 echo "== 4. daemon threads and RSS with 1, 64 and 4096 streams open"
 threads_rss() {
