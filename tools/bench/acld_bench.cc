@@ -19,7 +19,9 @@
 //                             aclrtStreamQuery every P ms (0: back to back; -1:
 //                             never, connected and idle) for S seconds: calls/s
 //                             in total, latency percentiles, one client's threads
-//                             and RSS; prints "running" when all are connected.
+//                             and RSS, the clients' CPU time (getrusage: user +
+//                             system) per call; prints "running" when all are
+//                             connected.
 //                             Meanwhile 40 newcomers, one after another, each time
 //                             aclInit up to the reply to its first call (aclrtSetDevice)
 //
@@ -32,6 +34,7 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -549,6 +552,7 @@ struct ClientReport {
   uint32_t threads = 0;
   uint64_t rss_kib = 0;
   uint64_t calls = 0;
+  double cpu_seconds = 0;  // this process's CPU time (user + system) over its calls
   uint32_t samples = 0;  // latencies that follow, in microseconds (float)
 };
 
@@ -566,6 +570,14 @@ uint64_t OwnStatus(const char* field) {
   }
   if (status != nullptr) std::fclose(status);
   return value;
+}
+
+// This process's CPU time so far (all its threads, user and system).
+double OwnCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 void WriteAll(int fd, const void* data, size_t size) {
@@ -605,6 +617,7 @@ bool ReadAll(int fd, void* data, size_t size) {
   constexpr size_t kMaxSamples = 200000;
   std::vector<float> latencies;
   ClientReport report;
+  const double cpu_before = OwnCpuSeconds();
   const auto begin = Clock::now();
   const auto end = begin + std::chrono::seconds(seconds);
   auto next = begin;
@@ -626,6 +639,7 @@ bool ReadAll(int fd, void* data, size_t size) {
       latencies.push_back(static_cast<float>(SecondsSince(call) * 1e6));
     }
   }
+  report.cpu_seconds = OwnCpuSeconds() - cpu_before;
   report.threads = static_cast<uint32_t>(OwnStatus("Threads"));
   report.rss_kib = OwnStatus("VmRSS");
   report.samples = static_cast<uint32_t>(latencies.size());
@@ -734,6 +748,7 @@ int Clients(int count, int seconds, int period_ms) {
   const std::vector<float> newcomers = TimeNewcomers(seconds * 0.8);
   std::vector<float> latencies;
   uint64_t calls = 0;
+  double client_cpu_seconds = 0;
   ClientReport first;
   for (size_t i = 0; i < reports.size(); ++i) {
     ClientReport report;
@@ -745,6 +760,7 @@ int Clients(int count, int seconds, int period_ms) {
     if (!ReadAll(reports[i], samples.data(), samples.size() * sizeof(float))) return 1;
     latencies.insert(latencies.end(), samples.begin(), samples.end());
     calls += report.calls;
+    client_cpu_seconds += report.cpu_seconds;
     if (i == 0) first = report;
     close(reports[i]);
   }
@@ -758,7 +774,8 @@ int Clients(int count, int seconds, int period_ms) {
   std::printf(
       "clients: %d, each one stream, aclrtStreamQuery %s for %d s: %.0f calls/s in total; "
       "latency p50 %.1f us, p99 %.1f us, max %.1f us; all connected in %.2f s; one client: "
-      "%u threads, RSS %.1f MiB; %d newcomers, aclInit to first reply: p50 %.1f ms, p99 %.1f ms"
+      "%u threads, RSS %.1f MiB; clients' CPU per call %.1f us; %d newcomers, aclInit to first "
+      "reply: p50 %.1f ms, p99 %.1f ms"
       "%s\n",
       count,
       period_ms < 0    ? "never (idle)"
@@ -767,7 +784,7 @@ int Clients(int count, int seconds, int period_ms) {
       seconds, calls / static_cast<double>(seconds), Percentile(latencies, 0.5),
       Percentile(latencies, 0.99),
       latencies.empty() ? 0.0 : latencies.back(), connect_seconds, first.threads,
-      first.rss_kib / 1024.0, kNewcomers,
+      first.rss_kib / 1024.0, calls > 0 ? client_cpu_seconds * 1e6 / calls : 0.0, kNewcomers,
       Percentile(newcomers, 0.5) / 1000.0, Percentile(newcomers, 0.99) / 1000.0,
       failed > 0 ? " (SOME CLIENTS FAILED)" : newcomers.empty() ? " (A NEWCOMER FAILED)" : "");
   return failed > 0 || newcomers.empty() ? 1 : 0;
