@@ -14,7 +14,8 @@ cd "$(dirname "$0")/../.."
 tools/setup.sh
 # A failed build must stop the run: benchmarking the previous binaries would print figures of
 # code that is not the one in the tree.
-if ! build_log=$(bazel build -c opt //daemon:acld //tools/bench:acld_bench //tools/bench:copy_paths 2>&1); then
+if ! build_log=$(bazel build -c opt //daemon:acld //tools/bench:acld_bench //tools/bench:copy_paths \
+    //tools/bench:periodic_floor 2>&1); then
   echo "$build_log" | grep -E "ERROR|error:" >&2 || echo "$build_log" >&2
   exit 1
 fi
@@ -152,6 +153,8 @@ clients_run() {
 }
 echo "== 8. many clients: each one process with one stream (threads, latency, idle cost)"
 for n in 1 16 64 256 1024; do clients_run "$n" 5 10; done
+echo "-- the floor of that pattern without acld: a futex call every 10 ms from 256 and 1,024 processes"
+for n in 256 1024; do "$bin/tools/bench/periodic_floor" "$n" 5 10; done
 for n in 1 16 64; do clients_run "$n" 5 0; done
 echo "-- 64 clients connected and idle for 10 s"
 clients_run 64 10 -1

@@ -1,0 +1,149 @@
+// The floor of `acld_bench clients N S P` on this machine, without acld: N
+// client processes each make a call every P ms for S seconds, where a call is
+// the least two processes can do — the client publishes a request word in
+// shared memory, wakes the server if it sleeps (futex), and sleeps on its own
+// reply word until the server answers; the server, one thread, answers every
+// slot it finds pending and sleeps on a futex when there is none. Both sides
+// sleep when they wait (nobody polls), as a daemon serving many clients must.
+//
+//   periodic_floor N S P
+//
+// Prints the calls/s served of those asked and the clients' CPU time
+// (getrusage: user + system) per call, the figures `acld_bench clients`
+// prints beside them (docs/performance.md).
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <thread>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kMaxClients = 4096;
+
+struct alignas(64) Slot {
+  std::atomic<uint32_t> request{0};  // the client's call count
+  std::atomic<uint32_t> reply{0};    // the last call answered
+};
+
+struct Shared {
+  alignas(64) std::atomic<uint32_t> doorbell{0};  // the server's futex word
+  std::atomic<uint32_t> server_sleeps{0};
+  std::atomic<uint64_t> calls{0};
+  Slot slots[kMaxClients];
+};
+
+void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, nullptr, nullptr,
+          0);
+}
+
+void FutexWake(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+bool AnyPending(Shared& shared, int clients) {
+  for (int i = 0; i < clients; ++i) {
+    if (shared.slots[i].request.load() != shared.slots[i].reply.load()) return true;
+  }
+  return false;
+}
+
+[[noreturn]] void Serve(Shared& shared, int clients) {
+  while (true) {
+    bool answered = false;
+    for (int i = 0; i < clients; ++i) {
+      Slot& slot = shared.slots[i];
+      const uint32_t request = slot.request.load();
+      if (request == slot.reply.load()) continue;
+      slot.reply.store(request);
+      FutexWake(slot.reply);
+      answered = true;
+    }
+    if (answered) continue;
+    const uint32_t seen = shared.doorbell.load();
+    shared.server_sleeps.store(1);
+    // Re-checked after the flag is set: a request published before it was
+    // seen is answered, one after it rings the doorbell.
+    if (!AnyPending(shared, clients)) FutexWait(shared.doorbell, seen);
+    shared.server_sleeps.store(0);
+  }
+}
+
+[[noreturn]] void Call(Shared& shared, int index, int clients, int seconds, int period_ms) {
+  Slot& slot = shared.slots[index];
+  const auto end = Clock::now() + std::chrono::seconds(seconds);
+  auto next = Clock::now();
+  uint32_t call = 0;
+  while (Clock::now() < end) {
+    next += std::chrono::milliseconds(period_ms);
+    std::this_thread::sleep_until(next);
+    slot.request.store(++call);
+    if (shared.server_sleeps.load()) {
+      shared.doorbell.fetch_add(1);
+      FutexWake(shared.doorbell);
+    }
+    while (slot.reply.load() != call) FutexWait(slot.reply, call - 1);
+  }
+  shared.calls.fetch_add(call);
+  std::_Exit(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: periodic_floor CLIENTS SECONDS PERIOD_MS\n");
+    return 2;
+  }
+  const int clients = std::atoi(argv[1]);
+  const int seconds = std::atoi(argv[2]);
+  const int period_ms = std::atoi(argv[3]);
+  if (clients < 1 || clients > kMaxClients || seconds < 1 || period_ms < 1) {
+    std::fprintf(stderr, "periodic_floor: 1..%d clients, seconds and period >= 1\n", kMaxClients);
+    return 2;
+  }
+  void* memory = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return 1;
+  Shared& shared = *new (memory) Shared;
+  const pid_t server = fork();
+  if (server < 0) return 1;
+  if (server == 0) Serve(shared, clients);
+  int started = 0;
+  for (; started < clients; ++started) {
+    const pid_t child = fork();
+    if (child < 0) break;
+    if (child == 0) Call(shared, started, clients, seconds, period_ms);
+  }
+  bool failed = started < clients;
+  for (int i = 0; i < started; ++i) {
+    int status = 0;
+    if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = true;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);  // the clients: the server is still running
+  kill(server, SIGKILL);
+  waitpid(server, nullptr, 0);
+  auto to_seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  const double cpu = to_seconds(usage.ru_utime) + to_seconds(usage.ru_stime);
+  const uint64_t calls = shared.calls.load();
+  std::printf(
+      "periodic floor: %d clients, a futex call every %d ms for %d s: %.0f of %.0f calls/s "
+      "served; clients' CPU per call %.1f us%s\n",
+      clients, period_ms, seconds, calls / static_cast<double>(seconds),
+      clients * 1000.0 / period_ms, calls > 0 ? cpu * 1e6 / calls : 0.0,
+      failed ? " (SOME CLIENTS FAILED)" : "");
+  return failed ? 1 : 0;
+}
