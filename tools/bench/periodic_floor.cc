@@ -14,9 +14,11 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,6 +28,7 @@
 #include <cstdlib>
 #include <new>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -44,8 +47,10 @@ struct Shared {
   Slot slots[kMaxClients];
 };
 
-void FutexWait(std::atomic<uint32_t>& word, uint32_t expected) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, nullptr, nullptr,
+// Sleeps while `word` holds `expected`, at most `timeout` (null: no limit).
+void FutexWait(std::atomic<uint32_t>& word, uint32_t expected,
+               const timespec* timeout = nullptr) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, timeout, nullptr,
           0);
 }
 
@@ -94,7 +99,12 @@ bool AnyPending(Shared& shared, int clients) {
       shared.doorbell.fetch_add(1);
       FutexWake(shared.doorbell);
     }
-    while (slot.reply.load() != call) FutexWait(slot.reply, call - 1);
+    // Bounded: a server that died must not leave the benchmark hanging.
+    const timespec slice{0, 100'000'000};
+    while (slot.reply.load() != call) {
+      if (Clock::now() > end + std::chrono::seconds(10)) std::_Exit(1);
+      FutexWait(slot.reply, call - 1, &slice);
+    }
   }
   shared.calls.fetch_add(call);
   std::_Exit(0);
@@ -120,17 +130,26 @@ int main(int argc, char** argv) {
   Shared& shared = *new (memory) Shared;
   const pid_t server = fork();
   if (server < 0) return 1;
-  if (server == 0) Serve(shared, clients);
-  int started = 0;
-  for (; started < clients; ++started) {
+  if (server == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the benchmark
+    Serve(shared, clients);
+  }
+  std::vector<pid_t> callers;
+  for (int i = 0; i < clients; ++i) {
     const pid_t child = fork();
     if (child < 0) break;
-    if (child == 0) Call(shared, started, clients, seconds, period_ms);
+    if (child == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      Call(shared, i, clients, seconds, period_ms);
+    }
+    callers.push_back(child);
   }
-  bool failed = started < clients;
-  for (int i = 0; i < started; ++i) {
+  bool failed = static_cast<int>(callers.size()) < clients;
+  for (pid_t caller : callers) {
     int status = 0;
-    if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = true;
+    if (waitpid(caller, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      failed = true;
+    }
   }
   rusage usage{};
   getrusage(RUSAGE_CHILDREN, &usage);  // the clients: the server is still running
