@@ -2,15 +2,19 @@
 // client processes each make a call every P ms for S seconds, where a call is
 // the least two processes can do — the client publishes a request word in
 // shared memory, wakes the server if it sleeps (futex), and sleeps on its own
-// reply word until the server answers; the server, one thread, answers every
-// slot it finds pending and sleeps on a futex when there is none. Both sides
+// reply word until the server answers; the server, one thread in a session
+// of its own (as acld runs), answers every slot it finds pending and sleeps
+// on a futex when there is none. Both sides
 // sleep when they wait (nobody polls), as a daemon serving many clients must.
 //
 //   periodic_floor N S P
 //
 // Prints the calls/s served of those asked and the clients' CPU time
 // (getrusage: user + system) per call, the figures `acld_bench clients`
-// prints beside them (docs/performance.md).
+// prints beside them (docs/performance.md). Meanwhile, as there, 40
+// newcomers, one after another, each a new process timed from its start to
+// the reply to its one call: the least a new client can wait on a host this
+// busy (an acld client's aclInit does more than one call before it).
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -21,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -65,10 +70,11 @@ bool AnyPending(Shared& shared, int clients) {
   return false;
 }
 
-[[noreturn]] void Serve(Shared& shared, int clients) {
+// Serves slots [0, slots): the clients' and the newcomers' one.
+[[noreturn]] void Serve(Shared& shared, int slots) {
   while (true) {
     bool answered = false;
-    for (int i = 0; i < clients; ++i) {
+    for (int i = 0; i < slots; ++i) {
       Slot& slot = shared.slots[i];
       const uint32_t request = slot.request.load();
       if (request == slot.reply.load()) continue;
@@ -81,12 +87,28 @@ bool AnyPending(Shared& shared, int clients) {
     shared.server_sleeps.store(1);
     // Re-checked after the flag is set: a request published before it was
     // seen is answered, one after it rings the doorbell.
-    if (!AnyPending(shared, clients)) FutexWait(shared.doorbell, seen);
+    if (!AnyPending(shared, slots)) FutexWait(shared.doorbell, seen);
     shared.server_sleeps.store(0);
   }
 }
 
-[[noreturn]] void Call(Shared& shared, int index, int clients, int seconds, int period_ms) {
+// Makes call number `call` on `slot` and sleeps until it is answered, or
+// exits the process (failed) after `give_up` (a server that died must not
+// leave the benchmark hanging).
+void CallOnce(Shared& shared, Slot& slot, uint32_t call, Clock::time_point give_up) {
+  slot.request.store(call);
+  if (shared.server_sleeps.load()) {
+    shared.doorbell.fetch_add(1);
+    FutexWake(shared.doorbell);
+  }
+  const timespec slice{0, 100'000'000};
+  while (slot.reply.load() != call) {
+    if (Clock::now() > give_up) std::_Exit(1);
+    FutexWait(slot.reply, call - 1, &slice);
+  }
+}
+
+[[noreturn]] void Call(Shared& shared, int index, int seconds, int period_ms) {
   Slot& slot = shared.slots[index];
   const auto end = Clock::now() + std::chrono::seconds(seconds);
   auto next = Clock::now();
@@ -94,20 +116,59 @@ bool AnyPending(Shared& shared, int clients) {
   while (Clock::now() < end) {
     next += std::chrono::milliseconds(period_ms);
     std::this_thread::sleep_until(next);
-    slot.request.store(++call);
-    if (shared.server_sleeps.load()) {
-      shared.doorbell.fetch_add(1);
-      FutexWake(shared.doorbell);
-    }
-    // Bounded: a server that died must not leave the benchmark hanging.
-    const timespec slice{0, 100'000'000};
-    while (slot.reply.load() != call) {
-      if (Clock::now() > end + std::chrono::seconds(10)) std::_Exit(1);
-      FutexWait(slot.reply, call - 1, &slice);
-    }
+    CallOnce(shared, slot, ++call, end + std::chrono::seconds(10));
   }
   shared.calls.fetch_add(call);
   std::_Exit(0);
+}
+
+constexpr int kNewcomers = 40;
+
+// One newcomer: its one call on `slot` (newcomers take turns on it), timed
+// from the process's start; writes the microseconds to `report_fd`.
+[[noreturn]] void Newcomer(Shared& shared, Slot& slot, Clock::time_point started,
+                           int report_fd) {
+  CallOnce(shared, slot, slot.reply.load() + 1, Clock::now() + std::chrono::seconds(10));
+  const float micros = std::chrono::duration<float, std::micro>(Clock::now() - started).count();
+  const bool written = write(report_fd, &micros, sizeof(micros)) == sizeof(micros);
+  std::_Exit(written ? 0 : 1);
+}
+
+// Starts kNewcomers, one at a time, `spacing` apart; their times from their
+// start to their reply, in microseconds, sorted (empty if one failed).
+template <typename DieWithParent>
+std::vector<float> TimeNewcomers(Shared& shared, Slot& slot, Clock::duration spacing,
+                                 const DieWithParent& die_with_parent) {
+  std::vector<float> times;
+  for (int i = 0; i < kNewcomers; ++i) {
+    const auto next = Clock::now() + spacing;
+    int report[2];
+    if (pipe(report) != 0) return {};
+    const pid_t child = fork();
+    if (child < 0) return {};
+    if (child == 0) {
+      const auto started = Clock::now();
+      die_with_parent();
+      close(report[0]);
+      Newcomer(shared, slot, started, report[1]);
+    }
+    close(report[1]);
+    float micros = 0;
+    const bool reported = read(report[0], &micros, sizeof(micros)) == sizeof(micros);
+    close(report[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+    times.push_back(micros);
+    std::this_thread::sleep_until(next);
+  }
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
+double Percentile(const std::vector<float>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
 }
 
 }  // namespace
@@ -120,8 +181,10 @@ int main(int argc, char** argv) {
   const int clients = std::atoi(argv[1]);
   const int seconds = std::atoi(argv[2]);
   const int period_ms = std::atoi(argv[3]);
-  if (clients < 1 || clients > kMaxClients || seconds < 1 || period_ms < 1) {
-    std::fprintf(stderr, "periodic_floor: 1..%d clients, seconds and period >= 1\n", kMaxClients);
+  // One slot more than the clients: the newcomers'.
+  if (clients < 1 || clients >= kMaxClients || seconds < 1 || period_ms < 1) {
+    std::fprintf(stderr, "periodic_floor: 1..%d clients, seconds and period >= 1\n",
+                 kMaxClients - 1);
     return 2;
   }
   void* memory = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
@@ -138,7 +201,10 @@ int main(int argc, char** argv) {
   if (server < 0) return 1;
   if (server == 0) {
     die_with_parent();  // never outlives the benchmark
-    Serve(shared, clients);
+    // A session of its own, as run.sh gives acld: the server is not one
+    // thread among the clients' processes but a scheduling group of its own.
+    setsid();
+    Serve(shared, clients + 1);
   }
   std::vector<pid_t> callers;
   for (int i = 0; i < clients; ++i) {
@@ -146,11 +212,18 @@ int main(int argc, char** argv) {
     if (child < 0) break;
     if (child == 0) {
       die_with_parent();
-      Call(shared, i, clients, seconds, period_ms);
+      Call(shared, i, seconds, period_ms);
     }
     callers.push_back(child);
   }
-  bool failed = static_cast<int>(callers.size()) < clients;
+  // Within the clients' run, away from its start and end (as acld_bench).
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
+  const std::vector<float> newcomers = TimeNewcomers(
+      shared, shared.slots[clients],
+      std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
+      die_with_parent);
+  bool failed = static_cast<int>(callers.size()) < clients || newcomers.empty();
   for (pid_t caller : callers) {
     int status = 0;
     if (waitpid(caller, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -166,9 +239,11 @@ int main(int argc, char** argv) {
   const uint64_t calls = shared.calls.load();
   std::printf(
       "periodic floor: %d clients, a futex call every %d ms for %d s: %.0f of %.0f calls/s "
-      "served; clients' CPU per call %.1f us%s\n",
+      "served; clients' CPU per call %.1f us; %d newcomers, start to first reply: p50 %.1f ms, "
+      "p99 %.1f ms%s\n",
       clients, period_ms, seconds, calls / static_cast<double>(seconds),
-      clients * 1000.0 / period_ms, calls > 0 ? cpu * 1e6 / calls : 0.0,
-      failed ? " (SOME CLIENTS FAILED)" : "");
+      clients * 1000.0 / period_ms, calls > 0 ? cpu * 1e6 / calls : 0.0, kNewcomers,
+      Percentile(newcomers, 0.5) / 1000.0, Percentile(newcomers, 0.99) / 1000.0,
+      failed ? " (SOME CLIENTS OR NEWCOMERS FAILED)" : "");
   return failed ? 1 : 0;
 }

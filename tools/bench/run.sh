@@ -50,13 +50,22 @@ own_seconds() {
 # tree used, and other builds (fastbuild, asan) may run between ours and the benchmark.
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 work=$(mktemp -d /tmp/acld-bench-XXXXXX)
-"$bin/daemon/acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" \
+# acld gets a session of its own, as systemd gives every service (a session and a cgroup): the
+# scheduler then shares the CPU between acld and the clients' group, where in this script's
+# session it would share it between acld's threads and each of up to 1,025 client processes,
+# and starve it (docs/performance.md, "Runs of 2026-12-02, session 19"). setsid execs acld
+# itself here (a script's background job leads no process group), so $! is acld's pid.
+setsid "$bin/daemon/acld" --socket="$work/acld.sock" --admin_socket="$work/admin.sock" \
   --log_level=warn --sim_device_memory=$((8 << 30)) --max_streams_per_session=0 \
   --max_sessions=1200 --max_sessions_per_uid=1200 &
 acld_pid=$!
 # `|| true`: under set -e a failed kill (acld already reaped at the end) would skip the rm.
 trap 'kill $acld_pid 2>/dev/null || true; wait $acld_pid 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [[ -S "$work/admin.sock" ]] && break; sleep 0.1; done
+if [[ $(cat "/proc/$acld_pid/comm" 2>/dev/null) != acld ]]; then
+  echo "acld did not start (or setsid forked it away from \$!)" >&2
+  exit 1
+fi
 daemon="unix:$work/acld.sock"
 bench="$bin/tools/bench/acld_bench"
 
