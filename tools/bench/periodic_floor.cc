@@ -4,8 +4,8 @@
 // shared memory, wakes the server if it sleeps (futex), and sleeps on its own
 // reply word until the server answers; the server, one thread in a session
 // of its own (as acld runs), answers every slot it finds pending and sleeps
-// on a futex when there is none. Both sides
-// sleep when they wait (nobody polls), as a daemon serving many clients must.
+// on a futex when there is none. Both sides sleep when they wait (nobody
+// polls), as a daemon serving many clients must.
 //
 //   periodic_floor N S P
 //
