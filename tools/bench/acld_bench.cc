@@ -22,8 +22,9 @@
 //                             and RSS, the clients' CPU time (getrusage: user +
 //                             system) per call; prints "running" when all are
 //                             connected.
-//                             Meanwhile 40 newcomers, one after another, each time
-//                             aclInit up to the reply to its first call (aclrtSetDevice)
+//                             Meanwhile (unless idle) 40 newcomers, one after
+//                             another, each timing aclInit up to the reply to its
+//                             first call (aclrtSetDevice)
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"), over the
 // carrier ACLD_TRANSPORT names (the shared-memory channel by default). Every
@@ -55,8 +56,13 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "tools/bench/newcomers.h"
 
 namespace {
+
+using acld::bench::kNewcomers;
+using acld::bench::Percentile;
+using acld::bench::TimeNewcomers;
 
 using Clock = std::chrono::steady_clock;
 
@@ -650,15 +656,6 @@ bool ReadAll(int fd, void* data, size_t size) {
   std::exit(0);
 }
 
-// The `p` quantile (0..1) of `sorted`; 0 when it is empty.
-double Percentile(const std::vector<float>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
-}
-
-// Newcomers of `clients`: one at a time while the others run.
-constexpr int kNewcomers = 40;
-
 // A newcomer: times aclInit up to the reply to its first call, writes the
 // microseconds to `report_fd`.
 [[noreturn]] void RunNewcomer(int report_fd) {
@@ -670,33 +667,13 @@ constexpr int kNewcomers = 40;
   std::exit(0);
 }
 
-// Starts kNewcomers over `seconds` (one at a time) and returns their times
-// from aclInit to their first reply, in microseconds, sorted; empty if one failed.
-std::vector<float> TimeNewcomers(double seconds) {
-  std::vector<float> times;
-  const auto spacing = std::chrono::duration<double>(seconds / kNewcomers);
-  for (int i = 0; i < kNewcomers; ++i) {
-    const auto next = Clock::now() + spacing;
-    int report[2];
-    if (pipe(report) != 0) return {};
-    const pid_t child = fork();
-    if (child < 0) return {};
-    if (child == 0) {
-      close(report[0]);
-      RunNewcomer(report[1]);
-    }
-    close(report[1]);
-    float micros = 0;
-    const bool reported = ReadAll(report[0], &micros, sizeof(micros));
-    close(report[0]);
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
-    times.push_back(micros);
-    std::this_thread::sleep_until(next);
-  }
-  std::sort(times.begin(), times.end());
-  return times;
+// What the newcomers of a run took, for its result line.
+std::string NewcomerSummary(const std::vector<float>& sorted_micros) {
+  char line[128];
+  std::snprintf(line, sizeof(line), "%d newcomers, aclInit to first reply: p50 %.1f ms, p99 %.1f ms",
+                kNewcomers, Percentile(sorted_micros, 0.5) / 1000.0,
+                Percentile(sorted_micros, 0.99) / 1000.0);
+  return line;
 }
 
 int Clients(int count, int seconds, int period_ms) {
@@ -743,9 +720,18 @@ int Clients(int count, int seconds, int period_ms) {
   std::fflush(stdout);
   const std::string go(static_cast<size_t>(count), 'g');
   WriteAll(start[1], go.data(), go.size());
-  // Within the clients' run, away from its start and end.
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
-  const std::vector<float> newcomers = TimeNewcomers(seconds * 0.8);
+  // Within the clients' run, away from its start and end. Not beside idle
+  // clients: what acld spends on them is their figure (issue #10's idle
+  // cost), and 40 sessions opened and closed meanwhile would be most of it.
+  const bool idle = period_ms < 0;
+  std::vector<float> newcomers;
+  if (!idle) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
+    newcomers = TimeNewcomers(std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
+                              RunNewcomer);
+  }
+  const bool newcomer_failed = !idle && newcomers.empty();
   std::vector<float> latencies;
   uint64_t calls = 0;
   double client_cpu_seconds = 0;
@@ -774,8 +760,7 @@ int Clients(int count, int seconds, int period_ms) {
   std::printf(
       "clients: %d, each one stream, aclrtStreamQuery %s for %d s: %.0f calls/s in total; "
       "latency p50 %.1f us, p99 %.1f us, max %.1f us; all connected in %.2f s; one client: "
-      "%u threads, RSS %.1f MiB; clients' CPU per call %.1f us; %d newcomers, aclInit to first "
-      "reply: p50 %.1f ms, p99 %.1f ms"
+      "%u threads, RSS %.1f MiB; clients' CPU per call %.1f us; %s"
       "%s\n",
       count,
       period_ms < 0    ? "never (idle)"
@@ -784,10 +769,10 @@ int Clients(int count, int seconds, int period_ms) {
       seconds, calls / static_cast<double>(seconds), Percentile(latencies, 0.5),
       Percentile(latencies, 0.99),
       latencies.empty() ? 0.0 : latencies.back(), connect_seconds, first.threads,
-      first.rss_kib / 1024.0, calls > 0 ? client_cpu_seconds * 1e6 / calls : 0.0, kNewcomers,
-      Percentile(newcomers, 0.5) / 1000.0, Percentile(newcomers, 0.99) / 1000.0,
-      failed > 0 ? " (SOME CLIENTS FAILED)" : newcomers.empty() ? " (A NEWCOMER FAILED)" : "");
-  return failed > 0 || newcomers.empty() ? 1 : 0;
+      first.rss_kib / 1024.0, calls > 0 ? client_cpu_seconds * 1e6 / calls : 0.0,
+      idle ? "no newcomers (idle run)" : NewcomerSummary(newcomers).c_str(),
+      failed > 0 ? " (SOME CLIENTS FAILED)" : newcomer_failed ? " (A NEWCOMER FAILED)" : "");
+  return failed > 0 || newcomer_failed ? 1 : 0;
 }
 
 int Streams(int count) {

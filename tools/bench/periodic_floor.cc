@@ -25,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -35,8 +34,13 @@
 #include <thread>
 #include <vector>
 
+#include "tools/bench/newcomers.h"
+
 namespace {
 
+using acld::bench::kNewcomers;
+using acld::bench::Percentile;
+using acld::bench::TimeNewcomers;
 using Clock = std::chrono::steady_clock;
 constexpr int kMaxClients = 4096;
 
@@ -122,8 +126,6 @@ void CallOnce(Shared& shared, Slot& slot, uint32_t call, Clock::time_point give_
   std::_Exit(0);
 }
 
-constexpr int kNewcomers = 40;
-
 // One newcomer: its one call on `slot` (newcomers take turns on it), timed
 // from the process's start; writes the microseconds to `report_fd`.
 [[noreturn]] void Newcomer(Shared& shared, Slot& slot, Clock::time_point started,
@@ -132,43 +134,6 @@ constexpr int kNewcomers = 40;
   const float micros = std::chrono::duration<float, std::micro>(Clock::now() - started).count();
   const bool written = write(report_fd, &micros, sizeof(micros)) == sizeof(micros);
   std::_Exit(written ? 0 : 1);
-}
-
-// Starts kNewcomers, one at a time, `spacing` apart; their times from their
-// start to their reply, in microseconds, sorted (empty if one failed).
-template <typename DieWithParent>
-std::vector<float> TimeNewcomers(Shared& shared, Slot& slot, Clock::duration spacing,
-                                 const DieWithParent& die_with_parent) {
-  std::vector<float> times;
-  for (int i = 0; i < kNewcomers; ++i) {
-    const auto next = Clock::now() + spacing;
-    int report[2];
-    if (pipe(report) != 0) return {};
-    const pid_t child = fork();
-    if (child < 0) return {};
-    if (child == 0) {
-      const auto started = Clock::now();
-      die_with_parent();
-      close(report[0]);
-      Newcomer(shared, slot, started, report[1]);
-    }
-    close(report[1]);
-    float micros = 0;
-    const bool reported = read(report[0], &micros, sizeof(micros)) == sizeof(micros);
-    close(report[0]);
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
-    times.push_back(micros);
-    std::this_thread::sleep_until(next);
-  }
-  std::sort(times.begin(), times.end());
-  return times;
-}
-
-double Percentile(const std::vector<float>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
 }
 
 }  // namespace
@@ -219,10 +184,13 @@ int main(int argc, char** argv) {
   // Within the clients' run, away from its start and end (as acld_bench).
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
   const std::vector<float> newcomers = TimeNewcomers(
-      shared, shared.slots[clients],
       std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
-      die_with_parent);
+      [&](int report_fd) {
+        const auto started = Clock::now();
+        die_with_parent();
+        Newcomer(shared, shared.slots[clients], started, report_fd);
+      });
   bool failed = static_cast<int>(callers.size()) < clients || newcomers.empty();
   for (pid_t caller : callers) {
     int status = 0;
