@@ -136,10 +136,14 @@ TEST_F(DevicePluginAcldTest, AllocateMakesAGroupThatIsLabelledThenRetired) {
   EXPECT_EQ(code, 0);
   EXPECT_NE(listing.find("trainer"), std::string::npos) << listing;
 
-  // The container ends: the kubelet no longer lists it, and the group goes.
+  // The container ends: the kubelet no longer lists it, and the group goes,
+  // directory and all. acld lists a group no more once it is retired, a
+  // moment before its sessions end and its directory is removed
+  // (QuotaGroups::Delete), so the test waits for both.
   pods_.Set(v1::ListPodResourcesResponse());
-  ASSERT_TRUE(WaitUntil([&] { return Groups().empty(); }, kPatience));
-  EXPECT_FALSE(std::filesystem::exists(group.directory()));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Groups().empty() && !std::filesystem::exists(group.directory()); },
+      kPatience));
 }
 
 }  // namespace
