@@ -14,11 +14,13 @@ namespace hal::sim {
 
 class BusyMeter {
  public:
-  // The window a percentage covers: the latest full second (the elapsed time
-  // so far, before the first second is over).
+  // What a percentage covers: the latest full wall-clock second before now
+  // (before the meter's first full second is over: the time since it began).
+  // Asked rarely or often, the figure is that second's: it does not average
+  // over the time since the last question.
   static constexpr int64_t kWindowNanos = 1000000000;
 
-  explicit BusyMeter(int64_t now_nanos) : window_start_(now_nanos) {}
+  explicit BusyMeter(int64_t now_nanos) : created_(now_nanos), second_(now_nanos / kWindowNanos) {}
 
   // A busy kernel starts or ends (every Enter is matched by one Leave).
   void Enter(int64_t now_nanos);
@@ -28,17 +30,19 @@ class BusyMeter {
   int32_t Percent(int64_t now_nanos);
 
  private:
-  int64_t BusyThroughLocked(int64_t now_nanos) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves the current second to now's: what the current one held becomes
+  // the previous one's, if it is the second just before.
+  void AdvanceLocked(int64_t now_nanos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
+  const int64_t created_;
   int running_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t busy_since_ ABSL_GUARDED_BY(mu_) = 0;  // when running_ became > 0
-  int64_t busy_total_ ABSL_GUARDED_BY(mu_) = 0;  // closed busy intervals, in ns
-  // The current window: where it starts, and the busy total then.
-  int64_t window_start_ ABSL_GUARDED_BY(mu_);
-  int64_t window_busy_start_ ABSL_GUARDED_BY(mu_) = 0;
-  // The last full window's figure (-1: none yet).
-  int32_t last_percent_ ABSL_GUARDED_BY(mu_) = -1;
+  // Busy time of closed intervals within the current second (`second_`,
+  // counted in seconds since the clock's epoch) and within the one before.
+  int64_t second_ ABSL_GUARDED_BY(mu_);
+  int64_t busy_this_second_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t busy_previous_second_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace hal::sim

@@ -30,5 +30,14 @@ TEST(BusyMeterTest, OverlappingKernelsCountOnceAndNeverPastAHundred) {
   EXPECT_EQ(meter.Percent(3000 * kMs), 0);
 }
 
+TEST(BusyMeterTest, AFigureIsTheLatestSecondsHoweverLongSinceTheLastQuestion) {
+  BusyMeter meter(0);
+  EXPECT_EQ(meter.Percent(100 * kMs), 0);
+  meter.Enter(4000 * kMs);  // idle for 4 s, nobody asking, then busy 2.5 s
+  meter.Leave(6500 * kMs);
+  EXPECT_EQ(meter.Percent(6510 * kMs), 100);  // 5000..6000, not 100..6510
+  EXPECT_EQ(meter.Percent(7200 * kMs), 50);   // 6000..7000
+}
+
 }  // namespace
 }  // namespace hal::sim
