@@ -229,9 +229,14 @@ std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Dispatch(
     return nullptr;
   }
   if (message.has_import_revoked()) {
-    // After every operation launched so far (Post sends the batch first):
-    // acld lets those reach the revoked memory, and refuses what comes later.
-    Post(codec::RevocationSeen(message.import_revoked().notice()));
+    // Answered after every operation launched so far (WriteBatchLocked
+    // sends the batch first): acld lets those reach the revoked memory, and
+    // refuses what comes later. Not written here: this thread may hold the
+    // reading role, and a write can wait for room that only acld makes once
+    // its replies are read. The flusher (ReadBeforeCalls started it), or
+    // the next call, writes it.
+    absl::MutexLock lock(&batch_mu_);
+    notices_seen_.push_back(message.import_revoked().notice());
     return nullptr;
   }
   if (message.has_task_failed()) {
@@ -491,18 +496,23 @@ bool SessionChannel::WriteLocked(const ClientMessage& message) {
 
 bool SessionChannel::WriteBatchLocked(const ClientMessage* then) {
   std::unique_ptr<OpBatch> batch;
+  std::vector<uint64_t> notices;
   {
     absl::MutexLock lock(&batch_mu_);
     if (batch_->ops() > 0) {
       batch = std::exchange(batch_, spare_batch_ != nullptr ? std::move(spare_batch_)
                                                             : std::make_unique<OpBatch>());
     }
+    notices.swap(notices_seen_);
   }
   bool written = true;
   if (batch != nullptr) {
     written = WriteLocked(batch->message());
     batch->Clear();
     spare_batch_ = std::move(batch);
+  }
+  for (uint64_t notice : notices) {
+    if (written) written = WriteLocked(codec::RevocationSeen(notice));
   }
   if (written && then != nullptr) written = WriteLocked(*then);
   if (!written) MarkBroken();
@@ -515,7 +525,7 @@ void SessionChannel::FlushLoop() {
       absl::MutexLock lock(&batch_mu_);
       batch_mu_.Await(absl::Condition(
           +[](SessionChannel* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(t->batch_mu_) {
-            return t->stopping_ || t->batch_->ops() > 0;
+            return t->stopping_ || t->batch_->ops() > 0 || !t->notices_seen_.empty();
           },
           this));
       if (stopping_) return;
@@ -538,6 +548,13 @@ void SessionChannel::StartFlusher() {
   flusher_ = std::thread([this] { FlushLoop(); });
   NameThread(flusher_, "acl-flusher");
   flusher_started_.store(true);
+}
+
+void SessionChannel::ReadBeforeCalls() {
+  read_before_calls_.store(true, std::memory_order_relaxed);
+  // Started here, on the application's thread: Dispatch, which finds the
+  // notices, may run on a thread that Close joins under close_mu_.
+  if (!flusher_started_.load(std::memory_order_relaxed)) StartFlusher();
 }
 
 void SessionChannel::LetTheBatchGrow() {

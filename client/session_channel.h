@@ -126,8 +126,9 @@ class SessionChannel {
   uint64_t TakeTaskId(uint64_t stream);
 
   // The process imports shared memory: from now on each call first reads
-  // what acld sent (Start), so that a revocation notice is answered before it.
-  void ReadBeforeCalls() { read_before_calls_.store(true, std::memory_order_relaxed); }
+  // what acld sent (Start), so that a revocation notice is answered before
+  // it; and the flusher runs, which answers notices whoever read them.
+  void ReadBeforeCalls();
 
  private:
   SessionChannel(std::string socket_path, CallbackDispatcher* callbacks);
@@ -241,6 +242,9 @@ class SessionChannel {
   // The daemon numbers each stream's tasks 1, 2, ...; so does the client, in
   // submission order, without asking (aclrtGetThreadLastTaskId).
   std::map<uint64_t, uint64_t> task_ids_ ABSL_GUARDED_BY(batch_mu_);
+  // Revocation notices read and not yet answered (RevocationSeen): the
+  // next write sends them, after the batch.
+  std::vector<uint64_t> notices_seen_ ABSL_GUARDED_BY(batch_mu_);
 
   mutable absl::Mutex mu_;
   std::map<uint64_t, std::shared_ptr<PendingCall>> pending_ ABSL_GUARDED_BY(mu_);

@@ -38,6 +38,25 @@ TEST(RingQueueTest, ReserveMakesRoomOnceAndKeepsAWrappedQueuesOrder) {
   for (int i = 1; i < 1000; ++i) EXPECT_EQ(queue.pop_front(), i);
 }
 
+// Batches that each reserve room for what they add grow the storage
+// geometrically, not by one batch at a time (which moves the whole queue
+// on every batch).
+TEST(RingQueueTest, ReservingBatchAfterBatchGrowsGeometrically) {
+  RingQueue<int> queue;
+  int growths = 0;
+  size_t capacity = queue.capacity();
+  for (int batch = 0; batch < 1000; ++batch) {
+    queue.reserve(queue.size() + 10);
+    for (int i = 0; i < 10; ++i) queue.push_back(batch * 10 + i);
+    if (queue.capacity() != capacity) {
+      ++growths;
+      capacity = queue.capacity();
+    }
+  }
+  EXPECT_LE(growths, 12);  // 10 to 10,000 items: about log2(1000) doublings
+  for (int i = 0; i < 10000; ++i) EXPECT_EQ(queue.pop_front(), i);
+}
+
 TEST(RingQueueTest, PushFrontPutsItemsBackAheadOfTheRest) {
   RingQueue<int> queue;
   queue.push_front(2);  // into an empty queue
@@ -78,6 +97,24 @@ TEST(RingQueueTest, ADrainedBurstGivesItsStorageBack) {
   EXPECT_EQ(queue.capacity(), 0u);
 }
 
+TEST(RingQueueTest, AKeepingQueueHoldsItsStorageUntilItsOwnerReleasesIt) {
+  RingQueue<int> queue(RingQueue<int>::Drained::kKeep);
+  for (int i = 0; i < 10000; ++i) queue.push_back(i);
+  const size_t grown = queue.capacity();
+  while (!queue.empty()) queue.pop_front();
+  EXPECT_EQ(queue.capacity(), grown);
+  EXPECT_TRUE(queue.holds_spare_storage());
+  for (int i = 0; i < 10000; ++i) queue.push_back(i);  // the next batch reuses it
+  EXPECT_EQ(queue.capacity(), grown);
+  EXPECT_FALSE(queue.holds_spare_storage());
+  queue.ReleaseStorage();  // not while it holds items
+  EXPECT_EQ(queue.capacity(), grown);
+  queue.clear();
+  queue.ReleaseStorage();
+  EXPECT_EQ(queue.capacity(), 0u);
+  EXPECT_FALSE(queue.holds_spare_storage());
+}
+
 TEST(RingQueueTest, PoppedSlotsReleaseWhatTheyHeld) {
   RingQueue<std::shared_ptr<int>> queue;
   auto held = std::make_shared<int>(7);
@@ -88,6 +125,25 @@ TEST(RingQueueTest, PoppedSlotsReleaseWhatTheyHeld) {
   EXPECT_EQ(*queue.pop_front(), 7);
   EXPECT_EQ(held.use_count(), 2);
   queue.clear();
+  EXPECT_EQ(held.use_count(), 1);
+}
+
+TEST(RingQueueTest, AMovedQueueTakesItsItemsAndADestroyedOneReleasesThem) {
+  auto held = std::make_shared<int>(7);
+  {
+    RingQueue<std::shared_ptr<int>> queue;
+    for (int i = 0; i < 5; ++i) queue.push_back(held);  // grown once, wrapped below
+    queue.pop_front();
+    queue.push_back(held);
+    RingQueue<std::shared_ptr<int>> moved;
+    std::swap(moved, queue);
+    EXPECT_TRUE(queue.empty());
+    EXPECT_EQ(moved.size(), 5u);
+    EXPECT_EQ(held.use_count(), 6);
+    queue = std::move(moved);
+    EXPECT_EQ(queue.size(), 5u);
+    EXPECT_EQ(held.use_count(), 6);
+  }
   EXPECT_EQ(held.use_count(), 1);
 }
 

@@ -17,6 +17,9 @@ namespace {
 
 // Tasks a worker runs from one stream before giving others a turn.
 constexpr int kTasksPerTurn = 64;
+// How long a drained stream keeps the storage its queues grew to: a stream
+// fed batch after batch reuses it, an idle one gives it back.
+constexpr absl::Duration kSpareStorageKept = absl::Milliseconds(100);
 // A device stream whose host-callback points each hold something scarce
 // (hal::Stream::max_callback_points) gets at most that many at once; past
 // it, later work waits on acld's side until only a quarter are left, so
@@ -30,6 +33,7 @@ Stream::Stream(const Options& options, StreamEngine& engine, hal::Timer& timer,
                FailureListener on_failure)
     : options_(options),
       engine_(engine),
+      timer_(timer),
       on_failure_(std::move(on_failure)),
       sync_waiters_(timer) {}
 
@@ -736,12 +740,37 @@ void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
   }
   const bool drained = queue_.empty() && !parked_.has_value() && in_flight_.empty() &&
                        state_ != State::kRunning;
+  if (drained) ScheduleSpareStorageReleaseLocked(after);
   if (closing_ && drained) {
     for (auto& done : close_waiters_) after.push_back(std::move(done));
     close_waiters_.clear();
     // Released after the callbacks ran; every caller holds its own reference.
     if (closing_keepalive_) after.push_back([keepalive = std::move(closing_keepalive_)] {});
   }
+}
+
+void Stream::ScheduleSpareStorageReleaseLocked(std::vector<std::function<void()>>& after) {
+  if (spare_storage_release_scheduled_ ||
+      (!queue_.holds_spare_storage() && !in_flight_.holds_spare_storage())) {
+    return;
+  }
+  spare_storage_release_scheduled_ = true;
+  // Scheduled outside the stream's lock; the timer holds no reference.
+  after.push_back([self = weak_from_this()] {
+    std::shared_ptr<Stream> stream = self.lock();
+    if (stream == nullptr) return;
+    stream->timer_.ScheduleIn(kSpareStorageKept, [self] {
+      if (auto stream = self.lock()) stream->ReleaseSpareStorage();
+    });
+  });
+}
+
+void Stream::ReleaseSpareStorage() {
+  absl::MutexLock lock(&mu_);
+  spare_storage_release_scheduled_ = false;
+  // Busy again: its next drain schedules another look.
+  queue_.ReleaseStorage();
+  in_flight_.ReleaseStorage();
 }
 
 void Stream::Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done) {
@@ -869,6 +898,7 @@ StreamStats Stream::Stats() const {
   absl::MutexLock lock(&mu_);
   StreamStats stats = counters_;
   stats.failure_mode = failure_mode_;
+  stats.storage_slots = queue_.capacity() + in_flight_.capacity();
   switch (state_) {
     case State::kIdle:
       stats.state = "idle";

@@ -89,6 +89,8 @@ struct StreamStats {
   uint64_t discarded = 0;  // dropped by STOP_ON_FAILURE or a forced destroy
   FailureMode failure_mode = FailureMode::kContinue;
   std::string state;  // idle, ready, running, waiting on <what>, closing
+  // Task slots its queues hold: in use, or kept a moment for the next batch.
+  uint64_t storage_slots = 0;
 };
 
 class Stream : public std::enable_shared_from_this<Stream> {
@@ -324,19 +326,29 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool ScheduleNextLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Resume(uint64_t task_id, absl::Status status);
+  // The stream drained with more storage than an empty queue keeps: it goes
+  // back unless work came again meanwhile.
+  void ScheduleSpareStorageReleaseLocked(std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseSpareStorage();
   void TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout);
   absl::Status TakeErrorLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   StreamEngine& engine_;
+  hal::Timer& timer_;
   const FailureListener on_failure_;
   std::unique_ptr<hal::Stream> device_;  // set once by Create
 
   mutable absl::Mutex mu_;
-  hal::RingQueue<Task> queue_ ABSL_GUARDED_BY(mu_);
+  // Both keep their storage when they drain (a stream fed batch after batch
+  // drains between them); a stream that stays drained for kSpareStorageKept
+  // gives it back (ReleaseSpareStorage).
+  hal::RingQueue<Task> queue_ ABSL_GUARDED_BY(mu_){hal::RingQueue<Task>::Drained::kKeep};
   std::optional<Task> parked_ ABSL_GUARDED_BY(mu_);
   // Submitted to the device, in submission order (the order it reports them).
-  hal::RingQueue<Task> in_flight_ ABSL_GUARDED_BY(mu_);
+  hal::RingQueue<Task> in_flight_ ABSL_GUARDED_BY(mu_){hal::RingQueue<Task>::Drained::kKeep};
+  bool spare_storage_release_scheduled_ ABSL_GUARDED_BY(mu_) = false;
   int points_in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // host-callback points among them
   // kDraining only because the device holds all the points it may.
   bool draining_for_room_ ABSL_GUARDED_BY(mu_) = false;

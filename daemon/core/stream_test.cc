@@ -92,6 +92,35 @@ TEST_F(StreamTest, TasksRunInSubmissionOrderWithIncreasingIds) {
   EXPECT_EQ(stream->Stats().completed, 1000u);
 }
 
+// A stream fed batch after batch drains between them: it keeps the storage
+// its queue grew to for the next batch, and gives it back once it has stayed
+// drained a while (on the stream's timer, whose clock the test moves).
+TEST_F(StreamTest, ADrainedStreamKeepsItsStorageAMomentThenGivesItBack) {
+  auto stream = NewStream();
+  absl::Notification gate;
+  ASSERT_TRUE(stream
+                  ->Enqueue(
+                      [&gate](const TaskResume&) -> std::optional<absl::Status> {
+                        gate.WaitForNotification();
+                        return absl::OkStatus();
+                      },
+                      0)
+                  .ok());
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(stream->Enqueue(Append(i), 0).ok());
+  EXPECT_GE(stream->Stats().storage_slots, 1000u);
+  gate.Notify();
+  ASSERT_TRUE(Sync(*stream).ok());
+  EXPECT_GE(stream->Stats().storage_slots, 1000u) << "given back as soon as it drained";
+  // The release is scheduled just after the stream drained (on its worker):
+  // the clock moves until it has run, a bounded number of times.
+  for (int i = 0; i < 200 && stream->Stats().storage_slots > 0; ++i) {
+    clock_.Advance(absl::Milliseconds(100));
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(stream->Stats().storage_slots, 0u);
+  EXPECT_EQ(order().size(), 1000u);
+}
+
 TEST_F(StreamTest, ContinueOnFailureRunsLaterTasksAndReportsTheErrorOnce) {
   auto stream = NewStream();
   stream->Enqueue(Append(1), 0).IgnoreError();
