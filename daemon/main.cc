@@ -198,6 +198,7 @@ int main(int argc, char** argv) {
   runtime_options.default_max_contexts = absl::GetFlag(FLAGS_max_contexts_per_session);
   runtime_options.default_max_events = absl::GetFlag(FLAGS_max_events_per_session);
   runtime_options.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
+  runtime_options.readers_await_queue_room = true;
   runtime_options.max_binary_bytes_per_session = absl::GetFlag(FLAGS_max_binary_bytes_per_session);
   hal::BackendOptions backend_options;
   backend_options.sim_device_count = absl::GetFlag(FLAGS_sim_devices);

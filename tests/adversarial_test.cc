@@ -127,6 +127,9 @@ TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
   // A sim device starts its timer thread with its first busy kernel: part of
   // the device, not of any tenant.
   RunClient({"latency"});
+  // So does the core's timer, with the first stream that drains a burst (it
+  // gives the burst's storage back a moment later).
+  RunClient({"burst"});
   // On acl, the vendor runtime's pool for exception callbacks (a fixed 4
   // threads, started at the first failure) belongs to the baseline too.
   if (OnAclBackend()) RunClient({"trap_flood", "1"});
@@ -298,6 +301,35 @@ TEST(AdversarialLimitsTest, QuotasCannotBeBypassed) {
   EXPECT_EQ(code, 0) << output;
   EXPECT_EQ(output.find("FAIL"), std::string::npos) << output;
   EXPECT_EQ(daemon.Status().devices(0).used_bytes(), 0u);
+}
+
+// A session whose queued work is at its limit waits for room without holding
+// a thread that serves the others: with a single such thread
+// (--channel_threads=1), another client is served while the full session
+// waits. A thread that waited for that session's room would be held for the
+// whole patience (10 s) before anyone else got a turn.
+TEST(AdversarialQueueTest, AFullQueueHoldsNoThreadTheOthersNeed) {
+  AcldDaemon daemon({"--channel_threads=1", "--max_queued_bytes_per_session=1048576"});
+  Process filler({kAdversary, "fill_queue"}, daemon.client_env());
+  ASSERT_TRUE(filler.WaitForLine("filling", absl::Seconds(30))) << filler.output();
+  auto queue_full = [&] {
+    const acl::v1::StatusReply status = daemon.Status();
+    for (const acl::v1::SessionInfo& session : status.sessions()) {
+      if (session.queued_bytes_limit() != 0 &&
+          session.queued_bytes() >= session.queued_bytes_limit()) {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(WaitUntil(queue_full, absl::Seconds(30)).has_value());
+  const absl::Time start = absl::Now();
+  const auto [code, output] =
+      RunToCompletion({kAdversary, "latency"}, daemon.client_env(), absl::Seconds(60));
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5))
+      << "a client beside a full queue waited for it: " << output;
+  EXPECT_TRUE(queue_full()) << "the full session was let through meanwhile";
 }
 
 }  // namespace

@@ -198,6 +198,43 @@ int Flood(int32_t device, int streams) {
   return scenario::Teardown();
 }
 
+// Keeps its queued work at --max_queued_bytes_per_session: a kernel that
+// spins for a minute, then launches behind it until acld stops taking them.
+int FillQueue() {
+  scenario::Setup();
+  void* pointer = nullptr;
+  CheckCode(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  Launch("spin_add_one_u32", {Addr(pointer), 60000000}, 1, stream);
+  std::printf("filling\n");
+  std::fflush(stdout);
+  // Blocks once acld reads no more of this session's requests; the test
+  // kills it. A launch refused past the hard ceiling changes nothing.
+  const uint64_t args[] = {Addr(pointer)};
+  for (int i = 0; i < 10000000; ++i) {
+    aclsimLaunchKernel("add_one_u32", 1, args, sizeof(args), stream);
+  }
+  std::printf("launched\n");
+  std::fflush(stdout);
+  std::string line;
+  std::getline(std::cin, line);
+  return 0;
+}
+
+// A thousand launches at once, then their synchronization.
+int Burst() {
+  scenario::Setup();
+  void* pointer = nullptr;
+  CheckCode(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  Launch("spin_add_one_u32", {Addr(pointer), 10000}, 1, stream);  // the others queue behind it
+  for (int i = 0; i < 1000; ++i) Launch("add_one_u32", {Addr(pointer)}, 1, stream);
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  return scenario::Teardown();
+}
+
 int Latency() {
   scenario::Setup();
   void* pointer = nullptr;
@@ -281,6 +318,8 @@ int main(int argc, char** argv) {
   if (mode == "quota_probe" && argc > 2) return QuotaProbe(number(2));
   if (mode == "flood") return Flood(static_cast<int32_t>(number(2)), static_cast<int>(number(3)));
   if (mode == "latency") return Latency();
+  if (mode == "fill_queue") return FillQueue();
+  if (mode == "burst") return Burst();
   if (mode == "trap_flood") return TrapFlood(static_cast<int>(number(2)));
   if (mode == "workload") return Workload();
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");

@@ -1,5 +1,7 @@
 #include "daemon/core/queue_budget.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
@@ -8,7 +10,7 @@ namespace acld {
 
 absl::StatusOr<std::shared_ptr<void>> QueueBudget::Charge(uint64_t bytes) {
   absl::MutexLock lock(&mu_);
-  if (limit_ != 0 && used_ >= limit_ && !overdrawn_ && !closed_) {
+  if (timer_ == nullptr && FullLocked()) {
     auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closed_ || used_ < limit_; };
     // Still over after waiting: the work cannot drain by itself; later calls
     // go on without waiting until it drops below the limit again.
@@ -29,15 +31,62 @@ absl::StatusOr<std::shared_ptr<void>> QueueBudget::Charge(uint64_t bytes) {
   });
 }
 
-void QueueBudget::Release(uint64_t bytes) {
+bool QueueBudget::AwaitRoom(std::function<void()> on_room) {
   absl::MutexLock lock(&mu_);
-  used_ -= bytes;
-  if (used_ < limit_) overdrawn_ = false;
+  if (timer_ == nullptr || !FullLocked()) return false;
+  on_room_ = std::move(on_room);
+  if (patience_timer_ == 0) {
+    // The patience runs from the first wait until there is room.
+    const uint64_t waiter = ++waiter_;
+    std::weak_ptr<QueueBudget> self = weak_from_this();
+    patience_timer_ = timer_->ScheduleIn(patience_, [self, waiter] {
+      if (auto budget = self.lock()) budget->PatienceEnded(waiter);
+    });
+  }
+  return true;
+}
+
+std::function<void()> QueueBudget::TakeWaiterLocked() {
+  if (patience_timer_ != 0) {
+    timer_->Cancel(patience_timer_);
+    patience_timer_ = 0;
+  }
+  return std::exchange(on_room_, nullptr);
+}
+
+void QueueBudget::PatienceEnded(uint64_t waiter) {
+  std::function<void()> on_room;
+  {
+    absl::MutexLock lock(&mu_);
+    if (waiter != waiter_ || patience_timer_ == 0) return;  // room came meanwhile
+    patience_timer_ = 0;
+    overdrawn_ = true;
+    on_room = std::exchange(on_room_, nullptr);
+  }
+  if (on_room) on_room();
+}
+
+void QueueBudget::Release(uint64_t bytes) {
+  std::function<void()> on_room;
+  {
+    absl::MutexLock lock(&mu_);
+    used_ -= bytes;
+    if (used_ < limit_) {
+      overdrawn_ = false;
+      on_room = TakeWaiterLocked();
+    }
+  }
+  if (on_room) on_room();
 }
 
 void QueueBudget::Close() {
-  absl::MutexLock lock(&mu_);
-  closed_ = true;
+  std::function<void()> on_room;
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    on_room = TakeWaiterLocked();
+  }
+  if (on_room) on_room();
 }
 
 uint64_t QueueBudget::used() const {

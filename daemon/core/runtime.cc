@@ -17,7 +17,8 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       default_max_events_(options.default_max_events),
       max_queued_bytes_(options.max_queued_bytes_per_session),
       max_binary_bytes_(options.max_binary_bytes_per_session),
-      queue_patience_(options.queue_patience) {
+      queue_patience_(options.queue_patience),
+      readers_await_queue_room_(options.readers_await_queue_room) {
   memory_.SetDefaultQuota(options.default_memory_quota);
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     engines_.push_back(std::make_unique<StreamEngine>(options.workers_per_device));
@@ -80,6 +81,17 @@ void Runtime::RevocationSeen(SessionId id, uint64_t notice) {
   notice_deadlines_.erase(deadline);
 }
 
+bool Runtime::AwaitQueueRoom(SessionId id, std::function<void()> on_room) {
+  std::shared_ptr<QueueBudget> budget;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    const Session* session = sessions_.Find(id);
+    if (session == nullptr) return false;
+    budget = session->queue_budget;
+  }
+  return budget->AwaitRoom(std::move(on_room));
+}
+
 std::shared_ptr<const SessionEvents> Runtime::EventsOf(SessionId id) const {
   absl::ReaderMutexLock lock(&mu_);
   const Session* session = sessions_.Find(id);
@@ -103,7 +115,8 @@ SessionId Runtime::OpenSession(const PeerInfo& peer, std::shared_ptr<QuotaGroup>
   session.max_streams = default_max_streams_;
   session.max_contexts = default_max_contexts_;
   session.max_events = default_max_events_;
-  session.queue_budget = std::make_shared<QueueBudget>(max_queued_bytes_, queue_patience_);
+  session.queue_budget = std::make_shared<QueueBudget>(
+      max_queued_bytes_, queue_patience_, readers_await_queue_room_ ? &timer_ : nullptr);
   memory_.AddSession(session.id, peer.uid, std::move(group));
   return session.id;
 }

@@ -64,6 +64,10 @@ struct RuntimeOptions {
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // How long a call over that limit waits for room before going on (QueueBudget).
   absl::Duration queue_patience = absl::Seconds(10);
+  // acld: whoever reads a session's requests asks AwaitQueueRoom before
+  // taking one, and no charge blocks a thread. Otherwise (embedded mode) a
+  // charge over the limit waits for room on the caller's thread.
+  bool readers_await_queue_room = false;
   // The clock of the core's timeouts (nullptr: the host's); tests pass a
   // hal::testing::FakeClock.
   hal::Clock* clock = nullptr;
@@ -126,6 +130,11 @@ class Runtime {
   // Ends a session as if its process exited: drops its init references and
   // releases everything it held. Returns false when it was not live.
   bool CloseSession(SessionId session);
+  // For whoever reads `session`'s requests (RuntimeOptions::readers_await_queue_room):
+  // true when its queued work is at its limit, and `on_room` will run once
+  // there is room again (QueueBudget::AwaitRoom); read none of its requests
+  // until then. False: go on (also for a session that is gone).
+  bool AwaitQueueRoom(SessionId session, std::function<void()> on_room) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Init reference counting (SPEC section 4; the client runs the callbacks).
   absl::StatusOr<uint64_t> InitCount(SessionId session);
@@ -471,6 +480,7 @@ class Runtime {
     return ChargeTasks(session, 1, payload_bytes);
   }
   // Charges `tasks` tasks carrying `payload_bytes` in all, held together.
+  // Never waits when readers await room (RuntimeOptions).
   absl::StatusOr<std::shared_ptr<void>> ChargeTasks(SessionId session, uint64_t tasks,
                                                     uint64_t payload_bytes)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -565,6 +575,7 @@ class Runtime {
   const uint64_t max_queued_bytes_;
   const uint64_t max_binary_bytes_;
   const absl::Duration queue_patience_;
+  const bool readers_await_queue_room_;
 };
 
 }  // namespace acld

@@ -82,7 +82,8 @@ class GrpcStreamCarrier : public SessionWriter::Carrier {
 
 // What the channel pool runs for a session on the shared-memory channel: its
 // requests, in order, and the writer's sends that waited for room.
-class RuntimeService::RingTurn : public ChannelPool::Member {
+class RuntimeService::RingTurn : public ChannelPool::Member,
+                                  public std::enable_shared_from_this<RingTurn> {
  public:
   RingTurn(ChannelPool& pool, std::shared_ptr<SessionRing> ring,
            std::shared_ptr<SessionWriter> writer, std::shared_ptr<SessionHandler> handler,
@@ -105,6 +106,15 @@ class RuntimeService::RingTurn : public ChannelPool::Member {
       // stalls only itself, and acld queues nothing for it. The ring is
       // armed to ring when the client makes room, which brings a turn.
       if (!ring_->Idle()) return false;
+      // Nor while its queued work is at its limit: this thread serves every
+      // session and must not wait for one (QueueBudget). The request stays
+      // in the ring, the client waits for room in it, and room in the
+      // budget brings a turn.
+      if (handler_->AwaitQueueRoom([turn = weak_from_this()] {
+            if (auto waiting = turn.lock()) waiting->Wake();
+          })) {
+        return false;
+      }
       google::protobuf::Arena& arena = RequestArena();
       absl::StatusOr<const ClientMessage*> request = ring_->TryRead(arena);
       if (!request.ok()) {
@@ -205,7 +215,11 @@ class RuntimeService::SessionCall
       return;
     }
     handler_->Handle(request_);
-    StartRead(&request_);
+    // The next read waits while the session's queued work is at its limit
+    // (gRPC's threads serve every session: none may wait for one). Room, the
+    // end of the patience or of the session brings it; until then nothing
+    // ends this call, so `this` is still there.
+    if (!handler_->AwaitQueueRoom([this] { StartRead(&request_); })) StartRead(&request_);
   }
 
   void OnWriteDone(bool ok) override {

@@ -48,6 +48,11 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   SessionId session() const { return session_; }
 
   void Handle(const acl::v1::ClientMessage& request);
+  // Before reading the next request: true when the session's queued work is
+  // at its limit; `on_room` then runs once there is room (Runtime::AwaitQueueRoom).
+  bool AwaitQueueRoom(std::function<void()> on_room) {
+    return runtime_.AwaitQueueRoom(session_, std::move(on_room));
+  }
 
   // Replies the SessionOpened of the Hello with `call_id`; `on_ring`: the
   // session goes on over its shared-memory channel.

@@ -1,0 +1,103 @@
+#include "daemon/core/queue_budget.h"
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "acl/acl_base.h"
+#include "gtest/gtest.h"
+#include "hal/testing/fake_clock.h"
+#include "hal/timer.h"
+#include "proto/acl/acl_status.h"
+
+namespace acld {
+namespace {
+
+constexpr uint64_t kLimit = 1000;
+
+class QueueBudgetTest : public ::testing::Test {
+ protected:
+  // Moves the fake clock until `done`, a bounded number of times (the timer
+  // runs what is due on its own thread).
+  template <typename Done>
+  bool AdvanceUntil(Done done) {
+    for (int i = 0; i < 200 && !done(); ++i) {
+      clock_.Advance(absl::Seconds(1));
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return done();
+  }
+
+  hal::testing::FakeClock clock_;
+  hal::Timer timer_{clock_};
+  std::shared_ptr<QueueBudget> budget_ =
+      std::make_shared<QueueBudget>(kLimit, absl::Seconds(10), &timer_);
+};
+
+TEST_F(QueueBudgetTest, BelowTheLimitNobodyWaits) {
+  std::shared_ptr<void> held = *budget_->Charge(kLimit - 1);
+  EXPECT_FALSE(budget_->AwaitRoom([] { FAIL() << "called back without waiting"; }));
+}
+
+// The reader stops at the limit and is called back (once) when a release
+// makes room; charges never block the thread that makes them.
+TEST_F(QueueBudgetTest, RoomCallsTheWaitingReaderBackOnce) {
+  std::shared_ptr<void> first = *budget_->Charge(kLimit);
+  std::shared_ptr<void> second = *budget_->Charge(kLimit / 2);  // over: taken, not waited for
+  std::atomic<int> called{0};
+  EXPECT_TRUE(budget_->AwaitRoom([&] { ++called; }));
+  second.reset();
+  EXPECT_EQ(called.load(), 0) << "still at the limit";
+  first.reset();
+  EXPECT_EQ(called.load(), 1);
+  EXPECT_EQ(budget_->used(), 0u);
+  EXPECT_FALSE(budget_->AwaitRoom([&] { ++called; }));
+  EXPECT_EQ(called.load(), 1);
+}
+
+// A workload that cannot drain by itself is let through after the patience,
+// up to the hard ceiling of twice the limit.
+TEST_F(QueueBudgetTest, AfterThePatienceWorkGoesOnUpToTheCeiling) {
+  std::shared_ptr<void> stuck = *budget_->Charge(kLimit);
+  std::atomic<int> called{0};
+  ASSERT_TRUE(budget_->AwaitRoom([&] { ++called; }));
+  ASSERT_TRUE(AdvanceUntil([&] { return called.load() == 1; }));
+  EXPECT_FALSE(budget_->AwaitRoom([] {})) << "overdrawn: no more waiting";
+  std::shared_ptr<void> more = *budget_->Charge(kLimit - 1);
+  absl::Status refused = budget_->Charge(2).status();
+  EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(refused.message().find("--max_queued_bytes_per_session"), std::string::npos);
+}
+
+TEST_F(QueueBudgetTest, ClosingCallsTheWaitingReaderBackAndChargesFail) {
+  std::shared_ptr<void> held = *budget_->Charge(kLimit);
+  std::atomic<int> called{0};
+  ASSERT_TRUE(budget_->AwaitRoom([&] { ++called; }));
+  budget_->Close();
+  EXPECT_EQ(called.load(), 1);
+  EXPECT_EQ(AclCodeOf(budget_->Charge(1).status()), ACL_ERROR_RT_SOCKET_CLOSE);
+  held.reset();
+  EXPECT_EQ(called.load(), 1);
+}
+
+// Embedded mode (no timer): the caller's own thread waits in Charge, and
+// AwaitRoom never asks anyone to wait.
+TEST(QueueBudgetWithoutTimerTest, ChargeWaitsForRoom) {
+  auto budget = std::make_shared<QueueBudget>(kLimit, absl::Seconds(30));
+  std::shared_ptr<void> held = *budget->Charge(kLimit);
+  EXPECT_FALSE(budget->AwaitRoom([] {}));
+  std::atomic<bool> charged{false};
+  std::thread waiter([&] {
+    std::shared_ptr<void> next = *budget->Charge(1);
+    charged = true;
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(charged.load());
+  held.reset();
+  waiter.join();
+  EXPECT_TRUE(charged.load());
+}
+
+}  // namespace
+}  // namespace acld
