@@ -46,6 +46,21 @@ void Launch(const char* kernel, std::vector<uint64_t> args, uint32_t blocks, acl
             std::string("aclsimLaunchKernel ") + kernel);
 }
 
+// A session (scenario::Setup) with a stream of its own and a word of
+// device memory its kernels count in.
+struct Counter {
+  void* word;
+  aclrtStream stream;
+};
+Counter SetUpCounter() {
+  scenario::Setup();
+  void* word = nullptr;
+  CheckCode(aclrtMalloc(&word, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  return {word, stream};
+}
+
 int HugeMalloc() {
   scenario::Setup();
   const uint64_t sizes[] = {~uint64_t{0}, ~uint64_t{0} - 1, ~uint64_t{0} - 511,
@@ -201,11 +216,7 @@ int Flood(int32_t device, int streams) {
 // Keeps its queued work at --max_queued_bytes_per_session: a kernel that
 // spins for a minute, then launches behind it until acld stops taking them.
 int FillQueue() {
-  scenario::Setup();
-  void* pointer = nullptr;
-  CheckCode(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
-  aclrtStream stream = nullptr;
-  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  const auto [pointer, stream] = SetUpCounter();
   Launch("spin_add_one_u32", {Addr(pointer), 60000000}, 1, stream);
   std::printf("filling\n");
   std::fflush(stdout);
@@ -224,11 +235,7 @@ int FillQueue() {
 
 // A thousand launches at once, then their synchronization.
 int Burst() {
-  scenario::Setup();
-  void* pointer = nullptr;
-  CheckCode(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
-  aclrtStream stream = nullptr;
-  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  const auto [pointer, stream] = SetUpCounter();
   Launch("spin_add_one_u32", {Addr(pointer), 10000}, 1, stream);  // the others queue behind it
   for (int i = 0; i < 1000; ++i) Launch("add_one_u32", {Addr(pointer)}, 1, stream);
   CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
@@ -236,11 +243,7 @@ int Burst() {
 }
 
 int Latency() {
-  scenario::Setup();
-  void* pointer = nullptr;
-  CheckCode(aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
-  aclrtStream stream = nullptr;
-  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  const auto [pointer, stream] = SetUpCounter();
   double worst = 0;
   for (int i = 0; i < 20; ++i) {
     const Clock::time_point start = Clock::now();
