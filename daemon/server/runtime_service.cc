@@ -264,11 +264,13 @@ class RuntimeService::SessionCall
     handler_ = std::move(opened->handler);
     state_ = State::kOpen;
     const uint64_t hello_call = request_.call_id();
-    // A read stays pending for the life of the session: its failure is how
-    // acld learns that the process went away (or that the call was cancelled).
-    StartRead(&request_);
     handler_->Open(hello_call, live_->ring != nullptr);
     if (live_->ring != nullptr) service_.ServeChannel(live_, handler_);
+    // A read stays pending for the life of the session: its failure is how
+    // acld learns that the process went away (or that the call was cancelled).
+    // Started last: its failure ends the session (End), which takes
+    // handler_, possibly on another thread at once.
+    StartRead(&request_);
   }
 
   // The stream ended: reap, then finish the call.
