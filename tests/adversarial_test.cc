@@ -330,6 +330,12 @@ TEST(AdversarialQueueTest, AFullQueueHoldsNoThreadTheOthersNeed) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(5))
       << "a client beside a full queue waited for it: " << output;
   EXPECT_TRUE(queue_full()) << "the full session was let through meanwhile";
+  // Killed while it waits for room: its session, and the work it queued, go.
+  filler.Signal(SIGKILL);
+  filler.Wait(absl::Seconds(10));
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(30))
+                  .has_value())
+      << "the killed process's session was not ended";
 }
 
 }  // namespace
