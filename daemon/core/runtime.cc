@@ -81,15 +81,10 @@ void Runtime::RevocationSeen(SessionId id, uint64_t notice) {
   notice_deadlines_.erase(deadline);
 }
 
-bool Runtime::AwaitQueueRoom(SessionId id, std::function<void()> on_room) {
-  std::shared_ptr<QueueBudget> budget;
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    const Session* session = sessions_.Find(id);
-    if (session == nullptr) return false;
-    budget = session->queue_budget;
-  }
-  return budget->AwaitRoom(std::move(on_room));
+std::shared_ptr<QueueBudget> Runtime::QueueBudgetOf(SessionId id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const Session* session = sessions_.Find(id);
+  return session != nullptr ? session->queue_budget : nullptr;
 }
 
 std::shared_ptr<const SessionEvents> Runtime::EventsOf(SessionId id) const {

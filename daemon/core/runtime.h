@@ -64,7 +64,7 @@ struct RuntimeOptions {
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // How long a call over that limit waits for room before going on (QueueBudget).
   absl::Duration queue_patience = absl::Seconds(10);
-  // acld: whoever reads a session's requests asks AwaitQueueRoom before
+  // acld: whoever reads a session's requests asks its budget (AwaitRoom) before
   // taking one, and no charge blocks a thread. Otherwise (embedded mode) a
   // charge over the limit waits for room on the caller's thread.
   bool readers_await_queue_room = false;
@@ -130,11 +130,10 @@ class Runtime {
   // Ends a session as if its process exited: drops its init references and
   // releases everything it held. Returns false when it was not live.
   bool CloseSession(SessionId session);
-  // For whoever reads `session`'s requests (RuntimeOptions::readers_await_queue_room):
-  // true when its queued work is at its limit, and `on_room` will run once
-  // there is room again (QueueBudget::AwaitRoom); read none of its requests
-  // until then. False: go on (also for a session that is gone).
-  bool AwaitQueueRoom(SessionId session, std::function<void()> on_room) ABSL_LOCKS_EXCLUDED(mu_);
+  // The session's queue budget, for whoever reads its requests
+  // (RuntimeOptions::readers_await_queue_room: QueueBudget::AwaitRoom before
+  // taking one). It lasts as long as the session; null for a session that is gone.
+  std::shared_ptr<QueueBudget> QueueBudgetOf(SessionId session) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Init reference counting (SPEC section 4; the client runs the callbacks).
   absl::StatusOr<uint64_t> InitCount(SessionId session);

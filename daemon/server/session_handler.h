@@ -36,6 +36,7 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
                  DeviceView devices)
       : runtime_(runtime),
         session_(session),
+        queue_budget_(runtime.QueueBudgetOf(session)),
         uid_(uid),
         pid_(pid),
         desk_(std::move(desk)),
@@ -49,9 +50,9 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
 
   void Handle(const acl::v1::ClientMessage& request);
   // Before reading the next request: true when the session's queued work is
-  // at its limit; `on_room` then runs once there is room (Runtime::AwaitQueueRoom).
+  // at its limit; `on_room` then runs once there is room (QueueBudget::AwaitRoom).
   bool AwaitQueueRoom(std::function<void()> on_room) {
-    return runtime_.AwaitQueueRoom(session_, std::move(on_room));
+    return queue_budget_ != nullptr && queue_budget_->AwaitRoom(std::move(on_room));
   }
 
   // Replies the SessionOpened of the Hello with `call_id`; `on_ring`: the
@@ -92,6 +93,8 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
 
   Runtime& runtime_;
   const SessionId session_;
+  // Taken once: asked before every request, without the runtime's lock.
+  const std::shared_ptr<QueueBudget> queue_budget_;
   const uid_t uid_;
   const pid_t pid_;
   const std::shared_ptr<PeerCredentialDesk> desk_;
