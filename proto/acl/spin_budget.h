@@ -13,6 +13,16 @@
 //    sleeping. So a waiter also learns from its sleeps: when what it waited
 //    for came within kMaxNs of the wait's start, a poll that long would have
 //    caught it, and the budget grows to cover it (Slept).
+//  - that lesson is a guess, and the next poll tests it. On a busy host a
+//    peer that is woken takes tens of microseconds to get a core, so its
+//    sleeps look short while polls that long still fail; trusting every
+//    such sleep kept the budgets of a thousand sessions up and acld's pool
+//    threads polling most of their time (docs/performance.md, "Runs of
+//    2026-12-02, session 21"). So a poll that fails right after a sleep
+//    raised the budget makes the waiter ignore the next sleeps, twice as many
+//    each time this happens again (up to kMaxSleepsIgnored), and a poll that
+//    succeeds halves that count. Caught in the trap above, the first raise
+//    is followed by a poll that succeeds, so nothing is ignored.
 // An idle waiter polls at most kMaxNs per wait and never between waits; what
 // the peer does only decides whether polls succeed, so the budget stays
 // within its bounds whatever the peer is.
@@ -41,14 +51,40 @@ class SpinBudget {
   static constexpr int64_t kInitialNs = 2000;
   static constexpr int64_t kMaxNs = 200000;
 
+  // At most this many sleeps in a row teach nothing: a waiter whose lessons
+  // keep failing still tries one about every this many waits.
+  static constexpr int kMaxSleepsIgnored = 128;
+
   int64_t ns() const { return ns_; }
-  void Succeeded() { ns_ = std::min(ns_ * 2, kMaxNs); }
-  void Failed() { ns_ = std::max(ns_ / 2, kMinNs); }
+  void Succeeded() {
+    ns_ = std::min(ns_ * 2, kMaxNs);
+    raised_by_sleep_ = false;
+    sleeps_to_ignore_ /= 2;
+    sleeps_ignored_left_ = std::min(sleeps_ignored_left_, sleeps_to_ignore_);
+  }
+  void Failed() {
+    ns_ = std::max(ns_ / 2, kMinNs);
+    if (raised_by_sleep_) {
+      raised_by_sleep_ = false;
+      sleeps_to_ignore_ = std::min(2 * sleeps_to_ignore_ + 1, kMaxSleepsIgnored);
+      sleeps_ignored_left_ = sleeps_to_ignore_;
+    }
+  }
   // A wait that slept ended `waited_ns` after it began.
   void Slept(int64_t waited_ns) {
     if (waited_ns < 0 || waited_ns > kMaxNs) return;
-    ns_ = std::min(kMaxNs, std::max(ns_, waited_ns + waited_ns / 2));
+    if (sleeps_ignored_left_ > 0) {
+      --sleeps_ignored_left_;
+      return;
+    }
+    const int64_t covering = std::min(kMaxNs, waited_ns + waited_ns / 2);
+    if (covering > ns_) {
+      ns_ = covering;
+      raised_by_sleep_ = true;
+    }
   }
+  // How many of the next sleeps teach nothing (for tests).
+  int sleeps_ignored_left() const { return sleeps_ignored_left_; }
 
   // Polls `ready` (a callable returning bool) for at most the budget, and
   // adapts the budget to the outcome. True when `ready` said so.
@@ -97,6 +133,13 @@ class SpinBudget {
   static constexpr int kMaxIterations = 1 << 16;
 
   int64_t ns_ = kInitialNs;
+  // Whether the last change to ns_ was a sleep's lesson (the next poll
+  // tests it).
+  bool raised_by_sleep_ = false;
+  // How many sleeps the next failed lesson makes the waiter ignore, and how
+  // many it still ignores now.
+  int sleeps_to_ignore_ = 0;
+  int sleeps_ignored_left_ = 0;
 };
 
 }  // namespace acld
