@@ -251,7 +251,12 @@ TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
   RunClient({"trap_flood", "20000"});
   EXPECT_LT(CountLogLines(log, "") - lines_before, 2000u);
 
-  // 8. A client killed in the middle of its work is reaped.
+  // 8. A long backlog of callbacks behind a busy kernel: the thread that
+  // ends the kernel does not run it all, nor nest a call per callback (that
+  // overflowed its stack and took acld down).
+  RunClient({"callback_backlog", "100000"});
+
+  // 9. A client killed in the middle of its work is reaped.
   {
     Process victim({kAdversary, "workload"}, daemon_.client_env());
     ASSERT_TRUE(victim.WaitForLine("working", absl::Seconds(30)));

@@ -12,6 +12,7 @@
 //   latency                 prints the worst 1 ms-kernel round trip on device 0
 //   trap_flood COUNT        COUNT failing kernels (log flooding)
 //   workload                copies and kernels, checked, until stdin closes
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -242,6 +243,26 @@ int Burst() {
   return scenario::Teardown();
 }
 
+void IgnoreReport(void*) {}
+
+// `count` callbacks that do not block, queued behind a kernel that spins for
+// 300 ms: when it ends, acld passes them one after another (each is resumed
+// as soon as it is reached). Then the stream's synchronization.
+int CallbackBacklog(int count) {
+  const auto [pointer, stream] = SetUpCounter();
+  const uint64_t me = static_cast<uint64_t>(pthread_self());
+  CheckCode(aclrtSubscribeReport(me, stream), ACL_SUCCESS, "aclrtSubscribeReport");
+  Launch("spin_add_one_u32", {Addr(pointer), 300000}, 1, stream);
+  for (int i = 0; i < count; ++i) {
+    CheckCode(aclrtLaunchCallback(IgnoreReport, nullptr, ACL_CALLBACK_NO_BLOCK, stream),
+              ACL_SUCCESS, "aclrtLaunchCallback");
+  }
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  CheckCode(aclrtUnSubscribeReport(me, stream), ACL_SUCCESS, "aclrtUnSubscribeReport");
+  std::printf("callback_backlog done\n");
+  return scenario::Teardown();
+}
+
 int Latency() {
   const auto [pointer, stream] = SetUpCounter();
   double worst = 0;
@@ -323,6 +344,7 @@ int main(int argc, char** argv) {
   if (mode == "latency") return Latency();
   if (mode == "fill_queue") return FillQueue();
   if (mode == "burst") return Burst();
+  if (mode == "callback_backlog") return CallbackBacklog(static_cast<int>(number(2)));
   if (mode == "trap_flood") return TrapFlood(static_cast<int>(number(2)));
   if (mode == "workload") return Workload();
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");

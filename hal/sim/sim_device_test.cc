@@ -1,5 +1,6 @@
 #include "hal/sim/sim_device.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -146,6 +147,36 @@ TEST(SimDeviceTest, AWaitToldNotToPassADroppedRecordFailsWhenAnAbortDropsIt) {
   EXPECT_EQ(acld::AclCodeOf(failing_reports.completed()[0].second), ACL_ERROR_RT_IPC_ERROR);
   EXPECT_TRUE(passing_reports.completed()[0].second.ok());
   EXPECT_TRUE(event->Dropped(1));
+}
+
+// A hold's end may come on a thread that serves every session (the core's
+// timer, a channel thread), and a client can queue a long backlog behind the
+// hold: here a held callback point, then callbacks that do not block, each
+// resumed as soon as it is reached. The thread that ends the hold runs a
+// slice of the backlog and leaves the rest to the device's thread, and no
+// thread takes a stack frame per point (that would overflow its stack).
+TEST(SimDeviceTest, AHoldsEndRunsItsBacklogASliceAtATimeWithoutNesting) {
+  constexpr size_t kPoints = 100000;
+  SimDevice device(0, 1 << 20);
+  testing::StreamReports reports;
+  StreamOptions options = reports.Options();
+  Stream* stream_for_listener = nullptr;
+  std::atomic<size_t> reached{0};
+  options.on_callback_point = [&](uint64_t sequence) {
+    // The first point holds; every later one is resumed at once.
+    if (reached.fetch_add(1) > 0) stream_for_listener->ResumeCallbackPoint(sequence, {});
+  };
+  std::unique_ptr<Stream> stream = *device.CreateStream(options);
+  stream_for_listener = stream.get();
+  absl::StatusOr<uint64_t> held = stream->HostCallbackPoint();
+  ASSERT_TRUE(held.ok());
+  for (size_t i = 0; i < kPoints; ++i) ASSERT_TRUE(stream->HostCallbackPoint().ok());
+  ASSERT_EQ(reached.load(), 1u);
+  stream->ResumeCallbackPoint(*held, absl::OkStatus());
+  EXPECT_LT(reports.completed().size(), kPoints) << "the thread that ended the hold ran it all";
+  ASSERT_TRUE(reports.WaitForCompleted(kPoints + 1, absl::Seconds(60)));
+  EXPECT_EQ(reached.load(), kPoints + 1);
+  for (const auto& [sequence, status] : reports.completed()) ASSERT_TRUE(status.ok());
 }
 
 // As on a device, a value wait notices a write after it landed: the writing

@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "acl/acl_base.h"
 #include "hal/sim/sim_device.h"
 #include "hal/sim/sim_float_environment.h"
@@ -144,6 +145,12 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // Runs items until the queue is empty or the head holds. One thread pumps
   // at a time; a thread that finds another pumping leaves the work to it.
   void Pump();
+  // How long one thread pumps before it leaves the rest to the device's
+  // timer thread. A hold's end may come on a thread that serves every
+  // session (the core's timer ending a callback's wait, a channel thread
+  // delivering its answer), and a client can queue a long backlog behind the
+  // hold: that thread must not run all of it.
+  static constexpr absl::Duration kPumpSlice = absl::Microseconds(500);
   // Pump, for the thread that set `pumping`; releases mu.
   void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) ABSL_UNLOCK_FUNCTION(mu);
   // Executes `item` (taken off the queue, or never queued) with mu released,
@@ -250,9 +257,18 @@ void SimStream::State::RunLocked(Item& item, uint64_t held_generation) {
 }
 
 void SimStream::State::PumpLocked() {
-  std::optional<uint64_t> reached_callback;
   std::weak_ptr<State> self = weak_from_this();
+  // Read from the first item on: most pumps find nothing to run.
+  absl::Time slice_end = absl::InfiniteFuture();
   while (!queue.empty() && hold == Hold::kNone) {
+    if (slice_end != absl::InfiniteFuture() && absl::Now() >= slice_end) {
+      // The rest on the device's thread, a slice at a time between its
+      // other streams' events (see kPumpSlice).
+      timer.Schedule(absl::InfinitePast(), [self] {
+        if (auto state = self.lock()) state->Pump();
+      });
+      break;
+    }
     Item& head = queue.front();
     const uint64_t held_generation = generation;
     if (head.kind == Item::Kind::kLaunch && head.busy_micros > 0 && !head.busy_done) {
@@ -292,21 +308,24 @@ void SimStream::State::PumpLocked() {
       }
     }
     if (head.kind == Item::Kind::kCallback && !head.resumed.has_value()) {
-      if (!head.reached) {
-        head.reached = true;
-        reached_callback = head.sequence;
-      }
       hold = Hold::kCallback;
-      break;
+      if (head.reached || !options.on_callback_point) break;
+      head.reached = true;
+      const uint64_t sequence = head.sequence;
+      // Announced while this thread still pumps: a point resumed at once (a
+      // callback that does not block) is passed by this loop, not by a pump
+      // nested in the listener, which would take a stack frame per point.
+      mu.Unlock();
+      options.on_callback_point(sequence);
+      mu.Lock();
+      continue;
     }
+    if (slice_end == absl::InfiniteFuture()) slice_end = absl::Now() + kPumpSlice;
     Item item = queue.pop_front();
     RunLocked(item, held_generation);
   }
   pumping = false;
   mu.Unlock();
-  if (reached_callback.has_value() && options.on_callback_point) {
-    options.on_callback_point(*reached_callback);
-  }
 }
 
 absl::Status SimStream::State::Execute(Item& item) {
