@@ -466,8 +466,12 @@ int Reports(int count) {
   aclrtStream stream = nullptr;
   Must(aclrtCreateStream(&stream), "aclrtCreateStream");
   std::atomic<bool> stop{false};
+  // Processing starts once the thread is subscribed: before that,
+  // aclrtProcessReport fails (the thread has no stream to serve), as in CANN.
+  std::atomic<bool> subscribed{false};
   std::thread processor([&] {
     Must(aclrtSetCurrentContext(context), "aclrtSetCurrentContext");
+    while (!subscribed) std::this_thread::yield();
     while (!stop) {
       const aclError code = aclrtProcessReport(100);
       if (code != ACL_SUCCESS && code != ACL_ERROR_RT_REPORT_TIMEOUT) Must(code, "process");
@@ -476,6 +480,7 @@ int Reports(int count) {
   // The thread id CANN's samples pass: the processing thread's pthread_t.
   const auto processor_id = static_cast<uint64_t>(processor.native_handle());
   Must(aclrtSubscribeReport(processor_id, stream), "aclrtSubscribeReport");
+  subscribed = true;
   std::atomic<int> calls{0};
   auto run = [&] {
     const auto start = Clock::now();
