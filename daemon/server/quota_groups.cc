@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -208,6 +209,7 @@ absl::StatusOr<uint32_t> QuotaGroups::Delete(const std::string& id,
     if (it == groups_.end()) return absl::NotFoundError(absl::StrCat("no quota group '", id, "'"));
     served = std::move(it->second);
     groups_.erase(it);
+    deleting_.push_back(served);
     served->group->Retire();
     absl::Status saved = SaveLocked();
     if (!saved.ok()) spdlog::error("quota group {} deleted but not from the state: {}", QuotaGroupName(id),
@@ -219,6 +221,10 @@ absl::StatusOr<uint32_t> QuotaGroups::Delete(const std::string& id,
   // the group is retired).
   const uint32_t ended = end_sessions(*served->group);
   served->Close();
+  {
+    absl::MutexLock lock(&mu_);
+    deleting_.erase(std::find(deleting_.begin(), deleting_.end(), served));
+  }
   if (rmdir(DirectoryOf(id).c_str()) != 0 && errno != ENOENT) {
     spdlog::warn("quota group {}: cannot remove its directory: {}", QuotaGroupName(id),
                  std::strerror(errno));
@@ -272,9 +278,11 @@ std::optional<Entrance> QuotaGroups::EntranceOf(int fd) const {
 
 void QuotaGroups::ShutdownConnections(pid_t pid) const {
   absl::MutexLock lock(&mu_);
-  for (const auto& [id, served] : groups_) {
-    served->acceptor->ShutdownConnections([pid](pid_t peer, uid_t) { return peer == pid; });
-  }
+  auto cut = [pid](const Served& served) {
+    served.acceptor->ShutdownConnections([pid](pid_t peer, uid_t) { return peer == pid; });
+  };
+  for (const auto& [id, served] : groups_) cut(*served);
+  for (const auto& served : deleting_) cut(*served);
 }
 
 absl::Status QuotaGroups::SaveLocked() const {

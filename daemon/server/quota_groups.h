@@ -112,6 +112,10 @@ class QuotaGroups {
   const HandOff hand_off_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Served>> groups_ ABSL_GUARDED_BY(mu_);
+  // Groups being deleted: gone from groups_ (no new session, not listed),
+  // but ShutdownConnections still reaches their connections while their
+  // sessions end.
+  std::vector<std::shared_ptr<Served>> deleting_ ABSL_GUARDED_BY(mu_);
   // Restored records acld could not serve, kept in the file as they were.
   std::vector<GroupRecord> unserved_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
