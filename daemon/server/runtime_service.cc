@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/core/process_clock.h"
-#include "daemon/server/process_command.h"
 #include "daemon/server/session_handler.h"
 #include "daemon/server/session_ring.h"
 #include "daemon/server/session_writer.h"
@@ -388,7 +387,7 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
   peer.gid = credentials.gid;
   peer.start_ticks = ProcessStartTicks(peer.pid).value_or(0);
   // What the operator sees comes from the kernel too, bounded and escaped.
-  peer.command = ProcessCommand(peer.pid);
+  peer.command = command_reader_.Read(peer.pid);
   return peer;
 }
 

@@ -26,6 +26,7 @@
 #include "daemon/core/quota_group.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/channel_pool.h"
+#include "daemon/server/command_reader.h"
 #include "daemon/server/hello_deadlines.h"
 #include "daemon/server/log_limiter.h"
 #include "daemon/server/peer_credentials.h"
@@ -196,8 +197,9 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
                                std::shared_ptr<SessionWriter::Carrier> first_carrier);
   // The host's entrance: its desk, no group.
   Entrance HostEntrance() const;
-  // What the kernel says of a process: its identity, start time and command.
-  static PeerInfo PeerFromKernel(const PeerCredentials& credentials);
+  // What the kernel says of a process: its identity, start time and command
+  // (command_reader_).
+  PeerInfo PeerFromKernel(const PeerCredentials& credentials);
   // A direct session ends (once): reaped, then its connection closed.
   void EndDirect(const std::shared_ptr<Live>& live);
   // Takes a direct session's connection once its "O" went out.
@@ -247,6 +249,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   uint32_t handlers_ ABSL_GUARDED_BY(mu_) = 0;  // sessions whose handler runs
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
+  CommandReader command_reader_;
   // Last: its threads run sessions' turns and reaps, which use the above.
   ChannelPool pool_;
 };
