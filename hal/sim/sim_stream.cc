@@ -309,8 +309,9 @@ void SimStream::State::PumpLocked() {
     }
     if (head.kind == Item::Kind::kCallback && !head.resumed.has_value()) {
       hold = Hold::kCallback;
-      if (head.reached || !options.on_callback_point) break;
-      head.reached = true;
+      if (head.reached) break;
+      head.reached = true;  // from now on ResumeCallbackPoint takes it
+      if (!options.on_callback_point) break;
       const uint64_t sequence = head.sequence;
       // Announced while this thread still pumps: a point resumed at once (a
       // callback that does not block) is passed by this loop, not by a pump
