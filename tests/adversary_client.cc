@@ -10,6 +10,9 @@
 //                           (RESERVED: what the backend reserves for 1 byte)
 //   flood DEVICE STREAMS    busy kernels on many streams until stdin closes
 //   latency                 prints the worst 1 ms-kernel round trip on device 0
+//   fill_queue              keeps its queued work at the session's limit until killed
+//   burst                   a thousand launches behind a short busy kernel
+//   callback_backlog COUNT  COUNT non-blocking callbacks behind a 300 ms kernel
 //   trap_flood COUNT        COUNT failing kernels (log flooding)
 //   workload                copies and kernels, checked, until stdin closes
 #include <pthread.h>

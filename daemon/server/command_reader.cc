@@ -1,33 +1,11 @@
 #include "daemon/server/command_reader.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <thread>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "daemon/server/process_command.h"
-#include "daemon/server/text_sanitizer.h"
 
 namespace acld::server {
-
-std::string ProcessName(pid_t pid) {
-  if (pid <= 0) return "";
-  const int fd = open(absl::StrCat("/proc/", pid, "/comm").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  char name[64];
-  ssize_t got;
-  do {
-    got = read(fd, name, sizeof(name));
-  } while (got < 0 && errno == EINTR);
-  close(fd);
-  if (got <= 0) return "";
-  std::string text(name, static_cast<size_t>(got));
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return SanitizeText(text, kMaxCommandBytes);
-}
 
 CommandReader::CommandReader(ReadFn read, absl::Duration patience)
     : patience_(patience),

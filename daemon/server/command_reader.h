@@ -24,11 +24,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/server/process_command.h"
 
 namespace acld::server {
-
-// /proc/<pid>/comm, sanitized; empty when the process is gone.
-std::string ProcessName(pid_t pid);
 
 class CommandReader {
  public:

@@ -63,6 +63,19 @@ TEST(ProcessCommandTest, GoneProcessHasNoCommand) {
   EXPECT_EQ(ProcessCommand(pid), "");
   EXPECT_EQ(ProcessCommand(0), "");
   EXPECT_EQ(ProcessCommand(-5), "");
+  EXPECT_EQ(ProcessName(pid), "");
+  EXPECT_EQ(ProcessName(0), "");
+}
+
+TEST(ProcessCommandTest, ANameIsTheKernelsShortNameWithoutItsNewline) {
+  const pid_t pid = Spawn({"/bin/sleep", "30"});
+  std::string name;
+  for (int i = 0; i < 500 && name != "sleep"; ++i) {
+    name = ProcessName(pid);
+    if (name != "sleep") usleep(10000);
+  }
+  EXPECT_EQ(name, "sleep");
+  Reap(pid);
 }
 
 }  // namespace
