@@ -15,6 +15,8 @@
 //   callback_backlog COUNT  COUNT non-blocking callbacks behind a 300 ms kernel
 //   trap_flood COUNT        COUNT failing kernels (log flooding)
 //   workload                copies and kernels, checked, until stdin closes
+//   big_transfers MIB       synchronous fills and device-to-device copies of
+//                           MIB MiB, checked, until stdin closes
 #include <pthread.h>
 #include <unistd.h>
 
@@ -290,6 +292,52 @@ int TrapFlood(int count) {
   return scenario::Teardown();
 }
 
+// Reads the byte at `offset` of device buffer `buffer`.
+uint8_t ByteAt(void* buffer, uint64_t offset) {
+  uint8_t byte = 0;
+  CheckCode(aclrtMemcpy(&byte, 1, static_cast<uint8_t*>(buffer) + offset, 1,
+                        ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_SUCCESS, "aclrtMemcpy (device to host)");
+  return byte;
+}
+
+// Fills one half of its memory and copies it to the other, each call a
+// synchronous one of MIB / 2 MiB, and checks the first, a middle and the last
+// byte of each, until stdin closes.
+int BigTransfers(uint64_t mib) {
+  scenario::Setup();
+  const uint64_t half = (mib << 20) / 2;
+  void* buffers[2] = {nullptr, nullptr};
+  for (void*& buffer : buffers) {
+    CheckCode(aclrtMalloc(&buffer, half, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  }
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    std::string line;
+    std::getline(std::cin, line);
+    stop = true;
+  });
+  std::printf("filling\n");
+  std::fflush(stdout);
+  int rounds = 0;
+  while (!stop && scenario::Failures() == 0) {
+    const int value = 1 + rounds % 250;
+    CheckCode(aclrtMemset(buffers[0], half, value, half), ACL_SUCCESS, "aclrtMemset");
+    CheckCode(aclrtMemcpy(buffers[1], half, buffers[0], half, ACL_MEMCPY_DEVICE_TO_DEVICE),
+              ACL_SUCCESS, "aclrtMemcpy (device to device)");
+    for (void* buffer : buffers) {
+      for (uint64_t offset : {uint64_t{0}, half / 2 + 12345, half - 1}) {
+        Check(ByteAt(buffer, offset) == value, "byte " + std::to_string(offset) + " is not " +
+                                                   std::to_string(value));
+      }
+    }
+    ++rounds;
+  }
+  watcher.join();
+  std::printf("big_transfers rounds=%d\n", rounds);
+  return scenario::Teardown();
+}
+
 int Workload() {
   scenario::Setup();
   constexpr size_t kWords = 4096;
@@ -350,6 +398,7 @@ int main(int argc, char** argv) {
   if (mode == "callback_backlog") return CallbackBacklog(static_cast<int>(number(2)));
   if (mode == "trap_flood") return TrapFlood(static_cast<int>(number(2)));
   if (mode == "workload") return Workload();
+  if (mode == "big_transfers" && argc > 2) return BigTransfers(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");
   return 2;
 }

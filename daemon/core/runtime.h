@@ -36,6 +36,7 @@
 #include "daemon/core/kernel_launch.h"
 #include "daemon/core/memory_exports.h"
 #include "daemon/core/physical_memory.h"
+#include "daemon/core/piecewise_transfer.h"
 #include "daemon/core/memory_manager.h"
 #include "daemon/core/process_clock.h"
 #include "daemon/core/queue_budget.h"
@@ -368,6 +369,11 @@ class Runtime {
   absl::Status Free(SessionId session, uint64_t address);
   absl::Status Copy(SessionId session, const CopyRequest& copy);
   absl::Status Memset(SessionId session, const MemsetRequest& memset);
+  // The same, checked and ready to run a piece at a time (Copy and Memset run
+  // one to its end): what acld's shared threads run in slices.
+  absl::StatusOr<PiecewiseTransfer> PrepareSyncCopy(SessionId session, const CopyRequest& copy);
+  absl::StatusOr<PiecewiseTransfer> PrepareSyncMemset(SessionId session,
+                                                      const MemsetRequest& memset);
   absl::StatusOr<MemInfo> GetMemInfo(SessionId session, int32_t device_id);
   // aclrtGetDeviceUtilizationRate: the whole device's figures, measured by
   // its backend (busy time, memory in use).

@@ -62,20 +62,32 @@ absl::StatusOr<ResolvedRange> Runtime::ResolveFill(SessionId id,
   return memory_.Resolve(id, memset.device_dst, memset.count);
 }
 
-absl::Status Runtime::Copy(SessionId id, const CopyRequest& copy) {
-  if (copy.count == 0) return absl::OkStatus();
+absl::StatusOr<PiecewiseTransfer> Runtime::PrepareSyncCopy(SessionId id, const CopyRequest& copy) {
   ACL_ASSIGN_OR_RETURN(PreparedCopy prepared, PrepareCopy(id, copy));
-  return backend_->device(prepared.device).Copy(prepared.transfer);
+  auto keepalives = std::make_shared<PreparedCopy>(prepared);
+  return PiecewiseTransfer::Copy(backend_->device(prepared.device), prepared.transfer,
+                                 std::move(keepalives));
 }
 
-absl::Status Runtime::Memset(SessionId id, const MemsetRequest& memset) {
+absl::StatusOr<PiecewiseTransfer> Runtime::PrepareSyncMemset(SessionId id,
+                                                             const MemsetRequest& memset) {
   if (memset.count > memset.max_count) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count is larger than maxCount");
   }
-  if (memset.count == 0) return absl::OkStatus();
   ACL_ASSIGN_OR_RETURN(ResolvedRange target, ResolveFill(id, memset));
-  return backend_->device(target.device)
-      .Fill(target.span, static_cast<uint8_t>(memset.value), memset.count);
+  return PiecewiseTransfer::Fill(backend_->device(target.device), target.span,
+                                 static_cast<uint8_t>(memset.value), memset.count,
+                                 std::move(target.keepalive));
+}
+
+absl::Status Runtime::Copy(SessionId id, const CopyRequest& copy) {
+  ACL_ASSIGN_OR_RETURN(PiecewiseTransfer transfer, PrepareSyncCopy(id, copy));
+  return transfer.RunFor(absl::InfiniteDuration());
+}
+
+absl::Status Runtime::Memset(SessionId id, const MemsetRequest& memset) {
+  ACL_ASSIGN_OR_RETURN(PiecewiseTransfer transfer, PrepareSyncMemset(id, memset));
+  return transfer.RunFor(absl::InfiniteDuration());
 }
 
 absl::StatusOr<MemInfo> Runtime::GetMemInfo(SessionId id, int32_t device_id) {

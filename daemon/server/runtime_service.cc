@@ -469,7 +469,8 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
   auto handler = std::make_shared<SessionHandler>(
       runtime_, session, peer.uid, peer.pid, entrance.desk, shared_memory_limits,
       [writer](const ServerMessage& message) { writer->Write(message); },
-      group != nullptr ? group->view() : DeviceView::Host(runtime_.DeviceCount()));
+      group != nullptr ? group->view() : DeviceView::Host(runtime_.DeviceCount()),
+      [this](std::function<void()> task) { pool_.Post(std::move(task)); });
   {
     absl::MutexLock lock(&live->mu);
     live->handler = handler;

@@ -62,20 +62,40 @@ void SessionHandler::AnswerStatus(uint64_t call_id, const absl::Status& status) 
   Answer(call_id, std::move(reply));
 }
 
+bool SessionHandler::AdmitWaiting(uint64_t call_id) {
+  if (waiting_calls_.fetch_add(1) < kMaxWaitingCalls) return true;
+  waiting_calls_.fetch_sub(1);
+  AnswerStatus(call_id,
+               AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                         absl::StrCat("this process already has ", kMaxWaitingCalls,
+                                      " calls waiting in acld (one per waiting thread is "
+                                      "usual); wait for some to finish")));
+  return false;
+}
+
 Done SessionHandler::Later(uint64_t call_id) {
-  if (waiting_calls_.fetch_add(1) >= kMaxWaitingCalls) {
-    waiting_calls_.fetch_sub(1);
-    AnswerStatus(call_id,
-                 AclStatus(ACL_ERROR_RT_OVER_LIMIT,
-                           absl::StrCat("this process already has ", kMaxWaitingCalls,
-                                        " calls waiting in acld (one per waiting thread is "
-                                        "usual); wait for some to finish")));
-    return nullptr;
-  }
+  if (!AdmitWaiting(call_id)) return nullptr;
   return [self = shared_from_this(), call_id](absl::Status status) {
     self->waiting_calls_.fetch_sub(1);
     self->AnswerStatus(call_id, status);
   };
+}
+
+void SessionHandler::RunSync(uint64_t call_id, absl::StatusOr<PiecewiseTransfer> transfer) {
+  if (!transfer.ok()) return AnswerStatus(call_id, transfer.status());
+  if (transfer->count() <= PiecewiseTransfer::kPieceBytes) {
+    return AnswerStatus(call_id, transfer->RunFor(absl::InfiniteDuration()));
+  }
+  if (!AdmitWaiting(call_id)) return;
+  // Weakly held: when the session ends its handler goes, and with it the
+  // transfers nobody waits for (~SessionHandler).
+  sync_transfers_->Add(*std::move(transfer),
+                       [weak = weak_from_this(), call_id](absl::Status status) {
+                         std::shared_ptr<SessionHandler> self = weak.lock();
+                         if (self == nullptr) return;
+                         self->waiting_calls_.fetch_sub(1);
+                         self->AnswerStatus(call_id, status);
+                       });
 }
 
 absl::Status SessionHandler::TakeDeferredError() {
@@ -691,8 +711,12 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
       std::shared_ptr<std::string> data;
       absl::StatusOr<CopyRequest> copy = ToCopy(request.copy(), &data);
       if (!copy.ok()) return answer_status(copy.status());
+      // Copies to and from the client's shared memory, and between device
+      // buffers, may be gigabytes: they run in slices. One that comes back in
+      // the reply is at most kMaxReplyCopyBytes, and runs here.
+      if (data == nullptr) return RunSync(call_id, runtime_.PrepareSyncCopy(session_, *copy));
       absl::Status status = runtime_.Copy(session_, *copy);
-      if (!status.ok() || data == nullptr) return answer_status(status);
+      if (!status.ok()) return answer_status(status);
       reply.set_data(std::move(*data));
       return Answer(call_id, std::move(reply));
     }
@@ -723,7 +747,7 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
       return;
     }
     case ClientMessage::kMemset:
-      return answer_status(runtime_.Memset(session_, ToMemset(request.memset())));
+      return RunSync(call_id, runtime_.PrepareSyncMemset(session_, ToMemset(request.memset())));
     case ClientMessage::kGetMemInfo: {
       absl::StatusOr<MemInfo> info =
           runtime_.GetMemInfo(session_, request.get_mem_info().device_id());

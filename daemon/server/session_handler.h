@@ -19,6 +19,7 @@
 #include "daemon/server/device_renumbering.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/shared_memory.h"
+#include "daemon/server/sync_transfers.h"
 #include "proto/acl/v1/runtime.pb.h"
 
 namespace acld::server {
@@ -31,9 +32,11 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // shared memory tickets `desk` issued to that process are redeemable here.
   // Without a desk (unit tests) shared memory registration is refused.
   // `devices` is what the session sees (its quota group's, or the host's).
+  // `post` runs work on a thread that serves every session (the channel
+  // pool): large synchronous copies and fills run there a slice at a time.
   SessionHandler(Runtime& runtime, SessionId session, uid_t uid, pid_t pid,
                  std::shared_ptr<PeerCredentialDesk> desk, SharedMemoryLimits limits, Writer write,
-                 DeviceView devices)
+                 DeviceView devices, SyncTransfers::Post post)
       : runtime_(runtime),
         session_(session),
         queue_budget_(runtime.QueueBudgetOf(session)),
@@ -44,7 +47,10 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
         renumbering_(std::move(devices)),
         shared_memory_(limits, [&runtime](void* data, uint64_t bytes) {
           return runtime.RegisterHostMemory(data, bytes);
-        }) {}
+        }),
+        sync_transfers_(std::make_shared<SyncTransfers>(std::move(post))) {}
+  // Drops the synchronous transfers not finished: nobody waits for them.
+  ~SessionHandler() { sync_transfers_->Close(); }
 
   SessionId session() const { return session_; }
 
@@ -74,6 +80,9 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // holds a completion there); a well-behaved process has one per thread.
   static constexpr int kMaxWaitingCalls = 4096;
 
+  // Counts a call that finishes later; false (the call already answered with
+  // ACL_ERROR_RT_OVER_LIMIT) when the session has kMaxWaitingCalls waiting.
+  bool AdmitWaiting(uint64_t call_id);
   // A completion for a call that finishes later; holds this handler alive.
   // nullptr (the call already answered with ACL_ERROR_RT_OVER_LIMIT) when
   // the session has kMaxWaitingCalls waiting.
@@ -88,6 +97,9 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // device-to-host copy that has no shared range.
   absl::StatusOr<CopyRequest> ToCopy(const acl::v1::CopyRequest& copy,
                                      std::shared_ptr<std::string>* reply_data);
+  // Runs a synchronous copy or fill and answers `call_id`: here when it is
+  // small, else a slice at a time on the pool (sync_transfers_).
+  void RunSync(uint64_t call_id, absl::StatusOr<PiecewiseTransfer> transfer);
   // The deferred error of an earlier asynchronous operation, taken once.
   absl::Status TakeDeferredError();
 
@@ -101,6 +113,7 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   const Writer write_;
   const DeviceRenumbering renumbering_;
   SharedMemoryRegistry shared_memory_;
+  const std::shared_ptr<SyncTransfers> sync_transfers_;
   std::atomic<int> waiting_calls_{0};
   absl::Mutex mu_;
   absl::Status deferred_error_ ABSL_GUARDED_BY(mu_);
