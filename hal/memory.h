@@ -49,6 +49,27 @@ struct Transfer {
   uint64_t count = 0;
 };
 
+// `span` moved `bytes` further into its buffer.
+inline DeviceSpan Advanced(const DeviceSpan& span, uint64_t bytes) {
+  DeviceSpan advanced = span;
+  advanced.offset += bytes;
+  return advanced;
+}
+
+// The `count` bytes of `transfer` from its byte `offset` on (the caller keeps
+// them within it).
+inline Transfer PartOf(const Transfer& transfer, uint64_t offset, uint64_t count) {
+  Transfer part;
+  part.count = count;
+  if (transfer.device_dst) part.device_dst = Advanced(*transfer.device_dst, offset);
+  if (transfer.host_dst != nullptr) part.host_dst = static_cast<uint8_t*>(transfer.host_dst) + offset;
+  if (transfer.device_src) part.device_src = Advanced(*transfer.device_src, offset);
+  if (transfer.host_src != nullptr) {
+    part.host_src = static_cast<const uint8_t*>(transfer.host_src) + offset;
+  }
+  return part;
+}
+
 }  // namespace hal
 
 #endif  // ACLD_HAL_MEMORY_H_

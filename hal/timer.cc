@@ -1,8 +1,13 @@
 #include "hal/timer.h"
 
+#include <pthread.h>
+
+#include <utility>
+
 namespace hal {
 
-Timer::Timer(Clock& clock) : clock_(clock), host_clock_(!clock.Subscribe(this)) {}
+Timer::Timer(Clock& clock, std::string thread_name)
+    : clock_(clock), host_clock_(!clock.Subscribe(this)), thread_name_(std::move(thread_name)) {}
 
 Timer::~Timer() {
   // First, so that the clock never tells a timer that is going away.
@@ -50,6 +55,7 @@ void Timer::ClockMoved() {
 }
 
 void Timer::Loop() {
+  if (!thread_name_.empty()) pthread_setname_np(pthread_self(), thread_name_.substr(0, 15).c_str());
   absl::MutexLock lock(&mu_);
   while (!stopping_) {
     if (pending_.empty()) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -27,7 +28,10 @@ class Timer : private Clock::Listener {
  public:
   using TimerId = uint64_t;
 
-  explicit Timer(Clock& clock = HostClock());
+  // `thread_name` (at most 15 characters) names its thread, for ps and tests;
+  // empty: it keeps the name of the thread that started it (the first
+  // Schedule's, which may be any).
+  explicit Timer(Clock& clock = HostClock(), std::string thread_name = {});
   // Runs nothing more; pending callbacks are dropped.
   ~Timer();
   // Runs nothing more: waits for the callback running now, if any, and
@@ -66,6 +70,7 @@ class Timer : private Clock::Listener {
   // After the state above: a clock may call ClockMoved as soon as this
   // subscribed.
   const bool host_clock_;
+  const std::string thread_name_;
   std::thread thread_;  // started (under mu_) by the first Schedule
 };
 

@@ -48,8 +48,11 @@ bool IsGrpcPoolThread(const std::string& name) {
 
 struct Footprint {
   size_t fds = 0;
-  size_t threads = 0;       // every thread but gRPC's pools
+  size_t threads = 0;       // every thread but gRPC's pools and the sim's timers
   size_t pool_threads = 0;  // gRPC's pools
+  // A sim device's timer thread, and the sim memory watch's, start with their
+  // first use and stay: one per device, and one.
+  size_t sim_timers = 0;
   uint64_t rss_kib = 0;
   std::map<std::string, int> names;  // threads by name, for a failure's message
 };
@@ -70,7 +73,9 @@ Footprint FootprintOf(pid_t pid) {
     std::ifstream comm(it->path() / "comm");
     std::string name;
     std::getline(comm, name);
-    ++(IsGrpcPoolThread(name) ? footprint.pool_threads : footprint.threads);
+    ++(IsGrpcPoolThread(name) ? footprint.pool_threads
+       : name == "sim-device" || name == "sim-mem-watch" ? footprint.sim_timers
+                                : footprint.threads);
     ++footprint.names[name];
   }
   std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
@@ -284,6 +289,7 @@ TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
                                    << ")";
   EXPECT_LE(after.pool_threads, 2 * std::thread::hardware_concurrency() + 4);
   const acl::v1::StatusReply status = daemon_.Status();
+  EXPECT_LE(after.sim_timers, static_cast<size_t>(status.devices_size()) + 1);
   EXPECT_EQ(status.session_count(), 0u);
   for (const auto& device : status.devices()) {
     EXPECT_EQ(device.used_bytes(), 0u) << "device " << device.id() << "\n"
@@ -343,25 +349,36 @@ TEST(AdversarialQueueTest, AFullQueueHoldsNoThreadTheOthersNeed) {
       << "the killed process's session was not ended";
 }
 
-// A tenant's gigabyte-sized synchronous fills and copies hold no thread the
-// others need: with a single pool thread (--channel_threads=1) they run a
-// slice at a time, another client is served between slices, and they still
-// do all their work (the tenant checks its bytes). Done in one go, each held
-// the thread for as long as it took: 9.7 s for four 1 GiB fills on the
-// development VM.
-TEST(AdversarialSyncTransferTest, LargeSynchronousTransfersHoldNoThreadTheOthersNeed) {
+// A tenant's gigabyte-sized copies and fills hold no thread the others need:
+// synchronous ones run a slice at a time on the pool, and an asynchronous one
+// behind a blocking callback is not run whole by the pool thread that passes
+// the callback's answer on (SimDeviceTest checks that part exactly). With a
+// single pool thread (--channel_threads=1) another client is served between
+// slices, and the tenant's work is all done (it checks its bytes). Run in one
+// go, each held the thread as long as it took: another session waited 9.7 s
+// beside four 1 GiB fills of either kind on the development VM, and this
+// client's worst round trip was 8.6 s beside the synchronous ones here.
+TEST(AdversarialTransferTest, LargeCopiesAndFillsHoldNoThreadTheOthersNeed) {
   AcldDaemon daemon({"--channel_threads=1"});
-  Process mover({kAdversary, "big_transfers", "2048"}, daemon.client_env());
+  Process mover({kAdversary, "big_transfers", "1024"}, daemon.client_env());
+  Process filler({kAdversary, "callback_fills", "2048"}, daemon.client_env());
   ASSERT_TRUE(mover.WaitForLine("filling", absl::Seconds(30))) << mover.output();
-  const absl::Time start = absl::Now();
+  ASSERT_TRUE(filler.WaitForLine("filling", absl::Seconds(30))) << filler.output();
+  // Long enough to see the tenants' first fills, of memory never touched.
   const auto [code, output] =
-      RunToCompletion({kAdversary, "latency"}, daemon.client_env(), absl::Seconds(60));
+      RunToCompletion({kAdversary, "latency", "300"}, daemon.client_env(), absl::Seconds(120));
   EXPECT_EQ(code, 0) << output;
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5))
-      << "a client beside gigabyte transfers waited for them: " << output;
-  mover.CloseStdin();
-  EXPECT_EQ(mover.Wait(absl::Seconds(120)), 0) << mover.output();
-  EXPECT_NE(mover.output().find("big_transfers rounds="), std::string::npos) << mover.output();
+  // Its worst 1 ms kernel's round trip; a whole fill of these takes seconds.
+  double worst_ms = 1e9;
+  const size_t at = output.find("worst_ms=");
+  if (at != std::string::npos) worst_ms = std::strtod(output.c_str() + at + 9, nullptr);
+  EXPECT_LT(worst_ms, 1000) << "a client beside gigabyte copies and fills waited for them: "
+                            << output;
+  for (Process* tenant : {&mover, &filler}) {
+    tenant->CloseStdin();
+    EXPECT_EQ(tenant->Wait(absl::Seconds(120)), 0) << tenant->output();
+    EXPECT_NE(tenant->output().find(" rounds="), std::string::npos) << tenant->output();
+  }
   // Killed while a transfer runs: its session goes, and the transfer with it.
   Process killed({kAdversary, "big_transfers", "2048"}, daemon.client_env());
   ASSERT_TRUE(killed.WaitForLine("filling", absl::Seconds(30))) << killed.output();

@@ -9,7 +9,8 @@
 //   quota_probe RESERVED    contexts/events/streams/memory stop at their limits
 //                           (RESERVED: what the backend reserves for 1 byte)
 //   flood DEVICE STREAMS    busy kernels on many streams until stdin closes
-//   latency                 prints the worst 1 ms-kernel round trip on device 0
+//   latency [ROUNDS]        prints the worst of ROUNDS (20) 1 ms-kernel round
+//                           trips on device 0
 //   fill_queue              keeps its queued work at the session's limit until killed
 //   burst                   a thousand launches behind a short busy kernel
 //   callback_backlog COUNT  COUNT non-blocking callbacks behind a 300 ms kernel
@@ -17,6 +18,8 @@
 //   workload                copies and kernels, checked, until stdin closes
 //   big_transfers MIB       synchronous fills and device-to-device copies of
 //                           MIB MiB, checked, until stdin closes
+//   callback_fills MIB      a blocking callback, then an asynchronous fill of
+//                           MIB MiB behind it, checked, until stdin closes
 #include <pthread.h>
 #include <unistd.h>
 
@@ -268,10 +271,10 @@ int CallbackBacklog(int count) {
   return scenario::Teardown();
 }
 
-int Latency() {
+int Latency(int rounds) {
   const auto [pointer, stream] = SetUpCounter();
   double worst = 0;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < rounds; ++i) {
     const Clock::time_point start = Clock::now();
     Launch("spin_add_one_u32", {Addr(pointer), 1000}, 1, stream);
     CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
@@ -338,6 +341,46 @@ int BigTransfers(uint64_t mib) {
   return scenario::Teardown();
 }
 
+// Behind a callback that blocks its stream, a fill of MIB MiB: the thread that
+// passes the answered callback on must not run the whole fill.
+int CallbackFills(uint64_t mib) {
+  const auto [word, stream] = SetUpCounter();
+  const uint64_t bytes = mib << 20;
+  void* buffer = nullptr;
+  CheckCode(aclrtMalloc(&buffer, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtContext context = nullptr;
+  CheckCode(aclrtGetCurrentContext(&context), ACL_SUCCESS, "aclrtGetCurrentContext");
+  std::atomic<bool> stop{false};
+  std::thread reporter([&, context] {
+    aclrtSetCurrentContext(context);
+    while (!stop) aclrtProcessReport(100);
+  });
+  CheckCode(aclrtSubscribeReport(static_cast<uint64_t>(reporter.native_handle()), stream),
+            ACL_SUCCESS, "aclrtSubscribeReport");
+  std::thread watcher([&] {
+    std::string line;
+    std::getline(std::cin, line);
+    stop = true;
+  });
+  std::printf("filling\n");
+  std::fflush(stdout);
+  int rounds = 0;
+  while (!stop && scenario::Failures() == 0) {
+    const int value = 1 + rounds % 250;
+    CheckCode(aclrtLaunchCallback(IgnoreReport, nullptr, ACL_CALLBACK_BLOCK, stream), ACL_SUCCESS,
+              "aclrtLaunchCallback");
+    CheckCode(aclrtMemsetAsync(buffer, bytes, value, bytes, stream), ACL_SUCCESS,
+              "aclrtMemsetAsync");
+    CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+    Check(ByteAt(buffer, bytes - 1) == value, "the fill's last byte");
+    ++rounds;
+  }
+  watcher.join();
+  reporter.join();
+  std::printf("callback_fills rounds=%d\n", rounds);
+  return scenario::Teardown();
+}
+
 int Workload() {
   scenario::Setup();
   constexpr size_t kWords = 4096;
@@ -392,13 +435,14 @@ int main(int argc, char** argv) {
   if (mode == "reset_race") return ResetRace();
   if (mode == "quota_probe" && argc > 2) return QuotaProbe(number(2));
   if (mode == "flood") return Flood(static_cast<int32_t>(number(2)), static_cast<int>(number(3)));
-  if (mode == "latency") return Latency();
+  if (mode == "latency") return Latency(argc > 2 ? static_cast<int>(number(2)) : 20);
   if (mode == "fill_queue") return FillQueue();
   if (mode == "burst") return Burst();
   if (mode == "callback_backlog") return CallbackBacklog(static_cast<int>(number(2)));
   if (mode == "trap_flood") return TrapFlood(static_cast<int>(number(2)));
   if (mode == "workload") return Workload();
   if (mode == "big_transfers" && argc > 2) return BigTransfers(number(2));
+  if (mode == "callback_fills" && argc > 2) return CallbackFills(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");
   return 2;
 }

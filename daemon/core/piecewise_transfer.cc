@@ -4,17 +4,6 @@
 #include <utility>
 
 namespace acld {
-namespace {
-
-// `span` moved `bytes` further into its buffer (checked when the transfer
-// was: the piece lies within the whole).
-hal::DeviceSpan Advanced(const hal::DeviceSpan& span, uint64_t bytes) {
-  hal::DeviceSpan advanced = span;
-  advanced.offset += bytes;
-  return advanced;
-}
-
-}  // namespace
 
 PiecewiseTransfer PiecewiseTransfer::Copy(hal::Device& device, const hal::Transfer& transfer,
                                           std::shared_ptr<void> keepalives) {
@@ -33,16 +22,10 @@ PiecewiseTransfer PiecewiseTransfer::Fill(hal::Device& device, const hal::Device
 }
 
 absl::Status PiecewiseTransfer::RunPiece(uint64_t bytes) {
-  if (kind_ == Kind::kFill) return device_->Fill(Advanced(fill_dst_, done_), fill_value_, bytes);
-  hal::Transfer piece;
-  piece.count = bytes;
-  if (transfer_.device_dst.has_value()) piece.device_dst = Advanced(*transfer_.device_dst, done_);
-  if (transfer_.host_dst != nullptr) piece.host_dst = static_cast<uint8_t*>(transfer_.host_dst) + done_;
-  if (transfer_.device_src.has_value()) piece.device_src = Advanced(*transfer_.device_src, done_);
-  if (transfer_.host_src != nullptr) {
-    piece.host_src = static_cast<const uint8_t*>(transfer_.host_src) + done_;
+  if (kind_ == Kind::kFill) {
+    return device_->Fill(hal::Advanced(fill_dst_, done_), fill_value_, bytes);
   }
-  return device_->Copy(piece);
+  return device_->Copy(hal::PartOf(transfer_, done_, bytes));
 }
 
 absl::Status PiecewiseTransfer::RunFor(absl::Duration slice) {

@@ -11,7 +11,7 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
     : backend_(std::move(backend)),
       memory_(*backend_),
       broker_(timer_, options.callback_timeout),
-      timer_(options.clock != nullptr ? *options.clock : hal::HostClock()),
+      timer_(options.clock != nullptr ? *options.clock : hal::HostClock(), "acld-timer"),
       default_max_streams_(options.default_max_streams),
       default_max_contexts_(options.default_max_contexts),
       default_max_events_(options.default_max_events),

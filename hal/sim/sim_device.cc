@@ -30,7 +30,9 @@ SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock,
     : info_{id, kSimSocName, memory_bytes,
             AddressRange{kAddressBit | (uint64_t(id) << kDeviceIdShift),
                          (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit}},
-      timer_(clock),
+      // Named: it starts with the device's first wait, and ps (and the
+      // adversarial suite's count of acld's threads) tell it apart.
+      timer_(clock, "sim-device"),
       memory_watch_(std::move(memory_watch)) {}
 
 DeviceFeatures SimDevice::features() const {

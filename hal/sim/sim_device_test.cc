@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "hal/sim/sim_kernels.h"
 #include "hal/sim/sim_memory.h"
@@ -177,6 +178,48 @@ TEST(SimDeviceTest, AHoldsEndRunsItsBacklogASliceAtATimeWithoutNesting) {
   ASSERT_TRUE(reports.WaitForCompleted(kPoints + 1, absl::Seconds(60)));
   EXPECT_EQ(reached.load(), kPoints + 1);
   for (const auto& [sequence, status] : reports.completed()) ASSERT_TRUE(status.ok());
+}
+
+// A copy or fill of many megabytes is sliced like a backlog: the thread that
+// submits it, or that ends the hold before it (a channel thread delivering a
+// callback's answer), runs a slice of it and leaves the rest to the device's
+// thread; its bytes are all there when it completes.
+TEST(SimDeviceTest, ALargeCopyOrFillRunsAPieceAtATimeOffTheThreadThatStartedIt) {
+  constexpr uint64_t kBytes = uint64_t{96} << 20;
+  SimDevice device(0, uint64_t{256} << 20);
+  testing::StreamReports reports;
+  StreamOptions options = reports.Options();
+  absl::Notification point_reached;
+  options.on_callback_point = [&](uint64_t) { point_reached.Notify(); };
+  std::unique_ptr<Stream> stream = *device.CreateStream(options);
+  DeviceBuffer filled = *device.Allocate(kBytes);
+  DeviceBuffer copied = *device.Allocate(kBytes);
+
+  ASSERT_TRUE(stream->Fill(DeviceSpan{filled, 0}, 0x5a, kBytes).ok());
+  EXPECT_EQ(reports.completed().size(), 0u) << "the submitting thread ran the whole fill";
+  ASSERT_TRUE(reports.WaitForCompleted(1, absl::Seconds(60)));
+
+  absl::StatusOr<uint64_t> held = stream->HostCallbackPoint();
+  ASSERT_TRUE(held.ok());
+  Transfer copy;
+  copy.device_src = DeviceSpan{filled, 0};
+  copy.device_dst = DeviceSpan{copied, 0};
+  copy.count = kBytes;
+  ASSERT_TRUE(stream->Copy(copy).ok());
+  // Only a point the stream reached can be resumed.
+  ASSERT_TRUE(point_reached.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  stream->ResumeCallbackPoint(*held, absl::OkStatus());
+  EXPECT_LT(reports.completed().size(), 3u) << "the thread that ended the hold ran the whole copy";
+  ASSERT_TRUE(reports.WaitForCompleted(3, absl::Seconds(60)));
+  for (const auto& [sequence, status] : reports.completed()) ASSERT_TRUE(status.ok());
+  for (const DeviceBuffer& buffer : {filled, copied}) {
+    for (uint64_t offset : {uint64_t{0}, kBytes / 2 + 3, kBytes - 1}) {
+      EXPECT_EQ(SimBytes(DeviceSpan{buffer, offset})[0], 0x5a) << offset;
+    }
+  }
+  stream.reset();
+  device.Free(filled);
+  device.Free(copied);
 }
 
 // As on a device, a value wait notices a write after it landed: the writing

@@ -54,7 +54,9 @@ class MemoryWatch {
   absl::Mutex mu_;
   std::vector<std::function<void()>> watchers_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> watching_{false};
-  Timer waker_;  // its thread starts with the first write that finds watchers
+  // Its thread starts with the first write that finds watchers; named, or it
+  // would take the name of whichever thread started it.
+  Timer waker_{HostClock(), "sim-mem-watch"};
 };
 
 }  // namespace hal::sim

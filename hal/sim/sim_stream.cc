@@ -101,6 +101,8 @@ struct SimStream::Item {
     std::optional<DeviceSpan> fill_dst;  // kFill
     uint8_t fill_value = 0;
     uint64_t fill_count = 0;
+    uint64_t progress = 0;  // kCopy, kFill: the bytes done, a piece at a time
+    uint64_t bytes(Kind kind) const { return kind == Kind::kCopy ? transfer.count : fill_count; }
     Reduction reduction;                     // kReduce
     std::optional<RandomNumbers> random;     // kRandom
     std::shared_ptr<OverflowStatus> overflow;  // kReportOverflows, kCopyOverflow, kClearOverflow
@@ -151,6 +153,17 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // delivering its answer), and a client can queue a long backlog behind the
   // hold: that thread must not run all of it.
   static constexpr absl::Duration kPumpSlice = absl::Microseconds(500);
+  // A copy or fill runs at most this much at a time, so that one of
+  // gigabytes (seconds, where the pages are new) is sliced like a backlog:
+  // on a thread that ended a hold it runs for about a slice, and the rest
+  // goes to the device's thread between its other streams' events.
+  static constexpr uint64_t kPieceBytes = uint64_t{1} << 20;
+  static bool Piecewise(const Item& item) {
+    return item.kind == Item::Kind::kCopy || item.kind == Item::Kind::kFill;
+  }
+  // Runs the next piece of the head, a copy or fill with more than a piece
+  // left, and leaves it at the head; releases mu meanwhile.
+  void RunPieceLocked(uint64_t held_generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Pump, for the thread that set `pumping`; releases mu.
   void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) ABSL_UNLOCK_FUNCTION(mu);
   // Executes `item` (taken off the queue, or never queued) with mu released,
@@ -163,6 +176,7 @@ struct SimStream::State : std::enable_shared_from_this<State> {
         return item.busy_micros == 0;
       case Item::Kind::kCopy:
       case Item::Kind::kFill:
+        return item.operands->bytes(item.kind) <= kPieceBytes;
       case Item::Kind::kRecord:
         return true;
       default:
@@ -263,8 +277,10 @@ void SimStream::State::PumpLocked() {
   while (!queue.empty() && hold == Hold::kNone) {
     if (slice_end != absl::InfiniteFuture() && absl::Now() >= slice_end) {
       // The rest on the device's thread, a slice at a time between its
-      // other streams' events (see kPumpSlice).
-      timer.Schedule(absl::InfinitePast(), [self] {
+      // other streams' events (see kPumpSlice): after those due by now (a
+      // busy kernel's end), which a slice scheduled first would keep
+      // waiting for as long as the backlog or a gigabyte fill lasts.
+      timer.Schedule(timer.Now(), [self] {
         if (auto state = self.lock()) state->Pump();
       });
       break;
@@ -322,6 +338,10 @@ void SimStream::State::PumpLocked() {
       continue;
     }
     if (slice_end == absl::InfiniteFuture()) slice_end = absl::Now() + kPumpSlice;
+    if (Piecewise(head) && head.operands->bytes(head.kind) - head.operands->progress > kPieceBytes) {
+      RunPieceLocked(held_generation);
+      continue;
+    }
     Item item = queue.pop_front();
     RunLocked(item, held_generation);
   }
@@ -329,17 +349,41 @@ void SimStream::State::PumpLocked() {
   mu.Unlock();
 }
 
+void SimStream::State::RunPieceLocked(uint64_t held_generation) {
+  const Item& head = queue.front();
+  // Out of line: where it is stays put while the queue grows meanwhile.
+  Item::Operands* operands = head.operands.get();
+  const Item::Kind kind = head.kind;
+  const uint64_t offset = operands->progress;
+  executing = true;
+  mu.Unlock();
+  if (kind == Item::Kind::kCopy) {
+    SimTransfer(PartOf(operands->transfer, offset, kPieceBytes));
+  } else {
+    std::memset(SimBytes(Advanced(*operands->fill_dst, offset)), operands->fill_value,
+                kPieceBytes);
+  }
+  mu.Lock();
+  executing = false;
+  // An Abort meanwhile dropped the item (and waits for this piece, holding it).
+  if (generation == held_generation) operands->progress += kPieceBytes;
+}
+
 absl::Status SimStream::State::Execute(Item& item) {
   switch (item.kind) {
-    case Item::Kind::kCopy:
-      SimTransfer(item.operands->transfer);
+    case Item::Kind::kCopy: {
+      const Item::Operands& copy = *item.operands;
+      SimTransfer(PartOf(copy.transfer, copy.progress, copy.transfer.count - copy.progress));
       return absl::OkStatus();
-    case Item::Kind::kFill:
-      if (item.operands->fill_count != 0) {
-        std::memset(SimBytes(*item.operands->fill_dst), item.operands->fill_value,
-                    item.operands->fill_count);
+    }
+    case Item::Kind::kFill: {
+      const Item::Operands& fill = *item.operands;
+      if (fill.fill_count > fill.progress) {
+        std::memset(SimBytes(Advanced(*fill.fill_dst, fill.progress)), fill.fill_value,
+                    fill.fill_count - fill.progress);
       }
       return absl::OkStatus();
+    }
     case Item::Kind::kLaunch: {
       SpanBytes memory(*item.memory);
       std::string printed;
