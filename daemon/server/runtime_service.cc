@@ -528,6 +528,7 @@ void RuntimeService::Reap(std::shared_ptr<Live> live, std::shared_ptr<SessionHan
     live->Cancel(pool_);
     live->writer->Close();
     SessionLog::Close(session);
+    if (handler != nullptr) handler->Close();
     handler.reset();
     if (reaped_here) {
       spdlog::info(

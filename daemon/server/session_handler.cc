@@ -712,11 +712,15 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
       absl::StatusOr<CopyRequest> copy = ToCopy(request.copy(), &data);
       if (!copy.ok()) return answer_status(copy.status());
       // Copies to and from the client's shared memory, and between device
-      // buffers, may be gigabytes: they run in slices. One that comes back in
-      // the reply is at most kMaxReplyCopyBytes, and runs here.
-      if (data == nullptr) return RunSync(call_id, runtime_.PrepareSyncCopy(session_, *copy));
+      // buffers, may be gigabytes: they run in slices. One whose bytes ride
+      // the message (at most a message's) or its reply (kMaxReplyCopyBytes)
+      // runs here: queued, it would keep its bytes in acld meanwhile.
+      if (request.copy().has_shared() ||
+          request.copy().direction() == acl::v1::CopyRequest::DEVICE_TO_DEVICE) {
+        return RunSync(call_id, runtime_.PrepareSyncCopy(session_, *copy));
+      }
       absl::Status status = runtime_.Copy(session_, *copy);
-      if (!status.ok()) return answer_status(status);
+      if (!status.ok() || data == nullptr) return answer_status(status);
       reply.set_data(std::move(*data));
       return Answer(call_id, std::move(reply));
     }

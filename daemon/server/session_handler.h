@@ -49,8 +49,11 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
           return runtime.RegisterHostMemory(data, bytes);
         }),
         sync_transfers_(std::make_shared<SyncTransfers>(std::move(post))) {}
-  // Drops the synchronous transfers not finished: nobody waits for them.
-  ~SessionHandler() { sync_transfers_->Close(); }
+  // The session ended: drops its synchronous transfers not finished, which
+  // nobody waits for (and whose memory may go). Completions of calls still
+  // waiting in the core can keep the handler itself a while longer.
+  void Close() { sync_transfers_->Close(); }
+  ~SessionHandler() { Close(); }
 
   SessionId session() const { return session_; }
 

@@ -74,7 +74,9 @@ TEST_F(SyncTransfersTest, OneSliceAtATimeIsQueuedAndTransfersFinishInOrder) {
     ASSERT_LE(posted_.size(), 1u);
     if (!RunPosted()) break;
     ++slices;
-    if (slices == 3) EXPECT_EQ(finished, std::vector<int>{1});
+    if (slices == 3) {
+      EXPECT_EQ(finished, std::vector<int>{1});
+    }
   }
   EXPECT_EQ(slices, 5);
   EXPECT_EQ(finished, (std::vector<int>{1, 2}));

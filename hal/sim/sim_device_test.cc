@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -220,6 +221,42 @@ TEST(SimDeviceTest, ALargeCopyOrFillRunsAPieceAtATimeOffTheThreadThatStartedIt) 
   stream.reset();
   device.Free(filled);
   device.Free(copied);
+}
+
+// A kernel behind a callback point is not run by the thread that passed the
+// callback's answer on (a thread that serves every session: a kernel's work
+// has no piece to stop at), but by the device's.
+TEST(SimDeviceTest, AKernelBehindACallbackRunsOnTheDevicesThread) {
+  SimDevice device(0, 1 << 20);
+  absl::Mutex mu;
+  std::vector<std::thread::id> completed_on;
+  StreamOptions options;
+  options.on_complete = [&](uint64_t, const absl::Status&) {
+    absl::MutexLock lock(&mu);
+    completed_on.push_back(std::this_thread::get_id());
+  };
+  absl::Notification point_reached;
+  options.on_callback_point = [&](uint64_t) { point_reached.Notify(); };
+  std::unique_ptr<Stream> stream = *device.CreateStream(options);
+  absl::StatusOr<uint64_t> held = stream->HostCallbackPoint();
+  ASSERT_TRUE(held.ok());
+  absl::StatusOr<const Function*> trap = device.builtin_kernels()->GetFunction("trap");
+  ASSERT_TRUE(trap.ok()) << trap.status();
+  // It touches no memory: a resolver that finds none.
+  class NoMemory : public hal::MemoryResolver {
+   public:
+    absl::StatusOr<hal::DeviceSpan> Resolve(uint64_t, uint64_t) override {
+      return absl::InvalidArgumentError("no memory");
+    }
+  };
+  ASSERT_TRUE(stream->Launch(**trap, LaunchParams{1, "", std::make_shared<NoMemory>()}).ok());
+  ASSERT_TRUE(point_reached.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  stream->ResumeCallbackPoint(*held, absl::OkStatus());
+  absl::MutexLock lock(&mu);
+  auto both = [&completed_on]() { return completed_on.size() >= 2; };
+  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&both), absl::Seconds(60)));
+  EXPECT_EQ(completed_on[0], std::this_thread::get_id());  // the point passed here
+  EXPECT_NE(completed_on[1], std::this_thread::get_id()) << "the kernel ran on this thread";
 }
 
 // As on a device, a value wait notices a write after it landed: the writing

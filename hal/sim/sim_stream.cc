@@ -146,7 +146,10 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   absl::StatusOr<uint64_t> Submit(Item item);
   // Runs items until the queue is empty or the head holds. One thread pumps
   // at a time; a thread that finds another pumping leaves the work to it.
-  void Pump();
+  // `borrowed`: the caller is a thread that serves every session and ended a
+  // hold (a callback's answer, its timeout): it runs no kernel, reduction or
+  // random numbers, whose work no piece bounds; the device's thread does.
+  void Pump(bool borrowed = false);
   // How long one thread pumps before it leaves the rest to the device's
   // timer thread. A hold's end may come on a thread that serves every
   // session (the core's timer ending a callback's wait, a channel thread
@@ -165,7 +168,13 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // left, and leaves it at the head; releases mu meanwhile.
   void RunPieceLocked(uint64_t held_generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Pump, for the thread that set `pumping`; releases mu.
-  void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) ABSL_UNLOCK_FUNCTION(mu);
+  void PumpLocked(bool borrowed = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu)
+      ABSL_UNLOCK_FUNCTION(mu);
+  // Work whose length the client's sizes decide, with nothing to split it at.
+  static bool Computes(const Item& item) {
+    return item.kind == Item::Kind::kLaunch || item.kind == Item::Kind::kReduce ||
+           item.kind == Item::Kind::kRandom;
+  }
   // Executes `item` (taken off the queue, or never queued) with mu released,
   // then reports it.
   void RunLocked(Item& item, uint64_t held_generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
@@ -242,14 +251,14 @@ absl::StatusOr<uint64_t> SimStream::State::Submit(Item item) {
   return sequence;
 }
 
-void SimStream::State::Pump() {
+void SimStream::State::Pump(bool borrowed) {
   mu.Lock();
   if (pumping) {
     mu.Unlock();
     return;
   }
   pumping = true;
-  PumpLocked();
+  PumpLocked(borrowed);
 }
 
 void SimStream::State::RunLocked(Item& item, uint64_t held_generation) {
@@ -270,16 +279,18 @@ void SimStream::State::RunLocked(Item& item, uint64_t held_generation) {
   mu.Lock();
 }
 
-void SimStream::State::PumpLocked() {
+void SimStream::State::PumpLocked(bool borrowed) {
   std::weak_ptr<State> self = weak_from_this();
   // Read from the first item on: most pumps find nothing to run.
   absl::Time slice_end = absl::InfiniteFuture();
   while (!queue.empty() && hold == Hold::kNone) {
-    if (slice_end != absl::InfiniteFuture() && absl::Now() >= slice_end) {
+    if ((slice_end != absl::InfiniteFuture() && absl::Now() >= slice_end) ||
+        (borrowed && Computes(queue.front()) && !queue.front().busy_micros)) {
       // The rest on the device's thread, a slice at a time between its
-      // other streams' events (see kPumpSlice): after those due by now (a
-      // busy kernel's end), which a slice scheduled first would keep
-      // waiting for as long as the backlog or a gigabyte fill lasts.
+      // other streams' events (see kPumpSlice; a borrowed thread leaves it
+      // every kernel too): after those due by now (a busy kernel's end),
+      // which a slice scheduled first would keep waiting for as long as the
+      // backlog or a gigabyte fill lasts.
       timer.Schedule(timer.Now(), [self] {
         if (auto state = self.lock()) state->Pump();
       });
@@ -450,8 +461,9 @@ void SimStream::State::StopRunning(const absl::Status& why) {
   {
     absl::MutexLock lock(&mu);
     // Only a held head is executing for long: a busy kernel, or a wait. An
-    // instant item finishes as it starts; a host-callback point runs on the
-    // host, where nothing can stop it.
+    // instant item finishes as it starts (a copy or fill in pieces runs to
+    // its end); a host-callback point runs on the host, where nothing can
+    // stop it.
     if (queue.empty() || (hold != Hold::kBusy && hold != Hold::kEvent && hold != Hold::kValue)) {
       return;
     }
@@ -629,7 +641,9 @@ void SimStream::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
     head.resumed = std::move(status);
     state_->hold = State::Hold::kNone;
   }
-  state_->Pump();
+  // On the thread that passed the answer on (a channel thread, the core's
+  // timer for a timeout), which serves every session.
+  state_->Pump(/*borrowed=*/true);
 }
 
 absl::Status SimStream::SetStopOnFailure(bool stop) {
