@@ -470,7 +470,8 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       runtime_, session, peer.uid, peer.pid, entrance.desk, shared_memory_limits,
       [writer](const ServerMessage& message) { writer->Write(message); },
       group != nullptr ? group->view() : DeviceView::Host(runtime_.DeviceCount()),
-      [this](std::function<void()> task) { pool_.Post(std::move(task)); });
+      SyncTransfers::Threads{[this](std::function<void()> task) { pool_.Post(std::move(task)); },
+                             [this] { return pool_.OthersRang(); }});
   {
     absl::MutexLock lock(&live->mu);
     live->handler = handler;

@@ -32,11 +32,11 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // shared memory tickets `desk` issued to that process are redeemable here.
   // Without a desk (unit tests) shared memory registration is refused.
   // `devices` is what the session sees (its quota group's, or the host's).
-  // `post` runs work on a thread that serves every session (the channel
-  // pool): large synchronous copies and fills run there a slice at a time.
+  // `threads` serve every session (the channel pool's): large synchronous
+  // copies and fills run there a slice at a time.
   SessionHandler(Runtime& runtime, SessionId session, uid_t uid, pid_t pid,
                  std::shared_ptr<PeerCredentialDesk> desk, SharedMemoryLimits limits, Writer write,
-                 DeviceView devices, SyncTransfers::Post post)
+                 DeviceView devices, SyncTransfers::Threads threads)
       : runtime_(runtime),
         session_(session),
         queue_budget_(runtime.QueueBudgetOf(session)),
@@ -48,7 +48,7 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
         shared_memory_(limits, [&runtime](void* data, uint64_t bytes) {
           return runtime.RegisterHostMemory(data, bytes);
         }),
-        sync_transfers_(std::make_shared<SyncTransfers>(std::move(post))) {}
+        sync_transfers_(std::make_shared<SyncTransfers>(std::move(threads))) {}
   // The session ended: drops its synchronous transfers not finished, which
   // nobody waits for (and whose memory may go). Completions of calls still
   // waiting in the core can keep the handler itself a while longer.

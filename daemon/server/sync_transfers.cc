@@ -13,7 +13,7 @@ void SyncTransfers::Add(PiecewiseTransfer transfer, Done done) {
     if (running_) return;
     running_ = true;
   }
-  post_([self = shared_from_this()] { self->RunSlice(); });
+  threads_.post([self = shared_from_this()] { self->RunSlice(); });
 }
 
 void SyncTransfers::Close() {
@@ -41,7 +41,10 @@ void SyncTransfers::RunSlice() {
     job.emplace(std::move(jobs_.front()));
     jobs_.pop_front();
   }
-  const absl::Status status = job->transfer.RunFor(slice_);
+  absl::Status status;
+  do {
+    status = job->transfer.RunFor(slice_);
+  } while (!job->transfer.finished() && !threads_.others_waiting());
   Done finished;
   bool more;
   {
@@ -58,7 +61,7 @@ void SyncTransfers::RunSlice() {
     more = running_ = !jobs_.empty();
   }
   if (finished) finished(status);
-  if (more) post_([self = shared_from_this()] { self->RunSlice(); });
+  if (more) threads_.post([self = shared_from_this()] { self->RunSlice(); });
 }
 
 }  // namespace acld::server

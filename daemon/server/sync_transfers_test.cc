@@ -20,7 +20,9 @@ class SyncTransfersTest : public ::testing::Test {
     EXPECT_TRUE(runtime_.Initialize(session_, {}).ok());
     // A zero slice runs one piece: each posted task is exactly one piece.
     transfers_ = std::make_shared<SyncTransfers>(
-        [this](std::function<void()> task) { posted_.push_back(std::move(task)); },
+        SyncTransfers::Threads{
+            [this](std::function<void()> task) { posted_.push_back(std::move(task)); },
+            [this] { return others_waiting_; }},
         absl::ZeroDuration());
   }
 
@@ -54,6 +56,7 @@ class SyncTransfersTest : public ::testing::Test {
   Runtime runtime_;
   SessionId session_ = 0;
   std::deque<std::function<void()>> posted_;
+  bool others_waiting_ = true;  // a slice is one piece
   std::shared_ptr<SyncTransfers> transfers_;
 };
 
@@ -83,6 +86,20 @@ TEST_F(SyncTransfersTest, OneSliceAtATimeIsQueuedAndTransfersFinishInOrder) {
   EXPECT_EQ(ByteAt(first + 3 * kPiece - 1), 7);
   EXPECT_EQ(ByteAt(second + 2 * kPiece - 1), 9);
   EXPECT_EQ(transfers_->pending(), 0u);
+}
+
+TEST_F(SyncTransfersTest, WhileNothingElseWaitsASliceGoesOn) {
+  others_waiting_ = false;
+  bool answered = false;
+  uint64_t address = 0;
+  transfers_->Add(Fill(4, 3, &address), [&](absl::Status status) {
+    EXPECT_TRUE(status.ok()) << status;
+    answered = true;
+  });
+  ASSERT_TRUE(RunPosted());
+  EXPECT_TRUE(answered);
+  EXPECT_TRUE(posted_.empty());
+  EXPECT_EQ(ByteAt(address + 4 * kPiece - 1), 3);
 }
 
 TEST_F(SyncTransfersTest, ClosedTheyRunNoFurtherAndAnswerNobody) {

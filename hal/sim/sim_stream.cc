@@ -160,7 +160,7 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // gigabytes (seconds, where the pages are new) is sliced like a backlog:
   // on a thread that ended a hold it runs for about a slice, and the rest
   // goes to the device's thread between its other streams' events.
-  static constexpr uint64_t kPieceBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kPieceBytes = uint64_t{4} << 20;  // a bulk copy's chunk runs whole
   static bool Piecewise(const Item& item) {
     return item.kind == Item::Kind::kCopy || item.kind == Item::Kind::kFill;
   }
