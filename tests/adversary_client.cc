@@ -295,6 +295,16 @@ int TrapFlood(int count) {
   return scenario::Teardown();
 }
 
+// Sets `stop` when stdin closes (or says anything): how the tests end the
+// modes that run until then.
+std::thread StopWhenStdinCloses(std::atomic<bool>& stop) {
+  return std::thread([&stop] {
+    std::string line;
+    std::getline(std::cin, line);
+    stop = true;
+  });
+}
+
 // Reads the byte at `offset` of device buffer `buffer`.
 uint8_t ByteAt(void* buffer, uint64_t offset) {
   uint8_t byte = 0;
@@ -315,11 +325,7 @@ int BigTransfers(uint64_t mib) {
     CheckCode(aclrtMalloc(&buffer, half, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
   }
   std::atomic<bool> stop{false};
-  std::thread watcher([&] {
-    std::string line;
-    std::getline(std::cin, line);
-    stop = true;
-  });
+  std::thread watcher = StopWhenStdinCloses(stop);
   std::printf("filling\n");
   std::fflush(stdout);
   int rounds = 0;
@@ -357,11 +363,7 @@ int CallbackFills(uint64_t mib) {
   });
   CheckCode(aclrtSubscribeReport(static_cast<uint64_t>(reporter.native_handle()), stream),
             ACL_SUCCESS, "aclrtSubscribeReport");
-  std::thread watcher([&] {
-    std::string line;
-    std::getline(std::cin, line);
-    stop = true;
-  });
+  std::thread watcher = StopWhenStdinCloses(stop);
   std::printf("filling\n");
   std::fflush(stdout);
   int rounds = 0;
@@ -388,11 +390,7 @@ int Workload() {
   CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
   std::vector<uint32_t> in(kWords), out(kWords);
   std::atomic<bool> stop{false};
-  std::thread watcher([&] {
-    std::string line;
-    std::getline(std::cin, line);
-    stop = true;
-  });
+  std::thread watcher = StopWhenStdinCloses(stop);
   int rounds = 0;
   while (!stop && scenario::Failures() == 0) {
     void* pointer = nullptr;
