@@ -87,8 +87,8 @@ void SessionHandler::RunSync(uint64_t call_id, absl::StatusOr<PiecewiseTransfer>
     return AnswerStatus(call_id, transfer->RunFor(absl::InfiniteDuration()));
   }
   if (!AdmitWaiting(call_id)) return;
-  // Weakly held: when the session ends its handler goes, and with it the
-  // transfers nobody waits for (~SessionHandler).
+  // Weakly held: a transfer keeps no handler alive, and the session's end
+  // drops those nobody waits for (Close).
   sync_transfers_->Add(*std::move(transfer),
                        [weak = weak_from_this(), call_id](absl::Status status) {
                          std::shared_ptr<SessionHandler> self = weak.lock();
