@@ -49,6 +49,15 @@ struct Transfer {
   uint64_t count = 0;
 };
 
+// The most of a copy or fill that runs in one go on a thread others share
+// (acld's synchronous transfers, a sim stream's items): small enough that a
+// piece of memory the device has never touched (page faults on the sim) still
+// takes milliseconds, and as large as a bulk copy's chunk (the sim's
+// streaming copy is made for those): pieces of 1 MiB cost a 256 MiB copy
+// from pinned memory a third of its speed, of 4 MiB a quarter
+// (docs/performance.md, session 22).
+inline constexpr uint64_t kTransferPieceBytes = uint64_t{4} << 20;
+
 // `span` moved `bytes` further into its buffer.
 inline DeviceSpan Advanced(const DeviceSpan& span, uint64_t bytes) {
   DeviceSpan advanced = span;

@@ -21,12 +21,8 @@ namespace acld {
 
 class PiecewiseTransfer {
  public:
-  // The most a piece moves: small enough that a piece of memory the device
-  // has never touched (page faults on the sim) still takes milliseconds, and
-  // as large as a bulk copy's chunk (the sim's streaming copy is made for
-  // those): pieces of 1 MiB cost a 256 MiB copy from pinned memory a third
-  // of its speed, of 4 MiB a quarter (docs/performance.md).
-  static constexpr uint64_t kPieceBytes = uint64_t{4} << 20;
+  // The most a piece moves (hal/memory.h says why).
+  static constexpr uint64_t kPieceBytes = hal::kTransferPieceBytes;
 
   // `transfer` checked, its memory kept alive by `keepalives`.
   static PiecewiseTransfer Copy(hal::Device& device, const hal::Transfer& transfer,

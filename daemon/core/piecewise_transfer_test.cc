@@ -27,14 +27,24 @@ class PiecewiseTransferTest : public ::testing::Test {
     return address.value_or(0);
   }
 
+  // A copy of `bytes` in `direction`; `host` is its host side (H2D, D2H).
+  static CopyRequest Request(CopyRequest::Direction direction, uint64_t device_src,
+                             uint64_t device_dst, uint8_t* host, uint64_t bytes) {
+    CopyRequest copy;
+    copy.direction = direction;
+    copy.device_src = device_src;
+    copy.device_dst = device_dst;
+    copy.count = bytes;
+    if (host != nullptr) copy.host = HostSpan{host, nullptr, bytes};
+    return copy;
+  }
+
   std::vector<uint8_t> Read(uint64_t address, uint64_t bytes) {
     std::vector<uint8_t> out(bytes);
-    CopyRequest copy;
-    copy.direction = CopyRequest::Direction::kDeviceToHost;
-    copy.device_src = address;
-    copy.count = bytes;
-    copy.host = HostSpan{out.data(), nullptr, bytes};
-    EXPECT_TRUE(runtime_.Copy(session_, copy).ok());
+    EXPECT_TRUE(runtime_
+                    .Copy(session_, Request(CopyRequest::Direction::kDeviceToHost, address, 0,
+                                            out.data(), bytes))
+                    .ok());
     return out;
   }
 
@@ -74,31 +84,19 @@ TEST_F(PiecewiseTransferTest, ACopyMovesEachPieceToTheSameOffsetInEveryDirection
   const uint64_t first = Malloc(bytes);
   const uint64_t second = Malloc(bytes);
 
-  CopyRequest in;
-  in.direction = CopyRequest::Direction::kHostToDevice;
-  in.device_dst = first;
-  in.count = bytes;
-  in.host = HostSpan{host.data(), nullptr, bytes};
-  absl::StatusOr<PiecewiseTransfer> upload = runtime_.PrepareSyncCopy(session_, in);
+  absl::StatusOr<PiecewiseTransfer> upload = runtime_.PrepareSyncCopy(
+      session_, Request(CopyRequest::Direction::kHostToDevice, 0, first, host.data(), bytes));
   ASSERT_TRUE(upload.ok()) << upload.status();
   EXPECT_EQ(RunPieceByPiece(*upload), 3);
 
-  CopyRequest across;
-  across.direction = CopyRequest::Direction::kDeviceToDevice;
-  across.device_src = first;
-  across.device_dst = second;
-  across.count = bytes;
-  absl::StatusOr<PiecewiseTransfer> device_to_device = runtime_.PrepareSyncCopy(session_, across);
+  absl::StatusOr<PiecewiseTransfer> device_to_device = runtime_.PrepareSyncCopy(
+      session_, Request(CopyRequest::Direction::kDeviceToDevice, first, second, nullptr, bytes));
   ASSERT_TRUE(device_to_device.ok()) << device_to_device.status();
   EXPECT_EQ(RunPieceByPiece(*device_to_device), 3);
 
   std::vector<uint8_t> back(bytes);
-  CopyRequest out;
-  out.direction = CopyRequest::Direction::kDeviceToHost;
-  out.device_src = second;
-  out.count = bytes;
-  out.host = HostSpan{back.data(), nullptr, bytes};
-  absl::StatusOr<PiecewiseTransfer> download = runtime_.PrepareSyncCopy(session_, out);
+  absl::StatusOr<PiecewiseTransfer> download = runtime_.PrepareSyncCopy(
+      session_, Request(CopyRequest::Direction::kDeviceToHost, second, 0, back.data(), bytes));
   ASSERT_TRUE(download.ok()) << download.status();
   EXPECT_EQ(RunPieceByPiece(*download), 3);
   EXPECT_EQ(back, host);
@@ -132,12 +130,10 @@ TEST_F(PiecewiseTransferTest, RangesAreCheckedWhenPrepared) {
   const uint64_t buffer = Malloc(kPiece);
   EXPECT_FALSE(runtime_.PrepareSyncMemset(session_, {buffer, 2 * kPiece, 0, 2 * kPiece}).ok());
   EXPECT_FALSE(runtime_.PrepareSyncMemset(session_, {buffer, 1, 0, 2}).ok());
-  CopyRequest across;
-  across.direction = CopyRequest::Direction::kDeviceToDevice;
-  across.device_src = buffer;
-  across.device_dst = buffer + kPiece / 2;
-  across.count = kPiece;
-  EXPECT_FALSE(runtime_.PrepareSyncCopy(session_, across).ok());
+  EXPECT_FALSE(runtime_
+                   .PrepareSyncCopy(session_, Request(CopyRequest::Direction::kDeviceToDevice,
+                                                      buffer, buffer + kPiece / 2, nullptr, kPiece))
+                   .ok());
 }
 
 }  // namespace

@@ -159,8 +159,9 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // A copy or fill runs at most this much at a time, so that one of
   // gigabytes (seconds, where the pages are new) is sliced like a backlog:
   // on a thread that ended a hold it runs for about a slice, and the rest
-  // goes to the device's thread between its other streams' events.
-  static constexpr uint64_t kPieceBytes = uint64_t{4} << 20;  // a bulk copy's chunk runs whole
+  // goes to the device's thread between its other streams' events. A bulk
+  // copy's chunk runs whole.
+  static constexpr uint64_t kPieceBytes = kTransferPieceBytes;
   static bool Piecewise(const Item& item) {
     return item.kind == Item::Kind::kCopy || item.kind == Item::Kind::kFill;
   }
