@@ -25,6 +25,11 @@ void SyncTransfers::Close() {
   dropped.swap(jobs_);
 }
 
+bool SyncTransfers::Closed() const {
+  absl::MutexLock lock(&mu_);
+  return closed_;
+}
+
 size_t SyncTransfers::pending() const {
   absl::MutexLock lock(&mu_);
   return jobs_.size();
@@ -44,7 +49,7 @@ void SyncTransfers::RunSlice() {
   absl::Status status;
   do {
     status = job->transfer.RunFor(slice_);
-  } while (!job->transfer.finished() && !threads_.others_waiting());
+  } while (!job->transfer.finished() && !threads_.others_waiting() && !Closed());
   Done finished;
   bool more;
   {

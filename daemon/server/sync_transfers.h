@@ -59,6 +59,8 @@ class SyncTransfers : public std::enable_shared_from_this<SyncTransfers> {
     Done done;
   };
   void RunSlice();
+  // A session that ended stops a slice that would go on.
+  bool Closed() const;
 
   const Threads threads_;
   const absl::Duration slice_;
