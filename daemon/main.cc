@@ -76,6 +76,9 @@ ABSL_FLAG(uint32_t, max_contexts_per_session, 1024,
           "contexts, bounded by the device count, are not counted");
 ABSL_FLAG(uint32_t, max_events_per_session, 16384,
           "events each new session may hold (0: no limit)");
+ABSL_FLAG(uint64_t, max_allocations_per_session, 65536,
+          "device memory allocations each session may hold, freed ones still in use by "
+          "its tasks included (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
           "bytes of host shared memory (aclrtMallocHost, staging) each session may map");
 ABSL_FLAG(int, channel_threads, 4,
@@ -197,6 +200,7 @@ int main(int argc, char** argv) {
   runtime_options.default_max_streams = absl::GetFlag(FLAGS_max_streams_per_session);
   runtime_options.default_max_contexts = absl::GetFlag(FLAGS_max_contexts_per_session);
   runtime_options.default_max_events = absl::GetFlag(FLAGS_max_events_per_session);
+  runtime_options.max_allocations_per_session = absl::GetFlag(FLAGS_max_allocations_per_session);
   runtime_options.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
   runtime_options.readers_await_queue_room = true;
   runtime_options.max_binary_bytes_per_session = absl::GetFlag(FLAGS_max_binary_bytes_per_session);

@@ -314,6 +314,23 @@ TEST(AdversarialLimitsTest, QuotasCannotBeBypassed) {
   EXPECT_EQ(daemon.Status().devices(0).used_bytes(), 0u);
 }
 
+// Every allocation holds acld memory whatever its size, so their count has a
+// cap as well as their bytes; the operator sees it per session.
+TEST(AdversarialLimitsTest, AllocationsPerSessionAreCapped) {
+  AcldDaemon daemon({"--max_allocations_per_session=300"});
+  Process allocator({kAdversary, "allocation_cap", "300"}, daemon.client_env());
+  ASSERT_TRUE(allocator.WaitForLine("held 300", absl::Seconds(60))) << allocator.output();
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  EXPECT_EQ(status.sessions(0).memory_allocations(), 300u);
+  EXPECT_EQ(status.sessions(0).max_memory_allocations(), 300u);
+  allocator.CloseStdin();
+  EXPECT_EQ(allocator.Wait(absl::Seconds(60)), 0) << allocator.output();
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().devices(0).used_bytes() == 0; },
+                        absl::Seconds(30))
+                  .has_value());
+}
+
 // A session whose queued work is at its limit waits for room without holding
 // a thread that serves the others: with a single such thread
 // (--channel_threads=1), another client is served while the full session

@@ -347,6 +347,34 @@ int BigTransfers(uint64_t mib) {
   return scenario::Teardown();
 }
 
+// Makes 1-byte allocations until acld refuses one (at most LIMIT + 1), checks
+// the refusal, holds them until stdin closes, then checks that a free makes
+// room for one more.
+int AllocationCap(uint64_t limit) {
+  scenario::Setup();
+  std::vector<void*> held;
+  aclError code = ACL_SUCCESS;
+  while (held.size() <= limit) {
+    void* pointer = nullptr;
+    code = aclrtMalloc(&pointer, 1, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (code != ACL_SUCCESS) break;
+    held.push_back(pointer);
+  }
+  CheckCode(code, ACL_ERROR_RT_MEMORY_ALLOCATION, "the allocation past the cap");
+  const char* recent = aclGetRecentErrMsg();  // read once: reading clears it
+  const std::string message = recent == nullptr ? "" : recent;
+  Check(message.find("--max_allocations_per_session") != std::string::npos,
+        "the refusal's message does not name the flag: " + message);
+  std::printf("held %zu\n", held.size());
+  std::fflush(stdout);
+  std::atomic<bool> stop{false};
+  StopWhenStdinCloses(stop).join();
+  CheckCode(aclrtFree(held.back()), ACL_SUCCESS, "aclrtFree");
+  CheckCode(aclrtMalloc(&held.back(), 1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+            "aclrtMalloc after a free");
+  return scenario::Teardown();
+}
+
 // Behind a callback that blocks its stream, a fill of MIB MiB: the thread that
 // passes the answered callback on must not run the whole fill.
 int CallbackFills(uint64_t mib) {
@@ -441,6 +469,7 @@ int main(int argc, char** argv) {
   if (mode == "workload") return Workload();
   if (mode == "big_transfers" && argc > 2) return BigTransfers(number(2));
   if (mode == "callback_fills" && argc > 2) return CallbackFills(number(2));
+  if (mode == "allocation_cap" && argc > 2) return AllocationCap(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");
   return 2;
 }

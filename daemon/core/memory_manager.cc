@@ -39,6 +39,15 @@ struct MemoryManager::Ledger {
       return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, absl::StrCat(api, ": the session has ended"));
     }
     Account& account = it->second;
+    // Each allocation holds acld's memory (its record, the device's), and a
+    // session's end walks them all: their count is bounded as well as their
+    // bytes, since 512-byte blocks would otherwise come by the million.
+    if (max_allocations != 0 && account.allocations >= max_allocations) {
+      return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                       absl::StrCat(api, ": this process holds ", account.allocations,
+                                    " device memory allocations, the most acld allows one "
+                                    "process (--max_allocations_per_session); free some first"));
+    }
     if (account.quota != 0 && bytes > account.quota - std::min(account.quota, account.bytes)) {
       return AclStatus(
           ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -92,6 +101,8 @@ struct MemoryManager::Ledger {
   std::map<SessionId, Account> accounts ABSL_GUARDED_BY(mu);
   std::map<uint32_t, uint64_t> by_uid ABSL_GUARDED_BY(mu);
   uint64_t default_quota ABSL_GUARDED_BY(mu) = 0;
+  // Per session, freed blocks still pinned by tasks included; 0: no limit.
+  uint64_t max_allocations ABSL_GUARDED_BY(mu) = 0;
 };
 
 // One allocation. Destroyed when it was freed and no task pins it any more:
@@ -163,6 +174,7 @@ absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t devi
   const uint64_t address = block->buffer.address;
   absl::MutexLock lock(&mu_);
   allocations_.emplace(address, std::move(block));
+  allocations_of_[session].insert(address);
   return address;
 }
 
@@ -176,8 +188,15 @@ absl::StatusOr<ResolvedRange> MemoryManager::AllocatePhysical(SessionId session,
 
 void MemoryManager::Map(SessionId session, uint64_t address, uint64_t bytes,
                         const ResolvedRange& physical) {
+  ResolvedRange replaced;  // its keepalive goes after the lock
   absl::MutexLock lock(&mu_);
-  mappings_[address] = Mapping{session, bytes, physical};
+  auto [it, added] = mappings_.try_emplace(address, Mapping{session, bytes, physical});
+  if (!added) {
+    Unindex(mappings_of_, it->second.session, address);
+    replaced = std::move(it->second.physical);
+    it->second = Mapping{session, bytes, physical};
+  }
+  mappings_of_[session].insert(address);
   revocations_[session].erase(address);
 }
 
@@ -189,6 +208,7 @@ void MemoryManager::Unmap(SessionId session, uint64_t address, const std::string
   if (!reason.empty()) NoteRevokedLocked(session, address, it->second.bytes, reason);
   unmapped = std::move(it->second.physical);
   mappings_.erase(it);
+  Unindex(mappings_of_, session, address);
 }
 
 absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
@@ -204,6 +224,7 @@ absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
     }
     freed = std::move(it->second);
     allocations_.erase(it);
+    Unindex(allocations_of_, session, address);
     RevokeGrantsLocked(freed, "the exporting process freed it");
   }
   TellUntold();
@@ -266,6 +287,7 @@ void MemoryManager::RevokeMapping(SessionId importer, uint64_t address,
     unmapped = std::move(it->second.physical);
     RevokeFromImporterLocked(importer, address, it->second.bytes, unmapped, reason);
     mappings_.erase(it);
+    Unindex(mappings_of_, importer, address);
   }
   TellUntold();
 }
@@ -398,25 +420,35 @@ void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> dev
   std::vector<Mapping> unmapped;
   {
     absl::MutexLock lock(&mu_);
-    for (auto it = mappings_.begin(); it != mappings_.end();) {
-      const Mapping& mapping = it->second;
-      if (mapping.session == session && (!device || mapping.physical.device == *device)) {
+    // Only the session's own entries are visited: its end costs no more
+    // however many other sessions hold.
+    if (auto mine = mappings_of_.find(session); mine != mappings_of_.end()) {
+      for (auto address = mine->second.begin(); address != mine->second.end();) {
+        auto it = mappings_.find(*address);
+        if (device && it->second.physical.device != *device) {
+          ++address;
+          continue;
+        }
         unmapped.push_back(std::move(it->second));
-        it = mappings_.erase(it);
-      } else {
-        ++it;
+        mappings_.erase(it);
+        address = mine->second.erase(address);
       }
+      if (mine->second.empty()) mappings_of_.erase(mine);
     }
-    for (auto it = allocations_.begin(); it != allocations_.end();) {
-      const Block& block = *it->second;
-      if (block.session == session && (!device || block.device_id == *device)) {
+    if (auto mine = allocations_of_.find(session); mine != allocations_of_.end()) {
+      for (auto address = mine->second.begin(); address != mine->second.end();) {
+        auto it = allocations_.find(*address);
+        if (device && it->second->device_id != *device) {
+          ++address;
+          continue;
+        }
         RevokeGrantsLocked(it->second,
                            "the exporting process released its memory (a reset or its end)");
         released.push_back(std::move(it->second));
-        it = allocations_.erase(it);
-      } else {
-        ++it;
+        allocations_.erase(it);
+        address = mine->second.erase(address);
       }
+      if (mine->second.empty()) allocations_of_.erase(mine);
     }
   }
   TellUntold();
@@ -455,11 +487,27 @@ void MemoryManager::SetDefaultQuota(uint64_t bytes) {
   ledger_->default_quota = bytes;
 }
 
+void MemoryManager::SetMaxAllocations(uint64_t allocations) {
+  absl::MutexLock lock(&ledger_->mu);
+  ledger_->max_allocations = allocations;
+}
+
+void MemoryManager::Unindex(std::map<SessionId, std::set<uint64_t>>& index, SessionId session,
+                            uint64_t address) {
+  auto mine = index.find(session);
+  if (mine == index.end()) return;
+  mine->second.erase(address);
+  if (mine->second.empty()) index.erase(mine);
+}
+
 MemoryManager::SessionUsage MemoryManager::UsageOf(SessionId session) const {
   absl::MutexLock lock(&ledger_->mu);
   auto it = ledger_->accounts.find(session);
-  if (it == ledger_->accounts.end()) return SessionUsage{0, 0, ledger_->default_quota};
-  return SessionUsage{it->second.bytes, it->second.allocations, it->second.quota};
+  if (it == ledger_->accounts.end()) {
+    return SessionUsage{0, 0, ledger_->default_quota, ledger_->max_allocations};
+  }
+  return SessionUsage{it->second.bytes, it->second.allocations, it->second.quota,
+                      ledger_->max_allocations};
 }
 
 }  // namespace acld

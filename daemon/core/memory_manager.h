@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -124,11 +125,15 @@ class MemoryManager {
   // so a user cannot multiply it by opening more processes.
   void SetQuota(SessionId session, uint64_t bytes);
   void SetDefaultQuota(uint64_t bytes);
+  // How many allocations (aclrtMalloc and aclrtMallocPhysical, freed ones
+  // that tasks still pin included) one session may hold; 0: no limit.
+  void SetMaxAllocations(uint64_t allocations);
 
   struct SessionUsage {
     uint64_t bytes = 0;  // reserved on the devices, frees still in flight included
     uint64_t allocations = 0;
     uint64_t quota = 0;
+    uint64_t max_allocations = 0;  // 0: no limit
   };
   SessionUsage UsageOf(SessionId session) const;
 
@@ -177,6 +182,9 @@ class MemoryManager {
     uint64_t bytes;
     ResolvedRange physical;
   };
+  // Drops `address` from `session`'s entries in `index`.
+  static void Unindex(std::map<SessionId, std::set<uint64_t>>& index, SessionId session,
+                      uint64_t address);
   // A block charged to `session`, not yet reachable by any address.
   absl::StatusOr<std::shared_ptr<Block>> NewBlock(SessionId session, int32_t device,
                                                   uint64_t size, const char* api);
@@ -188,6 +196,10 @@ class MemoryManager {
   std::map<uint64_t, std::shared_ptr<Block>> allocations_ ABSL_GUARDED_BY(mu_);
   // By start address; they never overlap one another or an allocation.
   std::map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
+  // The start addresses of each session's entries in the two maps above, so
+  // that a session's end visits its own only.
+  std::map<SessionId, std::set<uint64_t>> allocations_of_ ABSL_GUARDED_BY(mu_);
+  std::map<SessionId, std::set<uint64_t>> mappings_of_ ABSL_GUARDED_BY(mu_);
   // By importing session, by start address.
   std::map<SessionId, std::map<uint64_t, Revocation>> revocations_ ABSL_GUARDED_BY(mu_);
   // Sessions that take notice of revocations, and how they are told.

@@ -87,6 +87,51 @@ TEST_F(MemoryManagerTest, ReleaseSessionFreesEverythingOrOneDevice) {
   EXPECT_EQ(backend_->device(0).used_bytes(), 512u);
 }
 
+// Each allocation costs acld memory whatever its size: their count is bounded.
+TEST_F(MemoryManagerTest, ASessionHoldsAtMostTheMostAllocationsAllowed) {
+  memory_.SetMaxAllocations(3);
+  const uint64_t first = *memory_.Allocate(1, 0, 1);
+  ASSERT_TRUE(memory_.Allocate(1, 0, 1).ok());
+  ResolvedRange physical = *memory_.AllocatePhysical(1, 1, 1);  // counts too
+  absl::Status over = memory_.Allocate(1, 0, 1).status();
+  EXPECT_EQ(Code(over), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(over.message().find("--max_allocations_per_session"), absl::string_view::npos);
+  EXPECT_EQ(memory_.UsageOf(1).allocations, 3u);
+  EXPECT_EQ(memory_.UsageOf(1).max_allocations, 3u);
+  EXPECT_TRUE(memory_.Allocate(2, 0, 1).ok());  // another session's count is its own
+  // A freed block that work still uses still counts; once let go, it does not.
+  ResolvedRange pinned = *memory_.Resolve(1, first, 1);
+  ASSERT_TRUE(memory_.Free(1, first).ok());
+  EXPECT_EQ(Code(memory_.Allocate(1, 0, 1).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  pinned = ResolvedRange{};
+  EXPECT_TRUE(memory_.Allocate(1, 0, 1).ok());
+  physical = ResolvedRange{};
+  EXPECT_TRUE(memory_.Allocate(1, 0, 1).ok());
+  EXPECT_EQ(Code(memory_.Allocate(1, 0, 1).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+}
+
+TEST_F(MemoryManagerTest, ReleaseSessionEndsOnlyThatSessionsMappingsOnThatDevice) {
+  ResolvedRange on_zero = *memory_.AllocatePhysical(1, 0, 4096);
+  ResolvedRange on_one = *memory_.AllocatePhysical(1, 1, 4096);
+  const uint64_t mine_zero = on_zero.span.buffer.address + (1 << 16);
+  const uint64_t mine_one = on_one.span.buffer.address + (1 << 16);
+  const uint64_t theirs = on_zero.span.buffer.address + (2 << 16);
+  memory_.Map(1, mine_zero, 4096, on_zero);
+  memory_.Map(1, mine_one, 4096, on_one);
+  memory_.Map(2, theirs, 4096, on_zero);
+  memory_.ReleaseSession(1, 0);
+  EXPECT_FALSE(memory_.Resolve(1, mine_zero, 1).ok());
+  EXPECT_TRUE(memory_.Resolve(1, mine_one, 1).ok());
+  EXPECT_TRUE(memory_.Resolve(2, theirs, 1).ok());
+  memory_.ReleaseSession(1);
+  EXPECT_FALSE(memory_.Resolve(1, mine_one, 1).ok());
+  EXPECT_TRUE(memory_.Resolve(2, theirs, 1).ok());
+  // The session's address may be mapped again, and go again, after all that.
+  memory_.Map(1, mine_one, 4096, on_one);
+  memory_.Unmap(1, mine_one);
+  EXPECT_FALSE(memory_.Resolve(1, mine_one, 1).ok());
+}
+
 TEST_F(MemoryManagerTest, SizesNearTheTopOfTheRangeAreRefusedNotWrapped) {
   for (uint64_t size : {~uint64_t{0}, ~uint64_t{0} - 511, ~uint64_t{0} - 1000, uint64_t{1} << 63}) {
     EXPECT_EQ(Code(memory_.Allocate(1, 0, size).status()), ACL_ERROR_RT_MEMORY_ALLOCATION) << size;

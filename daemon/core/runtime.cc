@@ -20,6 +20,7 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       queue_patience_(options.queue_patience),
       readers_await_queue_room_(options.readers_await_queue_room) {
   memory_.SetDefaultQuota(options.default_memory_quota);
+  memory_.SetMaxAllocations(options.max_allocations_per_session);
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     engines_.push_back(std::make_unique<StreamEngine>(options.workers_per_device));
   }
@@ -610,6 +611,8 @@ RuntimeSnapshot Runtime::Snapshot() const {
     const MemoryManager::SessionUsage usage = memory_.UsageOf(session_id);
     entry.memory_bytes = usage.bytes;
     entry.memory_quota = usage.quota;
+    entry.memory_allocations = usage.allocations;
+    entry.max_memory_allocations = usage.max_allocations;
     entry.pending_callbacks = broker_.Pending(session_id);
     entry.callback_timeouts = broker_.Timeouts(session_id);
     entry.queued_bytes = session.queue_budget->used();

@@ -61,6 +61,8 @@ struct RuntimeOptions {
   uint32_t default_max_streams = 4096;
   uint32_t default_max_contexts = 1024;
   uint32_t default_max_events = 16384;
+  // Device memory allocations each session may hold (0: no limit).
+  uint64_t max_allocations_per_session = 65536;
   // Queued work each session may make the daemon hold (0: no limit).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // How long a call over that limit waits for room before going on (QueueBudget).

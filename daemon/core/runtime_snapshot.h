@@ -18,6 +18,8 @@ struct SessionSnapshot {
   uint64_t init_count = 0;
   uint64_t memory_bytes = 0;
   uint64_t memory_quota = 0;       // 0: none
+  uint64_t memory_allocations = 0;
+  uint64_t max_memory_allocations = 0;  // 0: none
   uint64_t pending_callbacks = 0;  // delivered, not yet finished by the process
   uint64_t callback_timeouts = 0;
   uint64_t queued_bytes = 0;        // work queued on its streams, as charged

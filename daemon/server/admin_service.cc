@@ -28,6 +28,8 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_max_events(session.max_events);
   info.set_memory_bytes(snapshot.memory_bytes);
   info.set_memory_quota(snapshot.memory_quota);
+  info.set_memory_allocations(snapshot.memory_allocations);
+  info.set_max_memory_allocations(snapshot.max_memory_allocations);
   info.set_queued_bytes(snapshot.queued_bytes);
   info.set_queued_bytes_limit(snapshot.queued_bytes_limit);
   info.set_physical_handles(snapshot.physical.handles);

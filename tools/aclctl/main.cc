@@ -71,7 +71,8 @@ constexpr char kUsage[] =
     "                         processes share its limits and see its devices from 0\n"
     "  group list | show ID | delete ID | label ID key=value... key-...\n"
     "sessions shows each use beside its limit (USE/LIMIT; none: no limit): STREAMS open\n"
-    "(+closing), CTX contexts created, EVENTS, DEVMEM device memory, HOSTMEM shared\n"
+    "(+closing), CTX contexts created, EVENTS, DEVMEM device memory, ALLOCS its\n"
+    "allocations, HOSTMEM shared\n"
     "memory acld maps (SEGS segments), QUEUED queued work, OUT messages waiting for the process\n"
     "to read them, BIN kernel binaries loaded\n"
     "(count:bytes/limit), CALLS calls waiting in acld,\n"
@@ -117,7 +118,7 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
 std::string SessionsTable(
     const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
   Table table({"ID", "PID", "UID", "REF", "DEVICES", "STREAMS", "CTX", "EVENTS", "DEVMEM",
-               "HOSTMEM", "SEGS", "QUEUED", "OUT", "BIN", "CALLS", "CB", "W", "VIA", "SINCE",
+               "ALLOCS", "HOSTMEM", "SEGS", "QUEUED", "OUT", "BIN", "CALLS", "CB", "W", "VIA", "SINCE",
                "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
@@ -128,6 +129,7 @@ std::string SessionsTable(
          CountOfLimit(session.contexts(), session.max_contexts()),
          CountOfLimit(session.events(), session.max_events()),
          BytesOfLimit(session.memory_bytes(), session.memory_quota()),
+         CountOfLimit(session.memory_allocations(), session.max_memory_allocations()),
          // Here 0 maps nothing rather than no limit.
          absl::StrCat(HumanBytes(session.host_memory_bytes()), "/",
                       HumanBytes(session.max_host_memory_bytes())),
