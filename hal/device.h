@@ -35,6 +35,9 @@ struct DeviceInfo {
   std::string name;           // SoC name reported by aclrtGetSocName
   uint64_t memory_bytes = 0;  // device memory capacity
   AddressRange addresses;     // every address Allocate can return lies inside
+  // The largest binary LoadExecutable accepts (0: no limit of its own), so
+  // that acld refuses a larger one before copying it out of a process.
+  uint64_t max_executable_bytes = 0;
 };
 
 // How busy a device is (the figures of aclrtGetDeviceUtilizationRate).

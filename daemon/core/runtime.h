@@ -342,9 +342,10 @@ class Runtime {
   // one device, their functions by name, and launches of them.
   absl::StatusOr<BinaryId> LoadBinary(SessionId session, int32_t device_id,
                                       absl::string_view binary);
-  // Whether a binary of `bytes` fits the session's limit (checked before the
-  // daemon copies a binary out of a process's shared memory).
-  absl::Status CheckBinaryRoom(SessionId session, uint64_t bytes);
+  // Whether a binary of `bytes` may be loaded on `device_id`: the device
+  // takes binaries that large, and it fits the session's limit (checked
+  // before the daemon copies a binary out of a process's shared memory).
+  absl::Status CheckBinaryLoad(SessionId session, int32_t device_id, uint64_t bytes);
   // Its functions become invalid; launches already made still run.
   absl::Status UnloadBinary(SessionId session, BinaryId binary);
   absl::StatusOr<FunctionId> GetFunction(SessionId session, BinaryId binary,

@@ -4,6 +4,7 @@
 // from it), its size is bounded and charged to the session, and a function
 // handle is valid only in the session that asked for it, while its binary is
 // loaded.
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/escaping.h"
@@ -40,13 +41,12 @@ absl::Status UnknownFunction(FunctionId function) {
 
 absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
                                              absl::string_view binary) {
-  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
   if (binary.empty()) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtBinaryLoadFromData: the binary is empty");
   }
-  const uint64_t charge = binary.size() + kBinaryOverheadBytes;
   // Checked before the device parses anything.
-  ACL_RETURN_IF_ERROR(CheckBinaryRoom(id, charge));
+  ACL_RETURN_IF_ERROR(CheckBinaryLoad(id, device_id, binary.size()));
+  const uint64_t charge = binary.size() + kBinaryOverheadBytes;
   // Parsed with no lock held: a large binary must not stall other sessions.
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Executable> executable,
                        backend_->device(device_id).LoadExecutable(binary));
@@ -60,10 +60,21 @@ absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
   return binary_id;
 }
 
-absl::Status Runtime::CheckBinaryRoom(SessionId id, uint64_t bytes) {
+absl::Status Runtime::CheckBinaryLoad(SessionId id, int32_t device_id, uint64_t bytes) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
+  const uint64_t device_limit = backend_->device(device_id).info().max_executable_bytes;
+  if (device_limit != 0 && bytes > device_limit) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("aclrtBinaryLoadFromData: a binary of ", bytes,
+                                  " bytes; device ", device_id, " loads at most ", device_limit));
+  }
+  // Each binary is charged its size and an overhead (a size this close to
+  // the top of the range is refused, not wrapped).
+  const uint64_t charge =
+      bytes > UINT64_MAX - kBinaryOverheadBytes ? UINT64_MAX : bytes + kBinaryOverheadBytes;
   absl::ReaderMutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  return CheckBinaryRoomLocked(*session, bytes);
+  return CheckBinaryRoomLocked(*session, charge);
 }
 
 absl::Status Runtime::CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const {

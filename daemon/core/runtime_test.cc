@@ -461,5 +461,22 @@ TEST(RuntimeBinariesTest, TinyBinariesAndHandlesAreChargedTheirOverheadAndReleas
   EXPECT_EQ(runtime.Snapshot().sessions[0].session.binary_bytes, 0u);
 }
 
+// A binary larger than the device loads is refused by its size, before the
+// daemon copies it out of the process's shared memory.
+TEST(RuntimeBinariesTest, ABinaryTooLargeForTheDeviceIsRefusedByItsSize) {
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), RuntimeOptions{});
+  const SessionId id = runtime.OpenSession({100, 0, 0, "a"});
+  const uint64_t device_limit = hal::sim::kMaxSimBinaryBytes;
+  EXPECT_TRUE(runtime.CheckBinaryLoad(id, 0, device_limit).ok());
+  for (uint64_t bytes : {device_limit + 1, uint64_t{255} << 20, ~uint64_t{0}}) {
+    absl::Status refused = runtime.CheckBinaryLoad(id, 0, bytes);
+    EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_INVALID_PARAM) << bytes;
+    EXPECT_NE(refused.message().find("loads at most"), absl::string_view::npos) << refused;
+  }
+  EXPECT_EQ(AclCodeOf(runtime.CheckBinaryLoad(id, 7, 10)), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_EQ(AclCodeOf(runtime.LoadBinary(id, 0, std::string(device_limit + 1, 'x')).status()),
+            ACL_ERROR_INVALID_PARAM);
+}
+
 }  // namespace
 }  // namespace acld

@@ -788,7 +788,7 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
     case ClientMessage::kLoadBinary: {
       const acl::v1::LoadBinaryRequest& load = request.load_binary();
       if (load.has_shared()) {
-        absl::Status room = runtime_.CheckBinaryRoom(session_, load.size());
+        absl::Status room = runtime_.CheckBinaryLoad(session_, load.device_id(), load.size());
         if (!room.ok()) return answer_status(room);
         absl::StatusOr<HostSpan> span =
             shared_memory_.Resolve(load.shared().segment(), load.shared().offset(), load.size());

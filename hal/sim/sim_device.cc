@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "hal/sim/sim_backend.h"
+#include "hal/sim/sim_binary.h"
 #include "hal/sim/sim_event.h"
 #include "hal/sim/sim_executable.h"
 #include "hal/sim/sim_memory.h"
@@ -29,7 +30,8 @@ SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock,
                      std::shared_ptr<MemoryWatch> memory_watch)
     : info_{id, kSimSocName, memory_bytes,
             AddressRange{kAddressBit | (uint64_t(id) << kDeviceIdShift),
-                         (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit}},
+                         (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit},
+            kMaxSimBinaryBytes},
       // Named: it starts with the device's first wait, and ps (and the
       // adversarial suite's count of acld's threads) tell it apart.
       timer_(clock, "sim-device"),
