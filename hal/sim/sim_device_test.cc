@@ -92,6 +92,53 @@ TEST(SimDeviceTest, KernelsDoWhatTheSpecSays) {
   EXPECT_EQ(Kernel("trap")->arg_count(), 0u);
 }
 
+// A launch runs a piece at a time (Kernel::Elements): every kernel run in
+// parts, in order, leaves the bytes its whole run leaves.
+TEST(SimDeviceTest, EveryKernelRunInPartsDoesWhatItDoesWhole) {
+  constexpr uint64_t kBytes = 3 * 4 * 4096;  // three vectors of 2 add_f16_2048 blocks
+  SimDevice device(0, 1 << 20);
+  DeviceBuffer whole = *device.Allocate(kBytes);
+  DeviceBuffer parts = *device.Allocate(kBytes);
+  for (const DeviceBuffer& buffer : {whole, parts}) {
+    uint8_t* bytes = SimBytes(DeviceSpan{buffer, 0});
+    for (uint64_t i = 0; i < kBytes; ++i) bytes[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  }
+  struct Launch {
+    std::string kernel;
+    uint32_t block_dim;
+    std::vector<uint64_t> args;  // offsets into the buffer first (as many as `pointers`)
+    int pointers;
+  };
+  const uint32_t alpha = 0x3fc00000;  // 1.5f
+  for (const Launch& launch :
+       {Launch{"add_one_u32", 1000, {0}, 1}, Launch{"spin_add_one_u32", 999, {4, 0}, 1},
+        Launch{"double_u32", 777, {8}, 1}, Launch{"fill_u32", 1, {12, 0xabcdef, 3001}, 1},
+        Launch{"axpy_f32", 5, {0, 16384, 32768, alpha, 4000}, 3},
+        Launch{"add_f16_2048", 2, {0, 16384, 32768}, 3}}) {
+    const hal::sim::Kernel& kernel = *Kernel(launch.kernel);
+    auto args_for = [&](const DeviceBuffer& buffer) {
+      std::vector<uint64_t> args = launch.args;
+      for (int i = 0; i < launch.pointers; ++i) args[i] += buffer.address;
+      return args;
+    };
+    OneBuffer whole_memory(whole), parts_memory(parts);
+    ASSERT_TRUE(kernel.Run(launch.block_dim, args_for(whole), whole_memory).ok()) << launch.kernel;
+    const std::vector<uint64_t> args = args_for(parts);
+    const uint64_t elements = kernel.Elements(launch.block_dim, args);
+    ASSERT_GT(elements, 1u) << launch.kernel;
+    ASSERT_GT(kernel.ElementsPerPiece(), 1u) << launch.kernel;
+    const uint64_t bounds[] = {0, 1, elements / 3, elements - 1, elements};
+    for (size_t i = 0; i + 1 < std::size(bounds); ++i) {
+      ASSERT_TRUE(
+          kernel.RunElements(launch.block_dim, args, parts_memory, bounds[i], bounds[i + 1]).ok())
+          << launch.kernel << " [" << bounds[i] << ", " << bounds[i + 1] << ")";
+    }
+    ASSERT_EQ(std::memcmp(SimBytes(DeviceSpan{whole, 0}), SimBytes(DeviceSpan{parts, 0}), kBytes),
+              0)
+        << launch.kernel;
+  }
+}
+
 TEST(SimDeviceTest, AxpyAddsAScaledVector) {
   SimDevice device(0, 1 << 20);
   DeviceBuffer buffer = *device.Allocate(48);
@@ -221,6 +268,71 @@ TEST(SimDeviceTest, ALargeCopyOrFillRunsAPieceAtATimeOffTheThreadThatStartedIt) 
   stream.reset();
   device.Free(filled);
   device.Free(copied);
+}
+
+// Resolves device addresses inside one buffer, for launches on a stream.
+class WholeBuffer : public hal::MemoryResolver {
+ public:
+  explicit WholeBuffer(const DeviceBuffer& buffer) : buffer_(buffer) {}
+  absl::StatusOr<DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override {
+    if (address < buffer_.address || address - buffer_.address > buffer_.size ||
+        bytes > buffer_.size - (address - buffer_.address)) {
+      return absl::OutOfRangeError("outside");
+    }
+    return DeviceSpan{buffer_, address - buffer_.address};
+  }
+
+ private:
+  DeviceBuffer buffer_;
+};
+
+// A launch of any size runs a piece at a time: it holds neither the thread
+// that submitted it nor the device's thread for long, another stream's items
+// pass between its pieces, and an Abort waits for one piece, not for the
+// rest. (Run whole, the fill below held the submitting thread, so the
+// completion counts could not hold.)
+TEST(SimDeviceTest, ALargeLaunchRunsAPieceAtATimeAndAnAbortStopsIt) {
+  constexpr uint64_t kWords = uint64_t{48} << 20;  // 192 MiB: tens of pieces
+  SimDevice device(0, uint64_t{512} << 20);
+  DeviceBuffer buffer = *device.Allocate(kWords * 4);
+  auto memory = std::make_shared<WholeBuffer>(buffer);
+  const Function& fill = **device.builtin_kernels()->GetFunction("fill_u32");
+  const Function& spin = **device.builtin_kernels()->GetFunction("spin_add_one_u32");
+  auto fill_with = [&](uint32_t value) {
+    const uint64_t fields[3] = {buffer.address, value, kWords};
+    return LaunchParams{1, std::string(reinterpret_cast<const char*>(fields), sizeof(fields)),
+                        memory};
+  };
+  uint32_t* words = reinterpret_cast<uint32_t*>(SimBytes(DeviceSpan{buffer, 0}));
+
+  testing::StreamReports filler_reports, other_reports;
+  std::unique_ptr<Stream> filler = *device.CreateStream(filler_reports.Options());
+  std::unique_ptr<Stream> other = *device.CreateStream(other_reports.Options());
+  ASSERT_TRUE(filler->Launch(fill, fill_with(7)).ok());
+  EXPECT_EQ(filler_reports.completed().size(), 0u) << "the submitting thread ran the whole launch";
+  // Another stream's kernel, busy for a millisecond, ends while the fill goes on.
+  const uint64_t spin_fields[2] = {buffer.address, 1000};
+  ASSERT_TRUE(other
+                  ->Launch(spin, LaunchParams{1,
+                                              std::string(reinterpret_cast<const char*>(spin_fields),
+                                                          sizeof(spin_fields)),
+                                              memory})
+                  .ok());
+  ASSERT_TRUE(other_reports.WaitForCompleted(1, absl::Seconds(60)));
+  EXPECT_EQ(filler_reports.completed().size(), 0u)
+      << "the other stream's kernel waited for the whole fill";
+  ASSERT_TRUE(filler_reports.WaitForCompleted(1, absl::Seconds(60)));
+  ASSERT_TRUE(filler_reports.completed()[0].second.ok());
+  EXPECT_EQ(words[kWords - 1], 7u);
+
+  // Aborted just after it started: its last words are never written.
+  ASSERT_TRUE(filler->Launch(fill, fill_with(9)).ok());
+  filler->Abort();
+  EXPECT_EQ(words[kWords - 1], 7u) << "the aborted fill ran to its end";
+  EXPECT_EQ(filler_reports.completed().size(), 1u) << "an aborted launch was reported";
+  filler.reset();
+  other.reset();
+  device.Free(buffer);
 }
 
 // A kernel behind a callback point is not run by the thread that passed the

@@ -43,6 +43,26 @@ class Kernel {
   // Applies the kernel's effect for blocks [0, block_dim).
   virtual absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
                            MemoryResolver& memory) const = 0;
+
+  // A launch's work in independent elements applied in order, so that the
+  // stream runs a launch of any size a piece at a time: the device's threads
+  // serve every stream of every process, and one launch must not hold them
+  // for seconds. 1: the kernel runs whole (its work is small or bounded).
+  virtual uint64_t Elements(uint32_t block_dim, absl::Span<const uint64_t> args) const {
+    (void)block_dim;
+    (void)args;
+    return 1;
+  }
+  // About a millisecond's worth of elements: what one piece runs.
+  virtual uint64_t ElementsPerPiece() const { return 1; }
+  // Applies the effect of elements [first, end) of Elements() (all of them
+  // is Run). Only a kernel with more than one element is asked for a part.
+  virtual absl::Status RunElements(uint32_t block_dim, absl::Span<const uint64_t> args,
+                                   MemoryResolver& memory, uint64_t first, uint64_t end) const {
+    (void)first;
+    (void)end;
+    return Run(block_dim, args, memory);
+  }
   // As Run, for a kernel that prints (device printf): appends what it printed
   // to `printed`, at most kMaxPrintedBytes per launch.
   virtual absl::Status RunAndPrint(uint32_t block_dim, absl::Span<const uint64_t> args,

@@ -29,6 +29,25 @@ class SimKernel : public Kernel {
   const size_t arg_count_;
 };
 
+// A kernel whose work splits into elements (Kernel::Elements), about
+// `per_piece` of them a millisecond: Run is all of them.
+class ElementwiseKernel : public SimKernel {
+ public:
+  ElementwiseKernel(std::string name, size_t arg_count, uint64_t per_piece)
+      : SimKernel(std::move(name), arg_count), per_piece_(per_piece) {}
+  uint64_t ElementsPerPiece() const override { return per_piece_; }
+  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
+                   MemoryResolver& memory) const final {
+    return RunElements(block_dim, args, memory, 0, Elements(block_dim, args));
+  }
+
+ private:
+  const uint64_t per_piece_;
+};
+
+// Words are cheap: a million of them is about a millisecond.
+constexpr uint64_t kWordsPerPiece = uint64_t{1} << 20;
+
 // `count` uint32 from `address`, or an error when the byte count overflows.
 absl::StatusOr<std::vector<DeviceRange>> Words(uint64_t address, uint64_t count) {
   if (count > (uint64_t{1} << 40)) {
@@ -65,83 +84,76 @@ absl::StatusOr<std::array<uint8_t*, 3>> ResolveThree(const std::vector<DeviceRan
   return buffers;
 }
 
-// Applies `op` to `block_dim` consecutive uint32 starting at `address`, one
-// per block.
+// A kernel that applies `Op` to the uint32 at args[0] of each block (block
+// b's is word b): its elements are its blocks.
 template <typename Op>
-absl::Status EachBlockWord(uint32_t block_dim, uint64_t address, MemoryResolver& memory,
-                           const Op& op) {
-  absl::StatusOr<uint8_t*> bytes = memory.Resolve(address, uint64_t{block_dim} * 4);
-  if (!bytes.ok()) return bytes.status();
-  for (uint32_t b = 0; b < block_dim; ++b) {
-    uint32_t value;
-    std::memcpy(&value, *bytes + 4ull * b, 4);
-    value = op(value);
-    std::memcpy(*bytes + 4ull * b, &value, 4);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status AddOneToEachBlock(uint32_t block_dim, uint64_t address, MemoryResolver& memory) {
-  return EachBlockWord(block_dim, address, memory, [](uint32_t value) { return value + 1; });
-}
-
-class AddOne : public SimKernel {
+class EachBlockWord : public ElementwiseKernel {
  public:
-  AddOne() : SimKernel("add_one_u32", 1) {}
+  EachBlockWord(std::string name, size_t arg_count)
+      : ElementwiseKernel(std::move(name), arg_count, kWordsPerPiece) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
       uint32_t block_dim, absl::Span<const uint64_t> args) const override {
     return Words(args[0], block_dim);
   }
-  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
-                   MemoryResolver& memory) const override {
-    return AddOneToEachBlock(block_dim, args[0], memory);
+  uint64_t Elements(uint32_t block_dim, absl::Span<const uint64_t>) const override {
+    return block_dim;
+  }
+  absl::Status RunElements(uint32_t, absl::Span<const uint64_t> args, MemoryResolver& memory,
+                           uint64_t first, uint64_t end) const override {
+    if (first >= end) return absl::OkStatus();
+    absl::StatusOr<uint8_t*> bytes = memory.Resolve(args[0] + 4 * first, 4 * (end - first));
+    if (!bytes.ok()) return bytes.status();
+    for (uint64_t b = 0; b < end - first; ++b) {
+      uint32_t value;
+      std::memcpy(&value, *bytes + 4 * b, 4);
+      value = Op()(value);
+      std::memcpy(*bytes + 4 * b, &value, 4);
+    }
+    return absl::OkStatus();
   }
 };
 
-class SpinAddOne : public SimKernel {
+struct PlusOne {
+  uint32_t operator()(uint32_t value) const { return value + 1; }
+};
+struct Twice {
+  uint32_t operator()(uint32_t value) const { return value * 2; }
+};
+
+class AddOne : public EachBlockWord<PlusOne> {
  public:
-  SpinAddOne() : SimKernel("spin_add_one_u32", 2) {}
-  absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t block_dim, absl::Span<const uint64_t> args) const override {
-    return Words(args[0], block_dim);
-  }
+  AddOne() : EachBlockWord("add_one_u32", 1) {}
+};
+
+class SpinAddOne : public EachBlockWord<PlusOne> {
+ public:
+  SpinAddOne() : EachBlockWord("spin_add_one_u32", 2) {}
   uint64_t BusyMicros(absl::Span<const uint64_t> args) const override { return args[1]; }
-  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
-                   MemoryResolver& memory) const override {
-    return AddOneToEachBlock(block_dim, args[0], memory);
-  }
 };
 
-class DoubleEach : public SimKernel {
+class DoubleEach : public EachBlockWord<Twice> {
  public:
-  DoubleEach() : SimKernel("double_u32", 1) {}
-  absl::StatusOr<std::vector<DeviceRange>> Ranges(
-      uint32_t block_dim, absl::Span<const uint64_t> args) const override {
-    return Words(args[0], block_dim);
-  }
-  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
-                   MemoryResolver& memory) const override {
-    return EachBlockWord(block_dim, args[0], memory, [](uint32_t value) { return value * 2; });
-  }
+  DoubleEach() : EachBlockWord("double_u32", 1) {}
 };
 
-class Fill : public SimKernel {
+class Fill : public ElementwiseKernel {
  public:
-  Fill() : SimKernel("fill_u32", 3) {}
+  Fill() : ElementwiseKernel("fill_u32", 3, kWordsPerPiece) {}
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
       uint32_t, absl::Span<const uint64_t> args) const override {
     return Words(args[0], args[2]);
   }
-  absl::Status Run(uint32_t, absl::Span<const uint64_t> args,
-                   MemoryResolver& memory) const override {
-    const uint64_t count = args[2];
-    if (count > (uint64_t{1} << 40)) {
-      return absl::InvalidArgumentError(absl::StrCat("fill_u32: count ", count, " is too large"));
+  uint64_t Elements(uint32_t, absl::Span<const uint64_t> args) const override { return args[2]; }
+  absl::Status RunElements(uint32_t, absl::Span<const uint64_t> args, MemoryResolver& memory,
+                           uint64_t first, uint64_t end) const override {
+    if (args[2] > (uint64_t{1} << 40)) {
+      return absl::InvalidArgumentError(absl::StrCat("fill_u32: count ", args[2], " is too large"));
     }
-    absl::StatusOr<uint8_t*> bytes = memory.Resolve(args[0], count * 4);
+    if (first >= end) return absl::OkStatus();
+    absl::StatusOr<uint8_t*> bytes = memory.Resolve(args[0] + 4 * first, 4 * (end - first));
     if (!bytes.ok()) return bytes.status();
     const uint32_t value = static_cast<uint32_t>(args[1]);
-    for (uint64_t i = 0; i < count; ++i) std::memcpy(*bytes + 4 * i, &value, 4);
+    for (uint64_t i = 0; i < end - first; ++i) std::memcpy(*bytes + 4 * i, &value, 4);
     return absl::OkStatus();
   }
 };
@@ -176,11 +188,11 @@ uint16_t AddHalves(uint16_t a, uint16_t b) {
 // bits of a float in the low half of its field. The whole vector is one
 // task whatever the block count (blocks split it on a device; here they would
 // only repeat the same writes).
-class AxpyF32 : public SimKernel {
+class AxpyF32 : public ElementwiseKernel {
  public:
   static constexpr uint64_t kMaxCount = uint64_t{1} << 36;
 
-  AxpyF32() : SimKernel("axpy_f32", 5) {}
+  AxpyF32() : ElementwiseKernel("axpy_f32", 5, uint64_t{1} << 19) {}
 
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
       uint32_t, absl::Span<const uint64_t> args) const override {
@@ -191,11 +203,13 @@ class AxpyF32 : public SimKernel {
     return ThreeVectors("axpy_f32", args, count * 4);
   }
 
-  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
-                   MemoryResolver& memory) const override {
+  uint64_t Elements(uint32_t, absl::Span<const uint64_t> args) const override { return args[4]; }
+
+  absl::Status RunElements(uint32_t block_dim, absl::Span<const uint64_t> args,
+                           MemoryResolver& memory, uint64_t first, uint64_t end) const override {
     absl::StatusOr<std::vector<DeviceRange>> ranges = Ranges(block_dim, args);
     if (!ranges.ok()) return ranges.status();
-    if (args[4] == 0) return absl::OkStatus();
+    if (first >= end) return absl::OkStatus();
     absl::StatusOr<std::array<uint8_t*, 3>> resolved = ResolveThree(*ranges, memory);
     if (!resolved.ok()) return resolved.status();
     const std::array<uint8_t*, 3>& buffers = *resolved;
@@ -203,7 +217,7 @@ class AxpyF32 : public SimKernel {
     const uint32_t alpha_bits = static_cast<uint32_t>(args[3]);
     std::memcpy(&alpha, &alpha_bits, sizeof(alpha));
     // Element by element, both inputs read before the write: dst may be x or y.
-    for (uint64_t e = 0; e < args[4]; ++e) {
+    for (uint64_t e = first; e < end; ++e) {
       float x, y;
       std::memcpy(&x, buffers[0] + 4 * e, 4);
       std::memcpy(&y, buffers[1] + 4 * e, 4);
@@ -214,12 +228,12 @@ class AxpyF32 : public SimKernel {
   }
 };
 
-class AddF16 : public SimKernel {
+class AddF16 : public ElementwiseKernel {
  public:
   static constexpr uint64_t kElementsPerBlock = 2048;
   static constexpr uint64_t kBytesPerBlock = kElementsPerBlock * 2;
 
-  AddF16() : SimKernel("add_f16_2048", 3) {}
+  AddF16() : ElementwiseKernel("add_f16_2048", 3, uint64_t{1} << 17) {}
 
   absl::StatusOr<std::vector<DeviceRange>> Ranges(
       uint32_t block_dim, absl::Span<const uint64_t> args) const override {
@@ -227,9 +241,13 @@ class AddF16 : public SimKernel {
     return ThreeVectors("add_f16_2048", args, uint64_t{block_dim} * kBytesPerBlock);
   }
 
-  absl::Status Run(uint32_t block_dim, absl::Span<const uint64_t> args,
-                   MemoryResolver& memory) const override {
-    if (block_dim == 0) return absl::OkStatus();
+  uint64_t Elements(uint32_t block_dim, absl::Span<const uint64_t>) const override {
+    return uint64_t{block_dim} * kElementsPerBlock;
+  }
+
+  absl::Status RunElements(uint32_t block_dim, absl::Span<const uint64_t> args,
+                           MemoryResolver& memory, uint64_t first, uint64_t end) const override {
+    if (first >= end) return absl::OkStatus();
     absl::StatusOr<std::vector<DeviceRange>> ranges = Ranges(block_dim, args);
     if (!ranges.ok()) return ranges.status();
     absl::StatusOr<std::array<uint8_t*, 3>> resolved = ResolveThree(*ranges, memory);
@@ -237,8 +255,7 @@ class AddF16 : public SimKernel {
     const std::array<uint8_t*, 3>& buffers = *resolved;
     // Element by element (halves are little-endian in device memory),
     // reading both inputs before writing, so z may be x or y (in place).
-    const uint64_t elements = uint64_t{block_dim} * kElementsPerBlock;
-    for (uint64_t e = 0; e < elements; ++e) {
+    for (uint64_t e = first; e < end; ++e) {
       const uint8_t* x = buffers[0] + 2 * e;
       const uint8_t* y = buffers[1] + 2 * e;
       const uint16_t z = FloatEnvironment::Half(AddHalves(

@@ -1,5 +1,6 @@
 #include "hal/sim/sim_random.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -65,10 +66,6 @@ uint64_t IntegerOf(uint64_t bits, int32_t data_type) {
 }
 
 // The parameters' values, as bits.
-struct Values {
-  uint64_t seed = 0, count = 0, first = 0, second = 0;
-};
-
 uint64_t Read(const RandomParameter& parameter) {
   if (!parameter.at.has_value()) return parameter.value;
   uint64_t bits = 0;
@@ -171,42 +168,54 @@ absl::Status CheckRandomNumbers(const RandomNumbers& task) {
   return absl::OkStatus();
 }
 
-absl::Status GenerateRandomNumbers(const RandomNumbers& task) {
-  const Values values{Read(task.seed), Read(task.count), Read(task.first), Read(task.second)};
-  ACL_RETURN_IF_ERROR(CheckValues(task, values.first, values.second));
+absl::StatusOr<RandomDraw> RandomDraw::Start(const RandomNumbers& task) {
+  RandomDraw draw;
+  draw.task_ = task;
+  draw.seed_ = Read(task.seed);
+  draw.count_ = Read(task.count);
+  draw.first_ = Read(task.first);
+  draw.second_ = Read(task.second);
+  ACL_RETURN_IF_ERROR(CheckValues(task, draw.first_, draw.second_));
   const std::optional<uint64_t> bytes =
-      acld::RandomResultBytes(task.function, task.data_type, values.count);
+      acld::RandomResultBytes(task.function, task.data_type, draw.count_);
   const uint64_t room = task.result.buffer.size - task.result.offset;
   if (!bytes.has_value() || *bytes > room) {
-    return Invalid(absl::StrCat(values.count, " numbers do not fit the ", room,
+    return Invalid(absl::StrCat(draw.count_, " numbers do not fit the ", room,
                                 " bytes from randomResultAddr to the end of its allocation"));
   }
-  uint64_t counter[2];
-  std::memcpy(counter, SimBytes(task.counter), sizeof(counter));
+  std::memcpy(draw.counter_, SimBytes(task.counter), sizeof(draw.counter_));
+  return draw;
+}
+
+void RandomDraw::Generate(uint64_t first, uint64_t end) const {
+  end = std::min(end, count_);
+  if (first >= end) return;
+  const RandomNumbers& task = task_;
   uint8_t* out = SimBytes(task.result);
   const uint64_t element = acld::RandomElementBytes(task.data_type);
 
   if (task.function == ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK) {
-    const double ratio = FloatOf(values.first, task.data_type);
-    std::memset(out, 0, *bytes);
-    for (uint64_t i = 0; i < values.count; ++i) {
-      const uint32_t word = Block(counter[0], counter[1], i, values.seed)[0];
+    const double ratio = FloatOf(first_, task.data_type);
+    // The bytes of [first, end): a piece starts on a byte (kRandomPieceNumbers).
+    std::memset(out + first / 8, 0, (end + 7) / 8 - first / 8);
+    for (uint64_t i = first; i < end; ++i) {
+      const uint32_t word = Block(counter_[0], counter_[1], i, seed_)[0];
       if (UnitInterval(word) >= ratio) out[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
     }
-    return absl::OkStatus();
+    return;
   }
-  for (uint64_t i = 0; i < values.count; ++i) {
-    const std::array<uint32_t, 4> words = Block(counter[0], counter[1], i, values.seed);
+  for (uint64_t i = first; i < end; ++i) {
+    const std::array<uint32_t, 4> words = Block(counter_[0], counter_[1], i, seed_);
     uint64_t bits;
     if (task.function == ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS && !IsFloatType(task.data_type)) {
       // Integers, [min, max): the range fits 64 bits since min < max.
-      const uint64_t min = IntegerOf(values.first, task.data_type);
-      const uint64_t range = IntegerOf(values.second, task.data_type) - min;
+      const uint64_t min = IntegerOf(first_, task.data_type);
+      const uint64_t range = IntegerOf(second_, task.data_type) - min;
       const uint64_t word = (uint64_t{words[1]} << 32) | words[0];
       bits = min + static_cast<uint64_t>((static_cast<unsigned __int128>(word) * range) >> 64);
     } else {
-      const double a = FloatOf(values.first, task.data_type);
-      const double b = FloatOf(values.second, task.data_type);
+      const double a = FloatOf(first_, task.data_type);
+      const double b = FloatOf(second_, task.data_type);
       double value;
       switch (task.function) {
         case ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS:
@@ -223,6 +232,11 @@ absl::Status GenerateRandomNumbers(const RandomNumbers& task) {
     }
     std::memcpy(out + i * element, &bits, element);  // little-endian host
   }
+}
+
+absl::Status GenerateRandomNumbers(const RandomNumbers& task) {
+  ACL_ASSIGN_OR_RETURN(RandomDraw draw, RandomDraw::Start(task));
+  draw.Generate(0, draw.count());
   return absl::OkStatus();
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "hal/random_numbers.h"
 
 namespace hal::sim {
@@ -33,8 +34,26 @@ std::array<uint32_t, 4> Philox(std::array<uint32_t, 4> counter, std::array<uint3
 // for a parameter of the wrong size or a value given now that is out of range.
 absl::Status CheckRandomNumbers(const RandomNumbers& task);
 
-// Runs the task on sim memory: reads the parameters held in device memory,
-// judges them as CheckRandomNumbers does, and writes the numbers.
+// A task the stream reached: its parameters read from device memory once and
+// judged, its numbers then written a range at a time (number i depends on i
+// alone), so that a draw of any size runs in pieces.
+class RandomDraw {
+ public:
+  // Reads the parameters held in device memory and judges them as
+  // CheckRandomNumbers does.
+  static absl::StatusOr<RandomDraw> Start(const RandomNumbers& task);
+  uint64_t count() const { return count_; }
+  // Writes numbers [first, end) (clipped to count()). For the dropout
+  // bitmask, `first` is a multiple of 8: a range owns its bytes.
+  void Generate(uint64_t first, uint64_t end) const;
+
+ private:
+  RandomNumbers task_;
+  uint64_t seed_ = 0, count_ = 0, first_ = 0, second_ = 0;
+  uint64_t counter_[2] = {0, 0};
+};
+
+// Runs the whole task on sim memory (Start, then Generate of every number).
 absl::Status GenerateRandomNumbers(const RandomNumbers& task);
 
 }  // namespace hal::sim

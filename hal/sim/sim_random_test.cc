@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "acl/acl_base.h"
@@ -176,6 +177,44 @@ TEST(SimRandomTest, DropoutBitmaskKeepsOneMinusTheRatio) {
   t.task.first.value = FloatBitsOf(1.0f);
   ASSERT_TRUE(GenerateRandomNumbers(t.task).ok());
   EXPECT_EQ(t.Values<uint8_t>(1)[0], 0) << "ratio 1 drops everything";
+}
+
+// A draw written a range at a time (as a stream runs it, in pieces) is the
+// draw written whole, numbers and dropout bits alike.
+TEST(SimRandomTest, ADrawInRangesWritesWhatTheWholeDrawWrites) {
+  struct Case {
+    int32_t function;
+    int32_t type;
+    uint64_t first, second;
+    uint8_t size;
+  };
+  for (const Case& c : {Case{ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS, ACL_INT32, 5, 1000, 4},
+                        Case{ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS, ACL_FLOAT, FloatBitsOf(1.0f),
+                             FloatBitsOf(2.0f), 4},
+                        Case{ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK, ACL_FLOAT,
+                             FloatBitsOf(0.5f), 0, 4}}) {
+    constexpr uint64_t kCount = 1001;
+    RandomTask whole(kCount * 4), ranges(kCount * 4);
+    for (RandomTask* t : {&whole, &ranges}) {
+      t->task.function = c.function;
+      t->task.data_type = c.type;
+      t->task.first = {std::nullopt, c.first, c.size};
+      t->task.second = {std::nullopt, c.second, c.size};
+      t->task.count.value = kCount;
+      t->SetCounter(12345, 6);
+      std::memset(t->bytes(), 0xA5, kCount * 4);
+    }
+    ASSERT_TRUE(GenerateRandomNumbers(whole.task).ok());
+    absl::StatusOr<RandomDraw> draw = RandomDraw::Start(ranges.task);
+    ASSERT_TRUE(draw.ok()) << draw.status();
+    ASSERT_EQ(draw->count(), kCount);
+    // Out of order, of several sizes; the last one past count() is clipped.
+    const std::pair<uint64_t, uint64_t> parts[] = {{64, 72}, {0, 8}, {72, 1000}, {8, 64},
+                                                   {1000, 2000}};
+    for (const auto& [first, end] : parts) draw->Generate(first, end);
+    EXPECT_EQ(whole.Values<uint8_t>(kCount * 4), ranges.Values<uint8_t>(kCount * 4))
+        << "function " << c.function;
+  }
 }
 
 TEST(SimRandomTest, ParametersHeldInDeviceMemoryAreReadAndJudgedWhenTheTaskRuns) {

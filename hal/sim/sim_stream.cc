@@ -101,10 +101,9 @@ struct SimStream::Item {
     std::optional<DeviceSpan> fill_dst;  // kFill
     uint8_t fill_value = 0;
     uint64_t fill_count = 0;
-    uint64_t progress = 0;  // kCopy, kFill: the bytes done, a piece at a time
-    uint64_t bytes(Kind kind) const { return kind == Kind::kCopy ? transfer.count : fill_count; }
     Reduction reduction;                     // kReduce
     std::optional<RandomNumbers> random;     // kRandom
+    std::optional<RandomDraw> draw;          // kRandom, once the stream reached it
     std::shared_ptr<OverflowStatus> overflow;  // kReportOverflows, kCopyOverflow, kClearOverflow
     std::optional<DeviceSpan> overflow_dst;    // kCopyOverflow
     std::optional<DeviceSpan> value_address;   // kWaitValue
@@ -134,6 +133,8 @@ struct SimStream::Item {
   bool reached = false;             // kCallback
   bool fail_if_dropped = false;     // kWait
   std::optional<absl::Status> resumed;
+  // Piecewise items: the work done so far, in its units (State::Units).
+  uint64_t progress = 0;
 };
 
 struct SimStream::State : std::enable_shared_from_this<State> {
@@ -156,18 +157,65 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // delivering its answer), and a client can queue a long backlog behind the
   // hold: that thread must not run all of it.
   static constexpr absl::Duration kPumpSlice = absl::Microseconds(500);
-  // A copy or fill runs at most this much at a time, so that one of
-  // gigabytes (seconds, where the pages are new) is sliced like a backlog:
-  // on a thread that ended a hold it runs for about a slice, and the rest
-  // goes to the device's thread between its other streams' events. A bulk
-  // copy's chunk runs whole.
+  // Work whose length the client's sizes decide runs a piece at a time, so
+  // that one of gigabytes (seconds) is sliced like a backlog: on a thread
+  // that ended a hold it runs for about a slice, and the rest goes to the
+  // device's thread between its other streams' events; an Abort waits for
+  // one piece at most. A piece is about a millisecond: copies and fills of
+  // kPieceBytes (a bulk copy's chunk runs whole), reductions of
+  // kReducePieceBytes, kernels of their ElementsPerPiece, random numbers
+  // kRandomPieceNumbers at a time.
   static constexpr uint64_t kPieceBytes = kTransferPieceBytes;
+  static constexpr uint64_t kReducePieceBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kRandomPieceNumbers = uint64_t{1} << 14;  // whole dropout bytes
+  static_assert(kRandomPieceNumbers % 8 == 0, "a piece of a dropout bitmask owns its bytes");
   static bool Piecewise(const Item& item) {
-    return item.kind == Item::Kind::kCopy || item.kind == Item::Kind::kFill;
+    switch (item.kind) {
+      case Item::Kind::kCopy:
+      case Item::Kind::kFill:
+      case Item::Kind::kLaunch:
+      case Item::Kind::kReduce:
+      case Item::Kind::kRandom:
+        return true;
+      default:
+        return false;
+    }
   }
-  // Runs the next piece of the head, a copy or fill with more than a piece
-  // left, and leaves it at the head; releases mu meanwhile.
+  // A piecewise item's work in its units (bytes, elements, numbers); nullopt
+  // for random numbers the stream has not started (their count is read
+  // from device memory then).
+  static std::optional<uint64_t> Units(const Item& item);
+  static uint64_t PieceUnits(const Item& item);
+  // Whether more than a piece of `item`, a piecewise one, is left.
+  static bool MoreThanAPiece(const Item& item) {
+    const std::optional<uint64_t> units = Units(item);
+    return !units.has_value() || *units - item.progress > PieceUnits(item);
+  }
+  // What one piece of the head runs, taken under mu: the head may move in
+  // the queue while mu is released, its operands do not.
+  struct Piece {
+    Item::Kind kind;
+    Item::Operands* operands = nullptr;
+    // A launch's: its executable outlives the piece (an Abort waits for it).
+    const SimFunction* function = nullptr;
+    uint32_t block_dim = 0;
+    SimFunction::ArgumentFields fields;
+    std::shared_ptr<hal::MemoryResolver> memory;
+    uint64_t first = 0;
+    uint64_t end = 0;
+  };
+  // Runs [piece.first, piece.end) without mu (a random draw first starts,
+  // which sets `end`).
+  absl::Status RunPiece(Piece& piece);
+  // Runs the next piece of the head, a piecewise item with more than a
+  // piece left, and leaves it at the head, unless it failed or ended (a
+  // random draw of a piece or less): then it reports it. Releases mu
+  // meanwhile.
   void RunPieceLocked(uint64_t held_generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // Reports `item`, which ran with `status`, and lets go of what it held;
+  // releases mu meanwhile.
+  void CompleteLocked(Item& item, const absl::Status& status, uint64_t held_generation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Pump, for the thread that set `pumping`; releases mu.
   void PumpLocked(bool borrowed = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu)
       ABSL_UNLOCK_FUNCTION(mu);
@@ -183,10 +231,10 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   static bool RunsAtOnce(const Item& item) {
     switch (item.kind) {
       case Item::Kind::kLaunch:
-        return item.busy_micros == 0;
+        return item.busy_micros == 0 && !MoreThanAPiece(item);
       case Item::Kind::kCopy:
       case Item::Kind::kFill:
-        return item.operands->bytes(item.kind) <= kPieceBytes;
+        return !MoreThanAPiece(item);
       case Item::Kind::kRecord:
         return true;
       default:
@@ -266,12 +314,17 @@ void SimStream::State::RunLocked(Item& item, uint64_t held_generation) {
   executing = true;
   mu.Unlock();
   const absl::Status status = Execute(item);
-  const uint64_t sequence = item.sequence;
-  item = Item{};  // what it held goes back before its completion is reported
   mu.Lock();
   executing = false;
+  CompleteLocked(item, status, held_generation);
+}
+
+void SimStream::State::CompleteLocked(Item& item, const absl::Status& status,
+                                      uint64_t held_generation) {
   if (!status.ok() && stop_on_failure && held_generation == generation) hold = Hold::kStopped;
   mu.Unlock();
+  const uint64_t sequence = item.sequence;
+  item = Item{};  // what it held goes back before its completion is reported
   options.on_complete(sequence, status);
   // Streams waiting for a value learn of the write only once its own
   // completion is reported, as on a device, where a value wait notices a
@@ -350,7 +403,7 @@ void SimStream::State::PumpLocked(bool borrowed) {
       continue;
     }
     if (slice_end == absl::InfiniteFuture()) slice_end = absl::Now() + kPumpSlice;
-    if (Piecewise(head) && head.operands->bytes(head.kind) - head.operands->progress > kPieceBytes) {
+    if (Piecewise(head) && MoreThanAPiece(head)) {
       RunPieceLocked(held_generation);
       continue;
     }
@@ -361,43 +414,131 @@ void SimStream::State::PumpLocked(bool borrowed) {
   mu.Unlock();
 }
 
+std::optional<uint64_t> SimStream::State::Units(const Item& item) {
+  switch (item.kind) {
+    case Item::Kind::kCopy:
+      return item.operands->transfer.count;
+    case Item::Kind::kFill:
+      return item.operands->fill_count;
+    case Item::Kind::kReduce:
+      return item.operands->reduction.count;
+    case Item::Kind::kLaunch:
+      return item.function->kernel().Elements(item.block_dim, item.fields);
+    case Item::Kind::kRandom:
+      if (!item.operands->draw.has_value()) return std::nullopt;
+      return item.operands->draw->count();
+    default:
+      return 0;
+  }
+}
+
+uint64_t SimStream::State::PieceUnits(const Item& item) {
+  switch (item.kind) {
+    case Item::Kind::kReduce:
+      return kReducePieceBytes;
+    case Item::Kind::kLaunch:
+      return item.function->kernel().ElementsPerPiece();
+    case Item::Kind::kRandom:
+      return kRandomPieceNumbers;
+    default:
+      return kPieceBytes;
+  }
+}
+
 void SimStream::State::RunPieceLocked(uint64_t held_generation) {
   const Item& head = queue.front();
-  // Out of line: where it is stays put while the queue grows meanwhile.
-  Item::Operands* operands = head.operands.get();
-  const Item::Kind kind = head.kind;
-  const uint64_t offset = operands->progress;
+  Piece piece{head.kind, head.operands.get()};
+  if (head.kind == Item::Kind::kLaunch) {
+    piece.function = head.function;
+    piece.block_dim = head.block_dim;
+    piece.fields = head.fields;
+    piece.memory = head.memory;
+  }
+  piece.first = piece.end = head.progress;
+  if (const std::optional<uint64_t> units = Units(head); units.has_value()) {
+    piece.end += std::min(*units - head.progress, PieceUnits(head));
+  }
   executing = true;
   mu.Unlock();
-  if (kind == Item::Kind::kCopy) {
-    SimTransfer(PartOf(operands->transfer, offset, kPieceBytes));
-  } else {
-    std::memset(SimBytes(Advanced(*operands->fill_dst, offset)), operands->fill_value,
-                kPieceBytes);
-  }
+  const absl::Status status = RunPiece(piece);
   mu.Lock();
   executing = false;
-  // An Abort meanwhile dropped the item (and waits for this piece, holding it).
-  if (generation == held_generation) operands->progress += kPieceBytes;
+  // An Abort meanwhile dropped the item (and waited for this piece).
+  if (generation != held_generation) return;
+  Item& now = queue.front();
+  now.progress = piece.end;
+  if (status.ok() && *Units(now) > now.progress) return;
+  Item ended = queue.pop_front();
+  CompleteLocked(ended, status, held_generation);
+}
+
+absl::Status SimStream::State::RunPiece(Piece& piece) {
+  Item::Operands* operands = piece.operands;
+  const uint64_t first = piece.first;
+  switch (piece.kind) {
+    case Item::Kind::kCopy:
+      SimTransfer(PartOf(operands->transfer, first, piece.end - first));
+      return absl::OkStatus();
+    case Item::Kind::kFill:
+      std::memset(SimBytes(Advanced(*operands->fill_dst, first)), operands->fill_value,
+                  piece.end - first);
+      return absl::OkStatus();
+    case Item::Kind::kLaunch: {
+      SpanBytes memory(*piece.memory);
+      return Compute([&] {
+        return KernelStatus(piece.function->name(),
+                            piece.function->kernel().RunElements(piece.block_dim, piece.fields,
+                                                                 memory, first, piece.end));
+      });
+    }
+    case Item::Kind::kReduce:
+      return Compute([&] {
+        const Reduction& r = operands->reduction;
+        ReduceBytes(SimBytes(Advanced(r.dst, first)), SimBytes(Advanced(r.src, first)),
+                    piece.end - first, r.kind, r.data_type);
+        return absl::OkStatus();
+      });
+    case Item::Kind::kRandom: {
+      if (!operands->draw.has_value()) {
+        absl::StatusOr<RandomDraw> draw = RandomDraw::Start(*operands->random);
+        if (!draw.ok()) return draw.status();
+        operands->draw = *std::move(draw);
+        piece.end = std::min(operands->draw->count(), first + kRandomPieceNumbers);
+      }
+      operands->draw->Generate(first, piece.end);
+      return absl::OkStatus();
+    }
+    default:
+      return absl::OkStatus();
+  }
 }
 
 absl::Status SimStream::State::Execute(Item& item) {
   switch (item.kind) {
     case Item::Kind::kCopy: {
       const Item::Operands& copy = *item.operands;
-      SimTransfer(PartOf(copy.transfer, copy.progress, copy.transfer.count - copy.progress));
+      SimTransfer(PartOf(copy.transfer, item.progress, copy.transfer.count - item.progress));
       return absl::OkStatus();
     }
     case Item::Kind::kFill: {
       const Item::Operands& fill = *item.operands;
-      if (fill.fill_count > fill.progress) {
-        std::memset(SimBytes(Advanced(*fill.fill_dst, fill.progress)), fill.fill_value,
-                    fill.fill_count - fill.progress);
+      if (fill.fill_count > item.progress) {
+        std::memset(SimBytes(Advanced(*fill.fill_dst, item.progress)), fill.fill_value,
+                    fill.fill_count - item.progress);
       }
       return absl::OkStatus();
     }
     case Item::Kind::kLaunch: {
       SpanBytes memory(*item.memory);
+      if (item.progress > 0) {  // the rest of a launch that ran in pieces
+        const Kernel& kernel = item.function->kernel();
+        return Compute([&] {
+          return KernelStatus(item.function->name(),
+                              kernel.RunElements(item.block_dim, item.fields, memory,
+                                                 item.progress,
+                                                 kernel.Elements(item.block_dim, item.fields)));
+        });
+      }
       std::string printed;
       absl::Status status = Compute([&] {
         return KernelStatus(item.function->name(),
@@ -410,11 +551,17 @@ absl::Status SimStream::State::Execute(Item& item) {
     case Item::Kind::kReduce:
       return Compute([&] {
         const Reduction& r = item.operands->reduction;
-        if (r.count != 0) ReduceBytes(SimBytes(r.dst), SimBytes(r.src), r.count, r.kind, r.data_type);
+        if (r.count > item.progress) {
+          ReduceBytes(SimBytes(Advanced(r.dst, item.progress)),
+                      SimBytes(Advanced(r.src, item.progress)), r.count - item.progress, r.kind,
+                      r.data_type);
+        }
         return absl::OkStatus();
       });
     case Item::Kind::kRandom:
-      return GenerateRandomNumbers(*item.operands->random);
+      if (!item.operands->draw.has_value()) return GenerateRandomNumbers(*item.operands->random);
+      item.operands->draw->Generate(item.progress, item.operands->draw->count());
+      return absl::OkStatus();
     case Item::Kind::kReportOverflows:
       overflow_report = std::move(item.operands->overflow);
       return absl::OkStatus();
