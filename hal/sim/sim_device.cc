@@ -155,13 +155,15 @@ DeviceUtilization SimDevice::Utilization() const {
 absl::Status SimDevice::Copy(const Transfer& transfer) {
   if (transfer.count == 0) return absl::OkStatus();
   SimTransfer(transfer);
-  memory_watch_->Written();
+  if (transfer.device_dst.has_value()) {
+    memory_watch_->Written(SimBytes(*transfer.device_dst), transfer.count);
+  }
   return absl::OkStatus();
 }
 
 absl::Status SimDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) {
   if (count != 0) std::memset(SimBytes(dst), value, count);
-  memory_watch_->Written();
+  memory_watch_->Written(SimBytes(dst), count);
   return absl::OkStatus();
 }
 

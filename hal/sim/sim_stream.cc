@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -212,6 +213,10 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // random draw of a piece or less): then it reports it. Releases mu
   // meanwhile.
   void RunPieceLocked(uint64_t held_generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The device bytes `item` may have written, where they are (for the
+  // memory watch; a kernel's are every range it may touch).
+  using WrittenBytes = absl::InlinedVector<std::pair<const uint8_t*, uint64_t>, 3>;
+  static WrittenBytes WrittenBy(const Item& item);
   // Reports `item`, which ran with `status`, and lets go of what it held;
   // releases mu meanwhile.
   void CompleteLocked(Item& item, const absl::Status& status, uint64_t held_generation)
@@ -324,12 +329,14 @@ void SimStream::State::CompleteLocked(Item& item, const absl::Status& status,
   if (!status.ok() && stop_on_failure && held_generation == generation) hold = Hold::kStopped;
   mu.Unlock();
   const uint64_t sequence = item.sequence;
+  MemoryWatch& watch = device.memory_watch();
+  const WrittenBytes written = watch.watched() ? WrittenBy(item) : WrittenBytes{};
   item = Item{};  // what it held goes back before its completion is reported
   options.on_complete(sequence, status);
   // Streams waiting for a value learn of the write only once its own
   // completion is reported, as on a device, where a value wait notices a
   // write after it landed: the writer's synchronization returns first.
-  device.memory_watch().Written();
+  for (const auto& [bytes, count] : written) watch.Written(bytes, count);
   mu.Lock();
 }
 
@@ -376,10 +383,14 @@ void SimStream::State::PumpLocked(bool borrowed) {
       // wake-up finds no value hold and does nothing).
       // The watch is the backend's and may outlive this stream: it holds
       // nothing but a weak reference to it.
-      device.memory_watch().Watch([self, held_generation] {
+      device.memory_watch().Watch(this, SimBytes(*head.operands->value_address), [self,
+                                                                              held_generation] {
         std::shared_ptr<State> state = self.lock();
         if (state == nullptr) return;
-        state->timer.Schedule(absl::InfinitePast(), [self, held_generation] {
+        // Behind the device's timers already due (other streams' busy
+        // kernels' ends): thousands of one tenant's waits on one word do
+        // not jump ahead of everyone's.
+        state->timer.Schedule(state->timer.Now(), [self, held_generation] {
           if (auto state = self.lock()) state->Release(held_generation, Hold::kValue);
         });
       });
@@ -387,6 +398,7 @@ void SimStream::State::PumpLocked(bool borrowed) {
         hold = Hold::kValue;
         break;
       }
+      device.memory_watch().Unwatch(this);
     }
     if (head.kind == Item::Kind::kCallback && !head.resumed.has_value()) {
       hold = Hold::kCallback;
@@ -412,6 +424,47 @@ void SimStream::State::PumpLocked(bool borrowed) {
   }
   pumping = false;
   mu.Unlock();
+}
+
+SimStream::State::WrittenBytes SimStream::State::WrittenBy(const Item& item) {
+  WrittenBytes written;
+  auto add = [&written](const DeviceSpan& span, uint64_t bytes) {
+    written.emplace_back(SimBytes(span), bytes);
+  };
+  switch (item.kind) {
+    case Item::Kind::kCopy:
+      if (item.operands->transfer.device_dst.has_value()) {
+        add(*item.operands->transfer.device_dst, item.operands->transfer.count);
+      }
+      break;
+    case Item::Kind::kFill:
+      add(*item.operands->fill_dst, item.operands->fill_count);
+      break;
+    case Item::Kind::kReduce:
+      add(item.operands->reduction.dst, item.operands->reduction.count);
+      break;
+    case Item::Kind::kRandom: {
+      const DeviceSpan& result = item.operands->random->result;
+      add(result, result.buffer.size - result.offset);
+      break;
+    }
+    case Item::Kind::kCopyOverflow:
+      add(*item.operands->overflow_dst, OverflowStatus::kBytes);
+      break;
+    case Item::Kind::kLaunch: {
+      absl::StatusOr<std::vector<DeviceRange>> ranges =
+          item.function->kernel().Ranges(item.block_dim, item.fields);
+      if (!ranges.ok()) break;
+      for (const DeviceRange& range : *ranges) {
+        absl::StatusOr<DeviceSpan> span = item.memory->Resolve(range.address, range.bytes);
+        if (span.ok()) add(*span, range.bytes);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return written;
 }
 
 std::optional<uint64_t> SimStream::State::Units(const Item& item) {
@@ -620,6 +673,7 @@ void SimStream::State::StopRunning(const absl::Status& why) {
       busy_timer = 0;
       device.BusyKernelEnded();
     }
+    if (hold == Hold::kValue) device.memory_watch().Unwatch(this);
     // A release of the hold already under way finds it stale.
     ++generation;
     stopped = queue.pop_front();
@@ -642,6 +696,7 @@ void SimStream::State::Abort() {
       device.BusyKernelEnded();
     }
     busy_timer = 0;
+    if (hold == Hold::kValue) device.memory_watch().Unwatch(this);
     hold = Hold::kNone;
     // An item running on another thread finishes first: the caller may free
     // what it touches once we return.
