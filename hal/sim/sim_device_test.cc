@@ -335,6 +335,38 @@ TEST(SimDeviceTest, ALargeLaunchRunsAPieceAtATimeAndAnAbortStopsIt) {
   device.Free(buffer);
 }
 
+// A launch aborted part-way wrote what its pieces ran: a value wait on those
+// bytes (another stream's) is woken by them all the same.
+TEST(SimDeviceTest, WhatAnAbortedLaunchWroteStillWakesAValueWait) {
+  constexpr uint64_t kWords = uint64_t{16} << 20;  // 64 MiB: many pieces
+  SimDevice device(0, uint64_t{128} << 20);
+  DeviceBuffer buffer = *device.Allocate(kWords * 4);
+  std::memset(SimBytes(DeviceSpan{buffer, 0}), 0, 8);
+  testing::StreamReports waiter_reports, filler_reports;
+  std::unique_ptr<Stream> waiter = *device.CreateStream(waiter_reports.Options());
+  std::unique_ptr<Stream> filler = *device.CreateStream(filler_reports.Options());
+  // Waits for the first word (and its neighbour) to be 7, as the fill makes them.
+  ASSERT_TRUE(
+      waiter->WaitValue(DeviceSpan{buffer, 0}, 0x0000000700000007, ACL_STREAM_WAIT_VALUE_EQ).ok());
+  const uint64_t fields[3] = {buffer.address, 7, kWords};
+  ASSERT_TRUE(filler
+                  ->Launch(*device.builtin_kernels()->GetFunction("fill_u32").value(),
+                           LaunchParams{1,
+                                        std::string(reinterpret_cast<const char*>(fields),
+                                                    sizeof(fields)),
+                                        std::make_shared<WholeBuffer>(buffer)})
+                  .ok());
+  // The launching thread ran its first piece (its first words) already.
+  filler->Abort();
+  ASSERT_TRUE(waiter_reports.WaitForCompleted(1, absl::Seconds(30)))
+      << "the wait was never told of the aborted launch's writes";
+  EXPECT_TRUE(waiter_reports.completed()[0].second.ok());
+  EXPECT_EQ(filler_reports.completed().size(), 0u);
+  waiter.reset();
+  filler.reset();
+  device.Free(buffer);
+}
+
 // A kernel behind a callback point is not run by the thread that passed the
 // callback's answer on (a thread that serves every session: a kernel's work
 // has no piece to stop at), but by the device's.

@@ -17,7 +17,9 @@ void MemoryWatch::Watch(const void* owner, const uint8_t* word, std::function<vo
   const uintptr_t at = reinterpret_cast<uintptr_t>(word);
   by_owner_.emplace(owner, Entry{at, std::move(on_write)});
   by_word_.emplace(at, owner);
-  watching_.store(true, std::memory_order_release);
+  watching_.store(true, std::memory_order_relaxed);
+  // Before the caller reads the word (see watched()).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 void MemoryWatch::Unwatch(const void* owner) {
@@ -40,11 +42,11 @@ void MemoryWatch::EraseLocked(const void* owner) {
     }
   }
   by_owner_.erase(it);
-  if (by_owner_.empty()) watching_.store(false, std::memory_order_release);
+  if (by_owner_.empty()) watching_.store(false, std::memory_order_relaxed);
 }
 
 void MemoryWatch::Written(const uint8_t* begin, uint64_t bytes) {
-  if (!watched() || bytes == 0) return;  // the common case: nobody waits
+  if (bytes == 0 || !watched()) return;  // the common case: nobody waits
   const uintptr_t start = reinterpret_cast<uintptr_t>(begin);
   // A word overlaps the write when it starts before its end and ends after
   // its start (words need not be aligned to anything here).
@@ -59,7 +61,7 @@ void MemoryWatch::Written(const uint8_t* begin, uint64_t bytes) {
       by_owner_.erase(owner);
       it = by_word_.erase(it);
     }
-    if (by_owner_.empty()) watching_.store(false, std::memory_order_release);
+    if (by_owner_.empty()) watching_.store(false, std::memory_order_relaxed);
   }
   if (woken->empty()) return;
   waker_.Schedule(absl::InfinitePast(), [woken] {

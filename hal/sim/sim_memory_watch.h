@@ -39,13 +39,19 @@ class MemoryWatch {
  public:
   // Calls `on_write` once, on the watch's thread with no lock held, after
   // the next write that may change the 8 bytes at `word`. Replaces
-  // `owner`'s earlier watch, if any.
+  // `owner`'s earlier watch, if any. The caller reads the word after this
+  // returns: a write it does not see then wakes it.
   void Watch(const void* owner, const uint8_t* word, std::function<void()> on_write);
   // Ends `owner`'s watch, if any (its on_write is not called).
   void Unwatch(const void* owner);
   // Whether anyone watches: a writer that must work out what it wrote asks
-  // first.
-  bool watched() const { return watching_.load(std::memory_order_acquire); }
+  // first, after its writes. The fence orders those plain stores before
+  // this load, as Watch's orders its store before the waiter reads its word:
+  // without both, each side could miss the other's (a store buffer).
+  bool watched() const {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return watching_.load(std::memory_order_relaxed);
+  }
   // [begin, begin + bytes) may have changed.
   void Written(const uint8_t* begin, uint64_t bytes);
   size_t watches() const;

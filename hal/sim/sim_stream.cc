@@ -213,14 +213,22 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // random draw of a piece or less): then it reports it. Releases mu
   // meanwhile.
   void RunPieceLocked(uint64_t held_generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
-  // The device bytes `item` may have written, where they are (for the
-  // memory watch; a kernel's are every range it may touch).
+  // What `item` runs with (all of it: first and end are 0).
+  static Piece WorkOf(const Item& item);
+  // The device bytes `work` may have written, where they are (for the
+  // memory watch; a kernel's are every range it may touch). Only while
+  // `executing`: a launch's function is its executable's, which an Abort
+  // lets go once nothing executes.
   using WrittenBytes = absl::InlinedVector<std::pair<const uint8_t*, uint64_t>, 3>;
-  static WrittenBytes WrittenBy(const Item& item);
-  // Reports `item`, which ran with `status`, and lets go of what it held;
-  // releases mu meanwhile.
-  void CompleteLocked(Item& item, const absl::Status& status, uint64_t held_generation)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  static WrittenBytes WrittenBy(const Piece& work);
+  // Tells the memory watch of `written` (after the writer's completion was
+  // reported, as on a device).
+  void TellWritten(const WrittenBytes& written) const;
+  // For the thread that set `executing` to run `item` (off the queue), with
+  // mu released: lets go of what it held, ends `executing`, and reports the
+  // item, which ran with `status`.
+  void Finish(Item& item, const absl::Status& status, uint64_t held_generation)
+      ABSL_LOCKS_EXCLUDED(mu);
   // Pump, for the thread that set `pumping`; releases mu.
   void PumpLocked(bool borrowed = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu)
       ABSL_UNLOCK_FUNCTION(mu);
@@ -318,26 +326,28 @@ void SimStream::State::Pump(bool borrowed) {
 void SimStream::State::RunLocked(Item& item, uint64_t held_generation) {
   executing = true;
   mu.Unlock();
-  const absl::Status status = Execute(item);
+  Finish(item, Execute(item), held_generation);
   mu.Lock();
-  executing = false;
-  CompleteLocked(item, status, held_generation);
 }
 
-void SimStream::State::CompleteLocked(Item& item, const absl::Status& status,
-                                      uint64_t held_generation) {
+void SimStream::State::Finish(Item& item, const absl::Status& status, uint64_t held_generation) {
+  const WrittenBytes written =
+      device.memory_watch().watched() ? WrittenBy(WorkOf(item)) : WrittenBytes{};
+  const uint64_t sequence = item.sequence;
+  item = Item{};  // what it held goes back before its completion is reported
+  mu.Lock();
+  executing = false;
   if (!status.ok() && stop_on_failure && held_generation == generation) hold = Hold::kStopped;
   mu.Unlock();
-  const uint64_t sequence = item.sequence;
-  MemoryWatch& watch = device.memory_watch();
-  const WrittenBytes written = watch.watched() ? WrittenBy(item) : WrittenBytes{};
-  item = Item{};  // what it held goes back before its completion is reported
   options.on_complete(sequence, status);
   // Streams waiting for a value learn of the write only once its own
   // completion is reported, as on a device, where a value wait notices a
   // write after it landed: the writer's synchronization returns first.
-  for (const auto& [bytes, count] : written) watch.Written(bytes, count);
-  mu.Lock();
+  TellWritten(written);
+}
+
+void SimStream::State::TellWritten(const WrittenBytes& written) const {
+  for (const auto& [bytes, count] : written) device.memory_watch().Written(bytes, count);
 }
 
 void SimStream::State::PumpLocked(bool borrowed) {
@@ -426,37 +436,49 @@ void SimStream::State::PumpLocked(bool borrowed) {
   mu.Unlock();
 }
 
-SimStream::State::WrittenBytes SimStream::State::WrittenBy(const Item& item) {
+SimStream::State::Piece SimStream::State::WorkOf(const Item& item) {
+  Piece work{item.kind, item.operands.get()};
+  if (item.kind == Item::Kind::kLaunch) {
+    work.function = item.function;
+    work.block_dim = item.block_dim;
+    work.fields = item.fields;
+    work.memory = item.memory;
+  }
+  return work;
+}
+
+SimStream::State::WrittenBytes SimStream::State::WrittenBy(const Piece& work) {
   WrittenBytes written;
   auto add = [&written](const DeviceSpan& span, uint64_t bytes) {
     written.emplace_back(SimBytes(span), bytes);
   };
-  switch (item.kind) {
+  const Item::Operands* operands = work.operands;
+  switch (work.kind) {
     case Item::Kind::kCopy:
-      if (item.operands->transfer.device_dst.has_value()) {
-        add(*item.operands->transfer.device_dst, item.operands->transfer.count);
+      if (operands->transfer.device_dst.has_value()) {
+        add(*operands->transfer.device_dst, operands->transfer.count);
       }
       break;
     case Item::Kind::kFill:
-      add(*item.operands->fill_dst, item.operands->fill_count);
+      add(*operands->fill_dst, operands->fill_count);
       break;
     case Item::Kind::kReduce:
-      add(item.operands->reduction.dst, item.operands->reduction.count);
+      add(operands->reduction.dst, operands->reduction.count);
       break;
     case Item::Kind::kRandom: {
-      const DeviceSpan& result = item.operands->random->result;
+      const DeviceSpan& result = operands->random->result;
       add(result, result.buffer.size - result.offset);
       break;
     }
     case Item::Kind::kCopyOverflow:
-      add(*item.operands->overflow_dst, OverflowStatus::kBytes);
+      add(*operands->overflow_dst, OverflowStatus::kBytes);
       break;
     case Item::Kind::kLaunch: {
       absl::StatusOr<std::vector<DeviceRange>> ranges =
-          item.function->kernel().Ranges(item.block_dim, item.fields);
+          work.function->kernel().Ranges(work.block_dim, work.fields);
       if (!ranges.ok()) break;
       for (const DeviceRange& range : *ranges) {
-        absl::StatusOr<DeviceSpan> span = item.memory->Resolve(range.address, range.bytes);
+        absl::StatusOr<DeviceSpan> span = work.memory->Resolve(range.address, range.bytes);
         if (span.ok()) add(*span, range.bytes);
       }
       break;
@@ -500,13 +522,7 @@ uint64_t SimStream::State::PieceUnits(const Item& item) {
 
 void SimStream::State::RunPieceLocked(uint64_t held_generation) {
   const Item& head = queue.front();
-  Piece piece{head.kind, head.operands.get()};
-  if (head.kind == Item::Kind::kLaunch) {
-    piece.function = head.function;
-    piece.block_dim = head.block_dim;
-    piece.fields = head.fields;
-    piece.memory = head.memory;
-  }
+  Piece piece = WorkOf(head);
   piece.first = piece.end = head.progress;
   if (const std::optional<uint64_t> units = Units(head); units.has_value()) {
     piece.end += std::min(*units - head.progress, PieceUnits(head));
@@ -515,14 +531,30 @@ void SimStream::State::RunPieceLocked(uint64_t held_generation) {
   mu.Unlock();
   const absl::Status status = RunPiece(piece);
   mu.Lock();
-  executing = false;
-  // An Abort meanwhile dropped the item (and waited for this piece).
-  if (generation != held_generation) return;
+  if (generation != held_generation) {
+    // An Abort dropped the item meanwhile, and waits for this piece: what
+    // its pieces wrote still wakes the waits on it.
+    mu.Unlock();
+    const WrittenBytes written =
+        device.memory_watch().watched() ? WrittenBy(piece) : WrittenBytes{};
+    piece = Piece{};  // what it held goes back without the lock
+    mu.Lock();
+    executing = false;
+    mu.Unlock();
+    TellWritten(written);
+    mu.Lock();
+    return;
+  }
   Item& now = queue.front();
   now.progress = piece.end;
-  if (status.ok() && *Units(now) > now.progress) return;
+  if (status.ok() && *Units(now) > now.progress) {
+    executing = false;
+    return;
+  }
   Item ended = queue.pop_front();
-  CompleteLocked(ended, status, held_generation);
+  mu.Unlock();
+  Finish(ended, status, held_generation);
+  mu.Lock();
 }
 
 absl::Status SimStream::State::RunPiece(Piece& piece) {
@@ -703,6 +735,11 @@ void SimStream::State::Abort() {
     mu.Await(absl::Condition(
         +[](State* state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) { return !state->executing; },
         this));
+  }
+  // A head dropped part-way wrote some of its bytes: they still wake the
+  // waits on them (nothing else will tell the watch).
+  if (!dropped.empty() && dropped.front().progress > 0 && device.memory_watch().watched()) {
+    TellWritten(WrittenBy(WorkOf(dropped.front())));
   }
   // Streams waiting on a dropped record must not wait for it forever.
   while (!dropped.empty()) {
