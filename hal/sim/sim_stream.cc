@@ -599,31 +599,19 @@ absl::Status SimStream::State::RunPiece(Piece& piece) {
 }
 
 absl::Status SimStream::State::Execute(Item& item) {
+  // What is left of a piecewise item, a piece or less (all of a small copy,
+  // fill or reduction; the rest of one that ran in pieces).
+  const bool started = item.progress > 0;
+  if (item.kind == Item::Kind::kCopy || item.kind == Item::Kind::kFill ||
+      item.kind == Item::Kind::kReduce || (started && Piecewise(item))) {
+    Piece rest = WorkOf(item);
+    rest.first = item.progress;
+    rest.end = *Units(item);
+    return RunPiece(rest);
+  }
   switch (item.kind) {
-    case Item::Kind::kCopy: {
-      const Item::Operands& copy = *item.operands;
-      SimTransfer(PartOf(copy.transfer, item.progress, copy.transfer.count - item.progress));
-      return absl::OkStatus();
-    }
-    case Item::Kind::kFill: {
-      const Item::Operands& fill = *item.operands;
-      if (fill.fill_count > item.progress) {
-        std::memset(SimBytes(Advanced(*fill.fill_dst, item.progress)), fill.fill_value,
-                    fill.fill_count - item.progress);
-      }
-      return absl::OkStatus();
-    }
     case Item::Kind::kLaunch: {
       SpanBytes memory(*item.memory);
-      if (item.progress > 0) {  // the rest of a launch that ran in pieces
-        const Kernel& kernel = item.function->kernel();
-        return Compute([&] {
-          return KernelStatus(item.function->name(),
-                              kernel.RunElements(item.block_dim, item.fields, memory,
-                                                 item.progress,
-                                                 kernel.Elements(item.block_dim, item.fields)));
-        });
-      }
       std::string printed;
       absl::Status status = Compute([&] {
         return KernelStatus(item.function->name(),
@@ -633,20 +621,8 @@ absl::Status SimStream::State::Execute(Item& item) {
       if (!printed.empty() && options.on_output) options.on_output(item.sequence, std::move(printed));
       return status;
     }
-    case Item::Kind::kReduce:
-      return Compute([&] {
-        const Reduction& r = item.operands->reduction;
-        if (r.count > item.progress) {
-          ReduceBytes(SimBytes(Advanced(r.dst, item.progress)),
-                      SimBytes(Advanced(r.src, item.progress)), r.count - item.progress, r.kind,
-                      r.data_type);
-        }
-        return absl::OkStatus();
-      });
     case Item::Kind::kRandom:
-      if (!item.operands->draw.has_value()) return GenerateRandomNumbers(*item.operands->random);
-      item.operands->draw->Generate(item.progress, item.operands->draw->count());
-      return absl::OkStatus();
+      return GenerateRandomNumbers(*item.operands->random);
     case Item::Kind::kReportOverflows:
       overflow_report = std::move(item.operands->overflow);
       return absl::OkStatus();
