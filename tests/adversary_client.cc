@@ -347,6 +347,53 @@ int BigTransfers(uint64_t mib) {
   return scenario::Teardown();
 }
 
+// Behind a 1 ms busy kernel (so that it starts on the device's thread),
+// draws MIB MiB of uniform floats, again and again until stdin closes, and
+// checks the last number of each draw is in [0, 1).
+int RandomDraws(uint64_t mib) {
+  const auto [word, stream] = SetUpCounter();
+  const uint64_t count = (mib << 20) / 4;
+  void* numbers = nullptr;
+  CheckCode(aclrtMalloc(&numbers, count * 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+            "aclrtMalloc");
+  auto value = [](const void* bytes, uint8_t size) {
+    aclrtRandomParaInfo info{};
+    std::memcpy(info.valueOrAddr, bytes, size);
+    info.size = size;
+    return info;
+  };
+  const float low = 0.0f, high = 1.0f;
+  const uint64_t seed = 5;
+  aclrtRandomNumTaskInfo task{};
+  task.dataType = ACL_FLOAT;
+  task.randomNumFuncParaInfo.funcType = ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS;
+  task.randomNumFuncParaInfo.paramInfo.uniformDisInfo.min = value(&low, 4);
+  task.randomNumFuncParaInfo.paramInfo.uniformDisInfo.max = value(&high, 4);
+  task.randomSeed = value(&seed, 8);
+  task.randomNum = value(&count, 8);
+  task.randomResultAddr = numbers;
+  task.randomCounterAddr = word;  // zeros
+  std::atomic<bool> stop{false};
+  std::thread watcher = StopWhenStdinCloses(stop);
+  std::printf("drawing\n");
+  std::fflush(stdout);
+  int rounds = 0;
+  while (!stop && scenario::Failures() == 0) {
+    Launch("spin_add_one_u32", {Addr(word) + 32, 1000}, 1, stream);
+    CheckCode(aclrtRandomNumAsync(&task, stream, nullptr), ACL_SUCCESS, "aclrtRandomNumAsync");
+    CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+    float last = -1;
+    CheckCode(aclrtMemcpy(&last, 4, static_cast<float*>(numbers) + count - 1, 4,
+                          ACL_MEMCPY_DEVICE_TO_HOST),
+              ACL_SUCCESS, "aclrtMemcpy (device to host)");
+    Check(last >= 0.0f && last < 1.0f, "the draw's last number " + std::to_string(last));
+    ++rounds;
+  }
+  watcher.join();
+  std::printf("random_draws rounds=%d\n", rounds);
+  return scenario::Teardown();
+}
+
 // Makes 1-byte allocations until acld refuses one (at most LIMIT + 1), checks
 // the refusal, holds them until stdin closes, then checks that a free makes
 // room for one more.
@@ -470,6 +517,7 @@ int main(int argc, char** argv) {
   if (mode == "big_transfers" && argc > 2) return BigTransfers(number(2));
   if (mode == "callback_fills" && argc > 2) return CallbackFills(number(2));
   if (mode == "allocation_cap" && argc > 2) return AllocationCap(number(2));
+  if (mode == "random_draws" && argc > 2) return RandomDraws(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");
   return 2;
 }
