@@ -415,9 +415,9 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
                                    address, bytes, why));
 }
 
-void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> device) {
-  std::vector<std::shared_ptr<Block>> released;  // destroyed after the lock
-  std::vector<Mapping> unmapped;
+std::vector<std::shared_ptr<void>> MemoryManager::ReleaseSession(SessionId session,
+                                                                 std::optional<int32_t> device) {
+  std::vector<std::shared_ptr<void>> released;  // the caller's, after its locks
   {
     absl::MutexLock lock(&mu_);
     // Only the session's own entries are visited: its end costs no more
@@ -429,7 +429,7 @@ void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> dev
           ++address;
           continue;
         }
-        unmapped.push_back(std::move(it->second));
+        released.push_back(std::move(it->second.physical.keepalive));
         mappings_.erase(it);
         address = mine->second.erase(address);
       }
@@ -452,6 +452,7 @@ void MemoryManager::ReleaseSession(SessionId session, std::optional<int32_t> dev
     }
   }
   TellUntold();
+  return released;
 }
 
 void MemoryManager::RemoveSession(SessionId session) {

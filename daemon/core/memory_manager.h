@@ -115,8 +115,11 @@ class MemoryManager {
   // How many revoked ranges `importer` still resolves, awaiting its notice.
   size_t NoticedRangesOf(SessionId importer) const;
 
-  // Frees every allocation of `session` (on `device` only, when given).
-  void ReleaseSession(SessionId session, std::optional<int32_t> device = std::nullopt);
+  // Frees every allocation of `session` (on `device` only, when given): its
+  // addresses go now, its memory once the result (and every task's pin) is
+  // let go, which a caller holding a lock others wait for does after it.
+  std::vector<std::shared_ptr<void>> ReleaseSession(SessionId session,
+                                                    std::optional<int32_t> device = std::nullopt);
   // The session is gone: its memory and its quota.
   void RemoveSession(SessionId session);
 

@@ -448,6 +448,7 @@ absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Re
     released.events = std::move(device.events);
     released.notifies = std::move(device.notifies);
     released.binaries = std::move(device.binaries);
+    released.memory = std::move(device.memory);
   }
   UpdateDevicePower();
   return absl::OkStatus();
@@ -509,7 +510,7 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
     it = session.binaries.erase(it);
   }
   physical_.Released(session.id, device);
-  memory_.ReleaseSession(session.id, device);
+  released.memory = memory_.ReleaseSession(session.id, device);
   return released;
 }
 

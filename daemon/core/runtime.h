@@ -454,6 +454,9 @@ class Runtime {
     std::vector<std::shared_ptr<Event>> events;
     std::vector<std::shared_ptr<Notify>> notifies;
     std::vector<std::shared_ptr<hal::Executable>> binaries;  // unloaded with no lock held
+    // The session's device memory (up to --max_allocations_per_session
+    // blocks), given back with no lock held.
+    std::vector<std::shared_ptr<void>> memory;
   };
   // Takes the session's handles and memory (on one device, when given) out of
   // the session; its memory is freed once no launched work pins it.

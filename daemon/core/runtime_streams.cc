@@ -199,6 +199,9 @@ absl::StatusOr<std::shared_ptr<void>> Runtime::ChargeTasks(SessionId id, uint64_
 }
 
 void Runtime::DrainReleased(SessionId id, Released released, Done done) {
+  // Given back before anyone hears the release is done (a reset's answer):
+  // the process may allocate all of it again at once.
+  released.memory.clear();
   auto events = std::make_shared<std::vector<std::shared_ptr<Event>>>(std::move(released.events));
   auto notifies =
       std::make_shared<std::vector<std::shared_ptr<Notify>>>(std::move(released.notifies));
@@ -223,6 +226,7 @@ void Runtime::DrainReleased(SessionId id, Released released, Done done) {
 }
 
 void Runtime::DiscardReleased(Released released) {
+  released.memory.clear();
   const absl::Status ended = AclStatus(
       ACL_ERROR_RT_SOCKET_CLOSE, "the session ended; the work it had queued was discarded");
   for (const auto& stream : released.streams) {
