@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "hal/sim/sim_kernels.h"
 #include "hal/sim/sim_memory.h"
+#include "hal/sim/sim_reduce.h"
 #include "hal/testing/stream_reports.h"
 #include "proto/acl/acl_status.h"
 
@@ -365,6 +366,34 @@ TEST(SimDeviceTest, WhatAnAbortedLaunchWroteStillWakesAValueWait) {
   waiter.reset();
   filler.reset();
   device.Free(buffer);
+}
+
+// A reduction of many pieces leaves what one run of the whole leaves.
+TEST(SimDeviceTest, AReductionInPiecesReducesWhatItReducesWhole) {
+  constexpr uint64_t kBytes = (uint64_t{3} << 20) + 6;  // three pieces and some int16s
+  SimDevice device(0, uint64_t{64} << 20);
+  DeviceBuffer dst = *device.Allocate(kBytes);
+  DeviceBuffer src = *device.Allocate(kBytes);
+  std::vector<uint8_t> expected(kBytes);
+  uint8_t* dst_bytes = SimBytes(DeviceSpan{dst, 0});
+  uint8_t* src_bytes = SimBytes(DeviceSpan{src, 0});
+  for (uint64_t i = 0; i < kBytes; ++i) {
+    dst_bytes[i] = expected[i] = static_cast<uint8_t>(i * 13 + i / 4093);
+    src_bytes[i] = static_cast<uint8_t>(i * 7 + 3);
+  }
+  ReduceBytes(expected.data(), src_bytes, kBytes, ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT16);
+  testing::StreamReports reports;
+  std::unique_ptr<Stream> stream = *device.CreateStream(reports.Options());
+  ASSERT_TRUE(stream
+                  ->Reduce(Reduction{DeviceSpan{dst, 0}, DeviceSpan{src, 0}, kBytes,
+                                     ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_INT16})
+                  .ok());
+  ASSERT_TRUE(reports.WaitForCompleted(1, absl::Seconds(60)));
+  ASSERT_TRUE(reports.completed()[0].second.ok());
+  EXPECT_EQ(std::memcmp(dst_bytes, expected.data(), kBytes), 0);
+  stream.reset();
+  device.Free(dst);
+  device.Free(src);
 }
 
 // A kernel behind a callback point is not run by the thread that passed the
