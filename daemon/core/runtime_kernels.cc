@@ -24,6 +24,12 @@ namespace {
 constexpr uint64_t kBinaryOverheadBytes = 4096;
 constexpr uint64_t kFunctionOverheadBytes = 256;
 
+// What a binary of `bytes` is charged (a size this close to the top of the
+// range is refused, not wrapped).
+uint64_t BinaryCharge(uint64_t bytes) {
+  return bytes > UINT64_MAX - kBinaryOverheadBytes ? UINT64_MAX : bytes + kBinaryOverheadBytes;
+}
+
 absl::Status UnknownBinary(BinaryId binary) {
   return AclStatus(ACL_ERROR_INVALID_PARAM,
                    absl::StrCat("binary handle ", binary,
@@ -46,7 +52,7 @@ absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
   }
   // Checked before the device parses anything.
   ACL_RETURN_IF_ERROR(CheckBinaryLoad(id, device_id, binary.size()));
-  const uint64_t charge = binary.size() + kBinaryOverheadBytes;
+  const uint64_t charge = BinaryCharge(binary.size());
   // Parsed with no lock held: a large binary must not stall other sessions.
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Executable> executable,
                        backend_->device(device_id).LoadExecutable(binary));
@@ -68,13 +74,9 @@ absl::Status Runtime::CheckBinaryLoad(SessionId id, int32_t device_id, uint64_t 
                      absl::StrCat("aclrtBinaryLoadFromData: a binary of ", bytes,
                                   " bytes; device ", device_id, " loads at most ", device_limit));
   }
-  // Each binary is charged its size and an overhead (a size this close to
-  // the top of the range is refused, not wrapped).
-  const uint64_t charge =
-      bytes > UINT64_MAX - kBinaryOverheadBytes ? UINT64_MAX : bytes + kBinaryOverheadBytes;
   absl::ReaderMutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  return CheckBinaryRoomLocked(*session, charge);
+  return CheckBinaryRoomLocked(*session, BinaryCharge(bytes));
 }
 
 absl::Status Runtime::CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const {

@@ -65,7 +65,7 @@ uint64_t IntegerOf(uint64_t bits, int32_t data_type) {
   return bits;
 }
 
-// The parameters' values, as bits.
+// A parameter's value, as bits (read from device memory if it is held there).
 uint64_t Read(const RandomParameter& parameter) {
   if (!parameter.at.has_value()) return parameter.value;
   uint64_t bits = 0;
