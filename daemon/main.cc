@@ -55,6 +55,9 @@ ABSL_FLAG(std::string, backend_library, "",
           "libascendcl.so)");
 ABSL_FLAG(uint64_t, max_binary_bytes_per_session, 256ull << 20,
           "bytes of kernel binaries each session may hold loaded (0: no limit)");
+ABSL_FLAG(uint64_t, max_binary_bytes_per_uid, 1ull << 30,
+          "bytes of kernel binaries all sessions of one uid (or of one quota group) may hold "
+          "loaded together (0: no limit)");
 ABSL_FLAG(int32_t, sim_devices, 2, "number of simulated NPU devices");
 ABSL_FLAG(uint64_t, sim_device_memory, 4ull << 30,
           "memory of each simulated device in bytes (committed lazily)");
@@ -79,6 +82,9 @@ ABSL_FLAG(uint32_t, max_events_per_session, 16384,
 ABSL_FLAG(uint64_t, max_allocations_per_session, 65536,
           "device memory allocations each session may hold, freed ones still in use by "
           "its tasks included (0: no limit)");
+ABSL_FLAG(uint64_t, max_allocations_per_uid, 262144,
+          "device memory allocations all sessions of one uid (or of one quota group) may hold "
+          "together, as --max_allocations_per_session counts them (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
           "bytes of host shared memory (aclrtMallocHost, staging) each session may map");
 ABSL_FLAG(int, channel_threads, 4,
@@ -201,9 +207,11 @@ int main(int argc, char** argv) {
   runtime_options.default_max_contexts = absl::GetFlag(FLAGS_max_contexts_per_session);
   runtime_options.default_max_events = absl::GetFlag(FLAGS_max_events_per_session);
   runtime_options.max_allocations_per_session = absl::GetFlag(FLAGS_max_allocations_per_session);
+  runtime_options.max_allocations_per_uid = absl::GetFlag(FLAGS_max_allocations_per_uid);
   runtime_options.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
   runtime_options.readers_await_queue_room = true;
   runtime_options.max_binary_bytes_per_session = absl::GetFlag(FLAGS_max_binary_bytes_per_session);
+  runtime_options.max_binary_bytes_per_uid = absl::GetFlag(FLAGS_max_binary_bytes_per_uid);
   hal::BackendOptions backend_options;
   backend_options.sim_device_count = absl::GetFlag(FLAGS_sim_devices);
   backend_options.sim_device_memory_bytes = absl::GetFlag(FLAGS_sim_device_memory);

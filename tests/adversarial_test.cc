@@ -337,6 +337,45 @@ TEST(AdversarialLimitsTest, AllocationsPerSessionAreCapped) {
                   .has_value());
 }
 
+// Per session alone, one user would multiply the cap by its processes: the
+// sessions of a uid share --max_allocations_per_uid, another uid has its own,
+// and aclctl's status shows each uid's count. A session's end gives its
+// share back.
+TEST(AdversarialLimitsTest, AllocationsPerUidAreCappedForAllItsSessionsTogether) {
+  AcldDaemon daemon({"--max_allocations_per_session=300", "--max_allocations_per_uid=400"});
+  Process first({kAdversary, "allocation_cap", "300"}, daemon.client_env());
+  ASSERT_TRUE(first.WaitForLine("held 300", absl::Seconds(60))) << first.output();
+  Process second({kAdversary, "allocation_cap", "300", "--max_allocations_per_uid"},
+                 daemon.client_env());
+  ASSERT_TRUE(second.WaitForLine("held 100", absl::Seconds(60))) << second.output();
+  acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(status.max_allocations_per_uid(), 400u);
+  ASSERT_EQ(status.tenants_size(), 1);
+  EXPECT_EQ(status.tenants(0).uid(), getuid());
+  EXPECT_EQ(status.tenants(0).sessions(), 2u);
+  EXPECT_EQ(status.tenants(0).memory_allocations(), 400u);
+  // Another user is held to its own cap only (its process exits once
+  // refused, its session's allocations with it).
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "allocation_cap", "300", "--max_allocations_per_session",
+                                   "exit"},
+                      daemon.dir(), daemon.client_env().at("ACLD_ADDRESS")),
+            0);
+  first.CloseStdin();
+  EXPECT_EQ(first.Wait(absl::Seconds(60)), 0) << first.output();
+  EXPECT_TRUE(WaitUntil(
+                  [&] {
+                    const acl::v1::StatusReply now = daemon.Status();
+                    return now.tenants_size() == 1 && now.tenants(0).memory_allocations() == 100;
+                  },
+                  absl::Seconds(30))
+                  .has_value())
+      << "the ended session's allocations still count against its uid";
+  second.CloseStdin();  // its free and one more allocation now pass
+  EXPECT_EQ(second.Wait(absl::Seconds(60)), 0) << second.output();
+}
+
 // A session whose queued work is at its limit waits for room without holding
 // a thread that serves the others: with a single such thread
 // (--channel_threads=1), another client is served while the full session

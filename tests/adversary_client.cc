@@ -20,6 +20,11 @@
 //                           MIB MiB, checked, until stdin closes
 //   callback_fills MIB      a blocking callback, then an asynchronous fill of
 //                           MIB MiB behind it, checked, until stdin closes
+//   random_draws MIB        random draws of MIB MiB behind a busy kernel until
+//                           stdin closes
+//   allocation_cap N [FLAG [exit]]  1-byte allocations until refused (at most
+//                           N + 1), the refusal naming FLAG; held until stdin
+//                           closes, or not with `exit`
 #include <pthread.h>
 #include <unistd.h>
 
@@ -395,9 +400,9 @@ int RandomDraws(uint64_t mib) {
 }
 
 // Makes 1-byte allocations until acld refuses one (at most LIMIT + 1), checks
-// the refusal, holds them until stdin closes, then checks that a free makes
-// room for one more.
-int AllocationCap(uint64_t limit) {
+// that the refusal names `flag`, holds them until stdin closes (unless
+// `hold` is false), then checks that a free makes room for one more.
+int AllocationCap(uint64_t limit, const std::string& flag, bool hold) {
   scenario::Setup();
   std::vector<void*> held;
   aclError code = ACL_SUCCESS;
@@ -410,12 +415,14 @@ int AllocationCap(uint64_t limit) {
   CheckCode(code, ACL_ERROR_RT_MEMORY_ALLOCATION, "the allocation past the cap");
   const char* recent = aclGetRecentErrMsg();  // read once: reading clears it
   const std::string message = recent == nullptr ? "" : recent;
-  Check(message.find("--max_allocations_per_session") != std::string::npos,
-        "the refusal's message does not name the flag: " + message);
+  Check(message.find(flag) != std::string::npos,
+        "the refusal's message does not name " + flag + ": " + message);
   std::printf("held %zu\n", held.size());
   std::fflush(stdout);
-  std::atomic<bool> stop{false};
-  StopWhenStdinCloses(stop).join();
+  if (hold) {
+    std::atomic<bool> stop{false};
+    StopWhenStdinCloses(stop).join();
+  }
   CheckCode(aclrtFree(held.back()), ACL_SUCCESS, "aclrtFree");
   CheckCode(aclrtMalloc(&held.back(), 1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
             "aclrtMalloc after a free");
@@ -516,7 +523,10 @@ int main(int argc, char** argv) {
   if (mode == "workload") return Workload();
   if (mode == "big_transfers" && argc > 2) return BigTransfers(number(2));
   if (mode == "callback_fills" && argc > 2) return CallbackFills(number(2));
-  if (mode == "allocation_cap" && argc > 2) return AllocationCap(number(2));
+  if (mode == "allocation_cap" && argc > 2) {
+    return AllocationCap(number(2), argc > 3 ? argv[3] : "--max_allocations_per_session",
+                         !(argc > 4 && std::string(argv[4]) == "exit"));
+  }
   if (mode == "random_draws" && argc > 2) return RandomDraws(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");
   return 2;

@@ -27,6 +27,7 @@ struct MemoryManager::Ledger {
   struct Charged {
     uint32_t uid = 0;
     std::shared_ptr<QuotaGroup> group;
+    Tenant tenant;  // whose allocation count it is in
   };
 
   // Charges `bytes` (reserved on `device` for `size` asked) to `session`,
@@ -47,6 +48,15 @@ struct MemoryManager::Ledger {
                        absl::StrCat(api, ": this process holds ", account.allocations,
                                     " device memory allocations, the most acld allows one "
                                     "process (--max_allocations_per_session); free some first"));
+    }
+    // Per session alone, a user's 256 sessions would hold 16 M of them.
+    const Tenant tenant(account.uid, account.group);
+    if (!allocations_by_tenant.Fits(tenant, 1)) {
+      return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                       absl::StrCat(api, ": the processes of ", tenant.ToString(), " hold ",
+                                    allocations_by_tenant.Of(tenant),
+                                    " device memory allocations together, the most acld allows "
+                                    "one user (--max_allocations_per_uid); free some first"));
     }
     if (account.quota != 0 && bytes > account.quota - std::min(account.quota, account.bytes)) {
       return AclStatus(
@@ -76,7 +86,8 @@ struct MemoryManager::Ledger {
     }
     account.bytes += bytes;
     ++account.allocations;
-    return Charged{account.uid, account.group};
+    allocations_by_tenant.Add(tenant, 1);
+    return Charged{account.uid, account.group, tenant};
   }
 
   void Uncharge(SessionId session, const Charged& charged, int32_t device, uint64_t bytes) {
@@ -87,6 +98,7 @@ struct MemoryManager::Ledger {
       it->second.bytes -= bytes;
       --it->second.allocations;
     }
+    allocations_by_tenant.Subtract(charged.tenant, 1);
     if (charged.group != nullptr) return;
     auto user = by_uid.find(charged.uid);
     if (user != by_uid.end() && (user->second -= bytes) == 0) by_uid.erase(user);
@@ -103,6 +115,8 @@ struct MemoryManager::Ledger {
   uint64_t default_quota ABSL_GUARDED_BY(mu) = 0;
   // Per session, freed blocks still pinned by tasks included; 0: no limit.
   uint64_t max_allocations ABSL_GUARDED_BY(mu) = 0;
+  // The same, for all sessions of a tenant together (tenant.h).
+  TenantTally allocations_by_tenant ABSL_GUARDED_BY(mu);
 };
 
 // One allocation. Destroyed when it was freed and no task pins it any more:
@@ -488,9 +502,20 @@ void MemoryManager::SetDefaultQuota(uint64_t bytes) {
   ledger_->default_quota = bytes;
 }
 
-void MemoryManager::SetMaxAllocations(uint64_t allocations) {
+void MemoryManager::SetMaxAllocations(uint64_t per_session, uint64_t per_tenant) {
   absl::MutexLock lock(&ledger_->mu);
-  ledger_->max_allocations = allocations;
+  ledger_->max_allocations = per_session;
+  ledger_->allocations_by_tenant.set_limit(per_tenant);
+}
+
+uint64_t MemoryManager::MaxAllocationsPerTenant() const {
+  absl::MutexLock lock(&ledger_->mu);
+  return ledger_->allocations_by_tenant.limit();
+}
+
+std::map<Tenant, uint64_t> MemoryManager::AllocationsByTenant() const {
+  absl::MutexLock lock(&ledger_->mu);
+  return ledger_->allocations_by_tenant.all();
 }
 
 void MemoryManager::Unindex(std::map<SessionId, std::set<uint64_t>>& index, SessionId session,

@@ -46,6 +46,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/quota_group.h"
 #include "daemon/core/session_id.h"
+#include "daemon/core/tenant.h"
 #include "hal/backend.h"
 
 namespace acld {
@@ -129,8 +130,12 @@ class MemoryManager {
   void SetQuota(SessionId session, uint64_t bytes);
   void SetDefaultQuota(uint64_t bytes);
   // How many allocations (aclrtMalloc and aclrtMallocPhysical, freed ones
-  // that tasks still pin included) one session may hold; 0: no limit.
-  void SetMaxAllocations(uint64_t allocations);
+  // that tasks still pin included) one session, and all sessions of one
+  // tenant together (tenant.h), may hold; 0: no limit.
+  void SetMaxAllocations(uint64_t per_session, uint64_t per_tenant = 0);
+  // What each tenant holding any allocations holds (pinned frees included).
+  std::map<Tenant, uint64_t> AllocationsByTenant() const;
+  uint64_t MaxAllocationsPerTenant() const;
 
   struct SessionUsage {
     uint64_t bytes = 0;  // reserved on the devices, frees still in flight included

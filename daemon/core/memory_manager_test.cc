@@ -73,6 +73,48 @@ TEST_F(MemoryManagerTest, DeviceCapacityAndQuota) {
   EXPECT_EQ(Code(memory_.Allocate(3, 0, 101).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
 }
 
+// Per session alone, a user would multiply the count by its sessions: the
+// sessions of one uid, or of one quota group whatever their uids, are
+// bounded together too, pinned frees of ended sessions included.
+TEST_F(MemoryManagerTest, TheSessionsOfATenantHoldAtMostTheMostAllocationsAllowedTogether) {
+  memory_.SetMaxAllocations(/*per_session=*/3, /*per_tenant=*/4);
+  memory_.AddSession(11, 1001);  // a second session of session 1's uid
+  QuotaGroupSpec spec;
+  spec.devices = {0};
+  spec.memory_limits = {0};
+  auto group = std::make_shared<QuotaGroup>("0123456789abcdef", spec);
+  memory_.AddSession(21, 1001, group);  // the group is a tenant of its own
+  memory_.AddSession(22, 0, group);
+  const uint64_t first = *memory_.Allocate(1, 0, 1);
+  ASSERT_TRUE(memory_.Allocate(1, 0, 1).ok());
+  ASSERT_TRUE(memory_.Allocate(11, 0, 1).ok());
+  ASSERT_TRUE(memory_.Allocate(11, 1, 1).ok());
+  absl::Status over = memory_.Allocate(11, 0, 1).status();
+  EXPECT_EQ(Code(over), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(over.message().find("--max_allocations_per_uid"), absl::string_view::npos) << over;
+  EXPECT_NE(over.message().find("uid 1001"), absl::string_view::npos) << over;
+  EXPECT_EQ(Code(memory_.Allocate(1, 0, 1).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_TRUE(memory_.Allocate(2, 0, 1).ok());  // another uid's count is its own
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(memory_.Allocate(21, 0, 1).ok());
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(memory_.Allocate(22, 0, 1).ok());
+  over = memory_.Allocate(22, 0, 1).status();
+  EXPECT_NE(over.message().find("quota group 01234567"), absl::string_view::npos) << over;
+  std::map<Tenant, uint64_t> held = memory_.AllocationsByTenant();
+  EXPECT_EQ(held[Tenant(1001, nullptr)], 4u);
+  EXPECT_EQ(held[Tenant(0, group)], 4u);
+  EXPECT_EQ(memory_.MaxAllocationsPerTenant(), 4u);
+  // A session's end gives its count back, once work lets go of its blocks.
+  ResolvedRange pinned = *memory_.Resolve(1, first, 1);
+  std::vector<std::shared_ptr<void>> released = memory_.ReleaseSession(1);
+  memory_.RemoveSession(1);
+  released.clear();
+  EXPECT_EQ(memory_.AllocationsByTenant()[Tenant(1001, nullptr)], 3u);  // `first` still counts
+  ASSERT_TRUE(memory_.Allocate(11, 0, 1).ok());
+  EXPECT_EQ(Code(memory_.Allocate(11, 0, 1).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  pinned = ResolvedRange{};
+  EXPECT_EQ(memory_.AllocationsByTenant()[Tenant(1001, nullptr)], 3u);
+}
+
 TEST_F(MemoryManagerTest, ReleaseSessionFreesEverythingOrOneDevice) {
   memory_.Allocate(1, 0, 100).IgnoreError();
   const uint64_t on_one = *memory_.Allocate(1, 1, 100);

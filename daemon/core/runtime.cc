@@ -17,10 +17,11 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       default_max_events_(options.default_max_events),
       max_queued_bytes_(options.max_queued_bytes_per_session),
       max_binary_bytes_(options.max_binary_bytes_per_session),
+      binary_bytes_by_tenant_(options.max_binary_bytes_per_uid),
       queue_patience_(options.queue_patience),
       readers_await_queue_room_(options.readers_await_queue_room) {
   memory_.SetDefaultQuota(options.default_memory_quota);
-  memory_.SetMaxAllocations(options.max_allocations_per_session);
+  memory_.SetMaxAllocations(options.max_allocations_per_session, options.max_allocations_per_uid);
   for (int32_t id = 0; id < backend_->device_count(); ++id) {
     engines_.push_back(std::make_unique<StreamEngine>(options.workers_per_device));
   }
@@ -504,7 +505,7 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
       continue;
     }
     for (const auto& [name, function] : it->second.functions) session.functions.erase(function);
-    session.binary_bytes -= it->second.bytes;
+    UnchargeBinaryLocked(session, it->second.bytes);
     // Launches already made keep the executable alive until they ran.
     released.binaries.push_back(std::move(it->second.executable));
     it = session.binaries.erase(it);
@@ -584,6 +585,23 @@ bool Runtime::AllStreamsIdle() const {
   return true;
 }
 
+std::vector<TenantSnapshot> Runtime::TenantsLocked() const {
+  std::map<Tenant, TenantSnapshot> tenants;
+  auto entry = [&](const Tenant& tenant) -> TenantSnapshot& {
+    TenantSnapshot& found = tenants[tenant];
+    found.tenant = tenant;
+    return found;
+  };
+  for (const auto& [id, session] : sessions_.all()) ++entry(TenantOf(session)).sessions;
+  for (const auto& [tenant, count] : memory_.AllocationsByTenant()) {
+    entry(tenant).memory_allocations = count;
+  }
+  for (const auto& [tenant, bytes] : binary_bytes_by_tenant_.all()) entry(tenant).binary_bytes = bytes;
+  std::vector<TenantSnapshot> all;
+  for (auto& [tenant, snapshot] : tenants) all.push_back(std::move(snapshot));
+  return all;
+}
+
 RuntimeSnapshot Runtime::Snapshot() const {
   // Asked before the lock: a backend may ask its vendor (the devices
   // themselves never change).
@@ -633,6 +651,9 @@ RuntimeSnapshot Runtime::Snapshot() const {
     }
     snapshot.sessions.push_back(std::move(entry));
   }
+  snapshot.tenants = TenantsLocked();
+  snapshot.max_allocations_per_tenant = memory_.MaxAllocationsPerTenant();
+  snapshot.max_binary_bytes_per_tenant = binary_bytes_by_tenant_.limit();
   return snapshot;
 }
 

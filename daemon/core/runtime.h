@@ -54,15 +54,19 @@ struct RuntimeOptions {
   int workers_per_device = 2;
   // How long a stream waits for its process to finish a blocking callback.
   absl::Duration callback_timeout = absl::Seconds(60);
-  // Kernel binaries each session may hold loaded, in bytes (0: no limit).
+  // Kernel binaries each session, and all sessions of a tenant together
+  // (tenant.h), may hold loaded, in bytes (0: no limit).
   uint64_t max_binary_bytes_per_session = 256ull << 20;
+  uint64_t max_binary_bytes_per_uid = 1ull << 30;
   // Quotas of new sessions (0: no limit); operators change them at run time.
   uint64_t default_memory_quota = 0;
   uint32_t default_max_streams = 4096;
   uint32_t default_max_contexts = 1024;
   uint32_t default_max_events = 16384;
-  // Device memory allocations each session may hold (0: no limit).
+  // Device memory allocations each session, and all sessions of a tenant
+  // together, may hold (0: no limit).
   uint64_t max_allocations_per_session = 65536;
+  uint64_t max_allocations_per_uid = 262144;
   // Queued work each session may make the daemon hold (0: no limit).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // How long a call over that limit waits for room before going on (QueueBudget).
@@ -499,8 +503,15 @@ class Runtime {
   absl::StatusOr<const hal::Function*> BuiltinKernel(const Stream& stream,
                                                      const std::string& name) const;
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
+  // Whether `bytes` more binary bytes fit the session's limit and its
+  // tenant's.
+  // What each tenant holds together (RuntimeSnapshot::tenants).
+  std::vector<TenantSnapshot> TenantsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Binary bytes charged to (given back by) the session and its tenant.
+  void ChargeBinaryLocked(Session& session, uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnchargeBinaryLocked(Session& session, uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A launch's core limits, checked against device `device_id`'s counts.
   absl::StatusOr<hal::CoreLimits> CheckCoreLimits(int32_t device_id,
                                                   const CoreLimits& limits) const;
@@ -585,6 +596,8 @@ class Runtime {
   const uint32_t default_max_events_;
   const uint64_t max_queued_bytes_;
   const uint64_t max_binary_bytes_;
+  // Binary bytes as charged to sessions, per tenant (limit: the per-uid option).
+  TenantTally binary_bytes_by_tenant_ ABSL_GUARDED_BY(mu_);
   const absl::Duration queue_patience_;
   const bool readers_await_queue_room_;
 };

@@ -62,7 +62,7 @@ absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
   ACL_RETURN_IF_ERROR(CheckBinaryRoomLocked(*session, charge));
   const BinaryId binary_id = next_handle_++;
   session->binaries[binary_id] = LoadedBinary{device_id, std::move(executable), charge, {}};
-  session->binary_bytes += charge;
+  ChargeBinaryLocked(*session, charge);
   return binary_id;
 }
 
@@ -88,7 +88,26 @@ absl::Status Runtime::CheckBinaryRoomLocked(const Session& session, uint64_t byt
                                   " held, binaries and function handles; "
                                   "--max_binary_bytes_per_session)"));
   }
+  const Tenant tenant = TenantOf(session);
+  if (!binary_bytes_by_tenant_.Fits(tenant, bytes)) {
+    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                     absl::StrCat("kernel binaries: ", bytes, " more bytes would pass the limit of ",
+                                  binary_bytes_by_tenant_.limit(), " for all processes of ",
+                                  tenant.ToString(), " together (",
+                                  binary_bytes_by_tenant_.Of(tenant),
+                                  " held; --max_binary_bytes_per_uid)"));
+  }
   return absl::OkStatus();
+}
+
+void Runtime::ChargeBinaryLocked(Session& session, uint64_t bytes) {
+  session.binary_bytes += bytes;
+  binary_bytes_by_tenant_.Add(TenantOf(session), bytes);
+}
+
+void Runtime::UnchargeBinaryLocked(Session& session, uint64_t bytes) {
+  session.binary_bytes -= bytes;
+  binary_bytes_by_tenant_.Subtract(TenantOf(session), bytes);
 }
 
 absl::Status Runtime::UnloadBinary(SessionId id, BinaryId binary) {
@@ -98,7 +117,7 @@ absl::Status Runtime::UnloadBinary(SessionId id, BinaryId binary) {
   auto it = session->binaries.find(binary);
   if (it == session->binaries.end()) return UnknownBinary(binary);
   for (const auto& [name, function] : it->second.functions) session->functions.erase(function);
-  session->binary_bytes -= it->second.bytes;
+  UnchargeBinaryLocked(*session, it->second.bytes);
   unloaded = std::move(it->second.executable);
   session->binaries.erase(it);
   return absl::OkStatus();
@@ -124,7 +143,7 @@ absl::StatusOr<FunctionId> Runtime::GetFunction(SessionId id, BinaryId binary,
   const FunctionId function_id = next_handle_++;
   loaded.functions[name] = function_id;
   loaded.bytes += kFunctionOverheadBytes;  // given back with the binary
-  session->binary_bytes += kFunctionOverheadBytes;
+  ChargeBinaryLocked(*session, kFunctionOverheadBytes);
   session->functions[function_id] =
       LoadedFunction{binary, loaded.device, *function, loaded.executable};
   return function_id;

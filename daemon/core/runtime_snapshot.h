@@ -9,6 +9,7 @@
 #include "daemon/core/physical_memory.h"
 #include "daemon/core/session.h"
 #include "daemon/core/task_tally.h"
+#include "daemon/core/tenant.h"
 #include "hal/device.h"
 
 namespace acld {
@@ -50,12 +51,26 @@ struct StreamSnapshot {
   StreamStats stats;
 };
 
+// What all sessions of one tenant (tenant.h) hold together, against the
+// limits per uid.
+struct TenantSnapshot {
+  Tenant tenant;
+  uint32_t sessions = 0;
+  // Device memory allocations (pinned frees of ended sessions included).
+  uint64_t memory_allocations = 0;
+  uint64_t binary_bytes = 0;
+};
+
 struct RuntimeSnapshot {
   std::string backend;  // the backend's name
   uint64_t host_refcount = 0;
   std::vector<DeviceSnapshot> devices;
   std::vector<SessionSnapshot> sessions;
   std::vector<StreamSnapshot> streams;
+  // Every tenant with a session or with allocations; the limits (0: none).
+  std::vector<TenantSnapshot> tenants;
+  uint64_t max_allocations_per_tenant = 0;
+  uint64_t max_binary_bytes_per_tenant = 0;
   // Blocking host callbacks, from delivery to the process's answer.
   LatencyHistogram::Snapshot callback_latency;
 };

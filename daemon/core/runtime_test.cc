@@ -461,6 +461,58 @@ TEST(RuntimeBinariesTest, TinyBinariesAndHandlesAreChargedTheirOverheadAndReleas
   EXPECT_EQ(runtime.Snapshot().sessions[0].session.binary_bytes, 0u);
 }
 
+// The sessions of one uid are bounded together: a user cannot multiply the
+// per-session limit by opening more processes. Another uid is not affected,
+// and a session's end gives its share back.
+TEST(RuntimeBinariesTest, TheSessionsOfAUidHoldAtMostTheirLimitTogether) {
+  RuntimeOptions options;
+  options.max_binary_bytes_per_session = 64 << 10;
+  options.max_binary_bytes_per_uid = 96 << 10;
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), options);
+  const SessionId first = runtime.OpenSession({100, 1000, 0, "a"});
+  const SessionId second = runtime.OpenSession({101, 1000, 0, "b"});
+  const SessionId other = runtime.OpenSession({102, 1001, 0, "c"});
+  const std::string binary(20 << 10, '\0');  // only its size matters for the check
+  ASSERT_TRUE(runtime.CheckBinaryLoad(first, 0, binary.size()).ok());
+  const std::string tiny = hal::sim::EncodeSimBinary({{"f", "add_one_u32"}});
+  auto load_until_refused = [&](SessionId session) {
+    absl::Status refused;
+    int loaded = 0;
+    for (int i = 0; i < 100 && refused.ok(); ++i) {
+      refused = runtime.LoadBinary(session, 0, tiny).status();
+      loaded += refused.ok();
+    }
+    return std::make_pair(loaded, refused);
+  };
+  const uint64_t charge = tiny.size() + 4096;
+  const auto [first_loaded, first_refused] = load_until_refused(first);
+  EXPECT_EQ(static_cast<uint64_t>(first_loaded), (64u << 10) / charge);
+  EXPECT_NE(first_refused.message().find("--max_binary_bytes_per_session"), std::string::npos);
+  const auto [second_loaded, second_refused] = load_until_refused(second);
+  EXPECT_EQ(static_cast<uint64_t>(first_loaded + second_loaded), (96u << 10) / charge);
+  EXPECT_EQ(AclCodeOf(second_refused), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(second_refused.message().find("--max_binary_bytes_per_uid"), std::string::npos)
+      << second_refused;
+  EXPECT_NE(second_refused.message().find("uid 1000"), std::string::npos) << second_refused;
+  EXPECT_EQ(AclCodeOf(runtime.CheckBinaryLoad(second, 0, binary.size())),
+            ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_TRUE(runtime.CheckBinaryLoad(other, 0, binary.size()).ok());
+  RuntimeSnapshot snapshot = runtime.Snapshot();
+  EXPECT_EQ(snapshot.max_binary_bytes_per_tenant, 96u << 10);
+  ASSERT_EQ(snapshot.tenants.size(), 2u);
+  EXPECT_EQ(snapshot.tenants[0].tenant, Tenant(1000, nullptr));
+  EXPECT_EQ(snapshot.tenants[0].sessions, 2u);
+  EXPECT_EQ(snapshot.tenants[0].binary_bytes, (first_loaded + second_loaded) * charge);
+  EXPECT_EQ(snapshot.tenants[1].binary_bytes, 0u);
+  runtime.CloseSession(first);
+  EXPECT_TRUE(runtime.CheckBinaryLoad(second, 0, binary.size()).ok());
+  runtime.CloseSession(second);
+  snapshot = runtime.Snapshot();
+  ASSERT_EQ(snapshot.tenants.size(), 1u);  // nothing of uid 1000 is left
+  EXPECT_EQ(snapshot.tenants[0].tenant, Tenant(1001, nullptr));
+  runtime.CloseSession(other);
+}
+
 // A binary larger than the device loads is refused by its size, before the
 // daemon copies it out of the process's shared memory.
 TEST(RuntimeBinariesTest, ABinaryTooLargeForTheDeviceIsRefusedByItsSize) {

@@ -16,6 +16,7 @@
 #include "daemon/core/session_events.h"
 #include "daemon/core/session_id.h"
 #include "daemon/core/stream.h"
+#include "daemon/core/tenant.h"
 #include "hal/executable.h"
 #include "hal/float_overflow.h"
 
@@ -103,6 +104,9 @@ struct Session {
   std::set<uint64_t> revoked_handles;
   static constexpr size_t kMaxRevokedHandles = 4096;
 };
+
+// Whose per-uid limits the session counts against.
+inline Tenant TenantOf(const Session& session) { return Tenant(session.peer.uid, session.group); }
 
 }  // namespace acld
 

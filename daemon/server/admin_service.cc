@@ -222,6 +222,16 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     ToProto(session, usage, limits, *reply->add_sessions());
   }
   reply->set_session_count(static_cast<uint32_t>(snapshot.sessions.size()));
+  for (const TenantSnapshot& tenant : snapshot.tenants) {
+    acl::v1::TenantUsage& usage_of = *reply->add_tenants();
+    usage_of.set_uid(tenant.tenant.uid());
+    usage_of.set_group(tenant.tenant.group_name());
+    usage_of.set_sessions(tenant.sessions);
+    usage_of.set_memory_allocations(tenant.memory_allocations);
+    usage_of.set_binary_bytes(tenant.binary_bytes);
+  }
+  reply->set_max_allocations_per_uid(snapshot.max_allocations_per_tenant);
+  reply->set_max_binary_bytes_per_uid(snapshot.max_binary_bytes_per_tenant);
   const RuntimeService::Counts counts = sessions_.counts();
   reply->set_pending_sessions(counts.pending);
   reply->set_sessions_closing(counts.closing);

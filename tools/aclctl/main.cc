@@ -76,7 +76,9 @@ constexpr char kUsage[] =
     "memory acld maps (SEGS segments), QUEUED queued work, OUT messages waiting for the process\n"
     "to read them, BIN kernel binaries loaded\n"
     "(count:bytes/limit), CALLS calls waiting in acld,\n"
-    "CB callbacks pending (timed out), W weight.\n";
+    "CB callbacks pending (timed out), W weight.\n"
+    "status also shows what each uid's (or quota group's) sessions hold together, against\n"
+    "the limits per uid: ALLOCS, BIN bytes.\n";
 
 using aclctl::BytesOfLimit;
 using aclctl::CountOfLimit;
@@ -152,6 +154,20 @@ std::string SessionsTable(
 
 std::string DevicesText(const acl::v1::StatusReply& status);
 
+// What each uid's (or quota group's) sessions hold together, against the
+// limits per uid.
+std::string TenantsTable(const acl::v1::StatusReply& status) {
+  Table table({"TENANT", "SESSIONS", "ALLOCS", "BIN"});
+  for (const acl::v1::TenantUsage& tenant : status.tenants()) {
+    table.AddRow({tenant.group().empty() ? absl::StrCat("uid ", tenant.uid())
+                                         : absl::StrCat("group ", tenant.group()),
+                  absl::StrCat(tenant.sessions()),
+                  CountOfLimit(tenant.memory_allocations(), status.max_allocations_per_uid()),
+                  BytesOfLimit(tenant.binary_bytes(), status.max_binary_bytes_per_uid())});
+  }
+  return table.Render();
+}
+
 std::string StatusText(const acl::v1::StatusReply& status) {
   std::string out = absl::StrCat(
       "acld ", status.version(), ", up ", absl::StrFormat("%.1f", status.uptime_seconds()),
@@ -173,6 +189,7 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
                   " without Hello in time\n\n");
   out += DevicesText(status);
+  if (status.tenants_size() > 0) out += "\n" + TenantsTable(status);
   if (status.sessions_size() > 0) out += "\n" + SessionsTable(status.sessions());
   return out;
 }
