@@ -92,6 +92,9 @@ ABSL_FLAG(int, channel_threads, 4,
           "grow with the number of clients");
 ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 64ull << 20,
           "bytes of queued work (copies, batches) acld holds for one session (0: no limit)");
+ABSL_FLAG(uint64_t, max_queued_bytes_per_uid, 256ull << 20,
+          "bytes of queued work acld holds for all sessions of one uid (or of one quota group) "
+          "together (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
 ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");
 ABSL_FLAG(uint32_t, max_sessions_per_group, 64,
@@ -209,6 +212,7 @@ int main(int argc, char** argv) {
   runtime_options.max_allocations_per_session = absl::GetFlag(FLAGS_max_allocations_per_session);
   runtime_options.max_allocations_per_uid = absl::GetFlag(FLAGS_max_allocations_per_uid);
   runtime_options.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
+  runtime_options.max_queued_bytes_per_uid = absl::GetFlag(FLAGS_max_queued_bytes_per_uid);
   runtime_options.readers_await_queue_room = true;
   runtime_options.max_binary_bytes_per_session = absl::GetFlag(FLAGS_max_binary_bytes_per_session);
   runtime_options.max_binary_bytes_per_uid = absl::GetFlag(FLAGS_max_binary_bytes_per_uid);

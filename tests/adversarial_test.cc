@@ -411,6 +411,47 @@ TEST(AdversarialQueueTest, AFullQueueHoldsNoThreadTheOthersNeed) {
       << "the killed process's session was not ended";
 }
 
+// The sessions of one uid share --max_queued_bytes_per_uid: two processes
+// filling their queues hold the shared limit between them (not each its own),
+// aclctl's status shows it, and another user is served meanwhile. Killed,
+// their work goes and the uid's count with it.
+TEST(AdversarialQueueTest, AUsersSessionsShareOneQueueLimit) {
+  constexpr uint64_t kPerSession = 1 << 20, kPerUid = 3 << 19;  // 1 and 1.5 MiB
+  AcldDaemon daemon({"--max_queued_bytes_per_session=" + std::to_string(kPerSession),
+                     "--max_queued_bytes_per_uid=" + std::to_string(kPerUid)});
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  Process one({kAdversary, "fill_queue"}, daemon.client_env());
+  Process two({kAdversary, "fill_queue"}, daemon.client_env());
+  ASSERT_TRUE(one.WaitForLine("filling", absl::Seconds(30))) << one.output();
+  ASSERT_TRUE(two.WaitForLine("filling", absl::Seconds(30))) << two.output();
+  auto queued = [&] {
+    const acl::v1::StatusReply status = daemon.Status();
+    return status.tenants_size() == 1 ? status.tenants(0).queued_bytes() : 0;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return queued() >= kPerUid; }, absl::Seconds(30)).has_value());
+  const acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(status.max_queued_bytes_per_uid(), kPerUid);
+  ASSERT_EQ(status.sessions_size(), 2);
+  // Each stopped short of its own limit at some point: together they hold
+  // the shared one (a batch or two past it at most).
+  EXPECT_LT(status.sessions(0).queued_bytes() + status.sessions(1).queued_bytes(),
+            2 * kPerSession);
+  EXPECT_LT(queued(), kPerUid + kPerSession / 2);
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "latency"}, daemon.dir(),
+                      daemon.client_env().at("ACLD_ADDRESS")),
+            0);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "another user waited for this one's limit";
+  one.Signal(SIGKILL);
+  two.Signal(SIGKILL);
+  one.Wait(absl::Seconds(10));
+  two.Wait(absl::Seconds(10));
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().tenants_size() == 0; }, absl::Seconds(30))
+                  .has_value())
+      << "the killed processes' queued work still counts against their uid";
+}
+
 // Runs 300 rounds of another client's 1 ms kernel beside what the tenants
 // do: its worst round trip must stay under a second.
 void ExpectNoLongWaitBeside(AcldDaemon& daemon, const std::string& what) {

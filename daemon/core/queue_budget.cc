@@ -1,12 +1,63 @@
 #include "daemon/core/queue_budget.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 
 namespace acld {
+
+bool TenantQueue::Full() const {
+  absl::MutexLock lock(&mu_);
+  return limit_ != 0 && used_ >= limit_;
+}
+
+absl::Status TenantQueue::Charge(uint64_t bytes, const std::string& tenant) {
+  absl::MutexLock lock(&mu_);
+  if (limit_ != 0 && (used_ >= 2 * limit_ || bytes > 2 * limit_ - used_)) {
+    return AclStatus(
+        ACL_ERROR_RT_MEMORY_ALLOCATION,
+        absl::StrCat("the processes of ", tenant, " have ", used_, " bytes of work queued in acld "
+                     "together that is not draining; at most ", limit_, " bytes may wait "
+                     "(--max_queued_bytes_per_uid), twice that while stalled"));
+  }
+  used_ += bytes;
+  return absl::OkStatus();
+}
+
+void TenantQueue::Release(uint64_t bytes) {
+  std::vector<std::weak_ptr<QueueBudget>> waiting;
+  {
+    absl::MutexLock lock(&mu_);
+    used_ -= std::min(used_, bytes);
+    if (limit_ == 0 || used_ < limit_) waiting.swap(waiting_);
+  }
+  // Outside the lock: each budget takes its own, and its reader's callback
+  // may read (and charge) at once.
+  for (const std::weak_ptr<QueueBudget>& budget : waiting) {
+    if (auto waiter = budget.lock()) waiter->TenantRoom();
+  }
+}
+
+bool TenantQueue::WaitIfFull(std::weak_ptr<QueueBudget> budget) {
+  absl::MutexLock lock(&mu_);
+  if (limit_ == 0 || used_ < limit_) return false;
+  // One entry per waiting session (a session waits for one request at a
+  // time): bounded by the tenant's sessions.
+  for (const std::weak_ptr<QueueBudget>& waiting : waiting_) {
+    if (!waiting.owner_before(budget) && !budget.owner_before(waiting)) return true;
+  }
+  waiting_.push_back(std::move(budget));
+  return true;
+}
+
+uint64_t TenantQueue::used() const {
+  absl::MutexLock lock(&mu_);
+  return used_;
+}
 
 absl::StatusOr<std::shared_ptr<void>> QueueBudget::Charge(uint64_t bytes) {
   absl::MutexLock lock(&mu_);
@@ -24,16 +75,24 @@ absl::StatusOr<std::shared_ptr<void>> QueueBudget::Charge(uint64_t bytes) {
                      "draining; at most ", limit_, " bytes may wait (--max_queued_bytes_per_session)"
                      ", twice that while stalled"));
   }
+  if (tenant_ != nullptr) ACL_RETURN_IF_ERROR(tenant_->Charge(bytes, tenant_name_));
   used_ += bytes;
   std::weak_ptr<QueueBudget> self = weak_from_this();
-  return std::shared_ptr<void>(nullptr, [self, bytes](void*) {
+  // The tenant's charge goes back even when the session's budget is gone.
+  return std::shared_ptr<void>(nullptr, [self, tenant = tenant_, bytes](void*) {
     if (auto budget = self.lock()) budget->Release(bytes);
+    if (tenant != nullptr) tenant->Release(bytes);
   });
 }
 
 bool QueueBudget::AwaitRoom(std::function<void()> on_room) {
   absl::MutexLock lock(&mu_);
-  if (timer_ == nullptr || !FullLocked()) return false;
+  if (timer_ == nullptr) return false;
+  // Its own budget first; else its tenant's, which then tells it of room.
+  if (!FullLocked() && (overdrawn_ || closed_ || tenant_ == nullptr ||
+                        !tenant_->WaitIfFull(weak_from_this()))) {
+    return false;
+  }
   on_room_ = std::move(on_room);
   if (patience_timer_ == 0) {
     // The patience runs from the first wait until there is room.
@@ -75,6 +134,16 @@ void QueueBudget::Release(uint64_t bytes) {
       overdrawn_ = false;
       on_room = TakeWaiterLocked();
     }
+  }
+  if (on_room) on_room();
+}
+
+void QueueBudget::TenantRoom() {
+  std::function<void()> on_room;
+  {
+    absl::MutexLock lock(&mu_);
+    if (FullLocked()) return;  // its own room wakes it
+    on_room = TakeWaiterLocked();
   }
   if (on_room) on_room();
 }

@@ -12,12 +12,20 @@
 // not sent yet) would wait forever, so after `patience` without room calls
 // go ahead anyway up to a hard ceiling of twice the limit; only past it do
 // they fail.
+//
+// In acld the sessions of one tenant (tenant.h) also share a TenantQueue:
+// per session alone, one user's 256 sessions could make acld hold 256 times
+// the limit. A session whose tenant is at the shared limit waits for room as
+// if its own budget were full, and is woken when any of the tenant's queued
+// work drains; the same patience and twice-the-limit ceiling apply.
 #ifndef ACLD_DAEMON_CORE_QUEUE_BUDGET_H_
 #define ACLD_DAEMON_CORE_QUEUE_BUDGET_H_
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -28,6 +36,33 @@
 
 namespace acld {
 
+class QueueBudget;
+
+// What all sessions of one tenant have queued, against their shared limit.
+class TenantQueue {
+ public:
+  // `limit` 0: no limit.
+  explicit TenantQueue(uint64_t limit) : limit_(limit) {}
+
+  bool Full() const;
+  // Charges `bytes` unless that passes twice the limit (the error says whose).
+  absl::Status Charge(uint64_t bytes, const std::string& tenant);
+  // Gives `bytes` back; below the limit, every budget that waits for room
+  // hears of it.
+  void Release(uint64_t bytes);
+  // While full: `budget` hears of the next room (once). False when not full.
+  bool WaitIfFull(std::weak_ptr<QueueBudget> budget);
+
+  uint64_t used() const;
+  uint64_t limit() const { return limit_; }
+
+ private:
+  const uint64_t limit_;
+  mutable absl::Mutex mu_;
+  uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::weak_ptr<QueueBudget>> waiting_ ABSL_GUARDED_BY(mu_);
+};
+
 class QueueBudget : public std::enable_shared_from_this<QueueBudget> {
  public:
   // What a queued task costs beyond its payload: its record, closures,
@@ -36,9 +71,16 @@ class QueueBudget : public std::enable_shared_from_this<QueueBudget> {
 
   // `limit` 0: no limit. `timer` (acld's) times the patience of AwaitRoom;
   // without one Charge waits for room itself (embedded mode).
+  // `tenant` (acld only, with a timer): the limit this session shares with
+  // its tenant's other sessions, `tenant_name` saying whose it is.
   explicit QueueBudget(uint64_t limit, absl::Duration patience = absl::Seconds(10),
-                       hal::Timer* timer = nullptr)
-      : limit_(limit), patience_(patience), timer_(timer) {}
+                       hal::Timer* timer = nullptr, std::shared_ptr<TenantQueue> tenant = nullptr,
+                       std::string tenant_name = "")
+      : limit_(limit),
+        patience_(patience),
+        timer_(timer),
+        tenant_(timer == nullptr ? nullptr : std::move(tenant)),
+        tenant_name_(std::move(tenant_name)) {}
 
   // Charges `bytes`; the charge is given back when the returned hold is
   // destroyed. Without a timer it first waits for room (see the top).
@@ -59,6 +101,9 @@ class QueueBudget : public std::enable_shared_from_this<QueueBudget> {
   uint64_t used() const;
   uint64_t limit() const { return limit_; }
 
+  // The tenant's queue has room again (TenantQueue::Release).
+  void TenantRoom();
+
  private:
   void Release(uint64_t bytes);
   bool FullLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -72,6 +117,8 @@ class QueueBudget : public std::enable_shared_from_this<QueueBudget> {
   const uint64_t limit_;
   const absl::Duration patience_;
   hal::Timer* const timer_;
+  const std::shared_ptr<TenantQueue> tenant_;  // none: only this session's limit
+  const std::string tenant_name_;
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

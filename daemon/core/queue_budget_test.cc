@@ -83,6 +83,54 @@ TEST_F(QueueBudgetTest, ClosingCallsTheWaitingReaderBackAndChargesFail) {
 
 // Embedded mode (no timer): the caller's own thread waits in Charge, and
 // AwaitRoom never asks anyone to wait.
+// The sessions of one tenant share a limit: a session under its own limit
+// waits while the tenant's work is at the shared one, any of the tenant's
+// sessions draining wakes it, and past twice the shared limit charges fail
+// naming the flag. A session's end (its budget gone) still gives the
+// tenant's share back.
+TEST_F(QueueBudgetTest, ATenantsSessionsShareOneLimit) {
+  auto tenant = std::make_shared<TenantQueue>(kLimit);
+  auto make = [&] {
+    return std::make_shared<QueueBudget>(kLimit, absl::Seconds(10), &timer_, tenant, "uid 7");
+  };
+  std::shared_ptr<QueueBudget> one = make(), two = make();
+  std::shared_ptr<void> first = *one->Charge(kLimit / 2);
+  std::shared_ptr<void> second = *two->Charge(kLimit / 2);
+  EXPECT_TRUE(tenant->Full());
+  EXPECT_EQ(tenant->used(), kLimit);
+  std::atomic<int> called{0};
+  EXPECT_TRUE(one->AwaitRoom([&] { ++called; })) << "the tenant is at its limit";
+  EXPECT_TRUE(two->AwaitRoom([&] { ++called; }));
+  EXPECT_TRUE(one->AwaitRoom([&] { ++called; })) << "asking again replaces, never adds";
+  second.reset();  // the other session's work drains: both hear of it, once each
+  EXPECT_EQ(called.load(), 2);
+  EXPECT_FALSE(one->AwaitRoom([&] { ++called; }));
+  // The hard ceiling: twice the shared limit, whoever charges it.
+  std::shared_ptr<void> big = *two->Charge(kLimit);
+  absl::StatusOr<std::shared_ptr<void>> over = one->Charge(kLimit / 2 + 1);
+  EXPECT_EQ(AclCodeOf(over.status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(over.status().message().find("--max_queued_bytes_per_uid"), std::string::npos);
+  EXPECT_NE(over.status().message().find("uid 7"), std::string::npos);
+  EXPECT_EQ(one->used(), kLimit / 2) << "a refused charge takes nothing";
+  two.reset();
+  big.reset();
+  EXPECT_EQ(tenant->used(), kLimit / 2);
+  first.reset();
+  EXPECT_EQ(tenant->used(), 0u);
+}
+
+// Stalled tenant work is let through after the session's patience too.
+TEST_F(QueueBudgetTest, AfterThePatienceATenantsSessionGoesOn) {
+  auto tenant = std::make_shared<TenantQueue>(kLimit);
+  auto waiting = std::make_shared<QueueBudget>(kLimit, absl::Seconds(10), &timer_, tenant, "uid 7");
+  ASSERT_TRUE(tenant->Charge(kLimit, "uid 7").ok());  // another session's, not draining
+  std::atomic<int> called{0};
+  ASSERT_TRUE(waiting->AwaitRoom([&] { ++called; }));
+  EXPECT_TRUE(AdvanceUntil([&] { return called.load() == 1; }));
+  EXPECT_FALSE(waiting->AwaitRoom([&] { ++called; }));
+  tenant->Release(kLimit);
+}
+
 TEST(QueueBudgetWithoutTimerTest, ChargeWaitsForRoom) {
   auto budget = std::make_shared<QueueBudget>(kLimit, absl::Seconds(30));
   std::shared_ptr<void> held = *budget->Charge(kLimit);

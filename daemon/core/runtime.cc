@@ -16,6 +16,7 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       default_max_contexts_(options.default_max_contexts),
       default_max_events_(options.default_max_events),
       max_queued_bytes_(options.max_queued_bytes_per_session),
+      max_queued_bytes_per_tenant_(options.max_queued_bytes_per_uid),
       max_binary_bytes_(options.max_binary_bytes_per_session),
       binary_bytes_by_tenant_(options.max_binary_bytes_per_uid),
       queue_patience_(options.queue_patience),
@@ -112,10 +113,26 @@ SessionId Runtime::OpenSession(const PeerInfo& peer, std::shared_ptr<QuotaGroup>
   session.max_streams = default_max_streams_;
   session.max_contexts = default_max_contexts_;
   session.max_events = default_max_events_;
+  const Tenant tenant = TenantOf(session);
   session.queue_budget = std::make_shared<QueueBudget>(
-      max_queued_bytes_, queue_patience_, readers_await_queue_room_ ? &timer_ : nullptr);
+      max_queued_bytes_, queue_patience_, readers_await_queue_room_ ? &timer_ : nullptr,
+      TenantQueueLocked(tenant), tenant.ToString());
   memory_.AddSession(session.id, peer.uid, std::move(group));
   return session.id;
+}
+
+std::shared_ptr<TenantQueue> Runtime::TenantQueueLocked(const Tenant& tenant) {
+  if (!readers_await_queue_room_ || max_queued_bytes_per_tenant_ == 0) return nullptr;
+  for (auto it = tenant_queues_.begin(); it != tenant_queues_.end();) {
+    it = it->second.expired() ? tenant_queues_.erase(it) : std::next(it);
+  }
+  std::weak_ptr<TenantQueue>& entry = tenant_queues_[tenant];
+  std::shared_ptr<TenantQueue> queue = entry.lock();
+  if (queue == nullptr) {
+    queue = std::make_shared<TenantQueue>(max_queued_bytes_per_tenant_);
+    entry = queue;
+  }
+  return queue;
 }
 
 bool Runtime::CloseSession(SessionId id) {
@@ -597,6 +614,10 @@ std::vector<TenantSnapshot> Runtime::TenantsLocked() const {
     entry(tenant).memory_allocations = count;
   }
   for (const auto& [tenant, bytes] : binary_bytes_by_tenant_.all()) entry(tenant).binary_bytes = bytes;
+  for (const auto& [tenant, weak] : tenant_queues_) {
+    const std::shared_ptr<TenantQueue> queue = weak.lock();
+    if (queue != nullptr && queue->used() > 0) entry(tenant).queued_bytes = queue->used();
+  }
   std::vector<TenantSnapshot> all;
   for (auto& [tenant, snapshot] : tenants) all.push_back(std::move(snapshot));
   return all;
@@ -654,6 +675,7 @@ RuntimeSnapshot Runtime::Snapshot() const {
   snapshot.tenants = TenantsLocked();
   snapshot.max_allocations_per_tenant = memory_.MaxAllocationsPerTenant();
   snapshot.max_binary_bytes_per_tenant = binary_bytes_by_tenant_.limit();
+  snapshot.max_queued_bytes_per_tenant = readers_await_queue_room_ ? max_queued_bytes_per_tenant_ : 0;
   return snapshot;
 }
 

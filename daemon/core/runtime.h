@@ -67,8 +67,10 @@ struct RuntimeOptions {
   // together, may hold (0: no limit).
   uint64_t max_allocations_per_session = 65536;
   uint64_t max_allocations_per_uid = 262144;
-  // Queued work each session may make the daemon hold (0: no limit).
+  // Queued work each session may make the daemon hold (0: no limit), and,
+  // in acld (readers_await_queue_room), all sessions of a tenant together.
   uint64_t max_queued_bytes_per_session = 64ull << 20;
+  uint64_t max_queued_bytes_per_uid = 256ull << 20;
   // How long a call over that limit waits for room before going on (QueueBudget).
   absl::Duration queue_patience = absl::Seconds(10);
   // acld: whoever reads a session's requests asks its budget (AwaitRoom) before
@@ -505,6 +507,9 @@ class Runtime {
   absl::StatusOr<PreparedCopy> PrepareCopy(SessionId session, const CopyRequest& copy) const;
   // Whether `bytes` more binary bytes fit the session's limit and its
   // tenant's.
+  // The queue limit `tenant`'s sessions share (none in embedded mode).
+  std::shared_ptr<TenantQueue> TenantQueueLocked(const Tenant& tenant)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What each tenant holds together (RuntimeSnapshot::tenants).
   std::vector<TenantSnapshot> TenantsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const
@@ -595,6 +600,9 @@ class Runtime {
   const uint32_t default_max_contexts_;
   const uint32_t default_max_events_;
   const uint64_t max_queued_bytes_;
+  const uint64_t max_queued_bytes_per_tenant_;
+  // Shared by the budgets of each tenant's sessions (acld only).
+  std::map<Tenant, std::weak_ptr<TenantQueue>> tenant_queues_ ABSL_GUARDED_BY(mu_);
   const uint64_t max_binary_bytes_;
   // Binary bytes as charged to sessions, per tenant (limit: the per-uid option).
   TenantTally binary_bytes_by_tenant_ ABSL_GUARDED_BY(mu_);

@@ -59,6 +59,7 @@ struct TenantSnapshot {
   // Device memory allocations (pinned frees of ended sessions included).
   uint64_t memory_allocations = 0;
   uint64_t binary_bytes = 0;
+  uint64_t queued_bytes = 0;  // work queued on its sessions' streams, as charged
 };
 
 struct RuntimeSnapshot {
@@ -71,6 +72,7 @@ struct RuntimeSnapshot {
   std::vector<TenantSnapshot> tenants;
   uint64_t max_allocations_per_tenant = 0;
   uint64_t max_binary_bytes_per_tenant = 0;
+  uint64_t max_queued_bytes_per_tenant = 0;
   // Blocking host callbacks, from delivery to the process's answer.
   LatencyHistogram::Snapshot callback_latency;
 };

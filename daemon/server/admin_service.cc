@@ -229,9 +229,11 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     usage_of.set_sessions(tenant.sessions);
     usage_of.set_memory_allocations(tenant.memory_allocations);
     usage_of.set_binary_bytes(tenant.binary_bytes);
+    usage_of.set_queued_bytes(tenant.queued_bytes);
   }
   reply->set_max_allocations_per_uid(snapshot.max_allocations_per_tenant);
   reply->set_max_binary_bytes_per_uid(snapshot.max_binary_bytes_per_tenant);
+  reply->set_max_queued_bytes_per_uid(snapshot.max_queued_bytes_per_tenant);
   const RuntimeService::Counts counts = sessions_.counts();
   reply->set_pending_sessions(counts.pending);
   reply->set_sessions_closing(counts.closing);

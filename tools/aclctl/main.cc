@@ -78,7 +78,7 @@ constexpr char kUsage[] =
     "(count:bytes/limit), CALLS calls waiting in acld,\n"
     "CB callbacks pending (timed out), W weight.\n"
     "status also shows what each uid's (or quota group's) sessions hold together, against\n"
-    "the limits per uid: ALLOCS, BIN bytes.\n";
+    "the limits per uid: ALLOCS, BIN bytes, QUEUED work.\n";
 
 using aclctl::BytesOfLimit;
 using aclctl::CountOfLimit;
@@ -157,13 +157,14 @@ std::string DevicesText(const acl::v1::StatusReply& status);
 // What each uid's (or quota group's) sessions hold together, against the
 // limits per uid.
 std::string TenantsTable(const acl::v1::StatusReply& status) {
-  Table table({"TENANT", "SESSIONS", "ALLOCS", "BIN"});
+  Table table({"TENANT", "SESSIONS", "ALLOCS", "BIN", "QUEUED"});
   for (const acl::v1::TenantUsage& tenant : status.tenants()) {
     table.AddRow({tenant.group().empty() ? absl::StrCat("uid ", tenant.uid())
                                          : absl::StrCat("group ", tenant.group()),
                   absl::StrCat(tenant.sessions()),
                   CountOfLimit(tenant.memory_allocations(), status.max_allocations_per_uid()),
-                  BytesOfLimit(tenant.binary_bytes(), status.max_binary_bytes_per_uid())});
+                  BytesOfLimit(tenant.binary_bytes(), status.max_binary_bytes_per_uid()),
+                  BytesOfLimit(tenant.queued_bytes(), status.max_queued_bytes_per_uid())});
   }
   return table.Render();
 }
