@@ -416,7 +416,7 @@ TEST(AdversarialQueueTest, AFullQueueHoldsNoThreadTheOthersNeed) {
 // aclctl's status shows it, and another user is served meanwhile. Killed,
 // their work goes and the uid's count with it.
 TEST(AdversarialQueueTest, AUsersSessionsShareOneQueueLimit) {
-  constexpr uint64_t kPerSession = 1 << 20, kPerUid = 3 << 19;  // 1 and 1.5 MiB
+  constexpr uint64_t kPerSession = 4 << 20, kPerUid = 2 << 20;
   AcldDaemon daemon({"--max_queued_bytes_per_session=" + std::to_string(kPerSession),
                      "--max_queued_bytes_per_uid=" + std::to_string(kPerUid)});
   chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
@@ -432,11 +432,13 @@ TEST(AdversarialQueueTest, AUsersSessionsShareOneQueueLimit) {
   const acl::v1::StatusReply status = daemon.Status();
   EXPECT_EQ(status.max_queued_bytes_per_uid(), kPerUid);
   ASSERT_EQ(status.sessions_size(), 2);
-  // Each stopped short of its own limit at some point: together they hold
-  // the shared one (a batch or two past it at most).
-  EXPECT_LT(status.sessions(0).queued_bytes() + status.sessions(1).queued_bytes(),
-            2 * kPerSession);
-  EXPECT_LT(queued(), kPerUid + kPerSession / 2);
+  // Together they hold the shared limit, not each its own: at most a batch
+  // (1,024 launches, about 0.5 MiB) past it per waiting session, since room
+  // wakes every one of them (where the device drains work, as on acl). Less
+  // than one session alone may hold. (Within the 10 s patience of the first
+  // wait: after it, work goes on up to twice the limits.)
+  ASSERT_EQ(status.tenants_size(), 1);
+  EXPECT_LT(status.tenants(0).queued_bytes(), kPerSession - kPerSession / 8);
   const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
   const absl::Time start = absl::Now();
   EXPECT_EQ(RunAsUser(kOtherUser, {copy, "latency"}, daemon.dir(),

@@ -9,6 +9,17 @@
 #include "proto/acl/status_macros.h"
 
 namespace acld {
+namespace {
+
+// Whether `bytes` more pass the hard ceiling of twice `limit` (0: none),
+// `used` being charged already; a limit near 2^64 saturates, never wraps.
+bool PassesCeiling(uint64_t limit, uint64_t used, uint64_t bytes) {
+  if (limit == 0) return false;
+  const uint64_t ceiling = limit > UINT64_MAX / 2 ? UINT64_MAX : 2 * limit;
+  return used >= ceiling || bytes > ceiling - used;
+}
+
+}  // namespace
 
 bool TenantQueue::Full() const {
   absl::MutexLock lock(&mu_);
@@ -17,7 +28,7 @@ bool TenantQueue::Full() const {
 
 absl::Status TenantQueue::Charge(uint64_t bytes, const std::string& tenant) {
   absl::MutexLock lock(&mu_);
-  if (limit_ != 0 && (used_ >= 2 * limit_ || bytes > 2 * limit_ - used_)) {
+  if (PassesCeiling(limit_, used_, bytes)) {
     return AclStatus(
         ACL_ERROR_RT_MEMORY_ALLOCATION,
         absl::StrCat("the processes of ", tenant, " have ", used_, " bytes of work queued in acld "
@@ -45,13 +56,25 @@ void TenantQueue::Release(uint64_t bytes) {
 bool TenantQueue::WaitIfFull(std::weak_ptr<QueueBudget> budget) {
   absl::MutexLock lock(&mu_);
   if (limit_ == 0 || used_ < limit_) return false;
-  // One entry per waiting session (a session waits for one request at a
-  // time): bounded by the tenant's sessions.
-  for (const std::weak_ptr<QueueBudget>& waiting : waiting_) {
-    if (!waiting.owner_before(budget) && !budget.owner_before(waiting)) return true;
+  // One entry per live waiting session: ended sessions' go here (a tenant
+  // that stays full while its processes come and go must not grow the list),
+  // and a session asking again is already in it.
+  bool listed = false;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (it->expired()) {
+      it = waiting_.erase(it);
+      continue;
+    }
+    listed = listed || (!it->owner_before(budget) && !budget.owner_before(*it));
+    ++it;
   }
-  waiting_.push_back(std::move(budget));
+  if (!listed) waiting_.push_back(std::move(budget));
   return true;
+}
+
+size_t TenantQueue::listed_waiters() const {
+  absl::MutexLock lock(&mu_);
+  return waiting_.size();
 }
 
 uint64_t TenantQueue::used() const {
@@ -68,7 +91,7 @@ absl::StatusOr<std::shared_ptr<void>> QueueBudget::Charge(uint64_t bytes) {
     if (!mu_.AwaitWithTimeout(absl::Condition(&room), patience_)) overdrawn_ = true;
   }
   if (closed_) return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, "the session has ended");
-  if (limit_ != 0 && (used_ >= 2 * limit_ || bytes > 2 * limit_ - used_)) {
+  if (PassesCeiling(limit_, used_, bytes)) {
     return AclStatus(
         ACL_ERROR_RT_MEMORY_ALLOCATION,
         absl::StrCat("this process has ", used_, " bytes of work queued in acld that is not "
@@ -130,7 +153,7 @@ void QueueBudget::Release(uint64_t bytes) {
   {
     absl::MutexLock lock(&mu_);
     used_ -= bytes;
-    if (used_ < limit_) {
+    if (limit_ == 0 || used_ < limit_) {  // (a wait for the tenant's room overdraws too)
       overdrawn_ = false;
       on_room = TakeWaiterLocked();
     }

@@ -55,6 +55,8 @@ class TenantQueue {
 
   uint64_t used() const;
   uint64_t limit() const { return limit_; }
+  // Budgets listed to hear of room (ended sessions' until the next wait).
+  size_t listed_waiters() const;
 
  private:
   const uint64_t limit_;

@@ -131,6 +131,38 @@ TEST_F(QueueBudgetTest, AfterThePatienceATenantsSessionGoesOn) {
   tenant->Release(kLimit);
 }
 
+// A tenant that stays full while its processes come and go: each session
+// that waited and ended leaves the list of waiters at the next wait, so it
+// cannot grow with the sessions opened.
+TEST_F(QueueBudgetTest, EndedSessionsDoNotPileUpAsATenantsWaiters) {
+  auto tenant = std::make_shared<TenantQueue>(kLimit);
+  ASSERT_TRUE(tenant->Charge(kLimit, "uid 7").ok());  // stalled work
+  for (int i = 0; i < 1000; ++i) {
+    auto session = std::make_shared<QueueBudget>(kLimit, absl::Seconds(10), &timer_, tenant, "");
+    ASSERT_TRUE(session->AwaitRoom([] {}));
+    session->Close();
+  }
+  EXPECT_LE(tenant->listed_waiters(), 1u);
+  tenant->Release(kLimit);
+}
+
+// Without a limit of its own, a session that went on after waiting in vain
+// for its tenant's room waits for it again once its own work drains.
+TEST_F(QueueBudgetTest, WithoutALimitOfItsOwnASessionWaitsForItsTenantAgain) {
+  auto tenant = std::make_shared<TenantQueue>(kLimit);
+  auto session = std::make_shared<QueueBudget>(0, absl::Seconds(10), &timer_, tenant, "uid 7");
+  std::shared_ptr<void> held = *session->Charge(kLimit);
+  std::atomic<int> called{0};
+  ASSERT_TRUE(session->AwaitRoom([&] { ++called; }));
+  ASSERT_TRUE(AdvanceUntil([&] { return called.load() == 1; }));
+  EXPECT_FALSE(session->AwaitRoom([&] { ++called; })) << "overdrawn: goes on";
+  std::shared_ptr<void> more = *session->Charge(kLimit / 2);
+  more.reset();  // some of its work drains; the tenant is still over
+  EXPECT_TRUE(session->AwaitRoom([&] { ++called; }));
+  held.reset();
+  EXPECT_EQ(called.load(), 2);
+}
+
 TEST(QueueBudgetWithoutTimerTest, ChargeWaitsForRoom) {
   auto budget = std::make_shared<QueueBudget>(kLimit, absl::Seconds(30));
   std::shared_ptr<void> held = *budget->Charge(kLimit);

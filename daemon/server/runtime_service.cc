@@ -214,11 +214,16 @@ class RuntimeService::SessionCall
       return;
     }
     handler_->Handle(request_);
-    // The next read waits while the session's queued work is at its limit
-    // (gRPC's threads serve every session: none may wait for one). Room, the
-    // end of the patience or of the session brings it; until then nothing
-    // ends this call, so `this` is still there.
-    if (!handler_->AwaitQueueRoom([this] { StartRead(&request_); })) StartRead(&request_);
+    ReadWhenRoom();
+  }
+
+  // The next read waits while the session's queued work (or its user's) is at
+  // its limit (gRPC's threads serve every session: none may wait for one).
+  // Room, the end of the patience or of the session brings it, and is asked
+  // again: room in a user's shared limit wakes all of its waiting sessions at
+  // once. Until then nothing ends this call, so `this` is still there.
+  void ReadWhenRoom() {
+    if (!handler_->AwaitQueueRoom([this] { ReadWhenRoom(); })) StartRead(&request_);
   }
 
   void OnWriteDone(bool ok) override {
