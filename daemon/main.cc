@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
+#include "daemon/server/segment_budget.h"
 #include "daemon/server/service_notifier.h"
 #include "hal/registry.h"
 #include "proto/acl/help_lists_own_flags.h"
@@ -87,6 +88,12 @@ ABSL_FLAG(uint64_t, max_allocations_per_uid, 262144,
           "together, as --max_allocations_per_session counts them (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
           "bytes of host shared memory (aclrtMallocHost, staging) each session may map");
+ABSL_FLAG(uint64_t, max_host_segments_per_uid, 16384,
+          "host shared memory segments acld maps for all sessions of one uid (or of one quota "
+          "group) together; each session maps at most 4096 (0: no limit)");
+ABSL_FLAG(uint64_t, max_host_segments, 0,
+          "host shared memory segments acld maps for all sessions together (0: half of "
+          "vm.max_map_count, so that acld can always map its own)");
 ABSL_FLAG(int, channel_threads, 4,
           "Threads that serve every session's shared-memory channel (1..64); they do not "
           "grow with the number of clients");
@@ -240,6 +247,10 @@ int main(int argc, char** argv) {
   options.limits.max_pending_hellos = absl::GetFlag(FLAGS_max_pending_hellos);
   options.limits.hello_timeout = absl::Seconds(absl::GetFlag(FLAGS_hello_timeout));
   options.limits.max_host_memory_per_session = absl::GetFlag(FLAGS_max_host_memory_per_session);
+  options.limits.max_host_segments_per_uid = absl::GetFlag(FLAGS_max_host_segments_per_uid);
+  options.limits.max_host_segments = absl::GetFlag(FLAGS_max_host_segments) != 0
+                                         ? absl::GetFlag(FLAGS_max_host_segments)
+                                         : acld::server::SegmentBudget::DefaultTotal();
   options.limits.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
   options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 1, 64);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);

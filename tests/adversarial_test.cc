@@ -376,6 +376,41 @@ TEST(AdversarialLimitsTest, AllocationsPerUidAreCappedForAllItsSessionsTogether)
   EXPECT_EQ(second.Wait(absl::Seconds(60)), 0) << second.output();
 }
 
+// Each host memory block is a mapping in acld, and a process has at most
+// vm.max_map_count: the sessions of one uid share --max_host_segments_per_uid
+// and all sessions --max_host_segments, so no user can take acld's mappings
+// from the others (16 processes of one user took all 65,530 before: acld
+// could map no new session's channel). aclctl's status shows the counts.
+TEST(AdversarialLimitsTest, HostSegmentsAreCappedPerUidAndForTheHost) {
+  AcldDaemon daemon({"--max_host_segments_per_uid=300", "--max_host_segments=500"});
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  Process first({kAdversary, "host_block_cap", "4096", "--max_host_segments_per_uid"},
+                daemon.client_env());
+  ASSERT_TRUE(first.WaitForLine("held", absl::Seconds(60))) << first.output();
+  const auto [code, output] =
+      RunToCompletion({kAdversary, "host_block_cap", "4096", "--max_host_segments_per_uid", "exit"},
+                      daemon.client_env(), absl::Seconds(60));
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("held 0"), std::string::npos) << "the uid's other process got more";
+  const acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(status.max_host_segments_per_uid(), 300u);
+  EXPECT_EQ(status.max_host_segments(), 500u);
+  EXPECT_EQ(status.host_segments(), 300u);
+  ASSERT_EQ(status.tenants_size(), 1);
+  EXPECT_EQ(status.tenants(0).host_segments(), 300u);
+  // Another user gets what the host has left, and a refusal naming its limit.
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "host_block_cap", "4096", "--max_host_segments)", "exit"},
+                      daemon.dir(), daemon.client_env().at("ACLD_ADDRESS")),
+            0);
+  first.CloseStdin();
+  EXPECT_EQ(first.Wait(absl::Seconds(60)), 0) << first.output();
+  EXPECT_TRUE(
+      WaitUntil([&] { return daemon.Status().host_segments() == 0; }, absl::Seconds(30))
+          .has_value())
+      << "an ended session's segments still count";
+}
+
 // A session whose queued work is at its limit waits for room without holding
 // a thread that serves the others: with a single such thread
 // (--channel_threads=1), another client is served while the full session

@@ -25,6 +25,7 @@
 //   allocation_cap N [FLAG [exit]]  1-byte allocations until refused (at most
 //                           N + 1), the refusal naming FLAG; held until stdin
 //                           closes, or not with `exit`
+//   host_block_cap N FLAG [exit]    the same with 4 KiB aclrtMallocHost blocks
 #include <pthread.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -399,16 +401,18 @@ int RandomDraws(uint64_t mib) {
   return scenario::Teardown();
 }
 
-// Makes 1-byte allocations until acld refuses one (at most LIMIT + 1), checks
-// that the refusal names `flag`, holds them until stdin closes (unless
-// `hold` is false), then checks that a free makes room for one more.
-int AllocationCap(uint64_t limit, const std::string& flag, bool hold) {
+// Allocates with `allocate` until acld refuses one (at most LIMIT + 1),
+// checks that the refusal names `flag`, holds what it got until stdin closes
+// (unless `hold` is false), then checks that a free makes room for one more.
+int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold,
+                     const std::function<aclError(void**)>& allocate,
+                     const std::function<aclError(void*)>& release) {
   scenario::Setup();
   std::vector<void*> held;
   aclError code = ACL_SUCCESS;
   while (held.size() <= limit) {
     void* pointer = nullptr;
-    code = aclrtMalloc(&pointer, 1, ACL_MEM_MALLOC_HUGE_FIRST);
+    code = allocate(&pointer);
     if (code != ACL_SUCCESS) break;
     held.push_back(pointer);
   }
@@ -423,9 +427,10 @@ int AllocationCap(uint64_t limit, const std::string& flag, bool hold) {
     std::atomic<bool> stop{false};
     StopWhenStdinCloses(stop).join();
   }
-  CheckCode(aclrtFree(held.back()), ACL_SUCCESS, "aclrtFree");
-  CheckCode(aclrtMalloc(&held.back(), 1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
-            "aclrtMalloc after a free");
+  if (!held.empty()) {
+    CheckCode(release(held.back()), ACL_SUCCESS, "free");
+    CheckCode(allocate(&held.back()), ACL_SUCCESS, "an allocation after a free");
+  }
   return scenario::Teardown();
 }
 
@@ -523,9 +528,16 @@ int main(int argc, char** argv) {
   if (mode == "workload") return Workload();
   if (mode == "big_transfers" && argc > 2) return BigTransfers(number(2));
   if (mode == "callback_fills" && argc > 2) return CallbackFills(number(2));
-  if (mode == "allocation_cap" && argc > 2) {
-    return AllocationCap(number(2), argc > 3 ? argv[3] : "--max_allocations_per_session",
-                         !(argc > 4 && std::string(argv[4]) == "exit"));
+  if ((mode == "allocation_cap" || mode == "host_block_cap") && argc > 2) {
+    const bool device = mode == "allocation_cap";
+    return HoldUntilRefused(
+        number(2), argc > 3 ? argv[3] : "--max_allocations_per_session",
+        !(argc > 4 && std::string(argv[4]) == "exit"),
+        [device](void** pointer) {
+          return device ? aclrtMalloc(pointer, 1, ACL_MEM_MALLOC_HUGE_FIRST)
+                        : aclrtMallocHost(pointer, 4096);
+        },
+        [device](void* pointer) { return device ? aclrtFree(pointer) : aclrtFreeHost(pointer); });
   }
   if (mode == "random_draws" && argc > 2) return RandomDraws(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");

@@ -222,15 +222,31 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     ToProto(session, usage, limits, *reply->add_sessions());
   }
   reply->set_session_count(static_cast<uint32_t>(snapshot.sessions.size()));
-  for (const TenantSnapshot& tenant : snapshot.tenants) {
+  // The runtime's tenants, with the segments this layer maps for them (a
+  // tenant holding only segments, its sessions just gone, is listed too).
+  std::map<Tenant, uint64_t> segments = sessions_.segments().ByTenant();
+  auto add_tenant = [&](const Tenant& tenant) {
     acl::v1::TenantUsage& usage_of = *reply->add_tenants();
-    usage_of.set_uid(tenant.tenant.uid());
-    usage_of.set_group(tenant.tenant.group_name());
+    usage_of.set_uid(tenant.uid());
+    usage_of.set_group(tenant.group_name());
+    auto mapped = segments.find(tenant);
+    if (mapped != segments.end()) {
+      usage_of.set_host_segments(mapped->second);
+      segments.erase(mapped);
+    }
+    return &usage_of;
+  };
+  for (const TenantSnapshot& tenant : snapshot.tenants) {
+    acl::v1::TenantUsage& usage_of = *add_tenant(tenant.tenant);
     usage_of.set_sessions(tenant.sessions);
     usage_of.set_memory_allocations(tenant.memory_allocations);
     usage_of.set_binary_bytes(tenant.binary_bytes);
     usage_of.set_queued_bytes(tenant.queued_bytes);
   }
+  while (!segments.empty()) add_tenant(segments.begin()->first);
+  reply->set_host_segments(sessions_.segments().total());
+  reply->set_max_host_segments(sessions_.segments().total_limit());
+  reply->set_max_host_segments_per_uid(sessions_.segments().per_tenant_limit());
   reply->set_max_allocations_per_uid(snapshot.max_allocations_per_tenant);
   reply->set_max_binary_bytes_per_uid(snapshot.max_binary_bytes_per_tenant);
   reply->set_max_queued_bytes_per_uid(snapshot.max_queued_bytes_per_tenant);

@@ -294,7 +294,12 @@ class RuntimeService::SessionCall
 };
 
 RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, SessionLimits limits)
-    : runtime_(runtime), peers_(peers), limits_(limits), pool_(limits.channel_threads) {}
+    : runtime_(runtime),
+      peers_(peers),
+      limits_(limits),
+      segments_(std::make_shared<SegmentBudget>(limits.max_host_segments_per_uid,
+                                                limits.max_host_segments)),
+      pool_(limits.channel_threads) {}
 
 RuntimeService::~RuntimeService() = default;
 
@@ -469,7 +474,8 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
                peer.gid, peer.command);
 
   const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session,
-                                                 limits_.max_host_segments_per_session};
+                                                 limits_.max_host_segments_per_session, segments_,
+                                                 Tenant(peer.uid, entrance.group)};
   const std::shared_ptr<SessionWriter> writer = live->writer;
   auto handler = std::make_shared<SessionHandler>(
       runtime_, session, peer.uid, peer.pid, entrance.desk, shared_memory_limits,

@@ -30,6 +30,7 @@
 #include "daemon/server/hello_deadlines.h"
 #include "daemon/server/log_limiter.h"
 #include "daemon/server/peer_credentials.h"
+#include "daemon/server/segment_budget.h"
 #include "daemon/server/session_writer.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 
@@ -48,6 +49,10 @@ struct SessionLimits {
   absl::Duration hello_timeout = absl::Seconds(10);    // --hello_timeout
   uint64_t max_host_memory_per_session = 16ull << 30;  // --max_host_memory_per_session
   uint32_t max_host_segments_per_session = 4096;       // shared memory segments (not a flag)
+  // Segments of all sessions of a uid (or quota group), and of all sessions:
+  // --max_host_segments_per_uid, --max_host_segments (0: none).
+  uint64_t max_host_segments_per_uid = 16384;
+  uint64_t max_host_segments = 0;
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // Threads serving every session's shared-memory channel (--channel_threads).
@@ -126,6 +131,8 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   };
   Counts counts() const;
   const SessionLimits& limits() const { return limits_; }
+  // Shared memory segments mapped for each tenant and in all (for aclctl).
+  const SegmentBudget& segments() const { return *segments_; }
 
   // What a live session holds in this layer rather than in the runtime (for
   // aclctl): its mapped shared memory and its calls waiting in the core.
@@ -236,6 +243,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   Runtime& runtime_;
   PeerCredentialDesk* const peers_;
   const SessionLimits limits_;
+  const std::shared_ptr<SegmentBudget> segments_;
   std::function<void(pid_t)> cut_connections_;
   EntranceFinder find_entrance_;
   HelloDeadlines hello_deadlines_;

@@ -23,6 +23,7 @@ struct SharedMemoryRegistry::Mapping {
   uint64_t size = 0;
   std::shared_ptr<Usage> usage;
   std::shared_ptr<void> registration;  // with the devices, undone before the unmap
+  std::shared_ptr<void> shared_hold;   // its place in the tenant's and host's counts
   ~Mapping() {
     if (base == nullptr) return;
     registration.reset();
@@ -64,6 +65,12 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory) {
                      " of ", limits_.max_bytes,
                      " bytes are mapped (acld --max_host_memory_per_session)"));
   }
+  std::shared_ptr<void> shared_hold;
+  if (limits_.shared != nullptr) {
+    absl::StatusOr<std::shared_ptr<void>> taken = limits_.shared->Take(limits_.tenant);
+    if (!taken.ok()) return taken.status();
+    shared_hold = *std::move(taken);
+  }
   void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory.fd.get(), 0);
   if (base == MAP_FAILED) {
     return AclStatus(
@@ -78,6 +85,7 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory) {
   mapping->base = static_cast<uint8_t*>(base);
   mapping->size = size;
   mapping->usage = usage_;
+  mapping->shared_hold = std::move(shared_hold);
   if (registrar_) mapping->registration = registrar_(base, size);
   const uint64_t segment = next_segment_++;
   segments_[segment] = std::move(mapping);

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/peer_credentials.h"
+#include "daemon/server/segment_budget.h"
 
 namespace acld::server {
 
@@ -29,6 +30,10 @@ namespace acld::server {
 struct SharedMemoryLimits {
   uint64_t max_bytes = 16ull << 30;  // acld --max_host_memory_per_session
   uint32_t max_segments = 4096;
+  // Segments of all sessions of the tenant, and of all tenants (none: only
+  // the session's own limits).
+  std::shared_ptr<SegmentBudget> shared;
+  Tenant tenant;
 };
 
 // Registers a new mapping with the devices (Runtime::RegisterHostMemory); the

@@ -126,6 +126,37 @@ TEST(SharedMemoryTest, SegmentsAreLimitedPerSession) {
   EXPECT_TRUE(registry.Register(MakeMemory(4096)).ok());
 }
 
+// The sessions of one uid share a segment limit, and all sessions one for the
+// host: acld's mappings are bounded by vm.max_map_count, and if they reached
+// it acld could map nothing for anyone. A segment's place goes back when its
+// mapping goes (after the copies that use it), even after the session.
+TEST(SharedMemoryTest, SegmentsAreLimitedPerUidAndForTheHost) {
+  auto shared = std::make_shared<SegmentBudget>(/*per_tenant=*/3, /*total=*/4);
+  auto limits = [&](uint32_t uid) {
+    return SharedMemoryLimits{1ull << 30, 100, shared, Tenant(uid, nullptr)};
+  };
+  SharedMemoryRegistry first(limits(1000)), second(limits(1000)), other(limits(1001));
+  const uint64_t segment = *first.Register(MakeMemory(4096));
+  ASSERT_TRUE(first.Register(MakeMemory(4096)).ok());
+  ASSERT_TRUE(second.Register(MakeMemory(4096)).ok());
+  absl::Status refused = second.Register(MakeMemory(4096)).status();
+  EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(refused.message().find("--max_host_segments_per_uid"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("uid 1000"), std::string::npos) << refused;
+  ASSERT_TRUE(other.Register(MakeMemory(4096)).ok());  // its own count
+  refused = other.Register(MakeMemory(4096)).status();  // but the host's is full
+  EXPECT_NE(refused.message().find("--max_host_segments)"), std::string::npos) << refused;
+  EXPECT_EQ(shared->total(), 4u);
+  EXPECT_EQ(shared->ByTenant()[Tenant(1000, nullptr)], 3u);
+  absl::StatusOr<HostSpan> span = first.Resolve(segment, 0, 1);  // a copy in flight
+  ASSERT_TRUE(span.ok());
+  ASSERT_TRUE(first.Unregister(segment).ok());
+  EXPECT_FALSE(second.Register(MakeMemory(4096)).ok()) << "still mapped for the copy";
+  *span = HostSpan{};
+  EXPECT_TRUE(second.Register(MakeMemory(4096)).ok());
+  EXPECT_EQ(shared->total(), 4u);
+}
+
 TEST(SharedMemoryTest, InFlightCopiesCannotPileUpMappings) {
   SharedMemoryRegistry registry(SharedMemoryLimits{2 * 4096, 100});
   absl::StatusOr<uint64_t> segment = registry.Register(MakeMemory(2 * 4096));

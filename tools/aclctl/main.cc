@@ -78,7 +78,7 @@ constexpr char kUsage[] =
     "(count:bytes/limit), CALLS calls waiting in acld,\n"
     "CB callbacks pending (timed out), W weight.\n"
     "status also shows what each uid's (or quota group's) sessions hold together, against\n"
-    "the limits per uid: ALLOCS, BIN bytes, QUEUED work.\n";
+    "the limits per uid: ALLOCS, BIN bytes, QUEUED work, SEGS host memory segments.\n";
 
 using aclctl::BytesOfLimit;
 using aclctl::CountOfLimit;
@@ -157,14 +157,15 @@ std::string DevicesText(const acl::v1::StatusReply& status);
 // What each uid's (or quota group's) sessions hold together, against the
 // limits per uid.
 std::string TenantsTable(const acl::v1::StatusReply& status) {
-  Table table({"TENANT", "SESSIONS", "ALLOCS", "BIN", "QUEUED"});
+  Table table({"TENANT", "SESSIONS", "ALLOCS", "BIN", "QUEUED", "SEGS"});
   for (const acl::v1::TenantUsage& tenant : status.tenants()) {
     table.AddRow({tenant.group().empty() ? absl::StrCat("uid ", tenant.uid())
                                          : absl::StrCat("group ", tenant.group()),
                   absl::StrCat(tenant.sessions()),
                   CountOfLimit(tenant.memory_allocations(), status.max_allocations_per_uid()),
                   BytesOfLimit(tenant.binary_bytes(), status.max_binary_bytes_per_uid()),
-                  BytesOfLimit(tenant.queued_bytes(), status.max_queued_bytes_per_uid())});
+                  BytesOfLimit(tenant.queued_bytes(), status.max_queued_bytes_per_uid()),
+                  CountOfLimit(tenant.host_segments(), status.max_host_segments_per_uid())});
   }
   return table.Render();
 }
@@ -188,7 +189,8 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                                      " times (out of descriptors)")
                       : "",
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
-                  " without Hello in time\n\n");
+                  " without Hello in time\nhost memory segments mapped: ",
+                  CountOfLimit(status.host_segments(), status.max_host_segments()), "\n\n");
   out += DevicesText(status);
   if (status.tenants_size() > 0) out += "\n" + TenantsTable(status);
   if (status.sessions_size() > 0) out += "\n" + SessionsTable(status.sessions());

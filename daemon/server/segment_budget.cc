@@ -1,0 +1,64 @@
+#include "daemon/server/segment_budget.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "acl/acl_base.h"
+#include "proto/acl/acl_status.h"
+
+namespace acld::server {
+
+uint64_t SegmentBudget::DefaultTotal() {
+  std::ifstream file("/proc/sys/vm/max_map_count");
+  uint64_t max_map_count = 0;
+  if (!(file >> max_map_count) || max_map_count == 0) return 32768;
+  return max_map_count / 2;
+}
+
+absl::StatusOr<std::shared_ptr<void>> SegmentBudget::Take(const Tenant& tenant) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (limit_ != 0 && total_ >= limit_) {
+      return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                       absl::StrCat("acld maps ", total_, " shared memory segments for all "
+                                    "processes, the most it allows (--max_host_segments); "
+                                    "free some host memory (aclrtFreeHost) and try again"));
+    }
+    if (!by_tenant_.Fits(tenant, 1)) {
+      return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                       absl::StrCat("acld maps ", by_tenant_.Of(tenant),
+                                    " shared memory segments for the processes of ",
+                                    tenant.ToString(), ", the most it allows one user "
+                                    "(--max_host_segments_per_uid); free some first"));
+    }
+    by_tenant_.Add(tenant, 1);
+    ++total_;
+  }
+  std::weak_ptr<SegmentBudget> self = weak_from_this();
+  return std::shared_ptr<void>(nullptr, [self, tenant](void*) {
+    if (auto budget = self.lock()) budget->Give(tenant);
+  });
+}
+
+void SegmentBudget::Give(const Tenant& tenant) {
+  absl::MutexLock lock(&mu_);
+  by_tenant_.Subtract(tenant, 1);
+  --total_;
+}
+
+uint64_t SegmentBudget::total() const {
+  absl::MutexLock lock(&mu_);
+  return total_;
+}
+
+uint64_t SegmentBudget::per_tenant_limit() const {
+  absl::MutexLock lock(&mu_);
+  return by_tenant_.limit();
+}
+
+std::map<Tenant, uint64_t> SegmentBudget::ByTenant() const {
+  absl::MutexLock lock(&mu_);
+  return by_tenant_.all();
+}
+
+}  // namespace acld::server
