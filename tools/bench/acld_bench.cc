@@ -24,7 +24,8 @@
 //                             connected.
 //                             Meanwhile (unless idle) 40 newcomers, one after
 //                             another, each timing aclInit up to the reply to its
-//                             first call (aclrtSetDevice)
+//                             first call (aclrtSetDevice); with a fifth argument
+//                             `own-session`, each in a session of its own
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"), over the
 // carrier ACLD_TRANSPORT names (the shared-memory channel by default). Every
@@ -673,15 +674,17 @@ bool ReadAll(int fd, void* data, size_t size) {
 }
 
 // What the newcomers of a run took, for its result line.
-std::string NewcomerSummary(const std::vector<float>& sorted_micros) {
-  char line[128];
-  std::snprintf(line, sizeof(line), "%d newcomers, aclInit to first reply: p50 %.1f ms, p99 %.1f ms",
-                kNewcomers, Percentile(sorted_micros, 0.5) / 1000.0,
+std::string NewcomerSummary(const std::vector<float>& sorted_micros,
+                            acld::bench::NewcomerPlace place) {
+  char line[192];
+  std::snprintf(line, sizeof(line),
+                "%d newcomers (%s), aclInit to first reply: p50 %.1f ms, p99 %.1f ms", kNewcomers,
+                acld::bench::NewcomerPlaceName(place), Percentile(sorted_micros, 0.5) / 1000.0,
                 Percentile(sorted_micros, 0.99) / 1000.0);
   return line;
 }
 
-int Clients(int count, int seconds, int period_ms) {
+int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace place) {
   int ready[2], start[2];
   if (pipe(ready) != 0 || pipe(start) != 0) return 1;
   std::vector<int> reports;
@@ -734,7 +737,7 @@ int Clients(int count, int seconds, int period_ms) {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
     newcomers = TimeNewcomers(std::chrono::duration_cast<Clock::duration>(
                                   std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
-                              RunNewcomer);
+                              place, RunNewcomer);
   }
   const bool newcomer_failed = !idle && newcomers.empty();
   std::vector<float> latencies;
@@ -775,7 +778,7 @@ int Clients(int count, int seconds, int period_ms) {
       Percentile(latencies, 0.99),
       latencies.empty() ? 0.0 : latencies.back(), connect_seconds, first.threads,
       first.rss_kib / 1024.0, calls > 0 ? client_cpu_seconds * 1e6 / calls : 0.0,
-      idle ? "no newcomers (idle run)" : NewcomerSummary(newcomers).c_str(),
+      idle ? "no newcomers (idle run)" : NewcomerSummary(newcomers, place).c_str(),
       failed > 0 ? " (SOME CLIENTS FAILED)" : newcomer_failed ? " (A NEWCOMER FAILED)" : "");
   return failed > 0 || newcomer_failed ? 1 : 0;
 }
@@ -805,7 +808,7 @@ int main(int argc, char** argv) {
   if (mode == "reports") return Reports(number > 0 ? static_cast<int>(number) : 10000);
   if (mode == "clients" && argc > 4) {
     return Clients(std::max(1, static_cast<int>(number)), std::max(1, std::atoi(argv[3])),
-                   std::atoi(argv[4]));
+                   std::atoi(argv[4]), acld::bench::NewcomerPlaceOf(argc, argv, 5));
   }
   if (mode == "hostfuncs") {
     return HostFuncs(number > 0 ? static_cast<int>(number) : 10000,

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,17 +19,37 @@ namespace acld::bench {
 // How many newcomers a run times: enough for a p99 that is the worst of 40.
 constexpr int kNewcomers = 40;
 
+// Where a newcomer runs. In the benchmark's session it is one more process of
+// the clients' scheduling group (an autogroup), and waits for a core among a
+// thousand of them; a program a user starts from a shell, or a container's,
+// is a group of its own (docs/performance.md, session 24).
+enum class NewcomerPlace { kClientsSession, kOwnSession };
+
+// "own-session" as a benchmark's last argument: newcomers in sessions of
+// their own.
+inline NewcomerPlace NewcomerPlaceOf(int argc, char** argv, int index) {
+  return argc > index && std::string(argv[index]) == "own-session" ? NewcomerPlace::kOwnSession
+                                                                  : NewcomerPlace::kClientsSession;
+}
+
+inline const char* NewcomerPlaceName(NewcomerPlace place) {
+  return place == NewcomerPlace::kOwnSession ? "each in a session of its own"
+                                             : "in the clients' session";
+}
+
 // The `p` quantile (0..1) of `sorted`; 0 when it is empty.
 inline double Percentile(const std::vector<float>& sorted, double p) {
   if (sorted.empty()) return 0;
   return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
 }
 
-// Starts kNewcomers processes, one at a time, `spacing` apart. Each runs
-// `newcomer` with a pipe's write end, to which it writes its time (one
-// float, microseconds), and must end the process (exit status 0). Returns
-// the times, sorted; empty if one failed. Bounded as long as each newcomer is.
+// Starts kNewcomers processes, one at a time, `spacing` apart, in `place`.
+// Each runs `newcomer` with a pipe's write end, to which it writes its time
+// (one float, microseconds), and must end the process (exit status 0).
+// Returns the times, sorted; empty if one failed. Bounded as long as each
+// newcomer is.
 inline std::vector<float> TimeNewcomers(std::chrono::steady_clock::duration spacing,
+                                        NewcomerPlace place,
                                         const std::function<void(int report_fd)>& newcomer) {
   std::vector<float> times;
   for (int i = 0; i < kNewcomers; ++i) {
@@ -39,6 +60,8 @@ inline std::vector<float> TimeNewcomers(std::chrono::steady_clock::duration spac
     if (child < 0) return {};
     if (child == 0) {
       close(report[0]);
+      // Before the newcomer starts its clock: the move is the launcher's.
+      if (place == NewcomerPlace::kOwnSession && setsid() < 0) _exit(1);
       newcomer(report[1]);
       _exit(1);  // a newcomer that returned did not end itself
     }

@@ -7,7 +7,7 @@
 // on a futex when there is none. Both sides sleep when they wait (nobody
 // polls), as a daemon serving many clients must.
 //
-//   periodic_floor N S P
+//   periodic_floor N S P [own-session]
 //
 // Prints the calls/s served of those asked and the clients' CPU time
 // (getrusage: user + system) per call, the figures `acld_bench clients`
@@ -139,13 +139,14 @@ void CallOnce(Shared& shared, Slot& slot, uint32_t call, Clock::time_point give_
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: periodic_floor CLIENTS SECONDS PERIOD_MS\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: periodic_floor CLIENTS SECONDS PERIOD_MS [own-session]\n");
     return 2;
   }
   const int clients = std::atoi(argv[1]);
   const int seconds = std::atoi(argv[2]);
   const int period_ms = std::atoi(argv[3]);
+  const acld::bench::NewcomerPlace place = acld::bench::NewcomerPlaceOf(argc, argv, 4);
   // One slot more than the clients: the newcomers'.
   if (clients < 1 || clients >= kMaxClients || seconds < 1 || period_ms < 1) {
     std::fprintf(stderr, "periodic_floor: 1..%d clients, seconds and period >= 1\n",
@@ -186,7 +187,7 @@ int main(int argc, char** argv) {
   const std::vector<float> newcomers = TimeNewcomers(
       std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
-      [&](int report_fd) {
+      place, [&](int report_fd) {
         const auto started = Clock::now();
         die_with_parent();
         Newcomer(shared, shared.slots[clients], started, report_fd);
@@ -209,10 +210,11 @@ int main(int argc, char** argv) {
   const uint64_t calls = shared.calls.load();
   std::printf(
       "periodic floor: %d clients, a futex call every %d ms for %d s: %.0f of %.0f calls/s "
-      "served; clients' CPU per call %.1f us; %d newcomers, start to first reply: p50 %.1f ms, "
-      "p99 %.1f ms%s\n",
+      "served; clients' CPU per call %.1f us; %d newcomers (%s), start to first reply: p50 %.1f "
+      "ms, p99 %.1f ms%s\n",
       clients, period_ms, seconds, calls / static_cast<double>(seconds),
       clients * 1000.0 / period_ms, calls > 0 ? cpu * 1e6 / calls : 0.0, kNewcomers,
+      acld::bench::NewcomerPlaceName(place),
       Percentile(newcomers, 0.5) / 1000.0, Percentile(newcomers, 0.99) / 1000.0,
       failed ? " (SOME CLIENTS OR NEWCOMERS FAILED)" : "");
   return failed ? 1 : 0;

@@ -162,8 +162,11 @@ clients_run() {
 }
 echo "== 8. many clients: each one process with one stream (threads, latency, idle cost)"
 for n in 1 16 64 256 1024; do clients_run "$n" 5 10; done
+echo "-- the same 1,024 with newcomers each in a session of its own (as a program a user starts is)"
+clients_run 1024 5 10 own-session
 echo "-- the floor of that pattern without acld: a futex call every 10 ms from 256 and 1,024 processes"
 for n in 256 1024; do "$bin/tools/bench/periodic_floor" "$n" 5 10 || echo "periodic floor, $n clients: failed"; done
+"$bin/tools/bench/periodic_floor" 1024 5 10 own-session || echo "periodic floor, 1024 clients: failed"
 for n in 1 16 64; do clients_run "$n" 5 0; done
 echo "-- 64 clients connected and idle for 10 s"
 clients_run 64 10 -1
