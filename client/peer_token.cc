@@ -6,12 +6,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
@@ -24,12 +26,13 @@ namespace {
 
 // Sends `request` (with `fds`, at most two, attached) to the identity socket
 // at `path` and returns the answer line and the connection (the caller owns
-// it). "E <reason>" answers become errors (the connection closed).
-absl::StatusOr<std::pair<std::string, int>> Ask(const std::string& path,
-                                                const std::string& request,
-                                                const std::vector<int>& fds,
-                                                absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
+// it). "E <reason>" answers become errors (the connection closed); an "E busy"
+// one is Unavailable with a message starting "busy".
+absl::StatusOr<std::pair<std::string, int>> AskOnce(const std::string& path,
+                                                    const std::string& request,
+                                                    const std::vector<int>& fds,
+                                                    absl::Time deadline) {
+  const absl::Duration timeout = std::max(absl::Milliseconds(1), deadline - absl::Now());
   const int socket_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (socket_fd < 0) {
     return absl::UnavailableError(absl::StrCat("cannot create a socket: ", std::strerror(errno)));
@@ -88,11 +91,35 @@ absl::StatusOr<std::pair<std::string, int>> Ask(const std::string& path,
   }
   answer.resize(answer.find('\n'));
   absl::string_view reason = answer;
+  if (absl::StartsWith(reason, acld::kPeerBusy)) {
+    close(socket_fd);
+    return absl::UnavailableError(absl::StrCat("busy: ", path, ": ", reason));
+  }
   if (absl::ConsumePrefix(&reason, acld::kPeerRefusal)) {
     close(socket_fd);
     return absl::FailedPreconditionError(absl::StrCat(path, " refused: ", reason));
   }
   return std::make_pair(std::move(answer), socket_fd);
+}
+
+// AskOnce, asked again a moment later while the desk is busy with this
+// user's other connections (many processes of one user starting at once),
+// until `timeout` has passed.
+absl::StatusOr<std::pair<std::string, int>> Ask(const std::string& path,
+                                                const std::string& request,
+                                                const std::vector<int>& fds,
+                                                absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Duration pause = absl::Milliseconds(1);
+  while (true) {
+    absl::StatusOr<std::pair<std::string, int>> answer = AskOnce(path, request, fds, deadline);
+    if (answer.ok() || !absl::StartsWith(answer.status().message(), "busy") ||
+        absl::Now() + pause >= deadline) {
+      return answer;
+    }
+    absl::SleepFor(pause);
+    pause = std::min(pause * 2, absl::Milliseconds(50));
+  }
 }
 
 // Ask, for a one-line answer: the connection closes.

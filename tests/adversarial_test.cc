@@ -4,11 +4,14 @@
 // and holds exactly the threads and fds it started with, no device memory,
 // and about the memory it started with.
 #include <grp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -409,6 +412,40 @@ TEST(AdversarialLimitsTest, HostSegmentsAreCappedPerUidAndForTheHost) {
       WaitUntil([&] { return daemon.Status().host_segments() == 0; }, absl::Seconds(30))
           .has_value())
       << "an ended session's segments still count";
+}
+
+// The identity socket is every process's front door. One user's connections
+// that never send their request filled it before (256 being served, each for
+// up to 5 s, the rest waiting in the backlog): another user's aclInit then
+// waited 7-10 s. Now a uid has at most 32 being served and its others are
+// told to come back, so another user is served at once.
+TEST(AdversarialLimitsTest, OneUsersIdleIdentityConnectionsDelayNoOtherUser) {
+  AcldDaemon daemon;
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string path = daemon.socket() + ".peer";
+  ASSERT_LT(path.size(), sizeof(address.sun_path));
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0);
+    // A full backlog refuses some (EAGAIN): they are not needed.
+    (void)connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    idle.push_back(fd);
+  }
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "latency", "1"}, daemon.dir(),
+                      daemon.client_env().at("ACLD_ADDRESS")),
+            0);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3))
+      << "another user's idle identity connections held this one's aclInit";
+  const acl::v1::StatusReply status = daemon.Status();
+  EXPECT_GT(status.identity_busy(), 0u);
+  EXPECT_LE(status.identity_pending(), 32u);
+  for (int fd : idle) close(fd);
 }
 
 // A session whose queued work is at its limit waits for room without holding

@@ -262,6 +262,8 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     reply->set_connections_accepted(listener.connections_accepted);
     reply->set_connections_open(listener.connections_open);
     reply->set_accept_pauses(listener.accept_pauses);
+    reply->set_identity_pending(listener.identity_pending);
+    reply->set_identity_busy(listener.identity_busy);
   }
   return grpc::Status::OK;
 }

@@ -74,6 +74,10 @@ DaemonServer::DaemonServer(Runtime& runtime, ServerOptions options,
           stats.connections_open = static_cast<uint32_t>(runtime_acceptor_->OpenConnections());
           stats.accept_pauses = runtime_acceptor_->pauses();
         }
+        if (peers_ != nullptr) {
+          stats.identity_pending = static_cast<uint32_t>(peers_->pending_connections());
+          stats.identity_busy = peers_->busy_refusals();
+        }
         return stats;
       },
       [this] { return Health(); }) {}

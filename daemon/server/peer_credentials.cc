@@ -488,6 +488,18 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     ucred credentials{};
     socklen_t length = sizeof(credentials);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) continue;
+    const size_t of_uid = std::count_if(connections.begin(), connections.end(), [&](const Connection& c) {
+      return c.peer.uid == credentials.uid;
+    });
+    if (of_uid >= options_.max_pending_connections_per_uid) {
+      const std::string busy =
+          absl::StrCat(kPeerBusy, "acld is serving ", of_uid, " identity requests of uid ",
+                       credentials.uid, " already\n");
+      // Into an empty socket buffer: it fits; a client that left loses nothing.
+      (void)send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      ++busy_refusals_;
+      continue;
+    }
     Connection connection;
     connection.socket = std::move(socket);
     connection.peer = {credentials.pid, credentials.uid, credentials.gid};

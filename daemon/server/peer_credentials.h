@@ -109,6 +109,10 @@ struct PeerDeskOptions {
   absl::Duration request_timeout = absl::Seconds(5);
   // Connections being served at once; beyond, new ones wait in the backlog.
   size_t max_pending_connections = 256;
+  // ... of one uid: beyond, a new one is answered "E busy" at once (its
+  // client asks again), so that one user's idle connections cannot fill the
+  // desk and make everyone else wait in the backlog.
+  size_t max_pending_connections_per_uid = 32;
   // How long a token or ticket stays redeemable.
   absl::Duration lifetime = absl::Seconds(30);
   // Outstanding tokens; the oldest is dropped beyond.
@@ -157,6 +161,8 @@ class PeerCredentialDesk {
 
   // Connections accepted and not yet answered (for `aclctl status`).
   size_t pending_connections() const;
+  // Connections answered "E busy" (their uid was at its pending cap).
+  uint64_t busy_refusals() const { return busy_refusals_.load(std::memory_order_relaxed); }
   // Tokens and tickets issued, not yet redeemed or expired.
   size_t outstanding_tokens() const;
   size_t outstanding_memory_tickets() const;
@@ -188,6 +194,7 @@ class PeerCredentialDesk {
   const PeerDeskOptions options_;
   std::unique_ptr<Tables> tables_;
   std::atomic<size_t> pending_{0};
+  std::atomic<uint64_t> busy_refusals_{0};
   bool accept_failing_ = false;  // Run() only: one warning per burst
   SessionOpener opener_;  // set before the thread starts, then only read by it
   std::thread thread_;

@@ -32,6 +32,10 @@ inline constexpr char kPeerSessionRequest[] = "S ";
 inline constexpr char kPeerSessionOpened[] = "O";
 // "E <reason>": the desk refused the request.
 inline constexpr char kPeerRefusal[] = "E ";
+// "E busy <reason>": the connection came while the process's user already had
+// the most connections the desk serves for one user at once; the client asks
+// again a moment later (until its own deadline).
+inline constexpr char kPeerBusy[] = "E busy ";
 
 }  // namespace acld
 

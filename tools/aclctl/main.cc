@@ -189,7 +189,10 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                                      " times (out of descriptors)")
                       : "",
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
-                  " without Hello in time\nhost memory segments mapped: ",
+                  " without Hello in time\nidentity socket: ", status.identity_pending(),
+                  " requests being served, ", status.identity_busy(),
+                  " connections told to come back (their uid had 32 being served)"
+                  "\nhost memory segments mapped: ",
                   CountOfLimit(status.host_segments(), status.max_host_segments()), "\n\n");
   out += DevicesText(status);
   if (status.tenants_size() > 0) out += "\n" + TenantsTable(status);
