@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -64,10 +65,16 @@ absl::StatusOr<std::pair<std::string, int>> AskOnce(const std::string& path,
     std::memcpy(CMSG_DATA(header), fds.data(), fds.size() * sizeof(int));
   }
   // The request is a few bytes into an empty socket: one sendmsg sends it all.
+  // A desk that answered "busy" before the request went has closed the
+  // connection (EPIPE, ECONNRESET): its answer is still there to read.
+  std::string send_error;
   if (sendmsg(socket_fd, &message, MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
-    const std::string error = std::strerror(errno);
-    close(socket_fd);
-    return absl::UnavailableError(absl::StrCat("cannot send to ", path, ": ", error));
+    const int error = errno;
+    send_error = absl::StrCat("cannot send to ", path, ": ", std::strerror(error));
+    if (error != EPIPE && error != ECONNRESET) {
+      close(socket_fd);
+      return absl::UnavailableError(send_error);
+    }
   }
 
   // Read a byte at a time: nothing after the answer's line may be consumed.
@@ -87,7 +94,8 @@ absl::StatusOr<std::pair<std::string, int>> AskOnce(const std::string& path,
   }
   if (answer.find('\n') == std::string::npos) {
     close(socket_fd);
-    return absl::UnavailableError(absl::StrCat("no answer from ", path));
+    return absl::UnavailableError(
+        !send_error.empty() ? send_error : absl::StrCat("no answer from ", path));
   }
   answer.resize(answer.find('\n'));
   absl::string_view reason = answer;
@@ -98,6 +106,10 @@ absl::StatusOr<std::pair<std::string, int>> AskOnce(const std::string& path,
   if (absl::ConsumePrefix(&reason, acld::kPeerRefusal)) {
     close(socket_fd);
     return absl::FailedPreconditionError(absl::StrCat(path, " refused: ", reason));
+  }
+  if (!send_error.empty()) {  // an answer to a request it never got
+    close(socket_fd);
+    return absl::UnavailableError(send_error);
   }
   return std::make_pair(std::move(answer), socket_fd);
 }
@@ -110,14 +122,18 @@ absl::StatusOr<std::pair<std::string, int>> Ask(const std::string& path,
                                                 const std::vector<int>& fds,
                                                 absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
+  // Apart, so that a user's many processes do not all come back at once.
+  std::minstd_rand jitter(static_cast<uint32_t>(getpid()) ^
+                          static_cast<uint32_t>(absl::ToUnixNanos(absl::Now())));
   absl::Duration pause = absl::Milliseconds(1);
   while (true) {
     absl::StatusOr<std::pair<std::string, int>> answer = AskOnce(path, request, fds, deadline);
+    const absl::Duration wait = pause * (0.5 + (jitter() % 1000) / 2000.0);
     if (answer.ok() || !absl::StartsWith(answer.status().message(), "busy") ||
-        absl::Now() + pause >= deadline) {
+        absl::Now() + wait >= deadline) {
       return answer;
     }
-    absl::SleepFor(pause);
+    absl::SleepFor(wait);
     pause = std::min(pause * 2, absl::Milliseconds(50));
   }
 }

@@ -440,7 +440,7 @@ TEST(AdversarialLimitsTest, OneUsersIdleIdentityConnectionsDelayNoOtherUser) {
   EXPECT_EQ(RunAsUser(kOtherUser, {copy, "latency", "1"}, daemon.dir(),
                       daemon.client_env().at("ACLD_ADDRESS")),
             0);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(3))
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4))  // 5 s and more without the caps
       << "another user's idle identity connections held this one's aclInit";
   const acl::v1::StatusReply status = daemon.Status();
   EXPECT_GT(status.identity_busy(), 0u);

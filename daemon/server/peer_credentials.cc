@@ -47,6 +47,8 @@ constexpr size_t kMaxFdsPerRead = 4;
 // Accepts per poll round, so that a flood of connects cannot starve the
 // connections already accepted.
 constexpr int kAcceptsPerRound = 64;
+// How long a connection may stay silent (Connection::first_byte_deadline).
+constexpr absl::Duration kFirstByteTimeout = absl::Milliseconds(250);
 constexpr absl::Duration kAcceptPause = absl::Milliseconds(100);
 
 // The answer line that refuses a request (without its '\n').
@@ -329,6 +331,12 @@ struct PeerCredentialDesk::Connection {
   UniqueFd socket;
   PeerCredentials peer;
   absl::Time deadline;
+  // A client sends its request right after it connects: one that has sent
+  // nothing by then is told to come back ("E busy"), so that silent
+  // connections hold a place for a moment, not for the whole deadline.
+  absl::Time first_byte_deadline;
+  bool Heard() const { return !line.empty() || fds_received > 0; }
+  absl::Time DeadlineNow() const { return Heard() ? deadline : std::min(deadline, first_byte_deadline); }
   std::string line;
   UniqueFd memory;          // the first descriptor received
   UniqueFd doorbell;        // the second
@@ -410,16 +418,21 @@ void PeerCredentialDesk::Run() {
   absl::Time paused_until = absl::InfinitePast();
   while (true) {
     const absl::Time now = absl::Now();
-    // A client that did not finish its line in time is dropped unanswered.
+    // A client that did not finish its line in time is dropped unanswered;
+    // one that sent nothing yet is told to come back.
     connections.erase(std::remove_if(connections.begin(), connections.end(),
-                                     [&](const Connection& c) { return c.deadline <= now; }),
+                                     [&](const Connection& c) {
+                                       if (c.DeadlineNow() > now) return false;
+                                       if (!c.Heard()) TellBusy(c.socket.get(), "it sent nothing");
+                                       return true;
+                                     }),
                       connections.end());
     pending_.store(connections.size(), std::memory_order_relaxed);
     const bool room = connections.size() < options_.max_pending_connections;
     const bool listening = room && now >= paused_until;
 
     absl::Time wake = absl::InfiniteFuture();
-    for (const Connection& c : connections) wake = std::min(wake, c.deadline);
+    for (const Connection& c : connections) wake = std::min(wake, c.DeadlineNow());
     if (room && !listening) wake = std::min(wake, paused_until);
     // Expired tickets close their descriptors on time, not at the next request.
     if (std::optional<absl::Time> expiry = tables_->Expire()) wake = std::min(wake, *expiry);
@@ -492,21 +505,25 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
       return c.peer.uid == credentials.uid;
     });
     if (of_uid >= options_.max_pending_connections_per_uid) {
-      const std::string busy =
-          absl::StrCat(kPeerBusy, "acld is serving ", of_uid, " identity requests of uid ",
-                       credentials.uid, " already\n");
-      // Into an empty socket buffer: it fits; a client that left loses nothing.
-      (void)send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      ++busy_refusals_;
+      TellBusy(fd, absl::StrCat("acld is serving ", of_uid, " identity requests of uid ",
+                                credentials.uid, " already"));
       continue;
     }
     Connection connection;
     connection.socket = std::move(socket);
     connection.peer = {credentials.pid, credentials.uid, credentials.gid};
     connection.deadline = absl::Now() + options_.request_timeout;
+    connection.first_byte_deadline = absl::Now() + kFirstByteTimeout;
     connections.push_back(std::move(connection));
   }
   return true;
+}
+
+void PeerCredentialDesk::TellBusy(int fd, const std::string& why) {
+  const std::string busy = absl::StrCat(kPeerBusy, why, "\n");
+  // Into an empty socket buffer: it fits; a client that left loses nothing.
+  (void)send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  busy_refusals_.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool PeerCredentialDesk::ReadFrom(Connection& c) {

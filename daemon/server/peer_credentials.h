@@ -161,7 +161,8 @@ class PeerCredentialDesk {
 
   // Connections accepted and not yet answered (for `aclctl status`).
   size_t pending_connections() const;
-  // Connections answered "E busy" (their uid was at its pending cap).
+  // Connections answered "E busy" (their uid was at its pending cap, or they
+  // sent nothing in their first 250 ms).
   uint64_t busy_refusals() const { return busy_refusals_.load(std::memory_order_relaxed); }
   // Tokens and tickets issued, not yet redeemed or expired.
   size_t outstanding_tokens() const;
@@ -175,6 +176,8 @@ class PeerCredentialDesk {
   void Run();
   // Accepts what the listener has; false when it must not be polled for a while.
   bool AcceptSome(std::vector<Connection>& connections);
+  // Answers "E busy <why>" (the client asks again) on `fd`, which then closes.
+  void TellBusy(int fd, const std::string& why);
   // Reads from `connection`; true when it is finished (answered or dropped).
   bool ReadFrom(Connection& connection);
   // Answers `connection`'s complete request line (issuing what it asks for) and

@@ -202,7 +202,9 @@ TEST_F(PeerDeskTest, ASilentPeerIsDroppedAtItsDeadline) {
   EXPECT_TRUE(Eventually([&] { return desk.pending_connections() == 1; }));
   // Meanwhile others are served.
   EXPECT_TRUE(IsId(Ask(path_, "T\n")));
-  EXPECT_EQ(ReadAll(silent), "");  // closed, nothing given
+  // Nothing given; told to come back (a client sends at once: one that did
+  // not is asked to, and holds no place meanwhile).
+  EXPECT_EQ(ReadAll(silent), std::string(kPeerBusy) + "it sent nothing\n");
   close(silent);
   EXPECT_TRUE(Eventually([&] { return desk.pending_connections() == 0; }));
   EXPECT_EQ(desk.outstanding_tokens(), 1u);
@@ -221,12 +223,31 @@ TEST_F(PeerDeskTest, PendingConnectionsAreBoundedWithoutSpinning) {
   absl::SleepFor(absl::Milliseconds(300));
   EXPECT_LE(desk.pending_connections(), 4u);
   EXPECT_LT(CpuTime() - cpu_before, absl::Milliseconds(100));
-  // The silent ones are dropped in turn at their deadlines; then a client is served.
+  // The silent ones are told to come back in turn; then a client is served.
   EXPECT_TRUE(IsId(Ask(path_, "T\n")));
   for (int fd : silent) {
-    EXPECT_EQ(ReadAll(fd), "");
+    EXPECT_TRUE(absl::StartsWith(ReadAll(fd), kPeerBusy));
     close(fd);
   }
+}
+
+// One user's connections beyond its share are told to come back at once: its
+// silent ones cannot fill the desk for everyone.
+TEST_F(PeerDeskTest, AUidsConnectionsBeyondItsShareAreToldToComeBack) {
+  PeerDeskOptions options;
+  options.max_pending_connections_per_uid = 2;
+  PeerCredentialDesk& desk = Start(options);
+  const int first = Connect(path_), second = Connect(path_);
+  ASSERT_TRUE(Eventually([&] { return desk.pending_connections() == 2; }));
+  const absl::Time start = absl::Now();
+  const std::string third = Ask(path_, "T\n");
+  EXPECT_TRUE(absl::StartsWith(third, std::string(kPeerBusy) + "acld is serving 2 identity "
+                                                               "requests of uid"))
+      << third;
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(200)) << "not at once";
+  EXPECT_GE(desk.busy_refusals(), 1u);
+  close(first);
+  close(second);
 }
 
 TEST_F(PeerDeskTest, OnlySealedMemfdsOfTheAnnouncedSizeGetATicket) {
