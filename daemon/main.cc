@@ -88,7 +88,7 @@ ABSL_FLAG(uint64_t, max_allocations_per_uid, 262144,
           "together, as --max_allocations_per_session counts them (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_memory_per_session, 16ull << 30,
           "bytes of host shared memory (aclrtMallocHost, staging) each session may map");
-ABSL_FLAG(uint64_t, max_host_segments_per_uid, 4096,
+ABSL_FLAG(uint64_t, max_host_segments_per_uid, 8192,
           "host shared memory segments acld maps for all sessions of one uid (or of one quota "
           "group) together; each session maps at most 4096 (0: no limit)");
 ABSL_FLAG(uint64_t, max_host_segments, 0,

@@ -51,7 +51,7 @@ struct SessionLimits {
   uint32_t max_host_segments_per_session = 4096;       // shared memory segments (not a flag)
   // Segments of all sessions of a uid (or quota group), and of all sessions:
   // --max_host_segments_per_uid, --max_host_segments (0: none).
-  uint64_t max_host_segments_per_uid = 4096;
+  uint64_t max_host_segments_per_uid = 8192;
   uint64_t max_host_segments = 0;
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
