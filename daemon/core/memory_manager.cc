@@ -27,7 +27,6 @@ struct MemoryManager::Ledger {
   struct Charged {
     uint32_t uid = 0;
     std::shared_ptr<QuotaGroup> group;
-    Tenant tenant;  // whose allocation count it is in
   };
 
   // Charges `bytes` (reserved on `device` for `size` asked) to `session`,
@@ -87,7 +86,7 @@ struct MemoryManager::Ledger {
     account.bytes += bytes;
     ++account.allocations;
     allocations_by_tenant.Add(tenant, 1);
-    return Charged{account.uid, account.group, tenant};
+    return Charged{account.uid, account.group};
   }
 
   void Uncharge(SessionId session, const Charged& charged, int32_t device, uint64_t bytes) {
@@ -98,7 +97,7 @@ struct MemoryManager::Ledger {
       it->second.bytes -= bytes;
       --it->second.allocations;
     }
-    allocations_by_tenant.Subtract(charged.tenant, 1);
+    allocations_by_tenant.Subtract(Tenant(charged.uid, charged.group), 1);
     if (charged.group != nullptr) return;
     auto user = by_uid.find(charged.uid);
     if (user != by_uid.end() && (user->second -= bytes) == 0) by_uid.erase(user);

@@ -336,7 +336,9 @@ struct PeerCredentialDesk::Connection {
   // connections hold a place for a moment, not for the whole deadline.
   absl::Time first_byte_deadline;
   bool Heard() const { return !line.empty() || fds_received > 0; }
-  absl::Time DeadlineNow() const { return Heard() ? deadline : std::min(deadline, first_byte_deadline); }
+  absl::Time DeadlineNow() const {
+    return Heard() ? deadline : std::min(deadline, first_byte_deadline);
+  }
   std::string line;
   UniqueFd memory;          // the first descriptor received
   UniqueFd doorbell;        // the second
@@ -501,9 +503,9 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     ucred credentials{};
     socklen_t length = sizeof(credentials);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) continue;
-    const size_t of_uid = std::count_if(connections.begin(), connections.end(), [&](const Connection& c) {
-      return c.peer.uid == credentials.uid;
-    });
+    const size_t of_uid = std::count_if(
+        connections.begin(), connections.end(),
+        [&](const Connection& c) { return c.peer.uid == credentials.uid; });
     if (of_uid >= options_.max_pending_connections_per_uid) {
       TellBusy(fd, absl::StrCat("acld is serving ", of_uid, " identity requests of uid ",
                                 credentials.uid, " already"));
@@ -512,8 +514,9 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     Connection connection;
     connection.socket = std::move(socket);
     connection.peer = {credentials.pid, credentials.uid, credentials.gid};
-    connection.deadline = absl::Now() + options_.request_timeout;
-    connection.first_byte_deadline = absl::Now() + kFirstByteTimeout;
+    const absl::Time accepted = absl::Now();
+    connection.deadline = accepted + options_.request_timeout;
+    connection.first_byte_deadline = accepted + kFirstByteTimeout;
     connections.push_back(std::move(connection));
   }
   return true;
