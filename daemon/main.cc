@@ -109,6 +109,8 @@ ABSL_FLAG(uint32_t, max_sessions_per_group, 64,
           "cap (docs/groups.md)");
 ABSL_FLAG(uint32_t, max_pending_hellos, 128,
           "session streams that may wait for their Hello at once");
+ABSL_FLAG(uint32_t, max_pending_hellos_per_uid, 16,
+          "session streams of one uid (or quota group) that may wait for their Hello at once");
 ABSL_FLAG(int32_t, hello_timeout, 10,
           "seconds a new connection may take to open its session (Hello); idle connections "
           "without a session are dropped after as long");
@@ -184,11 +186,12 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_hello_timeout) < 1 || absl::GetFlag(FLAGS_max_sessions) < 1 ||
       absl::GetFlag(FLAGS_max_sessions_per_uid) < 1 ||
       absl::GetFlag(FLAGS_max_sessions_per_group) < 1 ||
-      absl::GetFlag(FLAGS_max_pending_hellos) < 1) {
+      absl::GetFlag(FLAGS_max_pending_hellos) < 1 ||
+      absl::GetFlag(FLAGS_max_pending_hellos_per_uid) < 1) {
     spdlog::critical(
         "--sim_devices, --sim_device_memory, --callback_timeout, --hello_timeout, "
-        "--max_sessions, --max_sessions_per_uid, --max_sessions_per_group and "
-        "--max_pending_hellos must be positive, "
+        "--max_sessions, --max_sessions_per_uid, --max_sessions_per_group, "
+        "--max_pending_hellos and --max_pending_hellos_per_uid must be positive, "
         "--shutdown_grace not negative");
     return 2;
   }
@@ -245,6 +248,7 @@ int main(int argc, char** argv) {
   options.limits.max_sessions_per_uid = absl::GetFlag(FLAGS_max_sessions_per_uid);
   options.limits.max_sessions_per_group = absl::GetFlag(FLAGS_max_sessions_per_group);
   options.limits.max_pending_hellos = absl::GetFlag(FLAGS_max_pending_hellos);
+  options.limits.max_pending_hellos_per_uid = absl::GetFlag(FLAGS_max_pending_hellos_per_uid);
   options.limits.hello_timeout = absl::Seconds(absl::GetFlag(FLAGS_hello_timeout));
   options.limits.max_host_memory_per_session = absl::GetFlag(FLAGS_max_host_memory_per_session);
   options.limits.max_host_segments_per_uid = absl::GetFlag(FLAGS_max_host_segments_per_uid);

@@ -29,7 +29,7 @@ std::string CopyForAnotherUser(const std::string& dir, const std::string& runfil
 }
 
 int RunAsUser(uid_t uid, const std::vector<std::string>& argv, const std::string& library_dir,
-              const std::string& acld_address) {
+              const std::string& acld_address, const std::vector<std::string>& environment) {
   const pid_t child = fork();
   if (child == 0) {
     if (setgroups(0, nullptr) != 0 || setresgid(uid, uid, uid) != 0 ||
@@ -41,9 +41,11 @@ int RunAsUser(uid_t uid, const std::vector<std::string>& argv, const std::string
     args.push_back(nullptr);
     const std::string address = "ACLD_ADDRESS=" + acld_address;
     const std::string libraries = "LD_LIBRARY_PATH=" + library_dir;
-    char* env[] = {const_cast<char*>(address.c_str()), const_cast<char*>(libraries.c_str()),
-                   nullptr};
-    execve(args[0], args.data(), env);
+    std::vector<char*> env = {const_cast<char*>(address.c_str()),
+                              const_cast<char*>(libraries.c_str())};
+    for (const std::string& entry : environment) env.push_back(const_cast<char*>(entry.c_str()));
+    env.push_back(nullptr);
+    execve(args[0], args.data(), env.data());
     _exit(91);
   }
   int status = 0;

@@ -20,9 +20,10 @@ std::string CopyForAnotherUser(const std::string& dir, const std::string& runfil
 
 // Runs `argv` as `uid`: forks, drops the child to that user with setresuid,
 // and execs it against acld at `acld_address` with the libraries of
-// `library_dir`. Returns the exit code (-1: killed after 60 s).
+// `library_dir` (and `environment`'s NAME=VALUE entries). Returns the exit
+// code (-1: killed after 60 s).
 int RunAsUser(uid_t uid, const std::vector<std::string>& argv, const std::string& library_dir,
-              const std::string& acld_address);
+              const std::string& acld_address, const std::vector<std::string>& environment = {});
 
 }  // namespace acld_test
 

@@ -10,6 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +20,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -30,6 +33,7 @@
 #include "proto/acl/v1/admin.pb.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 #include "tests/acld_fixture.h"
+#include "tests/other_user.h"
 
 namespace acld_test {
 namespace {
@@ -39,6 +43,28 @@ constexpr char kTenantClient[] = "tests/tenant_client";
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A Session stream on a connection of its own that never says Hello.
+struct SilentStream {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<acl::v1::Runtime::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
+      stream;
+};
+
+std::unique_ptr<SilentStream> OpenSilentStream(const std::string& socket) {
+  auto s = std::make_unique<SilentStream>();
+  // A connection of its own each (channels to one target share one otherwise).
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  s->channel =
+      grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), arguments);
+  s->stub = acl::v1::Runtime::NewStub(s->channel);
+  s->context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  s->stream = s->stub->Session(&s->context);
+  return s;
 }
 
 int ThreadCount(pid_t pid) {
@@ -251,27 +277,9 @@ TEST(TenantLimitsTest, RunningOutOfDescriptorsPausesAcceptingAndRecovers) {
 TEST(TenantLimitsTest, StreamsWithoutHelloAreCancelledAndIdleConnectionsDropped) {
   AcldDaemon daemon({"--hello_timeout=3"});
   constexpr int kStreams = 3;
-  struct Silent {
-    std::shared_ptr<grpc::Channel> channel;
-    std::unique_ptr<acl::v1::Runtime::Stub> stub;
-    grpc::ClientContext context;
-    std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
-        stream;
-  };
-  std::vector<std::unique_ptr<Silent>> silent;
+  std::vector<std::unique_ptr<SilentStream>> silent;
   const absl::Time opened = absl::Now();
-  for (int i = 0; i < kStreams; ++i) {
-    auto s = std::make_unique<Silent>();
-    // A connection of its own each (channels to one target share one otherwise).
-    grpc::ChannelArguments arguments;
-    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    s->channel = grpc::CreateCustomChannel("unix:" + daemon.socket(),
-                                           grpc::InsecureChannelCredentials(), arguments);
-    s->stub = acl::v1::Runtime::NewStub(s->channel);
-    s->context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-    s->stream = s->stub->Session(&s->context);
-    silent.push_back(std::move(s));
-  }
+  for (int i = 0; i < kStreams; ++i) silent.push_back(OpenSilentStream(daemon.socket()));
   // Waiting for Hello: "pending" in aclctl status.
   EXPECT_TRUE(WaitUntil([&] { return daemon.Status().pending_sessions() == kStreams; },
                         absl::Seconds(2.5)));
@@ -300,6 +308,70 @@ TEST(TenantLimitsTest, StreamsWithoutHelloAreCancelledAndIdleConnectionsDropped)
   const auto [client_code, output] =
       RunToCompletion({kScenarioClient, "seed_lifecycle"}, daemon.client_env());
   EXPECT_EQ(client_code, 0) << output;
+}
+
+// Streams waiting for their Hello are few at a time (--max_pending_hellos),
+// and one user's are fewer (--max_pending_hellos_per_uid): one user's silent
+// connections, each held up to --hello_timeout, kept every other user's
+// gRPC-carrier client out before.
+TEST(TenantLimitsTest, OneUsersStreamsWithoutHelloKeepNoOtherUserOut) {
+  AcldDaemon daemon(
+      {"--hello_timeout=60", "--max_pending_hellos=6", "--max_pending_hellos_per_uid=4"});
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  std::vector<std::unique_ptr<SilentStream>> silent;
+  for (int i = 0; i < 8; ++i) silent.push_back(OpenSilentStream(daemon.socket()));
+  // Four wait for their Hello (they hear nothing until it is due); this
+  // uid's others are refused at once.
+  std::vector<std::atomic<bool>> ended(silent.size());
+  std::vector<std::thread> readers;
+  for (size_t i = 0; i < silent.size(); ++i) {
+    readers.emplace_back([&, i] {
+      acl::v1::ServerMessage message;
+      while (silent[i]->stream->Read(&message)) {
+      }
+      ended[i] = true;
+    });
+  }
+  auto ended_count = [&] {
+    return std::count_if(ended.begin(), ended.end(), [](const auto& e) { return e.load(); });
+  };
+  EXPECT_TRUE(WaitUntil([&] { return ended_count() >= 4; }, absl::Seconds(10)).has_value());
+  absl::SleepFor(absl::Milliseconds(500));  // and no more than these
+  EXPECT_EQ(ended_count(), 4);
+  for (size_t i = 0; i < silent.size(); ++i) {
+    if (!ended[i]) continue;
+    const grpc::Status status = silent[i]->stream->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+    EXPECT_NE(status.error_message().find("uid 0 already has 4"), std::string::npos)
+        << status.error_message();
+    EXPECT_NE(status.error_message().find("--max_pending_hellos_per_uid"), std::string::npos)
+        << status.error_message();
+  }
+  acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(status.pending_sessions(), 4u);
+  EXPECT_EQ(status.max_pending_sessions(), 6u);
+  EXPECT_EQ(status.max_pending_sessions_per_uid(), 4u);
+  ASSERT_EQ(status.tenants_size(), 1);
+  EXPECT_EQ(status.tenants(0).uid(), 0u);
+  EXPECT_EQ(status.tenants(0).pending_sessions(), 4u);
+  const auto [code, text] = daemon.Aclctl({"status"});
+  EXPECT_NE(text.find("4 waiting for Hello (limit 6, 4 per uid)"), std::string::npos) << text;
+  // Another user's client on the gRPC carrier opens its session meanwhile.
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kScenarioClient);
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "seed_lifecycle"}, daemon.dir(),
+                      daemon.client_env().at("ACLD_ADDRESS"), {"ACLD_TRANSPORT=grpc"}),
+            0);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "it waited for the silent streams";
+  // Ended, the silent streams count no more.
+  for (auto& s : silent) s->context.TryCancel();
+  for (std::thread& reader : readers) reader.join();
+  silent.clear();
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().pending_sessions() == 0; }, absl::Seconds(10))
+                  .has_value());
+  for (const acl::v1::TenantUsage& tenant : daemon.Status().tenants()) {
+    EXPECT_EQ(tenant.pending_sessions(), 0u) << "uid " << tenant.uid();
+  }
 }
 
 TEST(TenantLimitsTest, AThousandStreamsOnOneConnectionCostNoThousandThreads) {

@@ -222,9 +222,12 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     ToProto(session, usage, limits, *reply->add_sessions());
   }
   reply->set_session_count(static_cast<uint32_t>(snapshot.sessions.size()));
-  // The runtime's tenants, with the segments this layer maps for them (a
-  // tenant holding only segments, its sessions just gone, is listed too).
+  // The runtime's tenants, with the segments this layer maps for them and
+  // their streams not past Hello yet (a tenant holding only those, its
+  // sessions just gone or not yet open, is listed too).
   std::map<Tenant, uint64_t> segments = sessions_.segments().ByTenant();
+  const RuntimeService::Counts counts = sessions_.counts();
+  std::map<Tenant, uint64_t> pending = counts.pending_by_tenant;
   auto add_tenant = [&](const Tenant& tenant) {
     acl::v1::TenantUsage& usage_of = *reply->add_tenants();
     usage_of.set_uid(tenant.uid());
@@ -233,6 +236,11 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     if (mapped != segments.end()) {
       usage_of.set_host_segments(mapped->second);
       segments.erase(mapped);
+    }
+    auto waiting = pending.find(tenant);
+    if (waiting != pending.end()) {
+      usage_of.set_pending_sessions(static_cast<uint32_t>(waiting->second));
+      pending.erase(waiting);
     }
     return &usage_of;
   };
@@ -244,14 +252,16 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     usage_of.set_queued_bytes(tenant.queued_bytes);
   }
   while (!segments.empty()) add_tenant(segments.begin()->first);
+  while (!pending.empty()) add_tenant(pending.begin()->first);
   reply->set_host_segments(sessions_.segments().total());
   reply->set_max_host_segments(sessions_.segments().total_limit());
   reply->set_max_host_segments_per_uid(sessions_.segments().per_tenant_limit());
   reply->set_max_allocations_per_uid(snapshot.max_allocations_per_tenant);
   reply->set_max_binary_bytes_per_uid(snapshot.max_binary_bytes_per_tenant);
   reply->set_max_queued_bytes_per_uid(snapshot.max_queued_bytes_per_tenant);
-  const RuntimeService::Counts counts = sessions_.counts();
   reply->set_pending_sessions(counts.pending);
+  reply->set_max_pending_sessions(limits.max_pending_hellos);
+  reply->set_max_pending_sessions_per_uid(limits.max_pending_hellos_per_uid);
   reply->set_sessions_closing(counts.closing);
   reply->set_max_sessions(limits.max_sessions);
   reply->set_max_sessions_per_uid(limits.max_sessions_per_uid);

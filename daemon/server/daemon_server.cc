@@ -41,6 +41,14 @@ class FdGuard {
 
 int ClampToInt(int64_t value) { return static_cast<int>(std::min<int64_t>(value, INT_MAX)); }
 
+// The descriptor of a connection acld handed to gRPC: gRPC names its peer
+// "fd:<n>".
+std::optional<int> HandedOffFd(const std::string& peer) {
+  int fd = -1;
+  if (!absl::StartsWith(peer, "fd:") || !absl::SimpleAtoi(peer.substr(3), &fd)) return std::nullopt;
+  return fd;
+}
+
 // A gRPC server without a listening port: connections come from an acceptor.
 std::unique_ptr<grpc::Server> Build(grpc::Service& service,
                                     const std::vector<std::pair<std::string, int>>& arguments) {
@@ -184,6 +192,13 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
       [raw = server.get()](grpc::CallbackServerContext* context) {
         return raw->GroupEntranceOf(context->peer());
       });
+  server->runtime_service_.SetPeerUidFinder(
+      [raw = server.get()](grpc::CallbackServerContext* context) -> std::optional<uint32_t> {
+        RuntimeAcceptor* acceptor = raw->cutter_.load();
+        const std::optional<int> fd = HandedOffFd(context->peer());
+        if (acceptor == nullptr || !fd.has_value()) return std::nullopt;
+        return acceptor->PeerUid(*fd);
+      });
   absl::Status restored = server->groups_->Restore();
   if (!restored.ok()) {
     server->Shutdown();
@@ -232,10 +247,9 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
 }
 
 std::optional<Entrance> DaemonServer::GroupEntranceOf(const std::string& peer) const {
-  // gRPC names a connection handed to it by descriptor "fd:<n>".
-  int fd = -1;
-  if (!absl::StartsWith(peer, "fd:") || !absl::SimpleAtoi(peer.substr(3), &fd)) return std::nullopt;
-  return groups_->EntranceOf(fd);
+  const std::optional<int> fd = HandedOffFd(peer);
+  if (!fd.has_value()) return std::nullopt;
+  return groups_->EntranceOf(*fd);
 }
 
 DaemonServer::~DaemonServer() {

@@ -142,12 +142,14 @@ size_t RuntimeAcceptor::OpenConnections() {
   return connections_.size();
 }
 
-bool RuntimeAcceptor::Holds(int fd) {
+bool RuntimeAcceptor::Holds(int fd) { return PeerUid(fd).has_value(); }
+
+std::optional<uid_t> RuntimeAcceptor::PeerUid(int fd) {
   absl::MutexLock lock(&mu_);
   for (const Connection& connection : connections_) {
-    if (connection.fd == fd && StillOpen(connection)) return true;
+    if (connection.fd == fd && StillOpen(connection)) return connection.uid;
   }
-  return false;
+  return std::nullopt;
 }
 
 size_t RuntimeAcceptor::ShutdownConnections(

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +51,9 @@ class RuntimeAcceptor {
   // Whether `fd` is a connection this acceptor accepted and is still that
   // socket (not closed, not a descriptor reused since).
   bool Holds(int fd);
+  // The uid that connected `fd` (the kernel's word, at connect time), if `fd`
+  // is a connection this acceptor holds.
+  std::optional<uid_t> PeerUid(int fd);
 
   uint64_t accepted() const { return accepted_.load(std::memory_order_relaxed); }
   // Times accepting paused because the daemon ran out of descriptors or memory.

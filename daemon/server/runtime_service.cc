@@ -179,16 +179,15 @@ class RuntimeService::SessionCall
     : public grpc::ServerBidiReactor<ClientMessage, ServerMessage> {
  public:
   SessionCall(RuntimeService& service, grpc::CallbackServerContext* context)
-      : service_(service), context_(context) {
+      : service_(service), context_(context), pending_tenant_(service.PendingTenantOf(context)) {
     carrier_ = std::make_shared<GrpcStreamCarrier>(
         [this](const ServerMessage* message) { StartWrite(message); });
-    // Until its Hello a stream is pending: few at a time, each for a bounded time.
-    if (!service_.AdmitPending()) {
+    // Until its Hello a stream is pending: few at a time, and few of them any
+    // one user's, each for a bounded time.
+    std::optional<std::string> refusal = service_.AdmitPending(pending_tenant_);
+    if (refusal.has_value()) {
       state_ = State::kEnded;
-      Finish(service_.Refuse(
-          grpc::StatusCode::RESOURCE_EXHAUSTED,
-          absl::StrCat("acld already has ", service_.limits_.max_pending_hellos,
-                       " connections waiting to say Hello (--max_pending_hellos); try again")));
+      Finish(service_.Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, *refusal));
       return;
     }
     deadline_ = service_.hello_deadlines_.Arm(context_,
@@ -241,10 +240,7 @@ class RuntimeService::SessionCall
 
   void OnHello(bool ok) {
     const bool in_time = service_.hello_deadlines_.Disarm(deadline_);
-    {
-      absl::MutexLock lock(&service_.mu_);
-      --service_.pending_;
-    }
+    service_.EndPending(pending_tenant_);
     state_ = State::kEnded;
     if (!in_time) {
       service_.refusals_.Info("a connection sent no Hello within {}; its stream was cancelled",
@@ -285,6 +281,7 @@ class RuntimeService::SessionCall
 
   RuntimeService& service_;
   grpc::CallbackServerContext* const context_;
+  const Tenant pending_tenant_;
   std::shared_ptr<GrpcStreamCarrier> carrier_;
   State state_ = State::kHello;
   uint64_t deadline_ = 0;
@@ -299,6 +296,7 @@ RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, Sess
       limits_(limits),
       segments_(std::make_shared<SegmentBudget>(limits.max_host_segments_per_uid,
                                                 limits.max_host_segments)),
+      pending_by_tenant_(limits.max_pending_hellos_per_uid),
       pool_(limits.channel_threads) {}
 
 RuntimeService::~RuntimeService() = default;
@@ -332,11 +330,35 @@ absl::Status RuntimeService::RefuseOpen(grpc::StatusCode code, const std::string
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
-bool RuntimeService::AdmitPending() {
+Tenant RuntimeService::PendingTenantOf(grpc::CallbackServerContext* context) const {
+  std::optional<Entrance> entrance;
+  if (find_entrance_) entrance = find_entrance_(context);
+  if (entrance.has_value() && entrance->group != nullptr) return Tenant(0, entrance->group);
+  std::optional<uint32_t> uid;
+  if (find_peer_uid_) uid = find_peer_uid_(context);
+  return Tenant(uid.value_or(static_cast<uint32_t>(-1)), nullptr);
+}
+
+std::optional<std::string> RuntimeService::AdmitPending(const Tenant& tenant) {
   absl::MutexLock lock(&mu_);
-  if (pending_ >= limits_.max_pending_hellos) return false;
+  if (pending_ >= limits_.max_pending_hellos) {
+    return absl::StrCat("acld already has ", limits_.max_pending_hellos,
+                        " connections waiting to say Hello (--max_pending_hellos); try again");
+  }
+  if (!pending_by_tenant_.Fits(tenant, 1)) {
+    return absl::StrCat(tenant.ToString(), " already has ", pending_by_tenant_.limit(),
+                        " connections waiting to say Hello (--max_pending_hellos_per_uid); "
+                        "try again");
+  }
   ++pending_;
-  return true;
+  pending_by_tenant_.Add(tenant, 1);
+  return std::nullopt;
+}
+
+void RuntimeService::EndPending(const Tenant& tenant) {
+  absl::MutexLock lock(&mu_);
+  --pending_;
+  pending_by_tenant_.Subtract(tenant, 1);
 }
 
 grpc::ServerBidiReactor<ClientMessage, ServerMessage>* RuntimeService::Session(
@@ -709,6 +731,7 @@ RuntimeService::Counts RuntimeService::counts() const {
   absl::MutexLock lock(&mu_);
   counts.sessions = static_cast<uint32_t>(live_.size());
   counts.pending = pending_;
+  counts.pending_by_tenant = pending_by_tenant_.all();
   counts.closing = handlers_ - std::min<uint32_t>(handlers_, counts.sessions);
   counts.refused = refused_;
   return counts;

@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/quota_group.h"
 #include "daemon/core/runtime.h"
+#include "daemon/core/tenant.h"
 #include "daemon/server/channel_pool.h"
 #include "daemon/server/command_reader.h"
 #include "daemon/server/hello_deadlines.h"
@@ -46,6 +47,9 @@ struct SessionLimits {
   // A quota group's cap unless it has its own (--max_sessions_per_group).
   uint32_t max_sessions_per_group = 64;
   uint32_t max_pending_hellos = 128;    // --max_pending_hellos: streams not past Hello yet
+  // The same for one uid's (or quota group's) streams (--max_pending_hellos_per_uid):
+  // one user's silent connections must not keep everyone else's out.
+  uint32_t max_pending_hellos_per_uid = 16;
   absl::Duration hello_timeout = absl::Seconds(10);    // --hello_timeout
   uint64_t max_host_memory_per_session = 16ull << 30;  // --max_host_memory_per_session
   uint32_t max_host_segments_per_session = 4096;       // shared memory segments (not a flag)
@@ -111,6 +115,13 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   using EntranceFinder =
       std::function<std::optional<Entrance>(grpc::CallbackServerContext* context)>;
   void SetEntranceFinder(EntranceFinder find) { find_entrance_ = std::move(find); }
+  // The uid that connected a gRPC call's connection (DaemonServer: the
+  // runtime acceptor's SO_PEERCRED at accept time); none when unknown. Until
+  // its Hello that is all acld knows of a stream's sender. Set before
+  // sessions start.
+  using PeerUidFinder =
+      std::function<std::optional<uint32_t>(grpc::CallbackServerContext* context)>;
+  void SetPeerUidFinder(PeerUidFinder find) { find_peer_uid_ = std::move(find); }
 
   // Ends every session of `group` with `reason` (the group was deleted, and
   // retired first: Admit refuses it from then on). Returns how many.
@@ -125,6 +136,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   struct Counts {
     uint32_t sessions = 0;
     uint32_t pending = 0;         // streams waiting for Hello
+    std::map<Tenant, uint64_t> pending_by_tenant;
     uint32_t closing = 0;         // sessions ended whose handler has not returned yet
     uint64_t refused = 0;         // over a cap, no valid token, shutting down
     uint64_t hello_timeouts = 0;  // streams cancelled for want of a Hello
@@ -223,8 +235,13 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   grpc::Status Refuse(grpc::StatusCode code, const std::string& message);
   // The same, for Open and Admit, whose callers convert it for their carrier.
   absl::Status RefuseOpen(grpc::StatusCode code, const std::string& message);
-  // A stream past the pending-Hello cap is refused; else it counts as pending.
-  bool AdmitPending();
+  // Whose a stream is before its Hello: the quota group whose socket it came
+  // in through, else the uid that connected (an unknown one: uid -1).
+  Tenant PendingTenantOf(grpc::CallbackServerContext* context) const;
+  // A stream past a pending-Hello cap (all streams', or its tenant's) is
+  // refused with the reason; else it counts as pending until Hello.
+  std::optional<std::string> AdmitPending(const Tenant& tenant);
+  void EndPending(const Tenant& tenant);
   // Takes `session` out of the live table (if still there).
   std::shared_ptr<Live> Forget(SessionId session) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases a session taken out of the table by acld: the runtime drops it,
@@ -246,6 +263,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   const std::shared_ptr<SegmentBudget> segments_;
   std::function<void(pid_t)> cut_connections_;
   EntranceFinder find_entrance_;
+  PeerUidFinder find_peer_uid_;
   HelloDeadlines hello_deadlines_;
   RateLimitedLog refusals_{"refused sessions"};
   RateLimitedLog channel_faults_{"session channel faults"};
@@ -254,6 +272,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   std::map<uint32_t, uint32_t> sessions_per_uid_ ABSL_GUARDED_BY(mu_);  // outside groups
   std::map<const QuotaGroup*, uint32_t> sessions_per_group_ ABSL_GUARDED_BY(mu_);
   uint32_t pending_ ABSL_GUARDED_BY(mu_) = 0;
+  TenantTally pending_by_tenant_ ABSL_GUARDED_BY(mu_);
   uint32_t handlers_ ABSL_GUARDED_BY(mu_) = 0;  // sessions whose handler runs
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
