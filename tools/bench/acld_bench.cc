@@ -689,6 +689,8 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
   if (pipe(ready) != 0 || pipe(start) != 0) return 1;
   std::vector<int> reports;
   std::vector<pid_t> children;
+  // From the first fork: the clients connect while the others are forked.
+  const auto connecting = Clock::now();
   for (int i = 0; i < count; ++i) {
     int report[2];
     if (pipe(report) != 0) return 1;
@@ -703,7 +705,6 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
     reports.push_back(report[0]);
     children.push_back(child);
   }
-  const auto connecting = Clock::now();
   // Every child holds the pipe's write end, so a child that dies before it is
   // ready shows as a child that exited, not as the end of the pipe.
   for (int ready_count = 0; ready_count < count;) {
