@@ -199,7 +199,7 @@ absl::StatusOr<uint64_t> BulkCopies::CopyAsync(uint64_t stream, uint64_t thread,
 
 // --- shared memory ---
 
-absl::StatusOr<BulkCopies::Segment> BulkCopies::CreateSegment(uint64_t size) {
+absl::StatusOr<BulkCopies::Segment> BulkCopies::CreateSegment(uint64_t size, bool staging) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   size = (std::max<uint64_t>(size, 1) + page - 1) / page * page;
   auto failed = [size](absl::string_view why) {
@@ -219,7 +219,7 @@ absl::StatusOr<BulkCopies::Segment> BulkCopies::CreateSegment(uint64_t size) {
     return failed(ticket.status().message());
   }
   absl::StatusOr<uint64_t> id =
-      codec::HandleOf(channel_->Call(codec::RegisterSharedMemory(*ticket, size)));
+      codec::HandleOf(channel_->Call(codec::RegisterSharedMemory(*ticket, size, staging)));
   if (!id.ok()) {
     munmap(base, size);
     return id.status();
@@ -234,14 +234,14 @@ void BulkCopies::DestroySegment(const Segment& segment) {
 
 absl::Status BulkCopies::EnsureStaging() {
   if (staging_.base != nullptr) return absl::OkStatus();
-  absl::StatusOr<Segment> segment = CreateSegment(kStagingBytes);
+  absl::StatusOr<Segment> segment = CreateSegment(kStagingBytes, /*staging=*/true);
   if (!segment.ok()) return segment.status();
   staging_ = *segment;
   return absl::OkStatus();
 }
 
 absl::StatusOr<void*> BulkCopies::MallocHost(uint64_t size) {
-  absl::StatusOr<Segment> segment = CreateSegment(size);
+  absl::StatusOr<Segment> segment = CreateSegment(size, /*staging=*/false);
   if (!segment.ok()) return segment.status();
   host_blocks_.Add(segment->base, {segment->size, segment->id});
   return static_cast<void*>(segment->base);

@@ -51,7 +51,9 @@ class BulkCopies {
     uint64_t id = 0;
   };
 
-  absl::StatusOr<Segment> CreateSegment(uint64_t size);
+  // A shared memory segment registered with acld; `staging`: the session's
+  // staging area, which acld reserves room for beside the segment caps.
+  absl::StatusOr<Segment> CreateSegment(uint64_t size, bool staging);
   void DestroySegment(const Segment& segment);
   absl::Status EnsureStaging() ABSL_EXCLUSIVE_LOCKS_REQUIRED(staging_mu_);
   absl::Status StagedCopyToDevice(const HostCopy& copy);

@@ -627,10 +627,11 @@ ClientMessage GetUtilization(int32_t device_id) {
   return request;
 }
 
-ClientMessage RegisterSharedMemory(const std::string& ticket, uint64_t size) {
+ClientMessage RegisterSharedMemory(const std::string& ticket, uint64_t size, bool staging) {
   ClientMessage request;
   request.mutable_register_shared_memory()->set_ticket(ticket);
   request.mutable_register_shared_memory()->set_size(size);
+  request.mutable_register_shared_memory()->set_staging(staging);
   return request;
 }
 

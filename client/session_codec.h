@@ -152,7 +152,7 @@ ClientMessage Free(uint64_t address);
 ClientMessage Memset(const acld::MemsetRequest& memset);
 ClientMessage GetMemInfo(int32_t device_id);
 ClientMessage GetUtilization(int32_t device_id);
-ClientMessage RegisterSharedMemory(const std::string& ticket, uint64_t size);
+ClientMessage RegisterSharedMemory(const std::string& ticket, uint64_t size, bool staging);
 ClientMessage UnregisterSharedMemory(uint64_t segment);
 
 // The device side of `count` bytes of a copy, `offset` bytes into it (a copy

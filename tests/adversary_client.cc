@@ -25,7 +25,8 @@
 //   allocation_cap N [FLAG [exit]]  1-byte allocations until refused (at most
 //                           N + 1), the refusal naming FLAG; held until stdin
 //                           closes, or not with `exit`
-//   host_block_cap N FLAG [exit]    the same with 4 KiB aclrtMallocHost blocks
+//   host_block_cap N FLAG [exit]    the same with 4 KiB aclrtMallocHost blocks;
+//                           once refused, a 1 MiB pageable round trip still works
 #include <pthread.h>
 #include <unistd.h>
 
@@ -401,12 +402,30 @@ int RandomDraws(uint64_t mib) {
   return scenario::Teardown();
 }
 
+// A 1 MiB round trip through pageable memory: larger than a message carries
+// inline, so it needs the session's staging segment.
+void PageableRoundTrip() {
+  constexpr size_t kBytes = 1 << 20;
+  std::vector<uint8_t> out(kBytes), back(kBytes);
+  for (size_t i = 0; i < kBytes; ++i) out[i] = static_cast<uint8_t>(i * 7 + 3);
+  void* device = nullptr;
+  CheckCode(aclrtMalloc(&device, kBytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  CheckCode(aclrtMemcpy(device, kBytes, out.data(), kBytes, ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_SUCCESS, "a pageable copy beside full segment caps (host to device)");
+  CheckCode(aclrtMemcpy(back.data(), kBytes, device, kBytes, ACL_MEMCPY_DEVICE_TO_HOST),
+            ACL_SUCCESS, "a pageable copy beside full segment caps (device to host)");
+  Check(out == back, "the pageable round trip's bytes differ");
+  CheckCode(aclrtFree(device), ACL_SUCCESS, "aclrtFree");
+}
+
 // Allocates with `allocate` until acld refuses one (at most LIMIT + 1),
-// checks that the refusal names `flag`, holds what it got until stdin closes
-// (unless `hold` is false), then checks that a free makes room for one more.
+// checks that the refusal names `flag`, runs `then_also`, holds what it got
+// until stdin closes (unless `hold` is false), then checks that a free makes
+// room for one more.
 int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold,
                      const std::function<aclError(void**)>& allocate,
-                     const std::function<aclError(void*)>& release) {
+                     const std::function<aclError(void*)>& release,
+                     const std::function<void()>& then_also = nullptr) {
   scenario::Setup();
   std::vector<void*> held;
   aclError code = ACL_SUCCESS;
@@ -423,6 +442,7 @@ int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold,
         "the refusal's message does not name " + flag + ": " + message);
   std::printf("held %zu\n", held.size());
   std::fflush(stdout);
+  if (then_also != nullptr) then_also();
   if (hold) {
     std::atomic<bool> stop{false};
     StopWhenStdinCloses(stop).join();
@@ -537,7 +557,8 @@ int main(int argc, char** argv) {
           return device ? aclrtMalloc(pointer, 1, ACL_MEM_MALLOC_HUGE_FIRST)
                         : aclrtMallocHost(pointer, 4096);
         },
-        [device](void* pointer) { return device ? aclrtFree(pointer) : aclrtFreeHost(pointer); });
+        [device](void* pointer) { return device ? aclrtFree(pointer) : aclrtFreeHost(pointer); },
+        device ? std::function<void()>() : PageableRoundTrip);
   }
   if (mode == "random_draws" && argc > 2) return RandomDraws(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");

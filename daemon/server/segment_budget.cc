@@ -15,35 +15,47 @@ uint64_t SegmentBudget::DefaultTotal() {
   return max_map_count / 2;
 }
 
-absl::StatusOr<std::shared_ptr<void>> SegmentBudget::Take(const Tenant& tenant) {
+absl::StatusOr<std::shared_ptr<void>> SegmentBudget::Take(const Tenant& tenant, bool reserved) {
   {
     absl::MutexLock lock(&mu_);
-    if (limit_ != 0 && total_ >= limit_) {
+    // A reserved segment is counted (and shown), never refused, and takes
+    // no room the caps give the others.
+    if (!reserved && limit_ != 0 && total_ - reserved_ >= limit_) {
       return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                       absl::StrCat("acld maps ", total_, " shared memory segments for all "
-                                    "processes, the most it allows (--max_host_segments); "
+                       absl::StrCat("acld maps ", total_ - reserved_,
+                                    " shared memory segments for all processes (besides their "
+                                    "staging areas), the most it allows (--max_host_segments); "
                                     "free some host memory (aclrtFreeHost) and try again"));
     }
-    if (!by_tenant_.Fits(tenant, 1)) {
+    const uint64_t tenant_held = by_tenant_.Of(tenant) - reserved_by_tenant_.Of(tenant);
+    if (!reserved && by_tenant_.limit() != 0 && tenant_held >= by_tenant_.limit()) {
       return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                       absl::StrCat("acld maps ", by_tenant_.Of(tenant),
+                       absl::StrCat("acld maps ", tenant_held,
                                     " shared memory segments for the processes of ",
                                     tenant.ToString(), ", the most it allows one user "
                                     "(--max_host_segments_per_uid); free some first"));
     }
     by_tenant_.Add(tenant, 1);
     ++total_;
+    if (reserved) {
+      reserved_by_tenant_.Add(tenant, 1);
+      ++reserved_;
+    }
   }
   std::weak_ptr<SegmentBudget> self = weak_from_this();
-  return std::shared_ptr<void>(nullptr, [self, tenant](void*) {
-    if (auto budget = self.lock()) budget->Give(tenant);
+  return std::shared_ptr<void>(nullptr, [self, tenant, reserved](void*) {
+    if (auto budget = self.lock()) budget->Give(tenant, reserved);
   });
 }
 
-void SegmentBudget::Give(const Tenant& tenant) {
+void SegmentBudget::Give(const Tenant& tenant, bool reserved) {
   absl::MutexLock lock(&mu_);
   by_tenant_.Subtract(tenant, 1);
   --total_;
+  if (reserved) {
+    reserved_by_tenant_.Subtract(tenant, 1);
+    --reserved_;
+  }
 }
 
 uint64_t SegmentBudget::total() const {

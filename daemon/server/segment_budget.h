@@ -31,7 +31,10 @@ class SegmentBudget : public std::enable_shared_from_this<SegmentBudget> {
 
   // One segment for `tenant`, given back when the hold is destroyed (it may
   // outlive the budget). ACL_ERROR_RT_MEMORY_ALLOCATION naming the limit.
-  absl::StatusOr<std::shared_ptr<void>> Take(const Tenant& tenant);
+  // A `reserved` segment (a session's staging area: one per session, so
+  // bounded by --max_sessions like its channel) counts but is never refused:
+  // tenants at their caps must not stop everyone else's pageable copies.
+  absl::StatusOr<std::shared_ptr<void>> Take(const Tenant& tenant, bool reserved = false);
 
   uint64_t total() const;
   uint64_t total_limit() const { return limit_; }
@@ -39,11 +42,15 @@ class SegmentBudget : public std::enable_shared_from_this<SegmentBudget> {
   std::map<Tenant, uint64_t> ByTenant() const;
 
  private:
-  void Give(const Tenant& tenant);
+  void Give(const Tenant& tenant, bool reserved);
 
   mutable absl::Mutex mu_;
+  // Every segment, reserved ones included (what aclctl shows); the limits
+  // apply to the others.
   TenantTally by_tenant_ ABSL_GUARDED_BY(mu_);
   uint64_t total_ ABSL_GUARDED_BY(mu_) = 0;
+  TenantTally reserved_by_tenant_ ABSL_GUARDED_BY(mu_);
+  uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;
   const uint64_t limit_;
 };
 

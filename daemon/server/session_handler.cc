@@ -783,7 +783,7 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
                       absl::StrCat("shared memory registered as ", shared.size(),
                                    " bytes but handed over as ", memory->size, " bytes")));
       }
-      return answer_handle(shared_memory_.Register(*std::move(memory)));
+      return answer_handle(shared_memory_.Register(*std::move(memory), shared.staging()));
     }
     case ClientMessage::kLoadBinary: {
       const acl::v1::LoadBinaryRequest& load = request.load_binary();

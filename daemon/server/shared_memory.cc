@@ -16,6 +16,7 @@ namespace acld::server {
 struct SharedMemoryRegistry::Usage {
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> segments{0};
+  std::atomic<bool> staging_mapped{false};  // the reserved staging segment is taken
 };
 
 struct SharedMemoryRegistry::Mapping {
@@ -24,12 +25,14 @@ struct SharedMemoryRegistry::Mapping {
   std::shared_ptr<Usage> usage;
   std::shared_ptr<void> registration;  // with the devices, undone before the unmap
   std::shared_ptr<void> shared_hold;   // its place in the tenant's and host's counts
+  bool reserved_staging = false;
   ~Mapping() {
     if (base == nullptr) return;
     registration.reset();
     munmap(base, size);
     usage->bytes.fetch_sub(size);
     usage->segments.fetch_sub(1);
+    if (reserved_staging) usage->staging_mapped.store(false);
   }
 };
 
@@ -40,7 +43,7 @@ SharedMemoryRegistry::SharedMemoryRegistry(SharedMemoryLimits limits,
 // Mappings still used by in-flight copies stay until those copies end.
 SharedMemoryRegistry::~SharedMemoryRegistry() = default;
 
-absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory) {
+absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, bool staging) {
   const uint64_t size = memory.size;
   // The desk verified the seals; checked again because nothing else stands
   // between a shrinkable file and a SIGBUS in acld.
@@ -65,9 +68,10 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory) {
                      " of ", limits_.max_bytes,
                      " bytes are mapped (acld --max_host_memory_per_session)"));
   }
+  const bool reserved = staging && !usage_->staging_mapped.load();
   std::shared_ptr<void> shared_hold;
   if (limits_.shared != nullptr) {
-    absl::StatusOr<std::shared_ptr<void>> taken = limits_.shared->Take(limits_.tenant);
+    absl::StatusOr<std::shared_ptr<void>> taken = limits_.shared->Take(limits_.tenant, reserved);
     if (!taken.ok()) return taken.status();
     shared_hold = *std::move(taken);
   }
@@ -81,7 +85,9 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory) {
   (void)madvise(base, size, MADV_DONTDUMP);
   usage_->bytes.fetch_add(size);
   usage_->segments.fetch_add(1);
+  if (reserved) usage_->staging_mapped.store(true);
   auto mapping = std::make_shared<Mapping>();
+  mapping->reserved_staging = reserved;
   mapping->base = static_cast<uint8_t*>(base);
   mapping->size = size;
   mapping->usage = usage_;

@@ -50,8 +50,11 @@ class SharedMemoryRegistry {
 
   // Maps `memory` (its verified size, read-write, shared) and returns its
   // segment id; the descriptor is closed. ACL_ERROR_RT_MEMORY_ALLOCATION
-  // beyond the limits.
-  absl::StatusOr<uint64_t> Register(ReceivedMemory memory);
+  // beyond the limits. The session's one `staging` segment (its pageable
+  // copies' area) is never refused by the tenant's or the host's segment
+  // caps (SegmentBudget::Take); a second one while the first is mapped is an
+  // ordinary segment.
+  absl::StatusOr<uint64_t> Register(ReceivedMemory memory, bool staging = false);
   // Forgets `segment`; its mapping goes when the last copy using it ends.
   absl::Status Unregister(uint64_t segment);
 

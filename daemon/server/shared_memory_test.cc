@@ -157,6 +157,28 @@ TEST(SharedMemoryTest, SegmentsAreLimitedPerUidAndForTheHost) {
   EXPECT_EQ(shared->total(), 4u);
 }
 
+// Tenants at their caps must not stop everyone else's pageable copies: a
+// session's one staging segment counts but is never refused by the shared
+// caps (one per session, as its channel). A second one is an ordinary
+// segment, and the reservation comes back when the first is unmapped.
+TEST(SharedMemoryTest, ASessionsStagingSegmentIsReservedBesideTheSharedCaps) {
+  auto shared = std::make_shared<SegmentBudget>(/*per_tenant=*/1, /*total=*/1);
+  SharedMemoryRegistry full(SharedMemoryLimits{1ull << 30, 100, shared, Tenant(1000, nullptr)});
+  SharedMemoryRegistry other(SharedMemoryLimits{1ull << 30, 100, shared, Tenant(1001, nullptr)});
+  ASSERT_TRUE(full.Register(MakeMemory(4096)).ok());
+  EXPECT_FALSE(other.Register(MakeMemory(4096)).ok()) << "the host's count is full";
+  absl::StatusOr<uint64_t> staging = other.Register(MakeMemory(4096), /*staging=*/true);
+  ASSERT_TRUE(staging.ok()) << staging.status();
+  EXPECT_EQ(shared->total(), 2u) << "a reserved segment still counts";
+  absl::Status refused = other.Register(MakeMemory(4096), /*staging=*/true).status();
+  EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_RT_MEMORY_ALLOCATION) << "one reservation per session";
+  absl::StatusOr<uint64_t> full_staging = full.Register(MakeMemory(4096), /*staging=*/true);
+  EXPECT_TRUE(full_staging.ok()) << "every session has one: " << full_staging.status();
+  ASSERT_TRUE(other.Unregister(*staging).ok());
+  EXPECT_TRUE(other.Register(MakeMemory(4096), /*staging=*/true).ok()) << "given back on unmap";
+  EXPECT_EQ(other.segment_count(), 1u);
+}
+
 TEST(SharedMemoryTest, InFlightCopiesCannotPileUpMappings) {
   SharedMemoryRegistry registry(SharedMemoryLimits{2 * 4096, 100});
   absl::StatusOr<uint64_t> segment = registry.Register(MakeMemory(2 * 4096));
