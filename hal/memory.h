@@ -47,7 +47,16 @@ struct Transfer {
   std::optional<DeviceSpan> device_src;
   const void* host_src = nullptr;
   uint64_t count = 0;
+  // The host reads `host_dst` as soon as the copy is done (a staging slot
+  // the client copies out of, a reply's buffer): a backend whose copies go
+  // through the host's caches (the sim) keeps it there; one that copies by
+  // DMA ignores it.
+  bool host_reads_next = false;
 };
+
+// A copy into host memory up to this size is most likely read from the
+// caches next (its destination fits them): Transfer::host_reads_next.
+inline constexpr uint64_t kHostCachedCopyBytes = uint64_t{16} << 20;
 
 // The most of a copy or fill that runs in one go on a thread others share
 // (acld's synchronous transfers, a sim stream's items): small enough that a
@@ -70,6 +79,7 @@ inline DeviceSpan Advanced(const DeviceSpan& span, uint64_t bytes) {
 inline Transfer PartOf(const Transfer& transfer, uint64_t offset, uint64_t count) {
   Transfer part;
   part.count = count;
+  part.host_reads_next = transfer.host_reads_next;
   if (transfer.device_dst) part.device_dst = Advanced(*transfer.device_dst, offset);
   if (transfer.host_dst != nullptr) part.host_dst = static_cast<uint8_t*>(transfer.host_dst) + offset;
   if (transfer.device_src) part.device_src = Advanced(*transfer.device_src, offset);

@@ -91,6 +91,9 @@ struct HostSpan {
   // Daemon memory the span itself holds (a request's inline bytes): charged
   // to the session's queue budget while the copy waits on its stream.
   uint64_t owned_bytes = 0;
+  // Read as soon as a copy into it is done (a staging slot, a reply's
+  // bytes): hal::Transfer::host_reads_next.
+  bool read_next = false;
 };
 
 struct CopyRequest {

@@ -207,6 +207,7 @@ absl::StatusOr<uint64_t> Runtime::LaunchWithDeviceArgs(SessionId id,
                 hal::Transfer read;
                 read.device_src = args->source.span;
                 read.host_dst = args->bytes.data();
+                read.host_reads_next = true;  // the launch reads them
                 read.count = args->size;
                 return device->Copy(read);
               },

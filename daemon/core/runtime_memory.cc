@@ -50,6 +50,8 @@ absl::StatusOr<PreparedCopy> Runtime::PrepareCopy(SessionId id, const CopyReques
     if (!device.has_value()) device = dst->device;
   } else {
     prepared.transfer.host_dst = copy.host.data;
+    prepared.transfer.host_reads_next =
+        copy.host.read_next || copy.count <= hal::kHostCachedCopyBytes;
     prepared.dst_keepalive = copy.host.keepalive;
   }
   prepared.device = device.value_or(0);

@@ -502,6 +502,7 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCopyToClient(SessionId id, StreamId str
         if (count != 0) transfer.device_src = copy->source->span;
         else transfer.host_src = copy->bytes.data();
         transfer.host_dst = copy->bytes.data();
+        transfer.host_reads_next = true;  // delivered at once
         transfer.count = count;
         return device.Copy(transfer);
       },

@@ -232,6 +232,7 @@ absl::StatusOr<CopyRequest> SessionHandler::ToCopy(const acl::v1::CopyRequest& p
   }
   auto bytes = std::make_shared<std::string>(copy.count, '\0');
   copy.host = HostSpan{reinterpret_cast<uint8_t*>(bytes->data()), bytes};
+  copy.host.read_next = true;  // into the reply next
   *reply_data = std::move(bytes);
   return copy;
 }

@@ -25,7 +25,8 @@ struct SharedMemoryRegistry::Mapping {
   std::shared_ptr<Usage> usage;
   std::shared_ptr<void> registration;  // with the devices, undone before the unmap
   std::shared_ptr<void> shared_hold;   // its place in the tenant's and host's counts
-  bool reserved_staging = false;
+  bool staging = false;           // registered as a staging area (read next)
+  bool reserved_staging = false;  // and holds the session's reservation
   ~Mapping() {
     if (base == nullptr) return;
     registration.reset();
@@ -87,6 +88,7 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
   usage_->segments.fetch_add(1);
   if (reserved) usage_->staging_mapped.store(true);
   auto mapping = std::make_shared<Mapping>();
+  mapping->staging = staging;
   mapping->reserved_staging = reserved;
   mapping->base = static_cast<uint8_t*>(base);
   mapping->size = size;
@@ -120,7 +122,9 @@ absl::StatusOr<HostSpan> SharedMemoryRegistry::Resolve(uint64_t segment, uint64_
                      absl::StrCat("host range (segment ", segment, ", offset ", offset, ", ", count,
                                   " bytes) is outside this process's shared memory"));
   }
-  return HostSpan{it->second->base + offset, it->second};
+  HostSpan span{it->second->base + offset, it->second};
+  span.read_next = it->second->staging;  // the client copies out of its slots at once
+  return span;
 }
 
 uint64_t SharedMemoryRegistry::mapped_bytes() const { return usage_->bytes.load(); }

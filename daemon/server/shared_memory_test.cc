@@ -37,6 +37,7 @@ TEST(SharedMemoryTest, RegisteredSegmentsResolveWithinBounds) {
   absl::StatusOr<HostSpan> span = registry.Resolve(*segment, 4096, 4096);
   ASSERT_TRUE(span.ok());
   span->data[4095] = 1;  // mapped and writable
+  EXPECT_FALSE(span->read_next) << "not a staging area: nothing says the host reads it next";
   EXPECT_FALSE(registry.Resolve(*segment, 4096, 4097).ok());
   EXPECT_FALSE(registry.Resolve(*segment, 8193, 0).ok());
   EXPECT_FALSE(registry.Resolve(*segment, ~0ull, 2).ok());
@@ -174,6 +175,9 @@ TEST(SharedMemoryTest, ASessionsStagingSegmentIsReservedBesideTheSharedCaps) {
   EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_RT_MEMORY_ALLOCATION) << "one reservation per session";
   absl::StatusOr<uint64_t> full_staging = full.Register(MakeMemory(4096), /*staging=*/true);
   EXPECT_TRUE(full_staging.ok()) << "every session has one: " << full_staging.status();
+  // A staging segment's bytes are read as soon as a copy lands in them: the
+  // sim keeps them in the caches (hal::Transfer::host_reads_next).
+  EXPECT_TRUE(other.Resolve(*staging, 0, 4096)->read_next);
   ASSERT_TRUE(other.Unregister(*staging).ok());
   EXPECT_TRUE(other.Register(MakeMemory(4096), /*staging=*/true).ok()) << "given back on unmap";
   EXPECT_EQ(other.segment_count(), 1u);

@@ -16,20 +16,22 @@ inline uint8_t* SimBytes(const DeviceSpan& span) {
   return static_cast<uint8_t*>(span.buffer.storage.get()) + span.offset;
 }
 
-// Moves a transfer's bytes, as the device's copy engine would. Into device
-// memory with stores that skip the caches (a copy engine writes memory, not
-// the host's caches; and the source of a bulk copy is the staging segment,
-// which must stay cached for the client's next chunk); into host memory with
-// a plain memmove.
+// Moves a transfer's bytes, as the device's copy engine would: with stores
+// that skip the caches (a copy engine writes memory, not the host's caches;
+// and the source of a bulk copy is the staging segment, which must stay
+// cached for the client's next chunk), except into host memory the host
+// reads next (Transfer::host_reads_next), which a plain memmove leaves in
+// the caches for it (docs/performance.md, session 25).
 inline void SimTransfer(const Transfer& transfer) {
   if (transfer.count == 0) return;
   const uint8_t* src = transfer.device_src ? SimBytes(*transfer.device_src)
                                            : static_cast<const uint8_t*>(transfer.host_src);
-  if (transfer.device_dst) {
-    acld::StreamingCopy(SimBytes(*transfer.device_dst), src, transfer.count);
-  } else {
+  if (transfer.host_dst != nullptr && transfer.host_reads_next) {
     std::memmove(transfer.host_dst, src, transfer.count);
+    return;
   }
+  void* dst = transfer.device_dst ? SimBytes(*transfer.device_dst) : transfer.host_dst;
+  acld::StreamingCopy(dst, src, transfer.count);
 }
 
 }  // namespace hal::sim
