@@ -75,6 +75,13 @@ ABSL_FLAG(uint64_t, default_memory_quota, 0,
           "device memory each new session may allocate, in bytes (0: no limit)");
 ABSL_FLAG(uint32_t, max_streams_per_session, 4096,
           "streams each new session may hold, default streams included (0: no limit)");
+ABSL_FLAG(uint32_t, max_streams_per_uid, 16384,
+          "streams all processes of one uid (or quota group) may hold together (0: no limit)");
+ABSL_FLAG(uint32_t, max_contexts_per_uid, 4096,
+          "contexts all processes of one uid (or quota group) may hold together (0: no limit)");
+ABSL_FLAG(uint32_t, max_events_per_uid, 65536,
+          "events and notifies all processes of one uid (or quota group) may hold together "
+          "(0: no limit)");
 ABSL_FLAG(uint32_t, max_contexts_per_session, 1024,
           "contexts each new session may create (0: no limit); the per-device default "
           "contexts, bounded by the device count, are not counted");
@@ -219,6 +226,9 @@ int main(int argc, char** argv) {
   runtime_options.default_max_streams = absl::GetFlag(FLAGS_max_streams_per_session);
   runtime_options.default_max_contexts = absl::GetFlag(FLAGS_max_contexts_per_session);
   runtime_options.default_max_events = absl::GetFlag(FLAGS_max_events_per_session);
+  runtime_options.max_streams_per_uid = absl::GetFlag(FLAGS_max_streams_per_uid);
+  runtime_options.max_contexts_per_uid = absl::GetFlag(FLAGS_max_contexts_per_uid);
+  runtime_options.max_events_per_uid = absl::GetFlag(FLAGS_max_events_per_uid);
   runtime_options.max_allocations_per_session = absl::GetFlag(FLAGS_max_allocations_per_session);
   runtime_options.max_allocations_per_uid = absl::GetFlag(FLAGS_max_allocations_per_uid);
   runtime_options.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);

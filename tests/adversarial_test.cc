@@ -417,6 +417,50 @@ TEST(AdversarialLimitsTest, HostSegmentsAreCappedPerUidAndForTheHost) {
       << "an ended session's segments still count";
 }
 
+// Streams and events cost acld memory per handle (about 1.2 KiB a stream,
+// 0.5 KiB an event): per session alone, one user's 256 sessions could make
+// acld hold 3.7 GiB of streams, contexts and events. A uid's sessions hold
+// --max_streams_per_uid and --max_events_per_uid together; another user
+// keeps its own share; aclctl shows the counts.
+TEST(AdversarialLimitsTest, StreamsAndEventsPerUidAreCappedForAllItsSessionsTogether) {
+  AcldDaemon daemon({"--max_streams_per_session=200", "--max_streams_per_uid=300",
+                     "--max_events_per_session=200", "--max_events_per_uid=300"});
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
+  for (const std::string kind : {"stream_cap", "event_cap"}) {
+    const std::string own_flag =
+        kind == "stream_cap" ? "--max_streams_per_session" : "--max_events_per_session";
+    const std::string uid_flag =
+        kind == "stream_cap" ? "--max_streams_per_uid" : "--max_events_per_uid";
+    Process first({kAdversary, kind, "1000", own_flag}, daemon.client_env());
+    ASSERT_TRUE(first.WaitForLine("held", absl::Seconds(60))) << first.output();
+    // The same uid's next process gets what is left of the uid's share.
+    const auto [code, output] = RunToCompletion({kAdversary, kind, "1000", uid_flag, "exit"},
+                                                daemon.client_env(), absl::Seconds(60));
+    EXPECT_EQ(code, 0) << output;
+    const acl::v1::StatusReply status = daemon.Status();
+    ASSERT_EQ(status.tenants_size(), 1);
+    if (kind == "stream_cap") {
+      // Each session's default stream counts: 199 + 1, then 99 + 1.
+      EXPECT_NE(output.find("held 99"), std::string::npos) << output;
+      EXPECT_EQ(status.max_streams_per_uid(), 300u);
+      EXPECT_EQ(status.tenants(0).streams(), 200u) << "the first process's";
+    } else {
+      EXPECT_NE(output.find("held 100"), std::string::npos) << output;
+      EXPECT_EQ(status.max_events_per_uid(), 300u);
+      EXPECT_EQ(status.tenants(0).events(), 200u) << "the first process's";
+    }
+    // Another user is held to its own share, not the first one's.
+    EXPECT_EQ(RunAsUser(kOtherUser, {copy, kind, "1000", own_flag, "exit"}, daemon.dir(),
+                        daemon.client_env().at("ACLD_ADDRESS")),
+              0);
+    const auto [text_code, text] = daemon.Aclctl({"status"});
+    EXPECT_NE(text.find("200/300"), std::string::npos) << text;  // the TENANT table
+    first.CloseStdin();
+    EXPECT_EQ(first.Wait(absl::Seconds(60)), 0) << first.output();
+  }
+}
+
 // The identity socket is every process's front door. One user's connections
 // that never send their request filled it before (256 being served, each for
 // up to 5 s, the rest waiting in the backlog): another user's aclInit then

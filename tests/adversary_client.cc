@@ -27,6 +27,8 @@
 //                           closes, or not with `exit`
 //   host_block_cap N FLAG [exit]    the same with 4 KiB aclrtMallocHost blocks;
 //                           once refused, a 1 MiB pageable round trip still works
+//   stream_cap N FLAG [exit]        the same with streams (aclrtCreateStream)
+//   event_cap N FLAG [exit]         the same with events (aclrtCreateEvent)
 #include <pthread.h>
 #include <unistd.h>
 
@@ -419,10 +421,10 @@ void PageableRoundTrip() {
 }
 
 // Allocates with `allocate` until acld refuses one (at most LIMIT + 1),
-// checks that the refusal names `flag`, runs `then_also`, holds what it got
+// checks that the refusal is `refusal` and names `flag`, runs `then_also`, holds what it got
 // until stdin closes (unless `hold` is false), then checks that a free makes
 // room for one more.
-int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold,
+int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold, aclError refusal,
                      const std::function<aclError(void**)>& allocate,
                      const std::function<aclError(void*)>& release,
                      const std::function<void()>& then_also = nullptr) {
@@ -435,7 +437,7 @@ int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold,
     if (code != ACL_SUCCESS) break;
     held.push_back(pointer);
   }
-  CheckCode(code, ACL_ERROR_RT_MEMORY_ALLOCATION, "the allocation past the cap");
+  CheckCode(code, refusal, "the allocation past the cap");
   const char* recent = aclGetRecentErrMsg();  // read once: reading clears it
   const std::string message = recent == nullptr ? "" : recent;
   Check(message.find(flag) != std::string::npos,
@@ -552,13 +554,26 @@ int main(int argc, char** argv) {
     const bool device = mode == "allocation_cap";
     return HoldUntilRefused(
         number(2), argc > 3 ? argv[3] : "--max_allocations_per_session",
-        !(argc > 4 && std::string(argv[4]) == "exit"),
+        !(argc > 4 && std::string(argv[4]) == "exit"), ACL_ERROR_RT_MEMORY_ALLOCATION,
         [device](void** pointer) {
           return device ? aclrtMalloc(pointer, 1, ACL_MEM_MALLOC_HUGE_FIRST)
                         : aclrtMallocHost(pointer, 4096);
         },
         [device](void* pointer) { return device ? aclrtFree(pointer) : aclrtFreeHost(pointer); },
         device ? std::function<void()>() : PageableRoundTrip);
+  }
+  if ((mode == "stream_cap" || mode == "event_cap") && argc > 3) {
+    const bool streams = mode == "stream_cap";
+    return HoldUntilRefused(
+        number(2), argv[3], !(argc > 4 && std::string(argv[4]) == "exit"),
+        streams ? ACL_ERROR_RT_NO_STREAM_RESOURCE : ACL_ERROR_RT_NO_EVENT_RESOURCE,
+        [streams](void** handle) {
+          return streams ? aclrtCreateStream(reinterpret_cast<aclrtStream*>(handle))
+                         : aclrtCreateEvent(reinterpret_cast<aclrtEvent*>(handle));
+        },
+        [streams](void* handle) {
+          return streams ? aclrtDestroyStream(handle) : aclrtDestroyEvent(handle);
+        });
   }
   if (mode == "random_draws" && argc > 2) return RandomDraws(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");

@@ -15,6 +15,9 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       default_max_streams_(options.default_max_streams),
       default_max_contexts_(options.default_max_contexts),
       default_max_events_(options.default_max_events),
+      max_streams_per_tenant_(options.max_streams_per_uid),
+      max_contexts_per_tenant_(options.max_contexts_per_uid),
+      max_events_per_tenant_(options.max_events_per_uid),
       max_queued_bytes_(options.max_queued_bytes_per_session),
       max_queued_bytes_per_tenant_(options.max_queued_bytes_per_uid),
       max_binary_bytes_(options.max_binary_bytes_per_session),
@@ -108,8 +111,7 @@ void Runtime::ReportOutput(const KernelOutput& output) {
 
 SessionId Runtime::OpenSession(const PeerInfo& peer, std::shared_ptr<QuotaGroup> group) {
   absl::MutexLock lock(&mu_);
-  Session& session = sessions_.Open(peer, absl::Now());
-  session.group = group;
+  Session& session = sessions_.Open(peer, group, absl::Now());
   session.max_streams = default_max_streams_;
   session.max_contexts = default_max_contexts_;
   session.max_events = default_max_events_;
@@ -346,9 +348,24 @@ void Runtime::ResetDevice(SessionId id, int32_t device_id, bool force, Done done
   DrainReleased(id, std::move(released), std::move(done));
 }
 
+namespace {
+
+// A session's handles as its quotas count them.
+size_t StreamsHeld(const Session& session) {
+  return session.streams.size() + session.closing_streams.size();
+}
+size_t EventsHeld(const Session& session) {
+  return session.events.size() + session.notifies.size();
+}
+size_t ContextsCreated(const Session& session) {
+  return session.contexts.size() - session.default_contexts.size();
+}
+
+}  // namespace
+
 absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char* call) {
   const uint32_t quota = session.max_streams;
-  if (quota != 0 && session.streams.size() + session.closing_streams.size() >= quota) {
+  if (quota != 0 && StreamsHeld(session) >= quota) {
     return AclStatus(
         ACL_ERROR_RT_NO_STREAM_RESOURCE,
         absl::StrCat(call, ": this process may hold at most ", quota,
@@ -357,9 +374,11 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
                      session.streams.size(), " and ", session.closing_streams.size(),
                      " are finishing"));
   }
+  // A group's sessions are its tenant's (tenant.h).
+  const Tenant tenant = TenantOf(session);
   if (session.group != nullptr && session.group->spec().max_streams != 0) {
     const uint32_t group_quota = session.group->spec().max_streams;
-    const size_t held = GroupStreamsLocked(*session.group);
+    const size_t held = sessions_.SumOverTenant(tenant, StreamsHeld);
     if (held >= group_quota) {
       return AclStatus(
           ACL_ERROR_RT_NO_STREAM_RESOURCE,
@@ -369,17 +388,57 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
                        "--streams); they hold ", held));
     }
   }
+  if (max_streams_per_tenant_ != 0) {
+    const size_t held = sessions_.SumOverTenant(tenant, StreamsHeld);
+    if (held >= max_streams_per_tenant_) {
+      return AclStatus(
+          ACL_ERROR_RT_NO_STREAM_RESOURCE,
+          absl::StrCat(call, ": the processes of ", tenant.ToString(), " may hold at most ",
+                       max_streams_per_tenant_, " streams together (--max_streams_per_uid); "
+                       "they hold ", held));
+    }
+  }
   return absl::OkStatus();
 }
 
-size_t Runtime::GroupStreamsLocked(const QuotaGroup& group) const {
-  size_t held = 0;
-  for (const auto& [id, session] : sessions_.all()) {
-    if (session.group.get() == &group) {
-      held += session.streams.size() + session.closing_streams.size();
+absl::Status Runtime::CheckEventQuotaLocked(const Session& session, const char* call,
+                                            int32_t code) {
+  const uint32_t quota = session.max_events;
+  if (quota != 0 && EventsHeld(session) >= quota) {
+    return AclStatus(code, absl::StrCat(call, ": this process may hold at most ", quota,
+                                        " events and notifies (--max_events_per_session)"));
+  }
+  if (max_events_per_tenant_ != 0) {
+    const Tenant tenant = TenantOf(session);
+    const size_t held = sessions_.SumOverTenant(tenant, EventsHeld);
+    if (held >= max_events_per_tenant_) {
+      return AclStatus(code, absl::StrCat(call, ": the processes of ", tenant.ToString(),
+                                          " may hold at most ", max_events_per_tenant_,
+                                          " events and notifies together "
+                                          "(--max_events_per_uid); they hold ", held));
     }
   }
-  return held;
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::CheckContextQuotaLocked(const Session& session, const char* call) {
+  if (session.max_contexts != 0 && ContextsCreated(session) >= session.max_contexts) {
+    return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                     absl::StrCat(call, ": this process may hold at most ", session.max_contexts,
+                                  " contexts (--max_contexts_per_session)"));
+  }
+  if (max_contexts_per_tenant_ != 0) {
+    const Tenant tenant = TenantOf(session);
+    const size_t held = sessions_.SumOverTenant(tenant, ContextsCreated);
+    if (held >= max_contexts_per_tenant_) {
+      return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                       absl::StrCat(call, ": the processes of ", tenant.ToString(),
+                                    " may hold at most ", max_contexts_per_tenant_,
+                                    " contexts together (--max_contexts_per_uid); they hold ",
+                                    held));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ContextInfo> Runtime::NewContextLocked(Session& session, int32_t device_id,
@@ -411,13 +470,7 @@ absl::StatusOr<ContextInfo> Runtime::CreateContext(SessionId id, int32_t device_
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
   const Session& current = *session;
-  const size_t created = current.contexts.size() - current.default_contexts.size();
-  if (current.max_contexts != 0 && created >= current.max_contexts) {
-    return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
-                     absl::StrCat("aclrtCreateContext: this process may hold at most ",
-                                  current.max_contexts,
-                                  " contexts (--max_contexts_per_session)"));
-  }
+  ACL_RETURN_IF_ERROR(CheckContextQuotaLocked(current, "aclrtCreateContext"));
   ACL_RETURN_IF_ERROR(CheckStreamQuotaLocked(current, "aclrtCreateContext"));
   ACL_RETURN_IF_ERROR(CheckNewDeviceReferenceLocked(current, device_id));
   // A context holds its device like aclrtSetDevice does (CANN: rtCtxCreate).
@@ -609,7 +662,13 @@ std::vector<TenantSnapshot> Runtime::TenantsLocked() const {
     found.tenant = tenant;
     return found;
   };
-  for (const auto& [id, session] : sessions_.all()) ++entry(TenantOf(session)).sessions;
+  for (const auto& [id, session] : sessions_.all()) {
+    TenantSnapshot& of = entry(TenantOf(session));
+    ++of.sessions;
+    of.streams += StreamsHeld(session);
+    of.contexts += ContextsCreated(session);
+    of.events += EventsHeld(session);
+  }
   for (const auto& [tenant, count] : memory_.AllocationsByTenant()) {
     entry(tenant).memory_allocations = count;
   }
@@ -675,6 +734,9 @@ RuntimeSnapshot Runtime::Snapshot() const {
   snapshot.tenants = TenantsLocked();
   snapshot.max_allocations_per_tenant = memory_.MaxAllocationsPerTenant();
   snapshot.max_binary_bytes_per_tenant = binary_bytes_by_tenant_.limit();
+  snapshot.max_streams_per_tenant = max_streams_per_tenant_;
+  snapshot.max_contexts_per_tenant = max_contexts_per_tenant_;
+  snapshot.max_events_per_tenant = max_events_per_tenant_;
   snapshot.max_queued_bytes_per_tenant = readers_await_queue_room_ ? max_queued_bytes_per_tenant_ : 0;
   return snapshot;
 }

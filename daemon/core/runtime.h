@@ -63,6 +63,12 @@ struct RuntimeOptions {
   uint32_t default_max_streams = 4096;
   uint32_t default_max_contexts = 1024;
   uint32_t default_max_events = 16384;
+  // The same for all sessions of a tenant together (0: no limit): per
+  // session alone, one user's 256 sessions could make acld hold 3.7 GiB of
+  // them (docs/security.md).
+  uint32_t max_streams_per_uid = 16384;
+  uint32_t max_contexts_per_uid = 4096;
+  uint32_t max_events_per_uid = 65536;
   // Device memory allocations each session, and all sessions of a tenant
   // together, may hold (0: no limit).
   uint64_t max_allocations_per_session = 65536;
@@ -478,11 +484,17 @@ class Runtime {
   void DrainReleased(SessionId session, Released released, Done done) ABSL_LOCKS_EXCLUDED(mu_);
   // Discards released work at once: its session has ended.
   void DiscardReleased(Released released) ABSL_LOCKS_EXCLUDED(mu_);
-  // The stream quota, closing streams included.
+  // The stream quota (the session's, its group's, its tenant's), closing
+  // streams included.
   absl::Status CheckStreamQuotaLocked(const Session& session, const char* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Open and closing streams of every session in `group`.
-  size_t GroupStreamsLocked(const QuotaGroup& group) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The event quota (the session's and its tenant's), notifies included;
+  // `code` is the call's own refusal (events or notifies).
+  absl::Status CheckEventQuotaLocked(const Session& session, const char* call, int32_t code)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The context quota (the session's and its tenant's), default contexts excluded.
+  absl::Status CheckContextQuotaLocked(const Session& session, const char* call)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Called when a stream the session gave up has drained.
   void StreamDrained(SessionId session, StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Brings each device up or down to match who needs it: all devices while the
@@ -602,6 +614,9 @@ class Runtime {
   uint32_t default_max_streams_ ABSL_GUARDED_BY(mu_);
   const uint32_t default_max_contexts_;
   const uint32_t default_max_events_;
+  const uint32_t max_streams_per_tenant_;
+  const uint32_t max_contexts_per_tenant_;
+  const uint32_t max_events_per_tenant_;
   const uint64_t max_queued_bytes_;
   const uint64_t max_queued_bytes_per_tenant_;
   // Shared by the budgets of each tenant's sessions (acld only).

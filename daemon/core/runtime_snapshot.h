@@ -60,6 +60,10 @@ struct TenantSnapshot {
   uint64_t memory_allocations = 0;
   uint64_t binary_bytes = 0;
   uint64_t queued_bytes = 0;  // work queued on its sessions' streams, as charged
+  // Handles, as the per-uid limits count them.
+  uint64_t streams = 0;   // closing ones included
+  uint64_t contexts = 0;  // default contexts excluded
+  uint64_t events = 0;    // notifies included
 };
 
 struct RuntimeSnapshot {
@@ -73,6 +77,9 @@ struct RuntimeSnapshot {
   uint64_t max_allocations_per_tenant = 0;
   uint64_t max_binary_bytes_per_tenant = 0;
   uint64_t max_queued_bytes_per_tenant = 0;
+  uint32_t max_streams_per_tenant = 0;
+  uint32_t max_contexts_per_tenant = 0;
+  uint32_t max_events_per_tenant = 0;
   // Blocking host callbacks, from delivery to the process's answer.
   LatencyHistogram::Snapshot callback_latency;
 };

@@ -703,12 +703,9 @@ absl::StatusOr<EventId> Runtime::CreateEvent(SessionId id, int32_t device_id, ui
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Session*> session = FindSession(id);
   if (!session.ok()) return session.status();
-  const uint32_t quota = (*session)->max_events;
-  if (quota != 0 && (*session)->events.size() + (*session)->notifies.size() >= quota) {
-    return AclStatus(ACL_ERROR_RT_NO_EVENT_RESOURCE,
-                     absl::StrCat("aclrtCreateEvent: this process may hold at most ", quota,
-                                  " events and notifies (--max_events_per_session)"));
-  }
+  absl::Status room =
+      CheckEventQuotaLocked(**session, "aclrtCreateEvent", ACL_ERROR_RT_NO_EVENT_RESOURCE);
+  if (!room.ok()) return room;
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Event> device_event,
                        backend_->device(device_id).CreateEvent());
   const EventId event_id = next_handle_++;
@@ -742,12 +739,8 @@ absl::StatusOr<NotifyId> Runtime::CreateNotify(SessionId id, int32_t device_id) 
   ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  const uint32_t quota = session->max_events;
-  if (quota != 0 && session->events.size() + session->notifies.size() >= quota) {
-    return AclStatus(ACL_ERROR_RT_NO_NOTIFY_RESOURCE,
-                     absl::StrCat("aclrtCreateNotify: this process may hold at most ", quota,
-                                  " events and notifies (--max_events_per_session)"));
-  }
+  ACL_RETURN_IF_ERROR(
+      CheckEventQuotaLocked(*session, "aclrtCreateNotify", ACL_ERROR_RT_NO_NOTIFY_RESOURCE));
   const NotifyId notify_id = next_handle_++;
   session->notifies[notify_id] = std::make_shared<Notify>(notify_id, device_id, timer_);
   return notify_id;

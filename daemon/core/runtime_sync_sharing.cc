@@ -57,12 +57,7 @@ absl::StatusOr<Runtime::OpenedEvent> Runtime::OpenSharedEvent(SessionId id,
   if (opened != shared.openers.end()) {
     return OpenedEvent{opened->second, event.device(), event.flags()};
   }
-  const uint32_t quota = session->max_events;
-  if (quota != 0 && session->events.size() + session->notifies.size() >= quota) {
-    return AclStatus(ACL_ERROR_RT_NO_EVENT_RESOURCE,
-                     absl::StrCat(kApi, ": this process may hold at most ", quota,
-                                  " events and notifies (--max_events_per_session)"));
-  }
+  ACL_RETURN_IF_ERROR(CheckEventQuotaLocked(*session, kApi, ACL_ERROR_RT_NO_EVENT_RESOURCE));
   const EventId handle = next_handle_++;
   session->events[handle] = shared.event;
   shared.openers[id] = handle;
@@ -165,12 +160,7 @@ absl::StatusOr<Runtime::OpenedNotify> Runtime::ImportNotify(SessionId id, const 
                                   " is not on the notify's whitelist (the exporter adds it with "
                                   "aclrtNotifySetImportPid and the pid of aclrtDeviceGetBareTgid)"));
   }
-  const uint32_t quota = session->max_events;
-  if (quota != 0 && session->events.size() + session->notifies.size() >= quota) {
-    return AclStatus(ACL_ERROR_RT_NO_NOTIFY_RESOURCE,
-                     absl::StrCat(kApi, ": this process may hold at most ", quota,
-                                  " events and notifies (--max_events_per_session)"));
-  }
+  ACL_RETURN_IF_ERROR(CheckEventQuotaLocked(*session, kApi, ACL_ERROR_RT_NO_NOTIFY_RESOURCE));
   const NotifyId handle = next_handle_++;
   session->notifies[handle] = shared.notify;
   shared.openers[id] = handle;

@@ -1,6 +1,10 @@
 #include "daemon/core/runtime.h"
 
+#include <functional>
+#include <map>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -510,6 +514,99 @@ TEST(RuntimeBinariesTest, TheSessionsOfAUidHoldAtMostTheirLimitTogether) {
   snapshot = runtime.Snapshot();
   ASSERT_EQ(snapshot.tenants.size(), 1u);  // nothing of uid 1000 is left
   EXPECT_EQ(snapshot.tenants[0].tenant, Tenant(1001, nullptr));
+  runtime.CloseSession(other);
+}
+
+// Streams, contexts and events (notifies counted with them) are bounded for
+// all sessions of a uid together as well as per session: per session alone,
+// one user's 256 sessions could make acld hold 3.7 GiB of them. Another uid
+// is not affected, the refusals name the flag and the uid, and a session's
+// end gives its share back.
+TEST(RuntimeTenantHandlesTest, TheSessionsOfAUidHoldAtMostTheirHandlesTogether) {
+  RuntimeOptions options;
+  options.default_max_streams = 4;  // each session's default stream included
+  options.default_max_contexts = 3;
+  options.default_max_events = 3;
+  options.max_streams_per_uid = 6;
+  options.max_contexts_per_uid = 4;
+  options.max_events_per_uid = 5;
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), options);
+  const SessionId first = runtime.OpenSession({100, 1000, 0, "a"});
+  const SessionId second = runtime.OpenSession({101, 1000, 0, "b"});
+  const SessionId other = runtime.OpenSession({102, 1001, 0, "c"});
+  std::map<SessionId, ContextId> contexts;
+  for (SessionId session : {first, second, other}) {
+    contexts[session] = runtime.SetDevice(session, 0)->context;
+  }
+  // How many of a kind a session makes until refused (at most 10), and the refusal.
+  auto until_refused = [&](const std::function<absl::Status()>& make) {
+    int made = 0;
+    absl::Status refused;
+    for (; made < 10; ++made) {
+      refused = make();
+      if (!refused.ok()) break;
+    }
+    return std::make_pair(made, refused);
+  };
+  auto streams = [&](SessionId session) {
+    return until_refused(
+        [&] { return runtime.CreateStream(session, contexts[session], 0, 0).status(); });
+  };
+  auto created_contexts = [&](SessionId session) {
+    return until_refused([&] { return runtime.CreateContext(session, 0).status(); });
+  };
+  auto events = [&](SessionId session, int notifies) {
+    return until_refused([&, notifies]() mutable {
+      return notifies-- > 0 ? runtime.CreateNotify(session, 0).status()
+                            : runtime.CreateEvent(session, 0, 0).status();
+    });
+  };
+  auto expect_uid_refusal = [](const absl::Status& refused, const std::string& flag) {
+    EXPECT_NE(refused.message().find(flag), std::string::npos) << refused;
+    EXPECT_NE(refused.message().find("uid 1000"), std::string::npos) << refused;
+  };
+
+  // Events: 3 in the first session (its own limit), 2 more in the second
+  // (a notify first: they count together).
+  EXPECT_EQ(events(first, 0).first, 3);
+  const auto [second_events, events_refused] = events(second, 1);
+  EXPECT_EQ(second_events, 2);
+  EXPECT_EQ(AclCodeOf(events_refused), ACL_ERROR_RT_NO_EVENT_RESOURCE);
+  expect_uid_refusal(events_refused, "--max_events_per_uid");
+  // Contexts (default contexts not counted; each new one has a default
+  // stream, which counts as a stream): 3, then 1.
+  EXPECT_EQ(created_contexts(first).first, 3);
+  const auto [second_contexts, contexts_refused] = created_contexts(second);
+  EXPECT_EQ(second_contexts, 1);
+  EXPECT_EQ(AclCodeOf(contexts_refused), ACL_ERROR_RT_OVER_LIMIT);
+  expect_uid_refusal(contexts_refused, "--max_contexts_per_uid");
+  // Streams: each session holds 1 + its contexts' defaults (4 and 2 now):
+  // none more for the first (its own limit), none for the second (6 in all).
+  const auto [second_streams, streams_refused] = streams(second);
+  EXPECT_EQ(second_streams, 0);
+  EXPECT_EQ(AclCodeOf(streams_refused), ACL_ERROR_RT_NO_STREAM_RESOURCE);
+  expect_uid_refusal(streams_refused, "--max_streams_per_uid");
+
+  // Another uid has its own share.
+  EXPECT_EQ(events(other, 0).first, 3);
+  EXPECT_EQ(created_contexts(other).first, 3);
+  RuntimeSnapshot snapshot = runtime.Snapshot();
+  EXPECT_EQ(snapshot.max_streams_per_tenant, 6u);
+  EXPECT_EQ(snapshot.max_contexts_per_tenant, 4u);
+  EXPECT_EQ(snapshot.max_events_per_tenant, 5u);
+  ASSERT_EQ(snapshot.tenants.size(), 2u);
+  EXPECT_EQ(snapshot.tenants[0].tenant, Tenant(1000, nullptr));
+  EXPECT_EQ(snapshot.tenants[0].streams, 6u);
+  EXPECT_EQ(snapshot.tenants[0].contexts, 4u);
+  EXPECT_EQ(snapshot.tenants[0].events, 5u);
+  EXPECT_EQ(snapshot.tenants[1].events, 3u);
+
+  // The first session's end gives its share back.
+  runtime.CloseSession(first);
+  EXPECT_EQ(events(second, 0).first, 1) << "its own limit of 3 now";
+  EXPECT_TRUE(runtime.CreateContext(second, 0).ok());
+  EXPECT_TRUE(runtime.CreateStream(second, contexts[second], 0, 0).ok());
+  runtime.CloseSession(second);
   runtime.CloseSession(other);
 }
 

@@ -250,6 +250,9 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     usage_of.set_memory_allocations(tenant.memory_allocations);
     usage_of.set_binary_bytes(tenant.binary_bytes);
     usage_of.set_queued_bytes(tenant.queued_bytes);
+    usage_of.set_streams(static_cast<uint32_t>(tenant.streams));
+    usage_of.set_contexts(static_cast<uint32_t>(tenant.contexts));
+    usage_of.set_events(static_cast<uint32_t>(tenant.events));
   }
   while (!segments.empty()) add_tenant(segments.begin()->first);
   while (!pending.empty()) add_tenant(pending.begin()->first);
@@ -259,6 +262,9 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   reply->set_max_allocations_per_uid(snapshot.max_allocations_per_tenant);
   reply->set_max_binary_bytes_per_uid(snapshot.max_binary_bytes_per_tenant);
   reply->set_max_queued_bytes_per_uid(snapshot.max_queued_bytes_per_tenant);
+  reply->set_max_streams_per_uid(snapshot.max_streams_per_tenant);
+  reply->set_max_contexts_per_uid(snapshot.max_contexts_per_tenant);
+  reply->set_max_events_per_uid(snapshot.max_events_per_tenant);
   reply->set_pending_sessions(counts.pending);
   reply->set_max_pending_sessions(limits.max_pending_hellos);
   reply->set_max_pending_sessions_per_uid(limits.max_pending_hellos_per_uid);

@@ -157,12 +157,16 @@ std::string DevicesText(const acl::v1::StatusReply& status);
 // What each uid's (or quota group's) sessions hold together, against the
 // limits per uid.
 std::string TenantsTable(const acl::v1::StatusReply& status) {
-  Table table({"TENANT", "SESSIONS", "PENDING", "ALLOCS", "BIN", "QUEUED", "SEGS"});
+  Table table({"TENANT", "SESSIONS", "PENDING", "STREAMS", "CTX", "EVENTS", "ALLOCS", "BIN",
+               "QUEUED", "SEGS"});
   for (const acl::v1::TenantUsage& tenant : status.tenants()) {
     table.AddRow({tenant.group().empty() ? absl::StrCat("uid ", tenant.uid())
                                          : absl::StrCat("group ", tenant.group()),
                   absl::StrCat(tenant.sessions()),
                   CountOfLimit(tenant.pending_sessions(), status.max_pending_sessions_per_uid()),
+                  CountOfLimit(tenant.streams(), status.max_streams_per_uid()),
+                  CountOfLimit(tenant.contexts(), status.max_contexts_per_uid()),
+                  CountOfLimit(tenant.events(), status.max_events_per_uid()),
                   CountOfLimit(tenant.memory_allocations(), status.max_allocations_per_uid()),
                   BytesOfLimit(tenant.binary_bytes(), status.max_binary_bytes_per_uid()),
                   BytesOfLimit(tenant.queued_bytes(), status.max_queued_bytes_per_uid()),
