@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <random>
 #include <utility>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "client/busy_retry.h"
 #include "proto/acl/peer_socket.h"
 #include "proto/acl/protocol.h"
 
@@ -121,21 +121,10 @@ absl::StatusOr<std::pair<std::string, int>> Ask(const std::string& path,
                                                 const std::string& request,
                                                 const std::vector<int>& fds,
                                                 absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  // Apart, so that a user's many processes do not all come back at once.
-  std::minstd_rand jitter(static_cast<uint32_t>(getpid()) ^
-                          static_cast<uint32_t>(absl::ToUnixNanos(absl::Now())));
-  absl::Duration pause = absl::Milliseconds(1);
-  while (true) {
-    absl::StatusOr<std::pair<std::string, int>> answer = AskOnce(path, request, fds, deadline);
-    const absl::Duration wait = pause * (0.5 + (jitter() % 1000) / 2000.0);
-    if (answer.ok() || !absl::StartsWith(answer.status().message(), "busy") ||
-        absl::Now() + wait >= deadline) {
-      return answer;
-    }
-    absl::SleepFor(wait);
-    pause = std::min(pause * 2, absl::Milliseconds(50));
-  }
+  return RetryWhileBusy<std::pair<std::string, int>>(
+      timeout,
+      [](const absl::Status& status) { return absl::StartsWith(status.message(), "busy"); },
+      [&](absl::Time deadline) { return AskOnce(path, request, fds, deadline); });
 }
 
 // Ask, for a one-line answer: the connection closes.

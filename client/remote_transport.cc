@@ -9,9 +9,11 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
+#include "client/busy_retry.h"
 #include "client/peer_token.h"
 #include "proto/acl/protocol.h"
 #include "client/process_info.h"
@@ -83,6 +85,19 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
       return direct;
     }
   }
+  // acld serves a bounded number of each user's streams before their Hello
+  // and refuses the rest: many processes of one user starting at once.
+  return RetryWhileBusy<std::unique_ptr<RemoteTransport>>(
+      kAnswerTimeout,
+      [](const absl::Status& status) {
+        return acld::AclCodeOf(status) == ACL_ERROR_RT_OVER_LIMIT &&
+               absl::StrContains(status.message(), acld::kWaitingForHello);
+      },
+      [&](absl::Time) { return ConnectOverGrpc(socket_path, carrier, callbacks); });
+}
+
+absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::ConnectOverGrpc(
+    const std::string& socket_path, Carrier carrier, CallbackDispatcher* callbacks) {
   absl::StatusOr<std::unique_ptr<SessionChannel>> channel =
       SessionChannel::Open(socket_path, callbacks, kAnswerTimeout);
   if (!channel.ok()) return Unreachable(socket_path, channel.status().message());

@@ -156,6 +156,10 @@ class RemoteTransport : public Transport {
   // The session opened on the identity socket (protocol 4: no gRPC).
   static absl::StatusOr<std::unique_ptr<RemoteTransport>> ConnectDirect(
       const std::string& socket_path, CallbackDispatcher* callbacks);
+  // The session opened with a Hello on a gRPC stream (the gRPC carrier, or a
+  // daemon older than protocol 4); once.
+  static absl::StatusOr<std::unique_ptr<RemoteTransport>> ConnectOverGrpc(
+      const std::string& socket_path, Carrier carrier, CallbackDispatcher* callbacks);
   RemoteTransport(std::unique_ptr<SessionChannel> channel, const std::string& socket_path);
 
   // Destroyed in reverse: the bulk copies before the channel they use.

@@ -421,8 +421,8 @@ void PageableRoundTrip() {
 }
 
 // Allocates with `allocate` until acld refuses one (at most LIMIT + 1),
-// checks that the refusal is `refusal` and names `flag`, runs `then_also`, holds what it got
-// until stdin closes (unless `hold` is false), then checks that a free makes
+// checks that the refusal is `refusal` and names `flag`, runs `then_also`,
+// prints "held N", holds what it got until stdin closes (unless `hold` is false), then checks that a free makes
 // room for one more.
 int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold, aclError refusal,
                      const std::function<aclError(void**)>& allocate,
@@ -442,9 +442,9 @@ int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold, aclErro
   const std::string message = recent == nullptr ? "" : recent;
   Check(message.find(flag) != std::string::npos,
         "the refusal's message does not name " + flag + ": " + message);
+  if (then_also != nullptr) then_also();
   std::printf("held %zu\n", held.size());
   std::fflush(stdout);
-  if (then_also != nullptr) then_also();
   if (hold) {
     std::atomic<bool> stop{false};
     StopWhenStdinCloses(stop).join();

@@ -374,7 +374,8 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
                      session.streams.size(), " and ", session.closing_streams.size(),
                      " are finishing"));
   }
-  // A group's sessions are its tenant's (tenant.h).
+  // A group's sessions are its tenant's (tenant.h); a group's own stream
+  // cap replaces the per-uid one, as its session cap does.
   const Tenant tenant = TenantOf(session);
   if (session.group != nullptr && session.group->spec().max_streams != 0) {
     const uint32_t group_quota = session.group->spec().max_streams;
@@ -387,8 +388,7 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
                        "and streams still finishing their work included; aclctl group create "
                        "--streams); they hold ", held));
     }
-  }
-  if (max_streams_per_tenant_ != 0) {
+  } else if (max_streams_per_tenant_ != 0) {
     const size_t held = sessions_.SumOverTenant(tenant, StreamsHeld);
     if (held >= max_streams_per_tenant_) {
       return AclStatus(

@@ -608,6 +608,31 @@ TEST(RuntimeTenantHandlesTest, TheSessionsOfAUidHoldAtMostTheirHandlesTogether) 
   EXPECT_TRUE(runtime.CreateStream(second, contexts[second], 0, 0).ok());
   runtime.CloseSession(second);
   runtime.CloseSession(other);
+
+  // A quota group's processes are one tenant whatever their uids; its own
+  // stream cap replaces the per-uid one (6 here), as its session cap does.
+  QuotaGroupSpec spec;
+  spec.devices = {0};
+  spec.memory_limits = {0};
+  spec.max_streams = 7;
+  auto group = std::make_shared<QuotaGroup>("0123456789abcdef", spec);
+  const SessionId pod_a = runtime.OpenSession({103, 0, 0, "d"}, group);
+  const SessionId pod_b = runtime.OpenSession({104, 2000, 0, "e"}, group);
+  for (SessionId session : {pod_a, pod_b}) {
+    contexts[session] = runtime.SetDevice(session, 0)->context;
+  }
+  EXPECT_EQ(streams(pod_a).first, 3) << "its own limit of 4";
+  const auto [pod_streams, pod_refused] = streams(pod_b);
+  EXPECT_EQ(pod_streams, 2) << "7 for the group: 4 + 1 + 2";
+  EXPECT_NE(pod_refused.message().find("aclctl group create --streams"), std::string::npos)
+      << pod_refused;
+  EXPECT_EQ(events(pod_a, 0).first, 3);
+  const auto [pod_events, pod_events_refused] = events(pod_b, 0);
+  EXPECT_EQ(pod_events, 2) << "the per-uid 5, for the group's processes together";
+  EXPECT_NE(pod_events_refused.message().find("quota group"), std::string::npos)
+      << pod_events_refused;
+  runtime.CloseSession(pod_a);
+  runtime.CloseSession(pod_b);
 }
 
 // A binary larger than the device loads is refused by its size, before the

@@ -27,9 +27,12 @@ const Session* SessionTable::Find(SessionId id) const {
 bool SessionTable::Close(SessionId id) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return false;
+  // Open filed it under its tenant; nothing changes a session's uid or group.
   auto tenant = by_tenant_.find(TenantOf(it->second));
-  tenant->second.erase(id);
-  if (tenant->second.empty()) by_tenant_.erase(tenant);
+  if (tenant != by_tenant_.end()) {
+    tenant->second.erase(id);
+    if (tenant->second.empty()) by_tenant_.erase(tenant);
+  }
   sessions_.erase(it);
   return true;
 }

@@ -342,13 +342,13 @@ Tenant RuntimeService::PendingTenantOf(grpc::CallbackServerContext* context) con
 std::optional<std::string> RuntimeService::AdmitPending(const Tenant& tenant) {
   absl::MutexLock lock(&mu_);
   if (pending_ >= limits_.max_pending_hellos) {
-    return absl::StrCat("acld already has ", limits_.max_pending_hellos,
-                        " connections waiting to say Hello (--max_pending_hellos); try again");
+    return absl::StrCat("acld already has ", limits_.max_pending_hellos, " session streams ",
+                        kWaitingForHello, " (--max_pending_hellos); try again");
   }
   if (!pending_by_tenant_.Fits(tenant, 1)) {
     return absl::StrCat(tenant.ToString(), " already has ", pending_by_tenant_.limit(),
-                        " connections waiting to say Hello (--max_pending_hellos_per_uid); "
-                        "try again");
+                        " session streams ", kWaitingForHello,
+                        " (--max_pending_hellos_per_uid); try again");
   }
   ++pending_;
   pending_by_tenant_.Add(tenant, 1);

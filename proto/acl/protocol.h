@@ -26,6 +26,10 @@ inline constexpr uint32_t kDirectSessionProtocolVersion = 4;
 // A session opened on the identity socket finds its SessionOpened in its
 // channel, answering this call id (its first call uses the next).
 inline constexpr uint64_t kSessionOpenedCallId = 1;
+// In acld's refusal of a gRPC session stream over its caps of streams
+// waiting for their Hello (--max_pending_hellos, --max_pending_hellos_per_uid):
+// the client asks again a moment later.
+inline constexpr char kWaitingForHello[] = "waiting to say Hello";
 
 // The largest gRPC message either side (and aclctl) accepts. Bulk bytes go
 // through shared memory, so messages stay far below it; the slack lets a
