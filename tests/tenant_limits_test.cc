@@ -395,7 +395,8 @@ TEST(TenantLimitsTest, OneUsersStreamsWithoutHelloKeepNoOtherUserOut) {
   silent.clear();
   EXPECT_TRUE(WaitUntil([&] { return daemon.Status().pending_sessions() == 0; }, absl::Seconds(10))
                   .has_value());
-  for (const acl::v1::TenantUsage& tenant : daemon.Status().tenants()) {
+  const acl::v1::StatusReply after = daemon.Status();
+  for (const acl::v1::TenantUsage& tenant : after.tenants()) {
     EXPECT_EQ(tenant.pending_sessions(), 0u) << "uid " << tenant.uid();
   }
 }
