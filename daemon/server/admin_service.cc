@@ -107,16 +107,14 @@ void ToProto(const GroupView& view, const RuntimeSnapshot& runtime, acl::v1::Gro
   info.set_directory(view.directory);
   info.set_created_unix_seconds(record.created_unix_seconds);
   info.set_pending_identity_connections(static_cast<uint32_t>(view.pending_identity_connections));
-  uint32_t sessions = 0;
-  uint32_t streams = 0;
-  for (const SessionSnapshot& snapshot : runtime.sessions) {
-    if (snapshot.session.group != view.group) continue;
-    ++sessions;
-    streams += static_cast<uint32_t>(snapshot.session.streams.size() +
-                                     snapshot.session.closing_streams.size());
+  // A group is a tenant of its own (daemon/core/tenant.h).
+  if (view.group == nullptr) return;
+  const Tenant tenant(0, view.group);
+  for (const TenantSnapshot& held : runtime.tenants) {
+    if (!(held.tenant == tenant)) continue;
+    info.set_sessions(held.sessions);
+    info.set_streams(static_cast<uint32_t>(held.streams));
   }
-  info.set_sessions(sessions);
-  info.set_streams(streams);
 }
 
 grpc::Status NoQuotaGroups() {
