@@ -116,6 +116,9 @@ ABSL_FLAG(uint32_t, max_sessions_per_group, 64,
           "cap (docs/groups.md)");
 ABSL_FLAG(uint32_t, max_pending_hellos, 128,
           "session streams that may wait for their Hello at once");
+ABSL_FLAG(uint32_t, max_connections_per_uid, 512,
+          "connections one uid may hold open on the runtime socket (and on each quota group's), "
+          "a session or not; 0: no limit");
 ABSL_FLAG(uint32_t, max_pending_hellos_per_uid, 16,
           "session streams of one uid (or quota group) that may wait for their Hello at once");
 ABSL_FLAG(int32_t, hello_timeout, 10,
@@ -259,6 +262,7 @@ int main(int argc, char** argv) {
   options.limits.max_sessions_per_group = absl::GetFlag(FLAGS_max_sessions_per_group);
   options.limits.max_pending_hellos = absl::GetFlag(FLAGS_max_pending_hellos);
   options.limits.max_pending_hellos_per_uid = absl::GetFlag(FLAGS_max_pending_hellos_per_uid);
+  options.limits.max_connections_per_uid = absl::GetFlag(FLAGS_max_connections_per_uid);
   options.limits.hello_timeout = absl::Seconds(absl::GetFlag(FLAGS_hello_timeout));
   options.limits.max_host_memory_per_session = absl::GetFlag(FLAGS_max_host_memory_per_session);
   options.limits.max_host_segments_per_uid = absl::GetFlag(FLAGS_max_host_segments_per_uid);

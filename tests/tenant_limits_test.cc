@@ -275,6 +275,45 @@ TEST(TenantLimitsTest, RunningOutOfDescriptorsPausesAcceptingAndRecovers) {
   EXPECT_LE(warnings, 3u) << log;
 }
 
+// Every connection held open is one of acld's descriptors, and one without
+// a session lives up to --hello_timeout: one user reconnecting fast enough
+// held all of them, and everyone's aclInit waited seconds. A uid holds at
+// most --max_connections_per_uid on the runtime socket; its next ones are
+// closed at once, and others are served meanwhile.
+TEST(TenantLimitsTest, AUidHoldsABoundedNumberOfConnections) {
+  AcldDaemon daemon({"--hello_timeout=60", "--max_connections_per_uid=20"});
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  std::vector<int> held;
+  for (int i = 0; i < 40; ++i) {
+    const int fd = ConnectRaw(daemon.socket());
+    ASSERT_GE(fd, 0);
+    held.push_back(fd);
+  }
+  // The last 20 are closed at once; the first 20 stay open (60 s without
+  // a session).
+  int closed = 0;
+  for (int fd : held) closed += ClosedByPeer(fd, absl::Milliseconds(200)) ? 1 : 0;
+  EXPECT_EQ(closed, 20);
+  acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(status.max_connections_per_uid(), 20u);
+  EXPECT_GE(status.connections_refused(), 20u);
+  EXPECT_LE(status.connections_open(), 20u);
+  const auto [code, text] = daemon.Aclctl({"status"});
+  EXPECT_NE(text.find("closed at once (their uid held 20)"), std::string::npos) << text;
+  // Another user's client, on the gRPC carrier too, is served meanwhile.
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kScenarioClient);
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "seed_lifecycle"}, daemon.dir(),
+                      daemon.client_env().at("ACLD_ADDRESS"), {"ACLD_TRANSPORT=grpc"}),
+            0);
+  // Closed, this user's connections make room for its own clients again.
+  for (int fd : held) close(fd);
+  std::map<std::string, std::string> env = daemon.client_env();
+  env["ACLD_TRANSPORT"] = "grpc";
+  const auto [client_code, output] =
+      RunToCompletion({kScenarioClient, "seed_lifecycle"}, env, absl::Seconds(60));
+  EXPECT_EQ(client_code, 0) << output;
+}
+
 TEST(TenantLimitsTest, StreamsWithoutHelloAreCancelledAndIdleConnectionsDropped) {
   AcldDaemon daemon({"--hello_timeout=3"});
   constexpr int kStreams = 3;

@@ -266,6 +266,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   reply->set_pending_sessions(counts.pending);
   reply->set_max_pending_sessions(limits.max_pending_hellos);
   reply->set_max_pending_sessions_per_uid(limits.max_pending_hellos_per_uid);
+  reply->set_max_connections_per_uid(limits.max_connections_per_uid);
   reply->set_sessions_closing(counts.closing);
   reply->set_max_sessions(limits.max_sessions);
   reply->set_max_sessions_per_uid(limits.max_sessions_per_uid);
@@ -276,6 +277,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     reply->set_connections_accepted(listener.connections_accepted);
     reply->set_connections_open(listener.connections_open);
     reply->set_accept_pauses(listener.accept_pauses);
+    reply->set_connections_refused(listener.connections_refused);
     reply->set_identity_pending(listener.identity_pending);
     reply->set_identity_busy(listener.identity_busy);
   }

@@ -18,6 +18,8 @@ struct ListenerStats {
   uint64_t connections_accepted = 0;
   uint32_t connections_open = 0;
   uint64_t accept_pauses = 0;  // accepts deferred: acld was out of descriptors or memory
+  // Connections closed at once: their uid held --max_connections_per_uid.
+  uint64_t connections_refused = 0;
   // On the identity socket: requests being served, and connections answered
   // "E busy" because their uid had as many being served already.
   uint32_t identity_pending = 0;

@@ -81,6 +81,7 @@ DaemonServer::DaemonServer(Runtime& runtime, ServerOptions options,
           stats.connections_accepted = runtime_acceptor_->accepted();
           stats.connections_open = static_cast<uint32_t>(runtime_acceptor_->OpenConnections());
           stats.accept_pauses = runtime_acceptor_->pauses();
+          stats.connections_refused = runtime_acceptor_->refused();
         }
         if (peers_ != nullptr) {
           stats.identity_pending = static_cast<uint32_t>(peers_->pending_connections());
@@ -169,6 +170,7 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   group_options.socket_gid = group;
   group_options.state_dir = options.state_dir;
   group_options.host_devices = runtime.DeviceCount();
+  group_options.max_connections_per_uid = options.limits.max_connections_per_uid;
   server->groups_ = std::make_unique<QuotaGroups>(
       group_options,
       [service = &server->runtime_service_](const PeerCredentials& peer, uint32_t version,
@@ -216,7 +218,8 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   grpc::Server* runtime_server = server->runtime_server_.get();
   absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> runtime_acceptor = RuntimeAcceptor::Start(
       runtime_guard.release(), absl::StrCat("runtime socket ", options.socket_path),
-      [runtime_server](int fd) { grpc::AddInsecureChannelFromFd(runtime_server, fd); });
+      [runtime_server](int fd) { grpc::AddInsecureChannelFromFd(runtime_server, fd); },
+      absl::Milliseconds(100), options.limits.max_connections_per_uid);
   if (!runtime_acceptor.ok()) {
     server->Shutdown();
     return runtime_acceptor.status();

@@ -129,7 +129,8 @@ absl::StatusOr<std::shared_ptr<QuotaGroups::Served>> QuotaGroups::Serve(
     return open(peer, version, std::move(channel), Entrance{std::move(serving), group});
   });
   absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> acceptor = RuntimeAcceptor::Start(
-      runtime_fd, absl::StrCat("group ", QuotaGroupName(record.id), " runtime socket"), hand_off_);
+      runtime_fd, absl::StrCat("group ", QuotaGroupName(record.id), " runtime socket"), hand_off_,
+      absl::Milliseconds(100), options_.max_connections_per_uid);
   if (!acceptor.ok()) {
     served->Close();
     return acceptor.status();

@@ -44,6 +44,8 @@ struct QuotaGroupsOptions {
   std::string state_dir;  // empty: groups last as long as acld does
   int32_t host_devices = 0;
   size_t max_groups = 128;
+  // On each group's runtime socket (RuntimeAcceptor; 0: no limit).
+  size_t max_connections_per_uid = 0;
 };
 
 // A group as the admin API shows it.

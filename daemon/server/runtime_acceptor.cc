@@ -17,7 +17,8 @@
 namespace acld::server {
 
 absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Start(
-    int listen_fd, std::string name, std::function<void(int)> hand_off, absl::Duration pause) {
+    int listen_fd, std::string name, std::function<void(int)> hand_off, absl::Duration pause,
+    size_t max_per_uid) {
   const int flags = fcntl(listen_fd, F_GETFL);
   if (flags < 0 || fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
     const std::string error = std::strerror(errno);
@@ -30,19 +31,21 @@ absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Start(
     close(listen_fd);
     return absl::ResourceExhaustedError(absl::StrCat("eventfd: ", error));
   }
-  std::unique_ptr<RuntimeAcceptor> acceptor(
-      new RuntimeAcceptor(listen_fd, stop_fd, std::move(name), std::move(hand_off), pause));
+  std::unique_ptr<RuntimeAcceptor> acceptor(new RuntimeAcceptor(
+      listen_fd, stop_fd, std::move(name), std::move(hand_off), pause, max_per_uid));
   acceptor->thread_ = std::thread([raw = acceptor.get()] { raw->Loop(); });
   return acceptor;
 }
 
 RuntimeAcceptor::RuntimeAcceptor(int listen_fd, int stop_fd, std::string name,
-                                 std::function<void(int)> hand_off, absl::Duration pause)
+                                 std::function<void(int)> hand_off, absl::Duration pause,
+                                 size_t max_per_uid)
     : listen_fd_(listen_fd),
       stop_fd_(stop_fd),
       name_(std::move(name)),
       hand_off_(std::move(hand_off)),
-      pause_(pause) {}
+      pause_(pause),
+      max_per_uid_(max_per_uid) {}
 
 RuntimeAcceptor::~RuntimeAcceptor() {
   Stop();
@@ -85,7 +88,12 @@ void RuntimeAcceptor::Loop() {
           failed_in_burst = 0;
         }
         accepted_.fetch_add(1, std::memory_order_relaxed);
-        Remember(fd);
+        if (!Remember(fd)) {
+          close(fd);
+          refused_.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
+        refusal_logged_ = false;
         hand_off_(fd);
         continue;
       }
@@ -113,10 +121,10 @@ bool RuntimeAcceptor::StillOpen(const Connection& connection) {
          info.st_ino == connection.inode;
 }
 
-void RuntimeAcceptor::Remember(int fd) {
+bool RuntimeAcceptor::Remember(int fd) {
   Connection connection{fd, 0, 0, static_cast<uid_t>(-1)};
   struct stat info {};
-  if (fstat(fd, &info) != 0) return;
+  if (fstat(fd, &info) != 0) return true;
   connection.inode = info.st_ino;
   ucred credentials{};
   socklen_t length = sizeof(credentials);
@@ -125,20 +133,50 @@ void RuntimeAcceptor::Remember(int fd) {
     connection.uid = credentials.uid;
   }
   absl::MutexLock lock(&mu_);
+  if (max_per_uid_ != 0 && per_uid_[connection.uid].open >= max_per_uid_) {
+    // Only its own connections are looked at again (at most max_per_uid).
+    const absl::Time now = absl::Now();
+    if (now - per_uid_[connection.uid].counted >= kRecountEvery) {
+      ForgetClosedLocked(connection.uid);
+      per_uid_[connection.uid].counted = now;
+    }
+    if (per_uid_[connection.uid].open >= max_per_uid_) {
+      if (!refusal_logged_) {
+        refusal_logged_ = true;
+        spdlog::warn("{}: uid {} holds {} connections, the most one user may "
+                     "(--max_connections_per_uid); its next ones are closed at once (logged "
+                     "once per burst)",
+                     name_, connection.uid, max_per_uid_);
+      }
+      return false;
+    }
+  }
   // Forget connections gRPC closed since (a bounded list: pruned as it doubles).
   if (connections_.size() >= 64 && connections_.size() == connections_.capacity()) {
-    connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
-                                      [](const Connection& c) { return !StillOpen(c); }),
-                       connections_.end());
+    ForgetClosedLocked();
   }
   connections_.push_back(connection);
+  ++per_uid_[connection.uid].open;
+  return true;
+}
+
+void RuntimeAcceptor::ForgetClosedLocked(std::optional<uid_t> uid) {
+  connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
+                                    [&](const Connection& c) {
+                                      if (uid.has_value() && c.uid != *uid) return false;
+                                      if (StillOpen(c)) return false;
+                                      auto count = per_uid_.find(c.uid);
+                                      if (count != per_uid_.end() && --count->second.open == 0) {
+                                        per_uid_.erase(count);
+                                      }
+                                      return true;
+                                    }),
+                     connections_.end());
 }
 
 size_t RuntimeAcceptor::OpenConnections() {
   absl::MutexLock lock(&mu_);
-  connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
-                                    [](const Connection& c) { return !StillOpen(c); }),
-                     connections_.end());
+  ForgetClosedLocked();
   return connections_.size();
 }
 
@@ -156,16 +194,12 @@ size_t RuntimeAcceptor::ShutdownConnections(
     const std::function<bool(pid_t pid, uid_t uid)>& which) {
   size_t shut = 0;
   absl::MutexLock lock(&mu_);
-  for (auto it = connections_.begin(); it != connections_.end();) {
-    if (!StillOpen(*it)) {
-      it = connections_.erase(it);
-      continue;
-    }
-    if (which(it->pid, it->uid)) {
-      shutdown(it->fd, SHUT_RDWR);  // gRPC still owns and closes the descriptor
+  ForgetClosedLocked();
+  for (const Connection& connection : connections_) {
+    if (which(connection.pid, connection.uid)) {
+      shutdown(connection.fd, SHUT_RDWR);  // gRPC still owns and closes the descriptor
       ++shut;
     }
-    ++it;
   }
   return shut;
 }

@@ -5,12 +5,20 @@
 // EMFILE, ENFILE, ENOMEM or ENOBUFS this acceptor logs once per burst and
 // pauses for a moment (the pending connection stays queued, so a poll would
 // only spin), then tries again: it always recovers once descriptors are free.
+//
+// Each connection held open is one of acld's descriptors, and a connection
+// without a session lives up to --hello_timeout: one user reconnecting fast
+// enough held every descriptor acld had, and everyone's aclInit waited
+// seconds (docs/performance.md, session 25). So a uid may hold at most
+// `max_per_uid` connections on one socket (--max_connections_per_uid); its
+// next ones are closed at once.
 #ifndef ACLD_DAEMON_SERVER_RUNTIME_ACCEPTOR_H_
 #define ACLD_DAEMON_SERVER_RUNTIME_ACCEPTOR_H_
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,9 +37,10 @@ class RuntimeAcceptor {
   // Takes ownership of `listen_fd` (a listening socket). `hand_off` receives
   // every accepted connection (non-blocking, close-on-exec) and owns it.
   // `name` names the socket in log lines.
+  // `max_per_uid`: 0 for no limit.
   static absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> Start(
       int listen_fd, std::string name, std::function<void(int)> hand_off,
-      absl::Duration pause = absl::Milliseconds(100));
+      absl::Duration pause = absl::Milliseconds(100), size_t max_per_uid = 0);
   // Stops accepting and closes the listening socket.
   ~RuntimeAcceptor();
 
@@ -58,10 +67,13 @@ class RuntimeAcceptor {
   uint64_t accepted() const { return accepted_.load(std::memory_order_relaxed); }
   // Times accepting paused because the daemon ran out of descriptors or memory.
   uint64_t pauses() const { return pauses_.load(std::memory_order_relaxed); }
+  // Connections closed at once because their uid held max_per_uid already.
+  uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  size_t max_per_uid() const { return max_per_uid_; }
 
  private:
   RuntimeAcceptor(int listen_fd, int stop_fd, std::string name, std::function<void(int)> hand_off,
-                  absl::Duration pause);
+                  absl::Duration pause, size_t max_per_uid);
   void Loop();
   // Sleeps for `timeout` unless stopped; false once stopped.
   bool WaitUnlessStopped(absl::Duration timeout);
@@ -77,14 +89,31 @@ class RuntimeAcceptor {
     pid_t pid;
     uid_t uid;
   };
-  void Remember(int fd);
+  // Keeps `fd` for the counts and the cuts, unless its uid holds
+  // max_per_uid connections already: false then (the caller closes it).
+  bool Remember(int fd);
   // Whether `connection` still is the socket it was (not closed, not reused).
   static bool StillOpen(const Connection& connection);
+  // Forgets the connections gRPC closed (of `uid` only, if given).
+  void ForgetClosedLocked(std::optional<uid_t> uid = std::nullopt)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  const size_t max_per_uid_;
   absl::Mutex mu_;
   std::vector<Connection> connections_ ABSL_GUARDED_BY(mu_);
+  struct UidConnections {
+    size_t open = 0;  // in connections_
+    // When its closed ones were last looked for: at most every kRecountEvery
+    // while it is at the limit, so that a uid refused in a loop costs acld
+    // one accept each, not a look at all of its connections.
+    absl::Time counted = absl::InfinitePast();
+  };
+  static constexpr absl::Duration kRecountEvery = absl::Milliseconds(100);
+  std::map<uid_t, UidConnections> per_uid_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> accepted_{0};
   std::atomic<uint64_t> pauses_{0};
+  std::atomic<uint64_t> refused_{0};
+  bool refusal_logged_ = false;  // the loop thread's: one log line per burst
   std::thread thread_;
 };
 

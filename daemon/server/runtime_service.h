@@ -50,6 +50,9 @@ struct SessionLimits {
   // The same for one uid's (or quota group's) streams (--max_pending_hellos_per_uid):
   // one user's silent connections must not keep everyone else's out.
   uint32_t max_pending_hellos_per_uid = 16;
+  // Connections one uid may hold open on one runtime socket (the host's or a
+  // quota group's), a session or not (--max_connections_per_uid; 0: none).
+  uint32_t max_connections_per_uid = 512;
   absl::Duration hello_timeout = absl::Seconds(10);    // --hello_timeout
   uint64_t max_host_memory_per_session = 16ull << 30;  // --max_host_memory_per_session
   uint32_t max_host_segments_per_session = 4096;       // shared memory segments (not a flag)

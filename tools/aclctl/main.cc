@@ -197,6 +197,11 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                       ? absl::StrCat(", accepting paused ", status.accept_pauses(),
                                      " times (out of descriptors)")
                       : "",
+                  status.max_connections_per_uid() > 0
+                      ? absl::StrCat(", ", status.connections_refused(),
+                                     " closed at once (their uid held ",
+                                     status.max_connections_per_uid(), ")")
+                      : "",
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
                   " without Hello in time\nidentity socket: ", status.identity_pending(),
                   " requests being served, ", status.identity_busy(),
