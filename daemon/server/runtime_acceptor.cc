@@ -45,7 +45,8 @@ RuntimeAcceptor::RuntimeAcceptor(int listen_fd, int stop_fd, std::string name,
       name_(std::move(name)),
       hand_off_(std::move(hand_off)),
       pause_(pause),
-      max_per_uid_(max_per_uid) {}
+      max_per_uid_(max_per_uid),
+      over_cap_log_(name_, LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}) {}
 
 RuntimeAcceptor::~RuntimeAcceptor() {
   Stop();
@@ -93,7 +94,6 @@ void RuntimeAcceptor::Loop() {
           refused_.fetch_add(1, std::memory_order_relaxed);
           continue;
         }
-        refusal_logged_ = false;
         hand_off_(fd);
         continue;
       }
@@ -141,13 +141,10 @@ bool RuntimeAcceptor::Remember(int fd) {
       per_uid_[connection.uid].counted = now;
     }
     if (per_uid_[connection.uid].open >= max_per_uid_) {
-      if (!refusal_logged_) {
-        refusal_logged_ = true;
-        spdlog::warn("{}: uid {} holds {} connections, the most one user may "
-                     "(--max_connections_per_uid); its next ones are closed at once (logged "
-                     "once per burst)",
-                     name_, connection.uid, max_per_uid_);
-      }
+      over_cap_log_.Warn(
+          "uid {} holds {} connections, the most one user may (--max_connections_per_uid); "
+          "its next ones are closed at once",
+          connection.uid, max_per_uid_);
       return false;
     }
   }

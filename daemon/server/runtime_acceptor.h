@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/server/log_limiter.h"
 
 namespace acld::server {
 
@@ -113,7 +114,8 @@ class RuntimeAcceptor {
   std::atomic<uint64_t> accepted_{0};
   std::atomic<uint64_t> pauses_{0};
   std::atomic<uint64_t> refused_{0};
-  bool refusal_logged_ = false;  // the loop thread's: one log line per burst
+  // What a uid over its cap makes acld log, a few lines a minute at most.
+  RateLimitedLog over_cap_log_;
   std::thread thread_;
 };
 

@@ -72,6 +72,45 @@ TEST(RuntimeAcceptorTest, HandsEveryConnectionOver) {
   for (int fd : clients) close(fd);
 }
 
+// A uid holds at most max_per_uid connections: the next ones are closed at
+// once, never handed over; one that closes (the server side closed by its
+// owner, as gRPC does) makes room again.
+TEST(RuntimeAcceptorTest, AUidHoldsAtMostItsConnections) {
+  const std::string path = TempDir() + "/capped.sock";
+  Accepted accepted;
+  auto acceptor = RuntimeAcceptor::Start(
+      Listen(path), "test socket",
+      [&](int fd) {
+        absl::MutexLock lock(&accepted.mu);
+        accepted.fds.push_back(fd);
+      },
+      absl::Milliseconds(100), /*max_per_uid=*/3);
+  ASSERT_TRUE(acceptor.ok());
+  std::vector<int> clients;
+  for (int i = 0; i < 5; ++i) {
+    clients.push_back(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    ASSERT_TRUE(Connect(clients.back(), path));
+  }
+  EXPECT_TRUE(Eventually([&] { return (*acceptor)->refused() == 2; }));
+  EXPECT_EQ(accepted.count(), 3u);
+  EXPECT_EQ((*acceptor)->OpenConnections(), 3u);
+  // The server side of one handed-over connection closes: room for one more.
+  {
+    absl::MutexLock lock(&accepted.mu);
+    close(accepted.fds.front());
+    accepted.fds.erase(accepted.fds.begin());
+  }
+  absl::SleepFor(absl::Milliseconds(150));  // past the recount's pace
+  clients.push_back(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(Connect(clients.back(), path));
+  EXPECT_TRUE(Eventually([&] { return accepted.count() == 3; }));
+  EXPECT_TRUE(Eventually([&] { return (*acceptor)->accepted() == 6; }));
+  EXPECT_EQ((*acceptor)->refused(), 2u);
+  EXPECT_EQ((*acceptor)->max_per_uid(), 3u);
+  (*acceptor)->Stop();
+  for (int fd : clients) close(fd);
+}
+
 TEST(RuntimeAcceptorTest, OutOfDescriptorsPausesWithoutSpinningAndRecovers) {
   const std::string path = TempDir() + "/emfile.sock";
   Accepted accepted;
