@@ -361,6 +361,27 @@ size_t ContextsCreated(const Session& session) {
   return session.contexts.size() - session.default_contexts.size();
 }
 
+// One kind of handle, as all sessions of a tenant hold it together.
+struct TenantHandles {
+  const char* what;                 // "streams"
+  const char* flag;                 // its per-uid limit's flag
+  size_t (*held)(const Session&);   // a session's, as its quota counts them
+  uint32_t limit;                   // 0: none
+};
+
+// Refuses with `code` when the sessions of `session`'s tenant hold
+// `handles.limit` already.
+absl::Status CheckTenantHandles(const SessionTable& sessions, const Session& session,
+                                const TenantHandles& handles, int32_t code, const char* call) {
+  if (handles.limit == 0) return absl::OkStatus();
+  const Tenant tenant = TenantOf(session);
+  const size_t held = sessions.SumOverTenant(tenant, handles.held);
+  if (held < handles.limit) return absl::OkStatus();
+  return AclStatus(code, absl::StrCat(call, ": the processes of ", tenant.ToString(),
+                                      " may hold at most ", handles.limit, " ", handles.what,
+                                      " together (", handles.flag, "); they hold ", held));
+}
+
 }  // namespace
 
 absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char* call) {
@@ -376,10 +397,9 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
   }
   // A group's sessions are its tenant's (tenant.h); a group's own stream
   // cap replaces the per-uid one, as its session cap does.
-  const Tenant tenant = TenantOf(session);
   if (session.group != nullptr && session.group->spec().max_streams != 0) {
     const uint32_t group_quota = session.group->spec().max_streams;
-    const size_t held = sessions_.SumOverTenant(tenant, StreamsHeld);
+    const size_t held = sessions_.SumOverTenant(TenantOf(session), StreamsHeld);
     if (held >= group_quota) {
       return AclStatus(
           ACL_ERROR_RT_NO_STREAM_RESOURCE,
@@ -388,17 +408,12 @@ absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char*
                        "and streams still finishing their work included; aclctl group create "
                        "--streams); they hold ", held));
     }
-  } else if (max_streams_per_tenant_ != 0) {
-    const size_t held = sessions_.SumOverTenant(tenant, StreamsHeld);
-    if (held >= max_streams_per_tenant_) {
-      return AclStatus(
-          ACL_ERROR_RT_NO_STREAM_RESOURCE,
-          absl::StrCat(call, ": the processes of ", tenant.ToString(), " may hold at most ",
-                       max_streams_per_tenant_, " streams together (--max_streams_per_uid); "
-                       "they hold ", held));
-    }
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+  return CheckTenantHandles(
+      sessions_, session,
+      {"streams", "--max_streams_per_uid", StreamsHeld, max_streams_per_tenant_},
+      ACL_ERROR_RT_NO_STREAM_RESOURCE, call);
 }
 
 absl::Status Runtime::CheckEventQuotaLocked(const Session& session, const char* call,
@@ -408,17 +423,10 @@ absl::Status Runtime::CheckEventQuotaLocked(const Session& session, const char* 
     return AclStatus(code, absl::StrCat(call, ": this process may hold at most ", quota,
                                         " events and notifies (--max_events_per_session)"));
   }
-  if (max_events_per_tenant_ != 0) {
-    const Tenant tenant = TenantOf(session);
-    const size_t held = sessions_.SumOverTenant(tenant, EventsHeld);
-    if (held >= max_events_per_tenant_) {
-      return AclStatus(code, absl::StrCat(call, ": the processes of ", tenant.ToString(),
-                                          " may hold at most ", max_events_per_tenant_,
-                                          " events and notifies together "
-                                          "(--max_events_per_uid); they hold ", held));
-    }
-  }
-  return absl::OkStatus();
+  return CheckTenantHandles(
+      sessions_, session,
+      {"events and notifies", "--max_events_per_uid", EventsHeld, max_events_per_tenant_}, code,
+      call);
 }
 
 absl::Status Runtime::CheckContextQuotaLocked(const Session& session, const char* call) {
@@ -427,18 +435,10 @@ absl::Status Runtime::CheckContextQuotaLocked(const Session& session, const char
                      absl::StrCat(call, ": this process may hold at most ", session.max_contexts,
                                   " contexts (--max_contexts_per_session)"));
   }
-  if (max_contexts_per_tenant_ != 0) {
-    const Tenant tenant = TenantOf(session);
-    const size_t held = sessions_.SumOverTenant(tenant, ContextsCreated);
-    if (held >= max_contexts_per_tenant_) {
-      return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
-                       absl::StrCat(call, ": the processes of ", tenant.ToString(),
-                                    " may hold at most ", max_contexts_per_tenant_,
-                                    " contexts together (--max_contexts_per_uid); they hold ",
-                                    held));
-    }
-  }
-  return absl::OkStatus();
+  return CheckTenantHandles(
+      sessions_, session,
+      {"contexts", "--max_contexts_per_uid", ContextsCreated, max_contexts_per_tenant_},
+      ACL_ERROR_RT_OVER_LIMIT, call);
 }
 
 absl::StatusOr<ContextInfo> Runtime::NewContextLocked(Session& session, int32_t device_id,

@@ -38,6 +38,10 @@ bool Connect(int fd, const std::string& path) {
 struct Accepted {
   absl::Mutex mu;
   std::vector<int> fds ABSL_GUARDED_BY(mu);
+  void Keep(int fd) {
+    absl::MutexLock lock(&mu);
+    fds.push_back(fd);
+  }
   size_t count() {
     absl::MutexLock lock(&mu);
     return fds.size();
@@ -52,8 +56,7 @@ TEST(RuntimeAcceptorTest, HandsEveryConnectionOver) {
   Accepted accepted;
   auto acceptor = RuntimeAcceptor::Start(Listen(path), "test socket", [&](int fd) {
     EXPECT_NE(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
-    absl::MutexLock lock(&accepted.mu);
-    accepted.fds.push_back(fd);
+    accepted.Keep(fd);
   });
   ASSERT_TRUE(acceptor.ok());
   std::vector<int> clients;
@@ -80,10 +83,7 @@ TEST(RuntimeAcceptorTest, AUidHoldsAtMostItsConnections) {
   Accepted accepted;
   auto acceptor = RuntimeAcceptor::Start(
       Listen(path), "test socket",
-      [&](int fd) {
-        absl::MutexLock lock(&accepted.mu);
-        accepted.fds.push_back(fd);
-      },
+      [&](int fd) { accepted.Keep(fd); },
       absl::Milliseconds(100), /*max_per_uid=*/3);
   ASSERT_TRUE(acceptor.ok());
   std::vector<int> clients;
@@ -116,10 +116,7 @@ TEST(RuntimeAcceptorTest, OutOfDescriptorsPausesWithoutSpinningAndRecovers) {
   Accepted accepted;
   auto acceptor = RuntimeAcceptor::Start(
       Listen(path), "test socket",
-      [&](int fd) {
-        absl::MutexLock lock(&accepted.mu);
-        accepted.fds.push_back(fd);
-      },
+      [&](int fd) { accepted.Keep(fd); },
       absl::Milliseconds(100));
   ASSERT_TRUE(acceptor.ok());
   // Client sockets first: after the limit drops, only the acceptor needs new ones.

@@ -179,7 +179,10 @@ class RuntimeService::SessionCall
     : public grpc::ServerBidiReactor<ClientMessage, ServerMessage> {
  public:
   SessionCall(RuntimeService& service, grpc::CallbackServerContext* context)
-      : service_(service), context_(context), pending_tenant_(service.PendingTenantOf(context)) {
+      : service_(service),
+        context_(context),
+        entrance_(service.EntranceOf(context)),
+        pending_tenant_(service.PendingTenantOf(entrance_, context)) {
     carrier_ = std::make_shared<GrpcStreamCarrier>(
         [this](const ServerMessage* message) { StartWrite(message); });
     // Until its Hello a stream is pending: few at a time, and few of them any
@@ -255,7 +258,7 @@ class RuntimeService::SessionCall
       Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello"));
       return;
     }
-    absl::StatusOr<Opened> opened = service_.Open(request_, context_, carrier_);
+    absl::StatusOr<Opened> opened = service_.Open(request_, entrance_, context_, carrier_);
     if (!opened.ok()) {
       Finish(ToGrpcStatus(opened.status()));
       return;
@@ -281,6 +284,7 @@ class RuntimeService::SessionCall
 
   RuntimeService& service_;
   grpc::CallbackServerContext* const context_;
+  const Entrance entrance_;
   const Tenant pending_tenant_;
   std::shared_ptr<GrpcStreamCarrier> carrier_;
   State state_ = State::kHello;
@@ -330,10 +334,15 @@ absl::Status RuntimeService::RefuseOpen(grpc::StatusCode code, const std::string
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
-Tenant RuntimeService::PendingTenantOf(grpc::CallbackServerContext* context) const {
-  std::optional<Entrance> entrance;
-  if (find_entrance_) entrance = find_entrance_(context);
-  if (entrance.has_value() && entrance->group != nullptr) return Tenant(0, entrance->group);
+Entrance RuntimeService::EntranceOf(grpc::CallbackServerContext* context) const {
+  std::optional<Entrance> group_entrance;
+  if (find_entrance_) group_entrance = find_entrance_(context);
+  return group_entrance.has_value() ? *std::move(group_entrance) : HostEntrance();
+}
+
+Tenant RuntimeService::PendingTenantOf(const Entrance& entrance,
+                                       grpc::CallbackServerContext* context) const {
+  if (entrance.group != nullptr) return Tenant(0, entrance.group);
   std::optional<uint32_t> uid;
   if (find_peer_uid_) uid = find_peer_uid_(context);
   return Tenant(uid.value_or(static_cast<uint32_t>(-1)), nullptr);
@@ -367,7 +376,7 @@ grpc::ServerBidiReactor<ClientMessage, ServerMessage>* RuntimeService::Session(
 }
 
 absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
-    const ClientMessage& request, grpc::CallbackServerContext* context,
+    const ClientMessage& request, const Entrance& entrance, grpc::CallbackServerContext* context,
     std::shared_ptr<SessionWriter::Carrier> stream) {
   const acl::v1::Hello& hello = request.hello();
   if (hello.protocol_version() < kOldestProtocolVersion ||
@@ -377,9 +386,6 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
                      hello.protocol_version(), ", this acld speaks versions ",
                      kOldestProtocolVersion, " to ", kProtocolVersion));
   }
-  std::optional<Entrance> group_entrance;
-  if (find_entrance_) group_entrance = find_entrance_(context);
-  const Entrance entrance = group_entrance.has_value() ? *std::move(group_entrance) : HostEntrance();
   PeerInfo peer{hello.pid(), hello.uid(), 0, ""};
   if (entrance.desk != nullptr) {
     // The kernel's word, not the client's; a token is good only where its

@@ -206,7 +206,8 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   };
   // Checks `request` (a Hello), the client's identity and the caps, and opens
   // its session; a refusal is counted and logged.
-  absl::StatusOr<Opened> Open(const acl::v1::ClientMessage& request,
+  // `entrance`: where the stream's connection came in (EntranceOf).
+  absl::StatusOr<Opened> Open(const acl::v1::ClientMessage& request, const Entrance& entrance,
                               grpc::CallbackServerContext* context,
                               std::shared_ptr<SessionWriter::Carrier> stream);
   // The caps, then the session of `peer` with its first carrier (the
@@ -238,9 +239,12 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   grpc::Status Refuse(grpc::StatusCode code, const std::string& message);
   // The same, for Open and Admit, whose callers convert it for their carrier.
   absl::Status RefuseOpen(grpc::StatusCode code, const std::string& message);
-  // Whose a stream is before its Hello: the quota group whose socket it came
-  // in through, else the uid that connected (an unknown one: uid -1).
-  Tenant PendingTenantOf(grpc::CallbackServerContext* context) const;
+  // Where a gRPC call's connection came in: a quota group's socket
+  // (find_entrance_), else the host's.
+  Entrance EntranceOf(grpc::CallbackServerContext* context) const;
+  // Whose a stream is before its Hello: the quota group of its `entrance`,
+  // else the uid that connected (an unknown one: uid -1).
+  Tenant PendingTenantOf(const Entrance& entrance, grpc::CallbackServerContext* context) const;
   // A stream past a pending-Hello cap (all streams', or its tenant's) is
   // refused with the reason; else it counts as pending until Hello.
   std::optional<std::string> AdmitPending(const Tenant& tenant);

@@ -20,27 +20,23 @@ absl::StatusOr<std::shared_ptr<void>> SegmentBudget::Take(const Tenant& tenant, 
     absl::MutexLock lock(&mu_);
     // A reserved segment is counted (and shown), never refused, and takes
     // no room the caps give the others.
-    if (!reserved && limit_ != 0 && total_ - reserved_ >= limit_) {
+    if (!reserved && limit_ != 0 && capped_.total >= limit_) {
       return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                       absl::StrCat("acld maps ", total_ - reserved_,
+                       absl::StrCat("acld maps ", capped_.total,
                                     " shared memory segments for all processes (besides their "
                                     "staging areas), the most it allows (--max_host_segments); "
                                     "free some host memory (aclrtFreeHost) and try again"));
     }
-    const uint64_t tenant_held = by_tenant_.Of(tenant) - reserved_by_tenant_.Of(tenant);
-    if (!reserved && by_tenant_.limit() != 0 && tenant_held >= by_tenant_.limit()) {
+    if (!reserved && !capped_.by_tenant.Fits(tenant, 1)) {
       return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                       absl::StrCat("acld maps ", tenant_held,
+                       absl::StrCat("acld maps ", capped_.by_tenant.Of(tenant),
                                     " shared memory segments for the processes of ",
                                     tenant.ToString(), ", the most it allows one user "
                                     "(--max_host_segments_per_uid); free some first"));
     }
-    by_tenant_.Add(tenant, 1);
-    ++total_;
-    if (reserved) {
-      reserved_by_tenant_.Add(tenant, 1);
-      ++reserved_;
-    }
+    Counts& counts = CountsOf(reserved);
+    counts.by_tenant.Add(tenant, 1);
+    ++counts.total;
   }
   std::weak_ptr<SegmentBudget> self = weak_from_this();
   return std::shared_ptr<void>(nullptr, [self, tenant, reserved](void*) {
@@ -50,27 +46,26 @@ absl::StatusOr<std::shared_ptr<void>> SegmentBudget::Take(const Tenant& tenant, 
 
 void SegmentBudget::Give(const Tenant& tenant, bool reserved) {
   absl::MutexLock lock(&mu_);
-  by_tenant_.Subtract(tenant, 1);
-  --total_;
-  if (reserved) {
-    reserved_by_tenant_.Subtract(tenant, 1);
-    --reserved_;
-  }
+  Counts& counts = CountsOf(reserved);
+  counts.by_tenant.Subtract(tenant, 1);
+  --counts.total;
 }
 
 uint64_t SegmentBudget::total() const {
   absl::MutexLock lock(&mu_);
-  return total_;
+  return capped_.total + reserved_.total;
 }
 
 uint64_t SegmentBudget::per_tenant_limit() const {
   absl::MutexLock lock(&mu_);
-  return by_tenant_.limit();
+  return capped_.by_tenant.limit();
 }
 
 std::map<Tenant, uint64_t> SegmentBudget::ByTenant() const {
   absl::MutexLock lock(&mu_);
-  return by_tenant_.all();
+  std::map<Tenant, uint64_t> all = capped_.by_tenant.all();
+  for (const auto& [tenant, count] : reserved_.by_tenant.all()) all[tenant] += count;
+  return all;
 }
 
 }  // namespace acld::server

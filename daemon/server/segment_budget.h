@@ -24,7 +24,7 @@ namespace acld::server {
 class SegmentBudget : public std::enable_shared_from_this<SegmentBudget> {
  public:
   // Limits: 0 means none.
-  SegmentBudget(uint64_t per_tenant, uint64_t total) : by_tenant_(per_tenant), limit_(total) {}
+  SegmentBudget(uint64_t per_tenant, uint64_t total) : capped_{TenantTally(per_tenant)}, limit_(total) {}
 
   // Half of this host's vm.max_map_count (32,768 if it cannot be read).
   static uint64_t DefaultTotal();
@@ -44,13 +44,19 @@ class SegmentBudget : public std::enable_shared_from_this<SegmentBudget> {
  private:
   void Give(const Tenant& tenant, bool reserved);
 
+  struct Counts {
+    TenantTally by_tenant;
+    uint64_t total = 0;
+  };
+  // The segments the limits apply to, and the reserved ones beside them;
+  // aclctl shows both together.
+  Counts& CountsOf(bool reserved) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return reserved ? reserved_ : capped_;
+  }
+
   mutable absl::Mutex mu_;
-  // Every segment, reserved ones included (what aclctl shows); the limits
-  // apply to the others.
-  TenantTally by_tenant_ ABSL_GUARDED_BY(mu_);
-  uint64_t total_ ABSL_GUARDED_BY(mu_) = 0;
-  TenantTally reserved_by_tenant_ ABSL_GUARDED_BY(mu_);
-  uint64_t reserved_ ABSL_GUARDED_BY(mu_) = 0;
+  Counts capped_ ABSL_GUARDED_BY(mu_);
+  Counts reserved_ ABSL_GUARDED_BY(mu_);
   const uint64_t limit_;
 };
 
