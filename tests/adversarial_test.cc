@@ -542,8 +542,14 @@ TEST(AdversarialQueueTest, AUsersSessionsShareOneQueueLimit) {
   AcldDaemon daemon({"--max_queued_bytes_per_session=" + std::to_string(kPerSession),
                      "--max_queued_bytes_per_uid=" + std::to_string(kPerUid)});
   chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
-  Process one({kAdversary, "fill_queue"}, daemon.client_env());
-  Process two({kAdversary, "fill_queue"}, daemon.client_env());
+  // Both set up before either fills: a set-up behind the other's full queue
+  // would wait out the patience, after which the limits double.
+  Process one({kAdversary, "fill_queue", "together"}, daemon.client_env());
+  Process two({kAdversary, "fill_queue", "together"}, daemon.client_env());
+  ASSERT_TRUE(one.WaitForLine("ready", absl::Seconds(30))) << one.output();
+  ASSERT_TRUE(two.WaitForLine("ready", absl::Seconds(30))) << two.output();
+  one.WriteLine("go");
+  two.WriteLine("go");
   ASSERT_TRUE(one.WaitForLine("filling", absl::Seconds(30))) << one.output();
   ASSERT_TRUE(two.WaitForLine("filling", absl::Seconds(30))) << two.output();
   auto queued = [&] {

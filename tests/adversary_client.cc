@@ -11,7 +11,9 @@
 //   flood DEVICE STREAMS    busy kernels on many streams until stdin closes
 //   latency [ROUNDS]        prints the worst of ROUNDS (20) 1 ms-kernel round
 //                           trips on device 0
-//   fill_queue              keeps its queued work at the session's limit until killed
+//   fill_queue [together]   keeps its queued work at the session's limit until killed;
+//                           with `together`, prints "ready" once its session is set
+//                           up and starts only on a line on stdin
 //   burst                   a thousand launches behind a short busy kernel
 //   callback_backlog COUNT  COUNT non-blocking callbacks behind a 300 ms kernel
 //   trap_flood COUNT        COUNT failing kernels (log flooding)
@@ -234,8 +236,16 @@ int Flood(int32_t device, int streams) {
 
 // Keeps its queued work at --max_queued_bytes_per_session: a kernel that
 // spins for a minute, then launches behind it until acld stops taking them.
-int FillQueue() {
+int FillQueue(bool together) {
   const auto [pointer, stream] = SetUpCounter();
+  if (together) {
+    // Another filler of the same user must not reach the shared limit while
+    // this one still sets up (its set-up would wait out the patience).
+    std::printf("ready\n");
+    std::fflush(stdout);
+    std::string go;
+    std::getline(std::cin, go);
+  }
   Launch("spin_add_one_u32", {Addr(pointer), 60000000}, 1, stream);
   std::printf("filling\n");
   std::fflush(stdout);
@@ -543,7 +553,7 @@ int main(int argc, char** argv) {
   if (mode == "quota_probe" && argc > 2) return QuotaProbe(number(2));
   if (mode == "flood") return Flood(static_cast<int32_t>(number(2)), static_cast<int>(number(3)));
   if (mode == "latency") return Latency(argc > 2 ? static_cast<int>(number(2)) : 20);
-  if (mode == "fill_queue") return FillQueue();
+  if (mode == "fill_queue") return FillQueue(argc > 2 && std::string(argv[2]) == "together");
   if (mode == "burst") return Burst();
   if (mode == "callback_backlog") return CallbackBacklog(static_cast<int>(number(2)));
   if (mode == "trap_flood") return TrapFlood(static_cast<int>(number(2)));
