@@ -122,7 +122,7 @@ absl::Status BulkCopies::StagedCopyToDevice(const HostCopy& copy) {
     const uint64_t slot = chunk % kStagingSlots;
     finish(in_flight[slot]);  // the slot is free once the daemon copied out of it
     const uint64_t bytes = std::min(kChunkBytes, copy.count - offset);
-    std::memcpy(staging_.base + slot * kChunkBytes, source + offset, bytes);
+    acld::CopyForTheReader(staging_.base + slot * kChunkBytes, source + offset, bytes);
     in_flight[slot] = StartStagedChunk(copy, offset, bytes, slot);
   }
   for (auto& call : in_flight) finish(call);

@@ -20,14 +20,14 @@ inline uint8_t* SimBytes(const DeviceSpan& span) {
 // that skip the caches (a copy engine writes memory, not the host's caches;
 // and the source of a bulk copy is the staging segment, which must stay
 // cached for the client's next chunk), except into host memory the host
-// reads next (Transfer::host_reads_next), which a plain memmove leaves in
+// reads next (Transfer::host_reads_next), which ordinary stores leave in
 // the caches for it (docs/performance.md, session 25).
 inline void SimTransfer(const Transfer& transfer) {
   if (transfer.count == 0) return;
   const uint8_t* src = transfer.device_src ? SimBytes(*transfer.device_src)
                                            : static_cast<const uint8_t*>(transfer.host_src);
   if (transfer.host_dst != nullptr && transfer.host_reads_next) {
-    std::memmove(transfer.host_dst, src, transfer.count);
+    acld::CopyForTheReader(transfer.host_dst, src, transfer.count);
     return;
   }
   void* dst = transfer.device_dst ? SimBytes(*transfer.device_dst) : transfer.host_dst;

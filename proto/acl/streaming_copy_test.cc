@@ -15,17 +15,18 @@ std::vector<uint8_t> Pattern(size_t size) {
   return bytes;
 }
 
-// Every misalignment of either side and every tail length, around the size
-// where the streaming path starts.
-TEST(StreamingCopyTest, CopiesEveryByteWhateverTheAlignmentAndLength) {
-  const std::vector<uint8_t> source = Pattern(kStreamingCopyMinBytes + 256);
-  for (size_t count : {size_t{0}, size_t{1}, size_t{4096}, kStreamingCopyMinBytes - 1,
-                       kStreamingCopyMinBytes, kStreamingCopyMinBytes + 63,
-                       kStreamingCopyMinBytes + 129}) {
+using Copy = void (*)(void*, const void*, size_t);
+
+// Every misalignment of either side and every tail length, around `start`
+// (where copying by lines begins).
+void ExpectEveryByteCopied(Copy copy, size_t start) {
+  const std::vector<uint8_t> source = Pattern(start + 256);
+  for (size_t count : {size_t{0}, size_t{1}, size_t{4096}, start - 1, start, start + 63,
+                       start + 129}) {
     for (size_t src_offset : {0, 1, 15, 16, 63}) {
       for (size_t dst_offset : {0, 3, 16, 40}) {
-        std::vector<uint8_t> target(kStreamingCopyMinBytes + 512, 0xEE);
-        StreamingCopy(target.data() + dst_offset, source.data() + src_offset, count);
+        std::vector<uint8_t> target(start + 512, 0xEE);
+        copy(target.data() + dst_offset, source.data() + src_offset, count);
         for (size_t i = 0; i < dst_offset; ++i) ASSERT_EQ(target[i], 0xEE) << "before";
         ASSERT_TRUE(std::equal(source.begin() + src_offset, source.begin() + src_offset + count,
                                target.begin() + dst_offset))
@@ -36,6 +37,14 @@ TEST(StreamingCopyTest, CopiesEveryByteWhateverTheAlignmentAndLength) {
       }
     }
   }
+}
+
+TEST(StreamingCopyTest, CopiesEveryByteWhateverTheAlignmentAndLength) {
+  ExpectEveryByteCopied(StreamingCopy, kStreamingCopyMinBytes);
+}
+
+TEST(StreamingCopyTest, CopyForTheReaderCopiesEveryByteWhateverTheAlignmentAndLength) {
+  ExpectEveryByteCopied(CopyForTheReader, kReaderCopyByLinesMinBytes);
 }
 
 TEST(StreamingCopyTest, CopiesAboveTheStreamingRangeToo) {
