@@ -84,7 +84,7 @@ TEST_F(CallbackDispatcherTest, UnsubscribedCallbacksRunOnLibraryThreads) {
   dispatcher_.OnCallbackDue(id, 4);
   ASSERT_TRUE(ran.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_NE(ran_on, std::this_thread::get_id());
-  for (int i = 0; i < 1000 && acknowledged().empty(); ++i) absl::SleepFor(absl::Milliseconds(1));
+  for (int i = 0; i < 10000 && acknowledged().empty(); ++i) absl::SleepFor(absl::Milliseconds(1));
   EXPECT_EQ(acknowledged(), std::vector<uint64_t>{id});
   EXPECT_FALSE(CallbackDispatcher::InCallback());
 }

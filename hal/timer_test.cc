@@ -129,7 +129,9 @@ TEST(HostClockTimerTest, StopWaitsForTheRunningCallbackAndDropsThePending) {
   timer.Schedule(absl::InfinitePast(), [&] {
     started.Notify();
     release.WaitForNotification();
-    absl::SleepFor(absl::Milliseconds(20));
+    // Long enough that Stop is surely called meanwhile (else the loop would
+    // run the next, due by then, before Stop).
+    absl::SleepFor(absl::Milliseconds(200));
     finished = true;
   });
   timer.ScheduleIn(absl::Milliseconds(1), [&] { later_ran = true; });

@@ -86,6 +86,17 @@ acl::v1::StatusReply AcldDaemon::Status() const {
   return status;
 }
 
+uint64_t AcldDaemon::DeviceBytesUsed() const {
+  uint64_t used = 0;
+  const acl::v1::StatusReply status = Status();  // a range-for would not keep a temporary alive
+  for (const auto& device : status.devices()) used += device.used_bytes();
+  return used;
+}
+
+bool AcldDaemon::AllDeviceMemoryFreed() const {
+  return WaitUntil([&] { return DeviceBytesUsed() == 0; }, absl::Seconds(30)).has_value();
+}
+
 void ExpectScenarioPasses(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env) {
   const auto [code, output] = RunToCompletion(argv, env, absl::Seconds(120));

@@ -51,6 +51,11 @@ class AcldDaemon {
 
   // `aclctl --json status`, parsed. Fails the test when aclctl fails.
   acl::v1::StatusReply Status() const;
+  // Device memory in use on all devices (from Status()).
+  uint64_t DeviceBytesUsed() const;
+  // Waits (bounded) until no device memory is in use: a closed session's
+  // memory is freed just after it leaves the session count.
+  bool AllDeviceMemoryFreed() const;
   // Runs aclctl with `args` against this daemon: {exit code, stdout}.
   std::pair<int, std::string> Aclctl(const std::vector<std::string>& args) const;
 

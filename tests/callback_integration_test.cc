@@ -102,9 +102,8 @@ TEST(CallbackIntegrationTest, ClientKilledInsideAHostFuncIsReapedAndOthersGoOn) 
   hanging.Signal(SIGKILL);
   EXPECT_EQ(other.Wait(absl::Seconds(60)), 0) << other.output();
   ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(2)));
-  acl::v1::StatusReply status = daemon.Status();
-  for (const auto& device : status.devices()) EXPECT_EQ(device.used_bytes(), 0u);
-  EXPECT_EQ(status.host_refcount(), 0u);
+  EXPECT_TRUE(daemon.AllDeviceMemoryFreed()) << daemon.DeviceBytesUsed();
+  EXPECT_EQ(daemon.Status().host_refcount(), 0u);
 }
 
 TEST(CallbackIntegrationTest, TwoProcessesNeverSeeEachOthersCallbacks) {

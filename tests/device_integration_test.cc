@@ -34,12 +34,6 @@ int ThreadCount(pid_t pid) {
   return -1;
 }
 
-uint64_t DeviceBytesUsed(const acl::v1::StatusReply& status) {
-  uint64_t used = 0;
-  for (const auto& device : status.devices()) used += device.used_bytes();
-  return used;
-}
-
 // Every single-process scenario, against the daemon and embedded.
 class ScenarioTest : public BothModesTest {
  protected:
@@ -142,7 +136,7 @@ TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
   Process other({"tests/device_client", "hold_memory", "16"}, daemon.client_env());
   ASSERT_TRUE(holder.WaitForLine("ready", absl::Seconds(20)));
   ASSERT_TRUE(other.WaitForLine("ready", absl::Seconds(20)));
-  EXPECT_EQ(DeviceBytesUsed(daemon.Status()), ReservedBytes(64u << 20) + ReservedBytes(16u << 20));
+  EXPECT_EQ(daemon.DeviceBytesUsed(), ReservedBytes(64u << 20) + ReservedBytes(16u << 20));
   // Utilization: both spin kernels keep the device computing.
   const acl::v1::DeviceInfo device = daemon.Status().devices(0);
   // On acl the figures are the vendor's aclrtGetDeviceUtilizationRate (the
@@ -159,14 +153,13 @@ TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
 
   holder.Signal(SIGKILL);
   const auto released =
-      WaitUntil([&] { return DeviceBytesUsed(daemon.Status()) == ReservedBytes(16u << 20); },
+      WaitUntil([&] { return daemon.DeviceBytesUsed() == ReservedBytes(16u << 20); },
                 absl::Seconds(1));
   ASSERT_TRUE(released.has_value()) << "the killed client's memory was not released in 1 s";
   other.Signal(SIGKILL);
   ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
-  acl::v1::StatusReply status = daemon.Status();
-  EXPECT_EQ(DeviceBytesUsed(status), 0u);
-  EXPECT_EQ(status.host_refcount(), 0u);
+  EXPECT_TRUE(daemon.AllDeviceMemoryFreed()) << daemon.DeviceBytesUsed();
+  EXPECT_EQ(daemon.Status().host_refcount(), 0u);
 }
 
 TEST(DeviceIntegrationTest, MallocBeyondTheDeviceAndMemoryView) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "daemon/server/socket_path.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -209,10 +210,12 @@ TEST(FuzzTest, RandomRequestsNeverCrashTheDaemon) {
     ASSERT_TRUE(reply.has_reply());
 
     // A reader collects replies while the writer sends random requests.
+    absl::Mutex answered_mu;
     std::set<uint64_t> answered;
     std::thread reader([&] {
       acl::v1::ServerMessage message;
       while (stream->Read(&message)) {
+        absl::MutexLock lock(&answered_mu);
         if (message.has_reply()) answered.insert(message.call_id());
       }
     });
@@ -220,8 +223,13 @@ TEST(FuzzTest, RandomRequestsNeverCrashTheDaemon) {
     for (int i = 0; i < kMessagesPerSession; ++i) {
       if (!stream->Write(RandomCall(values, i, must_answer))) break;
     }
-    // Every call that does not wait for device work is answered promptly.
-    absl::SleepFor(absl::Seconds(2));
+    // Every call that does not wait for device work is answered.
+    WaitUntil(
+        [&] {
+          absl::MutexLock lock(&answered_mu);
+          return Missing(must_answer, answered) == 0;
+        },
+        absl::Seconds(60));
     context.TryCancel();
     reader.join();
     (void)stream->Finish();
@@ -273,9 +281,8 @@ TEST(FuzzTest, RandomRequestsNeverCrashTheDaemon) {
       RunToCompletion({"tests/device_client", "ordering"}, daemon.client_env());
   EXPECT_EQ(device_code, 0) << device_output;
   ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(10)));
-  acl::v1::StatusReply status = daemon.Status();
-  EXPECT_EQ(status.host_refcount(), 0u);
-  for (const auto& device : status.devices()) EXPECT_EQ(device.used_bytes(), 0u);
+  EXPECT_EQ(daemon.Status().host_refcount(), 0u);
+  EXPECT_TRUE(daemon.AllDeviceMemoryFreed()) << daemon.DeviceBytesUsed();
   EXPECT_EQ(daemon.Stop(), 0);
 }
 

@@ -29,13 +29,6 @@ std::vector<std::string> WordsAfter(const Process& process, const std::string& p
   return absl::StrSplit(line, ' ', absl::SkipEmpty());
 }
 
-uint64_t DeviceBytesUsed(const AcldDaemon& daemon) {
-  uint64_t used = 0;
-  const acl::v1::StatusReply status = daemon.Status();
-  for (const auto& device : status.devices()) used += device.used_bytes();
-  return used;
-}
-
 // Waits (bounded) until `done` holds.
 template <typename Condition>
 bool Eventually(Condition done) {
@@ -93,7 +86,7 @@ class SharingTest : public ::testing::Test {
         << "work launched before the owner died completes";
     ExpectReadRefused(importer, reason);
     Finish(importer);
-    EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+    EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == 0; }));
   }
   // `importer` is killed: acld's sharing table forgets it.
   void KillAndExpectForgotten(Process& importer) {
@@ -122,7 +115,7 @@ TEST_F(SharingTest, AWhitelistedImporterReachesTheExportUntilTheExporterCloses) 
   EXPECT_EQ(Ask(exporter, "word", "word"), std::vector<std::string>{"456"})
       << "the importer's write reached the exporter's memory";
   // The importer's own 4 bytes (for "late") beside it.
-  EXPECT_EQ(DeviceBytesUsed(daemon_), ReservedBytes(1 << 20) + ReservedBytes(4))
+  EXPECT_EQ(daemon_.DeviceBytesUsed(), ReservedBytes(1 << 20) + ReservedBytes(4))
       << "shared memory is charged once, to the exporter";
 
   const auto [code, sharing] = daemon_.Aclctl({"sharing"});
@@ -138,7 +131,7 @@ TEST_F(SharingTest, AWhitelistedImporterReachesTheExportUntilTheExporterCloses) 
   ExpectReadRefused(importer, "closed its key");
   Finish(importer);
   Finish(exporter);
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == 0; }));
 }
 
 TEST_F(SharingTest, TheKernelsPidDecidesNotTheProcesssOwnViewOfIt) {
@@ -186,7 +179,7 @@ TEST_F(SharingTest, AKilledImporterLeavesNothingBehind) {
   EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
   KillAndExpectForgotten(importer);
   Finish(exporter);
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == 0; }));
   EXPECT_TRUE(Eventually([&] {
     return daemon_.Aclctl({"sharing"}).second.find(key.substr(0, 8)) == std::string::npos;
   }));
@@ -218,11 +211,11 @@ TEST_F(SharingTest, WorkLaunchedBeforeTheImporterCouldKnowOfAFreeCompletes) {
   ExpectReadRefused(importer, "the exporting process freed it");
   // The exporter's memory went with the notice; the importer's own 4 bytes
   // (for "late") are all that is left.
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == ReservedBytes(4); }))
-      << DeviceBytesUsed(daemon_);
+  EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == ReservedBytes(4); }))
+      << daemon_.DeviceBytesUsed();
   Finish(importer);
   Finish(exporter);
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == 0; }));
 }
 
 // An importer that does not read its notice does not keep the exporter's
@@ -235,8 +228,8 @@ TEST_F(SharingTest, AnIdleImporterDoesNotHoldFreedMemory) {
   EXPECT_EQ(Ask(importer, "key " + key, "imported"), std::vector<std::string>{"123"});
   Ask(exporter, "free", "freed");
   const absl::Time freed = absl::Now();
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == ReservedBytes(4); }))
-      << DeviceBytesUsed(daemon_);
+  EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == ReservedBytes(4); }))
+      << daemon_.DeviceBytesUsed();
   EXPECT_GE(absl::Now() - freed, absl::Seconds(1)) << "released before the importer could answer";
   ExpectReadRefused(importer, "the exporting process freed it");
   Finish(importer);
@@ -260,7 +253,7 @@ TEST_F(SharingTest, EvictingTheExporterRevokesImportsAsItsDeathWould) {
   Finish(importer);
   exporter.Signal(SIGKILL);
   exporter.Wait(absl::Seconds(20));
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == 0; }));
 }
 
 TEST_F(SharingTest, AnIpcEventRecordedInOneProcessReleasesAWaitInAnother) {
@@ -412,7 +405,7 @@ TEST_F(PhysicalSharingTest, OnlyAWhitelistedImporterMapsItAndItIsChargedOnce) {
   EXPECT_EQ(Ask(importer, "shareable " + shareable, "imported"), std::vector<std::string>{"123"});
   EXPECT_EQ(Ask(owner, "word", "word"), std::vector<std::string>{"456"})
       << "the importer's write reached the owner's memory";
-  EXPECT_EQ(DeviceBytesUsed(daemon_), uint64_t{2} << 20)
+  EXPECT_EQ(daemon_.DeviceBytesUsed(), uint64_t{2} << 20)
       << "shared physical memory is charged once, to its owner";
   const acl::v1::StatusReply status = daemon_.Status();
   bool importer_seen = false;
@@ -438,7 +431,7 @@ TEST_F(PhysicalSharingTest, OnlyAWhitelistedImporterMapsItAndItIsChargedOnce) {
   ExpectReadRefused(importer, "the exporting process freed it");
   Finish(importer);
   Finish(owner);
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == 0; }));
 }
 
 TEST_F(PhysicalSharingTest, AKilledOwnersImportersFinishTheirWorkThenLoseTheMemory) {
@@ -459,7 +452,7 @@ TEST_F(PhysicalSharingTest, AKilledImporterLeavesNothingBehind) {
   KillAndExpectForgotten(importer);
   Ask(owner, "free", "freed");
   Finish(owner);
-  EXPECT_TRUE(Eventually([&] { return DeviceBytesUsed(daemon_) == 0; }));
+  EXPECT_TRUE(Eventually([&] { return daemon_.DeviceBytesUsed() == 0; }));
 }
 
 }  // namespace

@@ -87,9 +87,8 @@ TEST(StressTest, SixtyFourClientsEightKilled) {
   const absl::Duration duration = absl::Now() - start;
 
   ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
-  acl::v1::StatusReply status = daemon.Status();
-  EXPECT_EQ(status.host_refcount(), 0u);
-  for (const auto& device : status.devices()) EXPECT_EQ(device.used_bytes(), 0u);
+  EXPECT_EQ(daemon.Status().host_refcount(), 0u);
+  EXPECT_TRUE(daemon.AllDeviceMemoryFreed()) << daemon.DeviceBytesUsed();
   ASSERT_TRUE(WaitUntil([&] { return OpenFds(acld) <= fds_before; }, absl::Seconds(5)))
       << "fds before " << fds_before << ", now " << OpenFds(acld);
 

@@ -100,10 +100,12 @@ TEST_F(StreamDeviceTest, DeviceWorkIsSubmittedWithoutWaitingForTheWorkBeforeIt) 
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(i, 7), "fill", 0, nullptr, nullptr, nullptr).ok());
   }
-  // All of it reaches the device while its first item still holds.
-  ASSERT_TRUE(hal::testing::Eventually([this] { return submitted_.load() == 3; }));
+  // All of it reaches the device while its first item still holds. (The
+  // state says so once the engine's turn that submitted the last is over.)
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    return submitted_.load() == 3 && stream->Stats().state == "waiting on hold";
+  }));
   EXPECT_FALSE(stream->Idle());
-  EXPECT_EQ(stream->Stats().state, "waiting on hold");
   EXPECT_EQ(Byte(0), 0);
   Release();
   EXPECT_TRUE(Sync(*stream).ok());
@@ -253,7 +255,11 @@ TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
                                         nullptr)
                     .ok());
   }
-  ASSERT_TRUE(hal::testing::Eventually([this] { return submitted_.load() == 3; }));
+  // Submitted, and the engine's turn that submitted the last is over (or the
+  // abort could come between that submit and its bookkeeping).
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    return submitted_.load() == 3 && stream->Stats().state == "waiting on hold";
+  }));
   absl::Notification synced;
   absl::Status sync_status;
   stream->Synchronize(absl::Seconds(10), [&](absl::Status status) {
@@ -437,8 +443,10 @@ TEST_F(StreamDeviceTest, AHostPointHoldsTheWorkAfterItOnTheDeviceUntilItsWorkIsD
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(i, 4), "fill", 0, nullptr, nullptr, nullptr).ok());
   }
-  ASSERT_TRUE(hal::testing::Eventually([&] { return submitted_.load() == 2 && runs.load() == 1; }));
-  EXPECT_EQ(stream->Stats().state, "waiting on callback");
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    return submitted_.load() == 2 && runs.load() == 1 &&
+           stream->Stats().state == "waiting on callback";
+  }));
   EXPECT_EQ(Byte(0), 0);
   {
     absl::MutexLock lock(&resume_mu);
@@ -567,7 +575,11 @@ TEST(StreamPointOrderTest, AHostPointRunsOnlyOnceTheFailureBeforeItIsPublished) 
                       },
                       "callback", 0, nullptr)
                   .ok());
-  ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 2; }));
+  // Both on the device, and the engine's turn that submitted them over: a
+  // point reached before then runs later, on the engine's thread.
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    return device.stream_->submitted() == 2 && (*stream)->Stats().state == "waiting on fill";
+  }));
 
   std::thread reporter([&] {
     device.options_.on_complete(1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
@@ -697,10 +709,14 @@ TEST(StreamPointOrderTest, AStreamPutsAtMostEightHostPointsOnTheDevice) {
         << "point " << sequence << " never reached the device";
     EXPECT_LE(device.stream_->submitted(), sequence + 7);
     device.options_.on_callback_point(sequence);
+    // As a device does, the point completes once its host function resumed
+    // it: a point reached before its submit returned runs on the engine's
+    // thread, after on_callback_point returns.
+    ASSERT_TRUE(hal::testing::Eventually([&] { return ran.load() == static_cast<int>(sequence); }))
+        << "point " << sequence << "'s host function never ran";
     device.options_.on_complete(sequence, absl::OkStatus());
   }
-  // The last host function runs on the engine's thread, after on_callback_point returns.
-  EXPECT_TRUE(hal::testing::Eventually([&] { return ran.load() == kPoints; })) << ran.load();
+  EXPECT_EQ(ran.load(), kPoints);
   EXPECT_TRUE(hal::testing::Eventually([&] { return (*stream)->Idle(); }));
 }
 

@@ -10,6 +10,7 @@
 #include "proto/acl/acl_status.h"
 #include "daemon/core/stream_engine.h"
 #include "gtest/gtest.h"
+#include "hal/testing/eventually.h"
 #include "hal/testing/fake_clock.h"
 
 namespace acld {
@@ -212,7 +213,9 @@ TEST_F(StreamTest, SynchronizeTimesOutAndPollsWithZero) {
   EXPECT_EQ(AclCodeOf(timed->status), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
   EXPECT_EQ(AclCodeOf(Sync(*stream, absl::ZeroDuration())), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
   EXPECT_FALSE(stream->Idle());
-  EXPECT_EQ(stream->Stats().state, "waiting on work");
+  // Parked once the task's function has returned to the worker.
+  EXPECT_TRUE(
+      hal::testing::Eventually([&] { return stream->Stats().state == "waiting on work"; }));
   release(absl::OkStatus());
   EXPECT_TRUE(Sync(*stream, absl::Seconds(10)).ok());
 }
