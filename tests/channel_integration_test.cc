@@ -190,7 +190,7 @@ TEST(ChannelTest, AClientInItsOwnNamespacesWithAPrivateDevShmIsServed) {
   const auto [copies_code, copies] = in_container("exec tests/device_client roundtrip 8");
   EXPECT_EQ(copies_code, 0) << copies;
   EXPECT_NE(copies.find("pid 1"), std::string::npos) << "the shell is its namespace's init";
-  EXPECT_NE(copies.find("roundtrip 8 MiB ok"), std::string::npos) << copies;
+  EXPECT_NE(copies.find("roundtrip 8388608 bytes ok"), std::string::npos) << copies;
   const auto [callbacks_code, callbacks] = in_container("exec tests/callback_client many 20");
   EXPECT_EQ(callbacks_code, 0) << callbacks;
 

@@ -76,14 +76,13 @@ std::vector<uint32_t> ReadU32(void* device, size_t count) {
   return values;
 }
 
-int RoundTrip(size_t mib) {
+int RoundTrip(size_t bytes) {
   Setup();
-  const size_t bytes = mib << 20;
   std::vector<uint8_t> source(bytes), back(bytes);
   std::mt19937_64 random(42);
-  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+  for (size_t i = 0; i < bytes; i += 8) {
     const uint64_t value = random();
-    std::memcpy(&source[i], &value, 8);
+    std::memcpy(&source[i], &value, std::min<size_t>(8, bytes - i));
   }
   void *a = nullptr, *b = nullptr, *pinned = nullptr;
   CheckCode(aclrtMalloc(&a, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc a");
@@ -136,7 +135,7 @@ int RoundTrip(size_t mib) {
   CheckCode(aclrtFreeHost(pinned), ACL_SUCCESS, "aclrtFreeHost");
   CheckCode(aclrtFree(a), ACL_SUCCESS, "aclrtFree a");
   CheckCode(aclrtFree(b), ACL_SUCCESS, "aclrtFree b");
-  std::printf("roundtrip %zu MiB ok\n", mib);
+  std::printf("roundtrip %zu bytes ok\n", bytes);
   return Teardown();
 }
 
@@ -1289,7 +1288,8 @@ int main(int argc, char** argv) {
   auto number = [&](int index) -> uint64_t {
     return argc > index ? std::strtoull(argv[index], nullptr, 10) : 0;
   };
-  if (mode == "roundtrip") return RoundTrip(number(2) > 0 ? number(2) : 64);
+  if (mode == "roundtrip") return RoundTrip((number(2) > 0 ? number(2) : 64) << 20);
+  if (mode == "roundtrip_bytes") return RoundTrip(number(2));
   if (mode == "ordering") return Ordering();
   if (mode == "failure_modes") return FailureModes();
   if (mode == "timeouts") return Timeouts();

@@ -41,6 +41,12 @@ class ScenarioTest : public BothModesTest {
 };
 
 TEST_P(ScenarioTest, RoundTrip64MiBInEveryDirection) { Run({"roundtrip", "64"}); }
+// Sizes whose chunks (client/bulk_copies.cc) do not divide them: one short
+// chunk just above the inline limit; five chunks through four slots; eight
+// chunks of 1.25 MiB, the last short.
+TEST_P(ScenarioTest, RoundTripsOfSizesBetweenChunks) {
+  for (const char* bytes : {"65537", "1048579", "9437187"}) Run({"roundtrip_bytes", bytes});
+}
 TEST_P(ScenarioTest, OrderingAcrossStreamsAndEvents) { Run({"ordering"}); }
 TEST_P(ScenarioTest, StopVersusContinueOnFailure) { Run({"failure_modes"}); }
 TEST_P(ScenarioTest, SynchronizationTimeouts) { Run({"timeouts"}); }

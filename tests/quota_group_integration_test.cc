@@ -176,7 +176,7 @@ TEST(QuotaGroupTest, APodSeesItsGroupsDevicesFromZeroAndCopiesAndCallsBackThroug
   const auto [copies_code, copies] =
       RunToCompletion(InPod(group, "tests/device_client roundtrip 8"), PodEnv(), absl::Seconds(60));
   EXPECT_EQ(copies_code, 0) << copies;
-  EXPECT_NE(copies.find("roundtrip 8 MiB ok"), std::string::npos) << copies;
+  EXPECT_NE(copies.find("roundtrip 8388608 bytes ok"), std::string::npos) << copies;
   const auto [callbacks_code, callbacks] =
       RunToCompletion(InPod(group, "tests/callback_client many 20"), PodEnv(), absl::Seconds(60));
   EXPECT_EQ(callbacks_code, 0) << callbacks;
