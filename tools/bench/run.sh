@@ -41,6 +41,10 @@ busy_seconds() {
   awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.2f", ($2 + $3 + $4 + $7 + $8) / hz }' \
     /proc/stat
 }
+# CPU time the hypervisor gave to others while this VM had work (a noisy neighbour).
+steal_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.2f", $9 / hz }' /proc/stat
+}
 # `times` runs in this shell, not in a $(...) subshell, which would report its own.
 own_seconds() {
   awk '{ for (i = 1; i <= NF; ++i) { split($i, t, "m"); s += t[1] * 60 + t[2] } }
@@ -70,6 +74,7 @@ daemon="unix:$work/acld.sock"
 bench="$bin/tools/bench/acld_bench"
 
 busy_start=$(busy_seconds)
+steal_start=$(steal_seconds)
 times >"$work/times-start"
 start_time=$(date +%s)
 
@@ -174,9 +179,13 @@ clients_run 64 10 -1
 kill "$acld_pid"
 wait "$acld_pid" 2>/dev/null || true  # reaped, so that its CPU time counts as the run's own
 busy_end=$(busy_seconds)
+steal_end=$(steal_seconds)
 times >"$work/times-end"
+# /proc/stat counts ticks and the run's own time is exact, so a quiet run can come out a second
+# or two below zero.
 awk -v wall="$(($(date +%s) - start_time))" -v cpus="$(nproc)" -v b0="$busy_start" \
   -v b1="$busy_end" -v o0="$(own_seconds "$work/times-start")" \
-  -v o1="$(own_seconds "$work/times-end")" 'BEGIN {
-  printf "other processes used %.1f CPU s during the %d s run (of %d CPU s available)\n",
-    (b1 - b0) - (o1 - o0), wall, cpus * wall }'
+  -v o1="$(own_seconds "$work/times-end")" -v s0="$steal_start" -v s1="$steal_end" 'BEGIN {
+  printf "other processes used %.1f CPU s during the %d s run (of %d CPU s available; " \
+    "/proc/stat counts ticks, so about +-1 %%); the hypervisor took %.1f CPU s (steal)\n",
+    (b1 - b0) - (o1 - o0), wall, cpus * wall, s1 - s0 }'
