@@ -51,7 +51,9 @@ static_assert(SessionChannel::kMaxBatchBytes + kChunkBytes < acld::kMaxMessageBy
 constexpr uint64_t kMinChunkBytes = 256 << 10;
 
 uint64_t ChunkBytesFor(uint64_t count) {
-  const uint64_t eighth = count / (2 * kStagingSlots);
+  // Rounded up: rounded down, a count just past a multiple of 2 MiB would
+  // leave a last chunk of a few bytes, one more round trip.
+  const uint64_t eighth = count / (2 * kStagingSlots) + (count % (2 * kStagingSlots) != 0);
   const uint64_t rounded = (eighth + kMinChunkBytes - 1) / kMinChunkBytes * kMinChunkBytes;
   return std::clamp(rounded, kMinChunkBytes, kChunkBytes);
 }

@@ -129,8 +129,9 @@ TEST(HostClockTimerTest, StopWaitsForTheRunningCallbackAndDropsThePending) {
   timer.Schedule(absl::InfinitePast(), [&] {
     started.Notify();
     release.WaitForNotification();
-    // Long enough that Stop is surely called meanwhile (else the loop would
-    // run the next, due by then, before Stop).
+    // Stop must come meanwhile (else the loop runs the next, due by then,
+    // before Stop): it fails only if this thread stalls 200 ms between
+    // release.Notify() and Stop(), where 20 ms once failed under load.
     absl::SleepFor(absl::Milliseconds(200));
     finished = true;
   });

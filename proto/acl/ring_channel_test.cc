@@ -186,7 +186,8 @@ TEST(RingChannelTest, TheDaemonSideKeepsFragmentsUntilTheLastArrives) {
     sent = true;
   });
   std::optional<std::string> received;
-  // Bounded by time, not turns: a sender still waiting for room would hang its join.
+  // Bounded by time, not turns: under load 100,000 yields ran out before the
+  // sender had sent it all.
   for (const absl::Time give_up = absl::Now() + absl::Seconds(30);
        !received.has_value() && absl::Now() < give_up;) {
     absl::StatusOr<std::optional<std::string>> next = daemon.TryReceive();

@@ -53,10 +53,10 @@ inline void CopyLine(uint8_t* out, const uint8_t* in) {
 }
 
 // Copies with the given stores; false (nothing copied) when the copy is
-// outside [min_bytes, kStreamingCopyMaxBytes] or overlaps.
+// outside [min_bytes, kCopyByLinesMaxBytes] or overlaps.
 template <Stores kStores>
 bool CopyByLines(void* dst, const void* src, size_t count, size_t min_bytes) {
-  if (count < min_bytes || count > kStreamingCopyMaxBytes || Overlap(dst, src, count)) {
+  if (count < min_bytes || count > kCopyByLinesMaxBytes || Overlap(dst, src, count)) {
     return false;
   }
   auto* out = static_cast<uint8_t*>(dst);
@@ -92,6 +92,7 @@ bool CopyByLines(void* dst, const void* src, size_t count, size_t min_bytes) {
 }  // namespace
 
 void StreamingCopy(void* dst, const void* src, size_t count) {
+  if (count == 0) return;  // either may be null then, which memmove does not allow
 #if defined(__x86_64__)
   if (CopyByLines<Stores::kPastTheCaches>(dst, src, count, kStreamingCopyMinBytes)) return;
 #endif
@@ -99,6 +100,7 @@ void StreamingCopy(void* dst, const void* src, size_t count) {
 }
 
 void CopyForTheReader(void* dst, const void* src, size_t count) {
+  if (count == 0) return;  // as above
 #if defined(__x86_64__)
   if (CopyByLines<Stores::kIntoTheCaches>(dst, src, count, kReaderCopyByLinesMinBytes)) return;
 #endif

@@ -187,5 +187,5 @@ awk -v wall="$(($(date +%s) - start_time))" -v cpus="$(nproc)" -v b0="$busy_star
   -v b1="$busy_end" -v o0="$(own_seconds "$work/times-start")" \
   -v o1="$(own_seconds "$work/times-end")" -v s0="$steal_start" -v s1="$steal_end" 'BEGIN {
   printf "other processes used %.1f CPU s during the %d s run (of %d CPU s available; " \
-    "/proc/stat counts ticks, so about +-1 %%); the hypervisor took %.1f CPU s (steal)\n",
+    "/proc/stat counts ticks: about +-1 %% of that); the hypervisor took %.1f CPU s (steal)\n",
     (b1 - b0) - (o1 - o0), wall, cpus * wall, s1 - s0 }'
