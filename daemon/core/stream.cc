@@ -227,6 +227,7 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
   mu_.Unlock();
   size_t submitted = 0;
   absl::Status failure;
+  submit_mu_.Lock();
   for (; submitted < count; ++submitted) {
     Task& task = tasks[submitted];
     absl::StatusOr<uint64_t> sequence =
@@ -237,6 +238,7 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
     }
     task.sequence = *sequence;
   }
+  submit_mu_.Unlock();
   mu_.Lock();
   running_task_id_ = 0;
   if (stop_task_id_ == tasks[0].id) {
@@ -456,7 +458,10 @@ void Stream::AbortDeviceLocked(std::vector<std::function<void()>>& after,
                                std::function<void()> then) {
   ++device_aborts_pending_;
   after.push_back([this, then = std::move(then)] {
-    device_->Abort();
+    {
+      absl::MutexLock handing_over(&submit_mu_);
+      device_->Abort();
+    }
     then();
     bool make_ready;
     {

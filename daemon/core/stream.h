@@ -341,6 +341,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::unique_ptr<hal::Stream> device_;  // set once by Create
 
   mutable absl::Mutex mu_;
+  // Held while tasks are handed to the device (mu_ is let go of then) and
+  // while the device is aborted, never with mu_: an abort that comes while a
+  // task is being handed over waits for it, and then takes it back. Else the
+  // task reached the device after the abort had emptied it and ran there,
+  // after aclrtStreamAbort had returned, reported as discarded.
+  absl::Mutex submit_mu_;
   // Both keep their storage when they drain (a stream fed batch after batch
   // drains between them); a stream that stays drained for kSpareStorageKept
   // gives it back (ReleaseSpareStorage).

@@ -278,6 +278,54 @@ TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
   EXPECT_EQ(Byte(0), 6);
 }
 
+// An abort that comes while a task is being handed to the device (the
+// stream's lock is not held meanwhile) waits for the hand-over, then takes
+// the task back: it never runs, and its owner hears it was discarded. (The
+// abort used to empty the device first; the task then ran there, after
+// aclrtStreamAbort had returned.)
+TEST_F(StreamDeviceTest, WorkAbortedWhileItIsBeingSubmittedNeverRuns) {
+  auto stream = NewStream();
+  std::atomic<int> discarded{0};
+  absl::Notification submitting, aborted;
+  // The hold on the device on its own, so that the abort finds it there.
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] { return stream->Stats().state == "waiting on hold"; }));
+  DeviceWork fill = Fill(0, 5);
+  // Handed over by whichever thread submits it (the enqueuing one, here).
+  std::thread enqueuer([&] {
+    EXPECT_TRUE(stream
+                    ->EnqueueDeviceWork(
+                        [&, fill](hal::Stream& device) {
+                          submitting.Notify();
+                          // The abort has begun (the hold is discarded)...
+                          EXPECT_TRUE(hal::testing::Eventually(
+                              [&] { return stream->Stats().discarded >= 1; }));
+                          // ...and may not end before this hand-over does.
+                          EXPECT_FALSE(
+                              aborted.WaitForNotificationWithTimeout(absl::Milliseconds(50)))
+                              << "aclrtStreamAbort returned while a task was being handed over";
+                          return fill(device);
+                        },
+                        "fill", 0, [&] { ++discarded; }, nullptr, nullptr)
+                    .ok());
+  });
+  ASSERT_TRUE(submitting.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  std::thread aborter([&] {
+    stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+    aborted.Notify();
+  });
+  aborter.join();
+  enqueuer.join();
+  EXPECT_TRUE(hal::testing::Eventually([&] { return discarded.load() == 1 && stream->Idle(); }))
+      << "discarded " << discarded.load() << ", state " << stream->Stats().state;
+  EXPECT_EQ(submitted_.load(), 1) << "the fill did reach the device";
+  EXPECT_EQ(Byte(0), 0) << "the aborted fill ran";
+  // The stream takes new work afterwards.
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(0, 6), "fill", 0, nullptr, nullptr, nullptr).ok());
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(Byte(0), 6);
+}
+
 TEST_F(StreamDeviceTest, AnAbortWhileTheWorkerReportsBetweenTasksStillFinishesTheStream) {
   auto stream = NewStream();
   // Shared with the worker: it may still be leaving the report when the test ends.
