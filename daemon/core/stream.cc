@@ -224,12 +224,19 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
 
 void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::function<void()>>& after) {
   running_task_id_ = tasks[0].id;
+  handing_over_ = true;
   mu_.Unlock();
   size_t submitted = 0;
   absl::Status failure;
+  bool discarded_meanwhile = false;
   submit_mu_.Lock();
+  handing_over_thread_.store(std::this_thread::get_id());
   for (; submitted < count; ++submitted) {
     Task& task = tasks[submitted];
+    if (discarded_mark_.load(std::memory_order_acquire) >= task.id) {
+      discarded_meanwhile = true;  // an abort came: it and the rest stay off the device
+      break;
+    }
     absl::StatusOr<uint64_t> sequence =
         task.launch.has_value() ? task.launch->SubmitTo(*device_) : task.work->device_work(*device_);
     if (!sequence.ok()) {
@@ -238,9 +245,11 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
     }
     task.sequence = *sequence;
   }
+  handing_over_thread_.store(std::thread::id());
   submit_mu_.Unlock();
   mu_.Lock();
   running_task_id_ = 0;
+  handing_over_ = false;
   if (stop_task_id_ == tasks[0].id) {
     // aclrtStreamStop came before the task reached the device.
     stop_task_id_ = 0;
@@ -251,11 +260,14 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
   const uint64_t early_point = std::exchange(early_point_, 0);
   std::shared_ptr<std::vector<Task>> dropped;
   retired_.reserve(retired_.size() + submitted);
-  for (size_t i = 0; i < submitted; ++i) {
+  // Those an abort discarded before they were handed over go as those it
+  // discarded while they were (SubmittedLocked sees them discarded).
+  const size_t settled = discarded_meanwhile ? count : submitted;
+  for (size_t i = 0; i < settled; ++i) {
     SubmittedLocked(std::move(tasks[i]), early_point, dropped, after);
   }
   early_device_results_.clear();
-  if (submitted == count) return;
+  if (settled == count) return;
   // Never reached the device: they wait behind the failure (which may drop
   // them: STOP_ON_FAILURE), holding no place meanwhile.
   for (size_t i = count; i-- > submitted + 1;) {
@@ -458,8 +470,10 @@ void Stream::AbortDeviceLocked(std::vector<std::function<void()>>& after,
                                std::function<void()> then) {
   ++device_aborts_pending_;
   after.push_back([this, then = std::move(then)] {
-    {
-      absl::MutexLock handing_over(&submit_mu_);
+    if (handing_over_thread_.load() == std::this_thread::get_id()) {
+      device_->Abort();  // inside this thread's own hand-over
+    } else {
+      absl::MutexLock no_hand_over(&submit_mu_);
       device_->Abort();
     }
     then();
@@ -719,6 +733,10 @@ void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint
     if (auto discard = task.TakeOnDiscard()) after.push_back(std::move(discard));
   }
   discarded_through_ = next_task_id_ - 1;
+  discarded_mark_.store(discarded_through_, std::memory_order_release);
+  // A task being handed over may reach the device after this: the device
+  // is aborted after that hand-over (see submit_mu_).
+  if (handing_over_) AbortDeviceLocked(after, [] {});
   // A task still running finishes first; otherwise everything is done now.
   // (A worker may be between tasks, reporting what finished: the stream is
   // then kRunning with no task running, and nothing would finish it later.)

@@ -17,11 +17,13 @@
 #ifndef ACLD_DAEMON_CORE_STREAM_H_
 #define ACLD_DAEMON_CORE_STREAM_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -341,12 +343,18 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::unique_ptr<hal::Stream> device_;  // set once by Create
 
   mutable absl::Mutex mu_;
-  // Held while tasks are handed to the device (mu_ is let go of then) and
-  // while the device is aborted, never with mu_: an abort that comes while a
-  // task is being handed over waits for it, and then takes it back. Else the
-  // task reached the device after the abort had emptied it and ran there,
-  // after aclrtStreamAbort had returned, reported as discarded.
+  // Tasks are handed to the device with mu_ let go of (SubmitRunLocked). An
+  // abort that comes meanwhile must not empty the device before a task it
+  // discards gets there, or the task runs after aclrtStreamAbort returned,
+  // reported as discarded. So the hand-over holds submit_mu_ (never with
+  // mu_), hands over no task that discarded_mark_ says is discarded, and
+  // the device is aborted under submit_mu_ too, and also whenever a discard
+  // finds a hand-over under way (handing_over_). A device abort on the
+  // hand-over's own thread (a failure the device reports inside a submit,
+  // under STOP_ON_FAILURE) already holds submit_mu_: handing_over_thread_.
   absl::Mutex submit_mu_;
+  std::atomic<uint64_t> discarded_mark_{0};  // discarded_through_, for the hand-over
+  std::atomic<std::thread::id> handing_over_thread_{};
   // Both keep their storage when they drain (a stream fed batch after batch
   // drains between them); a stream that stays drained for kSpareStorageKept
   // gives it back (ReleaseSpareStorage).
@@ -385,6 +393,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Discarded while a task was still running: done once that task finishes.
   uint64_t discarded_through_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t running_task_id_ ABSL_GUARDED_BY(mu_) = 0;
+  bool handing_over_ ABSL_GUARDED_BY(mu_) = false;
   // A task aclrtStreamStop stopped before it reached the device, and why:
   // the device stops it once submitted.
   uint64_t stop_task_id_ ABSL_GUARDED_BY(mu_) = 0;

@@ -3,6 +3,7 @@
 // host tasks wait for the device work before them, and abort and
 // STOP_ON_FAILURE take submitted work back from the device.
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -326,6 +327,42 @@ TEST_F(StreamDeviceTest, WorkAbortedWhileItIsBeingSubmittedNeverRuns) {
   EXPECT_EQ(Byte(0), 6);
 }
 
+// The same with nothing on the device to abort: the abort still waits for
+// the hand-over and takes back what it handed over, and nothing queued
+// behind it ever reaches the device.
+TEST_F(StreamDeviceTest, AnAbortWithNothingOnTheDeviceStillWaitsForAHandOver) {
+  auto stream = NewStream();
+  absl::Notification submitting, aborted;
+  DeviceWork fill = Fill(0, 5);
+  ASSERT_TRUE(stream
+                  ->EnqueueDeviceWork(
+                      [&, fill](hal::Stream& device) {
+                        submitting.Notify();
+                        // The abort has begun (the fill queued behind is discarded)...
+                        EXPECT_TRUE(hal::testing::Eventually(
+                            [&] { return stream->Stats().discarded >= 1; }));
+                        // ...and may not end before this hand-over does.
+                        EXPECT_FALSE(aborted.WaitForNotificationWithTimeout(absl::Milliseconds(50)))
+                            << "aclrtStreamAbort returned while a task was being handed over";
+                        return fill(device);
+                      },
+                      "fill", 0, nullptr, nullptr, nullptr)
+                  .ok());
+  ASSERT_TRUE(submitting.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(1, 7), "fill", 0, nullptr, nullptr, nullptr).ok());
+  std::thread aborter([&] {
+    stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+    aborted.Notify();
+  });
+  aborter.join();
+  EXPECT_TRUE(hal::testing::Eventually([&] { return stream->Idle(); })) << stream->Stats().state;
+  EXPECT_EQ(submitted_.load(), 1) << "work queued behind the hand-over reached the device";
+  EXPECT_EQ(Byte(1), 0);
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(1, 6), "fill", 0, nullptr, nullptr, nullptr).ok());
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(Byte(1), 6);
+}
+
 TEST_F(StreamDeviceTest, AnAbortWhileTheWorkerReportsBetweenTasksStillFinishesTheStream) {
   auto stream = NewStream();
   // Shared with the worker: it may still be leaving the report when the test ends.
@@ -591,6 +628,53 @@ class ScriptedDevice final : public hal::sim::SimDevice {
   hal::StreamOptions options_;
   ScriptedDeviceStream* stream_ = nullptr;
 };
+
+// A device may report an earlier task's failure on the thread that is
+// handing it the next (the sim does, when that thread pumps its queue).
+// Under STOP_ON_FAILURE the stream then aborts the device from inside its
+// own hand-over: it must not wait for that hand-over to end.
+TEST(StreamHandOverTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
+  ScriptedDevice device;
+  hal::Timer timer;
+  StreamEngine engine{2};
+  absl::StatusOr<std::shared_ptr<Stream>> stream = Stream::Create(
+      Stream::Options{1, 1, 0, 0, 0}, engine, timer, device, [](const TaskFailure&) {});
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
+  ASSERT_TRUE((*stream)
+                  ->EnqueueDeviceWork([](hal::Stream& d) { return d.Fill({}, 0, 1); }, "fill", 0,
+                                      nullptr, nullptr, nullptr)
+                  .ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    return device.stream_->submitted() == 1 && (*stream)->Stats().state == "waiting on fill";
+  }));
+  std::atomic<int> discarded{0};
+  absl::Notification enqueued;
+  std::thread enqueuer([&] {
+    EXPECT_TRUE((*stream)
+                    ->EnqueueDeviceWork(
+                        [&](hal::Stream& d) {
+                          absl::StatusOr<uint64_t> sequence = d.Fill({}, 0, 1);
+                          device.options_.on_complete(
+                              1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
+                          return sequence;
+                        },
+                        "fill", 0, [&] { ++discarded; }, nullptr, nullptr)
+                    .ok());
+    enqueued.Notify();
+  });
+  if (!enqueued.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+    ADD_FAILURE() << "the hand-over deadlocked on its own device abort";
+    std::_Exit(1);  // the enqueuer cannot be joined
+  }
+  enqueuer.join();
+  EXPECT_TRUE(hal::testing::Eventually([&] { return discarded.load() == 1; }))
+      << "the work after the failure was not discarded";
+  const std::vector<std::string> log = device.stream_->log();
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log.back(), "abort") << "the device was not aborted after the last submit";
+  EXPECT_TRUE(hal::testing::Eventually([&] { return (*stream)->Idle(); }));
+}
 
 // The point is reached while a failure before it is being published on
 // another thread: its work waits for the publication, so the client hears of
