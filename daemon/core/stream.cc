@@ -470,12 +470,15 @@ void Stream::AbortDeviceLocked(std::vector<std::function<void()>>& after,
                                std::function<void()> then) {
   ++device_aborts_pending_;
   after.push_back([this, then = std::move(then)] {
-    if (handing_over_thread_.load() == std::this_thread::get_id()) {
-      device_->Abort();  // inside this thread's own hand-over
-    } else {
-      absl::MutexLock no_hand_over(&submit_mu_);
-      device_->Abort();
+    // A hand-over under way ends first (unless it is this thread's own: a
+    // failure reported inside it), and none starts until this abort has run
+    // (device_aborts_pending_). Not held across the abort: on acl, Abort
+    // waits for the completion dispatcher, which may be the very thread
+    // waiting here for another abort.
+    if (handing_over_thread_.load() != std::this_thread::get_id()) {
+      absl::MutexLock hand_over_ended(&submit_mu_);
     }
+    device_->Abort();
     then();
     bool make_ready;
     {

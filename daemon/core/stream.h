@@ -347,11 +347,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // abort that comes meanwhile must not empty the device before a task it
   // discards gets there, or the task runs after aclrtStreamAbort returned,
   // reported as discarded. So the hand-over holds submit_mu_ (never with
-  // mu_), hands over no task that discarded_mark_ says is discarded, and
-  // the device is aborted under submit_mu_ too, and also whenever a discard
-  // finds a hand-over under way (handing_over_). A device abort on the
-  // hand-over's own thread (a failure the device reports inside a submit,
-  // under STOP_ON_FAILURE) already holds submit_mu_: handing_over_thread_.
+  // mu_) and hands over no task that discarded_mark_ says is discarded; a
+  // device abort first waits for submit_mu_ (the hand-over under way ends),
+  // and a discard that finds a hand-over under way (handing_over_) always
+  // aborts the device after it. A device abort on the hand-over's own
+  // thread (a failure the device reports inside a submit, under
+  // STOP_ON_FAILURE) does not wait for itself: handing_over_thread_.
   absl::Mutex submit_mu_;
   std::atomic<uint64_t> discarded_mark_{0};  // discarded_through_, for the hand-over
   std::atomic<std::thread::id> handing_over_thread_{};

@@ -649,6 +649,7 @@ TEST(StreamHandOverTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
     return device.stream_->submitted() == 1 && (*stream)->Stats().state == "waiting on fill";
   }));
   std::atomic<int> discarded{0};
+  std::atomic<bool> aborted_inside{false};
   absl::Notification enqueued;
   std::thread enqueuer([&] {
     EXPECT_TRUE((*stream)
@@ -657,6 +658,8 @@ TEST(StreamHandOverTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
                           absl::StatusOr<uint64_t> sequence = d.Fill({}, 0, 1);
                           device.options_.on_complete(
                               1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
+                          const std::vector<std::string> log = device.stream_->log();
+                          aborted_inside = !log.empty() && log.back() == "abort";
                           return sequence;
                         },
                         "fill", 0, [&] { ++discarded; }, nullptr, nullptr)
@@ -670,6 +673,7 @@ TEST(StreamHandOverTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
   enqueuer.join();
   EXPECT_TRUE(hal::testing::Eventually([&] { return discarded.load() == 1; }))
       << "the work after the failure was not discarded";
+  EXPECT_TRUE(aborted_inside.load()) << "the device was not aborted inside the hand-over";
   const std::vector<std::string> log = device.stream_->log();
   ASSERT_FALSE(log.empty());
   EXPECT_EQ(log.back(), "abort") << "the device was not aborted after the last submit";
