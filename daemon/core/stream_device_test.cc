@@ -279,6 +279,40 @@ TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
   EXPECT_EQ(Byte(0), 6);
 }
 
+// An abort from another thread while `work` is being handed to the device:
+// the hand-over waits until the abort has begun (it discarded something), then
+// checks that the abort does not end before the hand-over does.
+class AbortDuringHandOver {
+ public:
+  AbortDuringHandOver(std::shared_ptr<Stream> stream, DeviceWork work)
+      : stream_(std::move(stream)), work_(std::move(work)) {}
+
+  DeviceWork HandOver() {
+    return [this](hal::Stream& device) {
+      submitting_.Notify();
+      EXPECT_TRUE(hal::testing::Eventually([&] { return stream_->Stats().discarded >= 1; }));
+      EXPECT_FALSE(aborted_.WaitForNotificationWithTimeout(absl::Milliseconds(50)))
+          << "aclrtStreamAbort returned while a task was being handed over";
+      return work_(device);
+    };
+  }
+  void WaitUntilHandingOver() {
+    ASSERT_TRUE(submitting_.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
+  void Abort() {
+    std::thread aborter([this] {
+      stream_->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+      aborted_.Notify();
+    });
+    aborter.join();
+  }
+
+ private:
+  std::shared_ptr<Stream> stream_;
+  DeviceWork work_;
+  absl::Notification submitting_, aborted_;
+};
+
 // An abort that comes while a task is being handed to the device (the
 // stream's lock is not held meanwhile) waits for the hand-over, then takes
 // the task back: it never runs, and its owner hears it was discarded. (The
@@ -287,35 +321,19 @@ TEST_F(StreamDeviceTest, AbortTakesSubmittedWorkBackFromTheDevice) {
 TEST_F(StreamDeviceTest, WorkAbortedWhileItIsBeingSubmittedNeverRuns) {
   auto stream = NewStream();
   std::atomic<int> discarded{0};
-  absl::Notification submitting, aborted;
   // The hold on the device on its own, so that the abort finds it there.
   ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
   ASSERT_TRUE(hal::testing::Eventually([&] { return stream->Stats().state == "waiting on hold"; }));
-  DeviceWork fill = Fill(0, 5);
+  AbortDuringHandOver abort(stream, Fill(0, 5));
   // Handed over by whichever thread submits it (the enqueuing one, here).
   std::thread enqueuer([&] {
     EXPECT_TRUE(stream
-                    ->EnqueueDeviceWork(
-                        [&, fill](hal::Stream& device) {
-                          submitting.Notify();
-                          // The abort has begun (the hold is discarded)...
-                          EXPECT_TRUE(hal::testing::Eventually(
-                              [&] { return stream->Stats().discarded >= 1; }));
-                          // ...and may not end before this hand-over does.
-                          EXPECT_FALSE(
-                              aborted.WaitForNotificationWithTimeout(absl::Milliseconds(50)))
-                              << "aclrtStreamAbort returned while a task was being handed over";
-                          return fill(device);
-                        },
-                        "fill", 0, [&] { ++discarded; }, nullptr, nullptr)
+                    ->EnqueueDeviceWork(abort.HandOver(), "fill", 0, [&] { ++discarded; },
+                                        nullptr, nullptr)
                     .ok());
   });
-  ASSERT_TRUE(submitting.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  std::thread aborter([&] {
-    stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
-    aborted.Notify();
-  });
-  aborter.join();
+  abort.WaitUntilHandingOver();
+  abort.Abort();
   enqueuer.join();
   EXPECT_TRUE(hal::testing::Eventually([&] { return discarded.load() == 1 && stream->Idle(); }))
       << "discarded " << discarded.load() << ", state " << stream->Stats().state;
@@ -332,29 +350,12 @@ TEST_F(StreamDeviceTest, WorkAbortedWhileItIsBeingSubmittedNeverRuns) {
 // behind it ever reaches the device.
 TEST_F(StreamDeviceTest, AnAbortWithNothingOnTheDeviceStillWaitsForAHandOver) {
   auto stream = NewStream();
-  absl::Notification submitting, aborted;
-  DeviceWork fill = Fill(0, 5);
-  ASSERT_TRUE(stream
-                  ->EnqueueDeviceWork(
-                      [&, fill](hal::Stream& device) {
-                        submitting.Notify();
-                        // The abort has begun (the fill queued behind is discarded)...
-                        EXPECT_TRUE(hal::testing::Eventually(
-                            [&] { return stream->Stats().discarded >= 1; }));
-                        // ...and may not end before this hand-over does.
-                        EXPECT_FALSE(aborted.WaitForNotificationWithTimeout(absl::Milliseconds(50)))
-                            << "aclrtStreamAbort returned while a task was being handed over";
-                        return fill(device);
-                      },
-                      "fill", 0, nullptr, nullptr, nullptr)
-                  .ok());
-  ASSERT_TRUE(submitting.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  AbortDuringHandOver abort(stream, Fill(0, 5));
+  ASSERT_TRUE(stream->EnqueueDeviceWork(abort.HandOver(), "fill", 0, nullptr, nullptr, nullptr).ok());
+  abort.WaitUntilHandingOver();
+  // Queued behind: the abort discards it, which shows it has begun.
   ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(1, 7), "fill", 0, nullptr, nullptr, nullptr).ok());
-  std::thread aborter([&] {
-    stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
-    aborted.Notify();
-  });
-  aborter.join();
+  abort.Abort();
   EXPECT_TRUE(hal::testing::Eventually([&] { return stream->Idle(); })) << stream->Stats().state;
   EXPECT_EQ(submitted_.load(), 1) << "work queued behind the hand-over reached the device";
   EXPECT_EQ(Byte(1), 0);
@@ -633,12 +634,17 @@ class ScriptedDevice final : public hal::sim::SimDevice {
 // handing it the next (the sim does, when that thread pumps its queue).
 // Under STOP_ON_FAILURE the stream then aborts the device from inside its
 // own hand-over: it must not wait for that hand-over to end.
-TEST(StreamHandOverTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
+class StreamHandOverTest : public ::testing::Test {
+ protected:
   ScriptedDevice device;
   hal::Timer timer;
   StreamEngine engine{2};
+  // Made last, so that it goes first.
   absl::StatusOr<std::shared_ptr<Stream>> stream = Stream::Create(
       Stream::Options{1, 1, 0, 0, 0}, engine, timer, device, [](const TaskFailure&) {});
+};
+
+TEST_F(StreamHandOverTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
   ASSERT_TRUE(stream.ok());
   ASSERT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
   ASSERT_TRUE((*stream)
