@@ -135,17 +135,19 @@ class Stream {
   // must stop by itself so that nothing runs meanwhile. Off by default.
   virtual absl::Status SetStopOnFailure(bool stop) = 0;
 
-  // aclrtStreamStop: ends the item the device is executing now (a kernel
-  // still running, an event or value wait still waiting) without its effect,
-  // reported through on_complete with `why` as its failure. The items after
-  // it are kept and run as usual (stop-on-failure applies, as to any
-  // failure). With nothing executing, nothing happens.
-  virtual absl::Status StopRunningItem(const absl::Status& why) {
+  // aclrtStreamStop: ends item `sequence` if the device is executing it now
+  // (a kernel still running, an event or value wait still waiting) without
+  // its effect, reported through on_complete with `why` as its failure. The
+  // items after it are kept and run as usual (stop-on-failure applies, as to
+  // any failure). An item that has finished, or one executing that nothing
+  // can stop (an instant item, a host-callback point), is left alone: the
+  // stop never reaches an item after the one it was meant for.
+  virtual absl::Status StopItem(uint64_t sequence, const absl::Status& why) {
+    (void)sequence;
     (void)why;
     return NotSupported("stop a running task");
   }
-  // Whether StopRunningItem can stop anything (the core stops an item that
-  // has not reached the device yet once it gets there).
+  // Whether StopItem can stop anything.
   virtual bool can_stop_items() const { return false; }
 
   // Discards every item not yet run, and returns once no item is running.

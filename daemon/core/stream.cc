@@ -251,11 +251,16 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
   running_task_id_ = 0;
   handing_over_ = false;
   if (stop_task_id_ == tasks[0].id) {
-    // aclrtStreamStop came before the task reached the device.
+    // aclrtStreamStop came before the task reached the device. Only that
+    // task: one that finished as it was submitted (or never got there) is
+    // past stopping, and the device must not stop the next instead.
     stop_task_id_ = 0;
-    after.push_back([self = weak_from_this(), why = std::exchange(stop_why_, absl::OkStatus())] {
-      if (auto stream = self.lock()) stream->device_->StopRunningItem(why).IgnoreError();
-    });
+    absl::Status why = std::exchange(stop_why_, absl::OkStatus());
+    if (submitted > 0) {
+      after.push_back([self = weak_from_this(), sequence = tasks[0].sequence, why] {
+        if (auto stream = self.lock()) stream->device_->StopItem(sequence, why).IgnoreError();
+      });
+    }
   }
   const uint64_t early_point = std::exchange(early_point_, 0);
   std::shared_ptr<std::vector<Task>> dropped;
@@ -844,12 +849,26 @@ bool Stream::Idle() const {
 
 absl::Status Stream::SetFailureMode(FailureMode mode) {
   // The device stops itself too: it may run ahead of the failure's report,
-  // and the work after a failure must not run (hal/stream.h).
+  // and the work after a failure must not run (hal/stream.h). A device that
+  // stopped must hear the core's abort, or the work behind the failure waits
+  // for ever: so the core stops before the device does, and goes on after
+  // it does (a failure between the two is then aborted, never left stopped).
+  // Calls are serialized, so the two never end up disagreeing.
+  absl::MutexLock serialized(&failure_mode_mu_);
+  auto set_core_mode = [this](FailureMode to) {
+    absl::MutexLock lock(&mu_);
+    return std::exchange(failure_mode_, to);
+  };
+  const bool stop = mode == FailureMode::kStop;
+  const FailureMode before = stop ? set_core_mode(mode) : mode;
   if (device_ != nullptr) {
-    ACL_RETURN_IF_ERROR(device_->SetStopOnFailure(mode == FailureMode::kStop));
+    absl::Status status = device_->SetStopOnFailure(stop);
+    if (!status.ok()) {
+      if (stop) set_core_mode(before);  // the device kept its mode
+      return status;
+    }
   }
-  absl::MutexLock lock(&mu_);
-  failure_mode_ = mode;
+  if (!stop) set_core_mode(mode);
   return absl::OkStatus();
 }
 
@@ -858,12 +877,13 @@ absl::Status Stream::StopRunningTask(const absl::Status& why) {
     return AclStatus(ACL_ERROR_API_NOT_SUPPORT,
                      absl::StrCat("device ", options_.device, " cannot stop a running task"));
   }
+  uint64_t sequence;
   {
     absl::MutexLock lock(&mu_);
     if (in_flight_.empty()) {
       // The task executing is the stream's oldest unfinished one. Not on
       // the device yet (queued, or being submitted), it is stopped as soon
-      // as it gets there (SubmitLocked).
+      // as it gets there (SubmitRunLocked).
       const uint64_t next = running_task_id_ != 0 ? running_task_id_
                             : queue_.empty()      ? 0
                                                   : queue_.front().id;
@@ -873,10 +893,13 @@ absl::Status Stream::StopRunningTask(const absl::Status& why) {
       }
       return absl::OkStatus();
     }
+    // The oldest on the device is the one executing; the device leaves it
+    // alone if it finishes before the stop gets there.
+    sequence = in_flight_.front().sequence;
   }
   // Unlocked: the device reports the stopped task (OnDeviceComplete) from
   // inside the call.
-  return device_->StopRunningItem(why);
+  return device_->StopItem(sequence, why);
 }
 
 void Stream::Abort(const absl::Status& why) {

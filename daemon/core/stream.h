@@ -179,7 +179,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void Abort(const absl::Status& why);
 
   // aclrtStreamStop: the device ends the task it is executing now with `why`
-  // (hal::Stream::StopRunningItem); it fails as any failed task does, and the
+  // (hal::Stream::StopItem); it fails as any failed task does, and the
   // tasks after it are kept and run. A device that cannot stop tasks:
   // ACL_ERROR_API_NOT_SUPPORT.
   absl::Status StopRunningTask(const absl::Status& why);
@@ -402,6 +402,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // A parked task's result that arrived before its worker saw it park.
   std::optional<absl::Status> early_result_ ABSL_GUARDED_BY(mu_);
   FailureMode failure_mode_ ABSL_GUARDED_BY(mu_) = FailureMode::kContinue;
+  // Held by SetFailureMode across the device's mode and the core's, never
+  // with mu_ (the device may report from inside the call).
+  absl::Mutex failure_mode_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   // The first failure not yet reported by a synchronization.
   absl::Status unreported_error_ ABSL_GUARDED_BY(mu_);
   // Failures handed to `after` whose listener has not returned yet.

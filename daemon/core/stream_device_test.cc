@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -509,6 +510,52 @@ TEST_F(StreamDeviceTest, ARunOfLaunchesGoesOnAfterASubmitFailureUnderContinueOnF
   EXPECT_EQ(failures_[0].task_id, 101u);  // ids from 1: the 101st launch
 }
 
+// Resolves as BufferResolver does, and runs `first_use` the first time (the
+// sim resolves an instant launch's memory as it is submitted).
+class ResolverWithHook : public BufferResolver {
+ public:
+  ResolverWithHook(hal::DeviceBuffer buffer, std::function<void()> first_use)
+      : BufferResolver(buffer), first_use_(std::move(first_use)) {}
+  absl::StatusOr<hal::DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override {
+    if (auto hook = std::exchange(first_use_, nullptr)) hook();
+    return BufferResolver::Resolve(address, bytes);
+  }
+
+ private:
+  std::function<void()> first_use_;
+};
+
+// aclrtStreamStop while a run of launches is being handed over stops the
+// run's first task once it is on the device, and only that one: here it
+// finishes as it is submitted, so nothing is stopped. (The stop used to go to
+// whatever the device executed after the hand-over: the busy kernel behind,
+// which then failed with 507000.)
+TEST_F(StreamDeviceTest, AStopThatFindsItsTaskFinishedStopsNothingElse) {
+  auto stream = NewStream();
+  std::memset(hal::sim::SimBytes(hal::DeviceSpan{buffer_, 0}), 0, 4);
+  const hal::Executable* builtin = device_.builtin_kernels();
+  absl::Status stop_status = absl::UnknownError("the stop never came");
+  std::vector<Stream::QueuedLaunch> launches(2);
+  launches[0].launch.function = *builtin->GetFunction("add_one_u32");
+  std::string address(8, '\0');
+  std::memcpy(address.data(), &buffer_.address, 8);
+  launches[0].launch.params = hal::LaunchParams{
+      1, address, std::make_shared<ResolverWithHook>(buffer_, [&] {
+        stop_status = stream->StopRunningTask(AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped"));
+      })};
+  launches[1].launch.function = *builtin->GetFunction("spin_add_one_u32");
+  const uint64_t busy_micros = 100000;
+  std::string spin_args = address + std::string(8, '\0');
+  std::memcpy(spin_args.data() + 8, &busy_micros, 8);
+  launches[1].launch.params =
+      hal::LaunchParams{1, spin_args, std::make_shared<BufferResolver>(buffer_)};
+  ASSERT_TRUE(stream->EnqueueLaunches(std::move(launches), nullptr).ok());
+  EXPECT_TRUE(Sync(*stream).ok()) << "the busy kernel behind the stopped task was stopped";
+  EXPECT_TRUE(stop_status.ok()) << stop_status;
+  EXPECT_EQ(Word(buffer_), 2u);
+  EXPECT_EQ(stream->Stats().failed, 0u);
+}
+
 // A host callback is a host-callback point of the device stream: the work
 // after it is on the device already, held until the callback is done.
 TEST_F(StreamDeviceTest, AHostPointHoldsTheWorkAfterItOnTheDeviceUntilItsWorkIsDone) {
@@ -583,7 +630,12 @@ class ScriptedDeviceStream final : public hal::Stream {
     absl::MutexLock lock(&mu_);
     resumed_.emplace_back(sequence, std::move(status));
   }
-  absl::Status SetStopOnFailure(bool) override { return absl::OkStatus(); }
+  absl::Status SetStopOnFailure(bool stop) override {
+    if (on_set_stop_on_failure) on_set_stop_on_failure(stop);
+    return absl::OkStatus();
+  }
+  // Runs inside SetStopOnFailure: what the device does as its mode changes.
+  std::function<void(bool)> on_set_stop_on_failure;
   void Abort() override {
     absl::MutexLock lock(&mu_);
     log_.push_back("abort");
@@ -634,7 +686,7 @@ class ScriptedDevice final : public hal::sim::SimDevice {
 // handing it the next (the sim does, when that thread pumps its queue).
 // Under STOP_ON_FAILURE the stream then aborts the device from inside its
 // own hand-over: it must not wait for that hand-over to end.
-class StreamHandOverTest : public ::testing::Test {
+class ScriptedStreamTest : public ::testing::Test {
  protected:
   ScriptedDevice device;
   hal::Timer timer;
@@ -644,7 +696,7 @@ class StreamHandOverTest : public ::testing::Test {
       Stream::Options{1, 1, 0, 0, 0}, engine, timer, device, [](const TaskFailure&) {});
 };
 
-TEST_F(StreamHandOverTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
+TEST_F(ScriptedStreamTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
   ASSERT_TRUE(stream.ok());
   ASSERT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
   ASSERT_TRUE((*stream)
@@ -683,6 +735,31 @@ TEST_F(StreamHandOverTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) 
   const std::vector<std::string> log = device.stream_->log();
   ASSERT_FALSE(log.empty());
   EXPECT_EQ(log.back(), "abort") << "the device was not aborted after the last submit";
+  EXPECT_TRUE(hal::testing::Eventually([&] { return (*stream)->Idle(); }));
+}
+
+// ACL_STOP_ON_FAILURE set while work runs: a failure the device reports as
+// it changes its mode (already stopped) still finds the core stopping, which
+// aborts the device; a device left stopped without that abort would hold the
+// work behind the failure for ever. (The device's mode used to change first.)
+TEST_F(ScriptedStreamTest, AFailureAsTheDeviceStartsStoppingIsAborted) {
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE((*stream)
+                  ->EnqueueDeviceWork([](hal::Stream& d) { return d.Fill({}, 0, 1); }, "fill", 0,
+                                      nullptr, nullptr, nullptr)
+                  .ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    return device.stream_->submitted() == 1 && (*stream)->Stats().state == "waiting on fill";
+  }));
+  device.stream_->on_set_stop_on_failure = [&](bool stop) {
+    if (stop) device.options_.on_complete(1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
+  };
+  ASSERT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
+  EXPECT_TRUE(hal::testing::Eventually([&] {
+    const std::vector<std::string> log = device.stream_->log();
+    return !log.empty() && log.back() == "abort";
+  })) << "the device stopped at the failure and nobody aborted it";
+  EXPECT_EQ((*stream)->Stats().failed, 1u);
   EXPECT_TRUE(hal::testing::Eventually([&] { return (*stream)->Idle(); }));
 }
 

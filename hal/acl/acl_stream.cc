@@ -94,7 +94,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<uint64_t> HostCallbackPoint();
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status);
   absl::Status SetStopOnFailure(bool stop);
-  absl::Status StopRunningTask();
+  absl::Status StopTask(uint64_t sequence);
   bool can_stop_tasks() const { return api_.aclrtStreamStop != nullptr; }
   void Abort();
 
@@ -748,10 +748,18 @@ absl::Status AclStream::Core::SetStopOnFailure(bool stop) {
                      "aclrtSetStreamFailureMode");
 }
 
-absl::Status AclStream::Core::StopRunningTask() {
+absl::Status AclStream::Core::StopTask(uint64_t sequence) {
   if (api_.aclrtStreamStop == nullptr) {
     return BackendError(ACL_ERROR_API_NOT_SUPPORT,
                         absl::StrCat(api_.library, " lacks aclrtStreamStop"));
+  }
+  {
+    // The vendor stops whatever the stream executes: only while that is
+    // `sequence` (the device has finished every item before it, and not it).
+    // It may still finish between this check and the vendor's stop; the
+    // vendor gives no way to close that window.
+    absl::MutexLock lock(&mu_);
+    if (sequence != device_done_ + 1 || sequence > reserved_) return absl::OkStatus();
   }
   // The vendor reports the stopped task's failure as any other (through the
   // exception callback), and the item that holds it is reported so.
@@ -920,9 +928,9 @@ absl::Status AclStream::SetStopOnFailure(bool stop) { return core_->SetStopOnFai
 
 bool AclStream::can_stop_items() const { return core_->can_stop_tasks(); }
 
-absl::Status AclStream::StopRunningItem(const absl::Status& why) {
+absl::Status AclStream::StopItem(uint64_t sequence, const absl::Status& why) {
   (void)why;  // the vendor gives the stopped task its own code
-  return core_->StopRunningTask();
+  return core_->StopTask(sequence);
 }
 
 void AclStream::Abort() { core_->Abort(); }

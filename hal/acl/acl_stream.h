@@ -39,7 +39,8 @@
 // that the vendor still delivers are told apart by a fence callback that
 // Abort enqueues: markers are ignored until it ran.
 //
-// StopRunningItem: aclrtStreamStop (when the vendor has it); the vendor
+// StopItem: aclrtStreamStop (when the vendor has it) while the item is the one
+// executing (every marker before it counted, not its own); the vendor
 // reports the stopped task's failure through its exception callback, as any.
 //
 // Every thread that calls the vendor sets the device's context first
@@ -98,7 +99,7 @@ class AclStream final : public Stream {
   // ids (aclrtGetThreadLastTaskId): a stopped stream never runs the failed
   // item's marker, so the item is reported from its exception instead.
   absl::Status SetStopOnFailure(bool stop) override;
-  absl::Status StopRunningItem(const absl::Status& why) override;
+  absl::Status StopItem(uint64_t sequence, const absl::Status& why) override;
   bool can_stop_items() const override;
   void Abort() override;
 

@@ -263,7 +263,7 @@ TEST_P(HalConformanceTest, StopEndsTheRunningItemAndKeepsTheOnesAfterIt) {
   ASSERT_TRUE(fill.ok());
   absl::SleepFor(absl::Milliseconds(50));
   ASSERT_TRUE(reports.completed().empty()) << "the wait passed before its value was there";
-  ASSERT_TRUE(stream->StopRunningItem(acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped")).ok());
+  ASSERT_TRUE(stream->StopItem(*wait, acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped")).ok());
   ASSERT_TRUE(reports.WaitForCompleted(2));
   EXPECT_EQ(reports.completed()[0].first, *wait);
   EXPECT_EQ(acld::AclCodeOf(reports.completed()[0].second), ACL_ERROR_RT_INTERNAL_ERROR)
@@ -272,11 +272,43 @@ TEST_P(HalConformanceTest, StopEndsTheRunningItemAndKeepsTheOnesAfterIt) {
   EXPECT_TRUE(reports.completed()[1].second.ok()) << reports.completed()[1].second;
   EXPECT_EQ(Read(words, 16), BytesOf<uint64_t>({1, 0x6666666666666666}));
   // Nothing running: a stop changes nothing, and the stream goes on.
-  ASSERT_TRUE(stream->StopRunningItem(acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped")).ok());
+  ASSERT_TRUE(stream->StopItem(*fill, acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped")).ok());
   ASSERT_TRUE(stream->Fill(DeviceSpan{words, 8}, 0x77, 8).ok());
   ASSERT_TRUE(reports.WaitForCompleted(3));
   EXPECT_TRUE(reports.completed()[2].second.ok()) << reports.completed()[2].second;
   EXPECT_EQ(reports.completed().size(), 3u);
+  stream.reset();
+  device_->Free(words);
+}
+
+// A stop names its item: one that has finished, or one still queued behind
+// the item executing, stops nothing (the executing item is not the one the
+// caller meant).
+TEST_P(HalConformanceTest, AStopForAnotherItemLeavesTheExecutingOneAlone) {
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  DeviceBuffer words = Allocate(64);
+  Write(words, BytesOf<uint64_t>({1, 0}));
+  absl::StatusOr<uint64_t> done = stream->Fill(DeviceSpan{words, 8}, 0x55, 8);
+  ASSERT_TRUE(done.ok());
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  absl::StatusOr<uint64_t> wait =
+      stream->WaitValue(DeviceSpan{words, 0}, 5, ACL_STREAM_WAIT_VALUE_EQ);
+  ASSERT_TRUE(wait.ok());
+  absl::StatusOr<uint64_t> behind = stream->Fill(DeviceSpan{words, 8}, 0x66, 8);
+  ASSERT_TRUE(behind.ok());
+  const absl::Status why = acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped");
+  ASSERT_TRUE(stream->StopItem(*done, why).ok());
+  ASSERT_TRUE(stream->StopItem(*behind, why).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_EQ(reports.completed().size(), 1u) << "a stop for another item ended the wait";
+  ASSERT_TRUE(stream->StopItem(*wait, why).ok());
+  ASSERT_TRUE(reports.WaitForCompleted(3));
+  EXPECT_EQ(reports.completed()[1].first, *wait);
+  EXPECT_EQ(acld::AclCodeOf(reports.completed()[1].second), ACL_ERROR_RT_INTERNAL_ERROR);
+  EXPECT_EQ(reports.completed()[2].first, *behind);
+  EXPECT_TRUE(reports.completed()[2].second.ok()) << reports.completed()[2].second;
+  EXPECT_EQ(Read(words, 16), BytesOf<uint64_t>({1, 0x6666666666666666}));
   stream.reset();
   device_->Free(words);
 }

@@ -267,7 +267,7 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   }
   // Ends a hold of `generation` (stale after an Abort) and pumps.
   void Release(uint64_t held_generation, Hold what);
-  void StopRunning(const absl::Status& why);
+  void StopItem(uint64_t sequence, const absl::Status& why);
   void Abort();
 
   const SimDevice& device;
@@ -665,7 +665,7 @@ void SimStream::State::Release(uint64_t held_generation, Hold what) {
   Pump();
 }
 
-void SimStream::State::StopRunning(const absl::Status& why) {
+void SimStream::State::StopItem(uint64_t sequence, const absl::Status& why) {
   Item stopped;  // destroyed unlocked, before its failure is reported: it holds memory
   {
     absl::MutexLock lock(&mu);
@@ -673,7 +673,8 @@ void SimStream::State::StopRunning(const absl::Status& why) {
     // instant item finishes as it starts (a copy or fill in pieces runs to
     // its end); a host-callback point runs on the host, where nothing can
     // stop it.
-    if (queue.empty() || (hold != Hold::kBusy && hold != Hold::kEvent && hold != Hold::kValue)) {
+    if (queue.empty() || queue.front().sequence != sequence ||
+        (hold != Hold::kBusy && hold != Hold::kEvent && hold != Hold::kValue)) {
       return;
     }
     if (hold == Hold::kBusy) {
@@ -687,7 +688,6 @@ void SimStream::State::StopRunning(const absl::Status& why) {
     stopped = queue.pop_front();
     hold = stop_on_failure ? Hold::kStopped : Hold::kNone;
   }
-  const uint64_t sequence = stopped.sequence;
   stopped = Item{};
   options.on_complete(sequence, why);
   Pump();
@@ -868,8 +868,8 @@ absl::Status SimStream::SetStopOnFailure(bool stop) {
   return absl::OkStatus();
 }
 
-absl::Status SimStream::StopRunningItem(const absl::Status& why) {
-  state_->StopRunning(why);
+absl::Status SimStream::StopItem(uint64_t sequence, const absl::Status& why) {
+  state_->StopItem(sequence, why);
   return absl::OkStatus();
 }
 

@@ -40,7 +40,7 @@ class SimStream : public Stream {
   absl::StatusOr<uint64_t> HostCallbackPoint() override;
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override;
   absl::Status SetStopOnFailure(bool stop) override;
-  absl::Status StopRunningItem(const absl::Status& why) override;
+  absl::Status StopItem(uint64_t sequence, const absl::Status& why) override;
   bool can_stop_items() const override { return true; }
   void Abort() override;
 
