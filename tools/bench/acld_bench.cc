@@ -395,32 +395,70 @@ int Copies(size_t mib) {
   Must(aclrtMalloc(&device, bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
   Must(aclrtMallocHost(&pinned, bytes), "aclrtMallocHost");
   std::memset(pinned, 3, bytes);
-  auto gbps = [&](auto body) {
-    body();  // warm: page faults and staging set-up are not the steady state
-    const double micros = MedianMicros(5, 1, body);
-    return bytes / (micros * 1e-6) / 1e9;
+  struct Path {
+    const char* name;
+    std::function<void()> copy;
+    std::vector<double> gbps, of_memcpy;  // per round
   };
-  // The floor: one thread copying between two buffers whose pages are already faulted in.
-  const double memcpy_gbps = gbps([&] { std::memcpy(other.data(), pageable.data(), bytes); });
-  std::printf("floor: memcpy of %zu MiB %.2f GB/s (one thread, median of 5)\n", mib, memcpy_gbps);
-  const double h2d_pageable = gbps([&] {
-    Must(aclrtMemcpy(device, bytes, pageable.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), "H2D");
-  });
-  const double d2h_pageable = gbps([&] {
-    Must(aclrtMemcpy(other.data(), bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "D2H");
-  });
-  const double h2d_pinned = gbps([&] {
-    Must(aclrtMemcpy(device, bytes, pinned, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "H2D pinned");
-  });
-  const double d2h_pinned = gbps([&] {
-    Must(aclrtMemcpy(pinned, bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "D2H pinned");
-  });
-  std::printf(
-      "copies %zu MiB: memcpy %.2f GB/s; H2D pageable %.2f (%.0f%%), D2H pageable %.2f "
-      "(%.0f%%), H2D pinned %.2f (%.0f%%), D2H pinned %.2f (%.0f%%)\n",
-      mib, memcpy_gbps, h2d_pageable, 100 * h2d_pageable / memcpy_gbps, d2h_pageable,
-      100 * d2h_pageable / memcpy_gbps, h2d_pinned, 100 * h2d_pinned / memcpy_gbps, d2h_pinned,
-      100 * d2h_pinned / memcpy_gbps);
+  // The floor first: one thread copying between two buffers whose pages are
+  // already faulted in.
+  std::vector<Path> paths = {
+      {"memcpy", [&] { std::memcpy(other.data(), pageable.data(), bytes); }, {}, {}},
+      {"H2D pageable",
+       [&] {
+         Must(aclrtMemcpy(device, bytes, pageable.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
+              "H2D");
+       },
+       {}, {}},
+      {"D2H pageable",
+       [&] {
+         Must(aclrtMemcpy(other.data(), bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "D2H");
+       },
+       {}, {}},
+      {"H2D pinned",
+       [&] {
+         Must(aclrtMemcpy(device, bytes, pinned, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "H2D pinned");
+       },
+       {}, {}},
+      {"D2H pinned",
+       [&] {
+         Must(aclrtMemcpy(pinned, bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "D2H pinned");
+       },
+       {}, {}},
+  };
+  // Each sample moves at least 64 MiB, so that a small copy's figure is not
+  // one clock read's worth of noise.
+  const int copies_per_sample = static_cast<int>(std::max<size_t>(1, (size_t{64} << 20) / bytes));
+  // Warm: page faults and staging set-up are not the steady state.
+  for (Path& path : paths) path.copy();
+  // Rounds take every path in turn, memcpy first, and each ratio is to the
+  // memcpy of its own round: a drift of the machine's memory bandwidth during
+  // the run moves both sides of it.
+  constexpr int kRounds = 5;
+  for (int round = 0; round < kRounds; ++round) {
+    for (Path& path : paths) {
+      const double micros = MedianMicros(1, copies_per_sample, path.copy);
+      path.gbps.push_back(bytes / (micros * 1e-6) / 1e9);
+      path.of_memcpy.push_back(path.gbps.back() / paths[0].gbps.back());
+    }
+  }
+  auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+  };
+  std::printf("floor: memcpy of %zu MiB %.2f GB/s (one thread, median of %d rounds)\n", mib,
+              median(paths[0].gbps), kRounds);
+  std::string line = "copies " + std::to_string(mib) + " MiB: memcpy ";
+  char figure[96];
+  std::snprintf(figure, sizeof(figure), "%.2f GB/s", median(paths[0].gbps));
+  line += figure;
+  for (size_t i = 1; i < paths.size(); ++i) {
+    std::snprintf(figure, sizeof(figure), "; %s %.2f (%.0f%%)", paths[i].name,
+                  median(paths[i].gbps), 100 * median(paths[i].of_memcpy));
+    line += figure;
+  }
+  std::printf("%s (medians of %d rounds, each ratio to its round's memcpy)\n", line.c_str(),
+              kRounds);
   Must(aclrtFreeHost(pinned), "aclrtFreeHost");
   Must(aclrtFree(device), "aclrtFree");
   Must(aclFinalize(), "aclFinalize");
