@@ -133,7 +133,13 @@ class Stream {
   // submitted after it runs until the next Abort(). The core aborts the
   // stream when it hears of the failure; a device that runs ahead of the host
   // must stop by itself so that nothing runs meanwhile. Off by default.
+  // Turned off while stopped for a failure, the device goes on (the core,
+  // already under CONTINUE, may hear of that failure only afterwards and
+  // would abort nothing).
   virtual absl::Status SetStopOnFailure(bool stop) = 0;
+  // Whether SetStopOnFailure(true) can succeed (asked first: the core stops
+  // before the device does).
+  virtual bool can_stop_on_failure() const { return true; }
 
   // aclrtStreamStop: ends item `sequence` if the device is executing it now
   // (a kernel still running, an event or value wait still waiting) without
@@ -141,7 +147,9 @@ class Stream {
   // items after it are kept and run as usual (stop-on-failure applies, as to
   // any failure). An item that has finished, or one executing that nothing
   // can stop (an instant item, a host-callback point), is left alone: the
-  // stop never reaches an item after the one it was meant for.
+  // stop never reaches an item after the one it was meant for. (A backend
+  // whose device cannot be told which item to stop does its best and says
+  // so: hal/acl/README.md.)
   virtual absl::Status StopItem(uint64_t sequence, const absl::Status& why) {
     (void)sequence;
     (void)why;

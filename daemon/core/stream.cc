@@ -251,13 +251,15 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
   running_task_id_ = 0;
   handing_over_ = false;
   if (stop_task_id_ == tasks[0].id) {
-    // aclrtStreamStop came before the task reached the device. Only that
-    // task: one that finished as it was submitted (or never got there) is
+    // aclrtStreamStop came before this run reached the device: it stops the
+    // task that was executing then, the first of the run not finished yet.
+    // Only that task: one that finished meanwhile (or never got there) is
     // past stopping, and the device must not stop the next instead.
     stop_task_id_ = 0;
     absl::Status why = std::exchange(stop_why_, absl::OkStatus());
-    if (submitted > 0) {
-      after.push_back([self = weak_from_this(), sequence = tasks[0].sequence, why] {
+    const size_t index = stop_run_index_;
+    if (index < submitted && !tasks[index].is_point()) {
+      after.push_back([self = weak_from_this(), sequence = tasks[index].sequence, why] {
         if (auto stream = self.lock()) stream->device_->StopItem(sequence, why).IgnoreError();
       });
     }
@@ -851,15 +853,21 @@ absl::Status Stream::SetFailureMode(FailureMode mode) {
   // The device stops itself too: it may run ahead of the failure's report,
   // and the work after a failure must not run (hal/stream.h). A device that
   // stopped must hear the core's abort, or the work behind the failure waits
-  // for ever: so the core stops before the device does, and goes on after
-  // it does (a failure between the two is then aborted, never left stopped).
+  // for ever: so the core stops before the device does (a failure between
+  // the two is aborted), and goes on after it does (a device turned to
+  // CONTINUE while stopped for a failure goes on by itself: hal/stream.h).
   // Calls are serialized, so the two never end up disagreeing.
+  const bool stop = mode == FailureMode::kStop;
+  if (stop && device_ != nullptr && !device_->can_stop_on_failure()) {
+    // Asked before the core stops: a failure meanwhile must not be handled
+    // as STOP by a call that then fails. Its refusal names what it lacks.
+    ACL_RETURN_IF_ERROR(device_->SetStopOnFailure(true));
+  }
   absl::MutexLock serialized(&failure_mode_mu_);
   auto set_core_mode = [this](FailureMode to) {
     absl::MutexLock lock(&mu_);
     return std::exchange(failure_mode_, to);
   };
-  const bool stop = mode == FailureMode::kStop;
   const FailureMode before = stop ? set_core_mode(mode) : mode;
   if (device_ != nullptr) {
     absl::Status status = device_->SetStopOnFailure(stop);
@@ -877,29 +885,45 @@ absl::Status Stream::StopRunningTask(const absl::Status& why) {
     return AclStatus(ACL_ERROR_API_NOT_SUPPORT,
                      absl::StrCat("device ", options_.device, " cannot stop a running task"));
   }
-  uint64_t sequence;
+  std::vector<std::function<void()>> after;
+  bool make_ready = false;
+  uint64_t sequence = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (in_flight_.empty()) {
-      // The task executing is the stream's oldest unfinished one. Not on
-      // the device yet (queued, or being submitted), it is stopped as soon
-      // as it gets there (SubmitRunLocked).
-      const uint64_t next = running_task_id_ != 0 ? running_task_id_
-                            : queue_.empty()      ? 0
-                                                  : queue_.front().id;
-      if (next != 0) {
-        stop_task_id_ = next;
-        stop_why_ = why;
-      }
-      return absl::OkStatus();
+    if (!in_flight_.empty()) {
+      // The oldest on the device is the one executing; the device leaves it
+      // alone if it finishes before the stop gets there. A host-callback
+      // point is a callback running on the host: nothing stops it.
+      if (!in_flight_.front().is_point()) sequence = in_flight_.front().sequence;
+    } else if (parked_.has_value()) {
+      // A wait the stream holds on the host (a notify, another device's
+      // event) is executing: it ends as a stopped device wait would.
+      Task task = std::move(*parked_);
+      parked_.reset();
+      if (auto cancel = task.TakeOnDiscard()) after.push_back(std::move(cancel));
+      FinishLocked(task, why, after);
+      make_ready = ScheduleNextLocked(after);
+    } else if (handing_over_) {
+      // A run being handed to the device: the task executing is the first
+      // of it not finished yet (the device reports in order), stopped once
+      // the run is on the device (SubmitRunLocked).
+      stop_task_id_ = running_task_id_;
+      stop_run_index_ = early_device_results_.size();
+      stop_why_ = why;
+    } else if (!queue_.empty() && queue_.front().is_device_work()) {
+      // About to go to the device: stopped as soon as it gets there.
+      stop_task_id_ = queue_.front().id;
+      stop_run_index_ = 0;
+      stop_why_ = why;
     }
-    // The oldest on the device is the one executing; the device leaves it
-    // alone if it finishes before the stop gets there.
-    sequence = in_flight_.front().sequence;
+    // Otherwise nothing is executing, or a host task running on a worker,
+    // which nothing can stop.
   }
-  // Unlocked: the device reports the stopped task (OnDeviceComplete) from
+  for (auto& callback : after) callback();
+  if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+  // Unlocked: the device reports the stopped task (DeviceCompleted) from
   // inside the call.
-  return device_->StopItem(sequence, why);
+  return sequence == 0 ? absl::OkStatus() : device_->StopItem(sequence, why);
 }
 
 void Stream::Abort(const absl::Status& why) {

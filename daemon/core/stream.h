@@ -395,9 +395,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   uint64_t discarded_through_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t running_task_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool handing_over_ ABSL_GUARDED_BY(mu_) = false;
-  // A task aclrtStreamStop stopped before it reached the device, and why:
-  // the device stops it once submitted.
+  // aclrtStreamStop before the task executing reached the device: the first
+  // task of the run that stop_task_id_ begins, stop_run_index_ into it, and
+  // why. The device stops it once the run is submitted, if it is still
+  // executing then.
   uint64_t stop_task_id_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t stop_run_index_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status stop_why_ ABSL_GUARDED_BY(mu_);
   // A parked task's result that arrived before its worker saw it park.
   std::optional<absl::Status> early_result_ ABSL_GUARDED_BY(mu_);

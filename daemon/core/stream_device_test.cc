@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -556,6 +557,34 @@ TEST_F(StreamDeviceTest, AStopThatFindsItsTaskFinishedStopsNothingElse) {
   EXPECT_EQ(stream->Stats().failed, 0u);
 }
 
+// A wait the stream holds on the host (here a task parked until resumed, as
+// a notify wait is) is what executes while it waits: a stop ends it with the
+// stop's error, runs its cancellation, and the work behind it runs. (The
+// stop used to be kept for the device task behind the wait, which was not
+// executing.)
+TEST_F(StreamDeviceTest, AStopEndsAWaitTheStreamHoldsOnTheHost) {
+  auto stream = NewStream();
+  std::atomic<int> cancelled{0};
+  std::atomic<int> parked{0};
+  ASSERT_TRUE(stream
+                  ->Enqueue(
+                      [&](const TaskResume&) -> std::optional<absl::Status> {
+                        ++parked;
+                        return std::nullopt;
+                      },
+                      0, [&] { ++cancelled; }, "notify")
+                  .ok());
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(0, 9), "fill", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(hal::testing::Eventually(
+      [&] { return parked.load() == 1 && stream->Stats().state == "waiting on notify"; }))
+      << stream->Stats().state;
+  ASSERT_TRUE(stream->StopRunningTask(AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped")).ok());
+  EXPECT_EQ(AclCodeOf(Sync(*stream)), ACL_ERROR_RT_INTERNAL_ERROR);
+  EXPECT_EQ(cancelled.load(), 1);
+  EXPECT_EQ(Byte(0), 9) << "the work behind the stopped wait did not run";
+  EXPECT_EQ(stream->Stats().failed, 1u);
+}
+
 // A host callback is a host-callback point of the device stream: the work
 // after it is on the device already, held until the callback is done.
 TEST_F(StreamDeviceTest, AHostPointHoldsTheWorkAfterItOnTheDeviceUntilItsWorkIsDone) {
@@ -625,6 +654,12 @@ class ScriptedDeviceStream final : public hal::Stream {
   absl::StatusOr<uint64_t> RecordEvent(hal::Event&, uint64_t) override { return Next(); }
   absl::StatusOr<uint64_t> WaitEvent(hal::Event&, uint64_t, bool) override { return Next(); }
   absl::StatusOr<uint64_t> HostCallbackPoint() override { return Next(); }
+  bool can_stop_items() const override { return true; }
+  absl::Status StopItem(uint64_t sequence, const absl::Status&) override {
+    absl::MutexLock lock(&mu_);
+    log_.push_back("stop " + std::to_string(sequence));
+    return absl::OkStatus();
+  }
   int max_callback_points() const override { return 8; }
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status) override {
     absl::MutexLock lock(&mu_);
@@ -636,6 +671,8 @@ class ScriptedDeviceStream final : public hal::Stream {
   }
   // Runs inside SetStopOnFailure: what the device does as its mode changes.
   std::function<void(bool)> on_set_stop_on_failure;
+  // Runs as item `sequence` is submitted, before its submit returns.
+  std::function<void(uint64_t sequence)> on_submit;
   void Abort() override {
     absl::MutexLock lock(&mu_);
     log_.push_back("abort");
@@ -649,7 +686,7 @@ class ScriptedDeviceStream final : public hal::Stream {
     absl::MutexLock lock(&mu_);
     return resumed_;
   }
-  // "submit N" and "abort", in the order they came.
+  // "submit N", "stop N" and "abort", in the order they came.
   std::vector<std::string> log() {
     absl::MutexLock lock(&mu_);
     return log_;
@@ -657,9 +694,14 @@ class ScriptedDeviceStream final : public hal::Stream {
 
  private:
   uint64_t Next() {
-    absl::MutexLock lock(&mu_);
-    log_.push_back("submit " + std::to_string(next_));
-    return next_++;
+    uint64_t sequence;
+    {
+      absl::MutexLock lock(&mu_);
+      log_.push_back("submit " + std::to_string(next_));
+      sequence = next_++;
+    }
+    if (on_submit) on_submit(sequence);
+    return sequence;
   }
 
   absl::Mutex mu_;
@@ -736,6 +778,34 @@ TEST_F(ScriptedStreamTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) 
   ASSERT_FALSE(log.empty());
   EXPECT_EQ(log.back(), "abort") << "the device was not aborted after the last submit";
   EXPECT_TRUE(hal::testing::Eventually([&] { return (*stream)->Idle(); }));
+}
+
+// aclrtStreamStop while a run of launches is being handed over, when the
+// run's first task has finished and its second is executing: the second is
+// stopped once the run is on the device, and only it. (The stop used to go
+// to the run's first task, past stopping, and was lost.)
+TEST_F(ScriptedStreamTest, AStopDuringAHandOverStopsTheTaskExecutingThen) {
+  ASSERT_TRUE(stream.ok());
+  const hal::Function* add_one = *device.builtin_kernels()->GetFunction("add_one_u32");
+  std::vector<Stream::QueuedLaunch> launches(3);
+  for (Stream::QueuedLaunch& queued : launches) {
+    queued.launch.function = add_one;
+    queued.launch.params = hal::LaunchParams{1, std::string(8, '\0'), nullptr};
+  }
+  absl::Status stop_status = absl::UnknownError("the stop never came");
+  device.stream_->on_submit = [&](uint64_t sequence) {
+    if (sequence != 2) return;
+    device.options_.on_complete(1, absl::OkStatus());
+    stop_status = (*stream)->StopRunningTask(AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped"));
+  };
+  ASSERT_TRUE((*stream)->EnqueueLaunches(std::move(launches), nullptr).ok());
+  EXPECT_TRUE(hal::testing::Eventually([&] {
+    const std::vector<std::string> log = device.stream_->log();
+    return !log.empty() && log.back() == "stop 2";
+  })) << "the task executing when the stop came was not stopped";
+  EXPECT_TRUE(stop_status.ok()) << stop_status;
+  const std::vector<std::string> log = device.stream_->log();
+  EXPECT_EQ(log, (std::vector<std::string>{"submit 1", "submit 2", "submit 3", "stop 2"}));
 }
 
 // ACL_STOP_ON_FAILURE set while work runs: a failure the device reports as

@@ -94,6 +94,9 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::StatusOr<uint64_t> HostCallbackPoint();
   void ResumeCallbackPoint(uint64_t sequence, absl::Status status);
   absl::Status SetStopOnFailure(bool stop);
+  bool can_stop_on_failure() const {
+    return api_.aclrtSetStreamFailureMode != nullptr && task_ids_known_;
+  }
   absl::Status StopTask(uint64_t sequence);
   bool can_stop_tasks() const { return api_.aclrtStreamStop != nullptr; }
   void Abort();
@@ -735,7 +738,7 @@ bool AclStream::Core::FailedLocked(const Item& item) const {
 
 absl::Status AclStream::Core::SetStopOnFailure(bool stop) {
   absl::MutexLock submit(&submit_mu_);
-  if (api_.aclrtSetStreamFailureMode == nullptr || !task_ids_known_) {
+  if (!can_stop_on_failure()) {
     if (!stop) return absl::OkStatus();
     return BackendError(ACL_ERROR_API_NOT_SUPPORT,
                         absl::StrCat(api_.library,
@@ -754,12 +757,21 @@ absl::Status AclStream::Core::StopTask(uint64_t sequence) {
                         absl::StrCat(api_.library, " lacks aclrtStreamStop"));
   }
   {
-    // The vendor stops whatever the stream executes: only while that is
-    // `sequence` (the device has finished every item before it, and not it).
-    // It may still finish between this check and the vendor's stop; the
-    // vendor gives no way to close that window.
+    // The vendor stops whatever the stream executes. Best effort: markers
+    // run without blocking the stream (report_thread.h), so the count of
+    // those seen lags the device. It tells only that `sequence` has not
+    // been seen done; the vendor may have finished it and be executing a
+    // later item, which its stop then ends (docs/api-compat.md).
     absl::MutexLock lock(&mu_);
-    if (sequence != device_done_ + 1 || sequence > reserved_) return absl::OkStatus();
+    if (sequence != device_done_ + 1 || items_.empty() || sequence < items_.front().sequence ||
+        sequence - items_.front().sequence >= items_.size()) {
+      return absl::OkStatus();
+    }
+    // A wait acld releases with a notify (a host-callback point, another
+    // stream's event) is left alone: a stopped wait would leave its notify
+    // to be recorded later, and the next wait that took it would pass.
+    const Item& item = items_.at(sequence - items_.front().sequence);
+    if (item.kind == ItemKind::kCallbackPoint || item.notify != nullptr) return absl::OkStatus();
   }
   // The vendor reports the stopped task's failure as any other (through the
   // exception callback), and the item that holds it is reported so.
@@ -925,6 +937,8 @@ void AclStream::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
 }
 
 absl::Status AclStream::SetStopOnFailure(bool stop) { return core_->SetStopOnFailure(stop); }
+
+bool AclStream::can_stop_on_failure() const { return core_->can_stop_on_failure(); }
 
 bool AclStream::can_stop_items() const { return core_->can_stop_tasks(); }
 

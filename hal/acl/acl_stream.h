@@ -39,9 +39,12 @@
 // that the vendor still delivers are told apart by a fence callback that
 // Abort enqueues: markers are ignored until it ran.
 //
-// StopItem: aclrtStreamStop (when the vendor has it) while the item is the one
-// executing (every marker before it counted, not its own); the vendor
-// reports the stopped task's failure through its exception callback, as any.
+// StopItem: aclrtStreamStop (when the vendor has it) unless the item is known
+// to be done (its marker counted) or is a wait released by a notify (a
+// host-callback point, another stream's event). Best effort: markers lag the
+// device, which may have moved on to a later item that the vendor's stop then
+// ends. The vendor reports the stopped task's failure through its exception
+// callback, as any.
 //
 // Every thread that calls the vendor sets the device's context first
 // (device_context.h): submitting threads, the report thread, the dispatcher.
@@ -99,6 +102,7 @@ class AclStream final : public Stream {
   // ids (aclrtGetThreadLastTaskId): a stopped stream never runs the failed
   // item's marker, so the item is reported from its exception instead.
   absl::Status SetStopOnFailure(bool stop) override;
+  bool can_stop_on_failure() const override;
   absl::Status StopItem(uint64_t sequence, const absl::Status& why) override;
   bool can_stop_items() const override;
   void Abort() override;

@@ -470,5 +470,31 @@ TEST(SimDeviceTest, AValueWaitPassesOnlyAfterTheWritesCompletionIsReported) {
   device.Free(words);
 }
 
+// Stop-on-failure turned off while the stream is stopped for a failure (the
+// core may hear of it only afterwards, under CONTINUE, and abort nothing):
+// the stream goes on, as it would have had the failure come a moment later.
+TEST(SimDeviceTest, TurningStopOnFailureOffLetsAStoppedStreamGoOn) {
+  SimDevice device(0, 1 << 20);
+  absl::StatusOr<DeviceBuffer> buffer = device.Allocate(64);
+  ASSERT_TRUE(buffer.ok());
+  testing::StreamReports reports;
+  std::unique_ptr<Stream> stream = *device.CreateStream(reports.Options());
+  ASSERT_TRUE(stream->SetStopOnFailure(true).ok());
+  const Function* trap = *device.builtin_kernels()->GetFunction("trap");
+  ASSERT_TRUE(stream->Launch(*trap, LaunchParams{1, "", std::make_shared<WholeBuffer>(*buffer)}).ok());
+  absl::StatusOr<uint64_t> fill = stream->Fill(DeviceSpan{*buffer, 0}, 0x55, 64);
+  ASSERT_TRUE(fill.ok());
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  EXPECT_FALSE(reports.completed()[0].second.ok());
+  EXPECT_FALSE(reports.WaitForCompleted(2, absl::Milliseconds(50))) << "the stream did not stop";
+  ASSERT_TRUE(stream->SetStopOnFailure(false).ok());
+  ASSERT_TRUE(reports.WaitForCompleted(2)) << "the stream stayed stopped";
+  EXPECT_EQ(reports.completed()[1].first, *fill);
+  EXPECT_TRUE(reports.completed()[1].second.ok()) << reports.completed()[1].second;
+  EXPECT_EQ(SimBytes(DeviceSpan{*buffer, 0})[63], 0x55);
+  stream.reset();
+  device.Free(*buffer);
+}
+
 }  // namespace
 }  // namespace hal::sim

@@ -863,8 +863,16 @@ void SimStream::ResumeCallbackPoint(uint64_t sequence, absl::Status status) {
 }
 
 absl::Status SimStream::SetStopOnFailure(bool stop) {
-  absl::MutexLock lock(&state_->mu);
-  state_->stop_on_failure = stop;
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->stop_on_failure = stop;
+    // Stopped for a failure the core may not have heard of yet: it will
+    // hear of it under CONTINUE, and abort nothing (hal/stream.h).
+    if (stop || state_->hold != State::Hold::kStopped) return absl::OkStatus();
+    state_->hold = State::Hold::kNone;
+  }
+  // On the thread of the client's call, which serves every session.
+  state_->Pump(/*borrowed=*/true);
   return absl::OkStatus();
 }
 
