@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
+#include "daemon/server/channel_pool.h"
 #include "daemon/server/daemon_server.h"
 #include "daemon/server/segment_budget.h"
 #include "daemon/server/service_notifier.h"
@@ -101,9 +102,9 @@ ABSL_FLAG(uint64_t, max_host_segments_per_uid, 8192,
 ABSL_FLAG(uint64_t, max_host_segments, 0,
           "host shared memory segments acld maps for all sessions together (0: half of "
           "vm.max_map_count, so that acld can always map its own)");
-ABSL_FLAG(int, channel_threads, 4,
-          "Threads that serve every session's shared-memory channel (1..64); they do not "
-          "grow with the number of clients");
+ABSL_FLAG(int, channel_threads, 0,
+          "Threads that serve every session's shared-memory channel (1..64; 0: one per CPU "
+          "acld may run on, from 2 to 4); they do not grow with the number of clients");
 ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 64ull << 20,
           "bytes of queued work (copies, batches) acld holds for one session (0: no limit)");
 ABSL_FLAG(uint64_t, max_queued_bytes_per_uid, 256ull << 20,
@@ -270,7 +271,10 @@ int main(int argc, char** argv) {
                                          ? absl::GetFlag(FLAGS_max_host_segments)
                                          : acld::server::SegmentBudget::DefaultTotal();
   options.limits.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
-  options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 1, 64);
+  options.limits.channel_threads =
+      absl::GetFlag(FLAGS_channel_threads) == 0
+          ? acld::server::ChannelPool::DefaultThreads()
+          : std::clamp(absl::GetFlag(FLAGS_channel_threads), 1, 64);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);
   options.state_dir = absl::GetFlag(FLAGS_state_dir);

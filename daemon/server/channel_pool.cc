@@ -1,5 +1,6 @@
 #include "daemon/server/channel_pool.h"
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -35,6 +36,13 @@ int Watch(int epoll_fd, int fd, uint64_t id, uint32_t events) {
 }
 
 }  // namespace
+
+int ChannelPool::DefaultThreads() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : 4;
+  return std::clamp(cpus, 2, 4);
+}
 
 ChannelPool::ChannelPool(int threads)
     : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)),

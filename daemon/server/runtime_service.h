@@ -63,7 +63,7 @@ struct SessionLimits {
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // Threads serving every session's shared-memory channel (--channel_threads).
-  int channel_threads = 4;
+  int channel_threads = ChannelPool::DefaultThreads();
 };
 
 // Where a session came in: the host's sockets, or a quota group's
