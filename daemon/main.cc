@@ -25,7 +25,6 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
-#include "daemon/server/channel_pool.h"
 #include "daemon/server/daemon_server.h"
 #include "daemon/server/segment_budget.h"
 #include "daemon/server/service_notifier.h"
@@ -271,10 +270,7 @@ int main(int argc, char** argv) {
                                          ? absl::GetFlag(FLAGS_max_host_segments)
                                          : acld::server::SegmentBudget::DefaultTotal();
   options.limits.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
-  options.limits.channel_threads =
-      absl::GetFlag(FLAGS_channel_threads) == 0
-          ? acld::server::ChannelPool::DefaultThreads()
-          : std::clamp(absl::GetFlag(FLAGS_channel_threads), 1, 64);
+  options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 0, 64);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);
   options.state_dir = absl::GetFlag(FLAGS_state_dir);

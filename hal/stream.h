@@ -133,9 +133,10 @@ class Stream {
   // submitted after it runs until the next Abort(). The core aborts the
   // stream when it hears of the failure; a device that runs ahead of the host
   // must stop by itself so that nothing runs meanwhile. Off by default.
-  // Turned off while stopped for a failure, the device goes on (the core,
-  // already under CONTINUE, may hear of that failure only afterwards and
-  // would abort nothing).
+  // Turned off while stopped for a failure, a device should go on (the
+  // core, already under CONTINUE, may hear of that failure only afterwards
+  // and would abort nothing): the sim does; a vendor stream that cannot
+  // holds the work behind the failure until an Abort (hal/acl/README.md).
   virtual absl::Status SetStopOnFailure(bool stop) = 0;
   // Whether SetStopOnFailure(true) can succeed (asked first: the core stops
   // before the device does).

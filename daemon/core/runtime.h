@@ -206,9 +206,9 @@ class Runtime {
   // aclrtStreamAbort: discards the stream's queued work; its waiters get
   // ACL_ERROR_RT_STREAM_ABORT.
   absl::Status AbortStream(SessionId session, StreamId stream);
-  // aclrtStreamStop: the task the stream's device is executing now fails
-  // with ACL_ERROR_RT_INTERNAL_ERROR (what CANN's synchronization reports
-  // after a stop); the tasks after it run.
+  // aclrtStreamStop: the task the stream is executing now (on its device, or
+  // a wait it holds on the host) fails with ACL_ERROR_RT_INTERNAL_ERROR (what
+  // CANN's synchronization reports after a stop); the tasks after it run.
   absl::Status StopStream(SessionId session, StreamId stream);
   void SynchronizeStream(SessionId session, StreamId stream, absl::Duration timeout, Done done);
   // True when every task of the stream has finished.

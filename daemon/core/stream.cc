@@ -225,6 +225,9 @@ void Stream::SubmitLocked(Task task, std::vector<std::function<void()>>& after) 
 void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::function<void()>>& after) {
   running_task_id_ = tasks[0].id;
   handing_over_ = true;
+  // What they collect is this run's alone (aclrtStreamStop counts them).
+  early_device_results_.clear();
+  early_point_ = 0;
   mu_.Unlock();
   size_t submitted = 0;
   absl::Status failure;
@@ -250,18 +253,20 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
   mu_.Lock();
   running_task_id_ = 0;
   handing_over_ = false;
+  // aclrtStreamStop came before this run reached the device: it stops the
+  // task that was executing then, the first of the run not finished yet.
+  // Only that task: one that finished meanwhile (or never got there) is past
+  // stopping, and the device must not stop the next instead.
+  std::optional<uint64_t> stop_sequence;
+  absl::Status stop_why;
   if (stop_task_id_ == tasks[0].id) {
-    // aclrtStreamStop came before this run reached the device: it stops the
-    // task that was executing then, the first of the run not finished yet.
-    // Only that task: one that finished meanwhile (or never got there) is
-    // past stopping, and the device must not stop the next instead.
     stop_task_id_ = 0;
-    absl::Status why = std::exchange(stop_why_, absl::OkStatus());
+    stop_why = std::exchange(stop_why_, absl::OkStatus());
     const size_t index = stop_run_index_;
-    if (index < submitted && !tasks[index].is_point()) {
-      after.push_back([self = weak_from_this(), sequence = tasks[index].sequence, why] {
-        if (auto stream = self.lock()) stream->device_->StopItem(sequence, why).IgnoreError();
-      });
+    if (index < submitted && !tasks[index].is_point() &&
+        std::none_of(early_device_results_.begin(), early_device_results_.end(),
+                     [&](const auto& result) { return result.first == tasks[index].sequence; })) {
+      stop_sequence = tasks[index].sequence;
     }
   }
   const uint64_t early_point = std::exchange(early_point_, 0);
@@ -272,6 +277,12 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
   const size_t settled = discarded_meanwhile ? count : submitted;
   for (size_t i = 0; i < settled; ++i) {
     SubmittedLocked(std::move(tasks[i]), early_point, dropped, after);
+  }
+  if (stop_sequence.has_value()) {
+    // After the run's earlier results: their failures are told first.
+    after.push_back([self = weak_from_this(), sequence = *stop_sequence, why = stop_why] {
+      if (auto stream = self.lock()) stream->device_->StopItem(sequence, why).IgnoreError();
+    });
   }
   early_device_results_.clear();
   if (settled == count) return;
@@ -328,7 +339,7 @@ void Stream::DevicePointReached(uint64_t sequence) {
     absl::MutexLock lock(&mu_);
     if (in_flight_.empty() || in_flight_.back().sequence < sequence) {
       // Reached before its submit returned (nothing ran before it).
-      if (running_task_id_ != 0) early_point_ = sequence;
+      if (handing_over_) early_point_ = sequence;
     } else {
       StartPointLocked(sequence, after);
     }
@@ -371,7 +382,7 @@ void Stream::DeviceCompleted(uint64_t sequence, const absl::Status& status) {
       }
       FinishLocked(finished, status, after);
       make_ready = EndDrainLocked();
-    } else if (running_task_id_ != 0) {
+    } else if (handing_over_) {
       // Done before its submit returned (the device ran it at once).
       early_device_results_.emplace_back(sequence, status);
     }
@@ -855,7 +866,8 @@ absl::Status Stream::SetFailureMode(FailureMode mode) {
   // stopped must hear the core's abort, or the work behind the failure waits
   // for ever: so the core stops before the device does (a failure between
   // the two is aborted), and goes on after it does (a device turned to
-  // CONTINUE while stopped for a failure goes on by itself: hal/stream.h).
+  // CONTINUE while stopped for a failure should go on by itself:
+  // hal/stream.h).
   // Calls are serialized, so the two never end up disagreeing.
   const bool stop = mode == FailureMode::kStop;
   if (stop && device_ != nullptr && !device_->can_stop_on_failure()) {
@@ -910,14 +922,16 @@ absl::Status Stream::StopRunningTask(const absl::Status& why) {
       stop_task_id_ = running_task_id_;
       stop_run_index_ = early_device_results_.size();
       stop_why_ = why;
+    } else if (running_task_id_ != 0) {
+      // A host task running on a worker: nothing stops it (and the device
+      // task behind it is not executing).
     } else if (!queue_.empty() && queue_.front().is_device_work()) {
       // About to go to the device: stopped as soon as it gets there.
       stop_task_id_ = queue_.front().id;
       stop_run_index_ = 0;
       stop_why_ = why;
     }
-    // Otherwise nothing is executing, or a host task running on a worker,
-    // which nothing can stop.
+    // Otherwise nothing is executing.
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);

@@ -178,9 +178,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // is discarded only by aclrtStreamAbort and by the end of its session.
   void Abort(const absl::Status& why);
 
-  // aclrtStreamStop: the device ends the task it is executing now with `why`
-  // (hal::Stream::StopItem); it fails as any failed task does, and the
-  // tasks after it are kept and run. A device that cannot stop tasks:
+  // aclrtStreamStop: the task executing now ends with `why`: on the device
+  // (hal::Stream::StopItem; one on its way there once it gets there), or a
+  // wait the stream holds on the host. It fails as any failed task does, and
+  // the tasks after it are kept and run. A host callback, or any host task
+  // running on a worker, is not stopped. A device that cannot stop tasks:
   // ACL_ERROR_API_NOT_SUPPORT.
   absl::Status StopRunningTask(const absl::Status& why);
 

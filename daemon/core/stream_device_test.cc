@@ -557,6 +557,39 @@ TEST_F(StreamDeviceTest, AStopThatFindsItsTaskFinishedStopsNothingElse) {
   EXPECT_EQ(stream->Stats().failed, 0u);
 }
 
+// A host task running on a worker is executing: nothing stops it, and a
+// stop then leaves alone the device task queued behind it (here a busy
+// kernel). (The stop used to be kept for that task and stopped it on the
+// device.)
+TEST_F(StreamDeviceTest, AStopWhileAHostTaskRunsStopsNothing) {
+  auto stream = NewStream();
+  std::memset(hal::sim::SimBytes(hal::DeviceSpan{buffer_, 0}), 0, 4);
+  absl::Notification running, release;
+  ASSERT_TRUE(stream
+                  ->Enqueue(
+                      [&](const TaskResume&) -> std::optional<absl::Status> {
+                        running.Notify();
+                        release.WaitForNotification();
+                        return absl::OkStatus();
+                      },
+                      0)
+                  .ok());
+  KernelLaunch spin;
+  spin.function = *device_.builtin_kernels()->GetFunction("spin_add_one_u32");
+  std::string args(16, '\0');
+  const uint64_t busy_micros = 50000;
+  std::memcpy(args.data(), &buffer_.address, 8);
+  std::memcpy(args.data() + 8, &busy_micros, 8);
+  spin.params = hal::LaunchParams{1, args, std::make_shared<BufferResolver>(buffer_)};
+  ASSERT_TRUE(stream->EnqueueLaunch(std::move(spin), 0, nullptr).ok());
+  ASSERT_TRUE(running.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(stream->StopRunningTask(AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped")).ok());
+  release.Notify();
+  EXPECT_TRUE(Sync(*stream).ok()) << "the kernel behind the host task was stopped";
+  EXPECT_EQ(Word(buffer_), 1u);
+  EXPECT_EQ(stream->Stats().failed, 0u);
+}
+
 // A wait the stream holds on the host (here a task parked until resumed, as
 // a notify wait is) is what executes while it waits: a stop ends it with the
 // stop's error, runs its cancellation, and the work behind it runs. (The
@@ -566,9 +599,11 @@ TEST_F(StreamDeviceTest, AStopEndsAWaitTheStreamHoldsOnTheHost) {
   auto stream = NewStream();
   std::atomic<int> cancelled{0};
   std::atomic<int> parked{0};
+  TaskResume resume;
   ASSERT_TRUE(stream
                   ->Enqueue(
-                      [&](const TaskResume&) -> std::optional<absl::Status> {
+                      [&](const TaskResume& resume_later) -> std::optional<absl::Status> {
+                        resume = resume_later;
                         ++parked;
                         return std::nullopt;
                       },
@@ -582,7 +617,11 @@ TEST_F(StreamDeviceTest, AStopEndsAWaitTheStreamHoldsOnTheHost) {
   EXPECT_EQ(AclCodeOf(Sync(*stream)), ACL_ERROR_RT_INTERNAL_ERROR);
   EXPECT_EQ(cancelled.load(), 1);
   EXPECT_EQ(Byte(0), 9) << "the work behind the stopped wait did not run";
+  // The wait's own end, coming late, changes nothing.
+  resume(absl::OkStatus());
   EXPECT_EQ(stream->Stats().failed, 1u);
+  EXPECT_EQ(stream->Stats().completed, 1u);
+  EXPECT_TRUE(stream->Idle());
 }
 
 // A host callback is a host-callback point of the device stream: the work

@@ -9,8 +9,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 
@@ -37,10 +42,34 @@ int Watch(int epoll_fd, int fd, uint64_t id, uint32_t events) {
 
 }  // namespace
 
+namespace {
+
+// The CPUs a cgroup v2 quota ("cpu.max": "QUOTA PERIOD", or "max") gives
+// this process, rounded up; nullopt without one (or without cgroup v2).
+std::optional<int> CgroupCpuQuota() {
+  std::ifstream membership("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(membership, line)) {
+    if (!absl::StartsWith(line, "0::")) continue;
+    std::ifstream limit(absl::StrCat("/sys/fs/cgroup", line.substr(3), "/cpu.max"));
+    std::string quota;
+    uint64_t period = 0;
+    uint64_t micros = 0;
+    if (!(limit >> quota >> period) || period == 0 || !absl::SimpleAtoi(quota, &micros)) {
+      return std::nullopt;  // "max": no quota
+    }
+    return static_cast<int>(std::min<uint64_t>((micros + period - 1) / period, 1024));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 int ChannelPool::DefaultThreads() {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
-  const int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : 4;
+  int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed) : 4;
+  if (std::optional<int> quota = CgroupCpuQuota()) cpus = std::min(cpus, *quota);
   return std::clamp(cpus, 2, 4);
 }
 

@@ -1,8 +1,10 @@
 #include "daemon/server/channel_pool.h"
 
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -33,6 +35,27 @@ class HoldingMember : public ChannelPool::Member {
 
 // Whether others wait for a thread is what lets a member poll for its
 // client: a member that holds the only thread sees the work queued behind it.
+// The default pool follows the CPUs the process may run on: two at least
+// (one thread would be busy whenever any session is), four at most.
+TEST(ChannelPoolTest, TheDefaultSizeFollowsTheCpusAllowed) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  const int allowed = CPU_COUNT(&before);
+  // At most: a cgroup's CPU quota may lower it.
+  EXPECT_LE(ChannelPool::DefaultThreads(), std::clamp(allowed, 2, 4));
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &before)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(ChannelPool::DefaultThreads(), 2);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(before), &before), 0);
+}
+
 TEST(ChannelPoolTest, TellsWhetherOthersWaitForAThread) {
   ChannelPool pool(/*threads=*/1);
   const int doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

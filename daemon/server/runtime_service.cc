@@ -301,7 +301,7 @@ RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, Sess
       segments_(std::make_shared<SegmentBudget>(limits.max_host_segments_per_uid,
                                                 limits.max_host_segments)),
       pending_by_tenant_(limits.max_pending_hellos_per_uid),
-      pool_(limits.channel_threads) {}
+      pool_(limits.channel_threads > 0 ? limits.channel_threads : ChannelPool::DefaultThreads()) {}
 
 RuntimeService::~RuntimeService() = default;
 

@@ -62,8 +62,9 @@ struct SessionLimits {
   uint64_t max_host_segments = 0;
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
-  // Threads serving every session's shared-memory channel (--channel_threads).
-  int channel_threads = ChannelPool::DefaultThreads();
+  // Threads serving every session's shared-memory channel (--channel_threads;
+  // 0: ChannelPool::DefaultThreads()).
+  int channel_threads = 0;
 };
 
 // Where a session came in: the host's sockets, or a quota group's

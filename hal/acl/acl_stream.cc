@@ -769,9 +769,15 @@ absl::Status AclStream::Core::StopTask(uint64_t sequence) {
     }
     // A wait acld releases with a notify (a host-callback point, another
     // stream's event) is left alone: a stopped wait would leave its notify
-    // to be recorded later, and the next wait that took it would pass.
-    const Item& item = items_.at(sequence - items_.front().sequence);
-    if (item.kind == ItemKind::kCallbackPoint || item.notify != nullptr) return absl::OkStatus();
+    // to be recorded later, and the next wait that took it would pass. The
+    // vendor may be past `sequence` already, so none may be queued after it
+    // either.
+    for (size_t i = sequence - items_.front().sequence; i < items_.size(); ++i) {
+      const Item& item = items_.at(i);
+      if (item.kind == ItemKind::kCallbackPoint || item.notify != nullptr) {
+        return absl::OkStatus();
+      }
+    }
   }
   // The vendor reports the stopped task's failure as any other (through the
   // exception callback), and the item that holds it is reported so.

@@ -40,11 +40,11 @@
 // Abort enqueues: markers are ignored until it ran.
 //
 // StopItem: aclrtStreamStop (when the vendor has it) unless the item is known
-// to be done (its marker counted) or is a wait released by a notify (a
-// host-callback point, another stream's event). Best effort: markers lag the
-// device, which may have moved on to a later item that the vendor's stop then
-// ends. The vendor reports the stopped task's failure through its exception
-// callback, as any.
+// to be done (its marker counted), or it or an item after it is a wait
+// released by a notify (a host-callback point, another stream's event).
+// Best effort: markers lag the device, which may have moved on to a later
+// item that the vendor's stop then ends. The vendor reports the stopped
+// task's failure through its exception callback, as any.
 //
 // Every thread that calls the vendor sets the device's context first
 // (device_context.h): submitting threads, the report thread, the dispatcher.

@@ -667,6 +667,7 @@ void SimStream::State::Release(uint64_t held_generation, Hold what) {
 
 void SimStream::State::StopItem(uint64_t sequence, const absl::Status& why) {
   Item stopped;  // destroyed unlocked, before its failure is reported: it holds memory
+  bool pump;
   {
     absl::MutexLock lock(&mu);
     // Only a held head is executing for long: a busy kernel, or a wait. An
@@ -687,10 +688,18 @@ void SimStream::State::StopItem(uint64_t sequence, const absl::Status& why) {
     ++generation;
     stopped = queue.pop_front();
     hold = stop_on_failure ? Hold::kStopped : Hold::kNone;
+    // Pumps for the stream until the stop is reported: a stream turned to
+    // CONTINUE meanwhile (SetStopOnFailure) must not run what the core,
+    // still under STOP when it hears of the stop, discards.
+    pump = !pumping;
+    pumping = true;
   }
   stopped = Item{};
   options.on_complete(sequence, why);
-  Pump();
+  if (!pump) return;  // the thread pumping goes on
+  mu.Lock();
+  // On the thread of the client's call, which serves every session.
+  PumpLocked(/*borrowed=*/true);
 }
 
 void SimStream::State::Abort() {
