@@ -775,18 +775,24 @@ class ScriptedStreamTest : public ::testing::Test {
   // Made last, so that it goes first.
   absl::StatusOr<std::shared_ptr<Stream>> stream = Stream::Create(
       Stream::Options{1, 1, 0, 0, 0}, engine, timer, device, [](const TaskFailure&) {});
+
+  // A fill on the device (item 1), and the engine's turn that put it there
+  // over.
+  void PutAFillOnTheDevice() {
+    ASSERT_TRUE((*stream)
+                    ->EnqueueDeviceWork([](hal::Stream& d) { return d.Fill({}, 0, 1); }, "fill",
+                                        0, nullptr, nullptr, nullptr)
+                    .ok());
+    ASSERT_TRUE(hal::testing::Eventually([&] {
+      return device.stream_->submitted() == 1 && (*stream)->Stats().state == "waiting on fill";
+    }));
+  }
 };
 
 TEST_F(ScriptedStreamTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
   ASSERT_TRUE(stream.ok());
   ASSERT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
-  ASSERT_TRUE((*stream)
-                  ->EnqueueDeviceWork([](hal::Stream& d) { return d.Fill({}, 0, 1); }, "fill", 0,
-                                      nullptr, nullptr, nullptr)
-                  .ok());
-  ASSERT_TRUE(hal::testing::Eventually([&] {
-    return device.stream_->submitted() == 1 && (*stream)->Stats().state == "waiting on fill";
-  }));
+  ASSERT_NO_FATAL_FAILURE(PutAFillOnTheDevice());
   std::atomic<int> discarded{0};
   std::atomic<bool> aborted_inside{false};
   absl::Notification enqueued;
@@ -853,13 +859,7 @@ TEST_F(ScriptedStreamTest, AStopDuringAHandOverStopsTheTaskExecutingThen) {
 // work behind the failure for ever. (The device's mode used to change first.)
 TEST_F(ScriptedStreamTest, AFailureAsTheDeviceStartsStoppingIsAborted) {
   ASSERT_TRUE(stream.ok());
-  ASSERT_TRUE((*stream)
-                  ->EnqueueDeviceWork([](hal::Stream& d) { return d.Fill({}, 0, 1); }, "fill", 0,
-                                      nullptr, nullptr, nullptr)
-                  .ok());
-  ASSERT_TRUE(hal::testing::Eventually([&] {
-    return device.stream_->submitted() == 1 && (*stream)->Stats().state == "waiting on fill";
-  }));
+  ASSERT_NO_FATAL_FAILURE(PutAFillOnTheDevice());
   device.stream_->on_set_stop_on_failure = [&](bool stop) {
     if (stop) device.options_.on_complete(1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
   };
