@@ -880,16 +880,15 @@ absl::Status Stream::SetFailureMode(FailureMode mode) {
     absl::MutexLock lock(&mu_);
     return std::exchange(failure_mode_, to);
   };
-  const FailureMode before = stop ? set_core_mode(mode) : mode;
-  if (device_ != nullptr) {
-    absl::Status status = device_->SetStopOnFailure(stop);
-    if (!status.ok()) {
-      if (stop) set_core_mode(before);  // the device kept its mode
-      return status;
-    }
+  if (!stop) {
+    if (device_ != nullptr) ACL_RETURN_IF_ERROR(device_->SetStopOnFailure(false));
+    set_core_mode(mode);
+    return absl::OkStatus();
   }
-  if (!stop) set_core_mode(mode);
-  return absl::OkStatus();
+  const FailureMode before = set_core_mode(mode);
+  absl::Status status = device_ != nullptr ? device_->SetStopOnFailure(true) : absl::OkStatus();
+  if (!status.ok()) set_core_mode(before);  // the device kept its mode
+  return status;
 }
 
 absl::Status Stream::StopRunningTask(const absl::Status& why) {

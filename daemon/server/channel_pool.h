@@ -51,7 +51,8 @@ class ChannelPool {
   // `threads` >= 1.
   explicit ChannelPool(int threads);
   // The default size: one thread per CPU this process may run on (its
-  // affinity, and its cgroup's CPU quota when it has one), from 2 to 4. Threads beyond the CPUs only add wake-ups: each doorbell may wake a
+  // affinity, and its cgroup's CPU quota when it has one), from 2 to 4.
+  // Threads beyond the CPUs only add wake-ups: each doorbell may wake a
   // different sleeping thread. On 2 vCPUs, 2 threads served 1,024 clients'
   // calls with a fifth less of acld's CPU than 4, and 64 clients calling back
   // to back 40 % faster (docs/performance.md, session 27). A busy session

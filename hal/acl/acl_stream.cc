@@ -148,6 +148,9 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // Hands back what unreported items hold; `items` in submission order.
   void Drop(std::vector<Item>& items);
   std::vector<Item> TakeAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Where item `sequence` is in items_; nullopt when it is not there
+  // (reported already, or never reserved).
+  std::optional<size_t> IndexLocked(uint64_t sequence) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status NotSameDevice(int32_t device, const char* what) const;
   absl::StatusOr<std::shared_ptr<AclEvent>> EventOfThisDevice(Event& event) const;
 
@@ -295,6 +298,14 @@ void AclStream::Core::ReleaseNotify(aclrtNotify notify, uint64_t generation) {
   if (generation != notify_generation_ || !context_->MakeCurrent().ok()) return;
   // Fails only with a broken vendor; the wait then holds until an abort.
   reports_->RecordNotify(notify).IgnoreError();
+}
+
+std::optional<size_t> AclStream::Core::IndexLocked(uint64_t sequence) const {
+  if (items_.empty() || sequence < items_.front().sequence ||
+      sequence - items_.front().sequence >= items_.size()) {
+    return std::nullopt;
+  }
+  return sequence - items_.front().sequence;
 }
 
 std::vector<Item> AclStream::Core::TakeAllLocked() {
@@ -763,16 +774,14 @@ absl::Status AclStream::Core::StopTask(uint64_t sequence) {
     // been seen done; the vendor may have finished it and be executing a
     // later item, which its stop then ends (docs/api-compat.md).
     absl::MutexLock lock(&mu_);
-    if (sequence != device_done_ + 1 || items_.empty() || sequence < items_.front().sequence ||
-        sequence - items_.front().sequence >= items_.size()) {
-      return absl::OkStatus();
-    }
+    const std::optional<size_t> index = IndexLocked(sequence);
+    if (sequence != device_done_ + 1 || !index.has_value()) return absl::OkStatus();
     // A wait acld releases with a notify (a host-callback point, another
     // stream's event) is left alone: a stopped wait would leave its notify
     // to be recorded later, and the next wait that took it would pass. The
     // vendor may be past `sequence` already, so none may be queued after it
     // either.
-    for (size_t i = sequence - items_.front().sequence; i < items_.size(); ++i) {
+    for (size_t i = *index; i < items_.size(); ++i) {
       const Item& item = items_.at(i);
       if (item.kind == ItemKind::kCallbackPoint || item.notify != nullptr) {
         return absl::OkStatus();
@@ -848,12 +857,9 @@ void AclStream::Core::ResumeCallbackPoint(uint64_t sequence, absl::Status status
   aclrtNotify notify = nullptr;
   {
     absl::MutexLock lock(&mu_);
-    if (sequence == 0 || point_reached_ != sequence || items_.empty() ||
-        sequence < items_.front().sequence ||
-        sequence - items_.front().sequence >= items_.size()) {
-      return;
-    }
-    Item& item = items_.at(sequence - items_.front().sequence);
+    const std::optional<size_t> index = IndexLocked(sequence);
+    if (sequence == 0 || point_reached_ != sequence || !index.has_value()) return;
+    Item& item = items_.at(*index);
     item.point_status = std::move(status);
     notify = item.notify;
     point_reached_ = 0;

@@ -403,28 +403,24 @@ int Copies(size_t mib) {
   // The floor first: one thread copying between two buffers whose pages are
   // already faulted in.
   std::vector<Path> paths = {
-      {"memcpy", [&] { std::memcpy(other.data(), pageable.data(), bytes); }, {}, {}},
+      {"memcpy", [&] { std::memcpy(other.data(), pageable.data(), bytes); }},
       {"H2D pageable",
        [&] {
          Must(aclrtMemcpy(device, bytes, pageable.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
               "H2D");
-       },
-       {}, {}},
+       }},
       {"D2H pageable",
        [&] {
          Must(aclrtMemcpy(other.data(), bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "D2H");
-       },
-       {}, {}},
+       }},
       {"H2D pinned",
        [&] {
          Must(aclrtMemcpy(device, bytes, pinned, bytes, ACL_MEMCPY_HOST_TO_DEVICE), "H2D pinned");
-       },
-       {}, {}},
+       }},
       {"D2H pinned",
        [&] {
          Must(aclrtMemcpy(pinned, bytes, device, bytes, ACL_MEMCPY_DEVICE_TO_HOST), "D2H pinned");
-       },
-       {}, {}},
+       }},
   };
   // Each sample moves at least 64 MiB, so that a small copy's figure is not
   // one clock read's worth of noise.
