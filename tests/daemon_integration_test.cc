@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/time/clock.h"
 #include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"
 #include "proto/acl/peer_socket.h"
@@ -179,7 +180,15 @@ TEST(DaemonIntegrationTest, StatusShowsDevicesAndSessions) {
   EXPECT_TRUE(status.devices(last).up());
   ASSERT_EQ(status.sessions_size(), 1);
   EXPECT_EQ(status.sessions(0).pid(), client.pid());
-  EXPECT_NE(status.sessions(0).command().find("scenario_client hold 2"), std::string::npos);
+  // The command line replaces the process's name once acld has read it.
+  for (int i = 0; i < 500 && status.sessions(0).command().find("scenario_client hold 2") ==
+                                 std::string::npos; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    status = daemon.Status();
+    ASSERT_EQ(status.sessions_size(), 1);
+  }
+  EXPECT_NE(status.sessions(0).command().find("scenario_client hold 2"), std::string::npos)
+      << status.sessions(0).command();
 
   const auto [code, table] = daemon.Aclctl({"sessions"});
   EXPECT_EQ(code, 0);

@@ -123,6 +123,11 @@ SessionId Runtime::OpenSession(const PeerInfo& peer, std::shared_ptr<QuotaGroup>
   return session.id;
 }
 
+void Runtime::SetSessionCommand(SessionId id, std::string command) {
+  absl::MutexLock lock(&mu_);
+  if (Session* session = sessions_.Find(id)) session->peer.command = std::move(command);
+}
+
 std::shared_ptr<TenantQueue> Runtime::TenantQueueLocked(const Tenant& tenant) {
   if (!readers_await_queue_room_ || max_queued_bytes_per_tenant_ == 0) return nullptr;
   for (auto it = tenant_queues_.begin(); it != tenant_queues_.end();) {

@@ -136,6 +136,9 @@ class Runtime {
 
   // Sessions.
   SessionId OpenSession(const PeerInfo& peer, std::shared_ptr<QuotaGroup> group = nullptr);
+  // What the operator sees as the session's command from now on (its
+  // command line, read after the open); nothing if the session has ended.
+  void SetSessionCommand(SessionId session, std::string command);
   // Where the session's process hears of its callbacks and failed tasks.
   void SetSessionEvents(SessionId session, SessionEvents events);
   // The session's process takes notice of revocations of shared memory it

@@ -60,6 +60,17 @@ TEST_F(RuntimeTest, DevicesComeUpWithTheFirstHostReferenceAndGoDownWithTheLast) 
   EXPECT_FALSE(DeviceUp(1));
 }
 
+TEST_F(RuntimeTest, ASessionsCommandCanBeSetAfterItOpensButNotAfterItEnds) {
+  SessionId a = runtime_.OpenSession({100, 0, 0, "name"});
+  runtime_.SetSessionCommand(a, "the command line");
+  RuntimeSnapshot snapshot = runtime_.Snapshot();
+  ASSERT_EQ(snapshot.sessions.size(), 1u);
+  EXPECT_EQ(snapshot.sessions[0].session.peer.command, "the command line");
+  EXPECT_TRUE(runtime_.CloseSession(a));
+  runtime_.SetSessionCommand(a, "too late");  // nothing to set, nothing made
+  EXPECT_TRUE(runtime_.Snapshot().sessions.empty());
+}
+
 TEST_F(RuntimeTest, ClosingASessionDropsItsShareOnly) {
   SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
   SessionId b = runtime_.OpenSession({101, 0, 0, "b"});

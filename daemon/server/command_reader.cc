@@ -3,57 +3,44 @@
 #include <thread>
 #include <utility>
 
-#include "daemon/server/process_command.h"
-
 namespace acld::server {
 
-CommandReader::CommandReader(ReadFn read, absl::Duration patience)
-    : patience_(patience),
-      state_(std::make_shared<State>(read != nullptr ? std::move(read) : [](pid_t pid) {
-        return ProcessCommand(pid);
-      })) {
+CommandReader::CommandReader(ReadFn read, size_t max_waiting)
+    : state_(std::make_shared<State>(read != nullptr ? std::move(read)
+                                                     : [](pid_t pid) { return ProcessCommand(pid); },
+                                     max_waiting)) {
   std::thread([state = state_] { Loop(state); }).detach();
 }
 
 CommandReader::~CommandReader() {
+  // Taken while a `done` runs (Loop runs it holding the lock): none runs after.
   absl::MutexLock lock(&state_->mu);
   state_->stopping = true;
+  state_->waiting.clear();
 }
 
-std::string CommandReader::Read(pid_t pid) {
-  {
-    State& state = *state_;
-    absl::MutexLock lock(&state.mu);
-    // Still reading an earlier process (stuck on it, perhaps): not again.
-    if (state.asked != 0 || state.stopping) return ProcessName(pid);
-    state.asked = pid;
-    const uint64_t number = ++state.asked_number;
-    auto answered = [&state, number]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mu) {
-      return state.answered_number == number;
-    };
-    if (state.mu.AwaitWithTimeout(absl::Condition(&answered), patience_)) {
-      return std::exchange(state.answer, std::string());
-    }
-  }
-  return ProcessName(pid);
+bool CommandReader::Ask(pid_t pid, DoneFn done) {
+  absl::MutexLock lock(&state_->mu);
+  if (state_->stopping || state_->waiting.size() >= state_->max_waiting) return false;
+  state_->waiting.emplace_back(pid, std::move(done));
+  return true;
 }
 
 void CommandReader::Loop(const std::shared_ptr<State>& state) {
   absl::MutexLock lock(&state->mu);
   while (true) {
     auto asked = [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
-      return state->asked != 0 || state->stopping;
+      return !state->waiting.empty() || state->stopping;
     };
     state->mu.Await(absl::Condition(&asked));
     if (state->stopping) return;
-    const pid_t pid = state->asked;
+    auto [pid, done] = std::move(state->waiting.front());
+    state->waiting.pop_front();
     state->mu.Unlock();
     std::string command = state->read(pid);
     state->mu.Lock();
-    // For the one who asked, if it still waits; the next ask starts afresh.
-    state->answer = std::move(command);
-    state->answered_number = state->asked_number;
-    state->asked = 0;
+    if (state->stopping) return;
+    done(std::move(command));
   }
 }
 

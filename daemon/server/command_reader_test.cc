@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -11,39 +14,89 @@
 namespace acld::server {
 namespace {
 
+// What a reader gave, for a test to wait on.
+class Answers {
+ public:
+  CommandReader::DoneFn Collect() {
+    return [this](std::string command) {
+      absl::MutexLock lock(&mu_);
+      answers_.push_back(std::move(command));
+    };
+  }
+  // The answers once there are `count` (bounded wait), or what came by then.
+  std::vector<std::string> Await(size_t count) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return answers_.size() >= count; };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(30));
+    return answers_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> answers_ ABSL_GUARDED_BY(mu_);
+};
+
 TEST(CommandReaderTest, ReadsTheCommandLineOnItsThread) {
-  CommandReader reader(nullptr, absl::Seconds(30));  // patient: a loaded machine
-  const std::string command = reader.Read(getpid());
-  EXPECT_NE(command.find("command_reader_test"), std::string::npos) << command;
-  EXPECT_EQ(reader.Read(999999999), "");  // no such process: nothing, at once
+  Answers answers;
+  CommandReader reader;
+  ASSERT_TRUE(reader.Ask(getpid(), answers.Collect()));
+  ASSERT_TRUE(reader.Ask(999999999, answers.Collect()));  // no such process
+  const std::vector<std::string> got = answers.Await(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_NE(got[0].find("command_reader_test"), std::string::npos) << got[0];
+  EXPECT_EQ(got[1], "");
 }
 
 // A read that does not come back (a process that makes reading its memory
-// wait) costs a session's opener the patience once; meanwhile every session
-// gets its process's name at once. The reader recovers when the read returns.
-TEST(CommandReaderTest, AStuckReadCostsThePatienceOnceThenTheNameIsUsed) {
+// wait) holds up only the asks behind it, and at most kMaxWaiting of them:
+// asking never waits, and the reader answers them all once the read returns.
+TEST(CommandReaderTest, AStuckReadHoldsABoundedQueueAndNeverTheAsker) {
   absl::Notification release;
   std::atomic<int> reads{0};
+  constexpr size_t kMaxWaiting = 4;
   CommandReader reader(
       [&](pid_t) {
         if (reads.fetch_add(1) == 0) release.WaitForNotification();
         return std::string("full command line");
       },
-      absl::Milliseconds(50));
-  const std::string name = ProcessName(getpid());
-  ASSERT_FALSE(name.empty());
-  EXPECT_EQ(reader.Read(getpid()), name);  // after the patience
+      kMaxWaiting);
+  Answers answers;
+  ASSERT_TRUE(reader.Ask(getpid(), answers.Collect()));
+  // The reader takes the first ask off the queue before it blocks in it.
+  for (int i = 0; i < 3000 && reads.load() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_EQ(reads.load(), 1);
   const absl::Time start = absl::Now();
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(reader.Read(getpid()), name);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "later opens waited for the stuck read";
-  EXPECT_EQ(reads.load(), 1);
+  for (size_t i = 0; i < kMaxWaiting; ++i) EXPECT_TRUE(reader.Ask(getpid(), answers.Collect()));
+  EXPECT_FALSE(reader.Ask(getpid(), answers.Collect())) << "the queue has no bound";
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "asking waited for the stuck read";
+  EXPECT_TRUE(answers.Await(0).empty());
   release.Notify();
-  std::string command;
-  for (int i = 0; i < 200 && command != "full command line"; ++i) {
-    command = reader.Read(getpid());
-    if (command != "full command line") absl::SleepFor(absl::Milliseconds(10));
+  const std::vector<std::string> got = answers.Await(1 + kMaxWaiting);
+  EXPECT_EQ(got, std::vector<std::string>(1 + kMaxWaiting, "full command line"));
+  EXPECT_TRUE(reader.Ask(getpid(), answers.Collect())) << "the queue did not empty";
+}
+
+// Destroyed while a read is stuck: the destructor does not wait for it, and
+// that read's answer is never given (its `done` may use what is gone).
+TEST(CommandReaderTest, NoAnswerComesAfterTheReaderIsGone) {
+  auto read_started = std::make_shared<absl::Notification>();
+  auto release = std::make_shared<absl::Notification>();
+  auto read_returned = std::make_shared<absl::Notification>();
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  {
+    CommandReader reader([read_started, release, read_returned](pid_t) {
+      read_started->Notify();
+      release->WaitForNotification();
+      read_returned->Notify();
+      return std::string("late");
+    });
+    ASSERT_TRUE(reader.Ask(getpid(), [answered](std::string) { answered->store(true); }));
+    ASSERT_TRUE(read_started->WaitForNotificationWithTimeout(absl::Seconds(30)));
   }
-  EXPECT_EQ(command, "full command line");
+  release->Notify();
+  ASSERT_TRUE(read_returned->WaitForNotificationWithTimeout(absl::Seconds(30)));
+  absl::SleepFor(absl::Milliseconds(50));  // past the moment a wrong answer would come
+  EXPECT_FALSE(answered->load());
 }
 
 }  // namespace

@@ -70,6 +70,7 @@ absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
                      opened.status().message());
   }
   std::shared_ptr<Live> live = std::move(opened->live);
+  ShowCommandLineOnceRead(live->id, credentials.pid);
   std::weak_ptr<Live> weak = live;
   {
     absl::MutexLock lock(&live->mu);

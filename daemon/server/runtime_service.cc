@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/core/process_clock.h"
+#include "daemon/server/process_command.h"
 #include "daemon/server/session_handler.h"
 #include "daemon/server/session_ring.h"
 #include "daemon/server/session_writer.h"
@@ -417,7 +418,9 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
     }
   }
 
-  return Admit(peer, entrance, std::move(ring), context, std::move(stream));
+  absl::StatusOr<Opened> opened = Admit(peer, entrance, std::move(ring), context, std::move(stream));
+  if (opened.ok() && entrance.desk != nullptr) ShowCommandLineOnceRead(opened->live->id, peer.pid);
+  return opened;
 }
 
 PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
@@ -425,8 +428,16 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
   peer.gid = credentials.gid;
   peer.start_ticks = ProcessStartTicks(peer.pid).value_or(0);
   // What the operator sees comes from the kernel too, bounded and escaped.
-  peer.command = command_reader_.Read(peer.pid);
+  peer.command = ProcessName(peer.pid);
   return peer;
+}
+
+void RuntimeService::ShowCommandLineOnceRead(SessionId session, pid_t pid) {
+  // Not `this`: the reader's last `done` may run while this service is
+  // being destroyed (its destructor waits for it); the runtime outlives both.
+  command_reader_.Ask(pid, [runtime = &runtime_, session](std::string command) {
+    if (!command.empty()) runtime->SetSessionCommand(session, std::move(command));
+  });
 }
 
 Entrance RuntimeService::HostEntrance() const {

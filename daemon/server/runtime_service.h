@@ -221,9 +221,12 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
                                std::shared_ptr<SessionWriter::Carrier> first_carrier);
   // The host's entrance: its desk, no group.
   Entrance HostEntrance() const;
-  // What the kernel says of a process: its identity, start time and command
-  // (command_reader_).
+  // What the kernel says of a process: its identity, start time and name
+  // (its command line comes later: ShowCommandLineOnceRead).
   PeerInfo PeerFromKernel(const PeerCredentials& credentials);
+  // The session of a process the kernel named shows its command line, read
+  // on command_reader_'s thread, in place of its name once read.
+  void ShowCommandLineOnceRead(SessionId session, pid_t pid);
   // A direct session ends (once): reaped, then its connection closed.
   void EndDirect(const std::shared_ptr<Live>& live);
   // Takes a direct session's connection once its "O" went out.
