@@ -562,6 +562,7 @@ TEST(TenantLimitsTest, AHugeCommandInHelloIsNeitherStoredNorShown) {
 
   const auto [code, text] = daemon.Aclctl({"status"});
   EXPECT_EQ(code, 0);
+  EXPECT_NE(text.find("sessions' command lines still to read: "), std::string::npos) << text;
   EXPECT_LT(text.size(), 16u << 10);
   EXPECT_EQ(text.find("evil"), std::string::npos);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
@@ -576,6 +577,7 @@ TEST(TenantLimitsTest, AHugeCommandInHelloIsNeitherStoredNorShown) {
     ASSERT_EQ(status.sessions_size(), 1);
   }
   const std::string& shown = status.sessions(0).command();
+  EXPECT_EQ(status.command_lines_waiting(), 0u);  // read, and counted no more
   EXPECT_LE(shown.size(), 256u);
   EXPECT_NE(shown.find("tenant_limits_test"), std::string::npos) << shown;
   stream->WritesDone();

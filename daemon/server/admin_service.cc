@@ -272,6 +272,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   reply->set_max_sessions_per_uid(limits.max_sessions_per_uid);
   reply->set_sessions_refused(counts.refused);
   reply->set_hello_timeouts(counts.hello_timeouts);
+  reply->set_command_lines_waiting(counts.command_lines_waiting);
   if (listener_stats_) {
     const ListenerStats listener = listener_stats_();
     reply->set_connections_accepted(listener.connections_accepted);

@@ -19,6 +19,11 @@ CommandReader::~CommandReader() {
   state_->waiting.clear();
 }
 
+size_t CommandReader::unanswered() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->waiting.size() + (state_->reading ? 1 : 0);
+}
+
 bool CommandReader::Ask(pid_t pid, DoneFn done) {
   absl::MutexLock lock(&state_->mu);
   if (state_->stopping || state_->waiting.size() >= state_->max_waiting) return false;
@@ -36,9 +41,11 @@ void CommandReader::Loop(const std::shared_ptr<State>& state) {
     if (state->stopping) return;
     auto [pid, done] = std::move(state->waiting.front());
     state->waiting.pop_front();
+    state->reading = true;
     state->mu.Unlock();
     std::string command = state->read(pid);
     state->mu.Lock();
+    state->reading = false;
     if (state->stopping) return;
     done(std::move(command));
   }

@@ -54,6 +54,8 @@ class CommandReader {
   // there (empty if it could not be read). False, and `done` never runs,
   // when kMaxWaiting asks wait already.
   bool Ask(pid_t pid, DoneFn done);
+  // Asks not answered yet: the one being read and those waiting (for aclctl).
+  size_t unanswered() const;
 
  private:
   // Shared with the reader's thread, which may outlive this object.
@@ -63,6 +65,7 @@ class CommandReader {
     const size_t max_waiting;
     absl::Mutex mu;
     std::deque<std::pair<pid_t, DoneFn>> waiting ABSL_GUARDED_BY(mu);
+    bool reading ABSL_GUARDED_BY(mu) = false;
     bool stopping ABSL_GUARDED_BY(mu) = false;
   };
   static void Loop(const std::shared_ptr<State>& state);

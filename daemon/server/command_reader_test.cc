@@ -65,14 +65,17 @@ TEST(CommandReaderTest, AStuckReadHoldsABoundedQueueAndNeverTheAsker) {
   // The reader takes the first ask off the queue before it blocks in it.
   for (int i = 0; i < 3000 && reads.load() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
   ASSERT_EQ(reads.load(), 1);
+  EXPECT_EQ(reader.unanswered(), 1u);
   const absl::Time start = absl::Now();
   for (size_t i = 0; i < kMaxWaiting; ++i) EXPECT_TRUE(reader.Ask(getpid(), answers.Collect()));
   EXPECT_FALSE(reader.Ask(getpid(), answers.Collect())) << "the queue has no bound";
   EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "asking waited for the stuck read";
   EXPECT_TRUE(answers.Await(0).empty());
+  EXPECT_EQ(reader.unanswered(), 1 + kMaxWaiting);
   release.Notify();
   const std::vector<std::string> got = answers.Await(1 + kMaxWaiting);
   EXPECT_EQ(got, std::vector<std::string>(1 + kMaxWaiting, "full command line"));
+  EXPECT_EQ(reader.unanswered(), 0u);
   EXPECT_TRUE(reader.Ask(getpid(), answers.Collect())) << "the queue did not empty";
 }
 

@@ -745,6 +745,7 @@ uint32_t RuntimeService::max_waiting_calls() { return SessionHandler::max_waitin
 RuntimeService::Counts RuntimeService::counts() const {
   Counts counts;
   counts.hello_timeouts = hello_deadlines_.fired();
+  counts.command_lines_waiting = static_cast<uint32_t>(command_reader_.unanswered());
   absl::MutexLock lock(&mu_);
   counts.sessions = static_cast<uint32_t>(live_.size());
   counts.pending = pending_;

@@ -144,6 +144,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
     uint32_t closing = 0;         // sessions ended whose handler has not returned yet
     uint64_t refused = 0;         // over a cap, no valid token, shutting down
     uint64_t hello_timeouts = 0;  // streams cancelled for want of a Hello
+    uint32_t command_lines_waiting = 0;  // sessions' command lines not read yet
   };
   Counts counts() const;
   const SessionLimits& limits() const { return limits_; }

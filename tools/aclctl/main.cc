@@ -205,7 +205,8 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
                   " without Hello in time\nidentity socket: ", status.identity_pending(),
                   " requests being served, ", status.identity_busy(),
-                  " connections told to come back (their uid had 32 being served)"
+                  " connections told to come back (their uid had 32 being served)",
+                  "\nsessions' command lines still to read: ", status.command_lines_waiting(),
                   "\nhost memory segments mapped: ",
                   CountOfLimit(status.host_segments(), status.max_host_segments()), "\n\n");
   out += DevicesText(status);
