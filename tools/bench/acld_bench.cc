@@ -17,7 +17,9 @@
 //   acld_bench calls          every kind of synchronous call, microseconds each
 //   acld_bench clients N S P  N client processes, each with one stream, calling
 //                             aclrtStreamQuery every P ms (0: back to back; -1:
-//                             never, connected and idle) for S seconds: calls/s
+//                             never, connected and idle; client i's first call
+//                             i*P/N ms after the start, newcomers.h's
+//                             PeriodicPhase) for S seconds: calls/s
 //                             in total, latency percentiles, one client's threads
 //                             and RSS, the clients' CPU time (getrusage: user +
 //                             system) per call; prints "running" when all are
@@ -648,9 +650,10 @@ bool ReadAll(int fd, void* data, size_t size) {
 }
 
 // One client of `clients`: connects, says it is ready, waits for the start,
-// calls for `seconds`, reports.
+// calls for `seconds` (every `period_ms`, the first `phase` after the start),
+// reports.
 [[noreturn]] void RunClient(int ready_fd, int start_fd, int report_fd, int seconds,
-                            int period_ms) {
+                            int period_ms, Clock::duration phase) {
   Setup();
   aclrtStream stream = nullptr;
   Must(aclrtCreateStream(&stream), "aclrtCreateStream");
@@ -666,17 +669,17 @@ bool ReadAll(int fd, void* data, size_t size) {
   const double cpu_before = OwnCpuSeconds();
   const auto begin = Clock::now();
   const auto end = begin + std::chrono::seconds(seconds);
-  auto next = begin;
+  auto next = begin + phase;
   while (Clock::now() < end) {
     if (period_ms < 0) {
       usleep(100000);
       continue;
     }
     if (period_ms > 0) {
-      next += std::chrono::milliseconds(period_ms);
       const auto now = Clock::now();
       if (next > now) usleep(static_cast<useconds_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(next - now).count()));
+      next += std::chrono::milliseconds(period_ms);
     }
     const auto call = Clock::now();
     Must(aclrtStreamQuery(stream, &status), "query");
@@ -733,7 +736,8 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
     if (child == 0) {
       for (int fd : reports) close(fd);
       close(report[0]);
-      RunClient(ready[1], start[0], report[1], seconds, period_ms);
+      RunClient(ready[1], start[0], report[1], seconds, period_ms,
+                acld::bench::PeriodicPhase(i, count, period_ms));
     }
     close(report[1]);
     reports.push_back(report[0]);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <thread>
@@ -35,6 +36,17 @@ inline NewcomerPlace NewcomerPlaceOf(int argc, char** argv, int index) {
 inline const char* NewcomerPlaceName(NewcomerPlace place) {
   return place == NewcomerPlace::kOwnSession ? "each in a session of its own"
                                              : "in the clients' session";
+}
+
+// When client `index` of `count`, calling every `period_ms`, makes its first
+// call after the start: the clients' calls spread evenly over the period, as
+// independent processes' do. Started at one signal and not spread, all of
+// them would call within the same moment every period, a burst that queues
+// the last ones behind a thousand others (docs/performance.md, session 28).
+inline std::chrono::steady_clock::duration PeriodicPhase(int index, int count, int period_ms) {
+  if (period_ms <= 0 || count <= 0) return std::chrono::steady_clock::duration::zero();
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::microseconds(int64_t{period_ms} * 1000 * index / count));
 }
 
 // The `p` quantile (0..1) of `sorted`; 0 when it is empty.

@@ -1,5 +1,6 @@
 // The floor of `acld_bench clients N S P` on this machine, without acld: N
-// client processes each make a call every P ms for S seconds, where a call is
+// client processes each make a call every P ms for S seconds (spread over the
+// period as acld_bench's clients are: PeriodicPhase), where a call is
 // the least two processes can do — the client publishes a request word in
 // shared memory, wakes the server if it sleeps (futex), and sleeps on its own
 // reply word until the server answers; the server, one thread in a session
@@ -112,14 +113,16 @@ void CallOnce(Shared& shared, Slot& slot, uint32_t call, Clock::time_point give_
   }
 }
 
-[[noreturn]] void Call(Shared& shared, int index, int seconds, int period_ms) {
+// Client `index` of `clients`: a call every `period_ms` for `seconds`, the
+// first one at its phase (acld_bench's clients' shape).
+[[noreturn]] void Call(Shared& shared, int index, int clients, int seconds, int period_ms) {
   Slot& slot = shared.slots[index];
   const auto end = Clock::now() + std::chrono::seconds(seconds);
-  auto next = Clock::now();
+  auto next = Clock::now() + acld::bench::PeriodicPhase(index, clients, period_ms);
   uint32_t call = 0;
   while (Clock::now() < end) {
-    next += std::chrono::milliseconds(period_ms);
     std::this_thread::sleep_until(next);
+    next += std::chrono::milliseconds(period_ms);
     CallOnce(shared, slot, ++call, end + std::chrono::seconds(10));
   }
   shared.calls.fetch_add(call);
@@ -178,7 +181,7 @@ int main(int argc, char** argv) {
     if (child < 0) break;
     if (child == 0) {
       die_with_parent();
-      Call(shared, i, seconds, period_ms);
+      Call(shared, i, clients, seconds, period_ms);
     }
     callers.push_back(child);
   }
