@@ -17,7 +17,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "proto/acl/spin_budget.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -214,7 +213,6 @@ void ChannelPool::RunTurn(const std::shared_ptr<Entry>& entry) {
 
 void ChannelPool::Loop() {
   epoll_event events[kEventsPerWait];
-  SpinBudget spin;
   while (true) {
     std::function<void()> task;
     {
@@ -230,20 +228,7 @@ void ChannelPool::Loop() {
     }
     // Between two tasks, the doorbells that rang meanwhile are collected
     // without sleeping; with nothing to run, the thread sleeps until one rings.
-    int ready = epoll_wait(epoll_fd_, events, kEventsPerWait, 0);
-    if (!task && ready == 0) {
-      // But first it looks for a while (the budget learns how long pays):
-      // on a busy host the next doorbell rings within microseconds, and a
-      // thread awake to see it saves that client the doorbell's wake-up and
-      // its own sleep, whose cost kept 1,024 clients' host overloaded
-      // (docs/performance.md, session 28). Idle, polls fail and the budget
-      // shrinks to half a microsecond.
-      spin.Poll([&] {
-        ready = epoll_wait(epoll_fd_, events, kEventsPerWait, 0);
-        return ready != 0;
-      });
-      if (ready == 0) ready = epoll_wait(epoll_fd_, events, kEventsPerWait, -1);
-    }
+    const int ready = epoll_wait(epoll_fd_, events, kEventsPerWait, task ? 0 : -1);
     if (!task) {
       absl::MutexLock lock(&mu_);
       --sleeping_;

@@ -4,8 +4,7 @@
 // A thread cannot sleep on many futex words at once, so each channel comes
 // with a doorbell (an eventfd its client writes when acld sleeps,
 // proto/acl/message_ring.h) and the pool's threads wait in one epoll set for
-// all of them. A thread that runs out of work polls that set for a while
-// before it sleeps (SpinBudget: as long as polls have been paying). The pool never reads or writes a doorbell: it is registered
+// all of them. The pool never reads or writes a doorbell: it is registered
 // edge-triggered, so each ring of it is one event and a client cannot make a
 // thread block on it (it could only make it wake, which it can do anyway by
 // sending requests).

@@ -2,7 +2,6 @@
 
 #include <sched.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,33 +96,6 @@ TEST(ChannelPoolTest, WorkQueuedWhileThreadsSleepOrAreBusyAllRuns) {
   }
   EXPECT_TRUE(hal::testing::Eventually([&] { return ran.load() == kBursts * kPerBurst * 3; }))
       << ran.load() << " of " << kBursts * kPerBurst * 3 << " ran";
-  pool.reset();
-}
-
-// This process's CPU time so far (all its threads).
-absl::Duration ProcessCpuTime() {
-  timespec now{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return absl::DurationFromTimespec(now);
-}
-
-// A thread out of work polls for the next doorbell only as long as polls have
-// been paying: after a busy spell (every poll paid, the budgets at their
-// largest) an idle pool goes to sleep and costs nothing.
-TEST(ChannelPoolTest, AnIdlePoolSleepsAfterABusySpell) {
-  std::atomic<int> ran{0};
-  auto pool = std::make_unique<ChannelPool>(/*threads=*/2);
-  const absl::Time busy_until = absl::Now() + absl::Milliseconds(200);
-  while (absl::Now() < busy_until) {
-    pool->Post([&ran] { ran.fetch_add(1); });
-    absl::SleepFor(absl::Microseconds(5));
-  }
-  EXPECT_TRUE(hal::testing::Eventually([&] { return ran.load() > 0; }));
-  absl::SleepFor(absl::Milliseconds(50));  // the last budgets run out
-  const absl::Duration before = ProcessCpuTime();
-  absl::SleepFor(absl::Seconds(1));
-  // Polling through that second would cost most of it on each thread.
-  EXPECT_LT(ProcessCpuTime() - before, absl::Milliseconds(100));
   pool.reset();
 }
 
