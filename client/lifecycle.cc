@@ -25,13 +25,18 @@ absl::Status Lifecycle::Init(const char* config_path) {
   absl::StatusOr<Transport*> transport = transport_();
   if (!transport.ok()) return transport.status();
 
-  absl::StatusOr<uint64_t> count = (*transport)->AddInitReference();
-  if (!count.ok()) return count.status();
-  if (*count > 0) {
-    return acld::AclStatus(ACL_ERROR_REPEAT_INITIALIZE,
-                           absl::StrCat("aclInit: the process is already initialized; its "
-                                        "reference count is now ",
-                                        *count));
+  // Not initialized here means a count of 0 there (initialized_ mirrors it),
+  // where a reference would be added to nothing: a process's first aclInit
+  // does without that round trip (docs/performance.md, session 28).
+  if (initialized_) {
+    absl::StatusOr<uint64_t> count = (*transport)->AddInitReference();
+    if (!count.ok()) return count.status();
+    if (*count > 0) {
+      return acld::AclStatus(ACL_ERROR_REPEAT_INITIALIZE,
+                             absl::StrCat("aclInit: the process is already initialized; its "
+                                          "reference count is now ",
+                                          *count));
+    }
   }
 
   absl::StatusOr<InitConfig> config = ReadInitConfig(config_path);

@@ -48,6 +48,17 @@ aclError FinalizeFails(void* label) {
 
 char kA[] = "a", kB[] = "b", kC[] = "c", kD[] = "d", kE[] = "e", kF[] = "f";
 
+// The embedded runtime, counting the references asked for.
+class CountingTransport : public EmbeddedTransport {
+ public:
+  using EmbeddedTransport::EmbeddedTransport;
+  absl::StatusOr<uint64_t> AddInitReference() override {
+    ++references_asked;
+    return EmbeddedTransport::AddInitReference();
+  }
+  int references_asked = 0;
+};
+
 class LifecycleTest : public ::testing::Test {
  protected:
   LifecycleTest()
@@ -64,10 +75,29 @@ class LifecycleTest : public ::testing::Test {
     return path;
   }
 
-  EmbeddedTransport transport_{hal::sim::CreateSimBackend({}), nullptr};
+  CountingTransport transport_{hal::sim::CreateSimBackend({}), nullptr};
   std::atomic<int> finalized_{0};
   Lifecycle lifecycle_;
 };
+
+// A process not initialized has a count of 0 in the runtime: its aclInit
+// initializes at once, without asking for a reference first (a round trip
+// to acld); a repeated one asks, and counts.
+TEST_F(LifecycleTest, OnlyARepeatedInitAsksForAReference) {
+  ASSERT_TRUE(lifecycle_.Init(nullptr).ok());
+  EXPECT_EQ(transport_.references_asked, 0);
+  EXPECT_EQ(Count(), 1u);
+  EXPECT_EQ(acld::AclCodeOf(lifecycle_.Init(nullptr)), ACL_ERROR_REPEAT_INITIALIZE);
+  EXPECT_EQ(transport_.references_asked, 1);
+  EXPECT_EQ(Count(), 2u);
+  uint64_t left = 0;
+  ASSERT_TRUE(lifecycle_.FinalizeReference(&left).ok());
+  EXPECT_EQ(left, 1u);
+  ASSERT_TRUE(lifecycle_.Finalize().ok());
+  ASSERT_TRUE(lifecycle_.Init(nullptr).ok());  // finalized: a first init again
+  EXPECT_EQ(transport_.references_asked, 1);
+  EXPECT_EQ(Count(), 1u);
+}
 
 TEST_F(LifecycleTest, RepeatedInitCountsReferences) {
   ASSERT_TRUE(lifecycle_.Init(nullptr).ok());
