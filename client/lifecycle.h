@@ -55,7 +55,8 @@ class Lifecycle {
   // another callback, or query) on the same thread.
   mutable std::recursive_mutex mu_;
   // Mirror of "the daemon's count for us is > 0": every change to that count
-  // passes through this object under mu_.
+  // passes through this object under mu_. It falls behind when acld applies
+  // an Initialize whose answer the caller no longer waited for (Init copes).
   bool initialized_ = false;
   InitConfig config_;
   InitCallbackRegistry init_callbacks_;

@@ -99,6 +99,16 @@ TEST_F(LifecycleTest, OnlyARepeatedInitAsksForAReference) {
   EXPECT_EQ(Count(), 1u);
 }
 
+// The runtime initialized while this object did not learn it (an answer
+// that came too late): aclInit is a repeated one, and counts.
+TEST_F(LifecycleTest, AnInitTheRuntimeAppliedUnseenMakesTheNextOneRepeated) {
+  ASSERT_TRUE(transport_.Initialize(acld::InitSettings{}).ok());
+  EXPECT_EQ(Count(), 1u);
+  EXPECT_EQ(acld::AclCodeOf(lifecycle_.Init(nullptr)), ACL_ERROR_REPEAT_INITIALIZE);
+  EXPECT_EQ(transport_.references_asked, 1);
+  EXPECT_EQ(Count(), 2u);
+}
+
 TEST_F(LifecycleTest, RepeatedInitCountsReferences) {
   ASSERT_TRUE(lifecycle_.Init(nullptr).ok());
   EXPECT_EQ(Count(), 1u);

@@ -181,7 +181,7 @@ TEST(DaemonIntegrationTest, StatusShowsDevicesAndSessions) {
   ASSERT_EQ(status.sessions_size(), 1);
   EXPECT_EQ(status.sessions(0).pid(), client.pid());
   // The command line replaces the process's name once acld has read it.
-  for (int i = 0; i < 500 && status.sessions(0).command().find("scenario_client hold 2") ==
+  for (int i = 0; i < 3000 && status.sessions(0).command().find("scenario_client hold 2") ==
                                  std::string::npos; ++i) {
     absl::SleepFor(absl::Milliseconds(10));
     status = daemon.Status();

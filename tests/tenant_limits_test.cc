@@ -570,7 +570,7 @@ TEST(TenantLimitsTest, AHugeCommandInHelloIsNeitherStoredNorShown) {
   // acld has read it (the session shows the process's name until then).
   acl::v1::StatusReply status = daemon.Status();
   ASSERT_EQ(status.sessions_size(), 1);
-  for (int i = 0; i < 500 && status.sessions(0).command().find("tenant_limits_test") ==
+  for (int i = 0; i < 3000 && status.sessions(0).command().find("tenant_limits_test") ==
                                  std::string::npos; ++i) {
     absl::SleepFor(absl::Milliseconds(10));
     status = daemon.Status();

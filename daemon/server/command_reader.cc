@@ -6,9 +6,9 @@
 namespace acld::server {
 
 CommandReader::CommandReader(ReadFn read, size_t max_waiting)
-    : state_(std::make_shared<State>(read != nullptr ? std::move(read)
-                                                     : [](pid_t pid) { return ProcessCommand(pid); },
-                                     max_waiting)) {
+    : state_(std::make_shared<State>(
+          read != nullptr ? std::move(read) : [](pid_t pid) { return ProcessCommand(pid); },
+          max_waiting)) {
   std::thread([state = state_] { Loop(state); }).detach();
 }
 

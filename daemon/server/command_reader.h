@@ -32,8 +32,8 @@ namespace acld::server {
 class CommandReader {
  public:
   using ReadFn = std::function<std::string(pid_t)>;
-  // Gets a command line; runs on the reader's thread, holding nothing a
-  // session's opener waits for.
+  // Gets a command line; runs on the reader's thread, under the reader's
+  // lock (Ask and unanswered wait for it): it must be short and must not ask.
   using DoneFn = std::function<void(std::string command)>;
 
   // Asks waiting beyond the one being read. Many processes starting at once

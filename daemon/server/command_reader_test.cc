@@ -51,20 +51,22 @@ TEST(CommandReaderTest, ReadsTheCommandLineOnItsThread) {
 // wait) holds up only the asks behind it, and at most kMaxWaiting of them:
 // asking never waits, and the reader answers them all once the read returns.
 TEST(CommandReaderTest, AStuckReadHoldsABoundedQueueAndNeverTheAsker) {
-  absl::Notification release;
-  std::atomic<int> reads{0};
+  // Shared with the reader's thread, which may outlive the reader (its
+  // destructor does not wait for a read); the answers outlive the reader.
+  auto release = std::make_shared<absl::Notification>();
+  auto reads = std::make_shared<std::atomic<int>>(0);
   constexpr size_t kMaxWaiting = 4;
+  Answers answers;
   CommandReader reader(
-      [&](pid_t) {
-        if (reads.fetch_add(1) == 0) release.WaitForNotification();
+      [release, reads](pid_t) {
+        if (reads->fetch_add(1) == 0) release->WaitForNotification();
         return std::string("full command line");
       },
       kMaxWaiting);
-  Answers answers;
   ASSERT_TRUE(reader.Ask(getpid(), answers.Collect()));
   // The reader takes the first ask off the queue before it blocks in it.
-  for (int i = 0; i < 3000 && reads.load() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
-  ASSERT_EQ(reads.load(), 1);
+  for (int i = 0; i < 3000 && reads->load() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_EQ(reads->load(), 1);
   EXPECT_EQ(reader.unanswered(), 1u);
   const absl::Time start = absl::Now();
   for (size_t i = 0; i < kMaxWaiting; ++i) EXPECT_TRUE(reader.Ask(getpid(), answers.Collect()));
@@ -72,11 +74,12 @@ TEST(CommandReaderTest, AStuckReadHoldsABoundedQueueAndNeverTheAsker) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "asking waited for the stuck read";
   EXPECT_TRUE(answers.Await(0).empty());
   EXPECT_EQ(reader.unanswered(), 1 + kMaxWaiting);
-  release.Notify();
+  release->Notify();
   const std::vector<std::string> got = answers.Await(1 + kMaxWaiting);
   EXPECT_EQ(got, std::vector<std::string>(1 + kMaxWaiting, "full command line"));
   EXPECT_EQ(reader.unanswered(), 0u);
   EXPECT_TRUE(reader.Ask(getpid(), answers.Collect())) << "the queue did not empty";
+  EXPECT_EQ(answers.Await(2 + kMaxWaiting).size(), 2 + kMaxWaiting);
 }
 
 // Destroyed while a read is stuck: the destructor does not wait for it, and

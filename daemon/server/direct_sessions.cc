@@ -60,9 +60,10 @@ absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
     return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE,
                      absl::StrCat("the session channel is not usable: ", ring.status().message()));
   }
+  const PeerInfo peer = PeerFromKernel(credentials);
   absl::StatusOr<Opened> opened =
-      Admit(PeerFromKernel(credentials), entrance != nullptr ? *entrance : HostEntrance(), *ring,
-            /*context=*/nullptr, *ring);
+      Admit(peer, entrance != nullptr ? *entrance : HostEntrance(), *ring, /*context=*/nullptr,
+            *ring);
   if (!opened.ok()) {
     return AclStatus(opened.status().code() == absl::StatusCode::kResourceExhausted
                          ? ACL_ERROR_RT_OVER_LIMIT
@@ -70,7 +71,7 @@ absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
                      opened.status().message());
   }
   std::shared_ptr<Live> live = std::move(opened->live);
-  ShowCommandLineOnceRead(live->id, credentials.pid);
+  ShowCommandLineOnceRead(live->id, peer);
   std::weak_ptr<Live> weak = live;
   {
     absl::MutexLock lock(&live->mu);

@@ -418,8 +418,9 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
     }
   }
 
-  absl::StatusOr<Opened> opened = Admit(peer, entrance, std::move(ring), context, std::move(stream));
-  if (opened.ok() && entrance.desk != nullptr) ShowCommandLineOnceRead(opened->live->id, peer.pid);
+  absl::StatusOr<Opened> opened =
+      Admit(peer, entrance, std::move(ring), context, std::move(stream));
+  if (opened.ok() && entrance.desk != nullptr) ShowCommandLineOnceRead(opened->live->id, peer);
   return opened;
 }
 
@@ -432,11 +433,16 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
   return peer;
 }
 
-void RuntimeService::ShowCommandLineOnceRead(SessionId session, pid_t pid) {
+void RuntimeService::ShowCommandLineOnceRead(SessionId session, const PeerInfo& peer) {
   // Not `this`: the reader's last `done` may run while this service is
   // being destroyed (its destructor waits for it); the runtime outlives both.
-  command_reader_.Ask(pid, [runtime = &runtime_, session](std::string command) {
-    if (!command.empty()) runtime->SetSessionCommand(session, std::move(command));
+  command_reader_.Ask(peer.pid, [runtime = &runtime_, session, pid = peer.pid,
+                                 started = peer.start_ticks](std::string command) {
+    // Read long after the open, perhaps: the pid may be another process's
+    // by now (then the process that opened the session is gone, and what
+    // was read is not its).
+    if (command.empty() || started == 0 || ProcessStartTicks(pid).value_or(0) != started) return;
+    runtime->SetSessionCommand(session, std::move(command));
   });
 }
 

@@ -227,7 +227,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   PeerInfo PeerFromKernel(const PeerCredentials& credentials);
   // The session of a process the kernel named shows its command line, read
   // on command_reader_'s thread, in place of its name once read.
-  void ShowCommandLineOnceRead(SessionId session, pid_t pid);
+  void ShowCommandLineOnceRead(SessionId session, const PeerInfo& peer);
   // A direct session ends (once): reaped, then its connection closed.
   void EndDirect(const std::shared_ptr<Live>& live);
   // Takes a direct session's connection once its "O" went out.

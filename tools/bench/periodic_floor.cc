@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -54,6 +55,11 @@ struct Shared {
   alignas(64) std::atomic<uint32_t> doorbell{0};  // the server's futex word
   std::atomic<uint32_t> server_sleeps{0};
   std::atomic<uint64_t> calls{0};
+  // When the clients start (steady clock, ns since its epoch; 0: not yet),
+  // set once they are all forked, as acld_bench starts its clients at one
+  // signal once they are all connected.
+  std::atomic<int64_t> start_ns{0};
+  std::atomic<uint32_t> started{0};  // the futex word the clients wait on for it
   Slot slots[kMaxClients];
 };
 
@@ -64,8 +70,9 @@ void FutexWait(std::atomic<uint32_t>& word, uint32_t expected,
           0);
 }
 
-void FutexWake(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+void FutexWake(std::atomic<uint32_t>& word, int sleepers = 1) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, sleepers, nullptr, nullptr,
+          0);
 }
 
 bool AnyPending(Shared& shared, int clients) {
@@ -113,12 +120,18 @@ void CallOnce(Shared& shared, Slot& slot, uint32_t call, Clock::time_point give_
   }
 }
 
-// Client `index` of `clients`: a call every `period_ms` for `seconds`, the
-// first one at its phase (acld_bench's clients' shape).
+// Client `index` of `clients`: from the start, a call every `period_ms` for
+// `seconds`, the first one at its phase (acld_bench's clients' shape).
 [[noreturn]] void Call(Shared& shared, int index, int clients, int seconds, int period_ms) {
   Slot& slot = shared.slots[index];
-  const auto end = Clock::now() + std::chrono::seconds(seconds);
-  auto next = Clock::now() + acld::bench::PeriodicPhase(index, clients, period_ms);
+  // Bounded: a benchmark that never starts its clients has died.
+  const timespec second{1, 0};
+  for (int i = 0; i < 60 && shared.started.load() == 0; ++i) FutexWait(shared.started, 0, &second);
+  if (shared.started.load() == 0) std::_Exit(1);
+  const Clock::time_point start(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(shared.start_ns.load())));
+  const auto end = start + std::chrono::seconds(seconds);
+  auto next = start + acld::bench::PeriodicPhase(index, clients, period_ms);
   uint32_t call = 0;
   while (Clock::now() < end) {
     std::this_thread::sleep_until(next);
@@ -185,6 +198,11 @@ int main(int argc, char** argv) {
     }
     callers.push_back(child);
   }
+  shared.start_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            Clock::now().time_since_epoch())
+                            .count());
+  shared.started.store(1);
+  FutexWake(shared.started, INT_MAX);
   // Within the clients' run, away from its start and end (as acld_bench).
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
   const std::vector<float> newcomers = TimeNewcomers(
