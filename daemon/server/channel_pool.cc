@@ -40,10 +40,6 @@ int Watch(int epoll_fd, int fd, uint64_t id, uint32_t events) {
   return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event);
 }
 
-}  // namespace
-
-namespace {
-
 // The CPUs a cgroup v2 quota ("cpu.max": "QUOTA PERIOD", or "max") gives
 // this process, rounded up; nullopt without one (or without cgroup v2).
 std::optional<int> CgroupCpuQuota() {

@@ -33,8 +33,6 @@ class HoldingMember : public ChannelPool::Member {
   std::atomic<int> turns_{0};
 };
 
-// Whether others wait for a thread is what lets a member poll for its
-// client: a member that holds the only thread sees the work queued behind it.
 // The default pool follows the CPUs the process may run on: two at least
 // (one thread would be busy whenever any session is), four at most.
 TEST(ChannelPoolTest, TheDefaultSizeFollowsTheCpusAllowed) {
@@ -56,6 +54,8 @@ TEST(ChannelPoolTest, TheDefaultSizeFollowsTheCpusAllowed) {
   ASSERT_EQ(sched_setaffinity(0, sizeof(before), &before), 0);
 }
 
+// Whether others wait for a thread is what lets a member poll for its
+// client: a member that holds the only thread sees the work queued behind it.
 TEST(ChannelPoolTest, TellsWhetherOthersWaitForAThread) {
   ChannelPool pool(/*threads=*/1);
   const int doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -55,11 +55,11 @@ struct Shared {
   alignas(64) std::atomic<uint32_t> doorbell{0};  // the server's futex word
   std::atomic<uint32_t> server_sleeps{0};
   std::atomic<uint64_t> calls{0};
-  // When the clients start (steady clock, ns since its epoch; 0: not yet),
-  // set once they are all forked, as acld_bench starts its clients at one
-  // signal once they are all connected.
+  // When the clients start (steady clock, ns since its epoch), set once they
+  // are all forked, as acld_bench starts its clients at one signal once they
+  // are all connected; `started` (their futex word) says it is set.
   std::atomic<int64_t> start_ns{0};
-  std::atomic<uint32_t> started{0};  // the futex word the clients wait on for it
+  std::atomic<uint32_t> started{0};
   Slot slots[kMaxClients];
 };
 
