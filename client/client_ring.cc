@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "client/peer_token.h"
 #include "client/sealed_memfd.h"
+#include "proto/acl/status_macros.h"
 
 namespace acl_client {
 
@@ -35,46 +36,46 @@ absl::StatusOr<std::unique_ptr<ClientRing>> ClientRing::Make(Handover handover) 
     munmap(base, size);
     return failed(absl::StrCat("eventfd: ", error));
   }
-  absl::StatusOr<std::unique_ptr<ClientRing>> ring = handover(base, fd, size, doorbell);
+  std::unique_ptr<ClientRing> ring(new ClientRing(base, doorbell));
+  absl::Status handed = handover(*ring, fd, size);
   close(fd);  // acld holds its own reference; the mapping keeps ours
-  if (!ring.ok()) {
-    close(doorbell);
-    munmap(base, size);
+  if (!handed.ok()) {
     // A refusal keeps its own words (the daemon's code and reason).
-    if (absl::IsFailedPrecondition(ring.status())) return ring.status();
-    return failed(ring.status().message());
+    if (absl::IsFailedPrecondition(handed)) return handed;
+    return failed(handed.message());
   }
   return ring;
 }
 
 absl::StatusOr<std::unique_ptr<ClientRing>> ClientRing::Create(const std::string& peer_socket,
                                                                absl::Duration timeout) {
-  return Make([&](void* base, int fd, size_t size,
-                  int doorbell) -> absl::StatusOr<std::unique_ptr<ClientRing>> {
-    absl::StatusOr<std::string> ticket =
-        SendSharedMemory(peer_socket, fd, size, timeout, doorbell);
-    if (!ticket.ok()) return ticket.status();
-    return std::unique_ptr<ClientRing>(new ClientRing(base, doorbell, *std::move(ticket)));
+  return Make([&](ClientRing& ring, int fd, size_t size) -> absl::Status {
+    ACL_ASSIGN_OR_RETURN(ring.ticket_,
+                         SendSharedMemory(peer_socket, fd, size, timeout, ring.doorbell_));
+    return absl::OkStatus();
   });
 }
 
 absl::StatusOr<std::unique_ptr<ClientRing>> ClientRing::OpenSession(
-    const std::string& peer_socket, absl::Duration timeout) {
-  return Make([&](void* base, int fd, size_t size,
-                  int doorbell) -> absl::StatusOr<std::unique_ptr<ClientRing>> {
-    absl::StatusOr<int> connection =
-        OpenSessionOnIdentitySocket(peer_socket, fd, size, doorbell, timeout);
-    if (!connection.ok()) return connection.status();
-    return std::unique_ptr<ClientRing>(new ClientRing(base, doorbell, "", *connection));
+    const std::string& peer_socket, absl::Duration timeout, const std::vector<std::string>& early) {
+  return Make([&](ClientRing& ring, int fd, size_t size) -> absl::Status {
+    // Nobody reads the channel yet, so nothing may wait for room: a message
+    // that does not fit now fails (before acld has any part of it).
+    for (const std::string& message : early) {
+      ACL_RETURN_IF_ERROR(ring.channel_.Send(message, [] { return true; }));
+    }
+    ACL_ASSIGN_OR_RETURN(const int connection, OpenSessionOnIdentitySocket(
+                                                   peer_socket, fd, size, ring.doorbell_, timeout));
+    ring.connection_.store(connection);
+    return absl::OkStatus();
   });
 }
 
-ClientRing::ClientRing(void* base, int doorbell, std::string ticket, int connection)
+ClientRing::ClientRing(void* base, int doorbell)
     : base_(base),
       doorbell_(doorbell),
-      ticket_(std::move(ticket)),
       channel_(base, acld::RingChannel::Side::kClient, doorbell),
-      connection_(connection) {}
+      connection_(-1) {}
 
 ClientRing::~ClientRing() {
   const int connection = connection_.exchange(-1);

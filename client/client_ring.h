@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -34,8 +35,11 @@ class ClientRing {
   // identity socket (protocol 4: no gRPC). The connection stays with the
   // channel: closing it (the destructor) ends the session, and its end on
   // acld's side stops the channel (acld is gone, or ended the session).
-  static absl::StatusOr<std::unique_ptr<ClientRing>> OpenSession(const std::string& peer_socket,
-                                                                 absl::Duration timeout);
+  // `early` (serialized requests) is in the channel before acld has it; it
+  // must fit in a ring at once.
+  static absl::StatusOr<std::unique_ptr<ClientRing>> OpenSession(
+      const std::string& peer_socket, absl::Duration timeout,
+      const std::vector<std::string>& early = {});
   ~ClientRing();
   ClientRing(const ClientRing&) = delete;
   ClientRing& operator=(const ClientRing&) = delete;
@@ -68,9 +72,10 @@ class ClientRing {
   void ForkedChild();
 
  private:
-  ClientRing(void* base, int doorbell, std::string ticket, int connection = -1);
-  // The channel and its doorbell, formatted and mapped; `handover` gives
-  // them to acld and returns the ticket or the connection.
+  // Owns `base` (mapped) and `doorbell` from now on.
+  ClientRing(void* base, int doorbell);
+  // The channel and its doorbell, formatted and mapped; `handover(ring, fd,
+  // size)` gives them to acld, setting the ring's ticket or connection.
   template <typename Handover>
   static absl::StatusOr<std::unique_ptr<ClientRing>> Make(Handover handover);
   // Whether waits must end: stopped, or (looked at no more than every
@@ -82,7 +87,7 @@ class ClientRing {
   // The eventfd acld waits on for this channel (in epoll): written when acld
   // sleeps and this side published a request or freed room.
   const int doorbell_;
-  const std::string ticket_;
+  std::string ticket_;  // set by Make's handover (Create)
   acld::RingChannel channel_;
   std::atomic<bool> stopped_{false};
   // The session's connection to the identity socket (-1: the session is on gRPC).

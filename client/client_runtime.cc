@@ -49,9 +49,10 @@ void ClientRuntime::ForkedChild() {
 }
 
 ClientRuntime::ClientRuntime()
-    : lifecycle_([this] { return transport(); }, [this] { handles_.Clear(); }) {}
+    : lifecycle_([this](const acld::InitSettings* initialize) { return transport(initialize); },
+                 [this] { handles_.Clear(); }) {}
 
-absl::StatusOr<Transport*> ClientRuntime::transport() {
+absl::StatusOr<Transport*> ClientRuntime::transport(const acld::InitSettings* initialize) {
   if (const pid_t parent = session_parent_.load(std::memory_order_acquire); parent != 0) {
     return acld::AclStatus(
         ACL_ERROR_RT_SOCKET_CLOSE,
@@ -63,7 +64,7 @@ absl::StatusOr<Transport*> ClientRuntime::transport() {
   if (ready != nullptr) return ready;
   absl::MutexLock lock(&connect_mu_);
   if (owned_transport_ == nullptr) {
-    absl::StatusOr<std::unique_ptr<Transport>> created = CreateTransport(&callbacks_);
+    absl::StatusOr<std::unique_ptr<Transport>> created = CreateTransport(&callbacks_, initialize);
     if (!created.ok()) return created.status();
     owned_transport_ = *std::move(created);
     Transport* connected = owned_transport_.get();

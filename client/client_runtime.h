@@ -31,7 +31,8 @@ class ClientRuntime {
   // The session's transport, connecting on first use. Until a session opens,
   // each call tries again (acld may have been started meanwhile); a session
   // that was lost stays lost (every call then fails with SOCKET_CLOSE).
-  absl::StatusOr<Transport*> transport();
+  // `initialize`: CreateTransport's, for a session that opens now.
+  absl::StatusOr<Transport*> transport(const acld::InitSettings* initialize = nullptr);
 
   Lifecycle& lifecycle() { return lifecycle_; }
   HandleTable& handles() { return handles_; }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/error_state.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/status_macros.h"
 
 namespace acl_client {
 namespace {
@@ -24,7 +25,21 @@ Lifecycle::Lifecycle(TransportProvider transport, std::function<void()> on_final
 
 absl::Status Lifecycle::Init(const char* config_path) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  absl::StatusOr<Transport*> transport = transport_();
+  std::optional<InitConfig> config;
+  acld::InitSettings settings;
+  auto read_config = [&]() -> absl::Status {
+    absl::StatusOr<InitConfig> read = ReadInitConfig(config_path);
+    if (!read.ok()) return read.status();
+    config = *std::move(read);
+    settings = ToInitSettings(*config);
+    return absl::OkStatus();
+  };
+  // A process that is not initialized (initialized_ says so without asking
+  // acld) reads its config before it needs its session: a session that
+  // opens now carries the Initialize as it opens, which spares aclInit a
+  // round trip (docs/performance.md, session 29).
+  if (!initialized_) ACL_RETURN_IF_ERROR(read_config());
+  absl::StatusOr<Transport*> transport = transport_(initialized_ ? nullptr : &settings);
   if (!transport.ok()) return transport.status();
 
   // The aclInit of a process initialized already adds a reference, and says
@@ -42,11 +57,9 @@ absl::Status Lifecycle::Init(const char* config_path) {
   // aclInit makes one round trip fewer (docs/performance.md, session 28).
   if (initialized_) {
     if (std::optional<absl::Status> repeated = add_reference()) return *repeated;
+    ACL_RETURN_IF_ERROR(read_config());
   }
-
-  absl::StatusOr<InitConfig> config = ReadInitConfig(config_path);
-  if (!config.ok()) return config.status();
-  absl::Status initialized = (*transport)->Initialize(ToInitSettings(*config));
+  absl::Status initialized = (*transport)->Initialize(settings);
   // initialized_ fell behind acld's count (acld applied an Initialize whose
   // answer came after the caller stopped waiting): a repeated aclInit after
   // all.
@@ -96,7 +109,7 @@ absl::Status Lifecycle::FullFinalize(Transport& transport) {
 
 absl::Status Lifecycle::Finalize() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  absl::StatusOr<Transport*> transport = transport_();
+  absl::StatusOr<Transport*> transport = transport_(nullptr);
   if (!transport.ok()) return transport.status();
   absl::StatusOr<uint64_t> count = (*transport)->InitCount();
   if (!count.ok()) return count.status();
@@ -110,7 +123,7 @@ absl::Status Lifecycle::Finalize() {
 
 absl::Status Lifecycle::FinalizeReference(uint64_t* ref_count) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  absl::StatusOr<Transport*> transport = transport_();
+  absl::StatusOr<Transport*> transport = transport_(nullptr);
   if (!transport.ok()) return transport.status();
   absl::StatusOr<uint64_t> count = (*transport)->InitCount();
   if (!count.ok()) return count.status();

@@ -23,7 +23,9 @@ namespace acl_client {
 
 class Lifecycle {
  public:
-  using TransportProvider = std::function<absl::StatusOr<Transport*>()>;
+  // The session's transport; `initialize` (if set) is ClientRuntime::transport's.
+  using TransportProvider =
+      std::function<absl::StatusOr<Transport*>(const acld::InitSettings* initialize)>;
 
   // `on_finalized` runs after every full finalize (the client drops its
   // process-local device state there).

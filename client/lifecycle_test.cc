@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,7 +49,8 @@ aclError FinalizeFails(void* label) {
 
 char kA[] = "a", kB[] = "b", kC[] = "c", kD[] = "d", kE[] = "e", kF[] = "f";
 
-// The embedded runtime, counting the references asked for.
+// The embedded runtime, counting the references asked for and keeping the
+// settings of the last Initialize.
 class CountingTransport : public EmbeddedTransport {
  public:
   using EmbeddedTransport::EmbeddedTransport;
@@ -56,13 +58,23 @@ class CountingTransport : public EmbeddedTransport {
     ++references_asked;
     return EmbeddedTransport::AddInitReference();
   }
+  absl::Status Initialize(const acld::InitSettings& settings) override {
+    initialized_with = settings;
+    return EmbeddedTransport::Initialize(settings);
+  }
   int references_asked = 0;
+  std::optional<acld::InitSettings> initialized_with;
 };
 
 class LifecycleTest : public ::testing::Test {
  protected:
   LifecycleTest()
-      : lifecycle_([this]() -> absl::StatusOr<Transport*> { return &transport_; },
+      : lifecycle_([this](const acld::InitSettings* initialize) -> absl::StatusOr<Transport*> {
+                     opening_settings_.push_back(initialize != nullptr
+                                                     ? std::optional(*initialize)
+                                                     : std::nullopt);
+                     return &transport_;
+                   },
                    [this] { ++finalized_; }) {
     events.clear();
   }
@@ -77,8 +89,36 @@ class LifecycleTest : public ::testing::Test {
 
   CountingTransport transport_{hal::sim::CreateSimBackend({}), nullptr};
   std::atomic<int> finalized_{0};
+  // What each request for the transport offered a session that opens then.
+  std::vector<std::optional<acld::InitSettings>> opening_settings_;
   Lifecycle lifecycle_;
 };
+
+// A first aclInit reads its config before it asks for the session, and
+// offers the settings it then initializes with to a session that opens
+// now (which sends them as it opens: RemoteTransport::Connect). A repeated
+// one offers nothing, and a config that does not read asks for no session.
+TEST_F(LifecycleTest, AFirstInitOffersItsSettingsToTheSessionThatOpens) {
+  const std::string config =
+      WriteConfig("offered.json", R"({"defaultDevice": {"default_device": "1"}})");
+  const absl::Status initialized = lifecycle_.Init(config.c_str());
+  ASSERT_TRUE(initialized.ok()) << initialized;
+  ASSERT_EQ(opening_settings_.size(), 1u);
+  ASSERT_TRUE(opening_settings_[0].has_value());
+  ASSERT_TRUE(transport_.initialized_with.has_value());
+  EXPECT_EQ(*opening_settings_[0], *transport_.initialized_with);
+  EXPECT_EQ(opening_settings_[0]->default_device, 1);
+
+  EXPECT_EQ(acld::AclCodeOf(lifecycle_.Init(config.c_str())), ACL_ERROR_REPEAT_INITIALIZE);
+  ASSERT_EQ(opening_settings_.size(), 2u);
+  EXPECT_FALSE(opening_settings_[1].has_value());
+
+  ASSERT_TRUE(lifecycle_.FinalizeReference(nullptr).ok());
+  ASSERT_TRUE(lifecycle_.Finalize().ok());
+  const size_t asked = opening_settings_.size();
+  EXPECT_FALSE(lifecycle_.Init(WriteConfig("broken.json", "{not json").c_str()).ok());
+  EXPECT_EQ(opening_settings_.size(), asked);
+}
 
 // A process not initialized has a count of 0 in the runtime: its aclInit
 // initializes at once, without asking for a reference first (a round trip

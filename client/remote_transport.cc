@@ -68,23 +68,27 @@ RemoteTransport::RemoteTransport(std::unique_ptr<SessionChannel> channel,
     : channel_(std::move(channel)), bulk_(socket_path, channel_.get(), kAnswerTimeout) {}
 
 absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::Connect(
-    const std::string& socket_path, Carrier carrier, CallbackDispatcher* callbacks) {
+    const std::string& socket_path, Carrier carrier, CallbackDispatcher* callbacks,
+    const acld::InitSettings* initialize) {
   // A missing socket file is the common case ("acld is not running"): say so
   // without waiting for gRPC's connection attempts.
   struct stat info {};
   if (stat(socket_path.c_str(), &info) != 0) {
     return Unreachable(socket_path, std::strerror(errno));
   }
-  absl::Status listening = CheckSomethingListens(socket_path);
-  if (!listening.ok()) return Unreachable(socket_path, listening.message());
   if (carrier == Carrier::kSharedMemory) {
+    // Its connect() to the identity socket fails at once, too, when nothing
+    // listens (a stale socket file): no separate look first, which would make
+    // acld's gRPC server accept, and drop, one more connection per process.
     absl::StatusOr<std::unique_ptr<RemoteTransport>> direct =
-        ConnectDirect(socket_path, callbacks);
+        ConnectDirect(socket_path, callbacks, initialize);
     // A daemon older than protocol 4 does not open sessions there: gRPC then.
     if (direct.ok() || direct.status().message().find(kNotUnderstood) == std::string::npos) {
       return direct;
     }
   }
+  absl::Status listening = CheckSomethingListens(socket_path);
+  if (!listening.ok()) return Unreachable(socket_path, listening.message());
   // acld serves a bounded number of each user's streams before their Hello
   // and refuses the rest: many processes of one user starting at once.
   return RetryWhileBusy<std::unique_ptr<RemoteTransport>>(
@@ -131,9 +135,13 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::ConnectOverGrp
 }
 
 absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::ConnectDirect(
-    const std::string& socket_path, CallbackDispatcher* callbacks) {
+    const std::string& socket_path, CallbackDispatcher* callbacks,
+    const acld::InitSettings* initialize) {
+  SessionChannel::Opening opening;
+  opening.posts.push_back(codec::ClientFeatures());
+  if (initialize != nullptr) opening.call = codec::Initialize(*initialize);
   absl::StatusOr<std::unique_ptr<SessionChannel>> channel =
-      SessionChannel::OpenDirect(socket_path, callbacks, kAnswerTimeout);
+      SessionChannel::OpenDirect(socket_path, callbacks, kAnswerTimeout, std::move(opening));
   if (!channel.ok()) {
     if (!absl::IsFailedPrecondition(channel.status())) {
       return Unreachable(socket_path, channel.status().message());
@@ -162,7 +170,8 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::ConnectDirect(
       transport->channel_->Expect(acld::kSessionOpenedCallId), kAnswerTimeout));
   if (!opened.ok()) return Unreachable(socket_path, opened.status().message());
   transport->session_ = *std::move(opened);
-  transport->channel_->Post(codec::ClientFeatures());
+  transport->opening_initialize_ = transport->channel_->TakeOpeningCall();
+  if (transport->opening_initialize_ != nullptr) transport->opening_settings_ = *initialize;
   return transport;
 }
 
@@ -183,6 +192,11 @@ absl::StatusOr<uint64_t> RemoteTransport::AddInitReference() {
 }
 
 absl::Status RemoteTransport::Initialize(const acld::InitSettings& settings) {
+  if (std::shared_ptr<SessionChannel::PendingCall> sent = std::exchange(opening_initialize_, nullptr)) {
+    // acld applied it (or refused it) before anything later: its answer first.
+    absl::Status answered = channel_->Finish(sent).status();
+    if (settings == opening_settings_) return answered;
+  }
   return channel_->Call(codec::Initialize(settings)).status();
 }
 

@@ -31,9 +31,12 @@ class RemoteTransport : public Transport {
   // Connects to `socket_path` and opens this process's session. Fails fast with
   // ACL_ERROR_RT_SOCKET_CLOSE and a message saying how to fix it.
   // Callbacks and task failures the daemon sends are handed to `callbacks`.
-  static absl::StatusOr<std::unique_ptr<RemoteTransport>> Connect(const std::string& socket_path,
-                                                                  Carrier carrier,
-                                                                  CallbackDispatcher* callbacks);
+  // `initialize` (if set) goes to acld with the session's opening on the
+  // shared-memory channel (SessionChannel::OpenDirect), which spares it a
+  // round trip: the first Initialize, if with the same settings, answers it.
+  static absl::StatusOr<std::unique_ptr<RemoteTransport>> Connect(
+      const std::string& socket_path, Carrier carrier, CallbackDispatcher* callbacks,
+      const acld::InitSettings* initialize = nullptr);
   ~RemoteTransport() override;
 
   void Close() override;
@@ -155,7 +158,8 @@ class RemoteTransport : public Transport {
  private:
   // The session opened on the identity socket (protocol 4: no gRPC).
   static absl::StatusOr<std::unique_ptr<RemoteTransport>> ConnectDirect(
-      const std::string& socket_path, CallbackDispatcher* callbacks);
+      const std::string& socket_path, CallbackDispatcher* callbacks,
+      const acld::InitSettings* initialize);
   // The session opened with a Hello on a gRPC stream (the gRPC carrier, or a
   // daemon older than protocol 4); once.
   static absl::StatusOr<std::unique_ptr<RemoteTransport>> ConnectOverGrpc(
@@ -166,6 +170,10 @@ class RemoteTransport : public Transport {
   std::unique_ptr<SessionChannel> channel_;
   BulkCopies bulk_;
   codec::SessionInfo session_;  // what the daemon offered at Hello
+  // The Initialize sent as the session opened (Connect's `initialize`), until
+  // Initialize takes its answer. Lifecycle, under its lock, is the only caller.
+  std::shared_ptr<SessionChannel::PendingCall> opening_initialize_;
+  acld::InitSettings opening_settings_;
 };
 
 }  // namespace acl_client

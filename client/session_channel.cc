@@ -59,17 +59,35 @@ absl::StatusOr<std::unique_ptr<SessionChannel>> SessionChannel::Open(const std::
 }
 
 absl::StatusOr<std::unique_ptr<SessionChannel>> SessionChannel::OpenDirect(
-    const std::string& socket_path, CallbackDispatcher* callbacks, absl::Duration timeout) {
+    const std::string& socket_path, CallbackDispatcher* callbacks, absl::Duration timeout,
+    Opening opening) {
+  uint64_t next_call_id = acld::kSessionOpenedCallId + 1;
+  std::vector<std::string> early;
+  for (const ClientMessage& post : opening.posts) early.push_back(post.SerializeAsString());
+  std::shared_ptr<PendingCall> call;
+  if (opening.call.has_value() && opening.call->ByteSizeLong() <= kMaxOpeningCallBytes) {
+    call = std::make_shared<PendingCall>();
+    call->id = next_call_id++;
+    opening.call->set_call_id(call->id);
+    early.push_back(opening.call->SerializeAsString());
+  }
   ACL_ASSIGN_OR_RETURN(std::unique_ptr<ClientRing> ring,
-                       ClientRing::OpenSession(acld::PeerSocketPath(socket_path), timeout));
+                       ClientRing::OpenSession(acld::PeerSocketPath(socket_path), timeout, early));
   std::unique_ptr<SessionChannel> channel(new SessionChannel(socket_path, callbacks));
-  channel->next_call_id_.store(acld::kSessionOpenedCallId + 1);
+  channel->next_call_id_.store(next_call_id);
   absl::MutexLock write_lock(&channel->write_mu_);
   channel->ring_ = std::move(ring);
   channel->write_on_ring_ = true;
   absl::MutexLock lock(&channel->mu_);
   channel->on_ring_ = true;
+  if (call != nullptr) channel->pending_[call->id] = call;
+  channel->opening_call_ = std::move(call);
   return channel;
+}
+
+std::shared_ptr<SessionChannel::PendingCall> SessionChannel::TakeOpeningCall() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(opening_call_, nullptr);
 }
 
 std::shared_ptr<SessionChannel::PendingCall> SessionChannel::Expect(uint64_t call_id) {

@@ -76,11 +76,28 @@ class SessionChannel {
   static absl::StatusOr<std::unique_ptr<SessionChannel>> Open(const std::string& socket_path,
                                                               CallbackDispatcher* callbacks,
                                                               absl::Duration timeout);
+  // Messages written into a new channel before acld has it (OpenDirect).
+  // acld reads them as the session opens, so each is spared the wake-up of
+  // acld it would cost afterwards, and the call its round trip too
+  // (docs/performance.md, session 29).
+  struct Opening {
+    // The library's own small notices, which want no reply (ClientFeatures).
+    std::vector<acl::v1::ClientMessage> posts;
+    // Sent when it fits in kMaxOpeningCallBytes (TakeOpeningCall says).
+    std::optional<acl::v1::ClientMessage> call;
+  };
+  static constexpr size_t kMaxOpeningCallBytes = 64 << 10;  // a quarter of a ring
+
   // Opens the session on the identity socket beside `socket_path`, on a new
-  // channel; its SessionOpened answers Expect(acld::kSessionOpenedCallId).
+  // channel that holds `opening` already; its SessionOpened answers
+  // Expect(acld::kSessionOpenedCallId).
   // A refusal (FailedPrecondition) carries acld's "<aclError> <reason>".
   static absl::StatusOr<std::unique_ptr<SessionChannel>> OpenDirect(
-      const std::string& socket_path, CallbackDispatcher* callbacks, absl::Duration timeout);
+      const std::string& socket_path, CallbackDispatcher* callbacks, absl::Duration timeout,
+      Opening opening = {});
+  // The opening call (OpenDirect), to Finish; null when it was not sent
+  // (none, too large, or taken already). Once.
+  std::shared_ptr<PendingCall> TakeOpeningCall();
   // A reply acld sends without a request (the SessionOpened of OpenDirect).
   std::shared_ptr<PendingCall> Expect(uint64_t call_id);
 
@@ -267,6 +284,7 @@ class SessionChannel {
   grpc::Status end_status_ ABSL_GUARDED_BY(mu_);   // the stream's final status, once over
   std::atomic<uint64_t> next_call_id_{1};
   std::atomic<bool> read_before_calls_{false};
+  std::shared_ptr<PendingCall> opening_call_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acl_client

@@ -9,7 +9,8 @@
 
 namespace acl_client {
 
-absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(CallbackDispatcher* callbacks) {
+absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(CallbackDispatcher* callbacks,
+                                                           const acld::InitSettings*) {
   return std::unique_ptr<Transport>(
       std::make_unique<EmbeddedTransport>(hal::sim::CreateSimBackend({}), callbacks));
 }

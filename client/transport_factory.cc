@@ -12,7 +12,8 @@
 
 namespace acl_client {
 
-absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(CallbackDispatcher* callbacks) {
+absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(CallbackDispatcher* callbacks,
+                                                           const acld::InitSettings* initialize) {
   const char* env = std::getenv("ACLD_ADDRESS");
   const std::string address = env != nullptr && *env != '\0' ? env : kDefaultAddress;
   if (address == "embedded") {
@@ -33,7 +34,7 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(CallbackDispatcher* c
         address.substr(5),
         carrier == "grpc" ? RemoteTransport::Carrier::kGrpc
                           : RemoteTransport::Carrier::kSharedMemory,
-        callbacks);
+        callbacks, initialize);
     if (!remote.ok()) return remote.status();
     return std::unique_ptr<Transport>(std::move(*remote));
   }

@@ -17,7 +17,11 @@ namespace acl_client {
 inline constexpr char kDefaultAddress[] = "unix:/run/acld/acld.sock";
 
 // The session's transport; callbacks and task failures go to `callbacks`.
-absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(CallbackDispatcher* callbacks);
+// `initialize` (if set): the Initialize a session that opens now sends as it
+// opens, where the carrier can (RemoteTransport::Connect); Initialize with
+// these settings then answers it.
+absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
+    CallbackDispatcher* callbacks, const acld::InitSettings* initialize = nullptr);
 
 }  // namespace acl_client
 

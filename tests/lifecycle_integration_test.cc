@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "proto/acl/peer_socket.h"
 #include "tests/acld_fixture.h"
 
 namespace acld_test {
@@ -105,6 +106,34 @@ TEST(LifecycleIntegrationTest, HostRefcountIsTheSumAndKilledProcessesLoseTheirSh
   for (const auto& device : status.devices()) EXPECT_FALSE(device.up()) << device.id();
 }
 
+// A process's first aclInit writes its Initialize into the session channel
+// before acld has it, when it fits (SessionChannel::kMaxOpeningCallBytes);
+// a larger one goes as a call once the session is open. Either way acld
+// applies the config the process read.
+TEST(LifecycleIntegrationTest, AConfigReachesAcldWhetherItFitsTheSessionsOpeningOrNot) {
+  AcldDaemon daemon;
+  TempDir dir;
+  for (const size_t padding : {size_t{16}, size_t{100} << 10}) {
+    SCOPED_TRACE(padding);
+    const std::string value(padding, 'x');
+    const std::string path = dir.path() + "/config-" + std::to_string(padding) + ".json";
+    FILE* file = std::fopen(path.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fprintf(file, "{\"acldTestPadding\": \"%s\"}", value.c_str());
+    std::fclose(file);
+    Process client({kScenarioClient, "hold", "1", path}, daemon.client_env());
+    ASSERT_TRUE(client.WaitForLine("ready", absl::Seconds(20))) << client.output();
+    const acl::v1::StatusReply status = daemon.Status();
+    const acl::v1::SessionInfo* session = FindSession(status, client.pid());
+    ASSERT_NE(session, nullptr);
+    EXPECT_EQ(session->refcount(), 1u);
+    ASSERT_EQ(session->config().count("acldTestPadding"), 1u);
+    EXPECT_EQ(session->config().at("acldTestPadding"), "\"" + value + "\"");
+    client.WriteLine("release");
+    EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
+  }
+}
+
 TEST(LifecycleIntegrationTest, ConcurrentInitAndFinalizeReferenceFrom16Threads) {
   AcldDaemon daemon;
   const auto [code, output] =
@@ -158,19 +187,27 @@ TEST(LifecycleIntegrationTest, NoDaemonFailsFastWithSocketClose) {
 }
 
 TEST(LifecycleIntegrationTest, AStaleSocketFileFailsFastToo) {
-  // What a killed acld leaves: the socket file, and nothing listening on it.
+  // What a killed acld leaves: the socket files (the runtime socket, and its
+  // identity socket beside it), and nothing listening on them.
   TempDir dir;
   const std::string path = dir.path() + "/stale.sock";
-  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  close(fd);
-  const auto [code, output] = RunToCompletion({kScenarioClient, "no_daemon"},
-                                              {{"ACLD_ADDRESS", "unix:" + path}}, absl::Seconds(20));
-  EXPECT_EQ(code, 0) << output;
+  for (const bool with_identity_socket : {false, true}) {
+    SCOPED_TRACE(with_identity_socket);
+    for (const std::string& file :
+         with_identity_socket ? std::vector<std::string>{acld::PeerSocketPath(path)}
+                              : std::vector<std::string>{path}) {
+      const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+      ASSERT_GE(fd, 0);
+      sockaddr_un address{};
+      address.sun_family = AF_UNIX;
+      std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", file.c_str());
+      ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+      close(fd);
+    }
+    const auto [code, output] = RunToCompletion(
+        {kScenarioClient, "no_daemon"}, {{"ACLD_ADDRESS", "unix:" + path}}, absl::Seconds(20));
+    EXPECT_EQ(code, 0) << output;
+  }
 }
 
 TEST(LifecycleIntegrationTest, NoDaemonAtTheDefaultAddress) {

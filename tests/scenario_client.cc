@@ -1,8 +1,9 @@
 // A CANN-style client process driven by the integration tests (and the demo).
 //
 //   scenario_client seed_lifecycle      the seed plugin-lifecycle sample
-//   scenario_client hold N              aclInit N times, print "ready", wait for a
-//                                       line on stdin, then aclFinalizeReference N times
+//   scenario_client hold N [CONFIG]     aclInit(CONFIG) N times, print "ready", wait
+//                                       for a line on stdin, then aclFinalizeReference
+//                                       N times
 //   scenario_client concurrent T        T threads aclInit, then T threads
 //                                       aclFinalizeReference, concurrently
 //   scenario_client no_daemon           every call fails fast with SOCKET_CLOSE
@@ -137,14 +138,14 @@ aclError AnnounceFinalize(void*) {
   return ACL_SUCCESS;
 }
 
-int Hold(int references) {
+int Hold(int references, const char* config_path) {
   CheckCode(aclInitCallbackRegister(ACL_REG_TYPE_OTHER, AnnounceInit, nullptr), ACL_SUCCESS,
             "aclInitCallbackRegister");
   CheckCode(aclFinalizeCallbackRegister(ACL_REG_TYPE_OTHER, AnnounceFinalize, nullptr), ACL_SUCCESS,
             "aclFinalizeCallbackRegister");
-  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  CheckCode(aclInit(config_path), ACL_SUCCESS, "aclInit");
   for (int i = 1; i < references; ++i) {
-    CheckCode(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE, "repeated aclInit");
+    CheckCode(aclInit(config_path), ACL_ERROR_REPEAT_INITIALIZE, "repeated aclInit");
   }
   CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice(0)");
   std::printf("ready pid=%d references=%d\n", static_cast<int>(getpid()), references);
@@ -364,7 +365,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const int number = argc > 2 ? std::atoi(argv[2]) : 0;
   if (mode == "seed_lifecycle") return SeedLifecycle();
-  if (mode == "hold" && number > 0) return Hold(number);
+  if (mode == "hold" && number > 0) return Hold(number, argc > 3 ? argv[3] : nullptr);
   if (mode == "concurrent" && number > 0) return Concurrent(number);
   if (mode == "no_daemon") return NoDaemon();
   if (mode == "fork") return Fork();

@@ -22,6 +22,11 @@ struct InitSettings {
   std::string config_content;
   std::optional<int32_t> default_device;
   std::map<std::string, std::string> settings;  // normalised keys, for operators
+
+  bool operator==(const InitSettings& other) const {
+    return config_content == other.config_content && default_device == other.default_device &&
+           settings == other.settings;
+  }
 };
 
 // A context as the core issued it (ids are the core's ContextId and StreamId).
