@@ -1,15 +1,17 @@
 #include "daemon/server/command_reader.h"
 
+#include <algorithm>
 #include <thread>
 #include <utility>
 
 namespace acld::server {
 
-CommandReader::CommandReader(ReadFn read, size_t max_waiting)
+CommandReader::CommandReader(ReadFn read, size_t max_waiting, size_t max_waiting_per_uid,
+                             int readers)
     : state_(std::make_shared<State>(
           read != nullptr ? std::move(read) : [](pid_t pid) { return ProcessCommand(pid); },
-          max_waiting)) {
-  std::thread([state = state_] { Loop(state); }).detach();
+          max_waiting, max_waiting_per_uid)) {
+  for (int i = 0; i < readers; ++i) std::thread([state = state_] { Loop(state); }).detach();
 }
 
 CommandReader::~CommandReader() {
@@ -17,37 +19,51 @@ CommandReader::~CommandReader() {
   absl::MutexLock lock(&state_->mu);
   state_->stopping = true;
   state_->waiting.clear();
+  state_->waiting_of.clear();
 }
 
 size_t CommandReader::unanswered() const {
   absl::MutexLock lock(&state_->mu);
-  return state_->waiting.size() + (state_->reading ? 1 : 0);
+  return state_->waiting.size() + state_->reading.size();
 }
 
-bool CommandReader::Ask(pid_t pid, DoneFn done) {
+bool CommandReader::Ask(pid_t pid, uid_t uid, DoneFn done) {
   absl::MutexLock lock(&state_->mu);
-  if (state_->stopping || state_->waiting.size() >= state_->max_waiting) return false;
-  state_->waiting.emplace_back(pid, std::move(done));
+  size_t& of_uid = state_->waiting_of[uid];
+  if (state_->stopping || state_->waiting.size() >= state_->max_waiting ||
+      of_uid >= state_->max_waiting_per_uid) {
+    if (of_uid == 0) state_->waiting_of.erase(uid);
+    return false;
+  }
+  ++of_uid;
+  state_->waiting.push_back({pid, uid, std::move(done)});
   return true;
 }
 
 void CommandReader::Loop(const std::shared_ptr<State>& state) {
   absl::MutexLock lock(&state->mu);
+  // The oldest ask whose uid is not being read now, if any.
+  auto next = [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
+    return std::find_if(state->waiting.begin(), state->waiting.end(),
+                        [&](const Asked& asked) { return !state->reading.contains(asked.uid); });
+  };
   while (true) {
-    auto asked = [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
-      return !state->waiting.empty() || state->stopping;
+    auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
+      return state->stopping || next() != state->waiting.end();
     };
-    state->mu.Await(absl::Condition(&asked));
+    state->mu.Await(absl::Condition(&ready));
     if (state->stopping) return;
-    auto [pid, done] = std::move(state->waiting.front());
-    state->waiting.pop_front();
-    state->reading = true;
+    const auto taken = next();
+    Asked asked = std::move(*taken);
+    state->waiting.erase(taken);
+    if (--state->waiting_of[asked.uid] == 0) state->waiting_of.erase(asked.uid);
+    state->reading.insert(asked.uid);
     state->mu.Unlock();
-    std::string command = state->read(pid);
+    std::string command = state->read(asked.pid);
     state->mu.Lock();
-    state->reading = false;
+    state->reading.erase(asked.uid);
     if (state->stopping) return;
-    done(std::move(command));
+    asked.done(std::move(command));
   }
 }
 

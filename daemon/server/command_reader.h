@@ -11,6 +11,11 @@
 // with the command line once read. Waiting for that read at the open cost
 // two wake-ups of threads on every aclInit (docs/performance.md, session 28).
 // Both are only what the operator sees: a process may set either itself.
+//
+// Shared fairly between users: a few reader threads, each uid's reads one
+// at a time (a process that makes its read wait holds one thread, and only
+// its own user's later reads wait behind it), and each uid's waiting asks
+// bounded too (one user opening sessions in a burst cannot fill the queue).
 #ifndef ACLD_DAEMON_SERVER_COMMAND_READER_H_
 #define ACLD_DAEMON_SERVER_COMMAND_READER_H_
 
@@ -24,6 +29,8 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/server/process_command.h"
 
@@ -36,13 +43,18 @@ class CommandReader {
   // lock (Ask and unanswered wait for it): it must be short and must not ask.
   using DoneFn = std::function<void(std::string command)>;
 
-  // Asks waiting beyond the one being read. Many processes starting at once
-  // fit; past it (the reader stuck on a process) their sessions keep their
-  // names, and acld holds nothing more for them.
+  // Asks waiting beyond those being read, in all and of one uid. Many
+  // processes starting at once fit; past it (readers stuck on processes)
+  // their sessions keep their names, and acld holds nothing more for them.
   static constexpr size_t kMaxWaiting = 256;
+  static constexpr size_t kMaxWaitingPerUid = 32;
+  // Reader threads: as many uids' reads can be stuck before other users'
+  // wait.
+  static constexpr int kReaders = 3;
 
-  // `read` (ProcessCommand by default) runs on the reader's thread.
-  explicit CommandReader(ReadFn read = nullptr, size_t max_waiting = kMaxWaiting);
+  // `read` (ProcessCommand by default) runs on the readers' threads.
+  explicit CommandReader(ReadFn read = nullptr, size_t max_waiting = kMaxWaiting,
+                         size_t max_waiting_per_uid = kMaxWaitingPerUid, int readers = kReaders);
   // Stops the reader's thread. No `done` runs once this returns; one stuck
   // in a read ends with that read (it holds nothing of this object's but the
   // shared state), so acld's exit never waits for it.
@@ -50,24 +62,36 @@ class CommandReader {
   CommandReader(const CommandReader&) = delete;
   CommandReader& operator=(const CommandReader&) = delete;
 
-  // Reads `pid`'s command line on the reader's thread and gives it to `done`
-  // there (empty if it could not be read). False, and `done` never runs,
-  // when kMaxWaiting asks wait already.
-  bool Ask(pid_t pid, DoneFn done);
-  // Asks not answered yet: the one being read and those waiting (for aclctl).
+  // Reads `pid`'s command line on a reader's thread, after the earlier
+  // asks of `uid` (the process's user), and gives it to `done` there (empty
+  // if it could not be read). False, and `done` never runs, when kMaxWaiting
+  // asks wait already, or kMaxWaitingPerUid of `uid`.
+  bool Ask(pid_t pid, uid_t uid, DoneFn done);
+  // Asks not answered yet: those being read and those waiting (for aclctl).
   size_t unanswered() const;
 
  private:
-  // Shared with the reader's thread, which may outlive this object.
+  struct Asked {
+    pid_t pid;
+    uid_t uid;
+    DoneFn done;
+  };
+  // Shared with the readers' threads, which may outlive this object.
   struct State {
-    State(ReadFn read, size_t max_waiting) : read(std::move(read)), max_waiting(max_waiting) {}
+    State(ReadFn read, size_t max_waiting, size_t max_waiting_per_uid)
+        : read(std::move(read)),
+          max_waiting(max_waiting),
+          max_waiting_per_uid(max_waiting_per_uid) {}
     const ReadFn read;
     const size_t max_waiting;
+    const size_t max_waiting_per_uid;
     absl::Mutex mu;
-    std::deque<std::pair<pid_t, DoneFn>> waiting ABSL_GUARDED_BY(mu);
-    bool reading ABSL_GUARDED_BY(mu) = false;
+    std::deque<Asked> waiting ABSL_GUARDED_BY(mu);  // oldest first
+    absl::flat_hash_map<uid_t, size_t> waiting_of ABSL_GUARDED_BY(mu);
+    absl::flat_hash_set<uid_t> reading ABSL_GUARDED_BY(mu);  // uids being read now
     bool stopping ABSL_GUARDED_BY(mu) = false;
   };
+  // A reader's thread: takes the oldest ask whose uid nobody reads now.
   static void Loop(const std::shared_ptr<State>& state);
 
   const std::shared_ptr<State> state_;

@@ -14,6 +14,9 @@
 namespace acld::server {
 namespace {
 
+constexpr uid_t kUid = 1000;
+constexpr uid_t kOtherUid = 1001;
+
 // What a reader gave, for a test to wait on.
 class Answers {
  public:
@@ -39,8 +42,8 @@ class Answers {
 TEST(CommandReaderTest, ReadsTheCommandLineOnItsThread) {
   Answers answers;
   CommandReader reader;
-  ASSERT_TRUE(reader.Ask(getpid(), answers.Collect()));
-  ASSERT_TRUE(reader.Ask(999999999, answers.Collect()));  // no such process
+  ASSERT_TRUE(reader.Ask(getpid(), kUid, answers.Collect()));
+  ASSERT_TRUE(reader.Ask(999999999, kUid, answers.Collect()));  // no such process
   const std::vector<std::string> got = answers.Await(2);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_NE(got[0].find("command_reader_test"), std::string::npos) << got[0];
@@ -62,15 +65,15 @@ TEST(CommandReaderTest, AStuckReadHoldsABoundedQueueAndNeverTheAsker) {
         if (reads->fetch_add(1) == 0) release->WaitForNotification();
         return std::string("full command line");
       },
-      kMaxWaiting);
-  ASSERT_TRUE(reader.Ask(getpid(), answers.Collect()));
+      kMaxWaiting, /*max_waiting_per_uid=*/kMaxWaiting + 1);
+  ASSERT_TRUE(reader.Ask(getpid(), kUid, answers.Collect()));
   // The reader takes the first ask off the queue before it blocks in it.
   for (int i = 0; i < 3000 && reads->load() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
   ASSERT_EQ(reads->load(), 1);
   EXPECT_EQ(reader.unanswered(), 1u);
   const absl::Time start = absl::Now();
-  for (size_t i = 0; i < kMaxWaiting; ++i) EXPECT_TRUE(reader.Ask(getpid(), answers.Collect()));
-  EXPECT_FALSE(reader.Ask(getpid(), answers.Collect())) << "the queue has no bound";
+  for (size_t i = 0; i < kMaxWaiting; ++i) EXPECT_TRUE(reader.Ask(getpid(), kUid, answers.Collect()));
+  EXPECT_FALSE(reader.Ask(getpid(), kUid, answers.Collect())) << "the queue has no bound";
   EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "asking waited for the stuck read";
   EXPECT_TRUE(answers.Await(0).empty());
   EXPECT_EQ(reader.unanswered(), 1 + kMaxWaiting);
@@ -78,7 +81,7 @@ TEST(CommandReaderTest, AStuckReadHoldsABoundedQueueAndNeverTheAsker) {
   const std::vector<std::string> got = answers.Await(1 + kMaxWaiting);
   EXPECT_EQ(got, std::vector<std::string>(1 + kMaxWaiting, "full command line"));
   EXPECT_EQ(reader.unanswered(), 0u);
-  EXPECT_TRUE(reader.Ask(getpid(), answers.Collect())) << "the queue did not empty";
+  EXPECT_TRUE(reader.Ask(getpid(), kUid, answers.Collect())) << "the queue did not empty";
   EXPECT_EQ(answers.Await(2 + kMaxWaiting).size(), 2 + kMaxWaiting);
 }
 
@@ -96,13 +99,64 @@ TEST(CommandReaderTest, NoAnswerComesAfterTheReaderIsGone) {
       read_returned->Notify();
       return std::string("late");
     });
-    ASSERT_TRUE(reader.Ask(getpid(), [answered](std::string) { answered->store(true); }));
+    ASSERT_TRUE(reader.Ask(getpid(), kUid, [answered](std::string) { answered->store(true); }));
     ASSERT_TRUE(read_started->WaitForNotificationWithTimeout(absl::Seconds(30)));
   }
   release->Notify();
   ASSERT_TRUE(read_returned->WaitForNotificationWithTimeout(absl::Seconds(30)));
   absl::SleepFor(absl::Milliseconds(50));  // past the moment a wrong answer would come
   EXPECT_FALSE(answered->load());
+}
+
+// One user's stuck read holds one reader and its own user's later asks; the
+// other readers answer other users meanwhile.
+TEST(CommandReaderTest, AnotherUsersReadsGoOnWhileOneUsersReadIsStuck) {
+  auto release = std::make_shared<absl::Notification>();
+  auto stuck = std::make_shared<absl::Notification>();
+  Answers theirs;
+  Answers others;
+  CommandReader reader([release, stuck](pid_t pid) {
+    if (pid == 1) {
+      stuck->Notify();
+      release->WaitForNotification();
+    }
+    return std::string("pid ") + std::to_string(pid);
+  });
+  ASSERT_TRUE(reader.Ask(1, kUid, theirs.Collect()));
+  ASSERT_TRUE(stuck->WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(reader.Ask(2, kUid, theirs.Collect()));
+  for (pid_t pid = 3; pid < 3 + 10; ++pid) ASSERT_TRUE(reader.Ask(pid, kOtherUid, others.Collect()));
+  EXPECT_EQ(others.Await(10).size(), 10u);
+  EXPECT_TRUE(theirs.Await(0).empty()) << "a uid's second read ran beside its stuck first";
+  EXPECT_EQ(reader.unanswered(), 2u);
+  release->Notify();
+  EXPECT_EQ(theirs.Await(2), (std::vector<std::string>{"pid 1", "pid 2"}));
+}
+
+// One user's asks are bounded on their own: past kMaxWaitingPerUid it is
+// refused, and another user is not.
+TEST(CommandReaderTest, OneUserCannotFillTheQueue) {
+  auto release = std::make_shared<absl::Notification>();
+  auto started = std::make_shared<std::atomic<int>>(0);
+  Answers answers;
+  constexpr size_t kPerUid = 3;
+  {
+    CommandReader reader(
+        [release, started](pid_t) {
+          started->fetch_add(1);
+          release->WaitForNotification();
+          return std::string("read");
+        },
+        /*max_waiting=*/100, kPerUid, /*readers=*/1);
+    ASSERT_TRUE(reader.Ask(1, kUid, answers.Collect()));
+    for (int i = 0; i < 3000 && started->load() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+    ASSERT_EQ(started->load(), 1);  // the reader holds the first ask, off the queue
+    for (size_t i = 0; i < kPerUid; ++i) EXPECT_TRUE(reader.Ask(2, kUid, answers.Collect()));
+    EXPECT_FALSE(reader.Ask(2, kUid, answers.Collect())) << "one uid's asks have no bound";
+    EXPECT_TRUE(reader.Ask(3, kOtherUid, answers.Collect()));
+    EXPECT_EQ(reader.unanswered(), 1 + kPerUid + 1);
+  }
+  release->Notify();  // the reader's thread ends with its read
 }
 
 }  // namespace

@@ -436,8 +436,8 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
 void RuntimeService::ShowCommandLineOnceRead(SessionId session, const PeerInfo& peer) {
   // Not `this`: the reader's last `done` may run while this service is
   // being destroyed (its destructor waits for it); the runtime outlives both.
-  command_reader_.Ask(peer.pid, [runtime = &runtime_, session, pid = peer.pid,
-                                 started = peer.start_ticks](std::string command) {
+  command_reader_.Ask(peer.pid, peer.uid, [runtime = &runtime_, session, pid = peer.pid,
+                                           started = peer.start_ticks](std::string command) {
     // Read long after the open, perhaps: the pid may be another process's
     // by now (then the process that opened the session is gone, and what
     // was read is not its).
