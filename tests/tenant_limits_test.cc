@@ -283,6 +283,16 @@ TEST(TenantLimitsTest, RunningOutOfDescriptorsPausesAcceptingAndRecovers) {
 TEST(TenantLimitsTest, AUidHoldsABoundedNumberOfConnections) {
   AcldDaemon daemon({"--hello_timeout=60", "--max_connections_per_uid=20"});
   chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  // Connections of this uid that look at the socket are gone first (the
+  // fixture's, and acld's own health probe, made at most once a second by a
+  // status request): counted, one left room for 19 of the 40 (seen once).
+  // Two answers in a row, the second too soon for another probe.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return daemon.Status().connections_open() == 0 &&
+               daemon.Status().connections_open() == 0;
+      },
+      absl::Seconds(10)));
   std::vector<int> held;
   for (int i = 0; i < 40; ++i) {
     const int fd = ConnectRaw(daemon.socket());
