@@ -29,13 +29,12 @@ size_t CommandReader::unanswered() const {
 
 bool CommandReader::Ask(pid_t pid, uid_t uid, DoneFn done) {
   absl::MutexLock lock(&state_->mu);
-  size_t& of_uid = state_->waiting_of[uid];
+  const auto of_uid = state_->waiting_of.find(uid);
   if (state_->stopping || state_->waiting.size() >= state_->max_waiting ||
-      of_uid >= state_->max_waiting_per_uid) {
-    if (of_uid == 0) state_->waiting_of.erase(uid);
+      (of_uid != state_->waiting_of.end() && of_uid->second >= state_->max_waiting_per_uid)) {
     return false;
   }
-  ++of_uid;
+  ++state_->waiting_of[uid];
   state_->waiting.push_back({pid, uid, std::move(done)});
   return true;
 }
