@@ -46,7 +46,8 @@ constexpr char kNotUnderstood[] = "request not understood";
 // it is refused at once when nothing does, and is taken into the listen
 // backlog when something does, however busy (a full backlog says EAGAIN to a
 // non-blocking socket: busy, not absent). So a stale socket file fails aclInit
-// at once instead of after kAnswerTimeout.
+// at once instead of after kAnswerTimeout (on the gRPC path: the identity
+// socket's own connect says the same for a session opened there).
 absl::Status CheckSomethingListens(const std::string& path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;

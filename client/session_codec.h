@@ -190,7 +190,8 @@ AsyncOp HostCallback(uint64_t stream, uint64_t thread, uint64_t callback_id, boo
 // The process finished a blocking callback (no reply).
 ClientMessage CallbackDone(uint64_t callback_id);
 // What this library does beyond the protocol version: it answers
-// ImportRevoked with RevocationSeen (posted once, after the session opened).
+// ImportRevoked with RevocationSeen (sent once, first: in the channel before
+// acld has it, or after the session opened on the gRPC stream).
 ClientMessage ClientFeatures();
 ClientMessage RevocationSeen(uint64_t notice);
 

@@ -6,11 +6,11 @@
 
 namespace acld::server {
 
-CommandReader::CommandReader(ReadFn read, size_t max_waiting, size_t max_waiting_per_uid,
+CommandReader::CommandReader(ReadFn read, size_t max_waiting, size_t max_waiting_per_tenant,
                              int readers)
     : state_(std::make_shared<State>(
           read != nullptr ? std::move(read) : [](pid_t pid) { return ProcessCommand(pid); },
-          max_waiting, max_waiting_per_uid)) {
+          max_waiting, max_waiting_per_tenant)) {
   for (int i = 0; i < readers; ++i) std::thread([state = state_] { Loop(state); }).detach();
 }
 
@@ -27,24 +27,26 @@ size_t CommandReader::unanswered() const {
   return state_->waiting.size() + state_->reading.size();
 }
 
-bool CommandReader::Ask(pid_t pid, uid_t uid, DoneFn done) {
+bool CommandReader::Ask(pid_t pid, const Tenant& tenant, DoneFn done) {
   absl::MutexLock lock(&state_->mu);
-  const auto of_uid = state_->waiting_of.find(uid);
+  const auto of_tenant = state_->waiting_of.find(tenant);
   if (state_->stopping || state_->waiting.size() >= state_->max_waiting ||
-      (of_uid != state_->waiting_of.end() && of_uid->second >= state_->max_waiting_per_uid)) {
+      (of_tenant != state_->waiting_of.end() &&
+       of_tenant->second >= state_->max_waiting_per_tenant)) {
     return false;
   }
-  ++state_->waiting_of[uid];
-  state_->waiting.push_back({pid, uid, std::move(done)});
+  ++state_->waiting_of[tenant];
+  state_->waiting.push_back({pid, tenant, std::move(done)});
   return true;
 }
 
 void CommandReader::Loop(const std::shared_ptr<State>& state) {
   absl::MutexLock lock(&state->mu);
-  // The oldest ask whose uid is not being read now, if any.
+  // The oldest ask whose tenant is not being read now, if any.
   auto next = [&state]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
-    return std::find_if(state->waiting.begin(), state->waiting.end(),
-                        [&](const Asked& asked) { return !state->reading.contains(asked.uid); });
+    return std::find_if(state->waiting.begin(), state->waiting.end(), [&](const Asked& asked) {
+      return state->reading.count(asked.tenant) == 0;
+    });
   };
   while (true) {
     auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
@@ -55,12 +57,12 @@ void CommandReader::Loop(const std::shared_ptr<State>& state) {
     const auto taken = next();
     Asked asked = std::move(*taken);
     state->waiting.erase(taken);
-    if (--state->waiting_of[asked.uid] == 0) state->waiting_of.erase(asked.uid);
-    state->reading.insert(asked.uid);
+    if (--state->waiting_of[asked.tenant] == 0) state->waiting_of.erase(asked.tenant);
+    state->reading.insert(asked.tenant);
     state->mu.Unlock();
     std::string command = state->read(asked.pid);
     state->mu.Lock();
-    state->reading.erase(asked.uid);
+    state->reading.erase(asked.tenant);
     if (state->stopping) return;
     asked.done(std::move(command));
   }

@@ -14,8 +14,8 @@
 namespace acld::server {
 namespace {
 
-constexpr uid_t kUid = 1000;
-constexpr uid_t kOtherUid = 1001;
+const Tenant kUid(1000, nullptr);
+const Tenant kOtherUid(1001, nullptr);
 
 // What a reader gave, for a test to wait on.
 class Answers {
@@ -65,7 +65,7 @@ TEST(CommandReaderTest, AStuckReadHoldsABoundedQueueAndNeverTheAsker) {
         if (reads->fetch_add(1) == 0) release->WaitForNotification();
         return std::string("full command line");
       },
-      kMaxWaiting, /*max_waiting_per_uid=*/kMaxWaiting + 1);
+      kMaxWaiting, /*max_waiting_per_tenant=*/kMaxWaiting + 1);
   ASSERT_TRUE(reader.Ask(getpid(), kUid, answers.Collect()));
   // The reader takes the first ask off the queue before it blocks in it.
   for (int i = 0; i < 3000 && reads->load() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
@@ -108,9 +108,9 @@ TEST(CommandReaderTest, NoAnswerComesAfterTheReaderIsGone) {
   EXPECT_FALSE(answered->load());
 }
 
-// One user's stuck read holds one reader and its own user's later asks; the
-// other readers answer other users meanwhile.
-TEST(CommandReaderTest, AnotherUsersReadsGoOnWhileOneUsersReadIsStuck) {
+// One tenant's stuck read holds one reader and its own later asks; the
+// other readers answer other tenants meanwhile.
+TEST(CommandReaderTest, AnotherTenantsReadsGoOnWhileOneTenantsReadIsStuck) {
   auto release = std::make_shared<absl::Notification>();
   auto stuck = std::make_shared<absl::Notification>();
   Answers theirs;
@@ -127,15 +127,16 @@ TEST(CommandReaderTest, AnotherUsersReadsGoOnWhileOneUsersReadIsStuck) {
   ASSERT_TRUE(reader.Ask(2, kUid, theirs.Collect()));
   for (pid_t pid = 3; pid < 3 + 10; ++pid) ASSERT_TRUE(reader.Ask(pid, kOtherUid, others.Collect()));
   EXPECT_EQ(others.Await(10).size(), 10u);
-  EXPECT_TRUE(theirs.Await(0).empty()) << "a uid's second read ran beside its stuck first";
+  EXPECT_TRUE(theirs.Await(0).empty()) << "a tenant's second read ran beside its stuck first";
   EXPECT_EQ(reader.unanswered(), 2u);
   release->Notify();
   EXPECT_EQ(theirs.Await(2), (std::vector<std::string>{"pid 1", "pid 2"}));
 }
 
-// One user's asks are bounded on their own: past kMaxWaitingPerUid it is
-// refused, and another user is not.
-TEST(CommandReaderTest, OneUserCannotFillTheQueue) {
+// One tenant's asks are bounded on their own: past kMaxWaitingPerTenant it
+// is refused, and another tenant is not (a quota group is one tenant,
+// whatever its processes' uids).
+TEST(CommandReaderTest, OneTenantCannotFillTheQueue) {
   auto release = std::make_shared<absl::Notification>();
   auto started = std::make_shared<std::atomic<int>>(0);
   Answers answers;
@@ -152,7 +153,7 @@ TEST(CommandReaderTest, OneUserCannotFillTheQueue) {
     for (int i = 0; i < 3000 && started->load() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
     ASSERT_EQ(started->load(), 1);  // the reader holds the first ask, off the queue
     for (size_t i = 0; i < kPerUid; ++i) EXPECT_TRUE(reader.Ask(2, kUid, answers.Collect()));
-    EXPECT_FALSE(reader.Ask(2, kUid, answers.Collect())) << "one uid's asks have no bound";
+    EXPECT_FALSE(reader.Ask(2, kUid, answers.Collect())) << "one tenant's asks have no bound";
     EXPECT_TRUE(reader.Ask(3, kOtherUid, answers.Collect()));
     EXPECT_EQ(reader.unanswered(), 1 + kPerUid + 1);
   }
