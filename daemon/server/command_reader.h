@@ -7,9 +7,9 @@
 // pages mapped from a FUSE file it serves and never answers). The threads
 // that open sessions serve every process on the host, so a session opens
 // showing its process name (/proc/<pid>/comm, read from the kernel's task,
-// never from the process's memory), and this reader's thread replaces it
-// with the command line once read (readers' threads). Waiting for that read at the open cost
-// two wake-ups of threads on every aclInit (docs/performance.md, session 28).
+// never from the process's memory), and a reader's thread replaces it with
+// the command line once read. Waiting for that read at the open cost two
+// wake-ups of threads on every aclInit (docs/performance.md, session 28).
 // Both are only what the operator sees: a process may set either itself.
 //
 // Shared fairly between tenants (a session's quota group if it connected
@@ -27,11 +27,10 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <string>
-#include <utility>
-
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
