@@ -26,8 +26,8 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
