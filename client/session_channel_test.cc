@@ -112,27 +112,37 @@ class OneSessionDesk {
   std::thread thread_;
 };
 
+// Opens a session at `desk` whose opening is what RemoteTransport's is:
+// ClientFeatures, then an Initialize of `config`.
+absl::StatusOr<std::unique_ptr<SessionChannel>> OpenInitializing(const OneSessionDesk& desk,
+                                                                 CallbackDispatcher& callbacks,
+                                                                 const std::string& config) {
+  acld::InitSettings settings;
+  settings.config_content = config;
+  SessionChannel::Opening opening;
+  opening.posts.push_back(codec::ClientFeatures());
+  opening.call = codec::Initialize(settings);
+  return SessionChannel::OpenDirect(desk.runtime_socket(), &callbacks, absl::Seconds(30),
+                                    std::move(opening));
+}
+
 // The opening's messages are in the channel when acld first looks at it
 // (before its "O"), in order, the call with the first id after
 // SessionOpened's; and the call's answer reaches TakeOpeningCall's handle.
 TEST(SessionChannelTest, TheOpeningIsInTheChannelBeforeAcldAnswers) {
   OneSessionDesk desk(acld::kSessionOpenedCallId + 1);
   ASSERT_TRUE(desk.bound());
-  acld::InitSettings settings;
-  settings.config_content = R"({"dump": {}})";
-  SessionChannel::Opening opening;
-  opening.posts.push_back(codec::ClientFeatures());
-  opening.call = codec::Initialize(settings);
+  const std::string config = R"({"dump": {}})";
   CallbackDispatcher callbacks;
   absl::StatusOr<std::unique_ptr<SessionChannel>> channel =
-      SessionChannel::OpenDirect(desk.runtime_socket(), &callbacks, absl::Seconds(30), opening);
+      OpenInitializing(desk, callbacks, config);
   ASSERT_TRUE(channel.ok()) << channel.status();
   const std::vector<acl::v1::ClientMessage> early = desk.early();
   ASSERT_EQ(early.size(), 2u);
   EXPECT_TRUE(early[0].has_client_features());
   ASSERT_TRUE(early[1].has_initialize());
   EXPECT_EQ(early[1].call_id(), acld::kSessionOpenedCallId + 1);
-  EXPECT_EQ(early[1].initialize().config_content(), settings.config_content);
+  EXPECT_EQ(early[1].initialize().config_content(), config);
   std::shared_ptr<SessionChannel::PendingCall> call = (*channel)->TakeOpeningCall();
   ASSERT_NE(call, nullptr);
   EXPECT_TRUE((*channel)->Finish(call, absl::Seconds(30)).ok());
@@ -145,14 +155,9 @@ TEST(SessionChannelTest, TheOpeningIsInTheChannelBeforeAcldAnswers) {
 TEST(SessionChannelTest, ALargeCallIsLeftToTheCaller) {
   OneSessionDesk desk(/*answer_call_id=*/0);
   ASSERT_TRUE(desk.bound());
-  acld::InitSettings settings;
-  settings.config_content = std::string(SessionChannel::kMaxOpeningCallBytes + 1, ' ');
-  SessionChannel::Opening opening;
-  opening.posts.push_back(codec::ClientFeatures());
-  opening.call = codec::Initialize(settings);
   CallbackDispatcher callbacks;
-  absl::StatusOr<std::unique_ptr<SessionChannel>> channel =
-      SessionChannel::OpenDirect(desk.runtime_socket(), &callbacks, absl::Seconds(30), opening);
+  absl::StatusOr<std::unique_ptr<SessionChannel>> channel = OpenInitializing(
+      desk, callbacks, std::string(SessionChannel::kMaxOpeningCallBytes + 1, ' '));
   ASSERT_TRUE(channel.ok()) << channel.status();
   const std::vector<acl::v1::ClientMessage> early = desk.early();
   ASSERT_EQ(early.size(), 1u);

@@ -71,8 +71,7 @@ absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
                      opened.status().message());
   }
   std::shared_ptr<Live> live = std::move(opened->live);
-  ShowCommandLineOnceRead(live->id, peer,
-                          Tenant(peer.uid, entrance != nullptr ? entrance->group : nullptr));
+  ShowCommandLineOnceRead(*live, peer);
   std::weak_ptr<Live> weak = live;
   {
     absl::MutexLock lock(&live->mu);

@@ -420,9 +420,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
 
   absl::StatusOr<Opened> opened =
       Admit(peer, entrance, std::move(ring), context, std::move(stream));
-  if (opened.ok() && entrance.desk != nullptr) {
-    ShowCommandLineOnceRead(opened->live->id, peer, Tenant(peer.uid, entrance.group));
-  }
+  if (opened.ok() && entrance.desk != nullptr) ShowCommandLineOnceRead(*opened->live, peer);
   return opened;
 }
 
@@ -435,12 +433,12 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
   return peer;
 }
 
-void RuntimeService::ShowCommandLineOnceRead(SessionId session, const PeerInfo& peer,
-                                             const Tenant& tenant) {
+void RuntimeService::ShowCommandLineOnceRead(const Live& live, const PeerInfo& peer) {
   // Not `this`: the reader's last `done` may run while this service is
   // being destroyed (its destructor waits for it); the runtime outlives both.
-  command_reader_.Ask(peer.pid, tenant, [runtime = &runtime_, session, pid = peer.pid,
-                                         started = peer.start_ticks](std::string command) {
+  command_reader_.Ask(peer.pid, Tenant(live.uid, live.group),
+                      [runtime = &runtime_, session = live.id, pid = peer.pid,
+                       started = peer.start_ticks](std::string command) {
     // Read long after the open, perhaps: the pid may be another process's
     // by now (then the process that opened the session is gone, and what
     // was read is not its).

@@ -226,9 +226,9 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   // (its command line comes later: ShowCommandLineOnceRead).
   PeerInfo PeerFromKernel(const PeerCredentials& credentials);
   // The session of a process the kernel named shows its command line, read
-  // on command_reader_'s threads (fairly between tenants), in place of its
-  // name once read.
-  void ShowCommandLineOnceRead(SessionId session, const PeerInfo& peer, const Tenant& tenant);
+  // on command_reader_'s threads (fairly between tenants: the session's
+  // quota group, else its uid), in place of its name once read.
+  void ShowCommandLineOnceRead(const Live& live, const PeerInfo& peer);
   // A direct session ends (once): reaped, then its connection closed.
   void EndDirect(const std::shared_ptr<Live>& live);
   // Takes a direct session's connection once its "O" went out.
