@@ -28,6 +28,7 @@ class CallbackBrokerTest : public ::testing::Test {
     return task([this](absl::Status status) {
       absl::MutexLock lock(&mu_);
       resumed_.push_back(status);
+      return true;
     });
   }
 

@@ -10,18 +10,23 @@
 namespace acld {
 
 void Notify::Record() {
-  Waiter released;
-  {
-    absl::MutexLock lock(&mu_);
-    if (waiters_.empty()) {
-      set_ = true;
-      return;
+  // Bounded: each turn takes one waiter out for good.
+  while (true) {
+    Waiter released;
+    {
+      absl::MutexLock lock(&mu_);
+      if (waiters_.empty()) {
+        set_ = true;
+        return;
+      }
+      released = std::move(waiters_.front());
+      waiters_.pop_front();
     }
-    released = std::move(waiters_.front());
-    waiters_.pop_front();
+    if (released.timer != 0) timer_.Cancel(released.timer);
+    // Outside the lock: it resumes a stream. A wait discarded after it was
+    // taken out here (its Cancel found nothing) gives the record back.
+    if (released.done(absl::OkStatus())) return;
   }
-  if (released.timer != 0) timer_.Cancel(released.timer);
-  released.done(absl::OkStatus());
 }
 
 uint64_t Notify::WaitAndReset(absl::Duration timeout, Done done) {

@@ -5,7 +5,9 @@
 // resets it. Unlike an event, a record releases one wait only, and a wait
 // issued before any record waits for the next one (docs/api-compat.md,
 // "Notify"). A record finding several waits releases the oldest; a record
-// finding none leaves the notify set (a second record adds nothing).
+// finding none leaves the notify set (a second record adds nothing). A wait
+// whose task was discarded meanwhile (an abort racing the record) refuses
+// the record, which goes to the next wait, or sets the notify.
 #ifndef ACLD_DAEMON_CORE_NOTIFY_H_
 #define ACLD_DAEMON_CORE_NOTIFY_H_
 
@@ -26,7 +28,8 @@ using NotifyId = uint64_t;
 
 class Notify : public std::enable_shared_from_this<Notify> {
  public:
-  using Done = std::function<void(absl::Status)>;
+  // Returns whether the wait still wanted it (false: its task was discarded).
+  using Done = std::function<bool(absl::Status)>;
 
   Notify(NotifyId id, int32_t device, hal::Timer& timer)
       : id_(id), device_(device), timer_(timer) {}
@@ -34,7 +37,8 @@ class Notify : public std::enable_shared_from_this<Notify> {
   NotifyId id() const { return id_; }
   int32_t device() const { return device_; }
 
-  // A record task ran: releases the oldest wait, or sets the notify.
+  // A record task ran: releases the oldest wait that takes it, or sets the
+  // notify.
   void Record();
   // A wait task ran. Returns 0 when the notify was set (it is reset now).
   // Otherwise keeps `done` and returns the wait's id; `done` runs once: OK

@@ -15,11 +15,15 @@ class NotifyTest : public ::testing::Test {
  protected:
   // A wait whose outcome lands in outcomes_[index] (nullopt until it runs).
   // True when it passed at once.
-  bool Wait(absl::Duration timeout = absl::InfiniteDuration()) {
+  // `discarded`: its task is gone by the time a record comes (an abort that
+  // raced the record), so it refuses what it is offered.
+  bool Wait(absl::Duration timeout = absl::InfiniteDuration(), bool discarded = false) {
     const size_t index = outcomes_.size();
     outcomes_.emplace_back();
-    last_wait_ = notify_->WaitAndReset(
-        timeout, [this, index](absl::Status status) { outcomes_[index] = status; });
+    last_wait_ = notify_->WaitAndReset(timeout, [this, index, discarded](absl::Status status) {
+      outcomes_[index] = status;
+      return !discarded;
+    });
     return last_wait_ == 0;
   }
 
@@ -87,6 +91,25 @@ TEST_F(NotifyTest, ACancelledWaitTakesNoRecord) {
   clock_.Advance(absl::Seconds(2));
   EXPECT_FALSE(outcomes_[0].has_value());  // neither released nor timed out
   EXPECT_TRUE(Wait());                     // the record is still there
+}
+
+// A record that reaches a wait whose task an abort discarded meanwhile (after
+// the record took it out, before its Cancel) is not lost: it goes to the next
+// wait, or stays set for a later one.
+TEST_F(NotifyTest, ARecordADiscardedWaitRefusesGoesToTheNextOrStaysSet) {
+  EXPECT_FALSE(Wait(absl::InfiniteDuration(), /*discarded=*/true));
+  EXPECT_FALSE(Wait());
+  notify_->Record();
+  EXPECT_TRUE(outcomes_[0].has_value());  // offered, refused
+  ASSERT_TRUE(outcomes_[1].has_value());
+  EXPECT_TRUE(outcomes_[1]->ok());
+
+  EXPECT_FALSE(Wait(absl::Seconds(1), /*discarded=*/true));
+  notify_->Record();
+  EXPECT_TRUE(outcomes_[2].has_value());
+  EXPECT_EQ(notify_->waiting(), 0u);
+  EXPECT_TRUE(Wait());  // the record is still there
+  EXPECT_FALSE(Wait());
 }
 
 TEST_F(NotifyTest, DestroyingTheNotifyReleasesItsWaits) {

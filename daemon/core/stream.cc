@@ -363,6 +363,7 @@ void Stream::StartPointLocked(uint64_t sequence, std::vector<std::function<void(
   after.push_back([self, sequence, at_point = point->work->at_point] {
     TaskResume resume = [self, sequence](absl::Status status) {
       if (auto stream = self.lock()) stream->device_->ResumeCallbackPoint(sequence, status);
+      return true;
     };
     std::optional<absl::Status> result = at_point(resume);
     if (result.has_value()) resume(*std::move(result));
@@ -596,7 +597,8 @@ void Stream::RunSome() {
       std::weak_ptr<Stream> self = weak_from_this();
       const uint64_t task_id = task.id;
       TaskResume resume = [self, task_id](absl::Status status) {
-        if (auto stream = self.lock()) stream->Resume(task_id, std::move(status));
+        auto stream = self.lock();
+        return stream != nullptr && stream->Resume(task_id, std::move(status));
       };
       mu_.Unlock();
       std::optional<absl::Status> result = task.work->fn(resume);
@@ -631,9 +633,10 @@ void Stream::RunSome() {
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
 }
 
-void Stream::Resume(uint64_t task_id, absl::Status status) {
+bool Stream::Resume(uint64_t task_id, absl::Status status) {
   std::vector<std::function<void()>> after;
   bool make_ready = false;
+  bool waited = true;
   {
     absl::MutexLock lock(&mu_);
     if (parked_.has_value() && parked_->id == task_id) {
@@ -643,11 +646,13 @@ void Stream::Resume(uint64_t task_id, absl::Status status) {
       make_ready = ScheduleNextLocked(after);
     } else if (state_ == State::kRunning && running_task_id_ == task_id) {
       early_result_ = std::move(status);  // resumed before the worker saw it park
+    } else {
+      waited = false;  // discarded (an abort, a stop, a forced destroy)
     }
-    // Otherwise the task was discarded (forced destroy): nothing waits for it.
   }
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
+  return waited;
 }
 
 bool Stream::ScheduleNextLocked(std::vector<std::function<void()>>& after) {

@@ -48,8 +48,12 @@ using StreamId = uint64_t;
 
 enum class FailureMode { kContinue, kStop };
 
-// Calls back exactly once when a parked task is done.
-using TaskResume = std::function<void(absl::Status)>;
+// Calls back exactly once when a parked task is done. Returns whether the
+// task was still waiting for it: false once it was discarded (an abort, a
+// stop), when what the resume carried reached nobody and the caller may give
+// it to someone else (a notify's record, notify.h). A task at a device's host
+// point says true: the device takes the resume, or drops it with the point.
+using TaskResume = std::function<bool(absl::Status)>;
 // A task's work. Returns its status, or nullopt when it parked the stream; it
 // then calls `resume` exactly once (from any thread) when it is done.
 using TaskFn = std::function<std::optional<absl::Status>(const TaskResume& resume)>;
@@ -329,7 +333,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // After a task ends: back in the ready queue, or idle.
   bool ScheduleNextLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Resume(uint64_t task_id, absl::Status status);
+  // False when the task no longer waits (TaskResume).
+  bool Resume(uint64_t task_id, absl::Status status);
   // The stream drained with more storage than an empty queue keeps: it goes
   // back unless work came again meanwhile.
   void ScheduleSpareStorageReleaseLocked(std::vector<std::function<void()>>& after)

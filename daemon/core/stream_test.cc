@@ -284,6 +284,33 @@ TEST_F(StreamTest, AbortDiscardsQueuedAndParkedWorkAndTellsItsWaiters) {
   EXPECT_EQ(AclCodeOf(stream->Enqueue(Append(3), 0).status()), ACL_ERROR_RT_INVALID_HANDLE);
 }
 
+// A parked task's resume says whether the task still waited for it: after
+// an abort discarded it, what the resume carries reaches nobody, and the
+// caller learns so (a notify then keeps its record for the next wait).
+TEST_F(StreamTest, AResumeSaysWhetherItsTaskStillWaited) {
+  auto stream = NewStream();
+  TaskResume resumes[2];
+  absl::Notification parked[2];
+  for (int i = 0; i < 2; ++i) {
+    stream
+        ->Enqueue(
+            [&, i](const TaskResume& resume) -> std::optional<absl::Status> {
+              resumes[i] = resume;
+              parked[i].Notify();
+              return std::nullopt;
+            },
+            0)
+        .IgnoreError();
+  }
+  // The first parks; its resume lets the second run and park.
+  ASSERT_TRUE(parked[0].WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(resumes[0](absl::OkStatus()));
+  ASSERT_TRUE(parked[1].WaitForNotificationWithTimeout(absl::Seconds(10)));
+  stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+  EXPECT_FALSE(resumes[1](absl::OkStatus()));
+  EXPECT_FALSE(resumes[0](absl::OkStatus()));  // long done
+}
+
 TEST_F(StreamTest, CloseWaitsForQueuedWork) {
   auto stream = NewStream();
   for (int i = 0; i < 100; ++i) stream->Enqueue(Append(i), 0).IgnoreError();
