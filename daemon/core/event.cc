@@ -54,13 +54,22 @@ void Event::Reset() {
   recorded_ = false;
 }
 
-bool Event::WaitFor(uint64_t target, std::function<void()> resume) {
+uint64_t Event::WaitFor(uint64_t target, std::function<void()> resume) {
   absl::MutexLock lock(&mu_);
-  if (completed_ >= target) return true;
-  waiters_.Add(
+  if (completed_ >= target) return 0;
+  return waiters_.Add(
       target, absl::InfiniteDuration(), [resume = std::move(resume)](absl::Status) { resume(); },
       nullptr);
-  return false;
+}
+
+void Event::CancelWait(uint64_t wait_id) {
+  absl::MutexLock lock(&mu_);
+  waiters_.Remove(wait_id);
+}
+
+size_t Event::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiters_.size();
 }
 
 void Event::Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done) {

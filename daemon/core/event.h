@@ -61,9 +61,15 @@ class Event : public std::enable_shared_from_this<Event> {
   bool RecordDropped(uint64_t record) const { return device_event_->Dropped(record); }
   static absl::Status RecordDroppedError();
 
-  // Calls `resume` once record `target` is complete (at once if it is).
-  // Returns true when it was complete already (and `resume` was not kept).
-  bool WaitFor(uint64_t target, std::function<void()> resume);
+  // Calls `resume` once record `target` is complete. Returns 0 when it was
+  // complete already (and `resume` was not kept); otherwise the wait's id.
+  uint64_t WaitFor(uint64_t target, std::function<void()> resume);
+  // The wait's task was discarded (an abort, a stop): the wait is forgotten
+  // now, not kept until its record settles (which a record held behind a
+  // wait that never ends would never do).
+  void CancelWait(uint64_t wait_id);
+  // Waits registered now (for tests and operators).
+  size_t waiting() const;
 
   // As Stream::Synchronize: done(OK) once the latest record issued before this
   // call completes, or ACL_ERROR_RT_EVENT_SYNC_TIMEOUT after `timeout`.

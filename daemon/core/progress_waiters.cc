@@ -4,8 +4,8 @@
 
 namespace acld {
 
-void ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done,
-                          std::function<void(uint64_t id)> on_timeout) {
+uint64_t ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done,
+                              std::function<void(uint64_t id)> on_timeout) {
   const uint64_t id = next_id_++;
   hal::Timer::TimerId timer = 0;
   if (timeout != absl::InfiniteDuration() && on_timeout) {
@@ -13,6 +13,7 @@ void ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done,
         timer_.ScheduleIn(timeout, [id, on_timeout = std::move(on_timeout)] { on_timeout(id); });
   }
   waiters_.push_back(Waiter{id, target, std::move(done), timer});
+  return id;
 }
 
 ProgressWaiters::Done ProgressWaiters::TakeTimedOut(uint64_t id) {
@@ -22,6 +23,14 @@ ProgressWaiters::Done ProgressWaiters::TakeTimedOut(uint64_t id) {
   Done done = std::move(it->done);
   waiters_.erase(it);
   return done;
+}
+
+void ProgressWaiters::Remove(uint64_t id) {
+  auto it = std::find_if(waiters_.begin(), waiters_.end(),
+                         [id](const Waiter& waiter) { return waiter.id == id; });
+  if (it == waiters_.end()) return;
+  if (it->timer != 0) timer_.Cancel(it->timer);
+  waiters_.erase(it);
 }
 
 std::vector<ProgressWaiters::Done> ProgressWaiters::TakeReached(uint64_t reached) {

@@ -23,14 +23,20 @@ class ProgressWaiters {
 
   explicit ProgressWaiters(hal::Timer& timer) : timer_(timer) {}
 
-  // Waits for `target`. With a finite `timeout`, `on_timeout(id)` runs on the
-  // timer thread when it expires; the owner then takes the waiter back with
-  // TakeTimedOut(id) under its lock (it may have been reached meanwhile).
-  void Add(uint64_t target, absl::Duration timeout, Done done,
-           std::function<void(uint64_t id)> on_timeout);
+  // Waits for `target`; returns the waiter's id. With a finite `timeout`,
+  // `on_timeout(id)` runs on the timer thread when it expires; the owner then
+  // takes the waiter back with TakeTimedOut(id) under its lock (it may have
+  // been reached meanwhile).
+  uint64_t Add(uint64_t target, absl::Duration timeout, Done done,
+               std::function<void(uint64_t id)> on_timeout);
 
   // The waiter `id`, if it is still waiting; nullptr otherwise.
   Done TakeTimedOut(uint64_t id);
+  // The waiter `id` is not wanted any more (its task was discarded): it and
+  // its timer, if it is still waiting, are forgotten.
+  void Remove(uint64_t id);
+
+  size_t size() const { return waiters_.size(); }
 
   // Every waiter whose target is at most `reached`, in the order they came.
   std::vector<Done> TakeReached(uint64_t reached);

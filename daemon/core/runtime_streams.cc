@@ -631,18 +631,24 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_
         },
         nullptr, nullptr, /*may_be_held=*/true);
   }
-  // Another device's event: its records are not the device's to see.
+  // Another device's event: its records are not the device's to see. A wait
+  // discarded before its record settles is forgotten at once: a client that
+  // aborted such waits in a loop would otherwise pile them up in the event.
+  auto wait_id = std::make_shared<std::atomic<uint64_t>>(0);
   return Enqueue(
       id, stream, thread, 0,
-      [event, target, fail_if_dropped](const TaskResume& resume) -> std::optional<absl::Status> {
+      [event, target, fail_if_dropped,
+       wait_id](const TaskResume& resume) -> std::optional<absl::Status> {
         auto outcome = [event, target, fail_if_dropped] {
           return fail_if_dropped && event->RecordDropped(target) ? Event::RecordDroppedError()
                                                                  : absl::OkStatus();
         };
-        if (event->WaitFor(target, [resume, outcome] { resume(outcome()); })) return outcome();
+        const uint64_t waiting = event->WaitFor(target, [resume, outcome] { resume(outcome()); });
+        if (waiting == 0) return outcome();
+        wait_id->store(waiting);
         return std::nullopt;
       },
-      nullptr, "event");
+      [event, wait_id] { event->CancelWait(wait_id->load()); }, "event");
 }
 
 absl::StatusOr<uint64_t> Runtime::RecordNotify(SessionId id, NotifyId notify_id,

@@ -1,0 +1,51 @@
+#include "daemon/core/event.h"
+
+#include <memory>
+
+#include "gtest/gtest.h"
+#include "hal/testing/fake_clock.h"
+
+namespace acld {
+namespace {
+
+class EventTest : public ::testing::Test {
+ protected:
+  hal::testing::FakeClock clock_;
+  hal::Timer timer_{clock_};
+  // Waits and records here never reach a device.
+  std::shared_ptr<Event> event_ =
+      std::make_shared<Event>(7, SessionId{1}, 0, 0, timer_, /*device_event=*/nullptr);
+};
+
+TEST_F(EventTest, AWaitIsResumedWhenItsRecordCompletes) {
+  const uint64_t record = event_->TakeRecordNumber();
+  int resumed = 0;
+  const uint64_t wait = event_->WaitFor(record, [&] { ++resumed; });
+  EXPECT_NE(wait, 0u);
+  EXPECT_EQ(event_->waiting(), 1u);
+  event_->CompleteRecord(record, 0);
+  EXPECT_EQ(resumed, 1);
+  EXPECT_EQ(event_->waiting(), 0u);
+  EXPECT_EQ(event_->WaitFor(record, [&] { ++resumed; }), 0u);  // complete already
+  EXPECT_EQ(resumed, 1);
+}
+
+// A wait whose task was discarded (an abort) is forgotten at once, not kept
+// until its record settles: a record that never settles would keep every
+// aborted wait for it.
+TEST_F(EventTest, ACancelledWaitIsForgottenAndNeverResumed) {
+  const uint64_t record = event_->TakeRecordNumber();
+  int resumed = 0;
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t wait = event_->WaitFor(record, [&] { ++resumed; });
+    ASSERT_NE(wait, 0u);
+    event_->CancelWait(wait);
+  }
+  EXPECT_EQ(event_->waiting(), 0u);
+  event_->CancelWait(0);  // a wait that never registered
+  event_->CompleteRecord(record, 0);
+  EXPECT_EQ(resumed, 0);
+}
+
+}  // namespace
+}  // namespace acld
