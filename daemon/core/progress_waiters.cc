@@ -16,9 +16,13 @@ uint64_t ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done
   return id;
 }
 
+std::vector<ProgressWaiters::Waiter>::iterator ProgressWaiters::Find(uint64_t id) {
+  return std::find_if(waiters_.begin(), waiters_.end(),
+                      [id](const Waiter& waiter) { return waiter.id == id; });
+}
+
 ProgressWaiters::Done ProgressWaiters::TakeTimedOut(uint64_t id) {
-  auto it = std::find_if(waiters_.begin(), waiters_.end(),
-                         [id](const Waiter& waiter) { return waiter.id == id; });
+  auto it = Find(id);
   if (it == waiters_.end()) return nullptr;
   Done done = std::move(it->done);
   waiters_.erase(it);
@@ -26,8 +30,7 @@ ProgressWaiters::Done ProgressWaiters::TakeTimedOut(uint64_t id) {
 }
 
 void ProgressWaiters::Remove(uint64_t id) {
-  auto it = std::find_if(waiters_.begin(), waiters_.end(),
-                         [id](const Waiter& waiter) { return waiter.id == id; });
+  auto it = Find(id);
   if (it == waiters_.end()) return;
   if (it->timer != 0) timer_.Cancel(it->timer);
   waiters_.erase(it);

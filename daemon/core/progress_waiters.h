@@ -51,6 +51,7 @@ class ProgressWaiters {
     Done done;
     hal::Timer::TimerId timer;  // 0: none
   };
+  std::vector<Waiter>::iterator Find(uint64_t id);
 
   hal::Timer& timer_;
   std::vector<Waiter> waiters_;
