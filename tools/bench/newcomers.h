@@ -56,14 +56,15 @@ inline double Percentile(const std::vector<float>& sorted, double p) {
 }
 
 // Starts kNewcomers processes, one at a time, `spacing` apart, in `place`.
-// Each runs `newcomer` with a pipe's write end, to which it writes its time
-// (one float, microseconds), and must end the process (exit status 0).
-// Returns the times, sorted; empty if one failed. Bounded as long as each
+// Each runs `newcomer` with a pipe's write end, to which it writes
+// `times_each` times (floats, microseconds: to its first reply, its second,
+// ...), and must end the process (exit status 0). Returns the times by
+// position, each sorted; empty if one failed. Bounded as long as each
 // newcomer is.
-inline std::vector<float> TimeNewcomers(std::chrono::steady_clock::duration spacing,
-                                        NewcomerPlace place,
-                                        const std::function<void(int report_fd)>& newcomer) {
-  std::vector<float> times;
+inline std::vector<std::vector<float>> TimeNewcomersEach(
+    std::chrono::steady_clock::duration spacing, NewcomerPlace place,
+    const std::function<void(int report_fd)>& newcomer, int times_each) {
+  std::vector<std::vector<float>> times(static_cast<size_t>(times_each));
   for (int i = 0; i < kNewcomers; ++i) {
     const auto next = std::chrono::steady_clock::now() + spacing;
     int report[2];
@@ -78,17 +79,26 @@ inline std::vector<float> TimeNewcomers(std::chrono::steady_clock::duration spac
       _exit(1);  // a newcomer that returned did not end itself
     }
     close(report[1]);
-    float micros = 0;
-    const bool reported = read(report[0], &micros, sizeof(micros)) == sizeof(micros);
+    std::vector<float> micros(times.size());
+    const size_t bytes = micros.size() * sizeof(float);
+    const bool reported = read(report[0], micros.data(), bytes) == static_cast<ssize_t>(bytes);
     close(report[0]);
     int status = 0;
     waitpid(child, &status, 0);
     if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
-    times.push_back(micros);
+    for (size_t k = 0; k < times.size(); ++k) times[k].push_back(micros[k]);
     std::this_thread::sleep_until(next);
   }
-  std::sort(times.begin(), times.end());
+  for (std::vector<float>& position : times) std::sort(position.begin(), position.end());
   return times;
+}
+
+// The same, for newcomers that write one time each.
+inline std::vector<float> TimeNewcomers(std::chrono::steady_clock::duration spacing,
+                                        NewcomerPlace place,
+                                        const std::function<void(int report_fd)>& newcomer) {
+  std::vector<std::vector<float>> times = TimeNewcomersEach(spacing, place, newcomer, 1);
+  return times.empty() ? std::vector<float>() : std::move(times[0]);
 }
 
 }  // namespace acld::bench
