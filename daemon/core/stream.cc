@@ -644,10 +644,13 @@ bool Stream::Resume(uint64_t task_id, absl::Status status) {
       parked_.reset();
       FinishLocked(task, std::move(status), after);
       make_ready = ScheduleNextLocked(after);
-    } else if (state_ == State::kRunning && running_task_id_ == task_id) {
+    } else if (state_ == State::kRunning && running_task_id_ == task_id &&
+               discarded_through_ < task_id) {
       early_result_ = std::move(status);  // resumed before the worker saw it park
     } else {
-      waited = false;  // discarded (an abort, a stop, a forced destroy)
+      // Discarded (an abort, a stop, a forced destroy), or being discarded:
+      // an abort while its work runs discards it once the work returns.
+      waited = false;
     }
   }
   for (auto& callback : after) callback();

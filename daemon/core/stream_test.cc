@@ -311,6 +311,32 @@ TEST_F(StreamTest, AResumeSaysWhetherItsTaskStillWaited) {
   EXPECT_FALSE(resumes[0](absl::OkStatus()));  // long done
 }
 
+// A task an abort discards while its work still runs takes no resume from
+// then on: what the resume carried goes back to its sender (a notify's
+// record to the next wait), and the task ends discarded, not done.
+TEST_F(StreamTest, AResumeDuringAnAbortOfItsRunningTaskIsRefused) {
+  auto stream = NewStream();
+  absl::Notification running;
+  absl::Notification aborted;
+  std::atomic<int> taken{-1};
+  stream
+      ->Enqueue(
+          [&](const TaskResume& resume) -> std::optional<absl::Status> {
+            running.Notify();
+            aborted.WaitForNotificationWithTimeout(absl::Seconds(10));
+            taken.store(resume(absl::OkStatus()) ? 1 : 0);
+            return std::nullopt;
+          },
+          0)
+      .IgnoreError();
+  ASSERT_TRUE(running.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  stream->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+  aborted.Notify();
+  ASSERT_TRUE(hal::testing::Eventually([&] { return taken.load() >= 0; }));
+  EXPECT_EQ(taken.load(), 0);
+  EXPECT_TRUE(hal::testing::Eventually([&] { return stream->Stats().discarded == 1u; }));
+}
+
 TEST_F(StreamTest, CloseWaitsForQueuedWork) {
   auto stream = NewStream();
   for (int i = 0; i < 100; ++i) stream->Enqueue(Append(i), 0).IgnoreError();
