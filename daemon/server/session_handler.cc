@@ -75,7 +75,17 @@ bool SessionHandler::AdmitWaiting(uint64_t call_id) {
 
 Done SessionHandler::Later(uint64_t call_id) {
   if (!AdmitWaiting(call_id)) return nullptr;
-  return [self = shared_from_this(), call_id](absl::Status status) {
+  return AnswerWhenDone(call_id);
+}
+
+Done SessionHandler::AnswerWhenDone(uint64_t call_id) {
+  // Weakly held: a wait may sit in another session's event until its record
+  // settles, and a transfer in the pool until its slice runs; neither may
+  // keep this session's handler, and the client memory it maps, after the
+  // session ends (Close drops the transfers nobody waits for).
+  return [weak = weak_from_this(), call_id](absl::Status status) {
+    std::shared_ptr<SessionHandler> self = weak.lock();
+    if (self == nullptr) return;
     self->waiting_calls_.fetch_sub(1);
     self->AnswerStatus(call_id, status);
   };
@@ -87,15 +97,7 @@ void SessionHandler::RunSync(uint64_t call_id, absl::StatusOr<PiecewiseTransfer>
     return AnswerStatus(call_id, transfer->RunFor(absl::InfiniteDuration()));
   }
   if (!AdmitWaiting(call_id)) return;
-  // Weakly held: a transfer keeps no handler alive, and the session's end
-  // drops those nobody waits for (Close).
-  sync_transfers_->Add(*std::move(transfer),
-                       [weak = weak_from_this(), call_id](absl::Status status) {
-                         std::shared_ptr<SessionHandler> self = weak.lock();
-                         if (self == nullptr) return;
-                         self->waiting_calls_.fetch_sub(1);
-                         self->AnswerStatus(call_id, status);
-                       });
+  sync_transfers_->Add(*std::move(transfer), AnswerWhenDone(call_id));
 }
 
 absl::Status SessionHandler::TakeDeferredError() {

@@ -86,10 +86,13 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // Counts a call that finishes later; false (the call already answered with
   // ACL_ERROR_RT_OVER_LIMIT) when the session has kMaxWaitingCalls waiting.
   bool AdmitWaiting(uint64_t call_id);
-  // A completion for a call that finishes later; holds this handler alive.
-  // nullptr (the call already answered with ACL_ERROR_RT_OVER_LIMIT) when
-  // the session has kMaxWaitingCalls waiting.
+  // A completion for a call that finishes later (AnswerWhenDone); nullptr
+  // (the call already answered with ACL_ERROR_RT_OVER_LIMIT) when the
+  // session has kMaxWaitingCalls waiting.
   Done Later(uint64_t call_id);
+  // What answers a call that waits (AdmitWaiting admitted it), once it is
+  // done; nothing once the session's handler is gone.
+  Done AnswerWhenDone(uint64_t call_id);
   void ApplyBatch(const acl::v1::AsyncBatch& batch);
   // One asynchronous operation (ApplyBatch gives runs of built-in kernel
   // launches on one stream to Runtime::LaunchKernels together).
