@@ -25,15 +25,26 @@ bool RecordLedger::Settle(uint64_t record, bool ran, std::vector<Wake>& woken) {
     ++settled_through_;
   }
   auto [first, last] = waiters_.equal_range(record);
-  for (auto it = first; it != last; ++it) woken.push_back(std::move(it->second));
+  for (auto it = first; it != last; ++it) woken.push_back(std::move(it->second.wake));
   waiters_.erase(first, last);
   return true;
 }
 
-bool RecordLedger::WaitFor(uint64_t record, Wake wake) {
-  if (record == 0 || Settled(record)) return true;
-  waiters_.emplace(record, std::move(wake));
-  return false;
+uint64_t RecordLedger::WaitFor(uint64_t record, Wake wake) {
+  if (record == 0 || Settled(record)) return 0;
+  const uint64_t id = next_wait_id_++;
+  waiters_.emplace(record, Waiter{id, std::move(wake)});
+  return id;
+}
+
+void RecordLedger::CancelWait(uint64_t wait_id) {
+  // Bounded by the streams waiting on this event, one wait each.
+  for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+    if (it->second.id == wait_id) {
+      waiters_.erase(it);
+      return;
+    }
+  }
 }
 
 }  // namespace hal

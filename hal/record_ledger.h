@@ -40,16 +40,27 @@ class RecordLedger {
   bool AllSubmittedSettled() const { return pending_.empty(); }
   // The records submitted and not settled, lowest first.
   const std::set<uint64_t>& pending() const { return pending_; }
-  // True when `record` has settled (0 counts as settled); otherwise keeps
-  // `wake` for when it does.
-  bool WaitFor(uint64_t record, Wake wake);
+  // 0 when `record` has settled (0 counts as settled); otherwise keeps
+  // `wake` for when it does and returns the wait's id.
+  uint64_t WaitFor(uint64_t record, Wake wake);
+  // The wait `wait_id` is not wanted any more (its stream dropped or stopped
+  // the wait): its wake is forgotten, not kept until a record that may never
+  // settle does.
+  void CancelWait(uint64_t wait_id);
+  // Waits kept now.
+  size_t waiting() const { return waiters_.size(); }
 
  private:
   uint64_t settled_through_ = 0;      // every record <= this has settled
   std::set<uint64_t> settled_above_;  // settled records > settled_through_ + 1
   std::set<uint64_t> pending_;
   std::set<uint64_t> dropped_;  // the latest kDroppedKept records settled without running
-  std::multimap<uint64_t, Wake> waiters_;
+  struct Waiter {
+    uint64_t id;
+    Wake wake;
+  };
+  std::multimap<uint64_t, Waiter> waiters_;  // by record
+  uint64_t next_wait_id_ = 1;
 };
 
 }  // namespace hal

@@ -26,8 +26,8 @@ TEST(RecordLedgerTest, RecordsSettleInAnyOrderAndOnce) {
 TEST(RecordLedgerTest, AWaitIsForItsRecordOnlyEvenBeforeItIsSubmitted) {
   RecordLedger ledger;
   int woken_for_two = 0;
-  EXPECT_TRUE(ledger.WaitFor(0, [] {}));
-  EXPECT_FALSE(ledger.WaitFor(2, [&] { ++woken_for_two; }));
+  EXPECT_EQ(ledger.WaitFor(0, [] {}), 0u);
+  EXPECT_NE(ledger.WaitFor(2, [&] { ++woken_for_two; }), 0u);
   std::vector<RecordLedger::Wake> woken;
   ledger.Submitted(3);
   ledger.Settle(3, true, woken);  // a later record does not release it
@@ -37,7 +37,7 @@ TEST(RecordLedgerTest, AWaitIsForItsRecordOnlyEvenBeforeItIsSubmitted) {
   ASSERT_EQ(woken.size(), 1u);
   woken[0]();
   EXPECT_EQ(woken_for_two, 1);
-  EXPECT_TRUE(ledger.WaitFor(2, [] {}));
+  EXPECT_EQ(ledger.WaitFor(2, [] {}), 0u);
 }
 
 TEST(RecordLedgerTest, ASettledRecordIsNotPendingWhenSubmittedLate) {
@@ -62,6 +62,26 @@ TEST(RecordLedgerTest, RemembersWhichOfTheLatestRecordsSettledWithoutRunning) {
   }
   EXPECT_FALSE(ledger.Dropped(2)) << "only the latest are kept";
   EXPECT_TRUE(ledger.Dropped(2 + RecordLedger::kDroppedKept));
+}
+
+// A cancelled wait is forgotten: nothing is kept for it, and its record's
+// settling wakes only the waits still there.
+TEST(RecordLedgerTest, ACancelledWaitIsForgotten) {
+  RecordLedger ledger;
+  ledger.Submitted(1);
+  int woken_kept = 0;
+  const uint64_t cancelled = ledger.WaitFor(1, [] { FAIL() << "a cancelled wait woke"; });
+  ASSERT_NE(cancelled, 0u);
+  ASSERT_NE(ledger.WaitFor(1, [&] { ++woken_kept; }), 0u);
+  EXPECT_EQ(ledger.waiting(), 2u);
+  ledger.CancelWait(cancelled);
+  ledger.CancelWait(cancelled);  // twice: nothing more
+  EXPECT_EQ(ledger.waiting(), 1u);
+  std::vector<RecordLedger::Wake> woken;
+  ledger.Settle(1, true, woken);
+  for (auto& wake : woken) wake();
+  EXPECT_EQ(woken_kept, 1);
+  EXPECT_EQ(ledger.waiting(), 0u);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "hal/sim/sim_event.h"
 #include "hal/sim/sim_kernels.h"
 #include "hal/sim/sim_memory.h"
 #include "hal/sim/sim_reduce.h"
@@ -197,6 +198,34 @@ TEST(SimDeviceTest, AWaitToldNotToPassADroppedRecordFailsWhenAnAbortDropsIt) {
   EXPECT_EQ(acld::AclCodeOf(failing_reports.completed()[0].second), ACL_ERROR_RT_IPC_ERROR);
   EXPECT_TRUE(passing_reports.completed()[0].second.ok());
   EXPECT_TRUE(event->Dropped(1));
+}
+
+// A wait its stream drops (an abort) or stops is forgotten by its event at
+// once: its record may never settle (here it is held behind a callback point
+// that is never resumed), and a client aborting such waits in a loop must
+// not pile them up in the event.
+TEST(SimDeviceTest, AnAbortedOrStoppedWaitLeavesNothingInItsEvent) {
+  SimDevice device(0, 1 << 20);
+  testing::StreamReports holder_reports, waiter_reports;
+  std::unique_ptr<Stream> holder = *device.CreateStream(holder_reports.Options());
+  std::unique_ptr<Stream> waiter = *device.CreateStream(waiter_reports.Options());
+  std::shared_ptr<Event> event = *device.CreateEvent();
+  auto& sim_event = static_cast<SimEvent&>(*event);
+  ASSERT_TRUE(holder->HostCallbackPoint().ok());
+  ASSERT_TRUE(holder->RecordEvent(*event, 1).ok());
+  ASSERT_TRUE(holder_reports.WaitForReached(1));
+  for (int i = 0; i < 100; ++i) {
+    absl::StatusOr<uint64_t> wait = waiter->WaitEvent(*event, 1, /*fail_if_dropped=*/false);
+    ASSERT_TRUE(wait.ok());
+    ASSERT_EQ(sim_event.waiting(), 1u) << "round " << i;
+    if (i % 2 == 0) {
+      waiter->Abort();
+    } else {
+      ASSERT_TRUE(waiter->StopItem(*wait, absl::CancelledError("stopped")).ok());
+    }
+    ASSERT_EQ(sim_event.waiting(), 0u) << "round " << i;
+  }
+  holder->Abort();
 }
 
 // A hold's end may come on a thread that serves every session (the core's

@@ -36,9 +36,19 @@ bool SimEvent::Dropped(uint64_t record) const {
   return ledger_.Dropped(record);
 }
 
-bool SimEvent::WaitFor(uint64_t record, std::function<void()> wake) {
+uint64_t SimEvent::WaitFor(uint64_t record, std::function<void()> wake) {
   absl::MutexLock lock(&mu_);
   return ledger_.WaitFor(record, std::move(wake));
+}
+
+void SimEvent::CancelWait(uint64_t wait_id) {
+  absl::MutexLock lock(&mu_);
+  ledger_.CancelWait(wait_id);
+}
+
+size_t SimEvent::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return ledger_.waiting();
 }
 
 }  // namespace hal::sim

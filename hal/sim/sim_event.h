@@ -27,9 +27,13 @@ class SimEvent : public Event, public std::enable_shared_from_this<SimEvent> {
   // Record `record` ran at `now_nanos` (nullopt: it was discarded and leaves
   // the timestamp alone).
   void CompleteRecord(uint64_t record, std::optional<int64_t> now_nanos);
-  // True when record `record` has settled; otherwise `wake` runs (once, on
-  // the settling thread, no lock held) when it does.
-  bool WaitFor(uint64_t record, std::function<void()> wake);
+  // 0 when record `record` has settled; otherwise `wake` runs (once, on the
+  // settling thread, no lock held) when it does, unless CancelWait is given
+  // the id returned.
+  uint64_t WaitFor(uint64_t record, std::function<void()> wake);
+  void CancelWait(uint64_t wait_id);
+  // Waits kept now (for tests).
+  size_t waiting() const;
 
  private:
   mutable absl::Mutex mu_;

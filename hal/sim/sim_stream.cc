@@ -280,6 +280,8 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   bool pumping ABSL_GUARDED_BY(mu) = false;
   bool executing ABSL_GUARDED_BY(mu) = false;
   Hold hold ABSL_GUARDED_BY(mu) = Hold::kNone;
+  // The head's wait in its event's ledger while hold is kEvent.
+  uint64_t event_wait ABSL_GUARDED_BY(mu) = 0;
   Timer::TimerId busy_timer ABSL_GUARDED_BY(mu) = 0;
   uint64_t generation ABSL_GUARDED_BY(mu) = 0;
   bool stop_on_failure ABSL_GUARDED_BY(mu) = false;
@@ -378,15 +380,17 @@ void SimStream::State::PumpLocked(bool borrowed) {
       });
       break;
     }
-    if (head.kind == Item::Kind::kWait &&
-        !head.event->WaitFor(head.record, [self, held_generation, timer = &timer] {
-          // On the device's thread: the completing stream may be mid-item.
-          timer->Schedule(absl::InfinitePast(), [self, held_generation] {
-            if (auto state = self.lock()) state->Release(held_generation, Hold::kEvent);
-          });
-        })) {
-      hold = Hold::kEvent;
-      break;
+    if (head.kind == Item::Kind::kWait) {
+      event_wait = head.event->WaitFor(head.record, [self, held_generation, timer = &timer] {
+        // On the device's thread: the completing stream may be mid-item.
+        timer->Schedule(absl::InfinitePast(), [self, held_generation] {
+          if (auto state = self.lock()) state->Release(held_generation, Hold::kEvent);
+        });
+      });
+      if (event_wait != 0) {
+        hold = Hold::kEvent;
+        break;
+      }
     }
     if (head.kind == Item::Kind::kWaitValue) {
       // Watch first, then look: a write in between still wakes us (a stale
@@ -684,6 +688,7 @@ void SimStream::State::StopItem(uint64_t sequence, const absl::Status& why) {
       device.BusyKernelEnded();
     }
     if (hold == Hold::kValue) device.memory_watch().Unwatch(this);
+    if (hold == Hold::kEvent) queue.front().event->CancelWait(event_wait);
     // A release of the hold already under way finds it stale.
     ++generation;
     stopped = queue.pop_front();
@@ -707,6 +712,9 @@ void SimStream::State::Abort() {
   {
     absl::MutexLock lock(&mu);
     ++generation;
+    // A wait dropped here is forgotten by its event at once: its record may
+    // never settle (a client aborting such waits in a loop would pile them up).
+    if (hold == Hold::kEvent && !queue.empty()) queue.front().event->CancelWait(event_wait);
     std::swap(dropped, queue);
     if (busy_timer != 0) {
       timer.Cancel(busy_timer);
