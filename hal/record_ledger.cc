@@ -1,5 +1,6 @@
 #include "hal/record_ledger.h"
 
+#include <iterator>
 #include <utility>
 
 namespace hal {
@@ -9,7 +10,10 @@ void RecordLedger::Submitted(uint64_t record) {
 }
 
 bool RecordLedger::Settled(uint64_t record) const {
-  return record <= settled_through_ || settled_above_.count(record) > 0;
+  if (record <= settled_through_) return true;
+  auto after = settled_above_.upper_bound(record);
+  if (after == settled_above_.begin()) return false;
+  return std::prev(after)->second >= record;
 }
 
 bool RecordLedger::Settle(uint64_t record, bool ran, std::vector<Wake>& woken) {
@@ -19,14 +23,27 @@ bool RecordLedger::Settle(uint64_t record, bool ran, std::vector<Wake>& woken) {
     dropped_.insert(record);
     if (dropped_.size() > kDroppedKept) dropped_.erase(dropped_.begin());
   }
-  settled_above_.insert(record);
-  while (!settled_above_.empty() && *settled_above_.begin() == settled_through_ + 1) {
-    settled_above_.erase(settled_above_.begin());
-    ++settled_through_;
+  // Joins the run that ends just below it and the one that starts just above.
+  uint64_t first = record;
+  uint64_t last = record;
+  auto above = settled_above_.find(record + 1);
+  if (above != settled_above_.end()) {
+    last = above->second;
+    settled_above_.erase(above);
   }
-  auto [first, last] = waiters_.equal_range(record);
-  for (auto it = first; it != last; ++it) woken.push_back(std::move(it->second.wake));
-  waiters_.erase(first, last);
+  auto below = settled_above_.lower_bound(record);
+  if (below != settled_above_.begin() && std::prev(below)->second + 1 == record) {
+    --below;
+    first = below->first;
+  }
+  settled_above_[first] = last;
+  if (first == settled_through_ + 1) {
+    settled_through_ = last;
+    settled_above_.erase(first);
+  }
+  auto [begin, end] = waiters_.equal_range(record);
+  for (auto it = begin; it != end; ++it) woken.push_back(std::move(it->second.wake));
+  waiters_.erase(begin, end);
   return true;
 }
 

@@ -49,10 +49,17 @@ class RecordLedger {
   void CancelWait(uint64_t wait_id);
   // Waits kept now.
   size_t waiting() const { return waiters_.size(); }
+  // Runs of settled records kept above the lowest unsettled one (for tests).
+  size_t settled_runs() const { return settled_above_.size(); }
 
  private:
-  uint64_t settled_through_ = 0;      // every record <= this has settled
-  std::set<uint64_t> settled_above_;  // settled records > settled_through_ + 1
+  uint64_t settled_through_ = 0;  // every record <= this has settled
+  // The records above settled_through_ + 1 that have settled, as ranges
+  // (first -> last): one per gap below them, each gap a record not settled
+  // yet. Records one at a time would grow without bound behind one record
+  // that never settles (a record held behind a wait that never ends, while
+  // the client records the event again and again elsewhere).
+  std::map<uint64_t, uint64_t> settled_above_;
   std::set<uint64_t> pending_;
   std::set<uint64_t> dropped_;  // the latest kDroppedKept records settled without running
   struct Waiter {

@@ -1,5 +1,8 @@
 #include "hal/record_ledger.h"
 
+#include <algorithm>
+#include <random>
+#include <set>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -82,6 +85,50 @@ TEST(RecordLedgerTest, ACancelledWaitIsForgotten) {
   for (auto& wake : woken) wake();
   EXPECT_EQ(woken_kept, 1);
   EXPECT_EQ(ledger.waiting(), 0u);
+}
+
+// Records that settle behind one that does not are kept as runs: a client
+// recording an event again and again while one of its records is held
+// forever costs the ledger one run, not one entry a record.
+TEST(RecordLedgerTest, RecordsSettledBehindAStuckOneAreKeptAsOneRun) {
+  RecordLedger ledger;
+  std::vector<RecordLedger::Wake> woken;
+  ledger.Submitted(1);  // never settles until the end
+  for (uint64_t record = 2; record <= 10001; ++record) {
+    ledger.Submitted(record);
+    ledger.Settle(record, true, woken);
+  }
+  EXPECT_EQ(ledger.settled_runs(), 1u);
+  EXPECT_FALSE(ledger.Settled(1));
+  EXPECT_TRUE(ledger.Settled(5000));
+  EXPECT_TRUE(ledger.Settled(10001));
+  EXPECT_FALSE(ledger.Settled(10002));
+  ledger.Settle(1, false, woken);
+  EXPECT_EQ(ledger.settled_runs(), 0u);
+  EXPECT_TRUE(ledger.Settled(10001));
+  EXPECT_TRUE(ledger.AllSubmittedSettled());
+}
+
+// Records settling in any order: the ledger says what a plain set of the
+// settled records says, after every one.
+TEST(RecordLedgerTest, RecordsSettlingInAnyOrderAreTrackedExactly) {
+  constexpr uint64_t kRecords = 300;
+  std::vector<uint64_t> order;
+  for (uint64_t record = 1; record <= kRecords; ++record) order.push_back(record);
+  std::mt19937 random(7);
+  std::shuffle(order.begin(), order.end(), random);
+  RecordLedger ledger;
+  std::set<uint64_t> settled;
+  std::vector<RecordLedger::Wake> woken;
+  for (uint64_t record : order) {
+    EXPECT_TRUE(ledger.Settle(record, true, woken));
+    EXPECT_FALSE(ledger.Settle(record, true, woken));  // once only
+    settled.insert(record);
+    for (uint64_t probe = 1; probe <= kRecords + 1; ++probe) {
+      ASSERT_EQ(ledger.Settled(probe), settled.count(probe) > 0) << "record " << probe;
+    }
+  }
+  EXPECT_EQ(ledger.settled_runs(), 0u);
 }
 
 }  // namespace
