@@ -19,7 +19,13 @@ TaskFn CallbackBroker::MakeTask(SessionId session, StreamId stream, uint64_t cal
     {
       // Registered before the process hears of it: its answer may be quick.
       absl::MutexLock lock(&mu_);
+      if (waiting_.count(key) != 0) {
+        return AclStatus(ACL_ERROR_INVALID_PARAM,
+                         absl::StrCat("callback ", callback_id,
+                                      " is already waiting for an answer on another stream"));
+      }
       Waiting& waiting = waiting_[key];
+      waiting.stream = stream;
       waiting.resume = resume;
       waiting.timer = timer_.ScheduleIn(timeout_, [this, key] { TimeOut(key); });
       waiting.delivered = absl::Now();
@@ -61,6 +67,15 @@ void CallbackBroker::TimeOut(const Key& key) {
   resume(AclStatus(ACL_ERROR_RT_REPORT_TIMEOUT,
                    absl::StrCat("the process did not finish callback ", key.second, " within ",
                                 absl::FormatDuration(timeout_), " (--callback_timeout)")));
+}
+
+void CallbackBroker::Forget(SessionId session, StreamId stream, uint64_t callback_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = waiting_.find({session, callback_id});
+  // Another stream's callback of that id (refused as a duplicate here) stays.
+  if (it == waiting_.end() || it->second.stream != stream) return;
+  timer_.Cancel(it->second.timer);
+  waiting_.erase(it);
 }
 
 void CallbackBroker::ForgetSession(SessionId session) {

@@ -33,6 +33,8 @@ class CallbackBroker {
   // The stream task for callback `callback_id` of `session`. `events` is
   // where the session hears of it. A non-blocking callback lets the stream go
   // on at once; a blocking one holds it until Acknowledge (or the timeout).
+  // A blocking callback whose id is already waiting fails the task (a
+  // client's ids are its own to keep apart).
   TaskFn MakeTask(SessionId session, StreamId stream, uint64_t callback_id, bool block,
                   std::shared_ptr<const SessionEvents> events);
 
@@ -42,6 +44,9 @@ class CallbackBroker {
 
   // The session is gone: nothing of it is waited for any more.
   void ForgetSession(SessionId session);
+  // Callback `callback_id`'s task on `stream` was discarded (an abort): it
+  // is not waited for any more, and its timeout will not count.
+  void Forget(SessionId session, StreamId stream, uint64_t callback_id);
 
   // Blocking callbacks delivered and not yet acknowledged.
   size_t Pending(SessionId session) const;
@@ -53,6 +58,7 @@ class CallbackBroker {
 
  private:
   struct Waiting {
+    StreamId stream = 0;
     TaskResume resume;
     hal::Timer::TimerId timer = 0;
     absl::Time delivered;

@@ -22,9 +22,10 @@ class CallbackBrokerTest : public ::testing::Test {
     events_ = events;
   }
 
-  // Runs the broker's task for `callback_id` and returns its immediate result.
-  std::optional<absl::Status> RunTask(uint64_t callback_id, bool block) {
-    TaskFn task = broker_.MakeTask(1, 7, callback_id, block, events_);
+  // Runs the broker's task for `callback_id` (on stream `stream` of session
+  // 1) and returns its immediate result.
+  std::optional<absl::Status> RunTask(uint64_t callback_id, bool block, StreamId stream = 7) {
+    TaskFn task = broker_.MakeTask(1, stream, callback_id, block, events_);
     return task([this](absl::Status status) {
       absl::MutexLock lock(&mu_);
       resumed_.push_back(status);
@@ -86,6 +87,36 @@ TEST_F(CallbackBrokerTest, ForgottenSessionsAreNotWaitedFor) {
   EXPECT_EQ(broker_.Pending(1), 0u);
   clock_.Advance(absl::Milliseconds(200));  // past the timeout: nothing resumes
   EXPECT_TRUE(resumed().empty());
+  EXPECT_EQ(broker_.Timeouts(1), 0u);
+}
+
+// A blocking callback whose task an abort discarded is not waited for: its
+// entry and timer go at once, and no timeout is counted for it.
+TEST_F(CallbackBrokerTest, AnAbortedCallbackIsNotWaitedFor) {
+  for (uint64_t id = 10; id < 110; ++id) {
+    EXPECT_FALSE(RunTask(id, /*block=*/true).has_value());
+    broker_.Forget(1, 7, id);
+  }
+  EXPECT_EQ(broker_.Pending(1), 0u);
+  clock_.Advance(absl::Milliseconds(200));
+  EXPECT_TRUE(resumed().empty());
+  EXPECT_EQ(broker_.Timeouts(1), 0u);
+}
+
+// A blocking callback whose id already waits (on another stream) fails its
+// task instead of taking the first one's place; forgetting the refused one
+// leaves the first waiting, and the first is answered as before.
+TEST_F(CallbackBrokerTest, ABlockingCallbackWithAnIdAlreadyWaitingIsRefused) {
+  EXPECT_FALSE(RunTask(5, /*block=*/true, /*stream=*/7).has_value());
+  std::optional<absl::Status> duplicate = RunTask(5, /*block=*/true, /*stream=*/8);
+  ASSERT_TRUE(duplicate.has_value());
+  EXPECT_EQ(AclCodeOf(*duplicate), ACL_ERROR_INVALID_PARAM);
+  broker_.Forget(1, 8, 5);
+  EXPECT_EQ(broker_.Pending(1), 1u);
+  EXPECT_TRUE(broker_.Acknowledge(1, 5).ok());
+  ASSERT_EQ(resumed().size(), 1u);
+  EXPECT_TRUE(resumed()[0].ok());
+  clock_.Advance(absl::Milliseconds(200));  // the first one's timer went with it
   EXPECT_EQ(broker_.Timeouts(1), 0u);
 }
 

@@ -695,8 +695,11 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream_
     events = (*session)->notify;
   }
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, 0));
-  return (*stream)->EnqueueHostPoint(broker_.MakeTask(id, stream_id, callback_id, block, events),
-                                     "callback", thread, std::move(charge));
+  // An aborted callback is not waited for: its entry and timer go at once.
+  return (*stream)->EnqueueHostPoint(
+      broker_.MakeTask(id, stream_id, callback_id, block, events), "callback", thread,
+      std::move(charge),
+      [broker = &broker_, id, stream_id, callback_id] { broker->Forget(id, stream_id, callback_id); });
 }
 
 absl::Status Runtime::AcknowledgeCallback(SessionId id, uint64_t callback_id) {

@@ -133,13 +133,15 @@ absl::StatusOr<uint64_t> Stream::EnqueueLaunch(KernelLaunch launch, uint64_t sub
 
 absl::StatusOr<uint64_t> Stream::EnqueueHostPoint(TaskFn at_point, const char* waits_for,
                                                   uint64_t submitter_thread,
-                                                  std::shared_ptr<void> hold) {
+                                                  std::shared_ptr<void> hold,
+                                                  std::function<void()> on_discard) {
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
   Task::Work work;
   work.device_work = [](hal::Stream& device) { return device.HostCallbackPoint(); };
   work.at_point = std::move(at_point);
+  work.on_discard = std::move(on_discard);
   Task task = WorkTask(std::move(work), waits_for, submitter_thread, std::move(hold));
   task.may_be_held = true;  // until its callback is done
   return Append(std::move(task));

@@ -163,9 +163,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // on_failure, so that a client hears of them first — `at_point` runs; its
   // result, returned or passed to its resume, lets the device stream go on
   // and is the task's status. `waits_for` names it for operators.
+  // `on_discard` runs if the task is discarded (an abort), reached or not.
   absl::StatusOr<uint64_t> EnqueueHostPoint(TaskFn at_point, const char* waits_for,
                                             uint64_t submitter_thread,
-                                            std::shared_ptr<void> hold);
+                                            std::shared_ptr<void> hold,
+                                            std::function<void()> on_discard = nullptr);
 
   // Calls `done` once every task enqueued before this call has finished or
   // been discarded, with the stream's first unreported failure (reported once),
