@@ -1,5 +1,6 @@
 #include "daemon/core/device_share.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace acld {
@@ -18,7 +19,12 @@ DeviceShare::Taken DeviceShare::TakeOrWait(bool may_be_held, bool stream_empty,
     return CountLocked(may_be_held);
   }
   Waiter waiter = waiter_if_full();
-  if (waiter) waiters_.push_back(std::move(waiter));
+  if (waiter.call) {
+    waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(),
+                                  [](const Waiter& queued) { return queued.gone && queued.gone(); }),
+                   waiters_.end());
+    waiters_.push_back(std::move(waiter));
+  }
   return Taken::kNo;
 }
 
@@ -44,7 +50,7 @@ void DeviceShare::HandOver() {
       waiters_.pop_front();
       ++used_;  // the waiter's, if it keeps it
     }
-    if (waiter(/*granted=*/true)) return;
+    if (waiter.call(/*granted=*/true)) return;
     absl::MutexLock lock(&mu_);
     --used_;
   }
@@ -56,12 +62,17 @@ void DeviceShare::AskWaitersAgain() {
     absl::MutexLock lock(&mu_);
     waiters.swap(waiters_);
   }
-  for (Waiter& waiter : waiters) waiter(/*granted=*/false);
+  for (Waiter& waiter : waiters) waiter.call(/*granted=*/false);
 }
 
 uint32_t DeviceShare::used() const {
   absl::MutexLock lock(&mu_);
   return used_;
+}
+
+size_t DeviceShare::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiters_.size();
 }
 
 }  // namespace acld

@@ -36,11 +36,18 @@ namespace acld {
 
 class DeviceShare {
  public:
-  // Called with `granted`: a place is already taken for the waiter, which
-  // returns true when it keeps it (and gives it back with Give), false when it
-  // no longer waits (the place goes to the next waiter). Without `granted`,
-  // the waiter is only asked to try again (its result is ignored).
-  using Waiter = std::function<bool(bool granted)>;
+  struct Waiter {
+    // Called with `granted`: a place is already taken for the waiter, which
+    // returns true when it keeps it (and gives it back with Give), false when
+    // it no longer waits (the place goes to the next waiter). Without
+    // `granted`, the waiter is only asked to try again (its result is
+    // ignored).
+    std::function<bool(bool granted)> call;
+    // True once the waiter is gone (its stream destroyed): it is dropped
+    // when the next waiter comes, not kept until a place frees up (a full
+    // share would keep every destroyed stream's). Null: never.
+    std::function<bool()> gone;
+  };
 
   // `limit`: hal::Device::tasks_per_session() (the acl backend's 64: enough to
   // keep a device busy, few enough that another session's task waits behind
@@ -72,6 +79,7 @@ class DeviceShare {
 
   uint32_t limit() const { return limit_; }
   uint32_t used() const;
+  size_t waiting() const;
 
  private:
   Taken CountLocked(bool may_be_held) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -1,5 +1,6 @@
 #include "daemon/core/device_share.h"
 
+#include <functional>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -10,9 +11,9 @@ namespace {
 using Taken = DeviceShare::Taken;
 using Waiter = DeviceShare::Waiter;
 
-// For TakeOrWait: `waiter` is queued if there is no room.
-auto Queue(Waiter waiter) {
-  return [waiter = std::move(waiter)] { return waiter; };
+// For TakeOrWait: `call` is queued if there is no room.
+auto Queue(std::function<bool(bool)> call, std::function<bool()> gone = nullptr) {
+  return [waiter = Waiter{std::move(call), std::move(gone)}] { return waiter; };
 }
 const auto kNoWaiter = Queue(nullptr);
 
@@ -98,6 +99,33 @@ TEST(DeviceShareTest, AGrantUsedForWorkThatMayBeHeldCountsAsSuch) {
   ASSERT_TRUE(granted);
   EXPECT_EQ(share.UseGrant(/*may_be_held=*/true), Taken::kYes);
   EXPECT_EQ(share.TakeOrWait(false, /*stream_empty=*/true, kNoWaiter), Taken::kYes);
+}
+
+// Waiters that are gone (their streams destroyed while the share was full)
+// are dropped when the next waiter comes, not kept until a place frees up;
+// those still there keep their turn.
+TEST(DeviceShareTest, WaitersThatAreGoneAreDroppedWhenTheNextComes) {
+  DeviceShare share(1);
+  ASSERT_EQ(share.TakeOrWait(false, false, kNoWaiter), Taken::kYes);
+  bool first_granted = false;
+  ASSERT_EQ(share.TakeOrWait(false, false, Queue([&](bool granted) {
+                               first_granted = granted;
+                               return true;
+                             })),
+            Taken::kNo);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(share.TakeOrWait(false, false,
+                               Queue([](bool) -> bool {
+                                 ADD_FAILURE() << "a waiter that is gone was asked";
+                                 return false;
+                               },
+                                     [] { return true; })),
+              Taken::kNo);
+  }
+  EXPECT_EQ(share.waiting(), 2u);  // the first, and the last gone one
+  ASSERT_TRUE(share.Give(false));
+  share.HandOver();
+  EXPECT_TRUE(first_granted);
 }
 
 }  // namespace

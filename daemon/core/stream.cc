@@ -417,11 +417,13 @@ bool Stream::TakePlaceLocked(Task& task, std::vector<std::function<void()>>& aft
   } else {
     const bool queued = place_waiter_queued_;
     auto waiter_if_full = [this, queued]() -> DeviceShare::Waiter {
-      if (queued) return nullptr;
-      return [self = weak_from_this()](bool granted) {
-        auto stream = self.lock();
-        return stream != nullptr && stream->GrantPlace(granted);
-      };
+      if (queued) return {};
+      std::weak_ptr<Stream> self = weak_from_this();
+      return {[self](bool granted) {
+                auto stream = self.lock();
+                return stream != nullptr && stream->GrantPlace(granted);
+              },
+              [self] { return self.expired(); }};
     };
     taken = share->TakeOrWait(task.may_be_held, in_flight_.empty(), waiter_if_full);
     short_of_place_ = taken == DeviceShare::Taken::kNo;
