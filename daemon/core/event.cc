@@ -72,7 +72,8 @@ size_t Event::waiting() const {
   return waiters_.size();
 }
 
-void Event::Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done) {
+void Event::Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done,
+                        SessionId waiter) {
   absl::Status result;
   {
     absl::MutexLock lock(&mu_);
@@ -83,9 +84,12 @@ void Event::Synchronize(absl::Duration timeout, std::function<void(absl::Status)
                          absl::StrCat("event ", id_, " has not completed"));
     } else {
       std::weak_ptr<Event> self = weak_from_this();
-      waiters_.Add(issued_, timeout, std::move(done), [self, timeout](uint64_t id) {
-        if (auto event = self.lock()) event->TimeOutWaiter(id, timeout);
-      });
+      waiters_.Add(
+          issued_, timeout, std::move(done),
+          [self, timeout](uint64_t id) {
+            if (auto event = self.lock()) event->TimeOutWaiter(id, timeout);
+          },
+          waiter);
       return;
     }
   }
@@ -126,6 +130,15 @@ void Event::ReleaseWaiters() {
   {
     absl::MutexLock lock(&mu_);
     waiters = waiters_.TakeAll();
+  }
+  for (auto& done : waiters) done(absl::OkStatus());
+}
+
+void Event::ReleaseWaitersOf(SessionId waiter) {
+  std::vector<ProgressWaiters::Done> waiters;
+  {
+    absl::MutexLock lock(&mu_);
+    waiters = waiters_.TakeTagged(waiter);
   }
   for (auto& done : waiters) done(absl::OkStatus());
 }

@@ -73,7 +73,11 @@ class Event : public std::enable_shared_from_this<Event> {
 
   // As Stream::Synchronize: done(OK) once the latest record issued before this
   // call completes, or ACL_ERROR_RT_EVENT_SYNC_TIMEOUT after `timeout`.
-  void Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done);
+  // `waiter` is the session that asks when it is not the owner (an imported
+  // IPC event): ReleaseWaitersOf(waiter) answers it when that session lets
+  // the event go.
+  void Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done,
+                   SessionId waiter = 0);
 
   // aclrtQueryEvent: every record issued so far has completed.
   bool Complete() const;
@@ -84,6 +88,10 @@ class Event : public std::enable_shared_from_this<Event> {
 
   // The event is destroyed: every waiter is released.
   void ReleaseWaiters();
+  // Session `waiter` let its imported handle go (destroyed it, ended): its
+  // synchronizations are answered now, not kept in the owner's event until a
+  // record that may never come.
+  void ReleaseWaitersOf(SessionId waiter);
 
  private:
   void TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout);

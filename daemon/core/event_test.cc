@@ -47,5 +47,27 @@ TEST_F(EventTest, ACancelledWaitIsForgottenAndNeverResumed) {
   EXPECT_EQ(resumed, 0);
 }
 
+// Another session's synchronizations on an opened IPC event go with that
+// session's handle: nobody else's, and not the owner's.
+TEST_F(EventTest, ReleasingOneSessionsWaitsAnswersThoseAndKeepsTheRest) {
+  event_->TakeRecordNumber();
+  int answered_2 = 0, answered_3 = 0, answered_owner = 0;
+  for (int i = 0; i < 3; ++i) {
+    event_->Synchronize(absl::InfiniteDuration(), [&](absl::Status) { ++answered_2; }, 2);
+    event_->Synchronize(absl::Seconds(5), [&](absl::Status) { ++answered_3; }, 3);
+  }
+  event_->Synchronize(absl::InfiniteDuration(), [&](absl::Status) { ++answered_owner; });
+  EXPECT_EQ(event_->waiting(), 7u);
+  event_->ReleaseWaitersOf(2);
+  EXPECT_EQ(answered_2, 3);
+  EXPECT_EQ(event_->waiting(), 4u);
+  event_->ReleaseWaitersOf(0);  // "nobody in particular" is not a session
+  EXPECT_EQ(event_->waiting(), 4u);
+  event_->ReleaseWaitersOf(3);
+  EXPECT_EQ(answered_3, 3);
+  EXPECT_EQ(answered_owner, 0);
+  EXPECT_EQ(event_->waiting(), 1u);
+}
+
 }  // namespace
 }  // namespace acld

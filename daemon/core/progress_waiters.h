@@ -26,9 +26,10 @@ class ProgressWaiters {
   // Waits for `target`; returns the waiter's id. With a finite `timeout`,
   // `on_timeout(id)` runs on the timer thread when it expires; the owner then
   // takes the waiter back with TakeTimedOut(id) under its lock (it may have
-  // been reached meanwhile).
+  // been reached meanwhile). `tag` names who waits, for TakeTagged (0: nobody
+  // in particular).
   uint64_t Add(uint64_t target, absl::Duration timeout, Done done,
-               std::function<void(uint64_t id)> on_timeout);
+               std::function<void(uint64_t id)> on_timeout, uint64_t tag = 0);
 
   // The waiter `id`, if it is still waiting; nullptr otherwise.
   Done TakeTimedOut(uint64_t id);
@@ -44,14 +45,20 @@ class ProgressWaiters {
   // Every waiter.
   std::vector<Done> TakeAll();
 
+  // Every waiter added with `tag` (nonzero), in the order they came.
+  std::vector<Done> TakeTagged(uint64_t tag);
+
  private:
   struct Waiter {
     uint64_t id;
     uint64_t target;
     Done done;
     hal::Timer::TimerId timer;  // 0: none
+    uint64_t tag;
   };
   std::vector<Waiter>::iterator Find(uint64_t id);
+  // Takes every waiter `taken` says yes to, keeping the rest in order.
+  std::vector<Done> TakeIf(const std::function<bool(const Waiter&)>& taken);
 
   hal::Timer& timer_;
   std::vector<Waiter> waiters_;

@@ -521,8 +521,7 @@ absl::Status Runtime::DetachContextLocked(SessionId id, ContextId context_id, Re
     Released device = ReleaseSessionResources(session, context.device);
     for (auto& each : device.streams) released.streams.push_back(std::move(each));
     for (auto& each : device.finishing) released.finishing.push_back(std::move(each));
-    released.events = std::move(device.events);
-    released.notifies = std::move(device.notifies);
+    released.handles = std::move(device.handles);
     released.binaries = std::move(device.binaries);
     released.memory = std::move(device.memory);
   }
@@ -534,6 +533,7 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
                                                     std::optional<int32_t> device) {
   auto on_device = [&](int32_t d) { return !device.has_value() || *device == d; };
   Released released;
+  released.handles.session = session.id;
   // Streams given up earlier whose work still runs: releasing the device
   // waits for them as well.
   for (const auto& [stream_id, stream] : session.closing_streams) {
@@ -555,7 +555,9 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
       continue;
     }
     // Another session's IPC event: only this handle goes.
-    if (ForgetEventLocked(session.id, it->second)) released.events.push_back(std::move(it->second));
+    auto& handles = ForgetEventLocked(session.id, it->second) ? released.handles.events
+                                                              : released.handles.opened_events;
+    handles.push_back(std::move(it->second));
     it = session.events.erase(it);
   }
   for (auto it = session.notifies.begin(); it != session.notifies.end();) {
@@ -564,7 +566,7 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
       continue;
     }
     if (ForgetNotifyLocked(session.id, it->second)) {
-      released.notifies.push_back(std::move(it->second));
+      released.handles.notifies.push_back(std::move(it->second));
     }
     it = session.notifies.erase(it);
   }

@@ -465,12 +465,21 @@ class Runtime {
                                                                         int32_t device);
   // What a session gave up: streams, events and notifies to close after mu_ is released
   // (closing completes waiters, which may write to a client).
+  // The events and notifies a release lets go of: their waiters are answered
+  // once the streams that record them have drained (at once, when discarded).
+  struct ReleasedHandles {
+    SessionId session = 0;
+    std::vector<std::shared_ptr<Event>> events;  // the session's own
+    // Other sessions' IPC events it had opened: only its own waits go.
+    std::vector<std::shared_ptr<Event>> opened_events;
+    std::vector<std::shared_ptr<Notify>> notifies;
+    void ReleaseWaiters() const;
+  };
   struct Released {
     std::vector<std::shared_ptr<Stream>> streams;
     // Streams already closing (a forced destroy) that a release waits for.
     std::vector<std::shared_ptr<Stream>> finishing;
-    std::vector<std::shared_ptr<Event>> events;
-    std::vector<std::shared_ptr<Notify>> notifies;
+    ReleasedHandles handles;
     std::vector<std::shared_ptr<hal::Executable>> binaries;  // unloaded with no lock held
     // The session's device memory (up to --max_allocations_per_session
     // blocks), given back with no lock held.

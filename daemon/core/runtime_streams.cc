@@ -202,12 +202,9 @@ void Runtime::DrainReleased(SessionId id, Released released, Done done) {
   // Given back before anyone hears the release is done (a reset's answer):
   // the process may allocate all of it again at once.
   released.memory.clear();
-  auto events = std::make_shared<std::vector<std::shared_ptr<Event>>>(std::move(released.events));
-  auto notifies =
-      std::make_shared<std::vector<std::shared_ptr<Notify>>>(std::move(released.notifies));
-  auto finish = [events, notifies, done = std::move(done)](absl::Status status) {
-    for (const auto& event : *events) event->ReleaseWaiters();
-    for (const auto& notify : *notifies) notify->ReleaseWaiters();
+  auto handles = std::make_shared<ReleasedHandles>(std::move(released.handles));
+  auto finish = [handles, done = std::move(done)](absl::Status status) {
+    handles->ReleaseWaiters();
     done(std::move(status));
   };
   const size_t streams = released.streams.size() + released.finishing.size();
@@ -234,8 +231,13 @@ void Runtime::DiscardReleased(Released released) {
     stream->Close([] {});
   }
   for (const auto& stream : released.finishing) stream->Abort(ended);
-  for (const auto& event : released.events) event->ReleaseWaiters();
-  for (const auto& notify : released.notifies) notify->ReleaseWaiters();
+  released.handles.ReleaseWaiters();
+}
+
+void Runtime::ReleasedHandles::ReleaseWaiters() const {
+  for (const auto& event : events) event->ReleaseWaiters();
+  for (const auto& event : opened_events) event->ReleaseWaitersOf(session);
+  for (const auto& notify : notifies) notify->ReleaseWaiters();
 }
 
 void Runtime::SynchronizeStream(SessionId id, StreamId stream_id, absl::Duration timeout,
@@ -725,6 +727,7 @@ absl::StatusOr<EventId> Runtime::CreateEvent(SessionId id, int32_t device_id, ui
 
 absl::Status Runtime::DestroyEvent(SessionId id, EventId event_id) {
   std::shared_ptr<Event> event;
+  bool owned = false;
   {
     absl::MutexLock lock(&mu_);
     absl::StatusOr<Session*> session = FindSession(id);
@@ -736,11 +739,16 @@ absl::Status Runtime::DestroyEvent(SessionId id, EventId event_id) {
     }
     event = std::move(it->second);
     (*session)->events.erase(it);
-    // An opener's handle of another session's IPC event: the event stays.
-    if (!ForgetEventLocked(id, event)) return absl::OkStatus();
+    // An opener's handle of another session's IPC event: the event stays,
+    // this session's synchronizations on it go (below).
+    owned = ForgetEventLocked(id, event);
   }
   // Record tasks still queued keep the event alive and complete harmlessly.
-  event->ReleaseWaiters();
+  if (owned) {
+    event->ReleaseWaiters();
+  } else {
+    event->ReleaseWaitersOf(id);
+  }
   return absl::OkStatus();
 }
 
@@ -781,11 +789,15 @@ void Runtime::SynchronizeEvent(SessionId id, EventId event_id, absl::Duration ti
   if ((*event)->owner() == id) return (*event)->Synchronize(timeout, std::move(done));
   // Another session's IPC event: as its stream waits (StreamWaitEvent).
   const uint64_t target = (*event)->latest_record();
-  (*event)->Synchronize(timeout, [event = *event, target, done = std::move(done)](
-                                     absl::Status status) {
-    if (status.ok() && event->RecordDropped(target)) status = Event::RecordDroppedError();
-    done(std::move(status));
-  });
+  // Tagged with this session: its end answers the wait, which the event's
+  // owner might otherwise keep (with the event, which it holds) forever.
+  (*event)->Synchronize(
+      timeout,
+      [event = *event, target, done = std::move(done)](absl::Status status) {
+        if (status.ok() && event->RecordDropped(target)) status = Event::RecordDroppedError();
+        done(std::move(status));
+      },
+      id);
 }
 
 absl::StatusOr<EventStatus> Runtime::QueryEvent(SessionId id, EventId event_id) {

@@ -328,6 +328,46 @@ TEST_F(RuntimeHandlesTest, EndingASessionDiscardsItsWorkAndTellsWaitersSo) {
   EXPECT_TRUE(Eventually([&] { return runtime_.Snapshot().devices[0].used_bytes == 0; }));
 }
 
+TEST_F(RuntimeHandlesTest, AnOpenersWaitOnAnIpcEventEndsWithItsHandleNotWithTheOwnersRecord) {
+  // a's record never completes: it sits behind a kernel whose busy time
+  // passes only when the (fake) clock is advanced.
+  const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
+  const StreamId stream = context_a_.default_stream;
+  const EventId event = *runtime_.CreateEvent(a_, 0, ACL_EVENT_IPC);
+  const std::string key = *runtime_.ShareEvent(a_, event);
+  ASSERT_TRUE(
+      runtime_.LaunchKernel(a_, stream, 0, {"spin_add_one_u32", 1, {memory, 60000000}}).ok());
+  ASSERT_TRUE(runtime_.RecordEvent(a_, event, stream, 0).ok());
+
+  // Each of b's waits is answered when b lets the event go: by destroying its
+  // handle, then (a second handle) by ending; the owner's event keeps none.
+  auto wait_on_opened_handle = [&](absl::Notification& answered) {
+    const EventId opened = runtime_.OpenSharedEvent(b_, key)->id;
+    runtime_.SynchronizeEvent(b_, opened, absl::InfiniteDuration(),
+                              [&answered](absl::Status) { answered.Notify(); });
+    return opened;
+  };
+  absl::Notification answered_by_destroy;
+  const EventId opened = wait_on_opened_handle(answered_by_destroy);
+  EXPECT_FALSE(answered_by_destroy.HasBeenNotified());
+  ASSERT_TRUE(runtime_.DestroyEvent(b_, opened).ok());
+  EXPECT_TRUE(answered_by_destroy.WaitForNotificationWithTimeout(absl::Seconds(10)));
+
+  absl::Notification answered_by_end;
+  wait_on_opened_handle(answered_by_end);
+  runtime_.CloseSession(b_);
+  EXPECT_TRUE(answered_by_end.WaitForNotificationWithTimeout(absl::Seconds(10)));
+
+  // a's own wait is a's: it stays until the record completes.
+  absl::Notification owners_wait;
+  runtime_.SynchronizeEvent(a_, event, absl::InfiniteDuration(),
+                            [&owners_wait](absl::Status) { owners_wait.Notify(); });
+  EXPECT_FALSE(owners_wait.HasBeenNotified());
+  ASSERT_TRUE(KernelOnDevice(stream));
+  clock_.Advance(absl::Seconds(61));
+  EXPECT_TRUE(owners_wait.WaitForNotificationWithTimeout(absl::Seconds(10)));
+}
+
 TEST_F(RuntimeHandlesTest, ABatchOfLaunchesRunsInOrderAndRefusesOnlyItsBadLaunches) {
   const uint64_t memory = *runtime_.Malloc(a_, 0, 64);
   const uint64_t others = *runtime_.Malloc(b_, 0, 64);
