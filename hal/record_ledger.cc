@@ -42,7 +42,10 @@ bool RecordLedger::Settle(uint64_t record, bool ran, std::vector<Wake>& woken) {
     settled_above_.erase(first);
   }
   auto [begin, end] = waiters_.equal_range(record);
-  for (auto it = begin; it != end; ++it) woken.push_back(std::move(it->second.wake));
+  for (auto it = begin; it != end; ++it) {
+    woken.push_back(std::move(it->second.wake));
+    waiters_by_id_.erase(it->second.id);
+  }
   waiters_.erase(begin, end);
   return true;
 }
@@ -50,18 +53,15 @@ bool RecordLedger::Settle(uint64_t record, bool ran, std::vector<Wake>& woken) {
 uint64_t RecordLedger::WaitFor(uint64_t record, Wake wake) {
   if (record == 0 || Settled(record)) return 0;
   const uint64_t id = next_wait_id_++;
-  waiters_.emplace(record, Waiter{id, std::move(wake)});
+  waiters_by_id_[id] = waiters_.emplace(record, Waiter{id, std::move(wake)});
   return id;
 }
 
 void RecordLedger::CancelWait(uint64_t wait_id) {
-  // Bounded by the streams waiting on this event, one wait each.
-  for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
-    if (it->second.id == wait_id) {
-      waiters_.erase(it);
-      return;
-    }
-  }
+  auto it = waiters_by_id_.find(wait_id);
+  if (it == waiters_by_id_.end()) return;
+  waiters_.erase(it->second);
+  waiters_by_id_.erase(it);
 }
 
 }  // namespace hal

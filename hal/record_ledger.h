@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 namespace hal {
@@ -67,6 +68,9 @@ class RecordLedger {
     Wake wake;
   };
   std::multimap<uint64_t, Waiter> waiters_;  // by record
+  // The same waits by id: an abort cancels each of its stream's waits, and a
+  // scan for each would be quadratic (under the event's lock).
+  std::unordered_map<uint64_t, std::multimap<uint64_t, Waiter>::iterator> waiters_by_id_;
   uint64_t next_wait_id_ = 1;
 };
 

@@ -75,7 +75,8 @@ TEST(RecordLedgerTest, ACancelledWaitIsForgotten) {
   int woken_kept = 0;
   const uint64_t cancelled = ledger.WaitFor(1, [] { FAIL() << "a cancelled wait woke"; });
   ASSERT_NE(cancelled, 0u);
-  ASSERT_NE(ledger.WaitFor(1, [&] { ++woken_kept; }), 0u);
+  const uint64_t kept = ledger.WaitFor(1, [&] { ++woken_kept; });
+  ASSERT_NE(kept, 0u);
   EXPECT_EQ(ledger.waiting(), 2u);
   ledger.CancelWait(cancelled);
   ledger.CancelWait(cancelled);  // twice: nothing more
@@ -84,6 +85,8 @@ TEST(RecordLedgerTest, ACancelledWaitIsForgotten) {
   ledger.Settle(1, true, woken);
   for (auto& wake : woken) wake();
   EXPECT_EQ(woken_kept, 1);
+  EXPECT_EQ(ledger.waiting(), 0u);
+  ledger.CancelWait(kept);  // woken already: nothing to cancel
   EXPECT_EQ(ledger.waiting(), 0u);
 }
 

@@ -26,6 +26,7 @@
 #include "acl/acl.h"
 #include "gtest/gtest.h"
 #include "hal/acl/acl_device.h"
+#include "hal/acl/acl_event.h"
 #include "hal/backend_options.h"
 #include "hal/testing/stream_reports.h"
 #include "proto/acl/acl_status.h"
@@ -526,6 +527,39 @@ TEST_F(AclBackendTest, AWaitForASupersededRecordHoldsOnANotify) {
   ASSERT_TRUE(second_reports.WaitForCompleted(2));
   EXPECT_TRUE(AllBytes(Read(buffer), 7));
   EXPECT_TRUE((*event)->Complete());
+}
+
+// Waits for a superseded record that an abort drops leave nothing in the
+// event: a record that never runs would otherwise keep every aborted wait.
+TEST_F(AclBackendTest, AnAbortedWaitForASupersededRecordIsForgottenByTheEvent) {
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  const auto& acl_event = static_cast<const AclEvent&>(**event);
+  StreamReports first_reports, second_reports, third_reports;
+  std::unique_ptr<Stream> first = NewStream(first_reports);
+  std::unique_ptr<Stream> second = NewStream(second_reports);
+  std::unique_ptr<Stream> third = NewStream(third_reports);
+  ASSERT_EQ(*first->HostCallbackPoint(), 1u);  // holds record 1
+  ASSERT_EQ(*first->RecordEvent(**event, 1), 2u);
+  ASSERT_EQ(*third->RecordEvent(**event, 2), 1u);
+  ASSERT_TRUE(third_reports.WaitForCompleted(1));
+  ASSERT_TRUE(first_reports.WaitForReached(1));
+  for (uint64_t wait = 1; wait <= 3; ++wait) {
+    ASSERT_EQ(*second->WaitEvent(**event, 1, false), wait);
+  }
+  EXPECT_EQ(acl_event.waiting(), 3u);
+  second->Abort();
+  EXPECT_EQ(acl_event.waiting(), 0u);
+
+  // The stream goes on; record 1, when it runs, releases nobody stale.
+  DeviceBuffer buffer = Allocate(32);
+  ASSERT_EQ(*second->WaitEvent(**event, 1, false), 4u);
+  ASSERT_EQ(*second->Fill(Span(buffer), 5, 32), 5u);
+  EXPECT_EQ(acl_event.waiting(), 1u);
+  first->ResumeCallbackPoint(1, absl::OkStatus());
+  ASSERT_TRUE(second_reports.WaitForCompleted(2));
+  EXPECT_TRUE(AllBytes(Read(buffer), 5));
+  EXPECT_EQ(acl_event.waiting(), 0u);
 }
 
 TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {

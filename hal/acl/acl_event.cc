@@ -32,19 +32,28 @@ absl::Status AclEvent::Record(aclrtStream stream, uint64_t record) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<AclEvent::WaitKind> AclEvent::Wait(aclrtStream stream, uint64_t record,
-                                                  std::function<void()> release) {
+absl::StatusOr<AclEvent::Waiting> AclEvent::Wait(aclrtStream stream, uint64_t record,
+                                                 std::function<void()> release) {
   absl::MutexLock lock(&mu_);
-  if (ledger_.Settled(record) || record == 0) return WaitKind::kPassed;
+  if (ledger_.Settled(record) || record == 0) return Waiting{WaitKind::kPassed};
   if (record == latest_) {
     // Under the lock: no record can supersede it before the vendor sees the wait.
     absl::Status status =
         CheckVendor(context_->api().aclrtStreamWaitEvent(stream, event_), "aclrtStreamWaitEvent");
     if (!status.ok()) return status;
-    return WaitKind::kVendorWait;
+    return Waiting{WaitKind::kVendorWait};
   }
-  ledger_.WaitFor(record, std::move(release));
-  return WaitKind::kRelease;
+  return Waiting{WaitKind::kRelease, ledger_.WaitFor(record, std::move(release))};
+}
+
+void AclEvent::CancelWait(uint64_t release_id) {
+  absl::MutexLock lock(&mu_);
+  ledger_.CancelWait(release_id);
+}
+
+size_t AclEvent::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return ledger_.waiting();
 }
 
 int64_t AclEvent::LatestTimestampLocked() const {

@@ -58,8 +58,17 @@ class AclEvent : public Event, public std::enable_shared_from_this<AclEvent> {
     kVendorWait,  // aclrtStreamWaitEvent on `stream` was submitted
     kRelease,     // `release` runs (once, no lock held) when the record settles
   };
+  struct Waiting {
+    WaitKind kind = WaitKind::kPassed;
+    uint64_t release_id = 0;  // kRelease: what CancelWait takes
+  };
   // How `stream` waits for `record`; see the comment at the top.
-  absl::StatusOr<WaitKind> Wait(aclrtStream stream, uint64_t record, std::function<void()> release);
+  absl::StatusOr<Waiting> Wait(aclrtStream stream, uint64_t record, std::function<void()> release);
+  // The stream dropped a kRelease wait (an abort, a failed submission): its
+  // `release` is forgotten now, not kept until a record that may never settle.
+  void CancelWait(uint64_t release_id);
+  // kRelease waits kept now (for tests and operators).
+  size_t waiting() const;
   // Record `record` ran (called in each stream's report order).
   void OnRecordComplete(uint64_t record);
   // Record `record` was dropped by an abort: it no longer keeps the event

@@ -55,6 +55,10 @@ struct Item {
   std::shared_ptr<ArgsRing> args_ring;  // kLaunch
   ArgsRing::Slice args_slice;
   aclrtNotify notify = nullptr;  // kCallbackPoint, kWait held by a notify: what releases it
+  // kWait held by a notify: the event whose record releases it, and that
+  // release's id there (cancelled when the item is dropped).
+  std::shared_ptr<AclEvent> waited;
+  uint64_t release_id = 0;
   absl::Status point_status;  // kCallbackPoint: what ResumeCallbackPoint said
 };
 
@@ -318,6 +322,7 @@ std::vector<Item> AclStream::Core::TakeAllLocked() {
 void AclStream::Core::Drop(std::vector<Item>& items) {
   for (Item& item : items) {
     if (item.event != nullptr) item.event->OnRecordDropped(item.record);
+    if (item.waited != nullptr) item.waited->CancelWait(item.release_id);
     if (item.args_ring != nullptr) item.args_ring->Give(item.args_slice);
   }
   items.clear();
@@ -394,6 +399,8 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       item.task_id = filled.task_id;
       item.event = filled.event;
       item.record = filled.record;
+      item.waited = filled.waited;
+      item.release_id = filled.release_id;
       item.args_ring = filled.args_ring;
       item.args_slice = filled.args_slice;
       if (filled.notify != nullptr) item.notify = filled.notify;
@@ -407,7 +414,9 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       // The item's work is on the device but would never be reported: wait
       // for it, so that nothing it uses is released while it runs, and fail
       // the submission.
-      // A notify wait of it is let go first (the host was to release it).
+      // A notify wait of it is let go first (the host was to release it),
+      // and its event forgets the release (the notify is destroyed below).
+      if (filled.waited != nullptr) filled.waited->CancelWait(filled.release_id);
       if (filled.notify != nullptr) reports_->RecordNotify(filled.notify).IgnoreError();
       api_.aclrtSynchronizeStream(stream_);
       // It may hold a stray record now: not reused.
@@ -652,15 +661,17 @@ absl::StatusOr<uint64_t> AclStream::Core::WaitEvent(Event& event, uint64_t recor
     const auto [notify, generation] = taken;
     std::weak_ptr<Core> self = weak_from_this();
     ACL_ASSIGN_OR_RETURN(
-        AclEvent::WaitKind kind,
+        AclEvent::Waiting waiting,
         held->Wait(stream_, record, [self, notify = notify, generation = generation] {
           if (auto core = self.lock()) core->ReleaseNotify(notify, generation);
         }));
-    if (kind != AclEvent::WaitKind::kRelease) {
+    if (waiting.kind != AclEvent::WaitKind::kRelease) {
       ReturnNotify(notify);
-      item.has_task = kind == AclEvent::WaitKind::kVendorWait;
+      item.has_task = waiting.kind == AclEvent::WaitKind::kVendorWait;
       return absl::OkStatus();
     }
+    item.waited = held;
+    item.release_id = waiting.release_id;
     absl::Status status = CheckVendor(api_.aclrtWaitAndResetNotify(notify, stream_, 0),
                                       "aclrtWaitAndResetNotify");
     if (!status.ok()) {
