@@ -463,8 +463,6 @@ class Runtime {
   // The session's float overflow status on `device`, made on first use.
   absl::StatusOr<std::shared_ptr<hal::OverflowStatus>> OverflowStatusOf(SessionId session,
                                                                         int32_t device);
-  // What a session gave up: streams, events and notifies to close after mu_ is released
-  // (closing completes waiters, which may write to a client).
   // The events and notifies a release lets go of: their waiters are answered
   // once the streams that record them have drained (at once, when discarded).
   struct ReleasedHandles {
@@ -475,6 +473,8 @@ class Runtime {
     std::vector<std::shared_ptr<Notify>> notifies;
     void ReleaseWaiters() const;
   };
+  // What a session gave up: streams, events and notifies to close after mu_ is released
+  // (closing completes waiters, which may write to a client).
   struct Released {
     std::vector<std::shared_ptr<Stream>> streams;
     // Streams already closing (a forced destroy) that a release waits for.
