@@ -6,33 +6,45 @@
 
 namespace acld {
 
-TaskFn CallbackBroker::MakeTask(SessionId session, StreamId stream, uint64_t callback_id,
-                                bool block, std::shared_ptr<const SessionEvents> events) {
-  return [this, session, stream, callback_id, block,
-          events = std::move(events)](const TaskResume& resume) -> std::optional<absl::Status> {
-    const CallbackDue due{callback_id, stream};
-    if (!block) {
-      if (events && events->callback_due) events->callback_due(due);
-      return absl::OkStatus();
-    }
-    const Key key{session, callback_id};
-    {
+CallbackBroker::PointTask CallbackBroker::MakeTask(SessionId session, StreamId stream,
+                                                   uint64_t callback_id, bool block,
+                                                   std::shared_ptr<const SessionEvents> events) {
+  const Key key{session, callback_id};
+  auto point = std::make_shared<Point>();
+  PointTask task;
+  task.at_point = [this, key, stream, block, point,
+                   events = std::move(events)](const TaskResume& resume) {
+    return Reach(key, stream, block, point, events.get(), resume);
+  };
+  task.on_discard = [this, key, point] { Forget(key, point); };
+  return task;
+}
+
+std::optional<absl::Status> CallbackBroker::Reach(const Key& key, StreamId stream, bool block,
+                                                  const std::shared_ptr<Point>& point,
+                                                  const SessionEvents* events,
+                                                  const TaskResume& resume) {
+  {
+    absl::MutexLock lock(&mu_);
+    // The point and an abort raced and the abort won: the callback is gone.
+    if (point->discarded) return absl::OkStatus();
+    if (block) {
       // Registered before the process hears of it: its answer may be quick.
-      absl::MutexLock lock(&mu_);
       if (waiting_.count(key) != 0) {
         return AclStatus(ACL_ERROR_INVALID_PARAM,
-                         absl::StrCat("callback ", callback_id,
+                         absl::StrCat("callback ", key.second,
                                       " is already waiting for an answer on another stream"));
       }
       Waiting& waiting = waiting_[key];
-      waiting.stream = stream;
+      waiting.point = point;
       waiting.resume = resume;
       waiting.timer = timer_.ScheduleIn(timeout_, [this, key] { TimeOut(key); });
       waiting.delivered = absl::Now();
     }
-    if (events && events->callback_due) events->callback_due(due);
-    return std::nullopt;
-  };
+  }
+  if (events != nullptr && events->callback_due) events->callback_due({key.second, stream});
+  if (!block) return absl::OkStatus();
+  return std::nullopt;
 }
 
 absl::Status CallbackBroker::Acknowledge(SessionId session, uint64_t callback_id) {
@@ -69,11 +81,12 @@ void CallbackBroker::TimeOut(const Key& key) {
                                 absl::FormatDuration(timeout_), " (--callback_timeout)")));
 }
 
-void CallbackBroker::Forget(SessionId session, StreamId stream, uint64_t callback_id) {
+void CallbackBroker::Forget(const Key& key, const std::shared_ptr<Point>& point) {
   absl::MutexLock lock(&mu_);
-  auto it = waiting_.find({session, callback_id});
-  // Another stream's callback of that id (refused as a duplicate here) stays.
-  if (it == waiting_.end() || it->second.stream != stream) return;
+  point->discarded = true;
+  auto it = waiting_.find(key);
+  // Another task's callback of that id (refused as a duplicate here) stays.
+  if (it == waiting_.end() || it->second.point != point) return;
   timer_.Cancel(it->second.timer);
   waiting_.erase(it);
 }

@@ -11,8 +11,10 @@
 #define ACLD_DAEMON_CORE_CALLBACK_BROKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -30,13 +32,22 @@ class CallbackBroker {
  public:
   CallbackBroker(hal::Timer& timer, absl::Duration timeout) : timer_(timer), timeout_(timeout) {}
 
+  // A callback's stream task (Stream::EnqueueHostPoint): what runs when the
+  // device reaches its point, and what runs instead if an abort discards it.
+  struct PointTask {
+    TaskFn at_point;
+    std::function<void()> on_discard;
+  };
+
   // The stream task for callback `callback_id` of `session`. `events` is
   // where the session hears of it. A non-blocking callback lets the stream go
   // on at once; a blocking one holds it until Acknowledge (or the timeout).
   // A blocking callback whose id is already waiting fails the task (a
-  // client's ids are its own to keep apart).
-  TaskFn MakeTask(SessionId session, StreamId stream, uint64_t callback_id, bool block,
-                  std::shared_ptr<const SessionEvents> events);
+  // client's ids are its own to keep apart). Once discarded, the callback is
+  // not waited for and its timeout does not count; reached after that (the
+  // point and an abort raced), it is not delivered.
+  PointTask MakeTask(SessionId session, StreamId stream, uint64_t callback_id, bool block,
+                     std::shared_ptr<const SessionEvents> events);
 
   // The process finished callback `callback_id`: its stream goes on. Unknown
   // ids (timed out, or never blocking) are refused.
@@ -44,9 +55,6 @@ class CallbackBroker {
 
   // The session is gone: nothing of it is waited for any more.
   void ForgetSession(SessionId session);
-  // Callback `callback_id`'s task on `stream` was discarded (an abort): it
-  // is not waited for any more, and its timeout will not count.
-  void Forget(SessionId session, StreamId stream, uint64_t callback_id);
 
   // Blocking callbacks delivered and not yet acknowledged.
   size_t Pending(SessionId session) const;
@@ -57,14 +65,24 @@ class CallbackBroker {
   LatencyHistogram::Snapshot Latencies() const { return latencies_.Read(); }
 
  private:
+  // One callback task's fate, shared by its at_point and its on_discard.
+  struct Point {
+    bool discarded = false;  // guarded by mu_
+  };
   struct Waiting {
-    StreamId stream = 0;
+    std::shared_ptr<const Point> point;  // whose wait this is (ids may repeat)
     TaskResume resume;
     hal::Timer::TimerId timer = 0;
     absl::Time delivered;
   };
   using Key = std::pair<SessionId, uint64_t>;
 
+  // Runs callback `key`'s task at its point (see MakeTask).
+  std::optional<absl::Status> Reach(const Key& key, StreamId stream, bool block,
+                                    const std::shared_ptr<Point>& point,
+                                    const SessionEvents* events, const TaskResume& resume);
+  // The task of `point` was discarded: it is not waited for any more.
+  void Forget(const Key& key, const std::shared_ptr<Point>& point);
   void TimeOut(const Key& key);
 
   hal::Timer& timer_;

@@ -22,15 +22,22 @@ class CallbackBrokerTest : public ::testing::Test {
     events_ = events;
   }
 
-  // Runs the broker's task for `callback_id` (on stream `stream` of session
-  // 1) and returns its immediate result.
-  std::optional<absl::Status> RunTask(uint64_t callback_id, bool block, StreamId stream = 7) {
-    TaskFn task = broker_.MakeTask(1, stream, callback_id, block, events_);
-    return task([this](absl::Status status) {
+  // The broker's task for `callback_id` on stream `stream` of session 1.
+  CallbackBroker::PointTask MakeTask(uint64_t callback_id, bool block, StreamId stream = 7) {
+    return broker_.MakeTask(1, stream, callback_id, block, events_);
+  }
+
+  // Runs `task` at its point and returns its immediate result.
+  std::optional<absl::Status> Reach(const CallbackBroker::PointTask& task) {
+    return task.at_point([this](absl::Status status) {
       absl::MutexLock lock(&mu_);
       resumed_.push_back(status);
       return true;
     });
+  }
+
+  std::optional<absl::Status> RunTask(uint64_t callback_id, bool block, StreamId stream = 7) {
+    return Reach(MakeTask(callback_id, block, stream));
   }
 
   std::vector<absl::Status> resumed() {
@@ -94,8 +101,9 @@ TEST_F(CallbackBrokerTest, ForgottenSessionsAreNotWaitedFor) {
 // entry and timer go at once, and no timeout is counted for it.
 TEST_F(CallbackBrokerTest, AnAbortedCallbackIsNotWaitedFor) {
   for (uint64_t id = 10; id < 110; ++id) {
-    EXPECT_FALSE(RunTask(id, /*block=*/true).has_value());
-    broker_.Forget(1, 7, id);
+    CallbackBroker::PointTask task = MakeTask(id, /*block=*/true);
+    EXPECT_FALSE(Reach(task).has_value());
+    task.on_discard();
   }
   EXPECT_EQ(broker_.Pending(1), 0u);
   clock_.Advance(absl::Milliseconds(200));
@@ -103,15 +111,35 @@ TEST_F(CallbackBrokerTest, AnAbortedCallbackIsNotWaitedFor) {
   EXPECT_EQ(broker_.Timeouts(1), 0u);
 }
 
+// The device reached the point while an abort discarded its task, and the
+// abort came first: the callback is neither delivered nor waited for, so
+// nothing holds its id until the timeout.
+TEST_F(CallbackBrokerTest, ACallbackReachedAfterItsAbortIsNotDeliveredNorWaitedFor) {
+  for (bool block : {true, false}) {
+    CallbackBroker::PointTask task = MakeTask(6, block);
+    task.on_discard();
+    std::optional<absl::Status> result = Reach(task);
+    ASSERT_TRUE(result.has_value());
+    EXPECT_TRUE(result->ok());
+  }
+  EXPECT_TRUE(delivered_.empty());
+  EXPECT_EQ(broker_.Pending(1), 0u);
+  EXPECT_FALSE(RunTask(6, /*block=*/true).has_value());  // the id is free
+  EXPECT_EQ(delivered_, std::vector<uint64_t>{6});
+  clock_.Advance(absl::Milliseconds(100));
+  EXPECT_EQ(broker_.Timeouts(1), 1u);  // only the one that was delivered
+}
+
 // A blocking callback whose id already waits (on another stream) fails its
 // task instead of taking the first one's place; forgetting the refused one
 // leaves the first waiting, and the first is answered as before.
 TEST_F(CallbackBrokerTest, ABlockingCallbackWithAnIdAlreadyWaitingIsRefused) {
   EXPECT_FALSE(RunTask(5, /*block=*/true, /*stream=*/7).has_value());
-  std::optional<absl::Status> duplicate = RunTask(5, /*block=*/true, /*stream=*/8);
+  CallbackBroker::PointTask refused = MakeTask(5, /*block=*/true, /*stream=*/8);
+  std::optional<absl::Status> duplicate = Reach(refused);
   ASSERT_TRUE(duplicate.has_value());
   EXPECT_EQ(AclCodeOf(*duplicate), ACL_ERROR_INVALID_PARAM);
-  broker_.Forget(1, 8, 5);
+  refused.on_discard();
   EXPECT_EQ(broker_.Pending(1), 1u);
   EXPECT_TRUE(broker_.Acknowledge(1, 5).ok());
   ASSERT_EQ(resumed().size(), 1u);

@@ -697,11 +697,9 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCallback(SessionId id, StreamId stream_
     events = (*session)->notify;
   }
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, 0));
-  // An aborted callback is not waited for: its entry and timer go at once.
-  return (*stream)->EnqueueHostPoint(
-      broker_.MakeTask(id, stream_id, callback_id, block, events), "callback", thread,
-      std::move(charge),
-      [broker = &broker_, id, stream_id, callback_id] { broker->Forget(id, stream_id, callback_id); });
+  CallbackBroker::PointTask task = broker_.MakeTask(id, stream_id, callback_id, block, events);
+  return (*stream)->EnqueueHostPoint(std::move(task.at_point), "callback", thread,
+                                     std::move(charge), std::move(task.on_discard));
 }
 
 absl::Status Runtime::AcknowledgeCallback(SessionId id, uint64_t callback_id) {
