@@ -562,6 +562,62 @@ TEST_F(AclBackendTest, AnAbortedWaitForASupersededRecordIsForgottenByTheEvent) {
   EXPECT_EQ(acl_event.waiting(), 0u);
 }
 
+// aclrtStreamStop reaches the vendor for a wait the vendor holds; the stopped
+// item fails and the items behind it run. A held host-callback point and a
+// wait held on a notify (a superseded record) are never stopped: the vendor
+// cannot stop the one, and the other would leave its notify to be recorded
+// for a later wait.
+TEST_F(AclBackendTest, StopEndsAVendorWaitButNeitherAHeldPointNorANotifyWait) {
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  DeviceBuffer buffer = Allocate(32);
+  StreamReports first_reports, second_reports, third_reports;
+  std::unique_ptr<Stream> first = NewStream(first_reports);
+  std::unique_ptr<Stream> second = NewStream(second_reports);
+  std::unique_ptr<Stream> third = NewStream(third_reports);
+  ASSERT_TRUE(second->can_stop_items());
+  const absl::Status why = acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stopped");
+  ASSERT_EQ(*first->HostCallbackPoint(), 1u);  // holds record 1
+  ASSERT_EQ(*first->RecordEvent(**event, 1), 2u);
+  ASSERT_TRUE(first_reports.WaitForReached(1));
+  ASSERT_EQ(*second->WaitEvent(**event, 1, false), 1u);  // the vendor waits
+  ASSERT_EQ(*second->Fill(Span(buffer), 7, 32), 2u);
+
+  log_->Clear();
+  ASSERT_TRUE(first->StopItem(1, why).ok());
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamStop"), 0);
+  ASSERT_TRUE(second->StopItem(1, why).ok());
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamStop"), 1);
+  ASSERT_TRUE(second_reports.WaitForCompleted(2));
+  std::vector<std::pair<uint64_t, absl::Status>> completed = second_reports.completed();
+  EXPECT_EQ(completed[0].first, 1u);
+  EXPECT_EQ(AclCodeOf(completed[0].second), ACL_ERROR_RT_INTERNAL_ERROR);
+  EXPECT_TRUE(completed[1].second.ok());
+  EXPECT_TRUE(AllBytes(Read(buffer), 7));
+  EXPECT_TRUE(first_reports.completed().empty()) << "the held point was stopped";
+  EXPECT_FALSE((*event)->Complete());
+
+  // Record 2 supersedes record 1: a wait for record 1 now holds on a notify.
+  ASSERT_EQ(*third->RecordEvent(**event, 2), 1u);
+  ASSERT_TRUE(third_reports.WaitForCompleted(1));
+  log_->Clear();
+  ASSERT_EQ(*second->WaitEvent(**event, 1, false), 3u);
+  ASSERT_EQ(*second->Fill(Span(buffer), 9, 32), 4u);
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtWaitAndResetNotify"), 1);
+  ASSERT_TRUE(second->StopItem(3, why).ok());
+  ASSERT_TRUE(second->StopItem(4, why).ok());  // queued behind the notify wait
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamStop"), 0);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(second_reports.completed().size(), 2u);
+
+  first->ResumeCallbackPoint(1, absl::OkStatus());
+  ASSERT_TRUE(second_reports.WaitForCompleted(4));
+  completed = second_reports.completed();
+  EXPECT_TRUE(completed[2].second.ok());
+  EXPECT_TRUE(completed[3].second.ok());
+  EXPECT_TRUE(AllBytes(Read(buffer), 9));
+}
+
 TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {
   DeviceBuffer buffer = Allocate(32);
   StreamReports reports;
@@ -963,6 +1019,10 @@ TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
 
   // No notify functions or aclrtStreamAbort: a stream cannot hold for the host.
   EXPECT_EQ(AclCodeOf(stream->HostCallbackPoint().status()), ACL_ERROR_API_NOT_SUPPORT);
+  // Nor stop a task.
+  EXPECT_FALSE(stream->can_stop_items());
+  EXPECT_EQ(AclCodeOf(stream->StopItem(3, acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stop"))),
+            ACL_ERROR_API_NOT_SUPPORT);
 
   // Abort without aclrtStreamAbort: the queued work still ran when it returns;
   // the stream goes on numbering and reporting.

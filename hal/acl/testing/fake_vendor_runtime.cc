@@ -17,6 +17,8 @@
 //    synchronously, as CANN does, and logged with the note "made-synchronous"
 //    (recorded rather than refused, because CANN accepts it);
 //  - aclrtLaunchKernel takes its argument block in device memory;
+//  - aclrtStreamStop stops only a wait at the stream's head (the one task
+//    that can be executing), which fails with ACL_ERROR_RT_INTERNAL_ERROR;
 //  - aclrtStreamWaitEvent needs an ACL_EVENT_SYNC event and
 //    aclrtEventGetTimestamp an ACL_EVENT_TIME_LINE one; host registrations
 //    must be page aligned.
@@ -842,6 +844,24 @@ aclError aclrtStreamAbort(aclrtStream handle) {
     stream->queue.clear();
     ++stream->aborts;
     state_cv.notify_all();
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtStreamStop(aclrtStream handle) {
+  return Logged("aclrtStreamStop", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    auto* stream = static_cast<Stream*>(handle);
+    aclError code = CheckStream(stream);
+    if (code != ACL_SUCCESS) return code;
+    // Only a task the stream is executing stops: here, a wait at the head
+    // (anything else ran at once). It fails as a failed kernel does; the
+    // tasks behind it stay and run. A blocking callback is not stopped.
+    if (stream->held_by_callback || stream->queue.empty()) return ACL_SUCCESS;
+    const Task stopped = stream->queue.front();
+    stream->queue.pop_front();
+    ReportFailure(stream, stopped, ACL_ERROR_RT_INTERNAL_ERROR);
+    RunAll();
     return ACL_SUCCESS;
   });
 }
