@@ -57,11 +57,12 @@ uint64_t RecordLedger::WaitFor(uint64_t record, Wake wake) {
   return id;
 }
 
-void RecordLedger::CancelWait(uint64_t wait_id) {
+bool RecordLedger::CancelWait(uint64_t wait_id) {
   auto it = waiters_by_id_.find(wait_id);
-  if (it == waiters_by_id_.end()) return;
+  if (it == waiters_by_id_.end()) return false;
   waiters_.erase(it->second);
   waiters_by_id_.erase(it);
+  return true;
 }
 
 }  // namespace hal

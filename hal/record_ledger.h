@@ -46,8 +46,8 @@ class RecordLedger {
   uint64_t WaitFor(uint64_t record, Wake wake);
   // The wait `wait_id` is not wanted any more (its stream dropped or stopped
   // the wait): its wake is forgotten, not kept until a record that may never
-  // settle does.
-  void CancelWait(uint64_t wait_id);
+  // settle does. False when it was not kept (its wake was handed out already).
+  bool CancelWait(uint64_t wait_id);
   // Waits kept now.
   size_t waiting() const { return waiters_.size(); }
   // Runs of settled records kept above the lowest unsettled one (for tests).

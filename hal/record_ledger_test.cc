@@ -78,15 +78,15 @@ TEST(RecordLedgerTest, ACancelledWaitIsForgotten) {
   const uint64_t kept = ledger.WaitFor(1, [&] { ++woken_kept; });
   ASSERT_NE(kept, 0u);
   EXPECT_EQ(ledger.waiting(), 2u);
-  ledger.CancelWait(cancelled);
-  ledger.CancelWait(cancelled);  // twice: nothing more
+  EXPECT_TRUE(ledger.CancelWait(cancelled));
+  EXPECT_FALSE(ledger.CancelWait(cancelled));  // twice: nothing more
   EXPECT_EQ(ledger.waiting(), 1u);
   std::vector<RecordLedger::Wake> woken;
   ledger.Settle(1, true, woken);
   for (auto& wake : woken) wake();
   EXPECT_EQ(woken_kept, 1);
   EXPECT_EQ(ledger.waiting(), 0u);
-  ledger.CancelWait(kept);  // woken already: nothing to cancel
+  EXPECT_FALSE(ledger.CancelWait(kept));  // woken already: nothing to cancel
   EXPECT_EQ(ledger.waiting(), 0u);
 }
 

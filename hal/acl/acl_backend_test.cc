@@ -66,9 +66,13 @@ class CallLog {
     if (handle_ == nullptr) return;
     read_ = reinterpret_cast<size_t (*)(char*, size_t)>(dlsym(handle_, "fakeVendorCallLog"));
     clear_ = reinterpret_cast<void (*)()>(dlsym(handle_, "fakeVendorClearCallLog"));
+    fail_next_ =
+        reinterpret_cast<void (*)(const char*, aclError)>(dlsym(handle_, "fakeVendorFailNext"));
   }
-  bool ok() const { return read_ != nullptr && clear_ != nullptr; }
+  bool ok() const { return read_ != nullptr && clear_ != nullptr && fail_next_ != nullptr; }
   void Clear() { clear_(); }
+  // The vendor's next call of `name` fails with `code`.
+  void FailNext(const char* name, aclError code) { fail_next_(name, code); }
 
   std::vector<Call> Read() const {
     std::string text(read_(nullptr, 0) + 1, '\0');
@@ -90,6 +94,7 @@ class CallLog {
   void* handle_ = nullptr;  // never closed: the backend keeps the library loaded too
   size_t (*read_)(char*, size_t) = nullptr;
   void (*clear_)() = nullptr;
+  void (*fail_next_)(const char*, aclError) = nullptr;
 };
 
 int CountCalls(const std::vector<Call>& calls, const std::string& name) {
@@ -616,6 +621,44 @@ TEST_F(AclBackendTest, StopEndsAVendorWaitButNeitherAHeldPointNorANotifyWait) {
   EXPECT_TRUE(completed[2].second.ok());
   EXPECT_TRUE(completed[3].second.ok());
   EXPECT_TRUE(AllBytes(Read(buffer), 9));
+}
+
+// The vendor refused a wait held on a notify: the event forgets its release
+// and the stream goes on (before, the release stayed in the event and
+// would record a notify nobody waited on, so the stream refused all work).
+TEST_F(AclBackendTest, ARefusedNotifyWaitLeavesNothingBehind) {
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  const auto& acl_event = static_cast<const AclEvent&>(**event);
+  DeviceBuffer buffer = Allocate(32);
+  StreamReports first_reports, second_reports, third_reports;
+  std::unique_ptr<Stream> first = NewStream(first_reports);
+  std::unique_ptr<Stream> second = NewStream(second_reports);
+  std::unique_ptr<Stream> third = NewStream(third_reports);
+  ASSERT_EQ(*first->HostCallbackPoint(), 1u);  // holds record 1
+  ASSERT_EQ(*first->RecordEvent(**event, 1), 2u);
+  ASSERT_EQ(*third->RecordEvent(**event, 2), 1u);  // supersedes it
+  ASSERT_TRUE(third_reports.WaitForCompleted(1));
+  ASSERT_TRUE(first_reports.WaitForReached(1));
+
+  log_->FailNext("aclrtWaitAndResetNotify", ACL_ERROR_RT_PARAM_INVALID);
+  EXPECT_EQ(AclCodeOf(second->WaitEvent(**event, 1, false).status()), ACL_ERROR_RT_PARAM_INVALID);
+  EXPECT_EQ(acl_event.waiting(), 0u);
+  absl::StatusOr<uint64_t> fill = second->Fill(Span(buffer), 3, 32);
+  ASSERT_TRUE(fill.ok()) << fill.status();
+  EXPECT_EQ(*fill, 1u);
+  ASSERT_TRUE(second_reports.WaitForCompleted(1));
+  EXPECT_TRUE(AllBytes(Read(buffer), 3));
+
+  // A wait made again holds until record 1 ran, as any.
+  ASSERT_EQ(*second->WaitEvent(**event, 1, false), 2u);
+  ASSERT_EQ(*second->Fill(Span(buffer), 9, 32), 3u);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(second_reports.completed().size(), 1u);
+  first->ResumeCallbackPoint(1, absl::OkStatus());
+  ASSERT_TRUE(second_reports.WaitForCompleted(3));
+  EXPECT_TRUE(AllBytes(Read(buffer), 9));
+  EXPECT_EQ(acl_event.waiting(), 0u);
 }
 
 TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {

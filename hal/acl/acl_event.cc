@@ -46,9 +46,9 @@ absl::StatusOr<AclEvent::Waiting> AclEvent::Wait(aclrtStream stream, uint64_t re
   return Waiting{WaitKind::kRelease, ledger_.WaitFor(record, std::move(release))};
 }
 
-void AclEvent::CancelWait(uint64_t release_id) {
+bool AclEvent::CancelWait(uint64_t release_id) {
   absl::MutexLock lock(&mu_);
-  ledger_.CancelWait(release_id);
+  return ledger_.CancelWait(release_id);
 }
 
 size_t AclEvent::waiting() const {

@@ -66,7 +66,8 @@ class AclEvent : public Event, public std::enable_shared_from_this<AclEvent> {
   absl::StatusOr<Waiting> Wait(aclrtStream stream, uint64_t record, std::function<void()> release);
   // The stream dropped a kRelease wait (an abort, a failed submission): its
   // `release` is forgotten now, not kept until a record that may never settle.
-  void CancelWait(uint64_t release_id);
+  // False when the record settled first: the release runs, or ran.
+  bool CancelWait(uint64_t release_id);
   // kRelease waits kept now (for tests and operators).
   size_t waiting() const;
   // Record `record` ran (called in each stream's report order).

@@ -670,16 +670,22 @@ absl::StatusOr<uint64_t> AclStream::Core::WaitEvent(Event& event, uint64_t recor
       item.has_task = waiting.kind == AclEvent::WaitKind::kVendorWait;
       return absl::OkStatus();
     }
-    item.waited = held;
-    item.release_id = waiting.release_id;
     absl::Status status = CheckVendor(api_.aclrtWaitAndResetNotify(notify, stream_, 0),
                                       "aclrtWaitAndResetNotify");
     if (!status.ok()) {
-      // The release will still record the notify: it cannot go back.
-      broken_ = BackendError(ACL_ERROR_RT_STREAM_ABORT,
-                             "the stream cannot take work after an event wait failed");
+      if (held->CancelWait(waiting.release_id)) {
+        // Nothing recorded the notify nor waits on it: it is as it was.
+        ReturnNotify(notify);
+      } else {
+        // The release records the notify, and a later wait would take that
+        // record: the stream cannot tell its waits apart any more.
+        broken_ = BackendError(ACL_ERROR_RT_STREAM_ABORT,
+                               "the stream cannot take work after an event wait failed");
+      }
       return status;
     }
+    item.waited = held;
+    item.release_id = waiting.release_id;
     item.has_task = true;
     item.notify = notify;
     return absl::OkStatus();

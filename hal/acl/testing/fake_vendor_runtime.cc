@@ -33,7 +33,8 @@
 // through the exception callbacks).
 //
 // Every exported call is logged as "<name> <pthread id> <result>[ <note>]";
-// fakeVendorCallLog() copies the log out, fakeVendorClearCallLog() empties it.
+// fakeVendorCallLog() copies the log out, fakeVendorClearCallLog() empties it,
+// and fakeVendorFailNext(name, code) makes the next call of `name` fail.
 // Compiled with FAKE_VENDOR_LEGACY it lacks the backend's optional symbols
 // (an older CANN); with FAKE_VENDOR_WITHOUT_LAUNCH_KERNEL it lacks a required
 // one.
@@ -55,6 +56,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 // Only the error codes and base types come from our public headers: the
@@ -230,6 +232,7 @@ State state;
 
 std::mutex log_mu;
 std::vector<std::string> call_log;
+std::pair<std::string, aclError> injected_failure;  // fakeVendorFailNext's
 
 thread_local Context* current_context = nullptr;
 thread_local uint32_t last_task_id = 0;
@@ -243,10 +246,25 @@ int64_t DeviceNowMicros() {
   return int64_t{now.tv_sec} * 1000000 + now.tv_nsec / 1000 + kDeviceBootOffsetMicros;
 }
 
+// The failure fakeVendorFailNext set for the next call of `name`, taken
+// (ACL_SUCCESS: none).
+aclError TakeInjectedFailure(const char* name) {
+  std::lock_guard<std::mutex> lock(log_mu);
+  if (injected_failure.first != name) return ACL_SUCCESS;
+  const aclError code = injected_failure.second;
+  injected_failure = {};
+  return code;
+}
+
 template <typename Fn>
 auto Logged(const char* name, Fn fn) -> decltype(fn()) {
   call_note = nullptr;
-  auto result = fn();
+  decltype(fn()) result{};
+  if constexpr (std::is_same_v<decltype(fn()), aclError>) {
+    result = TakeInjectedFailure(name);
+    if (result != ACL_SUCCESS) call_note = "injected";
+  }
+  if (call_note == nullptr) result = fn();
   std::ostringstream line;
   line << name << ' ' << ThreadId() << ' ';
   if constexpr (std::is_pointer_v<decltype(result)>) {
@@ -450,6 +468,12 @@ size_t fakeVendorCallLog(char* buffer, size_t capacity) {
 void fakeVendorClearCallLog() {
   std::lock_guard<std::mutex> lock(log_mu);
   call_log.clear();
+}
+
+// The next call of `name` fails with `code` and does nothing else.
+void fakeVendorFailNext(const char* name, aclError code) {
+  std::lock_guard<std::mutex> lock(log_mu);
+  injected_failure = {name, code};
 }
 
 // ---- Lifecycle and devices ----
