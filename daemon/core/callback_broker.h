@@ -44,8 +44,9 @@ class CallbackBroker {
   // on at once; a blocking one holds it until Acknowledge (or the timeout).
   // A blocking callback whose id is already waiting fails the task (a
   // client's ids are its own to keep apart). Once discarded, the callback is
-  // not waited for and its timeout does not count; reached after that (the
-  // point and an abort raced), it is not delivered.
+  // not waited for and its timeout does not count; if the discard came before
+  // the point registered it (the two raced), it is not delivered either (one
+  // registered first may still be: its answer is then refused).
   PointTask MakeTask(SessionId session, StreamId stream, uint64_t callback_id, bool block,
                      std::shared_ptr<const SessionEvents> events);
 

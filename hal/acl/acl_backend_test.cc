@@ -58,7 +58,8 @@ struct Call {
   std::string note;
 };
 
-// The fake's call log, through the fake's own exports.
+// The fake's call log and its injected failures, through the fake's own
+// exports.
 class CallLog {
  public:
   explicit CallLog(const std::string& library) {
@@ -66,13 +67,24 @@ class CallLog {
     if (handle_ == nullptr) return;
     read_ = reinterpret_cast<size_t (*)(char*, size_t)>(dlsym(handle_, "fakeVendorCallLog"));
     clear_ = reinterpret_cast<void (*)()>(dlsym(handle_, "fakeVendorClearCallLog"));
-    fail_next_ =
-        reinterpret_cast<void (*)(const char*, aclError)>(dlsym(handle_, "fakeVendorFailNext"));
+    fail_next_ = reinterpret_cast<void (*)(const char*, aclError, int)>(
+        dlsym(handle_, "fakeVendorFailNext"));
+    wait_until_holding_ =
+        reinterpret_cast<int (*)(int)>(dlsym(handle_, "fakeVendorWaitUntilHolding"));
+    let_go_ = reinterpret_cast<void (*)()>(dlsym(handle_, "fakeVendorLetGo"));
   }
-  bool ok() const { return read_ != nullptr && clear_ != nullptr && fail_next_ != nullptr; }
+  bool ok() const {
+    return read_ != nullptr && clear_ != nullptr && fail_next_ != nullptr &&
+           wait_until_holding_ != nullptr && let_go_ != nullptr;
+  }
   void Clear() { clear_(); }
-  // The vendor's next call of `name` fails with `code`.
-  void FailNext(const char* name, aclError code) { fail_next_(name, code); }
+  // The vendor's next call of `name` fails with `code`; with `hold`, it
+  // returns only after LetGo.
+  void FailNext(const char* name, aclError code, bool hold = false) {
+    fail_next_(name, code, hold ? 1 : 0);
+  }
+  bool WaitUntilHolding() { return wait_until_holding_(10000) != 0; }
+  void LetGo() { let_go_(); }
 
   std::vector<Call> Read() const {
     std::string text(read_(nullptr, 0) + 1, '\0');
@@ -94,7 +106,9 @@ class CallLog {
   void* handle_ = nullptr;  // never closed: the backend keeps the library loaded too
   size_t (*read_)(char*, size_t) = nullptr;
   void (*clear_)() = nullptr;
-  void (*fail_next_)(const char*, aclError) = nullptr;
+  void (*fail_next_)(const char*, aclError, int) = nullptr;
+  int (*wait_until_holding_)(int) = nullptr;
+  void (*let_go_)() = nullptr;
 };
 
 int CountCalls(const std::vector<Call>& calls, const std::string& name) {
@@ -602,24 +616,28 @@ TEST_F(AclBackendTest, StopEndsAVendorWaitButNeitherAHeldPointNorANotifyWait) {
   EXPECT_TRUE(first_reports.completed().empty()) << "the held point was stopped";
   EXPECT_FALSE((*event)->Complete());
 
-  // Record 2 supersedes record 1: a wait for record 1 now holds on a notify.
-  ASSERT_EQ(*third->RecordEvent(**event, 2), 1u);
+  // A vendor wait at the head with a notify wait behind it is not stopped
+  // either: the vendor may be past the one, at the other.
+  absl::StatusOr<std::shared_ptr<Event>> other = device_->CreateEvent();
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(*first->RecordEvent(**other, 1), 3u);  // held too
+  ASSERT_EQ(*third->RecordEvent(**event, 2), 1u);  // supersedes record 1
   ASSERT_TRUE(third_reports.WaitForCompleted(1));
   log_->Clear();
-  ASSERT_EQ(*second->WaitEvent(**event, 1, false), 3u);
-  ASSERT_EQ(*second->Fill(Span(buffer), 9, 32), 4u);
+  ASSERT_EQ(*second->WaitEvent(**other, 1, false), 3u);
+  ASSERT_EQ(*second->WaitEvent(**event, 1, false), 4u);
+  ASSERT_EQ(*second->Fill(Span(buffer), 9, 32), 5u);
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamWaitEvent"), 1);
   EXPECT_EQ(CountCalls(log_->Read(), "aclrtWaitAndResetNotify"), 1);
   ASSERT_TRUE(second->StopItem(3, why).ok());
-  ASSERT_TRUE(second->StopItem(4, why).ok());  // queued behind the notify wait
   EXPECT_EQ(CountCalls(log_->Read(), "aclrtStreamStop"), 0);
   absl::SleepFor(absl::Milliseconds(50));
   EXPECT_EQ(second_reports.completed().size(), 2u);
 
   first->ResumeCallbackPoint(1, absl::OkStatus());
-  ASSERT_TRUE(second_reports.WaitForCompleted(4));
+  ASSERT_TRUE(second_reports.WaitForCompleted(5));
   completed = second_reports.completed();
-  EXPECT_TRUE(completed[2].second.ok());
-  EXPECT_TRUE(completed[3].second.ok());
+  for (size_t i = 2; i < 5; ++i) EXPECT_TRUE(completed[i].second.ok()) << i;
   EXPECT_TRUE(AllBytes(Read(buffer), 9));
 }
 
@@ -659,6 +677,66 @@ TEST_F(AclBackendTest, ARefusedNotifyWaitLeavesNothingBehind) {
   ASSERT_TRUE(second_reports.WaitForCompleted(3));
   EXPECT_TRUE(AllBytes(Read(buffer), 9));
   EXPECT_EQ(acl_event.waiting(), 0u);
+}
+
+// The record a refused notify wait waited for ran while the vendor refused
+// it: the release records the notify anyway. The stream goes on, and that
+// notify is never handed to another wait; the next abort destroys it.
+TEST_F(AclBackendTest, ANotifyWaitRefusedAsItsRecordRanKeepsItsNotifyOutOfUse) {
+  absl::StatusOr<std::shared_ptr<Event>> event = device_->CreateEvent();
+  ASSERT_TRUE(event.ok());
+  DeviceBuffer buffer = Allocate(32);
+  StreamReports first_reports, second_reports, third_reports;
+  std::unique_ptr<Stream> first = NewStream(first_reports);
+  std::unique_ptr<Stream> second = NewStream(second_reports);
+  std::unique_ptr<Stream> third = NewStream(third_reports);
+  const auto& acl_event = static_cast<const AclEvent&>(**event);
+  ASSERT_EQ(*first->HostCallbackPoint(), 1u);  // holds record 1
+  ASSERT_EQ(*first->RecordEvent(**event, 1), 2u);
+  ASSERT_EQ(*first->HostCallbackPoint(), 3u);  // holds record 2
+  ASSERT_EQ(*first->RecordEvent(**event, 2), 4u);
+  ASSERT_EQ(*third->RecordEvent(**event, 3), 1u);  // supersedes both
+  ASSERT_TRUE(third_reports.WaitForCompleted(1));
+  ASSERT_TRUE(first_reports.WaitForReached(1));
+
+  log_->FailNext("aclrtWaitAndResetNotify", ACL_ERROR_RT_PARAM_INVALID, /*hold=*/true);
+  absl::StatusOr<uint64_t> refused;
+  std::thread waiter([&] { refused = second->WaitEvent(**event, 1, false); });
+  const bool held = log_->WaitUntilHolding();
+  bool released = false;
+  if (held) {
+    // Record 1 runs while the vendor is refusing the wait: its release is
+    // handed out (the event keeps no wait any more).
+    first->ResumeCallbackPoint(1, absl::OkStatus());
+    for (int i = 0; i < 1000 && !released; ++i) {
+      released = acl_event.waiting() == 0;
+      if (!released) absl::SleepFor(absl::Milliseconds(10));
+    }
+  }
+  log_->LetGo();
+  waiter.join();
+  ASSERT_TRUE(held);
+  ASSERT_TRUE(released);
+  EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_RT_PARAM_INVALID);
+
+  // A wait made next must not take the record that release left: it holds
+  // until record 2 ran.
+  log_->Clear();
+  absl::StatusOr<uint64_t> wait = second->WaitEvent(**event, 2, false);
+  ASSERT_TRUE(wait.ok()) << wait.status();
+  EXPECT_EQ(*wait, 1u);
+  ASSERT_EQ(*second->Fill(Span(buffer), 4, 32), 2u);
+  ASSERT_TRUE(first_reports.WaitForCompleted(2));
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_TRUE(second_reports.completed().empty()) << "a wait took a stray record";
+  EXPECT_TRUE(AllBytes(Read(buffer), 0));
+  first->ResumeCallbackPoint(3, absl::OkStatus());
+  ASSERT_TRUE(second_reports.WaitForCompleted(2));
+  EXPECT_TRUE(AllBytes(Read(buffer), 4));
+  const int created = CountCalls(log_->Read(), "aclrtCreateNotify");
+  second->Abort();
+  EXPECT_GE(CountCalls(log_->Read(), "aclrtDestroyNotify"), 1);
+  EXPECT_EQ(created, 1) << "the stray notify went back to the pool";
 }
 
 TEST_F(AclBackendTest, HostCallbackPointHoldsTheStreamUntilResumed) {

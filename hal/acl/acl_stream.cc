@@ -120,6 +120,9 @@ class AclStream::Core final : public CompletionDispatcher::Client,
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
   // A notify whose wait passed (so it is reset) goes back to the pool.
   void ReturnNotify(aclrtNotify notify);
+  // A notify no wait will reset: destroyed, or kept in stray_notifies_ while
+  // `release_pending` (its event's release may still record it).
+  void DiscardNotify(aclrtNotify notify, bool release_pending);
   // Records `notify` (on the report thread's control stream) unless an abort
   // retired the notifies of `generation` meanwhile.
   void ReleaseNotify(aclrtNotify notify, uint64_t generation);
@@ -185,6 +188,10 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // Grows when an abort retires the notifies in use: a late release of one
   // of them is ignored.
   uint64_t notify_generation_ ABSL_GUARDED_BY(notify_mu_) = 0;
+  // Notifies of waits that never reached the vendor (a refused wait, a failed
+  // submission) whose event's release may still record them: destroyed when
+  // the next abort makes such releases ignored, never reused.
+  std::vector<aclrtNotify> stray_notifies_ ABSL_GUARDED_BY(notify_mu_);
 
   absl::Mutex mu_;
   absl::CondVar idle_cv_;   // dispatching_
@@ -259,6 +266,7 @@ void AclStream::Core::RetireNotifiesLocked() {
   {
     absl::MutexLock notify_lock(&notify_mu_);
     ++notify_generation_;
+    retired.swap(stray_notifies_);
     absl::MutexLock lock(&mu_);
     for (size_t i = 0; i < items_.size(); ++i) {
       Item& item = items_.at(i);
@@ -295,6 +303,15 @@ absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
 void AclStream::Core::ReturnNotify(aclrtNotify notify) {
   absl::MutexLock notify_lock(&notify_mu_);
   free_notifies_.push_back(notify);
+}
+
+void AclStream::Core::DiscardNotify(aclrtNotify notify, bool release_pending) {
+  if (release_pending) {
+    absl::MutexLock notify_lock(&notify_mu_);
+    stray_notifies_.push_back(notify);
+    return;
+  }
+  api_.aclrtDestroyNotify(notify);
 }
 
 void AclStream::Core::ReleaseNotify(aclrtNotify notify, uint64_t generation) {
@@ -415,12 +432,13 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       // for it, so that nothing it uses is released while it runs, and fail
       // the submission.
       // A notify wait of it is let go first (the host was to release it),
-      // and its event forgets the release (the notify is destroyed below).
-      if (filled.waited != nullptr) filled.waited->CancelWait(filled.release_id);
+      // and its event forgets the release unless it is under way.
+      const bool release_pending =
+          filled.waited != nullptr && !filled.waited->CancelWait(filled.release_id);
       if (filled.notify != nullptr) reports_->RecordNotify(filled.notify).IgnoreError();
       api_.aclrtSynchronizeStream(stream_);
       // It may hold a stray record now: not reused.
-      if (filled.notify != nullptr) api_.aclrtDestroyNotify(filled.notify);
+      if (filled.notify != nullptr) DiscardNotify(filled.notify, release_pending);
       if (filled.event != nullptr) filled.event->OnRecordDropped(filled.record);
       if (filled.args_ring != nullptr) filled.args_ring->Untake(filled.args_slice);
     }
@@ -677,10 +695,8 @@ absl::StatusOr<uint64_t> AclStream::Core::WaitEvent(Event& event, uint64_t recor
         // Nothing recorded the notify nor waits on it: it is as it was.
         ReturnNotify(notify);
       } else {
-        // The release records the notify, and a later wait would take that
-        // record: the stream cannot tell its waits apart any more.
-        broken_ = BackendError(ACL_ERROR_RT_STREAM_ABORT,
-                               "the stream cannot take work after an event wait failed");
+        // The release records it, now or soon: a later wait must not take that.
+        DiscardNotify(notify, /*release_pending=*/true);
       }
       return status;
     }

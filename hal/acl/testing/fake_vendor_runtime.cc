@@ -34,7 +34,8 @@
 //
 // Every exported call is logged as "<name> <pthread id> <result>[ <note>]";
 // fakeVendorCallLog() copies the log out, fakeVendorClearCallLog() empties it,
-// and fakeVendorFailNext(name, code) makes the next call of `name` fail.
+// and fakeVendorFailNext(name, code, hold) makes the next call of `name` fail
+// (held, if asked, until fakeVendorLetGo()).
 // Compiled with FAKE_VENDOR_LEGACY it lacks the backend's optional symbols
 // (an older CANN); with FAKE_VENDOR_WITHOUT_LAUNCH_KERNEL it lacks a required
 // one.
@@ -49,14 +50,12 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <type_traits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 // Only the error codes and base types come from our public headers: the
@@ -232,7 +231,14 @@ State state;
 
 std::mutex log_mu;
 std::vector<std::string> call_log;
-std::pair<std::string, aclError> injected_failure;  // fakeVendorFailNext's
+std::condition_variable log_cv;  // holding
+struct InjectedFailure {
+  std::string name;
+  aclError code = ACL_SUCCESS;
+  bool hold = false;
+};
+InjectedFailure injected_failure;  // fakeVendorFailNext's
+bool holding = false;              // a failing call waits for fakeVendorLetGo
 
 thread_local Context* current_context = nullptr;
 thread_local uint32_t last_task_id = 0;
@@ -247,13 +253,18 @@ int64_t DeviceNowMicros() {
 }
 
 // The failure fakeVendorFailNext set for the next call of `name`, taken
-// (ACL_SUCCESS: none).
+// (ACL_SUCCESS: none); held until fakeVendorLetGo if it was to be held.
 aclError TakeInjectedFailure(const char* name) {
-  std::lock_guard<std::mutex> lock(log_mu);
-  if (injected_failure.first != name) return ACL_SUCCESS;
-  const aclError code = injected_failure.second;
+  std::unique_lock<std::mutex> lock(log_mu);
+  if (injected_failure.name != name) return ACL_SUCCESS;
+  const InjectedFailure taken = injected_failure;
   injected_failure = {};
-  return code;
+  if (taken.hold) {
+    holding = true;
+    log_cv.notify_all();
+    log_cv.wait(lock, [] { return !holding; });
+  }
+  return taken.code;
 }
 
 template <typename Fn>
@@ -470,10 +481,24 @@ void fakeVendorClearCallLog() {
   call_log.clear();
 }
 
-// The next call of `name` fails with `code` and does nothing else.
-void fakeVendorFailNext(const char* name, aclError code) {
+// The next call of `name` fails with `code` and does nothing else; with
+// `hold`, it returns only after fakeVendorLetGo.
+void fakeVendorFailNext(const char* name, aclError code, int hold) {
   std::lock_guard<std::mutex> lock(log_mu);
-  injected_failure = {name, code};
+  injected_failure = {name, code, hold != 0};
+}
+
+// Waits up to `timeout_ms` for a held failing call to be under way; 1 if it is.
+int fakeVendorWaitUntilHolding(int timeout_ms) {
+  std::unique_lock<std::mutex> lock(log_mu);
+  return log_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [] { return holding; }) ? 1
+                                                                                               : 0;
+}
+
+void fakeVendorLetGo() {
+  std::lock_guard<std::mutex> lock(log_mu);
+  holding = false;
+  log_cv.notify_all();
 }
 
 // ---- Lifecycle and devices ----
