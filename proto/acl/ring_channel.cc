@@ -62,6 +62,11 @@ absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message) {
     return absl::DataLossError("a ring frame without its fragment marker");
   }
   const bool last = frame[0] == RingChannel::kLastFragment;
+  // Senders fill every fragment but the last (NextFrame): short ones would
+  // let a peer feed the receiver frames that never add up to the limit.
+  if (!last && frame.size() - 1 != kChunk) {
+    return absl::DataLossError("a ring fragment other than its message's last is not full");
+  }
   if (message.size() + frame.size() - 1 > static_cast<size_t>(kMaxMessageBytes)) {
     return absl::DataLossError(
         absl::StrCat("a message on the ring is larger than ", kMaxMessageBytes, " bytes"));

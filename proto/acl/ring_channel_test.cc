@@ -103,6 +103,22 @@ TEST(RingChannelTest, AFrameWithoutItsMarkerIsRefused) {
   EXPECT_TRUE(absl::IsDataLoss(received.status())) << received.status();
 }
 
+// Empty (or short) fragments would never reach kMaxMessageBytes: a client
+// that wrote them faster than the daemon read would keep it reading for ever.
+TEST(RingChannelTest, AFragmentThatIsNotFullIsRefusedUnlessItIsTheLast) {
+  for (size_t payload : {size_t{0}, size_t{1}, RingChannel::kMaxFrameBytes - 2}) {
+    Region region;
+    RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+    MessageRing::Producer raw(region.bytes.get(), RingChannel::kRingCapacity,
+                              RingChannel::kMaxFrameBytes);
+    std::string frame(payload + 1, 'f');
+    frame[0] = static_cast<char>(RingChannel::kMoreFragments);
+    ASSERT_TRUE(*raw.TryWrite(frame));
+    absl::StatusOr<std::optional<std::string>> received = daemon.TryReceive();
+    EXPECT_TRUE(absl::IsDataLoss(received.status())) << payload << ": " << received.status();
+  }
+}
+
 TEST(RingChannelTest, FragmentsPastTheLargestMessageAreRefused) {
   Region region;
   RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
