@@ -138,7 +138,14 @@ void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<H
   for (auto it = exports_.begin(); it != exports_.end();) {
     Exported& entry = it->second;
     if (entry.handle != handle) {
-      // An importer's handle leaves the export it came from.
+      // An importer's handle leaves the export it came from once nothing of
+      // it is left: one freed while still mapped stays listed, so that the
+      // owner's free, reset or end still revokes those mappings (UnmapLocked
+      // drops it with its last one).
+      if (handle->mappings > 0) {
+        ++it;
+        continue;
+      }
       auto& imports = entry.imports;
       for (auto import = imports.begin(); import != imports.end();) {
         import = import->second == handle ? imports.erase(import) : std::next(import);
@@ -295,9 +302,14 @@ absl::Status PhysicalMemory::Map(SessionId session, uint64_t address, uint64_t s
 void PhysicalMemory::UnmapLocked(SessionId session, Reservation& reservation, uint64_t address) {
   auto mapping = reservation.mappings.find(address);
   memory_.Unmap(session, address);
-  --mapping->second.handle->mappings;
+  const std::shared_ptr<Handle> handle = std::move(mapping->second.handle);
+  --handle->mappings;
   --holdings_[session].mappings;
   reservation.mappings.erase(mapping);
+  // The last mapping of a handle freed before it: the handle is gone now.
+  if (handle->mappings == 0 && handle->references == 0) {
+    DropHandleLocked(session, handle, "the exporting process freed it");
+  }
 }
 
 absl::Status PhysicalMemory::Unmap(SessionId session, uint64_t address) {

@@ -213,6 +213,52 @@ TEST_F(PhysicalMemoryTest, TheOwnersFreeRevokesImportsAndSaysWhy) {
   EXPECT_TRUE(physical_.Snapshot().empty());
 }
 
+// An importer that frees its handle while it is still mapped keeps nothing
+// past the owner's free: its mapping is revoked as any, and a handle it
+// retains from that mapping is revoked too.
+TEST_F(PhysicalMemoryTest, AnImportFreedWhileMappedIsStillRevokedByTheOwnersFree) {
+  const Mapped owner = MapNew(kOwner);
+  Write(kOwner, owner.address, 77);
+  const uint64_t shareable = *physical_.Export(kOwner, owner.handle, false);
+  const uint64_t imported = *physical_.Import(Importer(), shareable, 0);
+  const Mapped importer = MapNew(kImporter, imported);
+  const Mapped second = MapNew(kImporter, imported);
+  ASSERT_TRUE(physical_.Free(kImporter, imported).ok());
+  EXPECT_EQ(Read(kImporter, importer.address), 77u) << "mapped memory outlives its handle's free";
+  ASSERT_EQ(physical_.Snapshot().at(0).imports.size(), 1u);
+  ASSERT_TRUE(physical_.Unmap(kImporter, second.address).ok());
+  ASSERT_EQ(physical_.Snapshot().at(0).imports.size(), 1u) << "one mapping is left";
+  const uint64_t retained = *physical_.Retain(kImporter, importer.address);
+
+  ASSERT_TRUE(physical_.Free(kOwner, owner.handle).ok());  // the owner keeps its own mapping
+  const absl::Status refused = memory_.Resolve(kImporter, importer.address, 4).status();
+  EXPECT_EQ(Code(refused), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(refused.message().find("the exporting process freed it"), std::string::npos)
+      << refused.message();
+  EXPECT_FALSE(*physical_.Readable(kImporter, importer.address, 0));
+  EXPECT_EQ(Read(kOwner, owner.address), 77u);
+  EXPECT_TRUE(physical_.Free(kImporter, retained).ok());
+  EXPECT_TRUE(physical_.Unmap(kImporter, importer.address).ok());
+  ASSERT_TRUE(physical_.Unmap(kOwner, owner.address).ok());
+  EXPECT_EQ(Used(), 0u);
+}
+
+// Once its last mapping goes, a freed import leaves its export.
+TEST_F(PhysicalMemoryTest, AnImportFreedWhileMappedLeavesItsExportWithItsLastMapping) {
+  const Mapped owner = MapNew(kOwner);
+  const uint64_t shareable = *physical_.Export(kOwner, owner.handle, false);
+  const uint64_t imported = *physical_.Import(Importer(), shareable, 0);
+  const Mapped importer = MapNew(kImporter, imported);
+  ASSERT_TRUE(physical_.Free(kImporter, imported).ok());
+  ASSERT_TRUE(physical_.Unmap(kImporter, importer.address).ok());
+  EXPECT_TRUE(physical_.Snapshot().at(0).imports.empty());
+  const Mapped again = MapNew(kImporter, *physical_.Import(Importer(), shareable, 0));
+  physical_.SessionEnded(kImporter);
+  memory_.ReleaseSession(kImporter);
+  EXPECT_TRUE(physical_.Snapshot().at(0).imports.empty());
+  (void)again;
+}
+
 TEST_F(PhysicalMemoryTest, AnEndedExporterRevokesAndAnEndedImporterLeaksNothing) {
   const Mapped owner = MapNew(kOwner);
   const uint64_t shareable = *physical_.Export(kOwner, owner.handle, false);
