@@ -37,6 +37,11 @@ absl::StatusOr<std::string> MemoryExports::Export(SessionId owner, uint64_t addr
     return Invalid(kApi, "the memory is a mapping of physical memory; share it with "
                          "aclrtMemExportToShareableHandle");
   }
+  // Its owner's whitelist and close would not hold for a key made of it.
+  if (!memory_.IsOwnAllocation(owner, range)) {
+    return Invalid(kApi, "the memory was imported from another process (aclrtIpcMemImportByKey); "
+                         "only the process that allocated it shares it");
+  }
   ACL_ASSIGN_OR_RETURN(std::string key, NewCapabilityKey());
   absl::MutexLock lock(&mu_);
   size_t& count = exports_per_session_[owner];

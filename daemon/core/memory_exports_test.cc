@@ -53,6 +53,17 @@ TEST_F(MemoryExportsTest, KeysAreRandomHexAndReachExactlyTheExportedRange) {
       << "an importer cannot free the owner's memory";
 }
 
+// An importer cannot make a key of its own for the range: a key without
+// the owner's whitelist, which the owner's close would not revoke.
+TEST_F(MemoryExportsTest, AnImportedRangeIsNotExportedAgain) {
+  const std::string key = *exports_.Export(kOwner, address_, 4096, 1);
+  const uint64_t imported = *exports_.Import(Importer(), key);
+  EXPECT_EQ(Code(exports_.Export(kImporter, imported, 4096, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(Code(exports_.Export(kImporter, imported + 1024, 1024, 0).status()),
+            ACL_ERROR_INVALID_PARAM);
+  EXPECT_TRUE(exports_.Export(kOwner, address_ + 1024, 1024, 1).ok()) << "the owner still may";
+}
+
 TEST_F(MemoryExportsTest, OnlyAWhitelistedProcessThatRanBeforeTheEntryMayImport) {
   const std::string key = *exports_.Export(kOwner, address_, 4096, 0);
   EXPECT_EQ(Code(exports_.Import(Importer(), key).status()), ACL_ERROR_RT_NO_PERMISSION)

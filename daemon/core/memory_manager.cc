@@ -370,6 +370,13 @@ void MemoryManager::NoteRevokedLocked(SessionId importer, uint64_t address, uint
   notes[address] = Revocation{bytes, reason};
 }
 
+bool MemoryManager::IsOwnAllocation(SessionId session, const ResolvedRange& range) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = allocations_.find(range.span.buffer.address);
+  return it != allocations_.end() && it->second.get() == range.keepalive.get() &&
+         it->second->session == session;
+}
+
 absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t address,
                                                      uint64_t bytes) const {
   absl::ReaderMutexLock lock(&mu_);

@@ -87,8 +87,12 @@ class MemoryManager {
   // its pin.
   void Unmap(SessionId session, uint64_t address, const std::string& reason = "");
 
-  // [address, address + bytes) inside one live allocation of `session`.
+  // [address, address + bytes) inside one live allocation of `session`, a
+  // range granted to it, or a mapping of its own.
   absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
+  // Whether `range` (from Resolve) lies in an allocation of `session` itself:
+  // not memory another session granted it, which only that one may share.
+  bool IsOwnAllocation(SessionId session, const ResolvedRange& range) const;
 
   // Sharing. `allocation` is a range's keepalive from Resolve by the owner;
   // `importer` may then resolve [address, address + bytes) of it. Refused
