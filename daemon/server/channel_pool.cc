@@ -191,10 +191,14 @@ void ChannelPool::RunTurn(const std::shared_ptr<Entry>& entry) {
     entry->turns.fetch_add(1, std::memory_order_relaxed);
   }
   bool more;
+  int serves = 0;
   do {
     entry->again.store(false);
     more = entry->member->Serve();
-  } while (!more && entry->again.load());
+  } while (!more && entry->again.load() && ++serves < kServesPerTurn);
+  // Still rung after its last serve: it waits behind the others, as a member
+  // with more to do does (its next turn clears `again`).
+  more = more || entry->again.load();
   if (more) {
     {
       absl::MutexLock lock(&mu_);

@@ -10,7 +10,7 @@
 // sending requests).
 //
 // A member's turns never overlap: a doorbell that rings during a turn makes
-// the turn run once more instead. A turn does a bounded amount of work; a
+// the turn run once more instead (a few times at most). A turn does a bounded amount of work; a
 // member with more left goes to the back of the run queue, so a busy client
 // cannot keep a thread from the others. A new member's first few turns go to
 // the front instead: a process that just opened its session (aclInit, then
@@ -80,6 +80,10 @@ class ChannelPool {
 
   // How many of a member's first turns go to the front of the run queue.
   static constexpr int kTurnsAhead = 8;
+  // How many times a turn serves a member whose doorbell rang during it
+  // before it goes to the back of the run queue: a client ringing without
+  // pause must not keep its turn for ever.
+  static constexpr int kServesPerTurn = 4;
 
   size_t members() const;
   int threads() const { return static_cast<int>(threads_.size()); }

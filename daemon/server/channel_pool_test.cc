@@ -167,5 +167,52 @@ TEST(ChannelPoolTest, ANewMembersFirstTurnsGoAheadOfEstablishedOnes) {
   for (int doorbell : doorbells) close(doorbell);
 }
 
+// Rings itself from inside every serve, as another pool thread that saw its
+// doorbell would, up to kMaxServes (the test's own bound).
+class Ringer : public ChannelPool::Member {
+ public:
+  static constexpr int kMaxServes = 100000;
+  explicit Ringer(ChannelPool* pool) : pool_(pool) {}
+  bool Serve() override {
+    const uint64_t id = id_.load();
+    if (id != 0 && serves_.fetch_add(1) < kMaxServes) pool_->Wake(id);
+    return false;
+  }
+  std::atomic<uint64_t> id_{0};
+  std::atomic<int> serves_{0};
+
+ private:
+  ChannelPool* const pool_;
+};
+
+// A member rung during each of its turns (a client writing its doorbell
+// without pause) does not keep the thread from the others.
+TEST(ChannelPoolTest, AMemberRungDuringEveryTurnStillLetsOthersRun) {
+  ChannelPool pool(/*threads=*/1);
+  int doorbells[2];
+  for (int& doorbell : doorbells) {
+    doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ASSERT_GE(doorbell, 0);
+  }
+  auto ringer = std::make_shared<Ringer>(&pool);
+  absl::StatusOr<uint64_t> ringer_id = pool.Add(doorbells[0], ringer);
+  ASSERT_TRUE(ringer_id.ok()) << ringer_id.status();
+  ringer->id_.store(*ringer_id);
+  pool.Wake(*ringer_id);
+  ASSERT_TRUE(hal::testing::Eventually([&] { return ringer->serves_.load() > 0; }));
+
+  absl::Mutex mu;
+  std::vector<int> order;
+  auto other = std::make_shared<RecordingMember>(1, &mu, &order);
+  absl::StatusOr<uint64_t> other_id = pool.Add(doorbells[1], other);
+  ASSERT_TRUE(other_id.ok()) << other_id.status();
+  pool.Wake(*other_id);
+  ASSERT_TRUE(hal::testing::Eventually([&] { return other->turns_.load() > 0; }));
+  EXPECT_LT(ringer->serves_.load(), Ringer::kMaxServes) << "the ringer kept the thread";
+  ringer->id_.store(0);  // stops ringing
+  for (uint64_t id : {*ringer_id, *other_id}) pool.Remove(id);
+  for (int doorbell : doorbells) close(doorbell);
+}
+
 }  // namespace
 }  // namespace acld::server
