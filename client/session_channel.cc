@@ -24,9 +24,6 @@ using acl::v1::ClientMessage;
 using acl::v1::Reply;
 using acl::v1::ServerMessage;
 
-// The writer sends the batch when it holds this many operations (or
-// kMaxBatchBytes of payload), or when it is idle.
-constexpr int kMaxBatchOps = 1024;
 // How long a caller that read other callers' replies before its own waits
 // for them to take theirs first (Finish).
 constexpr absl::Duration kEarlierRepliesWait = absl::Milliseconds(1);
@@ -612,7 +609,9 @@ uint64_t SessionChannel::Submit(uint64_t stream, absl::FunctionRef<void(AsyncOp&
     absl::MutexLock lock(&batch_mu_);
     task_id = ++task_ids_[stream];
     batch_->Add(build, payload_bytes);
-    full = batch_->ops() >= kMaxBatchOps || batch_->payload_bytes() >= kMaxBatchBytes;
+    // Sent when it holds the most one batch may (or kMaxBatchBytes of payload),
+    // or when the writer is idle.
+    full = batch_->ops() >= acld::kMaxBatchOps || batch_->payload_bytes() >= kMaxBatchBytes;
   }
   if (!flusher_started_.load(std::memory_order_relaxed)) StartFlusher();
   if (full) {

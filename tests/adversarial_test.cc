@@ -21,6 +21,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "acl/acl_base.h"
+#include "proto/acl/protocol.h"
 #include "gtest/gtest.h"
 #include "tests/acld_fixture.h"
 #include "tests/other_user.h"
@@ -203,6 +205,39 @@ TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
     frozen.Send(reset);
     absl::SleepFor(absl::Seconds(1));  // the kernel finishes; 20,000 answers are due
     ExpectServing("a client that stopped reading");
+  }
+
+  // 4b. Requests shaped to cost acld more than they say: a batch of more
+  // operations than one may carry runs none of them, and the next
+  // synchronization says so; a request of millions of empty messages ends
+  // its session before it is parsed (parsing 64 MiB of them took 6.6 s and
+  // 2 GiB).
+  {
+    RawSession session(daemon_.socket());
+    ASSERT_TRUE(session.opened());
+    acl::v1::ClientMessage set_device;
+    set_device.mutable_set_device()->set_device_id(0);
+    const acl::v1::Reply context = session.Call(set_device);
+    ASSERT_EQ(context.acl_error(), 0);
+    const uint64_t stream = context.context().default_stream();
+    acl::v1::ClientMessage batch;
+    for (int i = 0; i <= acld::kMaxBatchOpsAccepted; ++i) {
+      acl::v1::AsyncOp& op = *batch.mutable_async_batch()->add_ops();
+      op.set_stream(stream);
+      op.mutable_launch_kernel()->set_name("add_one_u32");
+    }
+    ASSERT_NE(session.Send(batch), 0u);
+    acl::v1::ClientMessage sync;
+    sync.mutable_synchronize_stream()->set_stream(stream);
+    sync.mutable_synchronize_stream()->set_timeout_ms(-1);
+    EXPECT_EQ(session.Call(sync).acl_error(), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(session.Call(sync).acl_error(), 0) << "reported once";
+
+    acl::v1::ClientMessage bomb;
+    for (int i = 0; i < (2 << 20); ++i) bomb.mutable_async_batch()->add_ops();
+    session.Send(std::move(bomb));
+    EXPECT_EQ(session.Call(sync).acl_error(), -1) << "the session went on";
+    ExpectServing("a request of millions of empty messages");
   }
 
   // 5. A session that asks for copies into its own memory and never reads

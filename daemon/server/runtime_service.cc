@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/core/process_clock.h"
+#include "daemon/server/message_shape.h"
 #include "daemon/server/process_command.h"
 #include "daemon/server/session_handler.h"
 #include "daemon/server/session_ring.h"
@@ -17,6 +18,8 @@
 #include "daemon/server/text_sanitizer.h"
 #include "proto/acl/grpc_status.h"
 #include "proto/acl/protocol.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/proto_buffer_writer.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -56,13 +59,18 @@ google::protobuf::Arena& RequestArena() {
 // when gRPC reports the last one done (OnWriteDone).
 class GrpcStreamCarrier : public SessionWriter::Carrier {
  public:
-  using StartWrite = std::function<void(const ServerMessage*)>;
+  using StartWrite = std::function<void(const grpc::ByteBuffer*)>;
   explicit GrpcStreamCarrier(StartWrite start_write) : start_write_(std::move(start_write)) {}
 
   bool Push() override { return !in_flight_.load(); }
   void Take(const ServerMessage& message) override {
     if (broken_.load()) return;  // the stream is gone: nothing reaches the client
-    out_ = message;
+    bool own_buffer = false;
+    out_.Clear();  // gRPC is done with the last one (WriteDone), and serializes into an empty one
+    if (!grpc::SerializationTraits<ServerMessage>::Serialize(message, &out_, &own_buffer).ok()) {
+      broken_.store(true);  // cannot happen with a message acld made; the client hears no more
+      return;
+    }
     in_flight_.store(true);
     start_write_(&out_);
   }
@@ -75,7 +83,7 @@ class GrpcStreamCarrier : public SessionWriter::Carrier {
 
  private:
   const StartWrite start_write_;
-  ServerMessage out_;  // the message in flight: gRPC reads it until WriteDone
+  grpc::ByteBuffer out_;  // the message in flight: gRPC reads it until WriteDone
   std::atomic<bool> in_flight_{false};
   std::atomic<bool> broken_{false};
 };
@@ -174,10 +182,28 @@ class RuntimeService::RingTurn : public ChannelPool::Member,
   std::atomic<uint64_t> id_{0};
 };
 
+namespace {
+
+// The request gRPC read, checked and parsed as the channel's are.
+absl::Status ParseStreamRequest(const grpc::ByteBuffer& buffer, ClientMessage& request) {
+  std::vector<grpc::Slice> slices;
+  if (!buffer.Dump(&slices).ok()) {
+    return absl::InvalidArgumentError("a request on the session stream cannot be read");
+  }
+  std::string bytes;
+  bytes.reserve(buffer.Length());
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  return ParseClientBytes(bytes, request);
+}
+
+}  // namespace
+
 // One Session stream, from its Hello to its end. gRPC runs its reactions;
 // none blocks.
 class RuntimeService::SessionCall
-    : public grpc::ServerBidiReactor<ClientMessage, ServerMessage> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   SessionCall(RuntimeService& service, grpc::CallbackServerContext* context)
       : service_(service),
@@ -185,7 +211,7 @@ class RuntimeService::SessionCall
         entrance_(service.EntranceOf(context)),
         pending_tenant_(service.PendingTenantOf(entrance_, context)) {
     carrier_ = std::make_shared<GrpcStreamCarrier>(
-        [this](const ServerMessage* message) { StartWrite(message); });
+        [this](const grpc::ByteBuffer* message) { StartWrite(message); });
     // Until its Hello a stream is pending: few at a time, and few of them any
     // one user's, each for a bounded time.
     std::optional<std::string> refusal = service_.AdmitPending(pending_tenant_);
@@ -196,15 +222,23 @@ class RuntimeService::SessionCall
     }
     deadline_ = service_.hello_deadlines_.Arm(context_,
                                               absl::Now() + service_.limits_.hello_timeout);
-    StartRead(&request_);
+    StartRead(&request_bytes_);
   }
 
   void OnReadDone(bool ok) override {
+    absl::Status parsed = absl::OkStatus();
+    if (ok) parsed = ParseStreamRequest(request_bytes_, request_);
     if (state_ == State::kHello) {
-      OnHello(ok);
+      OnHello(ok, parsed);
       return;
     }
     if (!ok) {
+      End();
+      return;
+    }
+    if (!parsed.ok()) {
+      service_.channel_faults_.Warn("session {}: {}; the session ends", live_->id,
+                                    std::string(parsed.message()));
       End();
       return;
     }
@@ -226,7 +260,7 @@ class RuntimeService::SessionCall
   // again: room in a user's shared limit wakes all of its waiting sessions at
   // once. Until then nothing ends this call, so `this` is still there.
   void ReadWhenRoom() {
-    if (!handler_->AwaitQueueRoom([this] { ReadWhenRoom(); })) StartRead(&request_);
+    if (!handler_->AwaitQueueRoom([this] { ReadWhenRoom(); })) StartRead(&request_bytes_);
   }
 
   void OnWriteDone(bool ok) override {
@@ -242,7 +276,7 @@ class RuntimeService::SessionCall
  private:
   enum class State { kHello, kOpen, kEnded };
 
-  void OnHello(bool ok) {
+  void OnHello(bool ok, const absl::Status& parsed) {
     const bool in_time = service_.hello_deadlines_.Disarm(deadline_);
     service_.EndPending(pending_tenant_);
     state_ = State::kEnded;
@@ -255,8 +289,10 @@ class RuntimeService::SessionCall
                        " (--hello_timeout)")));
       return;
     }
-    if (!ok || !request_.has_hello()) {
-      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session starts with Hello"));
+    if (!ok || !parsed.ok() || !request_.has_hello()) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          parsed.ok() ? "a session starts with Hello"
+                                      : std::string(parsed.message())));
       return;
     }
     absl::StatusOr<Opened> opened = service_.Open(request_, entrance_, context_, carrier_);
@@ -274,7 +310,7 @@ class RuntimeService::SessionCall
     // acld learns that the process went away (or that the call was cancelled).
     // Started last: its failure ends the session (End), which takes
     // handler_, possibly on another thread at once.
-    StartRead(&request_);
+    StartRead(&request_bytes_);
   }
 
   // The stream ended: reap, then finish the call.
@@ -290,7 +326,8 @@ class RuntimeService::SessionCall
   std::shared_ptr<GrpcStreamCarrier> carrier_;
   State state_ = State::kHello;
   uint64_t deadline_ = 0;
-  ClientMessage request_;
+  grpc::ByteBuffer request_bytes_;  // what gRPC reads into
+  ClientMessage request_;           // parsed from it
   std::shared_ptr<Live> live_;
   std::shared_ptr<SessionHandler> handler_;
 };
@@ -371,7 +408,7 @@ void RuntimeService::EndPending(const Tenant& tenant) {
   pending_by_tenant_.Subtract(tenant, 1);
 }
 
-grpc::ServerBidiReactor<ClientMessage, ServerMessage>* RuntimeService::Session(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* RuntimeService::Session(
     grpc::CallbackServerContext* context) {
   return new SessionCall(*this, context);
 }

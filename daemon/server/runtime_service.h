@@ -75,7 +75,10 @@ struct Entrance {
   std::shared_ptr<QuotaGroup> group;
 };
 
-class RuntimeService final : public acl::v1::Runtime::CallbackService {
+// The Session stream is served as raw bytes, so that acld checks a request's
+// shape before protobuf parses it (message_shape.h).
+class RuntimeService final
+    : public acl::v1::Runtime::WithRawCallbackMethod_Session<acl::v1::Runtime::Service> {
  public:
   // `peers` vouches for client identities (may be null in tests: the client's
   // own word is taken then).
@@ -86,7 +89,7 @@ class RuntimeService final : public acl::v1::Runtime::CallbackService {
   // Opens a session on the client's Hello (within the hello timeout, under
   // the session caps), serves its calls in order, and reaps the session when
   // the stream ends for any reason.
-  grpc::ServerBidiReactor<acl::v1::ClientMessage, acl::v1::ServerMessage>* Session(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Session(
       grpc::CallbackServerContext* context) override;
 
   // Opens the session of the process that handed over `channel` on the

@@ -371,6 +371,13 @@ absl::Status SessionHandler::ApplyAsync(const acl::v1::AsyncOp& op) {
 
 void SessionHandler::ApplyBatch(const acl::v1::AsyncBatch& batch) {
   const auto& ops = batch.ops();
+  if (ops.size() > kMaxBatchOpsAccepted) {
+    // None of it runs: what the next synchronization reports.
+    return DeferIfFailed(AclStatus(
+        ACL_ERROR_INVALID_PARAM, absl::StrCat("a batch of ", ops.size(),
+                                              " asynchronous operations is more than the ",
+                                              kMaxBatchOpsAccepted, " one batch may carry; none ran")));
+  }
   for (int i = 0; i < ops.size();) {
     if (ops[i].op_case() != acl::v1::AsyncOp::kLaunchKernel) {
       DeferIfFailed(ApplyAsync(ops[i]));

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/server/message_shape.h"
 
 namespace acld::server {
 
@@ -45,8 +46,10 @@ absl::StatusOr<const acl::v1::ClientMessage*> SessionRing::TryRead(
   if (!bytes.ok()) return bytes.status();
   if (!bytes->has_value()) return nullptr;
   auto* message = google::protobuf::Arena::CreateMessage<acl::v1::ClientMessage>(&arena);
-  if (!message->ParseFromString(**bytes)) {
-    return absl::DataLossError("a message on the session channel does not parse");
+  const absl::Status parsed = ParseClientBytes(**bytes, *message);
+  if (!parsed.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("a message on the session channel is refused: ", parsed.message()));
   }
   return message;
 }

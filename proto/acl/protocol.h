@@ -31,6 +31,14 @@ inline constexpr uint64_t kSessionOpenedCallId = 1;
 // the client asks again a moment later.
 inline constexpr char kWaitingForHello[] = "waiting to say Hello";
 
+// The client sends an AsyncBatch once it holds kMaxBatchOps operations;
+// threads submitting meanwhile add theirs before it goes, one each. acld
+// refuses a batch of more than kMaxBatchOpsAccepted unapplied: a client of
+// ours never makes one, and applying one costs acld what a hostile client
+// chose.
+inline constexpr int kMaxBatchOps = 1024;
+inline constexpr int kMaxBatchOpsAccepted = 16 * kMaxBatchOps;
+
 // The largest gRPC message either side (and aclctl) accepts. Bulk bytes go
 // through shared memory, so messages stay far below it; the slack lets a
 // batch of inline chunks, or a large status snapshot, through.
