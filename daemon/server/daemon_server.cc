@@ -183,12 +183,14 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   server->admin_service_.SetQuotaGroups(server->groups_.get());
   // Before any session can start: how acld cuts a process's connections,
   // and where a gRPC connection came in.
-  server->runtime_service_.SetConnectionCutter([raw = server.get()](pid_t pid) {
+  server->runtime_service_.SetConnectionCutter([raw = server.get()](pid_t pid, uid_t uid) {
     RuntimeAcceptor* acceptor = raw->cutter_.load();
     if (acceptor != nullptr) {
-      acceptor->ShutdownConnections([pid](pid_t peer, uid_t) { return peer == pid; });
+      // The uid too: the pid may be another user's process by now.
+      acceptor->ShutdownConnections(
+          [pid, uid](pid_t peer, uid_t peer_uid) { return peer == pid && peer_uid == uid; });
     }
-    raw->groups_->ShutdownConnections(pid);
+    raw->groups_->ShutdownConnections(pid, uid);
   });
   server->runtime_service_.SetEntranceFinder(
       [raw = server.get()](grpc::CallbackServerContext* context) {

@@ -277,10 +277,11 @@ std::optional<Entrance> QuotaGroups::EntranceOf(int fd) const {
   return std::nullopt;
 }
 
-void QuotaGroups::ShutdownConnections(pid_t pid) const {
+void QuotaGroups::ShutdownConnections(pid_t pid, uid_t uid) const {
   absl::MutexLock lock(&mu_);
-  auto cut = [pid](const Served& served) {
-    served.acceptor->ShutdownConnections([pid](pid_t peer, uid_t) { return peer == pid; });
+  auto cut = [pid, uid](const Served& served) {
+    served.acceptor->ShutdownConnections(
+        [pid, uid](pid_t peer, uid_t peer_uid) { return peer == pid && peer_uid == uid; });
   };
   for (const auto& [id, served] : groups_) cut(*served);
   for (const auto& served : deleting_) cut(*served);

@@ -61,7 +61,11 @@ TEST(QuotaGroupsTest, AGroupBeingDeletedStillHasItsConnectionsCut) {
 
   absl::StatusOr<uint32_t> ended = groups.Delete(group->record.id, [&](const QuotaGroup&) {
     EXPECT_FALSE(groups.List(group->record.id).ok()) << "a group being deleted is not listed";
-    groups.ShutdownConnections(getpid());
+    // Another user's process with this pid (a pid reused since) is not it.
+    groups.ShutdownConnections(getpid(), getuid() + 1);
+    pollfd still{member, POLLIN, 0};
+    EXPECT_EQ(poll(&still, 1, 100), 0) << "cut by pid alone";
+    groups.ShutdownConnections(getpid(), getuid());
     return 1u;
   });
   ASSERT_TRUE(ended.ok()) << ended.status();

@@ -676,7 +676,7 @@ void RuntimeService::Release(Live& live, const std::string& reason) {
 
 void RuntimeService::CutOff(Live& live) {
   live.Cancel(pool_);
-  if (cut_connections_) cut_connections_(live.pid);
+  if (cut_connections_) cut_connections_(live.pid, live.uid);
 }
 
 void RuntimeService::CutStuck(const std::vector<std::shared_ptr<Live>>& ended,
@@ -690,7 +690,7 @@ void RuntimeService::CutStuck(const std::vector<std::shared_ptr<Live>>& ended,
     }
     if (returned || !cut_connections_) continue;
     spdlog::info("session {}: its process does not read; closing its connection", live->id);
-    cut_connections_(live->pid);
+    cut_connections_(live->pid, live->uid);
   }
 }
 

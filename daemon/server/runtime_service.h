@@ -109,10 +109,12 @@ class RuntimeService final
   // the runtime releases everything it held. NotFound when not live.
   absl::Status EndSession(SessionId session, const std::string& reason);
 
-  // How to cut a process's connections at the socket (DaemonServer: the
-  // acceptor's ShutdownConnections). Used for a session acld ended whose
-  // handler is still stuck writing to a process that does not read.
-  void SetConnectionCutter(std::function<void(pid_t)> cut) { cut_connections_ = std::move(cut); }
+  // How to cut the connections of process `pid` of user `uid` at the socket
+  // (DaemonServer: the acceptors' ShutdownConnections). Used for a session
+  // acld ended whose handler is still stuck writing to a process that does
+  // not read.
+  using ConnectionCutter = std::function<void(pid_t pid, uid_t uid)>;
+  void SetConnectionCutter(ConnectionCutter cut) { cut_connections_ = std::move(cut); }
 
   // The quota group whose socket a gRPC call's connection came in through
   // (DaemonServer: which acceptor accepted it); none: the host's. Any other
@@ -277,7 +279,7 @@ class RuntimeService final
   PeerCredentialDesk* const peers_;
   const SessionLimits limits_;
   const std::shared_ptr<SegmentBudget> segments_;
-  std::function<void(pid_t)> cut_connections_;
+  ConnectionCutter cut_connections_;
   EntranceFinder find_entrance_;
   PeerUidFinder find_peer_uid_;
   HelloDeadlines hello_deadlines_;
