@@ -7,8 +7,14 @@
 
 namespace acld {
 
+// Export and import hold the lock a session's end takes (CloseSession), so
+// that neither leaves a key or a grant behind for a session whose exports
+// and imports went already.
+
 absl::StatusOr<std::string> Runtime::ExportMemory(SessionId id, uint64_t address, uint64_t size,
                                                   uint64_t flags) {
+  absl::ReaderMutexLock lock(&mu_);
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
   return exports_.Export(id, address, size, flags);
 }
 
@@ -23,13 +29,9 @@ absl::Status Runtime::SetExportAttribute(SessionId id, const std::string& key, i
 }
 
 absl::StatusOr<uint64_t> Runtime::ImportMemory(SessionId id, const std::string& key) {
-  KernelIdentity importer;
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-    importer = KernelIdentity{id, session->peer.pid, session->peer.start_ticks};
-  }
-  return exports_.Import(importer, key);
+  absl::ReaderMutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  return exports_.Import(KernelIdentity{id, session->peer.pid, session->peer.start_ticks}, key);
 }
 
 absl::Status Runtime::CloseMemoryKey(SessionId id, const std::string& key) {
