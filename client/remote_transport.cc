@@ -286,7 +286,12 @@ absl::StatusOr<uint64_t> RemoteTransport::GetFunction(uint64_t binary, const std
 
 absl::StatusOr<uint64_t> RemoteTransport::LaunchFunction(uint64_t stream, uint64_t thread,
                                                          const acld::FunctionLaunch& launch) {
-  return channel_->Submit(codec::LaunchFunction(stream, thread, launch), launch.args.size());
+  // Placeholders' bytes travel in the batch too: they count toward its size.
+  size_t payload_bytes = launch.args.size();
+  for (const acld::Placeholder& placeholder : launch.placeholders) {
+    payload_bytes += placeholder.data.size();
+  }
+  return channel_->Submit(codec::LaunchFunction(stream, thread, launch), payload_bytes);
 }
 
 absl::StatusOr<uint64_t> RemoteTransport::MemsetAsync(uint64_t stream, uint64_t thread,

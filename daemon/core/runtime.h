@@ -421,6 +421,9 @@ class Runtime {
   }
 
  private:
+  // A sharing call (export, import) that raced its session's end leaves no
+  // key or grant behind for it.
+  void ForgetSharingIfEnded(SessionId id) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<Session*> FindSession(SessionId session) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::shared_ptr<Stream>> FindStream(SessionId session, StreamId stream)
       ABSL_LOCKS_EXCLUDED(mu_);

@@ -7,15 +7,11 @@
 
 namespace acld {
 
-// Export and import hold the lock a session's end takes (CloseSession), so
-// that neither leaves a key or a grant behind for a session whose exports
-// and imports went already.
-
 absl::StatusOr<std::string> Runtime::ExportMemory(SessionId id, uint64_t address, uint64_t size,
                                                   uint64_t flags) {
-  absl::ReaderMutexLock lock(&mu_);
-  ACL_RETURN_IF_ERROR(FindSession(id).status());
-  return exports_.Export(id, address, size, flags);
+  absl::StatusOr<std::string> key = exports_.Export(id, address, size, flags);
+  ForgetSharingIfEnded(id);
+  return key;
 }
 
 absl::Status Runtime::SetImportPids(SessionId id, const std::string& key,
@@ -29,13 +25,32 @@ absl::Status Runtime::SetExportAttribute(SessionId id, const std::string& key, i
 }
 
 absl::StatusOr<uint64_t> Runtime::ImportMemory(SessionId id, const std::string& key) {
-  absl::ReaderMutexLock lock(&mu_);
-  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  return exports_.Import(KernelIdentity{id, session->peer.pid, session->peer.start_ticks}, key);
+  KernelIdentity importer;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+    importer = KernelIdentity{id, session->peer.pid, session->peer.start_ticks};
+  }
+  absl::StatusOr<uint64_t> imported = exports_.Import(importer, key);
+  ForgetSharingIfEnded(id);
+  return imported;
 }
 
 absl::Status Runtime::CloseMemoryKey(SessionId id, const std::string& key) {
   return exports_.Close(id, key);
+}
+
+void Runtime::ForgetSharingIfEnded(SessionId id) {
+  // Not under the lock across the call: the call may let go of the last
+  // reference to device memory, which is freed outside the lock.
+  bool ended;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ended = sessions_.Find(id) == nullptr;
+  }
+  // Its end (CloseSession) ran before this look: what the call made after
+  // that goes now. Otherwise the end, still to come, takes it.
+  if (ended) exports_.SessionEnded(id);
 }
 
 absl::StatusOr<int32_t> Runtime::PeerPid(SessionId id) {

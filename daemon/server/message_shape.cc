@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
+#include "proto/acl/protocol.h"
+#include "proto/acl/transport_types.h"
 
 namespace acld::server {
 namespace {
@@ -14,61 +16,104 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
 
-constexpr size_t kSmallRequestAllowance = 64 << 10;
-constexpr size_t kBytesPerNestedMessage = 64;
 // Deeper than any of our messages nest (the parser's own limit is 100).
 constexpr int kMaxDepth = 32;
 
 enum class Count { kWithin, kOver, kTooDeep };
 
-// Counts the messages nested in what is left of `input` (a `type`, up to its
-// limit) into `count`, stopping once it passes `allowance`. Each step reads
-// at least one byte or ends the count, so the pass is linear in the bytes.
-Count CountNested(CodedInputStream& input, const Descriptor& type, size_t allowance,
+// Whether the parser makes an entry of its own for `tag` in a `type`
+// (nullptr: a group's fields, all unknown): a nested message, an unknown
+// field or one of a wire type its field does not have, a group, or an
+// element of a repeated string. Scalars and single strings only overwrite.
+bool Allocates(const Descriptor* type, uint32_t tag) {
+  const FieldDescriptor* field =
+      type == nullptr ? nullptr : type->FindFieldByNumber(WireFormatLite::GetTagFieldNumber(tag));
+  if (field == nullptr) return true;
+  const auto wire = WireFormatLite::GetTagWireType(tag);
+  switch (field->type()) {
+    case FieldDescriptor::TYPE_MESSAGE:
+    case FieldDescriptor::TYPE_GROUP:
+      return true;
+    case FieldDescriptor::TYPE_STRING:
+    case FieldDescriptor::TYPE_BYTES:
+      return wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED || field->is_repeated();
+    default:
+      // A scalar: packed when repeated (its elements grow one array), else
+      // kept as unknown; of another wire type, kept as unknown too.
+      if (wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) return !field->is_repeated();
+      return wire != WireFormatLite::WireTypeForFieldType(
+                         static_cast<WireFormatLite::FieldType>(field->type()));
+  }
+}
+
+// Counts the allocating fields in what is left of `input` (a `type`, up to
+// its limit or the end of its group) into `count`, stopping once it passes
+// `allowance`. Each step reads at least one byte or ends the count, so the
+// pass is linear in the bytes.
+Count CountNested(CodedInputStream& input, const Descriptor* type, size_t allowance,
                   size_t& count, int depth) {
   if (depth > kMaxDepth) return Count::kTooDeep;
   while (true) {
     const uint32_t tag = input.ReadTag();
-    if (tag == 0) return Count::kWithin;  // the end, or malformed: the parser decides
-    const FieldDescriptor* field = type.FindFieldByNumber(WireFormatLite::GetTagFieldNumber(tag));
-    const bool nested = field != nullptr && field->type() == FieldDescriptor::TYPE_MESSAGE &&
-                        WireFormatLite::GetTagWireType(tag) ==
-                            WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
-    if (!nested) {
-      if (!WireFormatLite::SkipField(&input, tag)) return Count::kWithin;
-      continue;
+    // The end, a group's end, or malformed: the parser decides.
+    if (tag == 0 || WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_END_GROUP) {
+      return Count::kWithin;
     }
-    uint32_t length = 0;
-    if (!input.ReadVarint32(&length) || length > static_cast<uint32_t>(input.BytesUntilLimit())) {
-      return Count::kWithin;  // malformed: the parser refuses it
+    if (Allocates(type, tag) && ++count > allowance) return Count::kOver;
+    const FieldDescriptor* field =
+        type == nullptr ? nullptr
+                        : type->FindFieldByNumber(WireFormatLite::GetTagFieldNumber(tag));
+    switch (WireFormatLite::GetTagWireType(tag)) {
+      case WireFormatLite::WIRETYPE_START_GROUP: {
+        // Its fields are counted as unknown ones (proto3 has no groups).
+        const Count inner = CountNested(input, nullptr, allowance, count, depth + 1);
+        if (inner != Count::kWithin) return inner;
+        continue;
+      }
+      case WireFormatLite::WIRETYPE_LENGTH_DELIMITED:
+        if (field != nullptr && field->type() == FieldDescriptor::TYPE_MESSAGE) {
+          uint32_t length = 0;
+          if (!input.ReadVarint32(&length) ||
+              length > static_cast<uint32_t>(input.BytesUntilLimit())) {
+            return Count::kWithin;  // malformed: the parser refuses it
+          }
+          const CodedInputStream::Limit outer = input.PushLimit(static_cast<int>(length));
+          const Count inner =
+              CountNested(input, field->message_type(), allowance, count, depth + 1);
+          if (inner != Count::kWithin) return inner;
+          input.PopLimit(outer);
+          continue;
+        }
+        break;
+      default:
+        break;
     }
-    if (++count > allowance) return Count::kOver;
-    const CodedInputStream::Limit outer = input.PushLimit(static_cast<int>(length));
-    const Count inner = CountNested(input, *field->message_type(), allowance, count, depth + 1);
-    if (inner != Count::kWithin) return inner;
-    input.PopLimit(outer);
+    if (!WireFormatLite::SkipField(&input, tag)) return Count::kWithin;
   }
 }
 
 }  // namespace
 
-size_t NestedMessageAllowance(size_t bytes) {
-  return kSmallRequestAllowance + bytes / kBytesPerNestedMessage;
+size_t NestedMessageAllowance() {
+  // Per launch: its AsyncOp, LaunchFunction, CoreLimits and placeholders.
+  constexpr size_t kPerLaunch = 3 + kMaxPlaceholders;
+  constexpr size_t kForTheRest = 64 << 10;
+  return static_cast<size_t>(kMaxBatchOpsAccepted) * kPerLaunch + kForTheRest;
 }
 
 absl::Status CheckNestedMessages(absl::string_view bytes, const Descriptor& type) {
   CodedInputStream input(reinterpret_cast<const uint8_t*>(bytes.data()),
                          static_cast<int>(bytes.size()));
   input.PushLimit(static_cast<int>(bytes.size()));  // what BytesUntilLimit measures
-  const size_t allowance = NestedMessageAllowance(bytes.size());
+  const size_t allowance = NestedMessageAllowance();
   size_t count = 0;
-  switch (CountNested(input, type, allowance, count, 0)) {
+  switch (CountNested(input, &type, allowance, count, 0)) {
     case Count::kWithin:
       return absl::OkStatus();
     case Count::kOver:
       return absl::InvalidArgumentError(
-          absl::StrCat("a ", type.name(), " of ", bytes.size(), " bytes nests more than ",
-                       allowance, " messages"));
+          absl::StrCat("a ", type.name(), " of ", bytes.size(), " bytes holds more than ",
+                       allowance, " nested messages and unknown fields"));
     case Count::kTooDeep:
       break;
   }

@@ -228,6 +228,7 @@ class RuntimeService::SessionCall
   void OnReadDone(bool ok) override {
     absl::Status parsed = absl::OkStatus();
     if (ok) parsed = ParseStreamRequest(request_bytes_, request_);
+    request_bytes_.Clear();  // not held beside request_ while the session waits for room
     if (state_ == State::kHello) {
       OnHello(ok, parsed);
       return;
