@@ -209,9 +209,9 @@ TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
 
   // 4b. Requests shaped to cost acld more than they say: a batch of more
   // operations than one may carry runs none of them, and the next
-  // synchronization says so; a request of millions of empty messages ends
-  // its session before it is parsed (parsing 64 MiB of them took 6.6 s and
-  // 2 GiB).
+  // synchronization says so; a request of millions of empty messages (more
+  // than NestedMessageAllowance) ends its session before it is parsed
+  // (parsing 64 MiB of them took 6.6 s and 2 GiB).
   {
     RawSession session(daemon_.socket());
     ASSERT_TRUE(session.opened());
@@ -234,7 +234,7 @@ TEST_F(AdversarialTest, AttacksLeaveOthersServedAndTheDaemonAsItWas) {
     EXPECT_EQ(session.Call(sync).acl_error(), 0) << "reported once";
 
     acl::v1::ClientMessage bomb;
-    for (int i = 0; i < (2 << 20); ++i) bomb.mutable_async_batch()->add_ops();
+    for (int i = 0; i < (3 << 20); ++i) bomb.mutable_async_batch()->add_ops();
     session.Send(std::move(bomb));
     EXPECT_EQ(session.Call(sync).acl_error(), -1) << "the session went on";
     ExpectServing("a request of millions of empty messages");
