@@ -10,9 +10,10 @@
 // sending requests).
 //
 // A member's turns never overlap: a doorbell that rings during a turn makes
-// the turn run once more instead (a few times at most). A turn does a bounded amount of work; a
-// member with more left goes to the back of the run queue, so a busy client
-// cannot keep a thread from the others. A new member's first few turns go to
+// the turn run once more instead (a few times at most). A turn does a
+// bounded amount of work; a member with more left, or still rung, goes to
+// the back of the run queue, so a busy client cannot keep a thread from the
+// others. A new member's first few turns go to
 // the front instead: a process that just opened its session (aclInit, then
 // its first calls) is not made to wait a whole round of a busy host's
 // sessions per call, and the few turns it jumps with cannot starve anyone.

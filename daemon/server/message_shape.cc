@@ -21,13 +21,11 @@ constexpr int kMaxDepth = 32;
 
 enum class Count { kWithin, kOver, kTooDeep };
 
-// Whether the parser makes an entry of its own for `tag` in a `type`
-// (nullptr: a group's fields, all unknown): a nested message, an unknown
+// Whether the parser makes an entry of its own for `tag` of `field`
+// (nullptr: a field it does not know): a nested message, an unknown
 // field or one of a wire type its field does not have, a group, or an
 // element of a repeated string. Scalars and single strings only overwrite.
-bool Allocates(const Descriptor* type, uint32_t tag) {
-  const FieldDescriptor* field =
-      type == nullptr ? nullptr : type->FindFieldByNumber(WireFormatLite::GetTagFieldNumber(tag));
+bool Allocates(const FieldDescriptor* field, uint32_t tag) {
   if (field == nullptr) return true;
   const auto wire = WireFormatLite::GetTagWireType(tag);
   switch (field->type()) {
@@ -59,10 +57,11 @@ Count CountNested(CodedInputStream& input, const Descriptor* type, size_t allowa
     if (tag == 0 || WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_END_GROUP) {
       return Count::kWithin;
     }
-    if (Allocates(type, tag) && ++count > allowance) return Count::kOver;
+    // A group's fields (type nullptr) are all unknown ones.
     const FieldDescriptor* field =
         type == nullptr ? nullptr
                         : type->FindFieldByNumber(WireFormatLite::GetTagFieldNumber(tag));
+    if (Allocates(field, tag) && ++count > allowance) return Count::kOver;
     switch (WireFormatLite::GetTagWireType(tag)) {
       case WireFormatLite::WIRETYPE_START_GROUP: {
         // Its fields are counted as unknown ones (proto3 has no groups).
@@ -102,10 +101,14 @@ size_t NestedMessageAllowance() {
 }
 
 absl::Status CheckNestedMessages(absl::string_view bytes, const Descriptor& type) {
+  const size_t allowance = NestedMessageAllowance();
+  // Every allocating field takes two bytes at least (a tag and a length or
+  // value, a group's start and end): a request this small cannot pass the
+  // allowance, and every call's request is, so it is not walked at all.
+  if (bytes.size() / 2 <= allowance) return absl::OkStatus();
   CodedInputStream input(reinterpret_cast<const uint8_t*>(bytes.data()),
                          static_cast<int>(bytes.size()));
   input.PushLimit(static_cast<int>(bytes.size()));  // what BytesUntilLimit measures
-  const size_t allowance = NestedMessageAllowance();
   size_t count = 0;
   switch (CountNested(input, &type, allowance, count, 0)) {
     case Count::kWithin:
