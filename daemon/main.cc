@@ -109,6 +109,10 @@ ABSL_FLAG(uint64_t, max_queued_bytes_per_session, 64ull << 20,
 ABSL_FLAG(uint64_t, max_queued_bytes_per_uid, 256ull << 20,
           "bytes of queued work acld holds for all sessions of one uid (or of one quota group) "
           "together (0: no limit)");
+ABSL_FLAG(uint64_t, max_message_bytes_per_uid, 1ull << 30,
+          "bytes of messages acld holds for all sessions of one uid (or quota group) together: "
+          "requests arriving in pieces, replies and events their processes have not read; the "
+          "session whose message would pass it ends (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
 ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");
 ABSL_FLAG(uint32_t, max_sessions_per_group, 64,
@@ -270,6 +274,7 @@ int main(int argc, char** argv) {
                                          ? absl::GetFlag(FLAGS_max_host_segments)
                                          : acld::server::SegmentBudget::DefaultTotal();
   options.limits.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
+  options.limits.max_message_bytes_per_uid = absl::GetFlag(FLAGS_max_message_bytes_per_uid);
   options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 0, 64);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);

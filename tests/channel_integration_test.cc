@@ -3,6 +3,7 @@
 // client of the previous protocol is still served; a client that breaks its
 // channel ends its own session and nobody else's.
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -301,6 +302,125 @@ TEST(ChannelTest, AClientThatDiesWithItsRingFullIsReaped) {
   EXPECT_EQ(daemon.Status().sessions_closing(), 0u);
 }
 
+// Launches that print 64 KiB each (a 256-byte format, 1,000 blocks) on
+// `stream`, in one batch.
+acl::v1::ClientMessage PrintingLaunches(uint64_t stream, int launches) {
+  acl::v1::ClientMessage batch;
+  for (int i = 0; i < launches; ++i) {
+    acl::v1::AsyncOp& op = *batch.mutable_async_batch()->add_ops();
+    op.set_stream(stream);
+    acl::v1::LaunchKernel& launch = *op.mutable_launch_kernel();
+    launch.set_name("printf_i32");
+    launch.set_block_dim(1000);
+    launch.add_args(0);  // no values
+    for (int field = 0; field < 32; ++field) launch.add_args(0x7878787878787878ull);  // 'x'
+  }
+  return batch;
+}
+
+// A session on the channel with device 0 set: its default stream (0 if that failed).
+uint64_t SetDeviceOver(RingSession& session) {
+  acl::v1::ClientMessage set_device;
+  set_device.set_call_id(2);
+  set_device.mutable_set_device()->set_device_id(0);
+  if (!session.Send(set_device)) return 0;
+  std::optional<acl::v1::ServerMessage> reply = session.Next(absl::Seconds(20));
+  if (!reply.has_value() || reply->call_id() != 2) return 0;
+  return reply->reply().context().default_stream();
+}
+
+// What acld holds for this test's uid, as aclctl shows it.
+uint64_t MessageBytesOfThisUid(const acl::v1::StatusReply& status) {
+  for (const acl::v1::TenantUsage& tenant : status.tenants()) {
+    if (tenant.group().empty() && tenant.uid() == getuid()) return tenant.message_bytes();
+  }
+  return 0;
+}
+
+// Requests that never finish arriving hold acld's memory, as do messages a
+// client does not read: all sessions of a uid hold at most
+// --max_message_bytes_per_uid of them together. The session that would pass
+// it ends; the uid's other sessions go on, and aclctl shows what is held.
+TEST(ChannelTest, UnfinishedRequestsOfOneUidHoldNoMoreThanItsMessageBudget) {
+  AcldDaemon daemon({"--max_message_bytes_per_uid=4194304"});
+  auto first = std::make_unique<RingSession>(daemon.socket());
+  RingSession second(daemon.socket());
+  RingSession bystander(daemon.socket());
+  ASSERT_TRUE(first->on_ring() && second.on_ring() && bystander.on_ring());
+  constexpr uint64_t kFragment = acld::RingChannel::kMaxFrameBytes - 1;
+  // 3 MiB of a request whose last piece never comes: kept, and shown.
+  ASSERT_EQ(first->SendUnfinished(48), 48);
+  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) >= 48 * kFragment; },
+                        absl::Seconds(10)))
+      << MessageBytesOfThisUid(daemon.Status());
+  acl::v1::StatusReply status = daemon.Status();
+  EXPECT_EQ(status.max_message_bytes_per_uid(), 4194304u);
+  uint64_t most_inbound = 0;
+  for (const acl::v1::SessionInfo& session : status.sessions()) {
+    most_inbound = std::max(most_inbound, session.inbound_bytes());
+  }
+  EXPECT_EQ(most_inbound, 48 * kFragment);
+  const auto [code, tenants] = daemon.Aclctl({"status"});
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(tenants.find("MSGS"), std::string::npos) << tenants;
+
+  // 2 MiB more on another session would pass the budget: that session ends.
+  (void)second.SendUnfinished(32);  // acld stops reading it part way
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 2; }, absl::Seconds(10)))
+      << daemon.Status().session_count() << " sessions";
+  EXPECT_NE(ReadAll(daemon.dir() + "/acld.log").find("--max_message_bytes_per_uid"),
+            std::string::npos);
+  EXPECT_LE(MessageBytesOfThisUid(daemon.Status()), uint64_t{4194304});
+  EXPECT_EQ(bystander.InitCountOverRing(), 0) << "the uid's other sessions are served";
+
+  // Its end gives everything back.
+  first.reset();
+  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) < kFragment; },
+                        absl::Seconds(10)))
+      << MessageBytesOfThisUid(daemon.Status());
+}
+
+// The same budget holds what waits for clients that do not read: kernel
+// output beyond their rings, in two sessions of one uid. The session that
+// passes it ends, with its process's other sessions (acld cuts the
+// connections of a process that does not read); the uid's other processes
+// go on.
+TEST(ChannelTest, WhatWaitsForOneUidsClientsIsBoundedTogether) {
+  if (OnAclBackend()) {
+    GTEST_SKIP() << "a vendor runtime prints its kernels' output itself, in acld";
+  }
+  AcldDaemon daemon({"--max_message_bytes_per_uid=3145728"});
+  Process bystander({kScenarioClient, "hold", "1"}, daemon.client_env());
+  ASSERT_TRUE(bystander.WaitForLine("ready", absl::Seconds(20))) << bystander.output();
+  RingSession first(daemon.socket());
+  RingSession second(daemon.socket());
+  ASSERT_TRUE(first.on_ring() && second.on_ring());
+  const uint64_t first_stream = SetDeviceOver(first);
+  const uint64_t second_stream = SetDeviceOver(second);
+  ASSERT_NE(first_stream, 0u);
+  ASSERT_NE(second_stream, 0u);
+  // 2 MiB of output, all but the ring's 256 KiB held by acld (29 messages).
+  ASSERT_TRUE(first.Send(PrintingLaunches(first_stream, 32)));
+  constexpr uint64_t kFirstHolds = 28 * (64 << 10);
+  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) > kFirstHolds; },
+                        absl::Seconds(10)))
+      << MessageBytesOfThisUid(daemon.Status());
+  ASSERT_EQ(daemon.Status().session_count(), 3u);
+  ASSERT_TRUE(second.Send(PrintingLaunches(second_stream, 32)));
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 1; }, absl::Seconds(10)))
+      << "the session whose output passed the uid's budget did not end";
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_EQ(status.sessions_size(), 1);
+  EXPECT_EQ(status.sessions(0).pid(), bystander.pid());
+  EXPECT_LT(MessageBytesOfThisUid(status), uint64_t{64 << 10}) << "the ended ones hold nothing";
+  EXPECT_NE(ReadAll(daemon.dir() + "/acld.log").find("--max_message_bytes_per_uid"),
+            std::string::npos);
+  bystander.WriteLine("go");
+  EXPECT_EQ(bystander.Wait(absl::Seconds(20)), 0) << bystander.output();
+  EXPECT_NE(bystander.output().find("released codes=0 "), std::string::npos)
+      << bystander.output();
+}
+
 // Kernel output (and every other event) waits in acld for a client that does
 // not read: it is shown in aclctl (OUT). It is bounded: once the client's
 // ring is full acld takes no more of its requests (it stalls only itself),
@@ -312,29 +432,10 @@ TEST(ChannelTest, WhatWaitsForAClientThatDoesNotReadIsShownAndBounded) {
   AcldDaemon daemon({"--max_queued_bytes_per_session=4194304"});
   RingSession hoarder(daemon.socket());
   ASSERT_TRUE(hoarder.on_ring());
-  acl::v1::ClientMessage set_device;
-  set_device.set_call_id(2);
-  set_device.mutable_set_device()->set_device_id(0);
-  ASSERT_TRUE(hoarder.Send(set_device));
-  std::optional<acl::v1::ServerMessage> reply = hoarder.Next(absl::Seconds(20));
-  ASSERT_TRUE(reply.has_value() && reply->call_id() == 2);
-  const uint64_t stream = reply->reply().context().default_stream();
-  // Launches that print 64 KiB each (a 256-byte format, 1,000 blocks), sent
-  // in batches; the client reads nothing more.
-  auto batch_of = [&](int launches) {
-    acl::v1::ClientMessage batch;
-    for (int i = 0; i < launches; ++i) {
-      acl::v1::AsyncOp& op = *batch.mutable_async_batch()->add_ops();
-      op.set_stream(stream);
-      acl::v1::LaunchKernel& launch = *op.mutable_launch_kernel();
-      launch.set_name("printf_i32");
-      launch.set_block_dim(1000);
-      launch.add_args(0);  // no values
-      for (int field = 0; field < 32; ++field) launch.add_args(0x7878787878787878ull);  // 'x'
-    }
-    return batch;
-  };
-  ASSERT_TRUE(hoarder.Send(batch_of(32)));  // 2 MiB: past the ring, under the bound
+  const uint64_t stream = SetDeviceOver(hoarder);
+  ASSERT_NE(stream, 0u);
+  // The client reads nothing more.
+  ASSERT_TRUE(hoarder.Send(PrintingLaunches(stream, 32)));  // 2 MiB: past the ring, under the bound
   const auto outbound = [&]() -> uint64_t {
     const acl::v1::StatusReply status = daemon.Status();
     return status.sessions_size() == 1 ? status.sessions(0).outbound_bytes() : 0;

@@ -1,6 +1,9 @@
 #include "tests/ring_session.h"
 
 #include <fcntl.h>
+#include <algorithm>
+#include <memory>
+#include <string>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -96,6 +99,29 @@ int RingSession::Flood(int count) {
       break;
     }
     ++sent;
+  }
+  return sent;
+}
+
+int RingSession::SendUnfinished(int frames) {
+  if (raw_ == nullptr) {
+    // The client-to-daemon ring comes first in the region.
+    raw_ = std::make_unique<acld::MessageRing::Producer>(base_, RingChannel::kRingCapacity,
+                                                         RingChannel::kMaxFrameBytes);
+    raw_->SetPeerDoorbell(doorbell_);
+  }
+  std::string frame(RingChannel::kMaxFrameBytes, 'u');
+  frame[0] = static_cast<char>(RingChannel::kMoreFragments);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  int sent = 0;
+  while (sent < frames && absl::Now() < deadline) {
+    absl::StatusOr<bool> written = raw_->TryWrite(frame);
+    if (!written.ok()) break;
+    if (*written) {
+      ++sent;
+    } else if (!raw_->WaitForSpace(std::min(deadline, absl::Now() + absl::Milliseconds(50))).ok()) {
+      break;
+    }
   }
   return sent;
 }

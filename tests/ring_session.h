@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
+#include "proto/acl/message_ring.h"
 #include "proto/acl/protocol.h"
 #include "proto/acl/ring_channel.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
@@ -45,6 +46,11 @@ class RingSession {
   // replies fill the daemon-to-client ring, then its writes wait for room.
   int Flood(int count);
 
+  // Sends `frames` full fragments of a message and never its last one, as a
+  // hostile client could (waiting at most 5 s for room); how many went.
+  // Instead of Send and the calls above: a session uses one or the other.
+  int SendUnfinished(int frames);
+
   // Writes an impossible head into the client-to-daemon ring, as a hostile
   // client could at any moment, and rings the daemon.
   void BreakRing();
@@ -59,6 +65,7 @@ class RingSession {
   std::unique_ptr<grpc::ClientReaderWriter<acl::v1::ClientMessage, acl::v1::ServerMessage>>
       stream_;
   std::unique_ptr<acld::RingChannel> ring_;
+  std::unique_ptr<acld::MessageRing::Producer> raw_;  // SendUnfinished's
   bool opened_ = false;
   bool on_ring_ = false;
 };

@@ -46,6 +46,7 @@ void ToProto(const SessionSnapshot& snapshot,
     info.set_carrier(found->second.channel_bytes > 0 ? "shm" : "grpc");
     info.set_channel_bytes(found->second.channel_bytes);
     info.set_outbound_bytes(found->second.outbound_bytes);
+    info.set_inbound_bytes(found->second.inbound_bytes);
   }
   info.set_max_host_memory_bytes(limits.max_host_memory_per_session);
   info.set_max_host_memory_segments(limits.max_host_segments_per_session);
@@ -220,10 +221,12 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     ToProto(session, usage, limits, *reply->add_sessions());
   }
   reply->set_session_count(static_cast<uint32_t>(snapshot.sessions.size()));
-  // The runtime's tenants, with the segments this layer maps for them and
-  // their streams not past Hello yet (a tenant holding only those, its
-  // sessions just gone or not yet open, is listed too).
+  // The runtime's tenants, with the segments this layer maps for them, the
+  // messages it holds for them and their streams not past Hello yet (a
+  // tenant holding only those, its sessions just gone or not yet open, is
+  // listed too).
   std::map<Tenant, uint64_t> segments = sessions_.segments().ByTenant();
+  std::map<Tenant, uint64_t> messages = sessions_.messages().ByTenant();
   const RuntimeService::Counts counts = sessions_.counts();
   std::map<Tenant, uint64_t> pending = counts.pending_by_tenant;
   auto add_tenant = [&](const Tenant& tenant) {
@@ -234,6 +237,11 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     if (mapped != segments.end()) {
       usage_of.set_host_segments(mapped->second);
       segments.erase(mapped);
+    }
+    auto held = messages.find(tenant);
+    if (held != messages.end()) {
+      usage_of.set_message_bytes(held->second);
+      messages.erase(held);
     }
     auto waiting = pending.find(tenant);
     if (waiting != pending.end()) {
@@ -254,9 +262,11 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   }
   while (!segments.empty()) add_tenant(segments.begin()->first);
   while (!pending.empty()) add_tenant(pending.begin()->first);
+  while (!messages.empty()) add_tenant(messages.begin()->first);
   reply->set_host_segments(sessions_.segments().total());
   reply->set_max_host_segments(sessions_.segments().total_limit());
   reply->set_max_host_segments_per_uid(sessions_.segments().per_tenant_limit());
+  reply->set_max_message_bytes_per_uid(sessions_.messages().per_tenant_limit());
   reply->set_max_allocations_per_uid(snapshot.max_allocations_per_tenant);
   reply->set_max_binary_bytes_per_uid(snapshot.max_binary_bytes_per_tenant);
   reply->set_max_queued_bytes_per_uid(snapshot.max_queued_bytes_per_tenant);

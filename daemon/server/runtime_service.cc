@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -339,6 +340,7 @@ RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, Sess
       limits_(limits),
       segments_(std::make_shared<SegmentBudget>(limits.max_host_segments_per_uid,
                                                 limits.max_host_segments)),
+      messages_(std::make_shared<MessageBudget>(limits.max_message_bytes_per_uid)),
       pending_by_tenant_(limits.max_pending_hellos_per_uid),
       pool_(limits.channel_threads > 0 ? limits.channel_threads : ChannelPool::DefaultThreads()) {}
 
@@ -536,12 +538,16 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       // A client that stops reading while its queue passes the bound is ended:
       // cancelled, and its connection cut.
       std::weak_ptr<Live> weak = live;
-      live->writer = std::make_shared<SessionWriter>(limits_.max_queued_bytes_per_session,
-                                                     [this, weak] {
-                                                       if (auto ended = weak.lock()) {
-                                                         CutOff(*ended);
-                                                       }
-                                                     });
+      const Tenant tenant(peer.uid, entrance.group);
+      live->writer = std::make_shared<SessionWriter>(
+          limits_.max_queued_bytes_per_session,
+          [this, weak] {
+            if (auto ended = weak.lock()) CutOff(*ended);
+          },
+          std::make_unique<MessageBudget::Hold>(messages_, tenant));
+      if (live->ring != nullptr) {
+        live->ring->ChargeFragmentsTo(std::make_unique<MessageBudget::Hold>(messages_, tenant));
+      }
       live_[session] = live;
       if (group != nullptr) {
         ++sessions_per_group_[group];
@@ -581,7 +587,8 @@ void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
   std::weak_ptr<Live> weak = live;
   const SessionId session = live->id;
   auto fault = [this, weak, session](const absl::Status& status) {
-    channel_faults_.Warn("session {}: its channel broke the protocol ({}); the session ends",
+    channel_faults_.Warn("session {}: its channel broke the protocol or its user's message "
+                         "budget ({}); the session ends",
                          session, std::string(status.message()));
     if (auto broken = weak.lock()) broken->Cancel(pool_);
   };
@@ -781,6 +788,7 @@ std::map<SessionId, RuntimeService::SessionUsage> RuntimeService::usage() const 
     entry.waiting_calls = static_cast<uint32_t>(handler->waiting_calls());
     if (live->ring != nullptr) entry.channel_bytes = RingChannel::RegionBytes();
     if (live->writer != nullptr) entry.outbound_bytes = live->writer->queued_bytes();
+    if (live->ring != nullptr) entry.inbound_bytes = live->ring->inbound_bytes();
   }
   return usage;
 }

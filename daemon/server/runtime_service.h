@@ -31,6 +31,7 @@
 #include "daemon/server/hello_deadlines.h"
 #include "daemon/server/log_limiter.h"
 #include "daemon/server/peer_credentials.h"
+#include "daemon/server/message_budget.h"
 #include "daemon/server/segment_budget.h"
 #include "daemon/server/session_writer.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
@@ -62,6 +63,10 @@ struct SessionLimits {
   uint64_t max_host_segments = 0;
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
+  // Bytes of messages all sessions of a uid (or quota group) hold together:
+  // requests arriving in fragments and messages waiting to go out
+  // (--max_message_bytes_per_uid; 0: none).
+  uint64_t max_message_bytes_per_uid = 1ull << 30;
   // Threads serving every session's shared-memory channel (--channel_threads;
   // 0: ChannelPool::DefaultThreads()).
   int channel_threads = 0;
@@ -155,6 +160,7 @@ class RuntimeService final
   const SessionLimits& limits() const { return limits_; }
   // Shared memory segments mapped for each tenant and in all (for aclctl).
   const SegmentBudget& segments() const { return *segments_; }
+  const MessageBudget& messages() const { return *messages_; }
 
   // What a live session holds in this layer rather than in the runtime (for
   // aclctl): its mapped shared memory and its calls waiting in the core.
@@ -164,6 +170,7 @@ class RuntimeService final
     uint32_t waiting_calls = 0;
     uint64_t channel_bytes = 0;  // its shared-memory channel (0: on the gRPC stream)
     uint64_t outbound_bytes = 0;  // messages waiting for its process to read them
+    uint64_t inbound_bytes = 0;   // a request of its arriving in fragments
   };
   // Every live session's whose handler still runs.
   std::map<SessionId, SessionUsage> usage() const;
@@ -279,6 +286,7 @@ class RuntimeService final
   PeerCredentialDesk* const peers_;
   const SessionLimits limits_;
   const std::shared_ptr<SegmentBudget> segments_;
+  const std::shared_ptr<MessageBudget> messages_;
   ConnectionCutter cut_connections_;
   EntranceFinder find_entrance_;
   PeerUidFinder find_peer_uid_;

@@ -40,6 +40,12 @@ SessionRing::SessionRing(void* base, size_t size, UniqueFd doorbell)
 
 SessionRing::~SessionRing() { munmap(base_, size_); }
 
+void SessionRing::ChargeFragmentsTo(std::unique_ptr<MessageBudget::Hold> hold) {
+  fragments_ = std::move(hold);
+  channel_.OnKeepingFragments(
+      [hold = fragments_.get()](size_t bytes) { return hold->Resize(bytes); });
+}
+
 absl::StatusOr<const acl::v1::ClientMessage*> SessionRing::TryRead(
     google::protobuf::Arena& arena) {
   absl::StatusOr<std::optional<std::string>> bytes = channel_.TryReceive();

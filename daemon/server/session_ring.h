@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "daemon/server/message_budget.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/session_writer.h"
 #include "proto/acl/ring_channel.h"
@@ -33,6 +34,13 @@ class SessionRing : public SessionWriter::Carrier {
   ~SessionRing() override;
   SessionRing(const SessionRing&) = delete;
   SessionRing& operator=(const SessionRing&) = delete;
+
+  // What the channel keeps of a request still arriving in fragments is
+  // charged to `hold` (its session's user's budget); past the budget the
+  // read fails and the session ends. Before the first read.
+  void ChargeFragmentsTo(std::unique_ptr<MessageBudget::Hold> hold);
+  // Bytes kept of a request still arriving (any thread may ask).
+  uint64_t inbound_bytes() const { return fragments_ != nullptr ? fragments_->bytes() : 0; }
 
   // The eventfd the client rings (for the channel pool's epoll set).
   int doorbell() const { return doorbell_.get(); }
@@ -72,6 +80,7 @@ class SessionRing : public SessionWriter::Carrier {
   const size_t size_;
   const UniqueFd doorbell_;
   RingChannel channel_;
+  std::unique_ptr<MessageBudget::Hold> fragments_;
   std::function<void(const absl::Status&)> on_broken_;
   std::function<void()> on_drained_;
   std::atomic<bool> sending_{false};

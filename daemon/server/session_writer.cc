@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
 
-SessionWriter::SessionWriter(uint64_t max_queued_bytes, std::function<void()> on_overflow)
-    : max_queued_bytes_(max_queued_bytes), on_overflow_(std::move(on_overflow)) {}
+SessionWriter::SessionWriter(uint64_t max_queued_bytes, std::function<void()> on_overflow,
+                             std::unique_ptr<MessageBudget::Hold> budget)
+    : max_queued_bytes_(max_queued_bytes),
+      on_overflow_(std::move(on_overflow)),
+      budget_(std::move(budget)) {}
 
 void SessionWriter::SetCarrier(std::shared_ptr<Carrier> carrier) {
   {
@@ -25,14 +29,17 @@ void SessionWriter::Write(const acl::v1::ServerMessage& message) {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
     const uint64_t bytes = message.ByteSizeLong();
-    if (max_queued_bytes_ != 0 && queued_bytes_ + bytes > max_queued_bytes_) {
-      spdlog::warn("a client stopped reading: {} bytes of messages wait for it; its session ends "
-                   "(--max_queued_bytes_per_session)", queued_bytes_ + bytes);
-      closed_ = true;
-      if (!pumping_) DropQueueLocked();  // else the pump drops it as it leaves
+    const uint64_t after = queued_bytes_ + bytes;  // both far below 2^63
+    absl::Status charged;
+    if (max_queued_bytes_ != 0 && after > max_queued_bytes_) {
+      OverflowLocked(absl::StrCat(after, " bytes of messages would wait for its client, more "
+                                  "than --max_queued_bytes_per_session"));
+      overflowed = true;
+    } else if (budget_ != nullptr && !(charged = budget_->Resize(after)).ok()) {
+      OverflowLocked(std::string(charged.message()));
       overflowed = true;
     } else {
-      queued_bytes_ += bytes;
+      queued_bytes_ = after;
       queue_.push_back(Queued{message, bytes});
     }
   }
@@ -41,6 +48,12 @@ void SessionWriter::Write(const acl::v1::ServerMessage& message) {
     return;
   }
   Pump();
+}
+
+void SessionWriter::OverflowLocked(const std::string& reason) {
+  spdlog::warn("a session's client does not read fast enough: {}; the session ends", reason);
+  closed_ = true;
+  if (!pumping_) DropQueueLocked();  // else the pump drops it as it leaves
 }
 
 void SessionWriter::Resume() { Pump(); }
@@ -68,6 +81,7 @@ void SessionWriter::Pump() {
         carrier = carrier_;  // moved to another carrier
         continue;
       }
+      if (!closed_ && free) CarrierFreeLocked();
       if (!closed_ && free && !queue_.empty()) {
         // Stays valid: only this thread removes from the queue, and others
         // add at its end, which leaves a deque's elements in place.
@@ -83,7 +97,7 @@ void SessionWriter::Pump() {
     carrier->Take(*next);
     absl::MutexLock lock(&mu_);
     if (!closed_) {
-      queued_bytes_ -= std::min(queued_bytes_, queue_.front().bytes);
+      carried_bytes_ += queue_.front().bytes;  // still counted while the carrier sends it
       queue_.pop_front();
     }
   }
@@ -92,6 +106,18 @@ void SessionWriter::Pump() {
 void SessionWriter::DropQueueLocked() {
   queue_.clear();
   queued_bytes_ = 0;
+  carried_bytes_ = 0;
+  ChargeLocked();
+}
+
+void SessionWriter::CarrierFreeLocked() {
+  queued_bytes_ -= std::min(queued_bytes_, carried_bytes_);
+  carried_bytes_ = 0;
+  ChargeLocked();
+}
+
+void SessionWriter::ChargeLocked() {
+  if (budget_ != nullptr) budget_->Resize(queued_bytes_).IgnoreError();
 }
 
 bool SessionWriter::DrainedLocked() const {

@@ -12,9 +12,10 @@
 //
 // The queue is bounded: a client that stops reading while its session keeps
 // producing messages (failures, callbacks, copied bytes) would otherwise grow
-// it without limit. Past `max_queued_bytes` the writer gives up on the client:
-// it drops the queue, writes nothing more and calls `on_overflow` (which ends
-// the session).
+// it without limit. Past `max_queued_bytes` — the queue and the message the
+// carrier is still sending — or past what its user's budget lets it hold
+// (message_budget.h), the writer gives up on the client: it drops the queue,
+// writes nothing more and calls `on_overflow` (which ends the session).
 #ifndef ACLD_DAEMON_SERVER_SESSION_WRITER_H_
 #define ACLD_DAEMON_SERVER_SESSION_WRITER_H_
 
@@ -22,10 +23,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/server/message_budget.h"
 #include "proto/acl/v1/runtime.pb.h"
 
 namespace acld::server {
@@ -46,9 +49,10 @@ class SessionWriter {
     virtual bool Idle() const = 0;
   };
 
-  // `max_queued_bytes` 0: no bound.
+  // `max_queued_bytes` 0: no bound; `budget` null: none.
   explicit SessionWriter(uint64_t max_queued_bytes = 0,
-                         std::function<void()> on_overflow = nullptr);
+                         std::function<void()> on_overflow = nullptr,
+                         std::unique_ptr<MessageBudget::Hold> budget = nullptr);
 
   // Later messages go to `carrier` (the first one, or the session moved to
   // another carrier; what the old one holds still goes out there).
@@ -67,6 +71,7 @@ class SessionWriter {
   // and none will enter it again: the carrier may go away.
   void Close();
 
+  // What waits to go out: the queue and the message the carrier still sends.
   uint64_t queued_bytes() const;
 
  private:
@@ -75,9 +80,16 @@ class SessionWriter {
   bool DrainedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Only while no pump holds a queued message.
   void DropQueueLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives up on the client (see above): a reason to log, then `on_overflow`.
+  void OverflowLocked(const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The carrier sent what it held.
+  void CarrierFreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The budget holds queued_bytes_ (giving back never fails).
+  void ChargeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const uint64_t max_queued_bytes_;
   const std::function<void()> on_overflow_;
+  const std::unique_ptr<MessageBudget::Hold> budget_;
   mutable absl::Mutex mu_;
   std::shared_ptr<Carrier> carrier_ ABSL_GUARDED_BY(mu_);
   struct Queued {
@@ -85,7 +97,11 @@ class SessionWriter {
     uint64_t bytes;  // its size, counted once
   };
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
+  // The queue's and the carrier's: a message taken stays counted until the
+  // carrier is free again (a 32 MiB reply the client does not read is held
+  // by the carrier, not the queue).
   uint64_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t carried_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   // One thread pumps at a time; another that finds it busy asks it to look
   // again (`again`) instead of waiting.
   bool pumping_ ABSL_GUARDED_BY(mu_) = false;

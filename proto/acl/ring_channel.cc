@@ -56,7 +56,9 @@ size_t NextFrame(absl::string_view message, size_t offset, std::string& frame) {
 }
 
 // Adds a received frame to `message`; true when that was its last fragment.
-absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message) {
+// `keep` (if set) may refuse to keep a fragment that is not the last.
+absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message,
+                                 const RingChannel::KeepFn& keep) {
   if (frame.empty() || (frame[0] != RingChannel::kLastFragment &&
                         frame[0] != RingChannel::kMoreFragments)) {
     return absl::DataLossError("a ring frame without its fragment marker");
@@ -70,6 +72,10 @@ absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message) {
   if (message.size() + frame.size() - 1 > static_cast<size_t>(kMaxMessageBytes)) {
     return absl::DataLossError(
         absl::StrCat("a message on the ring is larger than ", kMaxMessageBytes, " bytes"));
+  }
+  if (!last && keep) {
+    const absl::Status kept = keep(message.size() + frame.size() - 1);
+    if (!kept.ok()) return kept;
   }
   if (last && message.empty()) {
     frame.erase(0, 1);
@@ -122,9 +128,13 @@ absl::StatusOr<std::optional<std::string>> RingChannel::TryReceive() {
     absl::StatusOr<std::optional<std::string>> frame = in_.TryRead();
     if (!frame.ok()) return frame.status();
     if (!frame->has_value()) return std::nullopt;
-    absl::StatusOr<bool> last = AddFragment(**frame, partial_);
+    const bool kept_fragments = !partial_.empty();
+    absl::StatusOr<bool> last = AddFragment(**frame, partial_, keep_);
     if (!last.ok()) return last.status();
-    if (*last) return std::optional<std::string>(std::exchange(partial_, std::string()));
+    if (*last) {
+      if (kept_fragments && keep_) keep_(0).IgnoreError();  // keeping less is never refused
+      return std::optional<std::string>(std::exchange(partial_, std::string()));
+    }
   }
 }
 

@@ -86,6 +86,13 @@ class RingChannel {
   // The next whole message, if it has arrived; fragments of a message that
   // has not are kept for the next call. The same errors as Receive.
   absl::StatusOr<std::optional<std::string>> TryReceive();
+  // Asked before the fragments kept of a message still arriving grow to
+  // `bytes`, and told (0) when they have become its whole message: an error
+  // refuses the fragment, and the receive returns it. acld charges them to
+  // the session's user (daemon/server/message_budget.h). Set before the
+  // first receive.
+  using KeepFn = std::function<absl::Status(size_t bytes)>;
+  void OnKeepingFragments(KeepFn keep) { keep_ = std::move(keep); }
   // Before going back to epoll: declares the receiver asleep (the client
   // rings the doorbell when it publishes). True when a message is there
   // already (the caller receives on instead).
@@ -114,6 +121,7 @@ class RingChannel {
   MessageRing::Consumer in_;
   // A message that arrives in fragments, until its last one.
   std::string partial_;
+  KeepFn keep_;
   // The message being sent and how much of it went (Offer, PushPending).
   std::string pending_;
   size_t pending_offset_ = 0;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -141,6 +142,41 @@ TEST(RingChannelTest, FragmentsPastTheLargestMessageAreRefused) {
   hostile.join();
   EXPECT_TRUE(absl::IsDataLoss(received.status())) << received.status();
   EXPECT_NE(received.status().message().find(std::to_string(kMaxMessageBytes)), std::string::npos);
+}
+
+// What the receiver keeps of a message still arriving is asked for before
+// it grows and given back when the message is whole; a refusal ends the
+// receive with its error.
+TEST(RingChannelTest, KeptFragmentsAreAskedForAndGivenBack) {
+  Region region;
+  RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+  RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
+  std::vector<size_t> asked;
+  size_t allowed = 2 * (RingChannel::kMaxFrameBytes - 1);
+  daemon.OnKeepingFragments([&](size_t bytes) {
+    asked.push_back(bytes);
+    return bytes <= allowed ? absl::OkStatus() : absl::ResourceExhaustedError("over budget");
+  });
+  const std::string three_frames(3 * (RingChannel::kMaxFrameBytes - 1), 'x');
+  ASSERT_TRUE(client.Send(three_frames, Never).ok());
+  absl::StatusOr<std::optional<std::string>> received = daemon.TryReceive();
+  ASSERT_TRUE(received.ok()) << received.status();
+  ASSERT_TRUE(received->has_value());
+  EXPECT_EQ(**received, three_frames);
+  const size_t chunk = RingChannel::kMaxFrameBytes - 1;
+  EXPECT_EQ(asked, (std::vector<size_t>{chunk, 2 * chunk, 0}));
+
+  // A single-frame message keeps nothing, so asks nothing.
+  asked.clear();
+  ASSERT_TRUE(client.Send("small", Never).ok());
+  received = daemon.TryReceive();
+  ASSERT_TRUE(received.ok() && received->has_value());
+  EXPECT_TRUE(asked.empty());
+
+  allowed = chunk;
+  ASSERT_TRUE(client.Send(three_frames, Never).ok());
+  received = daemon.TryReceive();
+  EXPECT_TRUE(absl::IsResourceExhausted(received.status())) << received.status();
 }
 
 // The daemon's non-blocking side: an eventfd stands for its epoll.

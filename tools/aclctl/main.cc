@@ -73,12 +73,13 @@ constexpr char kUsage[] =
     "sessions shows each use beside its limit (USE/LIMIT; none: no limit): STREAMS open\n"
     "(+closing), CTX contexts created, EVENTS, DEVMEM device memory, ALLOCS its\n"
     "allocations, HOSTMEM shared\n"
-    "memory acld maps (SEGS segments), QUEUED queued work, OUT messages waiting for the process\n"
-    "to read them, BIN kernel binaries loaded\n"
+    "memory acld maps (SEGS segments), QUEUED queued work, IN a request still arriving in\n"
+    "pieces, OUT messages waiting for the process to read them, BIN kernel binaries loaded\n"
     "(count:bytes/limit), CALLS calls waiting in acld,\n"
     "CB callbacks pending (timed out), W weight.\n"
     "status also shows what each uid's (or quota group's) sessions hold together, against\n"
-    "the limits per uid: ALLOCS, BIN bytes, QUEUED work, SEGS host memory segments.\n";
+    "the limits per uid: ALLOCS, BIN bytes, QUEUED work, SEGS host memory segments, MSGS\n"
+    "messages held (requests arriving, replies not read).\n";
 
 using aclctl::BytesOfLimit;
 using aclctl::CountOfLimit;
@@ -120,7 +121,7 @@ std::string DeviceRefs(const acl::v1::SessionInfo& session) {
 std::string SessionsTable(
     const google::protobuf::RepeatedPtrField<acl::v1::SessionInfo>& sessions) {
   Table table({"ID", "PID", "UID", "REF", "DEVICES", "STREAMS", "CTX", "EVENTS", "DEVMEM",
-               "ALLOCS", "HOSTMEM", "SEGS", "QUEUED", "OUT", "BIN", "CALLS", "CB", "W", "VIA", "SINCE",
+               "ALLOCS", "HOSTMEM", "SEGS", "QUEUED", "IN", "OUT", "BIN", "CALLS", "CB", "W", "VIA", "SINCE",
                "COMMAND"});
   for (const acl::v1::SessionInfo& session : sessions) {
     const absl::Time since = absl::FromUnixMillis(session.connected_since_unix_ms());
@@ -137,6 +138,7 @@ std::string SessionsTable(
                       HumanBytes(session.max_host_memory_bytes())),
          absl::StrCat(session.host_memory_segments(), "/", session.max_host_memory_segments()),
          BytesOfLimit(session.queued_bytes(), session.queued_bytes_limit()),
+         HumanBytes(session.inbound_bytes()),
          // The same flag bounds what waits for the process to read it.
          BytesOfLimit(session.outbound_bytes(), session.queued_bytes_limit()),
          absl::StrCat(session.binaries(), ":",
@@ -158,7 +160,7 @@ std::string DevicesText(const acl::v1::StatusReply& status);
 // limits per uid.
 std::string TenantsTable(const acl::v1::StatusReply& status) {
   Table table({"TENANT", "SESSIONS", "PENDING", "STREAMS", "CTX", "EVENTS", "ALLOCS", "BIN",
-               "QUEUED", "SEGS"});
+               "QUEUED", "SEGS", "MSGS"});
   for (const acl::v1::TenantUsage& tenant : status.tenants()) {
     table.AddRow({tenant.group().empty() ? absl::StrCat("uid ", tenant.uid())
                                          : absl::StrCat("group ", tenant.group()),
@@ -170,7 +172,8 @@ std::string TenantsTable(const acl::v1::StatusReply& status) {
                   CountOfLimit(tenant.memory_allocations(), status.max_allocations_per_uid()),
                   BytesOfLimit(tenant.binary_bytes(), status.max_binary_bytes_per_uid()),
                   BytesOfLimit(tenant.queued_bytes(), status.max_queued_bytes_per_uid()),
-                  CountOfLimit(tenant.host_segments(), status.max_host_segments_per_uid())});
+                  CountOfLimit(tenant.host_segments(), status.max_host_segments_per_uid()),
+                  BytesOfLimit(tenant.message_bytes(), status.max_message_bytes_per_uid())});
   }
   return table.Render();
 }

@@ -1,0 +1,94 @@
+#include "daemon/server/session_writer.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace acld::server {
+namespace {
+
+// A carrier that sends a message only when the test lets it.
+class HeldCarrier : public SessionWriter::Carrier {
+ public:
+  bool Push() override { return !holding_; }
+  void Take(const acl::v1::ServerMessage& message) override {
+    taken.push_back(message.session_ended().reason());
+    holding_ = true;
+  }
+  bool Idle() const override { return !holding_; }
+  void Sent() { holding_ = false; }
+
+  std::vector<std::string> taken;
+
+ private:
+  bool holding_ = false;
+};
+
+acl::v1::ServerMessage Message(size_t bytes) {
+  acl::v1::ServerMessage message;
+  message.mutable_session_ended()->set_reason(std::string(bytes, 'r'));
+  return message;
+}
+
+TEST(SessionWriterTest, TheMessageACarrierStillSendsCountsUntilItIsSent) {
+  auto carrier = std::make_shared<HeldCarrier>();
+  SessionWriter writer;
+  writer.SetCarrier(carrier);
+  const acl::v1::ServerMessage first = Message(1000);
+  writer.Write(first);
+  ASSERT_EQ(carrier->taken.size(), 1u);
+  // A client that does not read leaves it in the carrier: acld holds it.
+  EXPECT_EQ(writer.queued_bytes(), first.ByteSizeLong());
+  writer.Write(Message(10));
+  EXPECT_EQ(writer.queued_bytes(), first.ByteSizeLong() + Message(10).ByteSizeLong());
+  carrier->Sent();
+  writer.Resume();
+  ASSERT_EQ(carrier->taken.size(), 2u);
+  EXPECT_EQ(writer.queued_bytes(), Message(10).ByteSizeLong());
+  carrier->Sent();
+  writer.Resume();
+  EXPECT_EQ(writer.queued_bytes(), 0u);
+}
+
+TEST(SessionWriterTest, TheMessageInTheCarrierCountsTowardTheSessionsBound) {
+  auto carrier = std::make_shared<HeldCarrier>();
+  std::atomic<int> overflows{0};
+  const uint64_t one = Message(1000).ByteSizeLong();
+  SessionWriter writer(/*max_queued_bytes=*/2 * one, [&] { ++overflows; });
+  writer.SetCarrier(carrier);
+  writer.Write(Message(1000));  // in the carrier
+  writer.Write(Message(1000));  // queued
+  EXPECT_EQ(overflows.load(), 0);
+  writer.Write(Message(1000));
+  EXPECT_EQ(overflows.load(), 1) << "the carrier's message, the queued one and this one pass it";
+  EXPECT_EQ(writer.queued_bytes(), 0u) << "the queue is dropped";
+}
+
+TEST(SessionWriterTest, PastItsUsersBudgetTheSessionEndsAndGivesEverythingBack) {
+  auto budget = std::make_shared<MessageBudget>(/*per_tenant=*/3000);
+  const Tenant user(1000, nullptr);
+  // Another session of the same user holds most of the budget.
+  MessageBudget::Hold other(budget, user);
+  ASSERT_TRUE(other.Resize(1500).ok());
+  auto carrier = std::make_shared<HeldCarrier>();
+  std::atomic<int> overflows{0};
+  SessionWriter writer(/*max_queued_bytes=*/0, [&] { ++overflows; },
+                       std::make_unique<MessageBudget::Hold>(budget, user));
+  writer.SetCarrier(carrier);
+  writer.Write(Message(1000));
+  EXPECT_EQ(budget->ByTenant().at(user), 1500 + Message(1000).ByteSizeLong());
+  EXPECT_EQ(overflows.load(), 0);
+  writer.Write(Message(1000));
+  EXPECT_EQ(overflows.load(), 1);
+  EXPECT_EQ(budget->ByTenant().at(user), 1500u) << "the ended session holds nothing";
+  // Its later messages are dropped, charged to nobody.
+  writer.Write(Message(10));
+  EXPECT_EQ(budget->ByTenant().at(user), 1500u);
+  EXPECT_EQ(carrier->taken.size(), 1u);
+}
+
+}  // namespace
+}  // namespace acld::server
