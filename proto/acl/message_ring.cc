@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -42,10 +41,16 @@ void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, absl::Time deadli
   syscall(SYS_futex, FutexWord(word), FUTEX_WAIT, expected, timeout_or_null, nullptr, 0);
 }
 
-// Wakes every sleeper on `word`: there is meant to be one, but a peer may park
-// its own threads on the word too, and waking only one could pick one of those.
-void FutexWakeAll(std::atomic<uint32_t>* word) {
-  syscall(SYS_futex, FutexWord(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+// Wakes the sleepers on `word`, at most kMostWoken of them. A side's own
+// waiters on one word are one or two threads (a receiving thread and its
+// watcher), but a peer may park any number of its threads there: waking them
+// all cost the waker a pass over every one, on each publish (acld's threads,
+// for a hostile client). Those beyond the first few take wake-ups from the
+// peer's own waiters, which then see the news at their next wait slice: the
+// peer slows only itself.
+constexpr int kMostWoken = 8;
+void FutexWake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, FutexWord(word), FUTEX_WAKE, kMostWoken, nullptr, nullptr, 0);
 }
 
 // Rings a peer's eventfd doorbell. A full counter (EAGAIN, after 2^64 - 2
@@ -74,7 +79,7 @@ void WakePeerIfWaiting(std::atomic<uint32_t>& peer_waiting, std::atomic<uint32_t
   if (peer_doorbell >= 0) {
     RingDoorbell(peer_doorbell);
   } else {
-    FutexWakeAll(&seq);
+    FutexWake(&seq);
   }
 }
 
@@ -146,11 +151,11 @@ absl::Status WaitUntil(const Probe& probe, absl::Time deadline, SpinBudget& budg
   return status;
 }
 
-// Changes a futex word and wakes every sleeper on it: a wait about to sleep
-// (it compares against the value read before) returns as well.
-void BumpAndWakeAll(std::atomic<uint32_t>& seq) {
+// Changes a futex word and wakes its sleepers (FutexWake's few): a wait
+// about to sleep (it compares against the value read before) returns as well.
+void BumpAndWake(std::atomic<uint32_t>& seq) {
   seq.fetch_add(1, std::memory_order_release);
-  FutexWakeAll(&seq);
+  FutexWake(&seq);
 }
 
 // Ends this side's waits for good: sets its flag, then bumps the futex word
@@ -159,7 +164,7 @@ void InterruptWait(std::atomic<bool>& interrupted, MessageRing::Header* header,
                    std::atomic<uint32_t> MessageRing::Header::*seq) {
   interrupted.store(true);
   if (header == nullptr) return;  // never attached: nothing waits
-  BumpAndWakeAll(header->*seq);
+  BumpAndWake(header->*seq);
 }
 
 absl::Status CheckAttach(void* region, size_t capacity, size_t max_message) {
@@ -471,7 +476,7 @@ void MessageRing::Consumer::WaitForPublishAfter(uint32_t seq, absl::Time deadlin
 }
 
 void MessageRing::Consumer::WakeWatchers() const {
-  if (header_ != nullptr) BumpAndWakeAll(header_->data_seq);
+  if (header_ != nullptr) BumpAndWake(header_->data_seq);
 }
 
 void MessageRing::Consumer::Interrupt() { InterruptWait(*interrupted_, header_, &Header::data_seq); }

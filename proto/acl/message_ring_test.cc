@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
@@ -324,6 +325,36 @@ TEST(MessageRingTest, AWatcherSeesEveryPublishWhileTheReaderIsAway) {
   consumer.WakeWatchers();
   waiter.join();
   EXPECT_NE(consumer.PublishSeq(), back);
+}
+
+// A peer may park any number of its threads on the word a side sleeps on; a
+// publish then wakes a few of them, not all (each would cost the publisher,
+// acld for a hostile client, a wake-up): the rest sleep until their deadline.
+TEST(MessageRingTest, APublishWakesAFewOfTheThreadsParkedOnItsWordNotAll) {
+  constexpr size_t kCapacity = 4096;
+  constexpr int kParked = 64;
+  HeapRegion region(kCapacity);
+  ASSERT_TRUE(MessageRing::Format(region.get(), kCapacity).ok());
+  MessageRing::Producer producer(region.get(), kCapacity, 100);
+  std::atomic<int> returned{0};
+  const absl::Time deadline = absl::Now() + absl::Seconds(3);
+  std::vector<std::thread> parked;
+  for (int i = 0; i < kParked; ++i) {
+    parked.emplace_back([&] {
+      MessageRing::Consumer consumer(region.get(), kCapacity, 100);
+      consumer.WaitForData(deadline).IgnoreError();
+      ++returned;
+    });
+  }
+  // Long past their spins (at most 200 us): all of them sleep.
+  absl::SleepFor(absl::Milliseconds(500));
+  ASSERT_EQ(returned.load(), 0);
+  ASSERT_TRUE(*producer.TryWrite("news"));
+  absl::SleepFor(absl::Milliseconds(500));
+  const int woken = returned.load();
+  for (std::thread& thread : parked) thread.join();
+  EXPECT_GE(woken, 1);
+  EXPECT_LE(woken, 16) << "a publish woke every thread parked on its word";
 }
 
 TEST(MessageRingTest, WaitForSpaceReturnsByItsDeadlineWhenNothingIsRead) {
