@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -362,6 +363,32 @@ TEST(AdversarialLimitsTest, QuotasCannotBeBypassed) {
 
 // Every allocation holds acld memory whatever its size, so their count has a
 // cap as well as their bytes; the operator sees it per session.
+// A request on the gRPC stream is not held once handled: a large one (an
+// unknown field of 40 MiB) in each of 8 sessions stayed in acld, parsed,
+// until each session's next request, beyond every budget.
+TEST(AdversarialLimitsTest, RequestsOnTheStreamAreNotHeldOnceHandled) {
+  AcldDaemon daemon;
+  const pid_t acld = daemon.process().pid();
+  {
+    RawSession warm(daemon.socket());  // gRPC's threads and buffers, before the baseline
+    ASSERT_TRUE(warm.opened());
+  }
+  const uint64_t before_kib = FootprintOf(acld).rss_kib;
+  std::vector<std::unique_ptr<RawSession>> sessions;
+  for (int i = 0; i < 8; ++i) {
+    sessions.push_back(std::make_unique<RawSession>(daemon.socket()));
+    ASSERT_TRUE(sessions.back()->opened());
+    acl::v1::ClientMessage count;
+    count.mutable_init_count();
+    count.GetReflection()->MutableUnknownFields(&count)->AddLengthDelimited(
+        4000, std::string(40 << 20, 'h'));
+    EXPECT_EQ(sessions.back()->Call(std::move(count)).acl_error(), 0) << "session " << i;
+  }
+  const uint64_t after_kib = FootprintOf(acld).rss_kib;
+  EXPECT_LT(after_kib, before_kib + (128 << 10))
+      << "acld grew from " << before_kib << " KiB to " << after_kib << " KiB";
+}
+
 TEST(AdversarialLimitsTest, AllocationsPerSessionAreCapped) {
   AcldDaemon daemon({"--max_allocations_per_session=300"});
   Process allocator({kAdversary, "allocation_cap", "300"}, daemon.client_env());

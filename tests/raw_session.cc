@@ -60,7 +60,13 @@ std::string FetchToken(const std::string& peer_socket_path) {
 RawSession::RawSession(const std::string& socket, bool read_hello_reply,
                        const std::string& token_desk)
     : desk_(token_desk.empty() ? socket + ".peer" : token_desk) {
-  channel_ = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  // A connection of its own, as the class says: acld serves one session per
+  // connection, and gRPC would otherwise share one between a process's
+  // sessions (a second would wait for the first to end).
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  channel_ = grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(),
+                                       arguments);
   stub_ = acl::v1::Runtime::NewStub(channel_);
   stream_ = stub_->Session(&context_);
   acl::v1::ClientMessage hello;

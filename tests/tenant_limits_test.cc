@@ -544,21 +544,39 @@ TEST(TenantLimitsTest, EvictingAClientThatDoesNotReadFreesItsThreads) {
   stopped.Signal(SIGKILL);
 }
 
+// A Hello whose command (the client's word) is long and full of terminal
+// escapes: acld shows the kernel's, bounded; one past 64 KiB (a Hello is
+// under 1 KiB) is refused unparsed, rather than held for the session's life.
 TEST(TenantLimitsTest, AHugeCommandInHelloIsNeitherStoredNorShown) {
   AcldDaemon daemon;
   auto channel = grpc::CreateChannel("unix:" + daemon.socket(), grpc::InsecureChannelCredentials());
   auto stub = acl::v1::Runtime::NewStub(channel);
+  const auto hello_with = [&](size_t command_bytes) {
+    acl::v1::ClientMessage hello;
+    hello.set_call_id(1);
+    hello.mutable_hello()->set_protocol_version(1);
+    hello.mutable_hello()->set_peer_token(FetchToken(daemon.socket()));
+    std::string command;
+    while (command.size() < command_bytes) command += "evil\n\x1b[2J\x1b]0;owned\x07 ";
+    hello.mutable_hello()->set_command(command);
+    return hello;
+  };
+  {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    auto stream = stub->Session(&context);
+    ASSERT_TRUE(stream->Write(hello_with(5u << 20)));
+    acl::v1::ServerMessage opened;
+    EXPECT_FALSE(stream->Read(&opened)) << opened.DebugString();
+    const grpc::Status refused = stream->Finish();
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(refused.error_message().find("a Hello of"), std::string::npos)
+        << refused.error_message();
+  }
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   auto stream = stub->Session(&context);
-  acl::v1::ClientMessage hello;
-  hello.set_call_id(1);
-  hello.mutable_hello()->set_protocol_version(1);
-  hello.mutable_hello()->set_peer_token(FetchToken(daemon.socket()));
-  std::string command;
-  while (command.size() < (5u << 20)) command += "evil\n\x1b[2J\x1b]0;owned\x07 ";
-  hello.mutable_hello()->set_command(command);
-  ASSERT_TRUE(stream->Write(hello));
+  ASSERT_TRUE(stream->Write(hello_with(60u << 10)));
   acl::v1::ServerMessage opened;
   ASSERT_TRUE(stream->Read(&opened));
   ASSERT_TRUE(opened.reply().has_session_opened()) << opened.DebugString();

@@ -44,6 +44,23 @@ TEST(MessageBudgetTest, AHoldGivesEverythingBackWhenDestroyedAndOverflowIsRefuse
   EXPECT_TRUE(budget->ByTenant().empty());
 }
 
+// Each hold's first bytes are counted but not charged: a tenant whose other
+// sessions hold its whole budget still gets its small messages through.
+TEST(MessageBudgetTest, AHoldsAllowanceIsNeverRefusedNorCharged) {
+  auto budget = std::make_shared<MessageBudget>(/*per_tenant=*/100, /*allowance=*/50);
+  const Tenant alice(1000, nullptr);
+  MessageBudget::Hold hog(budget, alice);
+  MessageBudget::Hold small(budget, alice);
+  ASSERT_TRUE(hog.Resize(150).ok());  // charged 100: the whole budget
+  EXPECT_FALSE(hog.Resize(151).ok());
+  EXPECT_TRUE(small.Resize(50).ok()) << "within its allowance";
+  EXPECT_EQ(small.bytes(), 50u);
+  EXPECT_FALSE(small.Resize(51).ok()) << "beyond it, charged as any";
+  EXPECT_EQ(budget->ByTenant().at(alice), 100u);
+  ASSERT_TRUE(hog.Resize(40).ok());
+  EXPECT_TRUE(budget->ByTenant().empty()) << "nothing charged within the allowances";
+}
+
 TEST(MessageBudgetTest, NoLimitChargesWithoutRefusing) {
   auto budget = std::make_shared<MessageBudget>(/*per_tenant=*/0);
   MessageBudget::Hold hold(budget, Tenant(7, nullptr));

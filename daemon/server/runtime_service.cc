@@ -36,6 +36,9 @@ namespace {
 // has run this long.
 constexpr int kRequestsPerTurn = 64;
 constexpr absl::Duration kTurnTime = absl::Microseconds(500);
+// A Hello is a token, a ticket, a command line of at most 256 bytes and a
+// few numbers, well under 1 KiB; a larger one is refused unparsed.
+constexpr size_t kMaxHelloBytes = 64 << 10;
 
 // Where a pool thread parses the request it handles: a batch of launches
 // becomes part of one block rather than allocations per operation. The first
@@ -228,7 +231,13 @@ class RuntimeService::SessionCall
 
   void OnReadDone(bool ok) override {
     absl::Status parsed = absl::OkStatus();
-    if (ok) parsed = ParseStreamRequest(request_bytes_, request_);
+    if (ok && state_ == State::kHello && request_bytes_.Length() > kMaxHelloBytes) {
+      // Kept for the session's life otherwise (a ring session reads no more).
+      parsed = absl::InvalidArgumentError(absl::StrCat(
+          "a Hello of ", request_bytes_.Length(), " bytes; at most ", kMaxHelloBytes));
+    } else if (ok) {
+      parsed = ParseStreamRequest(request_bytes_, request_);
+    }
     request_bytes_.Clear();  // not held beside request_ while the session waits for room
     if (state_ == State::kHello) {
       OnHello(ok, parsed);
@@ -253,6 +262,9 @@ class RuntimeService::SessionCall
       return;
     }
     handler_->Handle(request_);
+    // Its strings and unknown fields, which Clear() would keep allocated
+    // while the session waits for room or for its next request.
+    ClientMessage().Swap(&request_);
     ReadWhenRoom();
   }
 
@@ -306,6 +318,7 @@ class RuntimeService::SessionCall
     handler_ = std::move(opened->handler);
     state_ = State::kOpen;
     const uint64_t hello_call = request_.call_id();
+    ClientMessage().Swap(&request_);  // not held for the session's life
     handler_->Open(hello_call, live_->ring != nullptr);
     if (live_->ring != nullptr) service_.ServeChannel(live_, handler_);
     // A read stays pending for the life of the session: its failure is how
@@ -340,7 +353,8 @@ RuntimeService::RuntimeService(Runtime& runtime, PeerCredentialDesk* peers, Sess
       limits_(limits),
       segments_(std::make_shared<SegmentBudget>(limits.max_host_segments_per_uid,
                                                 limits.max_host_segments)),
-      messages_(std::make_shared<MessageBudget>(limits.max_message_bytes_per_uid)),
+      messages_(std::make_shared<MessageBudget>(limits.max_message_bytes_per_uid,
+                                                limits.message_bytes_allowance)),
       pending_by_tenant_(limits.max_pending_hellos_per_uid),
       pool_(limits.channel_threads > 0 ? limits.channel_threads : ChannelPool::DefaultThreads()) {}
 

@@ -67,6 +67,10 @@ struct SessionLimits {
   // requests arriving in fragments and messages waiting to go out
   // (--max_message_bytes_per_uid; 0: none).
   uint64_t max_message_bytes_per_uid = 1ull << 30;
+  // What each session holds each way before that budget is charged (not a
+  // flag): its replies and ordinary requests go through whatever its user's
+  // other sessions hold (message_budget.h).
+  uint64_t message_bytes_allowance = 1ull << 20;
   // Threads serving every session's shared-memory channel (--channel_threads;
   // 0: ChannelPool::DefaultThreads()).
   int channel_threads = 0;

@@ -30,10 +30,15 @@ void SessionWriter::Write(const acl::v1::ServerMessage& message) {
     if (closed_) return;
     const uint64_t bytes = message.ByteSizeLong();
     const uint64_t after = queued_bytes_ + bytes;  // both far below 2^63
+    // The session's own bound is the queue's: a message the carrier is still
+    // sending (a reply of up to 32 MiB a client drains) leaves room for the
+    // next. Its user's budget holds both.
+    const uint64_t queue_after = after - carried_bytes_;
     absl::Status charged;
-    if (max_queued_bytes_ != 0 && after > max_queued_bytes_) {
-      OverflowLocked(absl::StrCat(after, " bytes of messages would wait for its client, more "
-                                  "than --max_queued_bytes_per_session"));
+    if (max_queued_bytes_ != 0 && queue_after > max_queued_bytes_) {
+      OverflowLocked(absl::StrCat("a client stopped reading: ", queue_after,
+                                  " bytes of messages would wait for it, more than "
+                                  "--max_queued_bytes_per_session"));
       overflowed = true;
     } else if (budget_ != nullptr && !(charged = budget_->Resize(after)).ok()) {
       OverflowLocked(std::string(charged.message()));
@@ -51,7 +56,7 @@ void SessionWriter::Write(const acl::v1::ServerMessage& message) {
 }
 
 void SessionWriter::OverflowLocked(const std::string& reason) {
-  spdlog::warn("a session's client does not read fast enough: {}; the session ends", reason);
+  spdlog::warn("a session's outgoing messages are refused: {}; the session ends", reason);
   closed_ = true;
   if (!pumping_) DropQueueLocked();  // else the pump drops it as it leaves
 }

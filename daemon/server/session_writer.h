@@ -12,9 +12,9 @@
 //
 // The queue is bounded: a client that stops reading while its session keeps
 // producing messages (failures, callbacks, copied bytes) would otherwise grow
-// it without limit. Past `max_queued_bytes` — the queue and the message the
-// carrier is still sending — or past what its user's budget lets it hold
-// (message_budget.h), the writer gives up on the client: it drops the queue,
+// it without limit. Past `max_queued_bytes` of queued messages, or past what
+// its user's budget lets it hold — the queue and the message the carrier is
+// still sending (message_budget.h) — the writer gives up on the client: it drops the queue,
 // writes nothing more and calls `on_overflow` (which ends the session).
 #ifndef ACLD_DAEMON_SERVER_SESSION_WRITER_H_
 #define ACLD_DAEMON_SERVER_SESSION_WRITER_H_

@@ -53,17 +53,20 @@ TEST(SessionWriterTest, TheMessageACarrierStillSendsCountsUntilItIsSent) {
   EXPECT_EQ(writer.queued_bytes(), 0u);
 }
 
-TEST(SessionWriterTest, TheMessageInTheCarrierCountsTowardTheSessionsBound) {
+// The session's own bound is its queue's: a large reply the carrier is still
+// sending leaves room for one as large behind it.
+TEST(SessionWriterTest, TheSessionsBoundIsItsQueuesNotCountingTheCarriersMessage) {
   auto carrier = std::make_shared<HeldCarrier>();
   std::atomic<int> overflows{0};
   const uint64_t one = Message(1000).ByteSizeLong();
-  SessionWriter writer(/*max_queued_bytes=*/2 * one, [&] { ++overflows; });
+  SessionWriter writer(/*max_queued_bytes=*/one, [&] { ++overflows; });
   writer.SetCarrier(carrier);
   writer.Write(Message(1000));  // in the carrier
-  writer.Write(Message(1000));  // queued
+  writer.Write(Message(1000));  // queued: at the bound
   EXPECT_EQ(overflows.load(), 0);
-  writer.Write(Message(1000));
-  EXPECT_EQ(overflows.load(), 1) << "the carrier's message, the queued one and this one pass it";
+  EXPECT_EQ(writer.queued_bytes(), 2 * one);
+  writer.Write(Message(10));
+  EXPECT_EQ(overflows.load(), 1) << "the queue passed its bound";
   EXPECT_EQ(writer.queued_bytes(), 0u) << "the queue is dropped";
 }
 

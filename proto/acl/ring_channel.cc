@@ -69,13 +69,21 @@ absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message,
   if (!last && frame.size() - 1 != kChunk) {
     return absl::DataLossError("a ring fragment other than its message's last is not full");
   }
-  if (message.size() + frame.size() - 1 > static_cast<size_t>(kMaxMessageBytes)) {
+  const size_t needed = message.size() + frame.size() - 1;
+  if (needed > static_cast<size_t>(kMaxMessageBytes)) {
     return absl::DataLossError(
         absl::StrCat("a message on the ring is larger than ", kMaxMessageBytes, " bytes"));
   }
-  if (!last && keep) {
-    const absl::Status kept = keep(message.size() + frame.size() - 1);
-    if (!kept.ok()) return kept;
+  if (!last && needed > message.capacity()) {
+    // Grown here, not by append, so that what `keep` is asked for is what is
+    // allocated (append would double the buffer unannounced).
+    const size_t capacity = std::min<size_t>(std::max(needed, 2 * message.capacity()),
+                                             static_cast<size_t>(kMaxMessageBytes));
+    if (keep) {
+      const absl::Status kept = keep(capacity);
+      if (!kept.ok()) return kept;
+    }
+    message.reserve(capacity);
   }
   if (last && message.empty()) {
     frame.erase(0, 1);

@@ -86,9 +86,9 @@ class RingChannel {
   // The next whole message, if it has arrived; fragments of a message that
   // has not are kept for the next call. The same errors as Receive.
   absl::StatusOr<std::optional<std::string>> TryReceive();
-  // Asked before the fragments kept of a message still arriving grow to
-  // `bytes`, and told (0) when they have become its whole message: an error
-  // refuses the fragment, and the receive returns it. acld charges them to
+  // Asked before the buffer keeping the fragments of a message still
+  // arriving grows to `bytes`, and told (0) when they have become its whole
+  // message: an error refuses the fragment, and the receive returns it. acld charges them to
   // the session's user (daemon/server/message_budget.h). Set before the
   // first receive.
   using KeepFn = std::function<absl::Status(size_t bytes)>;

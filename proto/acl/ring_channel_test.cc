@@ -152,19 +152,23 @@ TEST(RingChannelTest, KeptFragmentsAreAskedForAndGivenBack) {
   RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
   RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
   std::vector<size_t> asked;
-  size_t allowed = 2 * (RingChannel::kMaxFrameBytes - 1);
+  size_t allowed = 0;
   daemon.OnKeepingFragments([&](size_t bytes) {
     asked.push_back(bytes);
     return bytes <= allowed ? absl::OkStatus() : absl::ResourceExhaustedError("over budget");
   });
-  const std::string three_frames(3 * (RingChannel::kMaxFrameBytes - 1), 'x');
-  ASSERT_TRUE(client.Send(three_frames, Never).ok());
-  absl::StatusOr<std::optional<std::string>> received = daemon.TryReceive();
+  const size_t chunk = RingChannel::kMaxFrameBytes - 1;
+  // Five frames: more than the ring holds, so sent from a thread of its own.
+  const std::string five_frames(5 * chunk, 'x');
+  allowed = 4 * chunk;
+  std::thread sender([&] { EXPECT_TRUE(client.Send(five_frames, Never).ok()); });
+  absl::StatusOr<std::optional<std::string>> received = daemon.Receive(Never);
+  sender.join();
   ASSERT_TRUE(received.ok()) << received.status();
   ASSERT_TRUE(received->has_value());
-  EXPECT_EQ(**received, three_frames);
-  const size_t chunk = RingChannel::kMaxFrameBytes - 1;
-  EXPECT_EQ(asked, (std::vector<size_t>{chunk, 2 * chunk, 0}));
+  EXPECT_EQ(**received, five_frames);
+  // What the buffer grows to, as it grows (doubling), not only what it holds.
+  EXPECT_EQ(asked, (std::vector<size_t>{chunk, 2 * chunk, 4 * chunk, 0}));
 
   // A single-frame message keeps nothing, so asks nothing.
   asked.clear();
@@ -174,6 +178,7 @@ TEST(RingChannelTest, KeptFragmentsAreAskedForAndGivenBack) {
   EXPECT_TRUE(asked.empty());
 
   allowed = chunk;
+  const std::string three_frames(3 * chunk, 'x');
   ASSERT_TRUE(client.Send(three_frames, Never).ok());
   received = daemon.TryReceive();
   EXPECT_TRUE(absl::IsResourceExhausted(received.status())) << received.status();
