@@ -337,18 +337,13 @@ uint64_t MessageBytesOfThisUid(const acl::v1::StatusReply& status) {
   return 0;
 }
 
-// The most any one session of `status` holds one way.
-uint64_t MostInbound(const acl::v1::StatusReply& status) {
+// The most any one session of `status` holds one way: `bytes` is
+// SessionInfo::inbound_bytes or outbound_bytes.
+uint64_t MostHeld(const acl::v1::StatusReply& status,
+                  uint64_t (acl::v1::SessionInfo::*bytes)() const) {
   uint64_t most = 0;
   for (const acl::v1::SessionInfo& session : status.sessions()) {
-    most = std::max(most, session.inbound_bytes());
-  }
-  return most;
-}
-uint64_t MostOutbound(const acl::v1::StatusReply& status) {
-  uint64_t most = 0;
-  for (const acl::v1::SessionInfo& session : status.sessions()) {
-    most = std::max(most, session.outbound_bytes());
+    most = std::max(most, (session.*bytes)());
   }
   return most;
 }
@@ -373,7 +368,7 @@ TEST(ChannelTest, UnfinishedRequestsOfOneUidHoldNoMoreThanItsMessageBudget) {
       << MessageBytesOfThisUid(daemon.Status());
   acl::v1::StatusReply status = daemon.Status();
   EXPECT_EQ(status.max_message_bytes_per_uid(), 4194304u);
-  EXPECT_GE(MostInbound(status), 40 * kFragment);
+  EXPECT_GE(MostHeld(status, &acl::v1::SessionInfo::inbound_bytes), 40 * kFragment);
   const auto [code, tenants] = daemon.Aclctl({"status"});
   EXPECT_EQ(code, 0);
   EXPECT_NE(tenants.find("MSGS"), std::string::npos) << tenants;
@@ -417,9 +412,11 @@ TEST(ChannelTest, WhatWaitsForOneUidsClientsIsBoundedTogether) {
   // 0.8 MiB charged beyond the session's allowance, of the uid's 1 MiB.
   ASSERT_TRUE(first.Send(PrintingLaunches(first_stream, 32)));
   constexpr uint64_t kFirstHolds = 28 * (64 << 10);
-  EXPECT_TRUE(WaitUntil([&] { return MostOutbound(daemon.Status()) > kFirstHolds; },
-                        absl::Seconds(10)))
-      << MostOutbound(daemon.Status());
+  const auto most_outbound = [&] {
+    return MostHeld(daemon.Status(), &acl::v1::SessionInfo::outbound_bytes);
+  };
+  EXPECT_TRUE(WaitUntil([&] { return most_outbound() > kFirstHolds; }, absl::Seconds(10)))
+      << most_outbound();
   ASSERT_EQ(daemon.Status().session_count(), 3u);
   ASSERT_TRUE(second.Send(PrintingLaunches(second_stream, 32)));
   EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 1; }, absl::Seconds(10)))
