@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "proto/acl/protocol.h"
 
 namespace acld_test {
 
@@ -65,6 +66,7 @@ RawSession::RawSession(const std::string& socket, bool read_hello_reply,
   // sessions (a second would wait for the first to end).
   grpc::ChannelArguments arguments;
   arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  arguments.SetMaxReceiveMessageSize(acld::kMaxMessageBytes);  // replies of copied bytes
   channel_ = grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(),
                                        arguments);
   stub_ = acl::v1::Runtime::NewStub(channel_);

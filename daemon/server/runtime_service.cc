@@ -70,7 +70,6 @@ class GrpcStreamCarrier : public SessionWriter::Carrier {
   void Take(const ServerMessage& message) override {
     if (broken_.load()) return;  // the stream is gone: nothing reaches the client
     bool own_buffer = false;
-    out_.Clear();  // gRPC is done with the last one (WriteDone), and serializes into an empty one
     if (!grpc::SerializationTraits<ServerMessage>::Serialize(message, &out_, &own_buffer).ok()) {
       broken_.store(true);  // cannot happen with a message acld made; the client hears no more
       return;
@@ -82,6 +81,10 @@ class GrpcStreamCarrier : public SessionWriter::Carrier {
   // gRPC is done with the write in flight; `ok` false: the stream broke.
   void WriteDone(bool ok) {
     if (!ok) broken_.store(true);
+    // gRPC is done with it: not kept (up to 32 MiB) until the next message,
+    // once the writer no longer counts it; and Take serializes into an
+    // empty buffer.
+    out_.Clear();
     in_flight_.store(false);
   }
 
@@ -230,6 +233,15 @@ class RuntimeService::SessionCall
   }
 
   void OnReadDone(bool ok) override {
+    if (ok && state_ == State::kOpen && live_->ring != nullptr) {
+      // A session on its channel says nothing more on the stream: not parsed.
+      request_bytes_.Clear();
+      service_.channel_faults_.Warn(
+          "session {}: a request came on the stream beside its channel; the session ends",
+          live_->id);
+      End();
+      return;
+    }
     absl::Status parsed = absl::OkStatus();
     if (ok && state_ == State::kHello && request_bytes_.Length() > kMaxHelloBytes) {
       // Kept for the session's life otherwise (a ring session reads no more).
@@ -250,14 +262,6 @@ class RuntimeService::SessionCall
     if (!parsed.ok()) {
       service_.channel_faults_.Warn("session {}: {}; the session ends", live_->id,
                                     std::string(parsed.message()));
-      End();
-      return;
-    }
-    if (live_->ring != nullptr) {
-      // A session on its channel says nothing more on the stream.
-      service_.channel_faults_.Warn(
-          "session {}: a request came on the stream beside its channel; the session ends",
-          live_->id);
       End();
       return;
     }

@@ -28,7 +28,7 @@ void SessionWriter::Write(const acl::v1::ServerMessage& message) {
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
-    const uint64_t bytes = message.ByteSizeLong();
+    const uint64_t bytes = message.ByteSizeLong() + kCostOfAQueuedMessage;
     const uint64_t after = queued_bytes_ + bytes;  // both far below 2^63
     // The session's own bound is the queue's: a message the carrier is still
     // sending (a reply of up to 32 MiB a client drains) leaves room for the

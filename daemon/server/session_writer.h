@@ -49,6 +49,12 @@ class SessionWriter {
     virtual bool Idle() const = 0;
   };
 
+  // What a queued message costs acld beside its serialized bytes (its place
+  // in the queue, its objects, their allocations), counted with them: else
+  // millions of 2-byte replies a client does not read would hold far more
+  // memory than the bounds say.
+  static constexpr uint64_t kCostOfAQueuedMessage = 256;
+
   // `max_queued_bytes` 0: no bound; `budget` null: none.
   explicit SessionWriter(uint64_t max_queued_bytes = 0,
                          std::function<void()> on_overflow = nullptr,

@@ -33,6 +33,11 @@ acl::v1::ServerMessage Message(size_t bytes) {
   return message;
 }
 
+// What the writer counts for `message` while it holds it.
+uint64_t Counted(const acl::v1::ServerMessage& message) {
+  return message.ByteSizeLong() + SessionWriter::kCostOfAQueuedMessage;
+}
+
 TEST(SessionWriterTest, TheMessageACarrierStillSendsCountsUntilItIsSent) {
   auto carrier = std::make_shared<HeldCarrier>();
   SessionWriter writer;
@@ -41,13 +46,13 @@ TEST(SessionWriterTest, TheMessageACarrierStillSendsCountsUntilItIsSent) {
   writer.Write(first);
   ASSERT_EQ(carrier->taken.size(), 1u);
   // A client that does not read leaves it in the carrier: acld holds it.
-  EXPECT_EQ(writer.queued_bytes(), first.ByteSizeLong());
+  EXPECT_EQ(writer.queued_bytes(), Counted(first));
   writer.Write(Message(10));
-  EXPECT_EQ(writer.queued_bytes(), first.ByteSizeLong() + Message(10).ByteSizeLong());
+  EXPECT_EQ(writer.queued_bytes(), Counted(first) + Counted(Message(10)));
   carrier->Sent();
   writer.Resume();
   ASSERT_EQ(carrier->taken.size(), 2u);
-  EXPECT_EQ(writer.queued_bytes(), Message(10).ByteSizeLong());
+  EXPECT_EQ(writer.queued_bytes(), Counted(Message(10)));
   carrier->Sent();
   writer.Resume();
   EXPECT_EQ(writer.queued_bytes(), 0u);
@@ -58,7 +63,7 @@ TEST(SessionWriterTest, TheMessageACarrierStillSendsCountsUntilItIsSent) {
 TEST(SessionWriterTest, TheSessionsBoundIsItsQueuesNotCountingTheCarriersMessage) {
   auto carrier = std::make_shared<HeldCarrier>();
   std::atomic<int> overflows{0};
-  const uint64_t one = Message(1000).ByteSizeLong();
+  const uint64_t one = Counted(Message(1000));
   SessionWriter writer(/*max_queued_bytes=*/one, [&] { ++overflows; });
   writer.SetCarrier(carrier);
   writer.Write(Message(1000));  // in the carrier
@@ -68,6 +73,25 @@ TEST(SessionWriterTest, TheSessionsBoundIsItsQueuesNotCountingTheCarriersMessage
   writer.Write(Message(10));
   EXPECT_EQ(overflows.load(), 1) << "the queue passed its bound";
   EXPECT_EQ(writer.queued_bytes(), 0u) << "the queue is dropped";
+}
+
+// Tiny messages cost acld more than their bytes: a client that reads none of
+// its 2-byte replies meets the bound long before it has sent a bound's worth.
+TEST(SessionWriterTest, TinyMessagesCountWhatTheyCostNotOnlyTheirBytes) {
+  auto carrier = std::make_shared<HeldCarrier>();
+  std::atomic<int> overflows{0};
+  SessionWriter writer(/*max_queued_bytes=*/64 << 10, [&] { ++overflows; });
+  writer.SetCarrier(carrier);
+  acl::v1::ServerMessage tiny;
+  tiny.set_call_id(1);
+  ASSERT_EQ(tiny.ByteSizeLong(), 2u);
+  int written = 0;
+  while (overflows.load() == 0 && written < 100000) {
+    writer.Write(tiny);
+    ++written;
+  }
+  EXPECT_EQ(overflows.load(), 1);
+  EXPECT_LE(written, (64 << 10) / 256 + 2) << "2-byte messages counted as 2 bytes each";
 }
 
 TEST(SessionWriterTest, PastItsUsersBudgetTheSessionEndsAndGivesEverythingBack) {
@@ -82,7 +106,7 @@ TEST(SessionWriterTest, PastItsUsersBudgetTheSessionEndsAndGivesEverythingBack) 
                        std::make_unique<MessageBudget::Hold>(budget, user));
   writer.SetCarrier(carrier);
   writer.Write(Message(1000));
-  EXPECT_EQ(budget->ByTenant().at(user), 1500 + Message(1000).ByteSizeLong());
+  EXPECT_EQ(budget->ByTenant().at(user), 1500 + Counted(Message(1000)));
   EXPECT_EQ(overflows.load(), 0);
   writer.Write(Message(1000));
   EXPECT_EQ(overflows.load(), 1);

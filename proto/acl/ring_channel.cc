@@ -76,9 +76,9 @@ absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message,
   }
   if (!last && needed > message.capacity()) {
     // Grown here, not by append, so that what `keep` is asked for is what is
-    // allocated (append would double the buffer unannounced).
-    const size_t capacity = std::min<size_t>(std::max(needed, 2 * message.capacity()),
-                                             static_cast<size_t>(kMaxMessageBytes));
+    // allocated (append would double the buffer unannounced). At least twice
+    // the old capacity, which is what reserve allocates below that anyway.
+    const size_t capacity = std::max(needed, 2 * message.capacity());
     if (keep) {
       const absl::Status kept = keep(capacity);
       if (!kept.ok()) return kept;
