@@ -26,6 +26,8 @@ class Event {
   // Record `record` settled without running: an abort dropped it or it was
   // forgotten (one of the latest RecordLedger::kDroppedKept such).
   virtual bool Dropped(uint64_t record) const = 0;
+  // Record `record` has settled: it ran, or it was dropped or forgotten.
+  virtual bool Settled(uint64_t record) const = 0;
 };
 
 }  // namespace hal

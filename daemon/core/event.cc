@@ -56,7 +56,7 @@ void Event::Reset() {
 
 uint64_t Event::WaitFor(uint64_t target, std::function<void()> resume) {
   absl::MutexLock lock(&mu_);
-  if (completed_ >= target) return 0;
+  if (SettledLocked(target)) return 0;
   return waiters_.Add(
       target, absl::InfiniteDuration(), [resume = std::move(resume)](absl::Status) { resume(); },
       nullptr);
@@ -77,7 +77,7 @@ void Event::Synchronize(absl::Duration timeout, std::function<void(absl::Status)
   absl::Status result;
   {
     absl::MutexLock lock(&mu_);
-    if (completed_ >= issued_) {
+    if (SettledLocked(issued_)) {
       result = absl::OkStatus();
     } else if (timeout <= absl::ZeroDuration()) {
       result = AclStatus(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
@@ -108,20 +108,35 @@ void Event::TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout) {
       absl::StrCat("event ", id_, " did not complete within ", absl::FormatDuration(timeout))));
 }
 
+bool Event::SettledLocked(uint64_t record) const {
+  return completed_ >= record || (device_event_ != nullptr && device_event_->Settled(record));
+}
+
+bool Event::LatestRanOnDeviceLocked() const {
+  return device_event_ != nullptr && device_event_->Settled(issued_) &&
+         !device_event_->Dropped(issued_);
+}
+
 bool Event::Complete() const {
   absl::MutexLock lock(&mu_);
-  return completed_ >= issued_;
+  return SettledLocked(issued_);
 }
 
 bool Event::RecordedAndComplete() const {
   absl::MutexLock lock(&mu_);
-  return recorded_ && completed_ >= issued_;
+  if (completed_ >= issued_) return recorded_;
+  return LatestRanOnDeviceLocked();
 }
 
 bool Event::Timestamp(int64_t* timestamp_ns) const {
   absl::MutexLock lock(&mu_);
-  if (!recorded_ || completed_ < issued_) return false;
-  *timestamp_ns = timestamp_ns_;
+  if (completed_ >= issued_) {
+    if (!recorded_) return false;
+    *timestamp_ns = timestamp_ns_;
+    return true;
+  }
+  if (!LatestRanOnDeviceLocked()) return false;
+  *timestamp_ns = device_event_->TimestampNanos().value_or(0);
   return true;
 }
 

@@ -95,6 +95,13 @@ class Event : public std::enable_shared_from_this<Event> {
 
  private:
   void TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout);
+  // Record `record` has settled, by our count or the device's. The device
+  // settles a record, and releases the device-level waits for it, before the
+  // record task's completion reaches CompleteRecord: a stream it released may
+  // report to the client first, and what the client asks next must agree.
+  bool SettledLocked(uint64_t record) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The latest record ran on the device; CompleteRecord may not have come yet.
+  bool LatestRanOnDeviceLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const EventId id_;
   const SessionId session_;

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "gtest/gtest.h"
+#include "hal/sim/sim_event.h"
 #include "hal/testing/fake_clock.h"
 
 namespace acld {
@@ -67,6 +68,41 @@ TEST_F(EventTest, ReleasingOneSessionsWaitsAnswersThoseAndKeepsTheRest) {
   EXPECT_EQ(answered_3, 3);
   EXPECT_EQ(answered_owner, 0);
   EXPECT_EQ(event_->waiting(), 1u);
+}
+
+// The device runs a record, and releases the streams waiting for it there,
+// before the record task's completion reaches the event: a client that
+// synchronized such a stream and queries the event next must read it
+// complete, with the device's timestamp.
+TEST_F(EventTest, ARecordTheDeviceRanReadsCompleteBeforeItsTaskReports) {
+  auto device_event = std::make_shared<hal::sim::SimEvent>();
+  auto event = std::make_shared<Event>(8, SessionId{1}, 0, 0, timer_, device_event);
+  int64_t timestamp = 0;
+  const uint64_t first = event->TakeRecordNumber();
+  device_event->AddRecord(first);
+  EXPECT_FALSE(event->Complete());
+  EXPECT_FALSE(event->Timestamp(&timestamp));
+  device_event->CompleteRecord(first, 1234);
+  EXPECT_TRUE(event->Complete());
+  EXPECT_TRUE(event->RecordedAndComplete());
+  ASSERT_TRUE(event->Timestamp(&timestamp));
+  EXPECT_EQ(timestamp, 1234);
+  EXPECT_EQ(event->WaitFor(first, [] {}), 0u);
+  bool synchronized = false;
+  event->Synchronize(absl::ZeroDuration(), [&](absl::Status status) {
+    synchronized = status.ok();
+  });
+  EXPECT_TRUE(synchronized);
+  event->CompleteRecord(first, 1234);
+
+  // A record the device dropped settles the event but records nothing.
+  event->Reset();
+  const uint64_t second = event->TakeRecordNumber();
+  device_event->AddRecord(second);
+  device_event->ForgetRecord(second);
+  EXPECT_TRUE(event->Complete());
+  EXPECT_FALSE(event->RecordedAndComplete());
+  EXPECT_FALSE(event->Timestamp(&timestamp));
 }
 
 }  // namespace

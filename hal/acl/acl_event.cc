@@ -111,6 +111,13 @@ bool AclEvent::Dropped(uint64_t record) const {
   return ledger_.Dropped(record);
 }
 
+// The ledger's word only: asking the vendor here (as Complete does) could
+// settle the record and run wake-ups, and callers may hold their own locks.
+bool AclEvent::Settled(uint64_t record) const {
+  absl::MutexLock lock(&mu_);
+  return ledger_.Settled(record);
+}
+
 std::optional<int64_t> AclEvent::TimestampNanos() const {
   std::vector<RecordLedger::Wake> woken;
   std::optional<int64_t> timestamp;

@@ -47,6 +47,7 @@ class AclEvent : public Event, public std::enable_shared_from_this<AclEvent> {
   bool Complete() const override;
   void ForgetRecord(uint64_t record) override;
   bool Dropped(uint64_t record) const override;
+  bool Settled(uint64_t record) const override;
 
   int32_t device() const { return context_->device(); }
 

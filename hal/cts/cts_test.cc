@@ -416,10 +416,14 @@ TEST_P(HalConformanceTest, AWaitIsForItsRecordEvenOneSubmittedLater) {
   EXPECT_FALSE(waiter_reports.WaitForCompleted(1, absl::Milliseconds(100)))
       << "a wait passed before its record ran";
   EXPECT_FALSE((*event)->Complete());
+  EXPECT_TRUE((*event)->Settled(2));
+  EXPECT_FALSE((*event)->Settled(1));
   holder->ResumeCallbackPoint(*point, absl::OkStatus());
   ASSERT_TRUE(waiter_reports.WaitForCompleted(2));
   EXPECT_EQ(Read(buffer, 1)[0], 5);
   EXPECT_TRUE((*event)->Complete());
+  EXPECT_TRUE((*event)->Settled(1));
+  EXPECT_FALSE((*event)->Dropped(1));
   holder.reset();
   waiter.reset();
   other.reset();
@@ -437,7 +441,9 @@ TEST_P(HalConformanceTest, WaitsForForgottenOrDroppedRecordsPass) {
   ASSERT_TRUE(event.ok());
   ASSERT_TRUE(waiter->WaitEvent(**event, 1, false).ok());
   EXPECT_FALSE(waiter_reports.WaitForCompleted(1, absl::Milliseconds(50)));
+  EXPECT_FALSE((*event)->Settled(1));
   (*event)->ForgetRecord(1);
+  EXPECT_TRUE((*event)->Settled(1));
   ASSERT_TRUE(waiter_reports.WaitForCompleted(1));
 
   absl::StatusOr<uint64_t> point = holder->HostCallbackPoint();

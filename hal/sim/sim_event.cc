@@ -36,6 +36,11 @@ bool SimEvent::Dropped(uint64_t record) const {
   return ledger_.Dropped(record);
 }
 
+bool SimEvent::Settled(uint64_t record) const {
+  absl::MutexLock lock(&mu_);
+  return ledger_.Settled(record);
+}
+
 uint64_t SimEvent::WaitFor(uint64_t record, std::function<void()> wake) {
   absl::MutexLock lock(&mu_);
   return ledger_.WaitFor(record, std::move(wake));

@@ -21,6 +21,7 @@ class SimEvent : public Event, public std::enable_shared_from_this<SimEvent> {
   bool Complete() const override;
   void ForgetRecord(uint64_t record) override;
   bool Dropped(uint64_t record) const override;
+  bool Settled(uint64_t record) const override;
 
   // Record `record` was submitted to a stream.
   void AddRecord(uint64_t record);
