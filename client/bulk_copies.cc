@@ -40,8 +40,8 @@ constexpr uint64_t kStagingSlots = 4;
 constexpr uint64_t kStagingBytes = kChunkBytes * kStagingSlots;
 // Inline chunks of an asynchronous copy ride the batch: a full batch plus one
 // more chunk must still be a message acld accepts.
-static_assert(SessionChannel::kMaxBatchBytes + kChunkBytes < acld::kMaxMessageBytes,
-              "a batch of inline chunks must fit a message");
+static_assert(SessionChannel::kMaxBatchBytes + kChunkBytes < acld::kMaxRequestBytes,
+              "a batch of inline chunks must fit a request");
 // A staged copy goes in chunks of an eighth of its size, two rounds of the
 // slots, so that its two sides overlap even when it is small (a 4 MiB copy
 // in one chunk was the client's copy, then the daemon's, one after the

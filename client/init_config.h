@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/init_config_dump.h"
+#include "proto/acl/protocol.h"
 
 namespace acl_client {
 
@@ -25,6 +26,8 @@ namespace acl_client {
 inline constexpr int kMaxConfigObjectDepth = 10;  // levels of `{`
 inline constexpr int kMaxConfigArrayDepth = 10;   // levels of `[`
 inline constexpr uint64_t kMaxConfigFileBytes = 10ull * 1024 * 1024;
+static_assert(kMaxConfigFileBytes + (64 << 10) < acld::kMaxRequestBytes,
+              "aclInit's request carries the config file");
 
 struct InitConfig {
   // Raw file content, "" when there is no config. This is what init callbacks

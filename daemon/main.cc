@@ -111,8 +111,9 @@ ABSL_FLAG(uint64_t, max_queued_bytes_per_uid, 256ull << 20,
           "together (0: no limit)");
 ABSL_FLAG(uint64_t, max_message_bytes_per_uid, 1ull << 30,
           "bytes of messages acld holds for all sessions of one uid (or quota group) together: "
-          "requests arriving in pieces, replies and events their processes have not read; the "
-          "session whose message would pass it ends (0: no limit)");
+          "requests arriving in pieces, 16 MiB for each gRPC session stream, replies and events "
+          "their processes have not read; the session whose message would pass it ends (0: no "
+          "limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
 ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");
 ABSL_FLAG(uint32_t, max_sessions_per_group, 64,

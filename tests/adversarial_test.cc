@@ -361,12 +361,11 @@ TEST(AdversarialLimitsTest, QuotasCannotBeBypassed) {
   EXPECT_EQ(daemon.Status().devices(0).used_bytes(), 0u);
 }
 
-// Every allocation holds acld memory whatever its size, so their count has a
-// cap as well as their bytes; the operator sees it per session.
 // A request on the gRPC stream is not held once handled, nor a reply once
-// sent: a large request (an unknown field of 40 MiB) in each of 8 sessions
-// stayed in acld, parsed, until each session's next request, and a 32 MiB
-// reply stayed serialized until each one's next message, beyond every budget.
+// sent: a large request (an unknown field of 40 MiB, now at most
+// kMaxRequestBytes) in each of 8 sessions stayed in acld, parsed, until each
+// session's next request, and a 32 MiB reply stayed serialized until each
+// one's next message, beyond every budget.
 TEST(AdversarialLimitsTest, RequestsOnTheStreamAreNotHeldOnceHandled) {
   AcldDaemon daemon;
   const pid_t acld = daemon.process().pid();
@@ -375,17 +374,19 @@ TEST(AdversarialLimitsTest, RequestsOnTheStreamAreNotHeldOnceHandled) {
     ASSERT_TRUE(warm.opened());
   }
   const uint64_t before_kib = FootprintOf(acld).rss_kib;
+  // 16 requests of almost kMaxRequestBytes: 240 MiB if they were kept.
   std::vector<std::unique_ptr<RawSession>> sessions;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 16; ++i) {
     sessions.push_back(std::make_unique<RawSession>(daemon.socket()));
     ASSERT_TRUE(sessions.back()->opened());
     acl::v1::ClientMessage count;
     count.mutable_init_count();
     count.GetReflection()->MutableUnknownFields(&count)->AddLengthDelimited(
-        4000, std::string(40 << 20, 'h'));
+        4000, std::string(acld::kMaxRequestBytes - (1 << 20), 'h'));
     EXPECT_EQ(sessions.back()->Call(std::move(count)).acl_error(), 0) << "session " << i;
   }
-  for (size_t i = 0; i < sessions.size(); ++i) {
+  // 8 replies of 32 MiB: 256 MiB if they were kept.
+  for (size_t i = 0; i < 8; ++i) {
     // 32 MiB of device memory copied into a reply: the session's last message.
     acl::v1::ClientMessage set_device;
     set_device.mutable_set_device()->set_device_id(0);
@@ -411,6 +412,8 @@ TEST(AdversarialLimitsTest, RequestsOnTheStreamAreNotHeldOnceHandled) {
       << "acld grew from " << before_kib << " KiB to " << after_kib << " KiB";
 }
 
+// Every allocation holds acld memory whatever its size, so their count has a
+// cap as well as their bytes; the operator sees it per session.
 TEST(AdversarialLimitsTest, AllocationsPerSessionAreCapped) {
   AcldDaemon daemon({"--max_allocations_per_session=300"});
   Process allocator({kAdversary, "allocation_cap", "300"}, daemon.client_env());

@@ -329,14 +329,6 @@ uint64_t SetDeviceOver(RingSession& session) {
   return reply->reply().context().default_stream();
 }
 
-// What acld holds for this test's uid, as aclctl shows it.
-uint64_t MessageBytesOfThisUid(const acl::v1::StatusReply& status) {
-  for (const acl::v1::TenantUsage& tenant : status.tenants()) {
-    if (tenant.group().empty() && tenant.uid() == getuid()) return tenant.message_bytes();
-  }
-  return 0;
-}
-
 // The most any one session of `status` holds one way: `bytes` is
 // SessionInfo::inbound_bytes or outbound_bytes.
 uint64_t MostHeld(const acl::v1::StatusReply& status,
@@ -352,9 +344,12 @@ uint64_t MostHeld(const acl::v1::StatusReply& status,
 // client does not read: all sessions of a uid hold at most
 // --max_message_bytes_per_uid of them together, beyond 1 MiB each way per
 // session. The session that would pass it ends; the uid's other sessions go
-// on, and aclctl shows what is held.
+// on, and aclctl shows what is held. Each session's stream is charged too
+// (kSessionStreamCharge): 4 MiB are left for the requests.
 TEST(ChannelTest, UnfinishedRequestsOfOneUidHoldNoMoreThanItsMessageBudget) {
-  AcldDaemon daemon({"--max_message_bytes_per_uid=4194304"});
+  constexpr uint64_t kStreams = 3 * kSessionStreamCharge;
+  constexpr uint64_t kBudget = kStreams + (4 << 20);
+  AcldDaemon daemon({absl::StrCat("--max_message_bytes_per_uid=", kBudget)});
   auto first = std::make_unique<RingSession>(daemon.socket());
   RingSession second(daemon.socket());
   RingSession bystander(daemon.socket());
@@ -363,11 +358,12 @@ TEST(ChannelTest, UnfinishedRequestsOfOneUidHoldNoMoreThanItsMessageBudget) {
   // 2.5 MiB of a request whose last piece never comes, kept in a 4 MiB
   // buffer: 3 MiB of it charged, and shown.
   ASSERT_EQ(first->SendUnfinished(40), 40);
-  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) > (2u << 20); },
-                        absl::Seconds(10)))
+  EXPECT_TRUE(WaitUntil(
+      [&] { return MessageBytesOfThisUid(daemon.Status()) > kStreams + (2u << 20); },
+      absl::Seconds(10)))
       << MessageBytesOfThisUid(daemon.Status());
   acl::v1::StatusReply status = daemon.Status();
-  EXPECT_EQ(status.max_message_bytes_per_uid(), 4194304u);
+  EXPECT_EQ(status.max_message_bytes_per_uid(), kBudget);
   EXPECT_GE(MostHeld(status, &acl::v1::SessionInfo::inbound_bytes), 40 * kFragment);
   const auto [code, tenants] = daemon.Aclctl({"status"});
   EXPECT_EQ(code, 0);
@@ -379,13 +375,14 @@ TEST(ChannelTest, UnfinishedRequestsOfOneUidHoldNoMoreThanItsMessageBudget) {
       << daemon.Status().session_count() << " sessions";
   EXPECT_NE(ReadAll(daemon.dir() + "/acld.log").find("--max_message_bytes_per_uid"),
             std::string::npos);
-  EXPECT_LE(MessageBytesOfThisUid(daemon.Status()), uint64_t{4194304});
+  EXPECT_LE(MessageBytesOfThisUid(daemon.Status()), kBudget);
   EXPECT_EQ(bystander.InitCountOverRing(), 0) << "the uid's other sessions are served";
 
-  // Its end gives everything back.
+  // Its end gives everything back: the bystander's stream is all that is left.
   first.reset();
-  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) == 0; },
-                        absl::Seconds(10)))
+  EXPECT_TRUE(WaitUntil(
+      [&] { return MessageBytesOfThisUid(daemon.Status()) == kSessionStreamCharge; },
+      absl::Seconds(10)))
       << MessageBytesOfThisUid(daemon.Status());
 }
 
@@ -398,7 +395,10 @@ TEST(ChannelTest, WhatWaitsForOneUidsClientsIsBoundedTogether) {
   if (OnAclBackend()) {
     GTEST_SKIP() << "a vendor runtime prints its kernels' output itself, in acld";
   }
-  AcldDaemon daemon({"--max_message_bytes_per_uid=1048576"});
+  // 1 MiB beside what the two sessions' streams are charged (the bystander,
+  // on the identity socket, has none).
+  AcldDaemon daemon(
+      {absl::StrCat("--max_message_bytes_per_uid=", 2 * kSessionStreamCharge + (1 << 20))});
   Process bystander({kScenarioClient, "hold", "1"}, daemon.client_env());
   ASSERT_TRUE(bystander.WaitForLine("ready", absl::Seconds(20))) << bystander.output();
   RingSession first(daemon.socket());

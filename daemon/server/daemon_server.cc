@@ -54,8 +54,9 @@ std::unique_ptr<grpc::Server> Build(grpc::Service& service,
                                     const std::vector<std::pair<std::string, int>>& arguments) {
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
-  // Large copies travel in shared memory; messages stay small but allow slack.
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  // Large copies travel in shared memory; requests stay small but allow
+  // slack. A larger one is discarded as it arrives, never kept.
+  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
   for (const auto& [name, value] : arguments) builder.AddChannelArgument(name, value);
   // Synchronous services (admin): one idle thread waits for new calls
   // (gRPC's default keeps one or two, varying with past load); a call's

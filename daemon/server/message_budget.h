@@ -1,6 +1,7 @@
 // How many bytes of messages acld holds for all sessions of each tenant
 // (daemon/core/tenant.h): requests still arriving in fragments on their
-// channels, and replies and events waiting for their processes to read them.
+// channels, what gRPC may keep of a request on each session stream, and
+// replies and events waiting for their processes to read them.
 //
 // Each session's are bounded on their own (a request of at most
 // kMaxMessageBytes in fragments, --max_queued_bytes_per_session waiting to

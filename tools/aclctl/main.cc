@@ -79,7 +79,7 @@ constexpr char kUsage[] =
     "CB callbacks pending (timed out), W weight.\n"
     "status also shows what each uid's (or quota group's) sessions hold together, against\n"
     "the limits per uid: ALLOCS, BIN bytes, QUEUED work, SEGS host memory segments, MSGS\n"
-    "messages held (requests arriving, replies not read).\n";
+    "messages held (requests arriving, gRPC session streams, replies not read).\n";
 
 using aclctl::BytesOfLimit;
 using aclctl::CountOfLimit;
