@@ -3,7 +3,6 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "daemon/server/socket_path.h"
 #include "google/protobuf/util/json_util.h"
@@ -19,13 +18,6 @@ std::string AclBackendLibrary() {
 }
 
 bool OnAclBackend() { return !AclBackendLibrary().empty(); }
-
-uint64_t MessageBytesOfThisUid(const acl::v1::StatusReply& status) {
-  for (const acl::v1::TenantUsage& tenant : status.tenants()) {
-    if (tenant.group().empty() && tenant.uid() == getuid()) return tenant.message_bytes();
-  }
-  return 0;
-}
 
 uint64_t ReservedBytes(uint64_t size) {
   auto align_up = [](uint64_t value, uint64_t granule) {

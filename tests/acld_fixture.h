@@ -31,9 +31,6 @@ bool OnAclBackend();
 uint64_t ReservedBytes(uint64_t size);
 // The environment of a client in embedded mode, on the suite's backend.
 std::map<std::string, std::string> EmbeddedEnv();
-// The bytes of messages acld holds for this test's uid (its message budget),
-// as aclctl shows them.
-uint64_t MessageBytesOfThisUid(const acl::v1::StatusReply& status);
 
 class AcldDaemon {
  public:

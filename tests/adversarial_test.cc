@@ -59,6 +59,7 @@ struct Footprint {
   // first use and stay: one per device, and one.
   size_t sim_timers = 0;
   uint64_t rss_kib = 0;
+  uint64_t peak_rss_kib = 0;  // the most acld's RSS has been
   std::map<std::string, int> names;  // threads by name, for a failure's message
 };
 
@@ -86,9 +87,12 @@ Footprint FootprintOf(pid_t pid) {
   std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) != 0) continue;
+    uint64_t* kib = line.rfind("VmRSS:", 0) == 0   ? &footprint.rss_kib
+                    : line.rfind("VmHWM:", 0) == 0 ? &footprint.peak_rss_kib
+                                                   : nullptr;
+    if (kib == nullptr) continue;
     std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (fields.size() >= 2) (void)absl::SimpleAtoi(fields[1], &footprint.rss_kib);
+    if (fields.size() >= 2) (void)absl::SimpleAtoi(fields[1], kib);
   }
   return footprint;
 }
@@ -410,6 +414,37 @@ TEST(AdversarialLimitsTest, RequestsOnTheStreamAreNotHeldOnceHandled) {
   const uint64_t after_kib = FootprintOf(acld).rss_kib;
   EXPECT_LT(after_kib, before_kib + (256 << 10) + (128 << 10))
       << "acld grew from " << before_kib << " KiB to " << after_kib << " KiB";
+}
+
+// gRPC keeps what arrives of a request until its last byte, before acld
+// sees any of it, and the largest request acld accepts does not bound that:
+// one connection's unfinished 600 MiB request took acld to 640 MiB, for as
+// long as the client liked. --max_grpc_memory_bytes bounds it: gRPC resets
+// the stream whose request cannot fit, and the next client is served.
+TEST(AdversarialLimitsTest, WhatGrpcKeepsOfARequestArrivingIsBounded) {
+  AcldDaemon daemon({"--max_grpc_memory_bytes=67108864"});
+  const pid_t acld = daemon.process().pid();
+  const uint64_t before_kib = FootprintOf(acld).rss_kib;
+  {
+    RawSession session(daemon.socket());
+    ASSERT_TRUE(session.opened());
+    acl::v1::ClientMessage huge;
+    huge.mutable_init_count();
+    huge.GetReflection()->MutableUnknownFields(&huge)->AddLengthDelimited(
+        4000, std::string(256 << 20, 'h'));
+    session.Send(std::move(huge));  // fails part way once acld resets the stream
+    acl::v1::ServerMessage reply;
+    EXPECT_FALSE(session.NextReply(&reply)) << "the stream went on";
+  }
+  EXPECT_LT(FootprintOf(acld).peak_rss_kib, before_kib + (128 << 10))
+      << "acld held the request as it arrived";
+  const auto [code, text] = daemon.Aclctl({"status"});
+  EXPECT_NE(text.find("gRPC may take 67108864 bytes"), std::string::npos) << text;
+  EXPECT_EQ(daemon.Status().max_grpc_memory_bytes(), 67108864u);
+  std::map<std::string, std::string> env = daemon.client_env();
+  env["ACLD_TRANSPORT"] = "grpc";
+  const auto [client_code, output] = RunToCompletion({kScenarioClient, "seed_lifecycle"}, env);
+  EXPECT_EQ(client_code, 0) << output;
 }
 
 // Every allocation holds acld memory whatever its size, so their count has a

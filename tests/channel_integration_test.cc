@@ -329,6 +329,14 @@ uint64_t SetDeviceOver(RingSession& session) {
   return reply->reply().context().default_stream();
 }
 
+// What acld holds for this test's uid, as aclctl shows it.
+uint64_t MessageBytesOfThisUid(const acl::v1::StatusReply& status) {
+  for (const acl::v1::TenantUsage& tenant : status.tenants()) {
+    if (tenant.group().empty() && tenant.uid() == getuid()) return tenant.message_bytes();
+  }
+  return 0;
+}
+
 // The most any one session of `status` holds one way: `bytes` is
 // SessionInfo::inbound_bytes or outbound_bytes.
 uint64_t MostHeld(const acl::v1::StatusReply& status,
@@ -344,12 +352,9 @@ uint64_t MostHeld(const acl::v1::StatusReply& status,
 // client does not read: all sessions of a uid hold at most
 // --max_message_bytes_per_uid of them together, beyond 1 MiB each way per
 // session. The session that would pass it ends; the uid's other sessions go
-// on, and aclctl shows what is held. Each session's stream is charged too
-// (kSessionStreamCharge): 4 MiB are left for the requests.
+// on, and aclctl shows what is held.
 TEST(ChannelTest, UnfinishedRequestsOfOneUidHoldNoMoreThanItsMessageBudget) {
-  constexpr uint64_t kStreams = 3 * kSessionStreamCharge;
-  constexpr uint64_t kBudget = kStreams + (4 << 20);
-  AcldDaemon daemon({absl::StrCat("--max_message_bytes_per_uid=", kBudget)});
+  AcldDaemon daemon({"--max_message_bytes_per_uid=4194304"});
   auto first = std::make_unique<RingSession>(daemon.socket());
   RingSession second(daemon.socket());
   RingSession bystander(daemon.socket());
@@ -358,12 +363,11 @@ TEST(ChannelTest, UnfinishedRequestsOfOneUidHoldNoMoreThanItsMessageBudget) {
   // 2.5 MiB of a request whose last piece never comes, kept in a 4 MiB
   // buffer: 3 MiB of it charged, and shown.
   ASSERT_EQ(first->SendUnfinished(40), 40);
-  EXPECT_TRUE(WaitUntil(
-      [&] { return MessageBytesOfThisUid(daemon.Status()) > kStreams + (2u << 20); },
-      absl::Seconds(10)))
+  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) > (2u << 20); },
+                        absl::Seconds(10)))
       << MessageBytesOfThisUid(daemon.Status());
   acl::v1::StatusReply status = daemon.Status();
-  EXPECT_EQ(status.max_message_bytes_per_uid(), kBudget);
+  EXPECT_EQ(status.max_message_bytes_per_uid(), 4194304u);
   EXPECT_GE(MostHeld(status, &acl::v1::SessionInfo::inbound_bytes), 40 * kFragment);
   const auto [code, tenants] = daemon.Aclctl({"status"});
   EXPECT_EQ(code, 0);
@@ -375,14 +379,13 @@ TEST(ChannelTest, UnfinishedRequestsOfOneUidHoldNoMoreThanItsMessageBudget) {
       << daemon.Status().session_count() << " sessions";
   EXPECT_NE(ReadAll(daemon.dir() + "/acld.log").find("--max_message_bytes_per_uid"),
             std::string::npos);
-  EXPECT_LE(MessageBytesOfThisUid(daemon.Status()), kBudget);
+  EXPECT_LE(MessageBytesOfThisUid(daemon.Status()), uint64_t{4194304});
   EXPECT_EQ(bystander.InitCountOverRing(), 0) << "the uid's other sessions are served";
 
-  // Its end gives everything back: the bystander's stream is all that is left.
+  // Its end gives everything back.
   first.reset();
-  EXPECT_TRUE(WaitUntil(
-      [&] { return MessageBytesOfThisUid(daemon.Status()) == kSessionStreamCharge; },
-      absl::Seconds(10)))
+  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) == 0; },
+                        absl::Seconds(10)))
       << MessageBytesOfThisUid(daemon.Status());
 }
 
@@ -395,10 +398,7 @@ TEST(ChannelTest, WhatWaitsForOneUidsClientsIsBoundedTogether) {
   if (OnAclBackend()) {
     GTEST_SKIP() << "a vendor runtime prints its kernels' output itself, in acld";
   }
-  // 1 MiB beside what the two sessions' streams are charged (the bystander,
-  // on the identity socket, has none).
-  AcldDaemon daemon(
-      {absl::StrCat("--max_message_bytes_per_uid=", 2 * kSessionStreamCharge + (1 << 20))});
+  AcldDaemon daemon({"--max_message_bytes_per_uid=1048576"});
   Process bystander({kScenarioClient, "hold", "1"}, daemon.client_env());
   ASSERT_TRUE(bystander.WaitForLine("ready", absl::Seconds(20))) << bystander.output();
   RingSession first(daemon.socket());

@@ -9,15 +9,9 @@
 #include <string>
 
 #include "grpcpp/client_context.h"
-#include "proto/acl/protocol.h"
 #include "proto/acl/v1/runtime.grpc.pb.h"
 
 namespace acld_test {
-
-// What a session stream costs its uid's message budget for as long as it
-// stands (docs/security.md): the request gRPC may keep for it, beyond the
-// 1 MiB each of a session's holds has free.
-inline constexpr uint64_t kSessionStreamCharge = acld::kMaxRequestBytes - (1 << 20);
 
 // One request line on the identity socket at `path` (with `fd` attached
 // unless -1); the answer line without its newline ("connect failed" when

@@ -34,7 +34,6 @@
 #include "proto/acl/v1/runtime.grpc.pb.h"
 #include "tests/acld_fixture.h"
 #include "tests/other_user.h"
-#include "tests/raw_session.h"
 
 namespace acld_test {
 namespace {
@@ -442,78 +441,6 @@ TEST(TenantLimitsTest, OneUsersStreamsWithoutHelloKeepNoOtherUserOut) {
   for (const acl::v1::TenantUsage& tenant : after.tenants()) {
     EXPECT_EQ(tenant.pending_sessions(), 0u) << "uid " << tenant.uid();
   }
-}
-
-// gRPC keeps a request it is receiving on a session stream, up to
-// kMaxRequestBytes, before acld sees any of it: 64 MiB on each of a user's
-// 256 sessions and 16 streams before Hello could make acld hold 17 GiB. So
-// each stream is charged to its user's message budget while it stands: past
-// the budget, a stream is refused at once, naming the flag; another user's
-// are not; an ended stream gives its charge back. A larger request is thrown
-// away as it arrives, and ends its stream.
-TEST(TenantLimitsTest, SessionStreamsAreChargedToTheirUsersMessageBudget) {
-  constexpr uint64_t kBudget = 3 * kSessionStreamCharge + (1 << 20);
-  AcldDaemon daemon(
-      {"--hello_timeout=90", absl::StrCat("--max_message_bytes_per_uid=", kBudget)});
-  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
-  std::vector<std::unique_ptr<SilentStream>> silent;
-  for (int i = 0; i < 3; ++i) {
-    silent.push_back(OpenSilentStream(daemon.socket(), absl::Seconds(90)));
-  }
-  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().pending_sessions() == 3; }, absl::Seconds(10))
-                  .has_value());
-  EXPECT_EQ(MessageBytesOfThisUid(daemon.Status()), 3 * kSessionStreamCharge);
-  const auto [code, text] = daemon.Aclctl({"status"});
-  EXPECT_NE(text.find("MSGS"), std::string::npos) << text;
-
-  // The fourth would pass the budget: refused at once.
-  std::unique_ptr<SilentStream> fourth = OpenSilentStream(daemon.socket());
-  acl::v1::ServerMessage message;
-  EXPECT_FALSE(fourth->stream->Read(&message));
-  const grpc::Status refused = fourth->stream->Finish();
-  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
-  EXPECT_NE(refused.error_message().find("a session stream"), std::string::npos)
-      << refused.error_message();
-  EXPECT_NE(refused.error_message().find("--max_message_bytes_per_uid"), std::string::npos)
-      << refused.error_message();
-
-  // Another user's gRPC-carrier client is served meanwhile.
-  const std::string copy = CopyForAnotherUser(daemon.dir(), kScenarioClient);
-  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "seed_lifecycle"}, daemon.dir(),
-                      daemon.client_env().at("ACLD_ADDRESS"), {"ACLD_TRANSPORT=grpc"}),
-            0);
-
-  // An ended stream gives its charge back, and another fits.
-  silent[0]->context.TryCancel();
-  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) ==
-                                     2 * kSessionStreamCharge; },
-                        absl::Seconds(10))
-                  .has_value())
-      << MessageBytesOfThisUid(daemon.Status());
-  std::unique_ptr<SilentStream> fits = OpenSilentStream(daemon.socket(), absl::Seconds(90));
-  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) ==
-                                     3 * kSessionStreamCharge; },
-                        absl::Seconds(10))
-                  .has_value())
-      << MessageBytesOfThisUid(daemon.Status());
-
-  // A request larger than any of ours is not kept: its stream ends.
-  acl::v1::ClientMessage huge;
-  huge.mutable_hello()->set_command(std::string(acld::kMaxRequestBytes, 'x'));
-  fits->stream->Write(huge);  // may fail part way: acld ends the stream
-  EXPECT_FALSE(fits->stream->Read(&message));
-  const grpc::Status ended = fits->stream->Finish();
-  EXPECT_EQ(ended.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << ended.error_message();
-  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) ==
-                                     2 * kSessionStreamCharge; },
-                        absl::Seconds(10))
-                  .has_value())
-      << MessageBytesOfThisUid(daemon.Status());
-  for (auto& s : silent) s->context.TryCancel();
-  EXPECT_TRUE(WaitUntil([&] { return MessageBytesOfThisUid(daemon.Status()) == 0; },
-                        absl::Seconds(10))
-                  .has_value())
-      << MessageBytesOfThisUid(daemon.Status());
 }
 
 TEST(TenantLimitsTest, AThousandStreamsOnOneConnectionCostNoThousandThreads) {

@@ -277,6 +277,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   reply->set_max_pending_sessions(limits.max_pending_hellos);
   reply->set_max_pending_sessions_per_uid(limits.max_pending_hellos_per_uid);
   reply->set_max_connections_per_uid(limits.max_connections_per_uid);
+  reply->set_max_grpc_memory_bytes(limits.max_grpc_memory_bytes);
   reply->set_sessions_closing(counts.closing);
   reply->set_max_sessions(limits.max_sessions);
   reply->set_max_sessions_per_uid(limits.max_sessions_per_uid);

@@ -17,6 +17,7 @@
 #include "daemon/server/health.h"
 #include "daemon/server/socket_path.h"
 #include "grpc/grpc.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_posix.h"
 #include "proto/acl/protocol.h"
@@ -50,13 +51,25 @@ std::optional<int> HandedOffFd(const std::string& peer) {
 }
 
 // A gRPC server without a listening port: connections come from an acceptor.
+// `memory_bytes` (0: none) bounds the memory gRPC takes for its connections.
 std::unique_ptr<grpc::Server> Build(grpc::Service& service,
-                                    const std::vector<std::pair<std::string, int>>& arguments) {
+                                    const std::vector<std::pair<std::string, int>>& arguments,
+                                    uint64_t memory_bytes = 0) {
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
   // Large copies travel in shared memory; requests stay small but allow
-  // slack. A larger one is discarded as it arrives, never kept.
+  // slack. A larger one fails its stream once it has arrived, unparsed.
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+  // gRPC keeps what arrives of a request until its last byte, before acld
+  // sees any of it, and the request size above does not bound that: one
+  // connection's unfinished request of 600 MiB took acld to 640 MiB. gRPC's
+  // resource quota does: under it gRPC stops granting room to send, and
+  // resets a stream whose request cannot fit (docs/security.md).
+  if (memory_bytes > 0) {
+    grpc::ResourceQuota quota("acld runtime connections");
+    quota.Resize(static_cast<size_t>(memory_bytes));
+    builder.SetResourceQuota(quota);  // the server keeps its own reference
+  }
   for (const auto& [name, value] : arguments) builder.AddChannelArgument(name, value);
   // Synchronous services (admin): one idle thread waits for new calls
   // (gRPC's default keeps one or two, varying with past load); a call's
@@ -158,7 +171,8 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
       ClampToInt(std::max<int64_t>(1, absl::ToInt64Milliseconds(limits.hello_timeout)));
   server->runtime_server_ =
       Build(server->runtime_service_,
-            {{GRPC_ARG_MAX_CONCURRENT_STREAMS, 1}, {GRPC_ARG_MAX_CONNECTION_IDLE_MS, idle_ms}});
+            {{GRPC_ARG_MAX_CONCURRENT_STREAMS, 1}, {GRPC_ARG_MAX_CONNECTION_IDLE_MS, idle_ms}},
+            limits.max_grpc_memory_bytes);
   server->admin_server_ = Build(server->admin_service_, {});
   if (server->runtime_server_ == nullptr || server->admin_server_ == nullptr) {
     server->Shutdown();

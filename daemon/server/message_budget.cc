@@ -27,9 +27,8 @@ absl::Status MessageBudget::Hold::Resize(uint64_t bytes) {
       return AclStatus(
           ACL_ERROR_RT_MEMORY_ALLOCATION,
           absl::StrCat("the sessions of ", tenant_.ToString(), " hold ", tally.Of(tenant_),
-                       " bytes of messages in acld (requests arriving, a whole request for each "
-                       "gRPC session stream, replies not read; beyond ",
-                       budget_->allowance_, " each), and ", charged - was_charged,
+                       " bytes of messages in acld (requests arriving, replies not read; beyond ",
+                       budget_->allowance_, " each way per session), and ", charged - was_charged,
                        " more would pass the most one user may hold, ", tally.limit(),
                        " (--max_message_bytes_per_uid)"));
     }

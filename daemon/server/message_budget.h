@@ -1,7 +1,6 @@
 // How many bytes of messages acld holds for all sessions of each tenant
 // (daemon/core/tenant.h): requests still arriving in fragments on their
-// channels, what gRPC may keep of a request on each session stream, and
-// replies and events waiting for their processes to read them.
+// channels, and replies and events waiting for their processes to read them.
 //
 // Each session's are bounded on their own (a request of at most
 // kMaxMessageBytes in fragments, --max_queued_bytes_per_session waiting to

@@ -216,8 +216,7 @@ class RuntimeService::SessionCall
       : service_(service),
         context_(context),
         entrance_(service.EntranceOf(context)),
-        pending_tenant_(service.PendingTenantOf(entrance_, context)),
-        stream_hold_(service.messages_, pending_tenant_) {
+        pending_tenant_(service.PendingTenantOf(entrance_, context)) {
     carrier_ = std::make_shared<GrpcStreamCarrier>(
         [this](const grpc::ByteBuffer* message) { StartWrite(message); });
     // Until its Hello a stream is pending: few at a time, and few of them any
@@ -226,18 +225,6 @@ class RuntimeService::SessionCall
     if (refusal.has_value()) {
       state_ = State::kEnded;
       Finish(service_.Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, *refusal));
-      return;
-    }
-    // gRPC keeps a request it is receiving for the stream, up to
-    // kMaxRequestBytes, before acld sees any of it: that much is charged to
-    // the stream's user for as long as the stream stands (given back in
-    // OnDone), whether it ever comes or not.
-    absl::Status charged = stream_hold_.Resize(kMaxRequestBytes);
-    if (!charged.ok()) {
-      service_.EndPending(pending_tenant_);
-      state_ = State::kEnded;
-      Finish(service_.Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                             absl::StrCat("a session stream: ", charged.message())));
       return;
     }
     deadline_ = service_.hello_deadlines_.Arm(context_,
@@ -355,7 +342,6 @@ class RuntimeService::SessionCall
   grpc::CallbackServerContext* const context_;
   const Entrance entrance_;
   const Tenant pending_tenant_;
-  MessageBudget::Hold stream_hold_;  // what gRPC may keep for the stream
   std::shared_ptr<GrpcStreamCarrier> carrier_;
   State state_ = State::kHello;
   uint64_t deadline_ = 0;

@@ -64,14 +64,16 @@ struct SessionLimits {
   // Messages waiting for a client that does not read (--max_queued_bytes_per_session).
   uint64_t max_queued_bytes_per_session = 64ull << 20;
   // Bytes of messages all sessions of a uid (or quota group) hold together:
-  // requests arriving in fragments, what gRPC may keep for each session
-  // stream, and messages waiting to go out (--max_message_bytes_per_uid;
-  // 0: none).
+  // requests arriving in fragments and messages waiting to go out
+  // (--max_message_bytes_per_uid; 0: none).
   uint64_t max_message_bytes_per_uid = 1ull << 30;
-  // What each of a session's holds is given before that budget is charged (not a
+  // What each session holds each way before that budget is charged (not a
   // flag): its replies and ordinary requests go through whatever its user's
   // other sessions hold (message_budget.h).
   uint64_t message_bytes_allowance = 1ull << 20;
+  // Memory gRPC may take for the runtime socket's connections, requests it
+  // is still receiving above all (--max_grpc_memory_bytes; 0: none).
+  uint64_t max_grpc_memory_bytes = 1ull << 30;
   // Threads serving every session's shared-memory channel (--channel_threads;
   // 0: ChannelPool::DefaultThreads()).
   int channel_threads = 0;

@@ -44,13 +44,12 @@ inline constexpr int kMaxBatchOpsAccepted = 16 * kMaxBatchOps;
 // batch of inline chunks, or a large status snapshot, through.
 inline constexpr int kMaxMessageBytes = 64 << 20;
 
-// The largest request acld's gRPC server accepts (a request on the channel
-// is bounded by kMaxMessageBytes and charged as it arrives). gRPC keeps a
-// request until its last byte, before acld sees any of it, so each session
-// stream is charged this much to its user's message budget for its whole
-// life (docs/security.md). Our clients' largest requests are a batch
-// (kMaxBatchBytes of payload and the operation that crosses it, at most a
-// 4 MiB chunk) and aclInit's config file (at most 10 MiB).
+// The largest request acld's gRPC server accepts, whole (a request on the
+// channel is bounded by kMaxMessageBytes and charged as it arrives); what
+// gRPC holds of requests still arriving is bounded by
+// --max_grpc_memory_bytes (docs/security.md). Our clients' largest requests
+// are a batch (kMaxBatchBytes of payload and the operation that crosses it,
+// at most a 4 MiB chunk) and aclInit's config file (at most 10 MiB).
 inline constexpr int kMaxRequestBytes = 16 << 20;
 
 // A device-to-host copy into memory acld cannot map (not shared with it)

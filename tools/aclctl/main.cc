@@ -79,7 +79,7 @@ constexpr char kUsage[] =
     "CB callbacks pending (timed out), W weight.\n"
     "status also shows what each uid's (or quota group's) sessions hold together, against\n"
     "the limits per uid: ALLOCS, BIN bytes, QUEUED work, SEGS host memory segments, MSGS\n"
-    "messages held (requests arriving, gRPC session streams, replies not read).\n";
+    "messages held (requests arriving, replies not read).\n";
 
 using aclctl::BytesOfLimit;
 using aclctl::CountOfLimit;
@@ -204,6 +204,10 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                       ? absl::StrCat(", ", status.connections_refused(),
                                      " closed at once (their uid held ",
                                      status.max_connections_per_uid(), ")")
+                      : "",
+                  status.max_grpc_memory_bytes() > 0
+                      ? absl::StrCat("; gRPC may take ", status.max_grpc_memory_bytes(),
+                                     " bytes for them")
                       : "",
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
                   " without Hello in time\nidentity socket: ", status.identity_pending(),
