@@ -117,6 +117,26 @@ bool ClosedByPeer(int fd, absl::Duration timeout) {
   return false;
 }
 
+// acld's peak resident memory (VmHWM), in KiB.
+uint64_t PeakRssKib(pid_t pid) {
+  std::istringstream status(ReadFile(absl::StrCat("/proc/", pid, "/status")));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+// An HTTP/2 frame: 9 bytes of header, then `payload`.
+std::string Http2Frame(uint8_t type, uint8_t flags, uint32_t stream, const std::string& payload) {
+  std::string frame;
+  for (int shift = 16; shift >= 0; shift -= 8) frame.push_back(static_cast<char>(payload.size() >> shift));
+  frame.push_back(static_cast<char>(type));
+  frame.push_back(static_cast<char>(flags));
+  for (int shift = 24; shift >= 0; shift -= 8) frame.push_back(static_cast<char>(stream >> shift));
+  return frame + payload;
+}
+
 // The one-time identity token of the desk at `<socket>.peer`.
 std::string FetchToken(const std::string& socket) {
   const int fd = ConnectRaw(socket + ".peer");
@@ -441,6 +461,64 @@ TEST(TenantLimitsTest, OneUsersStreamsWithoutHelloKeepNoOtherUserOut) {
   for (const acl::v1::TenantUsage& tenant : after.tenants()) {
     EXPECT_EQ(tenant.pending_sessions(), 0u) << "uid " << tenant.uid();
   }
+}
+
+// HTTP/2 "rapid reset": a connection opening a Session stream and resetting
+// it at once, again and again. gRPC keeps a call for each until acld's
+// handler has taken it, so 250,000 of them in 10 s took acld to 5 GB, and
+// its CPUs for minutes after. The frame gate in front of gRPC closes a
+// connection past 1,024 streams (and holds a uid to 200 a second): acld
+// stays small and serves the next client at once.
+TEST(TenantLimitsTest, ARapidResetOfStreamsIsCutOff) {
+  AcldDaemon daemon;
+  const pid_t acld = daemon.process().pid();
+  const uint64_t before_kib = PeakRssKib(acld);
+  const int fd = ConnectRaw(daemon.socket());
+  ASSERT_GE(fd, 0);
+  // A header block of literal fields (HPACK: no index, no Huffman).
+  std::string block;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {":method", "POST"},
+           {":scheme", "http"},
+           {":path", "/acl.v1.Runtime/Session"},
+           {":authority", "localhost"},
+           {"content-type", "application/grpc"},
+           {"te", "trailers"}}) {
+    block += std::string(1, '\0') + static_cast<char>(name.size()) + name +
+             static_cast<char>(value.size()) + value;
+  }
+  std::string attack = std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + Http2Frame(4, 0, 0, "");
+  constexpr uint32_t kStreams = 30000;
+  for (uint32_t i = 0; i < kStreams; ++i) {
+    const uint32_t stream = 2 * i + 1;
+    attack += Http2Frame(1, 0x4, stream, block);                    // HEADERS, END_HEADERS
+    attack += Http2Frame(3, 0, stream, std::string("\0\0\0\x8", 4));  // RST_STREAM CANCEL
+  }
+  // Sent as fast as acld takes it, until it closes the connection.
+  size_t sent = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (sent < attack.size() && absl::Now() < deadline) {
+    pollfd ready{fd, POLLOUT, 0};
+    if (poll(&ready, 1, 100) <= 0) continue;
+    const ssize_t n =
+        send(fd, attack.data() + sent, attack.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  EXPECT_TRUE(ClosedByPeer(fd, absl::Seconds(10))) << "the connection stayed open";
+  close(fd);
+  const auto [code, output] = RunToCompletion({kScenarioClient, "seed_lifecycle"},
+                                              [&] {
+                                                auto env = daemon.client_env();
+                                                env["ACLD_TRANSPORT"] = "grpc";
+                                                return env;
+                                              }(),
+                                              absl::Seconds(30));
+  EXPECT_EQ(code, 0) << output;
+  // About 20 KiB a stream without the gate: 600 MB for these.
+  EXPECT_LT(PeakRssKib(acld), before_kib + (128 << 10)) << "acld kept the reset streams";
+  const auto [status_code, text] = daemon.Aclctl({"status"});
+  EXPECT_NE(text.find("1 cut for opening too many streams"), std::string::npos) << text;
 }
 
 TEST(TenantLimitsTest, AThousandStreamsOnOneConnectionCostNoThousandThreads) {

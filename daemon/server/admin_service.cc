@@ -290,6 +290,8 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     reply->set_connections_open(listener.connections_open);
     reply->set_accept_pauses(listener.accept_pauses);
     reply->set_connections_refused(listener.connections_refused);
+    reply->set_connections_cut(listener.connections_cut);
+    reply->set_streams_delayed(listener.streams_delayed);
     reply->set_identity_pending(listener.identity_pending);
     reply->set_identity_busy(listener.identity_busy);
   }

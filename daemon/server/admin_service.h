@@ -24,6 +24,10 @@ struct ListenerStats {
   // "E busy" because their uid had as many being served already.
   uint32_t identity_pending = 0;
   uint64_t identity_busy = 0;
+  // The frame gate's (frame_gate.h): connections closed for opening too many
+  // streams, and times a uid's streams waited for its rate.
+  uint64_t connections_cut = 0;
+  uint64_t streams_delayed = 0;
 };
 
 class AdminService final : public acl::v1::Admin::Service {

@@ -97,6 +97,10 @@ DaemonServer::DaemonServer(Runtime& runtime, ServerOptions options,
           stats.accept_pauses = runtime_acceptor_->pauses();
           stats.connections_refused = runtime_acceptor_->refused();
         }
+        if (gate_ != nullptr) {
+          stats.connections_cut = gate_->connections_cut();
+          stats.streams_delayed = gate_->streams_delayed();
+        }
         if (peers_ != nullptr) {
           stats.identity_pending = static_cast<uint32_t>(peers_->pending_connections());
           stats.identity_busy = peers_->busy_refusals();
@@ -178,6 +182,12 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
     server->Shutdown();
     return absl::UnavailableError("cannot start the gRPC servers");
   }
+  absl::StatusOr<std::unique_ptr<FrameGate>> gate = FrameGate::Start(FrameGate::Options{});
+  if (!gate.ok()) {
+    server->Shutdown();
+    return gate.status();
+  }
+  server->gate_ = *std::move(gate);
   // Quota groups: their sockets hand connections to the same servers.
   QuotaGroupsOptions group_options;
   group_options.socket_path = options.socket_path;
@@ -186,6 +196,7 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   group_options.state_dir = options.state_dir;
   group_options.host_devices = runtime.DeviceCount();
   group_options.max_connections_per_uid = options.limits.max_connections_per_uid;
+  group_options.gate = server->gate_.get();
   server->groups_ = std::make_unique<QuotaGroups>(
       group_options,
       [service = &server->runtime_service_](const PeerCredentials& peer, uint32_t version,
@@ -236,7 +247,7 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> runtime_acceptor = RuntimeAcceptor::Start(
       runtime_guard.release(), absl::StrCat("runtime socket ", options.socket_path),
       [runtime_server](int fd) { grpc::AddInsecureChannelFromFd(runtime_server, fd); },
-      absl::Milliseconds(100), options.limits.max_connections_per_uid);
+      absl::Milliseconds(100), options.limits.max_connections_per_uid, server->gate_.get());
   if (!runtime_acceptor.ok()) {
     server->Shutdown();
     return runtime_acceptor.status();

@@ -19,6 +19,7 @@
 #include "daemon/core/runtime.h"
 #include "daemon/server/admin_service.h"
 #include "daemon/server/metrics_exporter.h"
+#include "daemon/server/frame_gate.h"
 #include "daemon/server/quota_groups.h"
 #include "daemon/server/runtime_acceptor.h"
 #include "daemon/server/runtime_service.h"
@@ -75,6 +76,9 @@ class DaemonServer {
   Runtime& runtime_;
   std::unique_ptr<PeerCredentialDesk> peers_;
   RuntimeService runtime_service_;
+  // Between the runtime sockets' clients and gRPC (frame_gate.h); outlives
+  // the acceptors that hand it connections.
+  std::unique_ptr<FrameGate> gate_;
   std::unique_ptr<QuotaGroups> groups_;
   AdminService admin_service_;
   std::shared_ptr<MetricsExporter> metrics_;

@@ -46,6 +46,8 @@ struct QuotaGroupsOptions {
   size_t max_groups = 128;
   // On each group's runtime socket (RuntimeAcceptor; 0: no limit).
   size_t max_connections_per_uid = 0;
+  // What stands between each group's runtime socket and gRPC (may be null).
+  FrameGate* gate = nullptr;
 };
 
 // A group as the admin API shows it.

@@ -18,7 +18,7 @@ namespace acld::server {
 
 absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Start(
     int listen_fd, std::string name, std::function<void(int)> hand_off, absl::Duration pause,
-    size_t max_per_uid) {
+    size_t max_per_uid, FrameGate* gate) {
   const int flags = fcntl(listen_fd, F_GETFL);
   if (flags < 0 || fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
     const std::string error = std::strerror(errno);
@@ -32,19 +32,20 @@ absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Start(
     return absl::ResourceExhaustedError(absl::StrCat("eventfd: ", error));
   }
   std::unique_ptr<RuntimeAcceptor> acceptor(new RuntimeAcceptor(
-      listen_fd, stop_fd, std::move(name), std::move(hand_off), pause, max_per_uid));
+      listen_fd, stop_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate));
   acceptor->thread_ = std::thread([raw = acceptor.get()] { raw->Loop(); });
   return acceptor;
 }
 
 RuntimeAcceptor::RuntimeAcceptor(int listen_fd, int stop_fd, std::string name,
                                  std::function<void(int)> hand_off, absl::Duration pause,
-                                 size_t max_per_uid)
+                                 size_t max_per_uid, FrameGate* gate)
     : listen_fd_(listen_fd),
       stop_fd_(stop_fd),
       name_(std::move(name)),
       hand_off_(std::move(hand_off)),
       pause_(pause),
+      gate_(gate),
       max_per_uid_(max_per_uid),
       over_cap_log_(name_, LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}) {}
 
@@ -89,12 +90,19 @@ void RuntimeAcceptor::Loop() {
           failed_in_burst = 0;
         }
         accepted_.fetch_add(1, std::memory_order_relaxed);
-        if (!Remember(fd)) {
-          close(fd);
+        Connection connection = PeerOf(fd);
+        if (gate_ != nullptr) {
+          connection.fd = gate_->Interpose(fd, connection.uid, this);
+          if (connection.fd < 0) continue;  // no socketpair: dropped
+          struct stat info {};
+          connection.inode = fstat(connection.fd, &info) == 0 ? info.st_ino : 0;
+        }
+        if (!Remember(connection)) {
+          close(connection.fd);  // through the gate: the gate closes the client's too
           refused_.fetch_add(1, std::memory_order_relaxed);
           continue;
         }
-        hand_off_(fd);
+        hand_off_(connection.fd);
         continue;
       }
       const int error = errno;
@@ -121,17 +129,21 @@ bool RuntimeAcceptor::StillOpen(const Connection& connection) {
          info.st_ino == connection.inode;
 }
 
-bool RuntimeAcceptor::Remember(int fd) {
+RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) {
   Connection connection{fd, 0, 0, static_cast<uid_t>(-1)};
   struct stat info {};
-  if (fstat(fd, &info) != 0) return true;
-  connection.inode = info.st_ino;
+  if (fstat(fd, &info) == 0) connection.inode = info.st_ino;
   ucred credentials{};
   socklen_t length = sizeof(credentials);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
     connection.pid = credentials.pid;
     connection.uid = credentials.uid;
   }
+  return connection;
+}
+
+bool RuntimeAcceptor::Remember(Connection connection) {
+  if (connection.inode == 0) return true;  // not a socket fstat can see: not kept
   absl::MutexLock lock(&mu_);
   if (max_per_uid_ != 0 && per_uid_[connection.uid].open >= max_per_uid_) {
     // Only its own connections are looked at again (at most max_per_uid).

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/server/frame_gate.h"
 #include "daemon/server/log_limiter.h"
 
 namespace acld::server {
@@ -38,10 +39,13 @@ class RuntimeAcceptor {
   // Takes ownership of `listen_fd` (a listening socket). `hand_off` receives
   // every accepted connection (non-blocking, close-on-exec) and owns it.
   // `name` names the socket in log lines.
-  // `max_per_uid`: 0 for no limit.
+  // `max_per_uid`: 0 for no limit. With a `gate` (which must outlive the
+  // acceptor), `hand_off` receives the gate's end for each connection
+  // instead (frame_gate.h).
   static absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> Start(
       int listen_fd, std::string name, std::function<void(int)> hand_off,
-      absl::Duration pause = absl::Milliseconds(100), size_t max_per_uid = 0);
+      absl::Duration pause = absl::Milliseconds(100), size_t max_per_uid = 0,
+      FrameGate* gate = nullptr);
   // Stops accepting and closes the listening socket.
   ~RuntimeAcceptor();
 
@@ -74,7 +78,7 @@ class RuntimeAcceptor {
 
  private:
   RuntimeAcceptor(int listen_fd, int stop_fd, std::string name, std::function<void(int)> hand_off,
-                  absl::Duration pause, size_t max_per_uid);
+                  absl::Duration pause, size_t max_per_uid, FrameGate* gate);
   void Loop();
   // Sleeps for `timeout` unless stopped; false once stopped.
   bool WaitUnlessStopped(absl::Duration timeout);
@@ -84,15 +88,20 @@ class RuntimeAcceptor {
   const std::string name_;
   const std::function<void(int)> hand_off_;
   const absl::Duration pause_;
+  FrameGate* const gate_;  // null: connections go to gRPC as accepted
   struct Connection {
     int fd;
     ino_t inode;
     pid_t pid;
     uid_t uid;
   };
-  // Keeps `fd` for the counts and the cuts, unless its uid holds
-  // max_per_uid connections already: false then (the caller closes it).
-  bool Remember(int fd);
+  // The peer of connection `fd` (the kernel's word), to be kept once it is
+  // handed off (Remember).
+  static Connection PeerOf(int fd);
+  // Keeps `connection`, whose fd is the one handed off, for the counts and
+  // the cuts, unless its uid holds max_per_uid connections already: false
+  // then (the caller closes it).
+  bool Remember(Connection connection);
   // Whether `connection` still is the socket it was (not closed, not reused).
   static bool StillOpen(const Connection& connection);
   // Forgets the connections gRPC closed (of `uid` only, if given).

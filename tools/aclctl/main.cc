@@ -209,6 +209,8 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                       ? absl::StrCat("; gRPC may take ", status.max_grpc_memory_bytes(),
                                      " bytes for them")
                       : "",
+                  "; ", status.connections_cut(), " cut for opening too many streams, ",
+                  status.streams_delayed(), " streams held to their uid's rate",
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
                   " without Hello in time\nidentity socket: ", status.identity_pending(),
                   " requests being served, ", status.identity_busy(),
