@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
@@ -14,7 +15,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -28,19 +28,36 @@ constexpr uint8_t kHeadersFrame = 0x1;
 constexpr int kRoundsPerTurn = 16;
 // How often buckets that have filled up again (as good as new) are forgotten.
 constexpr absl::Duration kBucketSweep = absl::Seconds(10);
+// Once gRPC's end has ended, how long the client's has to take what gRPC
+// sent before it is closed anyway.
+constexpr absl::Duration kDrainTime = absl::Seconds(5);
+
+// A clock that never steps back (turns and rates are about elapsed time).
+absl::Time Now() {
+  return absl::UnixEpoch() + absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
+}
 
 // One direction's bytes: read in at `end`, written out from `begin`. Its
-// memory is taken when bytes come and given back once they all went.
+// memory is taken when bytes come and given back once they went (Release).
 struct Buffer {
   std::unique_ptr<char[]> bytes;
   size_t begin = 0;
   size_t end = 0;
+  // Kept while the memory is given back: the start of a frame header.
+  char tail[kFrameHeaderBytes];
+  size_t tail_bytes = 0;
 
   size_t room() const { return FrameGate::kBufferBytes - end; }
   bool empty() const { return begin == end; }
   char* at(size_t offset) const { return bytes.get() + offset; }
+  // Where the next bytes read go (the memory taken back first).
   char* Writable() {
-    if (bytes == nullptr) bytes.reset(new char[FrameGate::kBufferBytes]);
+    if (bytes == nullptr) {
+      bytes.reset(new char[FrameGate::kBufferBytes]);
+      std::memcpy(bytes.get(), tail, tail_bytes);
+      end = tail_bytes;
+      tail_bytes = 0;
+    }
     return at(end);
   }
   // Moves what is still to go to the front; `mark` (an offset at or past
@@ -52,8 +69,14 @@ struct Buffer {
     end -= begin;
     begin = 0;
   }
-  void ReleaseIfEmpty(size_t* mark = nullptr) {
-    if (!empty()) return;
+  // Gives the memory back once everything before `mark` (an offset; null:
+  // the end) went and what is left is less than a frame header, kept aside:
+  // an idle connection holds none.
+  void Release(size_t* mark = nullptr) {
+    const size_t from = mark != nullptr ? *mark : end;
+    if (bytes == nullptr || begin != from || end - from > sizeof(tail)) return;
+    tail_bytes = end - from;
+    std::memcpy(tail, at(from), tail_bytes);
     bytes.reset();
     begin = end = 0;
     if (mark != nullptr) *mark = 0;
@@ -64,8 +87,9 @@ enum class Io { kMoved, kWouldBlock, kEnd, kFailed };
 
 Io ReadInto(int fd, Buffer& buffer) {
   buffer.Compact();
+  char* into = buffer.Writable();
   if (buffer.room() == 0) return Io::kWouldBlock;
-  const ssize_t n = read(fd, buffer.Writable(), buffer.room());
+  const ssize_t n = read(fd, into, buffer.room());
   if (n > 0) {
     buffer.end += static_cast<size_t>(n);
     return Io::kMoved;
@@ -114,7 +138,9 @@ struct FrameGate::Link {
   bool client_ended = false;  // the client sends no more
   bool inner_ended = false;   // gRPC sends no more
   bool inner_shut = false;    // told gRPC the client sends no more
-  bool client_shut = false;   // told the client gRPC sends no more
+  // gRPC's end ended or hung up: the link closes once what gRPC sent reached
+  // the client, or at this time.
+  absl::Time close_by = absl::InfiniteFuture();
   // In the epoll set (a side that hung up is taken out: its end is read
   // when the link is pumped for the other side, until it reads as ended).
   bool client_watched = false;
@@ -126,6 +152,13 @@ struct FrameGate::Link {
   Side inner_side{this, false};
 
   bool waiting(absl::Time now) const { return resume_at != absl::InfinitePast() && resume_at > now; }
+  // When the loop must come back to it without an event (InfiniteFuture: never).
+  absl::Time wake_at() const {
+    return resume_at != absl::InfinitePast() ? std::min(resume_at, close_by) : close_by;
+  }
+  void Draining(absl::Time now) {
+    if (close_by == absl::InfiniteFuture()) close_by = now + kDrainTime;
+  }
 };
 
 absl::StatusOr<std::unique_ptr<FrameGate>> FrameGate::Start(Options options) {
@@ -171,20 +204,26 @@ FrameGate::~FrameGate() {
   close(epoll_fd_);
 }
 
-int FrameGate::Interpose(int client, uid_t uid, const void* socket) {
-  int pair[2];
+bool FrameGate::MakeEnds(int ends[2]) {
+  return socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends) == 0;
+}
+
+int FrameGate::Interpose(int client, uid_t uid, const void* socket, const int ends[2]) {
+  const int pair[2] = {ends[0], ends[1]};
   const int flags = fcntl(client, F_GETFL);
-  if (flags < 0 || fcntl(client, F_SETFL, flags | O_NONBLOCK) != 0 ||
-      socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
-    close(client);
-    return -1;
-  }
+  if (flags >= 0 && (flags & O_NONBLOCK) == 0) fcntl(client, F_SETFL, flags | O_NONBLOCK);
   auto link = std::make_unique<Link>();
   link->client = client;
   link->inner = pair[0];
   link->bucket = BucketKey(socket, uid);
   {
     absl::MutexLock lock(&mu_);
+    if (stopping_) {  // the gate's thread is gone: nobody would relay it
+      close(client);
+      close(pair[0]);
+      close(pair[1]);
+      return -1;
+    }
     incoming_.push_back(link.get());
     links_[link.get()] = std::move(link);
   }
@@ -221,7 +260,7 @@ void FrameGate::Register() {
 }
 
 absl::Duration FrameGate::TakeStream(const BucketKey& key) {
-  const absl::Time now = absl::Now();
+  const absl::Time now = Now();
   const double rate = std::max(options_.streams_per_second, 1e-3);
   auto [it, added] = buckets_.try_emplace(key, Bucket{double(options_.stream_burst), now});
   Bucket& bucket = it->second;
@@ -230,12 +269,14 @@ absl::Duration FrameGate::TakeStream(const BucketKey& key) {
   bucket.refilled = now;
   // Taken now even when it must wait: the streams waiting after it wait
   // longer, each for its own turn, rather than all retrying at every token.
-  bucket.tokens -= 1;
+  // A uid's connections that come and go cannot push its turns further out
+  // than a burst's worth.
+  bucket.tokens = std::max(bucket.tokens - 1, -double(options_.stream_burst));
   return bucket.tokens >= 0 ? absl::ZeroDuration() : absl::Seconds(-bucket.tokens / rate);
 }
 
 void FrameGate::ForgetFullBuckets() {
-  const absl::Time now = absl::Now();
+  const absl::Time now = Now();
   if (now - buckets_swept_ < kBucketSweep) return;
   buckets_swept_ = now;
   const double rate = std::max(options_.streams_per_second, 1e-3);
@@ -247,7 +288,7 @@ void FrameGate::ForgetFullBuckets() {
 }
 
 bool FrameGate::Approve(Link& link) {
-  const absl::Time now = absl::Now();
+  const absl::Time now = Now();
   if (link.waiting(now)) return true;
   link.resume_at = absl::InfinitePast();
   Buffer& in = link.from_client;
@@ -300,7 +341,7 @@ bool FrameGate::Pump(Link& link, bool* more) {
     bool moved = false;
     // The client's bytes to gRPC, as far as their frame headers allow; none
     // read while its next stream waits for its turn.
-    if (!link.client_ended && !link.waiting(absl::Now())) {
+    if (!link.client_ended && !link.waiting(Now())) {
       link.from_client.Compact(&link.approved);
       const Io read = ReadInto(link.client, link.from_client);
       if (read == Io::kFailed) return false;
@@ -316,25 +357,24 @@ bool FrameGate::Pump(Link& link, bool* more) {
       shutdown(link.inner, SHUT_WR);  // what is left (part of a header) never completes
       link.inner_shut = true;
     }
-    if (link.from_client.begin == link.approved && link.approved == link.from_client.end) {
-      link.from_client.ReleaseIfEmpty(&link.approved);
-    }
+    if (!link.waiting(Now())) link.from_client.Release(&link.approved);
     // gRPC's bytes to the client, as they come.
     if (!link.inner_ended) {
       const Io read = ReadInto(link.inner, link.to_client);
       if (read == Io::kFailed) return false;
-      if (read == Io::kEnd) link.inner_ended = true;
+      if (read == Io::kEnd) {
+        link.inner_ended = true;
+        link.Draining(Now());
+      }
       moved |= read != Io::kWouldBlock;
     }
     const Io to_client = WriteFrom(link.client, link.to_client, link.to_client.end);
     if (to_client == Io::kFailed) return false;
     moved |= to_client == Io::kMoved;
-    link.to_client.ReleaseIfEmpty();
-    if (link.inner_ended && !link.client_shut && link.to_client.empty()) {
-      shutdown(link.client, SHUT_WR);
-      link.client_shut = true;
-    }
-    if (link.inner_shut && link.client_shut) return false;
+    link.to_client.Release();
+    // gRPC is done with the connection: so is the client, once it has what
+    // gRPC sent (closing tells it the end).
+    if (link.inner_ended && link.to_client.empty()) return false;
     if (!moved) return true;
   }
   *more = true;
@@ -342,7 +382,7 @@ bool FrameGate::Pump(Link& link, bool* more) {
 }
 
 void FrameGate::Watch(Link& link) {
-  const bool waiting = link.waiting(absl::Now());
+  const bool waiting = link.waiting(Now());
   uint32_t client_events = 0;
   if (!link.client_ended && !waiting && link.from_client.room() + link.from_client.begin > 0) {
     client_events |= EPOLLIN;
@@ -373,6 +413,10 @@ void FrameGate::Watch(Link& link) {
 void FrameGate::Close(Link& link) {
   if (link.closed) return;
   link.closed = true;
+  if (link.turn_taken && link.waiting(Now())) {
+    auto bucket = buckets_.find(link.bucket);  // its turn goes to the next
+    if (bucket != buckets_.end()) bucket->second.tokens += 1;
+  }
   if (link.client_watched) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.client, nullptr);
   if (link.inner_watched) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.inner, nullptr);
   close(link.client);
@@ -390,15 +434,17 @@ void FrameGate::Loop() {
       timeout_ms = 0;
     } else if (!waiting.empty()) {
       absl::Time first = absl::InfiniteFuture();
-      for (Link* link : waiting) first = std::min(first, link->resume_at);
+      for (Link* link : waiting) first = std::min(first, link->wake_at());
       timeout_ms = static_cast<int>(
-          std::clamp<int64_t>(absl::ToInt64Milliseconds(first - absl::Now()) + 1, 0, 1000));
+          std::clamp<int64_t>(absl::ToInt64Milliseconds(first - Now()) + 1, 0, 1000));
     }
     const int ready =
         epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
     if (ready < 0 && errno != EINTR) {
       spdlog::critical("frame gate: epoll_wait failed: {}; gRPC connections stall",
                        std::strerror(errno));
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;  // Interpose takes no more
       return;
     }
     std::set<Link*> touched;
@@ -425,28 +471,31 @@ void FrameGate::Loop() {
       const auto* side = static_cast<Link::Side*>(events[i].data.ptr);
       Link* link = side->link;
       if (link->closed) continue;
-      if ((events[i].events & EPOLLERR) != 0) {
+      if ((events[i].events & (EPOLLHUP | EPOLLERR)) != 0) {
+        // Hung up (or failed): it would be reported at every wait. What is
+        // left on its end is read as the link is pumped, until it reads as
+        // ended or fails.
+        const int fd = side->client ? link->client : link->inner;
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+        (side->client ? link->client_watched : link->inner_watched) = false;
+        if (!side->client) link->Draining(Now());
+      }
+      pump(link);
+    }
+    const absl::Time now = Now();
+    std::vector<Link*> due(again.begin(), again.end());
+    again.clear();
+    for (Link* link : waiting) {
+      if (link->wake_at() <= now) due.push_back(link);
+    }
+    for (Link* link : due) {
+      if (link->closed) continue;
+      if (link->close_by <= now) {  // the client did not take what gRPC sent in time
         touched.insert(link);
         Close(*link);
         continue;
       }
-      if ((events[i].events & EPOLLHUP) != 0) {
-        // Hung up: it would be reported at every wait. Its end is read as
-        // the link is pumped, until it reads as ended.
-        const int fd = side->client ? link->client : link->inner;
-        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-        (side->client ? link->client_watched : link->inner_watched) = false;
-      }
       pump(link);
-    }
-    const absl::Time now = absl::Now();
-    std::vector<Link*> due(again.begin(), again.end());
-    again.clear();
-    for (Link* link : waiting) {
-      if (!link->waiting(now)) due.push_back(link);
-    }
-    for (Link* link : due) {
-      if (!link->closed) pump(link);
     }
     std::vector<Link*> gone;
     for (Link* link : touched) {
@@ -457,16 +506,10 @@ void FrameGate::Loop() {
         continue;
       }
       Watch(*link);
-      if (link->resume_at != absl::InfinitePast()) {
+      if (link->wake_at() != absl::InfiniteFuture()) {
         waiting.insert(link);
       } else {
         waiting.erase(link);
-      }
-      // Both of its sides hung up and nothing moves: ended.
-      if (!link->client_watched && !link->inner_watched && again.count(link) == 0 &&
-          waiting.count(link) == 0) {
-        Close(*link);
-        gone.push_back(link);
       }
     }
     if (!gone.empty()) {

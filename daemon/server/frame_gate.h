@@ -52,11 +52,16 @@ class FrameGate {
   // Stops the thread and closes every connection it relays.
   ~FrameGate();
 
-  // Relays `client` (a connected stream socket the gate now owns), whose
-  // peer is `uid`, came in through `socket` (any tag: the rate is per uid
-  // and socket). Returns the end gRPC is to serve (the caller owns it), or
-  // -1 with `client` closed when no socketpair could be made.
-  int Interpose(int client, uid_t uid, const void* socket);
+  // The two ends a connection is relayed through (a socketpair); false
+  // (errno set) when none could be made. Made before the connection is
+  // accepted: a daemon out of descriptors leaves it queued.
+  static bool MakeEnds(int ends[2]);
+  // Relays `client` (a connected stream socket), whose peer is `uid`, that
+  // came in through `socket` (any tag: the rate is per uid and socket),
+  // through `ends` (from MakeEnds). The gate owns `client` and ends[0] from
+  // now on; returns ends[1], the end gRPC is to serve (the caller owns it),
+  // or -1 with all three closed when the gate no longer runs.
+  int Interpose(int client, uid_t uid, const void* socket, const int ends[2]);
 
   // Connections relayed now.
   size_t connections() const;

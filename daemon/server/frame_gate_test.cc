@@ -58,7 +58,7 @@ class FrameGateTest : public ::testing::Test {
     int pair[2];
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
     client_ = pair[0];
-    served_ = gate_->Interpose(pair[1], 1000, nullptr);
+    served_ = Interpose(pair[1], 1000);
     ASSERT_GE(served_, 0);
   }
   void TearDown() override {
@@ -66,6 +66,11 @@ class FrameGateTest : public ::testing::Test {
     if (served_ >= 0) close(served_);
   }
   void Send(const std::string& bytes) { WriteAll(client_, bytes); }
+  int Interpose(int client, uid_t uid) {
+    int ends[2];
+    if (!FrameGate::MakeEnds(ends)) return -1;
+    return gate_->Interpose(client, uid, nullptr, ends);
+  }
   // `fd` may be non-blocking (the gate's end is).
   static void WriteAll(int fd, const std::string& bytes) {
     size_t sent = 0;
@@ -122,7 +127,7 @@ TEST_F(FrameGateTest, WhatOneSideSentBeforeClosingReachesTheOther) {
 
   int pair[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  const int served = gate_->Interpose(pair[1], 1000, nullptr);
+  const int served = Interpose(pair[1], 1000);
   ASSERT_GE(served, 0);
   const std::string request = std::string(kPreface) + Headers(1) + Data(1, std::string(300000, 'q'));
   WriteAll(pair[0], request);
@@ -134,6 +139,24 @@ TEST_F(FrameGateTest, WhatOneSideSentBeforeClosingReachesTheOther) {
   close(served);
 }
 
+// gRPC gone, a client that does not read what gRPC sent before is let go
+// after a few seconds, not held for ever.
+TEST_F(FrameGateTest, WhenGrpcEndsAClientThatDoesNotReadIsLetGo) {
+  Open({});
+  const std::string reply = Data(1, std::string(1 << 20, 'x'));
+  size_t sent = 0;
+  for (int tries = 0; sent < reply.size() && tries < 100; ++tries) {
+    pollfd ready{served_, POLLOUT, 0};
+    poll(&ready, 1, 10);
+    const ssize_t n = write(served_, reply.data() + sent, reply.size() - sent);
+    if (n > 0) sent += static_cast<size_t>(n);
+  }
+  close(served_);
+  served_ = -1;
+  for (int i = 0; i < 3000 && gate_->connections() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(gate_->connections(), 0u);
+}
+
 // Connections that come and go at once (before the gate's thread has
 // watched them) are let go, all of them.
 TEST_F(FrameGateTest, ConnectionsThatEndAtOnceAreLetGo) {
@@ -141,7 +164,7 @@ TEST_F(FrameGateTest, ConnectionsThatEndAtOnceAreLetGo) {
   for (int i = 0; i < 200; ++i) {
     int pair[2];
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-    const int served = gate_->Interpose(pair[1], 1000 + i, nullptr);
+    const int served = Interpose(pair[1], 1000 + i);
     ASSERT_GE(served, 0);
     (void)!write(pair[0], kPreface, 5);
     close(pair[0]);

@@ -47,10 +47,14 @@ RuntimeAcceptor::RuntimeAcceptor(int listen_fd, int stop_fd, std::string name,
       pause_(pause),
       gate_(gate),
       max_per_uid_(max_per_uid),
-      over_cap_log_(name_, LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}) {}
+      over_cap_log_(name_, LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}),
+      pause_log_(name_, LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}) {}
 
 RuntimeAcceptor::~RuntimeAcceptor() {
   Stop();
+  for (int end : spare_ends_) {
+    if (end >= 0) close(end);
+  }
   close(stop_fd_);
 }
 
@@ -82,6 +86,14 @@ void RuntimeAcceptor::Loop() {
     if (fds[1].revents != 0) return;
     // Take what is queued (a bounded batch, then look at the stop signal again).
     for (int batch = 0; batch < 256; ++batch) {
+      // Through the gate a connection needs two more descriptors: made
+      // first, so that a daemon out of them leaves the connection queued,
+      // as a failed accept does, rather than accepting and dropping it.
+      if (gate_ != nullptr && spare_ends_[0] < 0 && !FrameGate::MakeEnds(spare_ends_)) {
+        spare_ends_[0] = spare_ends_[1] = -1;
+        if (!PauseAfter(errno, failed_in_burst)) return;
+        break;
+      }
       const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd >= 0) {
         if (failed_in_burst > 0) {
@@ -91,17 +103,20 @@ void RuntimeAcceptor::Loop() {
         }
         accepted_.fetch_add(1, std::memory_order_relaxed);
         Connection connection = PeerOf(fd);
-        if (gate_ != nullptr) {
-          connection.fd = gate_->Interpose(fd, connection.uid, this);
-          if (connection.fd < 0) continue;  // no socketpair: dropped
-          struct stat info {};
-          connection.inode = fstat(connection.fd, &info) == 0 ? info.st_ino : 0;
-        }
-        if (!Remember(connection)) {
-          close(connection.fd);  // through the gate: the gate closes the client's too
+        // Before the gate takes it: a refused connection costs acld nothing more.
+        if (!HasRoomFor(connection.uid)) {
+          close(fd);
           refused_.fetch_add(1, std::memory_order_relaxed);
           continue;
         }
+        if (gate_ != nullptr) {
+          connection.fd = gate_->Interpose(fd, connection.uid, this, spare_ends_);
+          spare_ends_[0] = spare_ends_[1] = -1;
+          if (connection.fd < 0) continue;  // the gate stopped: dropped
+          struct stat info {};
+          connection.inode = fstat(connection.fd, &info) == 0 ? info.st_ino : 0;
+        }
+        Remember(connection);
         hand_off_(connection.fd);
         continue;
       }
@@ -110,17 +125,24 @@ void RuntimeAcceptor::Loop() {
       if (error == EINTR || error == ECONNABORTED || error == EPROTO) continue;
       // EMFILE, ENFILE, ENOMEM, ENOBUFS (or anything unexpected): the
       // connection stays queued, so retrying at once would spin. Pause.
-      if (failed_in_burst++ == 0) {
-        spdlog::warn(
-            "{}: cannot accept a connection: {}; pausing accepts for {} at a time until it "
-            "succeeds again (logged once per burst)",
-            name_, std::strerror(error), absl::FormatDuration(pause_));
-      }
-      pauses_.fetch_add(1, std::memory_order_relaxed);
-      if (!WaitUnlessStopped(pause_)) return;
+      if (!PauseAfter(error, failed_in_burst)) return;
       break;
     }
   }
+}
+
+bool RuntimeAcceptor::PauseAfter(int error, uint64_t& failed_in_burst) {
+  // Once per burst, and a few a minute at most: closed connections free
+  // their descriptors a moment later (three each through the gate), so a
+  // long backlog makes burst after burst.
+  if (failed_in_burst++ == 0) {
+    pause_log_.Warn(
+        "cannot accept a connection: {}; pausing accepts for {} at a time until it succeeds "
+        "again (logged once per burst)",
+        std::strerror(error), absl::FormatDuration(pause_));
+  }
+  pauses_.fetch_add(1, std::memory_order_relaxed);
+  return WaitUnlessStopped(pause_);
 }
 
 bool RuntimeAcceptor::StillOpen(const Connection& connection) {
@@ -142,31 +164,36 @@ RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) {
   return connection;
 }
 
-bool RuntimeAcceptor::Remember(Connection connection) {
-  if (connection.inode == 0) return true;  // not a socket fstat can see: not kept
+bool RuntimeAcceptor::HasRoomFor(uid_t uid) {
   absl::MutexLock lock(&mu_);
-  if (max_per_uid_ != 0 && per_uid_[connection.uid].open >= max_per_uid_) {
-    // Only its own connections are looked at again (at most max_per_uid).
-    const absl::Time now = absl::Now();
-    if (now - per_uid_[connection.uid].counted >= kRecountEvery) {
-      ForgetClosedLocked(connection.uid);
-      per_uid_[connection.uid].counted = now;
-    }
-    if (per_uid_[connection.uid].open >= max_per_uid_) {
-      over_cap_log_.Warn(
-          "uid {} holds {} connections, the most one user may (--max_connections_per_uid); "
-          "its next ones are closed at once",
-          connection.uid, max_per_uid_);
-      return false;
-    }
+  if (max_per_uid_ == 0) return true;
+  auto count = per_uid_.find(uid);
+  if (count == per_uid_.end() || count->second.open < max_per_uid_) return true;
+  // Only its own connections are looked at again (at most max_per_uid).
+  const absl::Time now = absl::Now();
+  if (now - count->second.counted >= kRecountEvery) {
+    ForgetClosedLocked(uid);
+    count = per_uid_.find(uid);
+    if (count == per_uid_.end()) return true;
+    count->second.counted = now;
   }
+  if (count->second.open < max_per_uid_) return true;
+  over_cap_log_.Warn(
+      "uid {} holds {} connections, the most one user may (--max_connections_per_uid); its "
+      "next ones are closed at once",
+      uid, max_per_uid_);
+  return false;
+}
+
+void RuntimeAcceptor::Remember(const Connection& connection) {
+  if (connection.inode == 0) return;  // not a socket fstat can see: not kept
+  absl::MutexLock lock(&mu_);
   // Forget connections gRPC closed since (a bounded list: pruned as it doubles).
   if (connections_.size() >= 64 && connections_.size() == connections_.capacity()) {
     ForgetClosedLocked();
   }
   connections_.push_back(connection);
   ++per_uid_[connection.uid].open;
-  return true;
 }
 
 void RuntimeAcceptor::ForgetClosedLocked(std::optional<uid_t> uid) {

@@ -82,6 +82,9 @@ class RuntimeAcceptor {
   void Loop();
   // Sleeps for `timeout` unless stopped; false once stopped.
   bool WaitUnlessStopped(absl::Duration timeout);
+  // Out of descriptors or memory (`error`): logged once per burst (counted
+  // in `failed_in_burst`), then a pause; false once stopped.
+  bool PauseAfter(int error, uint64_t& failed_in_burst);
 
   int listen_fd_;
   const int stop_fd_;  // an eventfd that wakes Loop() to stop
@@ -89,6 +92,7 @@ class RuntimeAcceptor {
   const std::function<void(int)> hand_off_;
   const absl::Duration pause_;
   FrameGate* const gate_;  // null: connections go to gRPC as accepted
+  int spare_ends_[2] = {-1, -1};  // the gate's ends for the next connection
   struct Connection {
     int fd;
     ino_t inode;
@@ -98,10 +102,12 @@ class RuntimeAcceptor {
   // The peer of connection `fd` (the kernel's word), to be kept once it is
   // handed off (Remember).
   static Connection PeerOf(int fd);
+  // Whether `uid` may open one more connection (it holds fewer than
+  // max_per_uid).
+  bool HasRoomFor(uid_t uid);
   // Keeps `connection`, whose fd is the one handed off, for the counts and
-  // the cuts, unless its uid holds max_per_uid connections already: false
-  // then (the caller closes it).
-  bool Remember(Connection connection);
+  // the cuts (the accepting thread alone adds: the room it checked stays).
+  void Remember(const Connection& connection);
   // Whether `connection` still is the socket it was (not closed, not reused).
   static bool StillOpen(const Connection& connection);
   // Forgets the connections gRPC closed (of `uid` only, if given).
@@ -125,6 +131,8 @@ class RuntimeAcceptor {
   std::atomic<uint64_t> refused_{0};
   // What a uid over its cap makes acld log, a few lines a minute at most.
   RateLimitedLog over_cap_log_;
+  // What running out of descriptors makes acld log, as rarely.
+  RateLimitedLog pause_log_;
   std::thread thread_;
 };
 
