@@ -117,6 +117,10 @@ ABSL_FLAG(uint64_t, max_grpc_memory_bytes, 1ull << 30,
           "memory gRPC may take for the runtime sockets' connections: requests it is still "
           "receiving on session streams (the gRPC fallback, older clients), which it keeps "
           "whole before acld sees them (0: no limit)");
+ABSL_FLAG(uint64_t, max_grpc_arriving_bytes_per_uid, 256ull << 20,
+          "bytes of requests gRPC is still receiving on one uid's runtime-socket connections "
+          "together (announced by their length prefixes): a request that would pass it waits "
+          "until the uid's others have arrived (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
 ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");
 ABSL_FLAG(uint32_t, max_sessions_per_group, 64,
@@ -280,6 +284,8 @@ int main(int argc, char** argv) {
   options.limits.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
   options.limits.max_message_bytes_per_uid = absl::GetFlag(FLAGS_max_message_bytes_per_uid);
   options.limits.max_grpc_memory_bytes = absl::GetFlag(FLAGS_max_grpc_memory_bytes);
+  options.limits.max_grpc_arriving_bytes_per_uid =
+      absl::GetFlag(FLAGS_max_grpc_arriving_bytes_per_uid);
   options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 0, 64);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);

@@ -137,6 +137,41 @@ std::string Http2Frame(uint8_t type, uint8_t flags, uint32_t stream, const std::
   return frame + payload;
 }
 
+// A Session call's header block, of literal fields (HPACK: no index, no
+// Huffman).
+std::string SessionHeaderBlock() {
+  std::string block;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {":method", "POST"},
+           {":scheme", "http"},
+           {":path", "/acl.v1.Runtime/Session"},
+           {":authority", "localhost"},
+           {"content-type", "application/grpc"},
+           {"te", "trailers"}}) {
+    block += std::string(1, '\0') + static_cast<char>(name.size()) + name +
+             static_cast<char>(value.size()) + value;
+  }
+  return block;
+}
+// What an HTTP/2 client sends first: the preface and its (empty) settings.
+const std::string kHttp2Start = std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + Http2Frame(4, 0, 0, "");
+
+// A Session stream whose first request announces `length` bytes and sends
+// `sent` of them, on a new raw connection to `socket` (-1: none).
+int StartRequest(const std::string& socket, uint32_t length, size_t sent) {
+  const int fd = ConnectRaw(socket);
+  if (fd < 0) return -1;
+  std::string prefix(1, '\0');
+  for (int shift = 24; shift >= 0; shift -= 8) prefix.push_back(static_cast<char>(length >> shift));
+  const std::string bytes = kHttp2Start + Http2Frame(1, 0x4, 1, SessionHeaderBlock()) +
+                            Http2Frame(0, 0, 1, prefix + std::string(sent, 'r'));
+  if (send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // The one-time identity token of the desk at `<socket>.peer`.
 std::string FetchToken(const std::string& socket) {
   const int fd = ConnectRaw(socket + ".peer");
@@ -475,19 +510,8 @@ TEST(TenantLimitsTest, ARapidResetOfStreamsIsCutOff) {
   const uint64_t before_kib = PeakRssKib(acld);
   const int fd = ConnectRaw(daemon.socket());
   ASSERT_GE(fd, 0);
-  // A header block of literal fields (HPACK: no index, no Huffman).
-  std::string block;
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {":method", "POST"},
-           {":scheme", "http"},
-           {":path", "/acl.v1.Runtime/Session"},
-           {":authority", "localhost"},
-           {"content-type", "application/grpc"},
-           {"te", "trailers"}}) {
-    block += std::string(1, '\0') + static_cast<char>(name.size()) + name +
-             static_cast<char>(value.size()) + value;
-  }
-  std::string attack = std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + Http2Frame(4, 0, 0, "");
+  const std::string block = SessionHeaderBlock();
+  std::string attack = kHttp2Start;
   constexpr uint32_t kStreams = 30000;
   for (uint32_t i = 0; i < kStreams; ++i) {
     const uint32_t stream = 2 * i + 1;
@@ -519,6 +543,55 @@ TEST(TenantLimitsTest, ARapidResetOfStreamsIsCutOff) {
   EXPECT_LT(PeakRssKib(acld), before_kib + (128 << 10)) << "acld kept the reset streams";
   const auto [status_code, text] = daemon.Aclctl({"status"});
   EXPECT_NE(text.find("1 cut for opening too many streams"), std::string::npos) << text;
+}
+
+// gRPC keeps what arrives of a request, and checks its length only once it
+// all arrived: one user's unfinished requests on many connections could take
+// all of --max_grpc_memory_bytes, for every user. The frame gate reads each
+// request's length as it starts: one over 16 MiB closes its connection, and
+// a uid's requests still arriving hold --max_grpc_arriving_bytes_per_uid at
+// most (the next waits); another user is served meanwhile, and what a
+// connection held goes back when it closes.
+TEST(TenantLimitsTest, AUsersUnfinishedRequestsAreBoundedForItAlone) {
+  AcldDaemon daemon({"--max_grpc_arriving_bytes_per_uid=33554432", "--hello_timeout=60"});
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(StartRequest(daemon.socket(), 15 << 20, 1000));
+    ASSERT_GE(held.back(), 0);
+  }
+  acl::v1::StatusReply status;
+  for (int i = 0; i < 200; ++i) {
+    status = daemon.Status();
+    if (status.requests_delayed() >= 2) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(status.max_grpc_arriving_bytes_per_uid(), 32u << 20);
+  EXPECT_EQ(status.requests_delayed(), 2u);
+  ASSERT_EQ(status.grpc_arriving_bytes().count(getuid()), 1u);
+  EXPECT_EQ(status.grpc_arriving_bytes().at(getuid()), 30u << 20);
+  const auto [code, text] = daemon.Aclctl({"status"});
+  EXPECT_NE(text.find(absl::StrCat("gRPC requests arriving: ", 30 << 20, " bytes (uid ",
+                                   getuid(), ": ", 30 << 20, "), at most ", 32 << 20,
+                                   " per uid; 2 requests waited")),
+            std::string::npos)
+      << text;
+
+  const int too_long = StartRequest(daemon.socket(), (16 << 20) + 1, 10);
+  ASSERT_GE(too_long, 0);
+  EXPECT_TRUE(ClosedByPeer(too_long, absl::Seconds(10))) << "a request over 16 MiB was kept";
+  close(too_long);
+  EXPECT_EQ(daemon.Status().connections_cut(), 1u);
+
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kScenarioClient);
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "seed_lifecycle"}, daemon.dir(),
+                      daemon.client_env().at("ACLD_ADDRESS"), {"ACLD_TRANSPORT=grpc"}),
+            0);
+  for (int fd : held) close(fd);
+  for (int i = 0; i < 200 && daemon.Status().grpc_arriving_bytes_size() != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(daemon.Status().grpc_arriving_bytes_size(), 0);
 }
 
 TEST(TenantLimitsTest, AThousandStreamsOnOneConnectionCostNoThousandThreads) {

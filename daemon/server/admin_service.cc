@@ -278,6 +278,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   reply->set_max_pending_sessions_per_uid(limits.max_pending_hellos_per_uid);
   reply->set_max_connections_per_uid(limits.max_connections_per_uid);
   reply->set_max_grpc_memory_bytes(limits.max_grpc_memory_bytes);
+  reply->set_max_grpc_arriving_bytes_per_uid(limits.max_grpc_arriving_bytes_per_uid);
   reply->set_sessions_closing(counts.closing);
   reply->set_max_sessions(limits.max_sessions);
   reply->set_max_sessions_per_uid(limits.max_sessions_per_uid);
@@ -292,6 +293,10 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     reply->set_connections_refused(listener.connections_refused);
     reply->set_connections_cut(listener.connections_cut);
     reply->set_streams_delayed(listener.streams_delayed);
+    reply->set_requests_delayed(listener.requests_delayed);
+    for (const auto& [uid, bytes] : listener.grpc_arriving_bytes) {
+      (*reply->mutable_grpc_arriving_bytes())[uid] = bytes;
+    }
     reply->set_identity_pending(listener.identity_pending);
     reply->set_identity_busy(listener.identity_busy);
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
@@ -28,6 +29,10 @@ struct ListenerStats {
   // streams, and times a uid's streams waited for its rate.
   uint64_t connections_cut = 0;
   uint64_t streams_delayed = 0;
+  // Its requests still arriving: times one waited for its uid's others, and
+  // their bytes now by uid.
+  uint64_t requests_delayed = 0;
+  std::map<uid_t, uint64_t> grpc_arriving_bytes;
 };
 
 class AdminService final : public acl::v1::Admin::Service {

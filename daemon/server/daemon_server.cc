@@ -100,6 +100,8 @@ DaemonServer::DaemonServer(Runtime& runtime, ServerOptions options,
         if (gate_ != nullptr) {
           stats.connections_cut = gate_->connections_cut();
           stats.streams_delayed = gate_->streams_delayed();
+          stats.requests_delayed = gate_->requests_delayed();
+          stats.grpc_arriving_bytes = gate_->ArrivingBytes();
         }
         if (peers_ != nullptr) {
           stats.identity_pending = static_cast<uint32_t>(peers_->pending_connections());
@@ -182,7 +184,10 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
     server->Shutdown();
     return absl::UnavailableError("cannot start the gRPC servers");
   }
-  absl::StatusOr<std::unique_ptr<FrameGate>> gate = FrameGate::Start(FrameGate::Options{});
+  FrameGate::Options gate_options;
+  gate_options.max_request_bytes = kMaxRequestBytes;  // gRPC's own check waits for the last byte
+  gate_options.max_arriving_bytes_per_uid = limits.max_grpc_arriving_bytes_per_uid;
+  absl::StatusOr<std::unique_ptr<FrameGate>> gate = FrameGate::Start(gate_options);
   if (!gate.ok()) {
     server->Shutdown();
     return gate.status();

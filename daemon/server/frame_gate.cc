@@ -21,8 +21,16 @@ namespace acld::server {
 namespace {
 
 constexpr size_t kPrefaceBytes = 24;  // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+// HTTP/2 frames (RFC 9113 section 4.1): a header of 9 bytes (the payload's
+// length in 24 bits, type, flags, stream in 31 bits), then the payload.
 constexpr size_t kFrameHeaderBytes = 9;
+constexpr uint8_t kDataFrame = 0x0;
 constexpr uint8_t kHeadersFrame = 0x1;
+constexpr uint8_t kResetFrame = 0x3;  // RST_STREAM
+constexpr uint8_t kEndStreamFlag = 0x1;
+constexpr uint8_t kPaddedFlag = 0x8;
+// A gRPC message: a flag byte and its length in 4 bytes, then the bytes.
+constexpr uint8_t kMessagePrefixBytes = 5;
 // Reads and writes a connection makes in one turn before the others' turns:
 // a bulk transfer does not keep the thread from everyone else.
 constexpr int kRoundsPerTurn = 16;
@@ -37,57 +45,99 @@ absl::Time Now() {
   return absl::UnixEpoch() + absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
 }
 
-// One direction's bytes: read in at `end`, written out from `begin`. Its
-// memory is taken when bytes come and given back once they went (Release).
+struct FrameHeader {
+  uint64_t length;
+  uint8_t type;
+  uint8_t flags;
+  uint32_t stream;
+};
+FrameHeader ParseFrameHeader(const uint8_t* at) {
+  return FrameHeader{(uint64_t{at[0]} << 16) | (uint64_t{at[1]} << 8) | at[2], at[3], at[4],
+                     (uint32_t{at[5] & 0x7fu} << 24) | (uint32_t{at[6]} << 16) |
+                         (uint32_t{at[7]} << 8) | at[8]};
+}
+
+// Where one direction's bytes are among its frames.
+struct FrameWalk {
+  size_t preface_left = 0;
+  uint32_t stream = 0;           // of the frame being walked
+  uint64_t skip_left = 0;        // payload passed without a look
+  bool pad_length_next = false;  // a padded DATA frame: its first byte says how much padding
+  uint64_t data_left = 0;        // a DATA frame's bytes of gRPC messages still to come
+  uint64_t pad_left = 0;         // its padding, after them
+  bool ends_stream = false;      // the frame ends its stream once its last byte passed
+
+  bool in_frame() const {
+    return preface_left > 0 || skip_left > 0 || pad_length_next || data_left > 0 || pad_left > 0;
+  }
+  // Passes `bytes` of what the frame skips; how many it took.
+  size_t Skip(size_t bytes) {
+    uint64_t& left = preface_left > 0 ? preface_left : pad_left > 0 ? pad_left : skip_left;
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(bytes, left));
+    left -= take;
+    return take;
+  }
+};
+
+// One direction's bytes: read in at `end`, written out from `begin` as far
+// as `cleared` (their frames were looked at). Its memory is taken when
+// bytes come and given back (to the gate's spares) once they went.
 struct Buffer {
   std::unique_ptr<char[]> bytes;
   size_t begin = 0;
+  size_t cleared = 0;
   size_t end = 0;
   // Kept while the memory is given back: the start of a frame header.
   char tail[kFrameHeaderBytes];
   size_t tail_bytes = 0;
 
   size_t room() const { return FrameGate::kBufferBytes - end; }
-  bool empty() const { return begin == end; }
+  bool sendable() const { return begin < cleared; }
   char* at(size_t offset) const { return bytes.get() + offset; }
-  // Where the next bytes read go (the memory taken back first).
-  char* Writable() {
+  const uint8_t* unread() const { return reinterpret_cast<const uint8_t*>(at(cleared)); }
+  // Where the next bytes read go (memory taken first, if it was given back).
+  char* Writable(std::vector<std::unique_ptr<char[]>>& spares) {
     if (bytes == nullptr) {
-      bytes.reset(new char[FrameGate::kBufferBytes]);
+      if (spares.empty()) {
+        bytes.reset(new char[FrameGate::kBufferBytes]);
+      } else {
+        bytes = std::move(spares.back());
+        spares.pop_back();
+      }
       std::memcpy(bytes.get(), tail, tail_bytes);
       end = tail_bytes;
       tail_bytes = 0;
     }
     return at(end);
   }
-  // Moves what is still to go to the front; `mark` (an offset at or past
-  // begin) moves with it.
-  void Compact(size_t* mark = nullptr) {
+  // Moves what is still to go to the front.
+  void Compact() {
     if (begin == 0) return;
     if (begin < end) std::memmove(at(0), at(begin), end - begin);
-    if (mark != nullptr) *mark -= begin;
+    cleared -= begin;
     end -= begin;
     begin = 0;
   }
-  // Gives the memory back once everything before `mark` (an offset; null:
-  // the end) went and what is left is less than a frame header, kept aside:
-  // an idle connection holds none.
-  void Release(size_t* mark = nullptr) {
-    const size_t from = mark != nullptr ? *mark : end;
-    if (bytes == nullptr || begin != from || end - from > sizeof(tail)) return;
-    tail_bytes = end - from;
-    std::memcpy(tail, at(from), tail_bytes);
-    bytes.reset();
-    begin = end = 0;
-    if (mark != nullptr) *mark = 0;
+  // Gives the memory back once everything cleared went and what is left is
+  // less than a frame header, kept aside: an idle connection holds none.
+  void Release(std::vector<std::unique_ptr<char[]>>& spares) {
+    if (bytes == nullptr || begin != cleared || end - cleared > sizeof(tail)) return;
+    tail_bytes = end - cleared;
+    std::memcpy(tail, at(cleared), tail_bytes);
+    if (spares.size() < FrameGate::kSpareBuffers) {
+      spares.push_back(std::move(bytes));
+    } else {
+      bytes.reset();
+    }
+    begin = cleared = end = 0;
   }
 };
 
 enum class Io { kMoved, kWouldBlock, kEnd, kFailed };
 
-Io ReadInto(int fd, Buffer& buffer) {
+Io ReadInto(int fd, Buffer& buffer, std::vector<std::unique_ptr<char[]>>& spares) {
   buffer.Compact();
-  char* into = buffer.Writable();
+  char* into = buffer.Writable(spares);
   if (buffer.room() == 0) return Io::kWouldBlock;
   const ssize_t n = read(fd, into, buffer.room());
   if (n > 0) {
@@ -99,10 +149,10 @@ Io ReadInto(int fd, Buffer& buffer) {
                                                                      : Io::kFailed;
 }
 
-Io WriteFrom(int fd, Buffer& buffer, size_t until) {
-  if (buffer.begin >= until) return Io::kWouldBlock;
+Io WriteFrom(int fd, Buffer& buffer) {
+  if (!buffer.sendable()) return Io::kWouldBlock;
   const ssize_t n =
-      send(fd, buffer.at(buffer.begin), until - buffer.begin, MSG_NOSIGNAL | MSG_DONTWAIT);
+      send(fd, buffer.at(buffer.begin), buffer.cleared - buffer.begin, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n > 0) {
     buffer.begin += static_cast<size_t>(n);
     return Io::kMoved;
@@ -112,6 +162,15 @@ Io WriteFrom(int fd, Buffer& buffer, size_t until) {
 }
 
 }  // namespace
+
+// A request arriving on one stream: its prefix, then its bytes.
+struct FrameGate::Request {
+  uint8_t prefix_seen = 0;  // bytes of the prefix passed
+  uint64_t length = 0;      // as far as the prefix said it
+  uint64_t left = 0;        // its bytes still to come, once the prefix passed
+  uint64_t counted = 0;     // to its uid's arriving bytes
+  bool delayed = false;     // it waited for its uid's others (counted once)
+};
 
 struct FrameGate::Link {
   // What an epoll event names: one of the link's two sockets.
@@ -123,18 +182,23 @@ struct FrameGate::Link {
   int client = -1;
   int inner = -1;  // the gate's end of the socketpair gRPC serves
   BucketKey bucket;
-  Buffer from_client;
+  uid_t uid() const { return bucket.second; }
+  Buffer from_client;  // cleared: approved for gRPC
   Buffer to_client;
-  // from_client's bytes [begin, approved) may go to gRPC; the frame headers
-  // past it are still to be read.
-  size_t approved = 0;
-  size_t preface_left = kPrefaceBytes;
-  uint64_t payload_left = 0;  // of the frame whose header was approved last
+  FrameWalk client_frames{kPrefaceBytes};
+  FrameWalk grpc_frames;
+  // The client's open streams (HEADERS seen, no end yet) and what arrives on them.
+  std::map<uint32_t, Request> requests;
   uint32_t streams = 0;
   // The next stream waits for its uid's rate until then (InfinitePast: it
   // need not); `turn_taken`: its turn was counted, it goes at resume_at.
   absl::Time resume_at = absl::InfinitePast();
   bool turn_taken = false;
+  // In its uid's queue for room for its next request, and not to be read
+  // until its turn comes (no timer: room coming puts it in again_).
+  bool queued_for_bytes = false;
+  bool waiting_for_bytes = false;
+  uint32_t last_stream = 0;  // the client's last stream opened
   bool client_ended = false;  // the client sends no more
   bool inner_ended = false;   // gRPC sends no more
   bool inner_shut = false;    // told gRPC the client sends no more
@@ -151,7 +215,10 @@ struct FrameGate::Link {
   Side client_side{this, true};
   Side inner_side{this, false};
 
-  bool waiting(absl::Time now) const { return resume_at != absl::InfinitePast() && resume_at > now; }
+  bool waiting_for_turn(absl::Time now) const {
+    return resume_at != absl::InfinitePast() && resume_at > now;
+  }
+  bool waiting(absl::Time now) const { return waiting_for_bytes || waiting_for_turn(now); }
   // When the loop must come back to it without an event (InfiniteFuture: never).
   absl::Time wake_at() const {
     return resume_at != absl::InfinitePast() ? std::min(resume_at, close_by) : close_by;
@@ -209,19 +276,18 @@ bool FrameGate::MakeEnds(int ends[2]) {
 }
 
 int FrameGate::Interpose(int client, uid_t uid, const void* socket, const int ends[2]) {
-  const int pair[2] = {ends[0], ends[1]};
   const int flags = fcntl(client, F_GETFL);
   if (flags >= 0 && (flags & O_NONBLOCK) == 0) fcntl(client, F_SETFL, flags | O_NONBLOCK);
   auto link = std::make_unique<Link>();
   link->client = client;
-  link->inner = pair[0];
+  link->inner = ends[0];
   link->bucket = BucketKey(socket, uid);
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {  // the gate's thread is gone: nobody would relay it
       close(client);
-      close(pair[0]);
-      close(pair[1]);
+      close(ends[0]);
+      close(ends[1]);
       return -1;
     }
     incoming_.push_back(link.get());
@@ -229,12 +295,17 @@ int FrameGate::Interpose(int client, uid_t uid, const void* socket, const int en
   }
   const uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof(one));  // the loop's thread watches it from now on
-  return pair[1];
+  return ends[1];
 }
 
 size_t FrameGate::connections() const {
   absl::MutexLock lock(&mu_);
   return links_.size();
+}
+
+std::map<uid_t, uint64_t> FrameGate::ArrivingBytes() const {
+  absl::MutexLock lock(&mu_);
+  return arriving_;
 }
 
 void FrameGate::Register() {
@@ -287,34 +358,199 @@ void FrameGate::ForgetFullBuckets() {
   }
 }
 
+FrameGate::Room FrameGate::Reserve(Link& link, uint64_t bytes) {
+  if (bytes == 0) return Room::kTaken;
+  std::deque<Link*>& queue = waiting_for_bytes_[link.uid()];
+  if (queue.empty() || queue.front() == &link) {
+    bool taken = false;
+    {
+      absl::MutexLock lock(&mu_);
+      uint64_t& arriving = arriving_[link.uid()];
+      const uint64_t limit = options_.max_arriving_bytes_per_uid;
+      if (limit == 0 || arriving == 0 || (bytes <= limit && arriving <= limit - bytes)) {
+        arriving += bytes;
+        taken = true;
+      }  // else the uid has some arriving: no zero entry is left
+    }
+    if (taken) {
+      if (link.queued_for_bytes) {
+        queue.pop_front();
+        link.queued_for_bytes = false;
+      }
+      if (queue.empty()) {
+        waiting_for_bytes_.erase(link.uid());
+      } else {
+        WakeFirstWaiting(link.uid());  // there may be room for the next too
+      }
+      return Room::kTaken;
+    }
+  }
+  for (const auto& [stream, request] : link.requests) {
+    if (request.counted > 0) {
+      if (queue.empty()) waiting_for_bytes_.erase(link.uid());
+      return Room::kCut;
+    }
+  }
+  if (!link.queued_for_bytes) {
+    queue.push_back(&link);
+    link.queued_for_bytes = true;
+  }
+  link.waiting_for_bytes = true;
+  return Room::kWait;
+}
+
+void FrameGate::WakeFirstWaiting(uid_t uid) {
+  auto queue = waiting_for_bytes_.find(uid);
+  if (queue == waiting_for_bytes_.end() || queue->second.empty()) return;
+  Link* first = queue->second.front();
+  first->waiting_for_bytes = false;  // it tries again, first in line
+  again_.insert(first);
+}
+
+void FrameGate::StopWaitingForBytes(Link& link) {
+  if (!link.queued_for_bytes) return;
+  link.queued_for_bytes = false;
+  link.waiting_for_bytes = false;
+  auto queue = waiting_for_bytes_.find(link.uid());
+  if (queue == waiting_for_bytes_.end()) return;
+  const bool was_first = !queue->second.empty() && queue->second.front() == &link;
+  queue->second.erase(std::remove(queue->second.begin(), queue->second.end(), &link),
+                      queue->second.end());
+  if (queue->second.empty()) {
+    waiting_for_bytes_.erase(queue);
+  } else if (was_first) {
+    WakeFirstWaiting(link.uid());
+  }
+}
+
+void FrameGate::Settle(Link& link, Request& request) {
+  if (request.counted == 0) return;
+  {
+    absl::MutexLock lock(&mu_);
+    auto arriving = arriving_.find(link.uid());
+    if (arriving != arriving_.end()) {
+      arriving->second -= std::min(arriving->second, request.counted);
+      if (arriving->second == 0) arriving_.erase(arriving);
+    }
+  }
+  request.counted = 0;
+  WakeFirstWaiting(link.uid());
+}
+
+void FrameGate::EndStream(Link& link, uint32_t stream) {
+  if (link.queued_for_bytes && link.client_frames.stream == stream) {
+    StopWaitingForBytes(link);  // what it waited to pass is dropped by gRPC now
+    again_.insert(&link);
+  }
+  auto request = link.requests.find(stream);
+  if (request == link.requests.end()) return;
+  Settle(link, request->second);
+  link.requests.erase(request);
+}
+
+bool FrameGate::PassData(Link& link, bool* cut) {
+  Buffer& in = link.from_client;
+  FrameWalk& frames = link.client_frames;
+  const size_t available = in.end - in.cleared;
+  auto open = link.requests.find(frames.stream);
+  if (open == link.requests.end()) {
+    // Not an open stream of the client's: gRPC keeps none of it.
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(available, frames.data_left));
+    frames.data_left -= take;
+    in.cleared += take;
+    return true;
+  }
+  Request& request = open->second;
+  if (request.left > 0) {
+    const size_t take = static_cast<size_t>(
+        std::min<uint64_t>({available, frames.data_left, request.left}));
+    frames.data_left -= take;
+    request.left -= take;
+    in.cleared += take;
+    if (request.left == 0) Settle(link, request);  // gRPC hands it to acld
+    return true;
+  }
+  // The prefix, a byte at a time (a flag, then the length): its last byte
+  // says how long the request is.
+  const uint8_t byte = *in.unread();
+  if (request.prefix_seen + 1 < kMessagePrefixBytes) {
+    if (request.prefix_seen > 0) request.length = (request.length << 8) | byte;
+    ++request.prefix_seen;
+  } else {
+    const uint64_t length = (request.length << 8) | byte;
+    if (options_.max_request_bytes != 0 && length > options_.max_request_bytes) {
+      cut_.fetch_add(1, std::memory_order_relaxed);
+      cut_log_.Warn(
+          "a connection of uid {} sent a request of {} bytes, more than the {} acld takes; it is "
+          "closed",
+          link.uid(), length, options_.max_request_bytes);
+      *cut = true;
+      return false;
+    }
+    const Room room = Reserve(link, length);
+    if (room == Room::kCut) {
+      cut_.fetch_add(1, std::memory_order_relaxed);
+      cut_log_.Warn(
+          "a connection of uid {} started a request while its own was still arriving and its "
+          "uid had no room for both; it is closed",
+          link.uid());
+      *cut = true;
+      return false;
+    }
+    if (room == Room::kWait) {  // the byte is read again on the link's turn
+      if (!request.delayed) requests_delayed_.fetch_add(1, std::memory_order_relaxed);
+      request.delayed = true;
+      return false;
+    }
+    request.counted = request.left = length;
+    request.prefix_seen = 0;
+    request.length = 0;
+    request.delayed = false;
+  }
+  --frames.data_left;
+  ++in.cleared;
+  return true;
+}
+
 bool FrameGate::Approve(Link& link) {
   const absl::Time now = Now();
   if (link.waiting(now)) return true;
   link.resume_at = absl::InfinitePast();
   Buffer& in = link.from_client;
-  while (link.approved < in.end) {
-    const size_t available = in.end - link.approved;
-    if (link.preface_left > 0) {
-      const size_t skip = std::min(available, link.preface_left);
-      link.preface_left -= skip;
-      link.approved += skip;
+  FrameWalk& frames = link.client_frames;
+  while (true) {
+    if (frames.ends_stream && !frames.in_frame()) {
+      frames.ends_stream = false;
+      EndStream(link, frames.stream);
+    }
+    if (in.cleared == in.end) break;
+    const size_t available = in.end - in.cleared;
+    if (frames.pad_length_next) {
+      frames.pad_length_next = false;
+      const uint64_t rest = frames.data_left - 1;  // pad_length_next: data_left > 0
+      frames.pad_left = std::min<uint64_t>(*in.unread(), rest);
+      frames.data_left = rest - frames.pad_left;
+      ++in.cleared;
       continue;
     }
-    if (link.payload_left > 0) {
-      const size_t skip = static_cast<size_t>(std::min<uint64_t>(available, link.payload_left));
-      link.payload_left -= skip;
-      link.approved += skip;
+    if (frames.data_left > 0) {
+      bool cut = false;
+      if (!PassData(link, &cut)) return !cut;
+      continue;
+    }
+    if (frames.in_frame()) {
+      in.cleared += frames.Skip(available);
       continue;
     }
     if (available < kFrameHeaderBytes) break;  // the rest of the header is still to come
-    const auto* header = reinterpret_cast<const uint8_t*>(in.at(link.approved));
-    if (header[3] == kHeadersFrame) {
+    const FrameHeader header = ParseFrameHeader(in.unread());
+    if (header.type == kHeadersFrame) {
       if (link.streams >= options_.max_streams_per_connection) {
         cut_.fetch_add(1, std::memory_order_relaxed);
         cut_log_.Warn(
             "a connection of uid {} opened more than {} streams; it is closed (a client of "
             "acld opens one per connection)",
-            link.bucket.second, options_.max_streams_per_connection);
+            link.uid(), options_.max_streams_per_connection);
         return false;
       }
       if (!link.turn_taken) {
@@ -328,39 +564,75 @@ bool FrameGate::Approve(Link& link) {
       }
       link.turn_taken = false;
       ++link.streams;
+      // A new stream of the client's (odd, above the last): gRPC skips the
+      // others' data, which is then not counted either.
+      if ((header.stream & 1) != 0 && header.stream > link.last_stream) {
+        link.requests.try_emplace(header.stream);
+        link.last_stream = header.stream;
+      }
     }
-    link.payload_left = (uint64_t{header[0]} << 16) | (uint64_t{header[1]} << 8) | header[2];
-    link.approved += kFrameHeaderBytes;
+    frames.stream = header.stream;
+    frames.ends_stream = (header.type == kHeadersFrame || header.type == kDataFrame) &&
+                         (header.flags & kEndStreamFlag) != 0;
+    if (header.type == kDataFrame) {
+      frames.data_left = header.length;
+      frames.pad_length_next = (header.flags & kPaddedFlag) != 0 && header.length > 0;
+    } else {
+      frames.skip_left = header.length;
+    }
+    if (header.type == kResetFrame) EndStream(link, header.stream);
+    in.cleared += kFrameHeaderBytes;
   }
   return true;
+}
+
+void FrameGate::WatchReplies(Link& link) {
+  Buffer& out = link.to_client;
+  FrameWalk& frames = link.grpc_frames;
+  while (out.cleared < out.end) {
+    const size_t available = out.end - out.cleared;
+    if (frames.in_frame()) {
+      out.cleared += frames.Skip(available);
+      continue;
+    }
+    if (available < kFrameHeaderBytes) break;
+    const FrameHeader header = ParseFrameHeader(out.unread());
+    // gRPC ended the stream (its status, or a reset): what still comes of
+    // its request is dropped, not kept.
+    if (header.type == kResetFrame ||
+        (header.type == kHeadersFrame && (header.flags & kEndStreamFlag) != 0)) {
+      EndStream(link, header.stream);
+    }
+    frames.skip_left = header.length;
+    out.cleared += kFrameHeaderBytes;
+  }
 }
 
 bool FrameGate::Pump(Link& link, bool* more) {
   *more = false;
   for (int round = 0; round < kRoundsPerTurn; ++round) {
     bool moved = false;
-    // The client's bytes to gRPC, as far as their frame headers allow; none
-    // read while its next stream waits for its turn.
+    // The client's bytes to gRPC, as far as their frames allow; none read
+    // while its next stream or request waits for its turn.
     if (!link.client_ended && !link.waiting(Now())) {
-      link.from_client.Compact(&link.approved);
-      const Io read = ReadInto(link.client, link.from_client);
+      const Io read = ReadInto(link.client, link.from_client, spares_);
       if (read == Io::kFailed) return false;
       if (read == Io::kEnd) link.client_ended = true;
       moved |= read != Io::kWouldBlock;
     }
     if (!Approve(link)) return false;
-    const Io to_inner = WriteFrom(link.inner, link.from_client, link.approved);
+    const Io to_inner = WriteFrom(link.inner, link.from_client);
     if (to_inner == Io::kFailed) return false;
     moved |= to_inner == Io::kMoved;
-    if (link.client_ended && !link.inner_shut && link.from_client.begin == link.approved &&
-        link.resume_at == absl::InfinitePast()) {
+    if (link.client_ended && !link.inner_shut && !link.from_client.sendable() &&
+        link.resume_at == absl::InfinitePast() && !link.queued_for_bytes) {
       shutdown(link.inner, SHUT_WR);  // what is left (part of a header) never completes
       link.inner_shut = true;
     }
-    if (!link.waiting(Now())) link.from_client.Release(&link.approved);
+    if (!link.waiting(Now())) link.from_client.Release(spares_);
     // gRPC's bytes to the client, as they come.
     if (!link.inner_ended) {
-      const Io read = ReadInto(link.inner, link.to_client);
+      const Io read = ReadInto(link.inner, link.to_client, spares_);
       if (read == Io::kFailed) return false;
       if (read == Io::kEnd) {
         link.inner_ended = true;
@@ -368,13 +640,14 @@ bool FrameGate::Pump(Link& link, bool* more) {
       }
       moved |= read != Io::kWouldBlock;
     }
-    const Io to_client = WriteFrom(link.client, link.to_client, link.to_client.end);
+    WatchReplies(link);
+    const Io to_client = WriteFrom(link.client, link.to_client);
     if (to_client == Io::kFailed) return false;
     moved |= to_client == Io::kMoved;
-    link.to_client.Release();
+    link.to_client.Release(spares_);
     // gRPC is done with the connection: so is the client, once it has what
-    // gRPC sent (closing tells it the end).
-    if (link.inner_ended && link.to_client.empty()) return false;
+    // gRPC sent (closing tells it the end; part of a header never completes).
+    if (link.inner_ended && !link.to_client.sendable()) return false;
     if (!moved) return true;
   }
   *more = true;
@@ -387,12 +660,12 @@ void FrameGate::Watch(Link& link) {
   if (!link.client_ended && !waiting && link.from_client.room() + link.from_client.begin > 0) {
     client_events |= EPOLLIN;
   }
-  if (!link.to_client.empty()) client_events |= EPOLLOUT;
+  if (link.to_client.sendable()) client_events |= EPOLLOUT;
   uint32_t inner_events = 0;
   if (!link.inner_ended && link.to_client.room() + link.to_client.begin > 0) {
     inner_events |= EPOLLIN;
   }
-  if (link.from_client.begin < link.approved) inner_events |= EPOLLOUT;
+  if (link.from_client.sendable()) inner_events |= EPOLLOUT;
   epoll_event event{};
   if (link.client_watched && client_events != link.client_events) {
     event.events = client_events;
@@ -413,24 +686,29 @@ void FrameGate::Watch(Link& link) {
 void FrameGate::Close(Link& link) {
   if (link.closed) return;
   link.closed = true;
-  if (link.turn_taken && link.waiting(Now())) {
+  if (link.turn_taken && link.waiting_for_turn(Now())) {
     auto bucket = buckets_.find(link.bucket);  // its turn goes to the next
     if (bucket != buckets_.end()) bucket->second.tokens += 1;
   }
+  StopWaitingForBytes(link);
+  again_.erase(&link);
+  for (auto& [stream, request] : link.requests) Settle(link, request);
+  link.requests.clear();
   if (link.client_watched) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.client, nullptr);
   if (link.inner_watched) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.inner, nullptr);
   close(link.client);
   close(link.inner);  // gRPC reads the end of its connection
   link.client = link.inner = -1;
+  link.from_client.Release(spares_);
+  link.to_client.Release(spares_);
 }
 
 void FrameGate::Loop() {
   std::vector<epoll_event> events(256);
   std::set<Link*> waiting;  // for their turns, by their uids' rate
-  std::set<Link*> again;    // their turns ended with more to move
   while (true) {
     int timeout_ms = -1;
-    if (!again.empty()) {
+    if (!again_.empty()) {
       timeout_ms = 0;
     } else if (!waiting.empty()) {
       absl::Time first = absl::InfiniteFuture();
@@ -454,7 +732,7 @@ void FrameGate::Loop() {
       if (!Pump(*link, &more)) {
         Close(*link);
       } else if (more) {
-        again.insert(link);
+        again_.insert(link);
       }
     };
     for (int i = 0; i < std::max(ready, 0); ++i) {
@@ -471,6 +749,14 @@ void FrameGate::Loop() {
       const auto* side = static_cast<Link::Side*>(events[i].data.ptr);
       Link* link = side->link;
       if (link->closed) continue;
+      if ((events[i].events & (EPOLLHUP | EPOLLERR)) != 0 && side->client &&
+          link->queued_for_bytes) {
+        // Gone while its request waited for room: nothing it sent after
+        // can be served, and its turn would never be read.
+        touched.insert(link);
+        Close(*link);
+        continue;
+      }
       if ((events[i].events & (EPOLLHUP | EPOLLERR)) != 0) {
         // Hung up (or failed): it would be reported at every wait. What is
         // left on its end is read as the link is pumped, until it reads as
@@ -483,8 +769,8 @@ void FrameGate::Loop() {
       pump(link);
     }
     const absl::Time now = Now();
-    std::vector<Link*> due(again.begin(), again.end());
-    again.clear();
+    std::vector<Link*> due(again_.begin(), again_.end());
+    again_.clear();
     for (Link* link : waiting) {
       if (link->wake_at() <= now) due.push_back(link);
     }
@@ -501,7 +787,7 @@ void FrameGate::Loop() {
     for (Link* link : touched) {
       if (link->closed) {
         waiting.erase(link);
-        again.erase(link);
+        again_.erase(link);
         gone.push_back(link);
         continue;
       }

@@ -15,6 +15,18 @@
 // connection until then), so a user's many processes starting at once are
 // slowed, never refused.
 //
+// gRPC also keeps what arrives of a request (a gRPC message: a 5-byte
+// prefix with its length, then its bytes, in DATA frames) until its last
+// byte, and checks the largest request it accepts only then: one user's
+// unfinished requests on many connections could take all the memory gRPC
+// may have (--max_grpc_memory_bytes), and the other users' gRPC requests
+// were refused. The gate reads each request's length as its prefix passes:
+// a request longer than max_request_bytes closes its connection, and a uid's
+// requests still arriving on all its connections together hold at most
+// max_arriving_bytes_per_uid (a request that would pass it waits, its
+// connection unread, until the uid's others have arrived; a uid with none
+// arriving may always start one).
+//
 // One thread serves every connection. A connection holds a buffer each way
 // of at most kBufferBytes while bytes pass, none while idle.
 #ifndef ACLD_DAEMON_SERVER_FRAME_GATE_H_
@@ -24,6 +36,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -45,8 +58,12 @@ class FrameGate {
     uint32_t max_streams_per_connection = 1024;
     double streams_per_second = 200;  // per uid and socket, sustained
     uint32_t stream_burst = 1024;     // per uid and socket, at once
+    uint64_t max_request_bytes = 0;            // 0: none
+    uint64_t max_arriving_bytes_per_uid = 0;   // 0: none
   };
   static constexpr size_t kBufferBytes = 64 << 10;
+  // Buffers a connection gave back kept for the next (at most this many).
+  static constexpr size_t kSpareBuffers = 8;
 
   static absl::StatusOr<std::unique_ptr<FrameGate>> Start(Options options);
   // Stops the thread and closes every connection it relays.
@@ -69,9 +86,16 @@ class FrameGate {
   uint64_t connections_cut() const { return cut_.load(std::memory_order_relaxed); }
   // Streams that waited for their uid's rate.
   uint64_t streams_delayed() const { return delayed_.load(std::memory_order_relaxed); }
+  // Requests that waited for their uid's others to arrive.
+  uint64_t requests_delayed() const { return requests_delayed_.load(std::memory_order_relaxed); }
+  // Bytes of requests arriving now (announced by their prefixes, not all
+  // here yet), by uid; uids with none are left out.
+  std::map<uid_t, uint64_t> ArrivingBytes() const;
 
  private:
   struct Link;
+  struct Request;
+  using Spares = std::vector<std::unique_ptr<char[]>>;
   using BucketKey = std::pair<const void*, uid_t>;
   struct Bucket {
     double tokens = 0;  // below 0: streams waiting for their turn
@@ -87,8 +111,29 @@ class FrameGate {
   // it stopped with more to move (its turn ended).
   bool Pump(Link& link, bool* more);
   // Reads the client's frame headers past what was approved; approves
-  // bytes up to the next stream that must wait its turn. False: cut.
+  // bytes up to the next stream or request that must wait its turn. False:
+  // cut.
   bool Approve(Link& link);
+  // Passes the bytes of gRPC messages in the DATA frame at hand (counting
+  // them to their request); false once the link is cut or waits.
+  bool PassData(Link& link, bool* cut);
+  // Watches gRPC's frame headers for the ends of streams.
+  void WatchReplies(Link& link);
+  // A request of `bytes` starts arriving on `link`: counted to its uid, or
+  // the link waits in its uid's queue for the others to arrive, or it is cut
+  // (it holds a request arriving itself: no client of acld starts another
+  // before one has arrived, and waiting for itself it would wait for ever).
+  enum class Room { kTaken, kWait, kCut };
+  Room Reserve(Link& link, uint64_t bytes);
+  // What `request` was counted goes back to its uid: the first link waiting
+  // for room gets its turn.
+  void Settle(Link& link, Request& request);
+  void WakeFirstWaiting(uid_t uid);
+  // Takes `link` out of its uid's queue (closed, or the stream it waited on
+  // ended); the next gets its turn.
+  void StopWaitingForBytes(Link& link);
+  // The stream ended (either side): its request arrives no more.
+  void EndStream(Link& link, uint32_t stream);
   // How long the next stream of `key` waits for its turn (zero: none); the
   // turn is its own from then on.
   absl::Duration TakeStream(const BucketKey& key);
@@ -103,11 +148,18 @@ class FrameGate {
   std::map<Link*, std::unique_ptr<Link>> links_ ABSL_GUARDED_BY(mu_);
   std::vector<Link*> incoming_ ABSL_GUARDED_BY(mu_);  // made by Interpose, not watched yet
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<BucketKey, Bucket> buckets_;  // the loop's thread only
+  std::map<uid_t, uint64_t> arriving_ ABSL_GUARDED_BY(mu_);  // no zeros
+  // The loop's thread only, from here on.
+  std::map<BucketKey, Bucket> buckets_;
+  // Links whose next request waits for room, by uid, first come first served.
+  std::map<uid_t, std::deque<Link*>> waiting_for_bytes_;
+  std::set<Link*> again_;  // to be pumped again without an event
+  Spares spares_;
   absl::Time buckets_swept_ = absl::InfinitePast();
   RateLimitedLog cut_log_;
   std::atomic<uint64_t> cut_{0};
   std::atomic<uint64_t> delayed_{0};
+  std::atomic<uint64_t> requests_delayed_{0};
   std::thread thread_;
 };
 

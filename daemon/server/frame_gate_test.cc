@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,18 +17,33 @@ namespace {
 
 constexpr char kPreface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-std::string Frame(uint8_t type, uint32_t stream, const std::string& payload) {
+std::string Frame(uint8_t type, uint32_t stream, const std::string& payload, uint8_t flags = 0) {
   std::string frame;
   frame.push_back(static_cast<char>(payload.size() >> 16));
   frame.push_back(static_cast<char>(payload.size() >> 8));
   frame.push_back(static_cast<char>(payload.size()));
   frame.push_back(static_cast<char>(type));
-  frame.push_back(0);
+  frame.push_back(static_cast<char>(flags));
   for (int shift = 24; shift >= 0; shift -= 8) frame.push_back(static_cast<char>(stream >> shift));
   return frame + payload;
 }
 std::string Headers(uint32_t stream) { return Frame(0x1, stream, "hdrs"); }
 std::string Data(uint32_t stream, const std::string& bytes) { return Frame(0x0, stream, bytes); }
+std::string Reset(uint32_t stream) { return Frame(0x3, stream, std::string("\0\0\0\x8", 4)); }
+// A gRPC message's prefix: not compressed, `length` bytes follow.
+std::string Prefix(uint32_t length) {
+  return std::string(1, '\0') + static_cast<char>(length >> 24) + static_cast<char>(length >> 16) +
+         static_cast<char>(length >> 8) + static_cast<char>(length);
+}
+
+// Whether `done` holds within 10 s (it is asked every 5 ms).
+bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 2000; ++i) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return done();
+}
 
 // Reads what arrives on `fd` until `bytes` have or `timeout` passes; "" and
 // `*ended` once the peer closed.
@@ -219,6 +236,143 @@ TEST_F(FrameGateTest, StreamsPastTheUidsRateWaitForIt) {
   EXPECT_EQ(ReadFor(served_, later.size(), absl::Seconds(10)), later);
   EXPECT_GE(gate_->streams_delayed(), 1u);
   EXPECT_EQ(gate_->connections_cut(), 0u);
+}
+
+// gRPC checks a request's length only once all of it arrived; the gate
+// closes the connection as soon as the prefix announces more than acld takes.
+TEST_F(FrameGateTest, ARequestLongerThanAcldTakesClosesItsConnection) {
+  FrameGate::Options options;
+  options.max_request_bytes = 1000;
+  Open(options);
+  const std::string allowed = std::string(kPreface) + Headers(1) + Data(1, Prefix(1000) + "ok");
+  EXPECT_EQ((Send(allowed), ReadFor(served_, allowed.size(), absl::Seconds(10))), allowed);
+  Send(Data(1, std::string(998, 'k') + Prefix(1001) + "never"));
+  bool ended = false;
+  const std::string got = ReadFor(served_, 2000, absl::Seconds(10), &ended);
+  EXPECT_TRUE(ended) << "gRPC's end stays open";
+  EXPECT_EQ(got.find("never"), std::string::npos) << "the long request reached gRPC";
+  EXPECT_EQ(gate_->connections_cut(), 1u);
+  EXPECT_TRUE(gate_->ArrivingBytes().empty());
+}
+
+// A uid's requests still arriving hold at most max_arriving_bytes_per_uid
+// together: the one that would pass it waits (its prefix held back) until
+// the uid's others have arrived; another uid's go on meanwhile.
+TEST_F(FrameGateTest, AUidsRequestsArrivingTogetherAreBounded) {
+  FrameGate::Options options;
+  options.max_arriving_bytes_per_uid = 1000;
+  Open(options);
+  const std::string first = std::string(kPreface) + Headers(1) + Data(1, Prefix(800) + "part");
+  Send(first);
+  EXPECT_EQ(ReadFor(served_, first.size(), absl::Seconds(10)), first);
+  EXPECT_TRUE(Eventually([&] { return gate_->ArrivingBytes() == std::map<uid_t, uint64_t>{{1000, 800}}; }));
+
+  int same_uid[2], other_uid[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, same_uid), 0);
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, other_uid), 0);
+  const int served_same = Interpose(same_uid[1], 1000);
+  const int served_other = Interpose(other_uid[1], 2000);
+  ASSERT_GE(served_same, 0);
+  ASSERT_GE(served_other, 0);
+  const std::string request = std::string(kPreface) + Headers(1) + Data(1, Prefix(300) + std::string(300, 's'));
+  WriteAll(same_uid[0], request);
+  WriteAll(other_uid[0], request);
+  EXPECT_EQ(ReadFor(served_other, request.size(), absl::Seconds(10)), request);
+  const size_t held_at = request.size() - 300 - 1;  // the prefix's last byte and on
+  EXPECT_EQ(ReadFor(served_same, request.size(), absl::Milliseconds(300)), request.substr(0, held_at));
+  EXPECT_EQ(gate_->requests_delayed(), 1u);
+
+  const std::string rest = Data(1, std::string(796, 'p'));  // the first request arrives in full
+  Send(rest);
+  EXPECT_EQ(ReadFor(served_, rest.size(), absl::Seconds(10)), rest);
+  EXPECT_EQ(ReadFor(served_same, request.size() - held_at, absl::Seconds(10)), request.substr(held_at));
+  EXPECT_TRUE(Eventually([&] { return gate_->ArrivingBytes().empty(); }));
+  for (int fd : {same_uid[0], other_uid[0], served_same, served_other}) close(fd);
+}
+
+// What a request was counted goes back when its stream ends before it
+// arrived in full: the client resets it, gRPC ends it, or the connection
+// closes. Padding and prefixes split between frames are read as such.
+TEST_F(FrameGateTest, ARequestEndsWithItsStream) {
+  Open({});
+  const auto arriving = [&] {
+    const std::map<uid_t, uint64_t> bytes = gate_->ArrivingBytes();
+    return bytes.empty() ? uint64_t{0} : bytes.at(1000);
+  };
+  const std::string padded = Frame(0x0, 1, std::string(1, '\3') + Prefix(500).substr(0, 2) + "pad", 0x8);
+  Send(std::string(kPreface) + Headers(1) + padded + Data(1, Prefix(500).substr(2) + "x"));
+  EXPECT_TRUE(Eventually([&] { return arriving() == 500; })) << arriving();
+  Send(Reset(1));
+  EXPECT_TRUE(Eventually([&] { return arriving() == 0; })) << arriving();
+
+  Send(Headers(3) + Data(3, Prefix(700)));
+  EXPECT_TRUE(Eventually([&] { return arriving() == 700; })) << arriving();
+  WriteAll(served_, Frame(0x1, 3, "status", 0x1 | 0x4));  // gRPC's trailers end the stream
+  EXPECT_TRUE(Eventually([&] { return arriving() == 0; })) << arriving();
+
+  Send(Headers(5) + Frame(0x0, 5, Prefix(900) + "y"));
+  Send(Headers(7) + Data(7, Prefix(50)));
+  EXPECT_TRUE(Eventually([&] { return arriving() == 950; })) << arriving();
+  Send(Frame(0x0, 7, std::string(50, 'z'), 0x1));  // arrived, and the stream's end
+  EXPECT_TRUE(Eventually([&] { return arriving() == 900; })) << arriving();
+  close(client_);
+  client_ = -1;
+  EXPECT_TRUE(Eventually([&] { return arriving() == 0; })) << arriving();
+}
+
+// A connection waiting for room for its request is let go as soon as what
+// it waited on ends: gRPC ended the stream (the client may then open
+// another), or the client hung up.
+TEST_F(FrameGateTest, AWaitEndsWithWhatItWaitedOn) {
+  FrameGate::Options options;
+  options.max_arriving_bytes_per_uid = 1000;
+  Open(options);
+  const std::string first = std::string(kPreface) + Headers(1) + Data(1, Prefix(900));
+  Send(first);
+  EXPECT_EQ(ReadFor(served_, first.size(), absl::Seconds(10)), first);
+  int waiter[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, waiter), 0);
+  const int served_waiter = Interpose(waiter[1], 1000);
+  ASSERT_GE(served_waiter, 0);
+  const std::string request = std::string(kPreface) + Headers(1) + Data(1, Prefix(500) + "w");
+  WriteAll(waiter[0], request);
+  const size_t held_at = request.size() - 2;
+  EXPECT_EQ(ReadFor(served_waiter, request.size(), absl::Milliseconds(300)), request.substr(0, held_at));
+  WriteAll(served_waiter, Frame(0x1, 1, "status", 0x1 | 0x4));  // gRPC ends the stream
+  const std::string next = Headers(3) + Data(3, Prefix(0));
+  WriteAll(waiter[0], next);
+  EXPECT_EQ(ReadFor(served_waiter, request.size() - held_at + next.size(), absl::Seconds(10)),
+            request.substr(held_at) + next);
+
+  int gone[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gone), 0);
+  const int served_gone = Interpose(gone[1], 1000);
+  ASSERT_GE(served_gone, 0);
+  WriteAll(gone[0], request);
+  EXPECT_EQ(ReadFor(served_gone, request.size(), absl::Milliseconds(300)), request.substr(0, held_at));
+  EXPECT_EQ(gate_->connections(), 3u);
+  close(gone[0]);
+  bool ended = false;
+  ReadFor(served_gone, 1, absl::Seconds(10), &ended);
+  EXPECT_TRUE(ended) << "the gate kept the connection of a client that hung up";
+  EXPECT_TRUE(Eventually([&] { return gate_->connections() == 2; }));
+  EXPECT_EQ(gate_->ArrivingBytes(), (std::map<uid_t, uint64_t>{{1000, 900}}));
+  for (int fd : {waiter[0], served_waiter, served_gone}) close(fd);
+}
+
+// No client of acld starts a request while its own is still arriving; one
+// that does when its uid has no room would wait for itself: it is closed.
+TEST_F(FrameGateTest, AConnectionWaitingForItsOwnRequestIsClosed) {
+  FrameGate::Options options;
+  options.max_arriving_bytes_per_uid = 1000;
+  Open(options);
+  Send(std::string(kPreface) + Headers(1) + Data(1, Prefix(900) + "part") + Headers(3) +
+       Data(3, Prefix(500)));
+  bool ended = false;
+  ReadFor(client_, 1, absl::Seconds(10), &ended);
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(gate_->connections_cut(), 1u);
+  EXPECT_TRUE(Eventually([&] { return gate_->ArrivingBytes().empty(); }));
 }
 
 }  // namespace

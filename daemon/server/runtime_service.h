@@ -74,6 +74,9 @@ struct SessionLimits {
   // Memory gRPC may take for the runtime socket's connections, requests it
   // is still receiving above all (--max_grpc_memory_bytes; 0: none).
   uint64_t max_grpc_memory_bytes = 1ull << 30;
+  // Of it, what the requests still arriving on one uid's connections may
+  // hold together (--max_grpc_arriving_bytes_per_uid; 0: none; frame_gate.h).
+  uint64_t max_grpc_arriving_bytes_per_uid = 256ull << 20;
   // Threads serving every session's shared-memory channel (--channel_threads;
   // 0: ChannelPool::DefaultThreads()).
   int channel_threads = 0;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,24 @@ std::string TenantsTable(const acl::v1::StatusReply& status) {
   return table.Render();
 }
 
+// "N bytes (uid U: n, ...), at most M per uid": what gRPC is still receiving.
+std::string ArrivingRequests(const acl::v1::StatusReply& status) {
+  uint64_t total = 0;
+  std::map<uint32_t, uint64_t> by_uid(status.grpc_arriving_bytes().begin(),
+                                      status.grpc_arriving_bytes().end());
+  std::vector<std::string> uids;
+  for (const auto& [uid, bytes] : by_uid) {
+    total += bytes;
+    uids.push_back(absl::StrCat("uid ", uid, ": ", bytes));
+  }
+  return absl::StrCat(total, " bytes", uids.empty() ? "" : absl::StrCat(" (", absl::StrJoin(uids, ", "), ")"),
+                      status.max_grpc_arriving_bytes_per_uid() > 0
+                          ? absl::StrCat(", at most ", status.max_grpc_arriving_bytes_per_uid(),
+                                         " per uid")
+                          : "",
+                      "; ", status.requests_delayed(), " requests waited for their uid's others");
+}
+
 std::string StatusText(const acl::v1::StatusReply& status) {
   std::string out = absl::StrCat(
       "acld ", status.version(), ", up ", absl::StrFormat("%.1f", status.uptime_seconds()),
@@ -209,8 +228,10 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                       ? absl::StrCat("; gRPC may take ", status.max_grpc_memory_bytes(),
                                      " bytes for them")
                       : "",
-                  "; ", status.connections_cut(), " cut for opening too many streams, ",
+                  "; ", status.connections_cut(),
+                  " cut for opening too many streams or sending a request over 16 MiB, ",
                   status.streams_delayed(), " streams held to their uid's rate",
+                  "\ngRPC requests arriving: ", ArrivingRequests(status),
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
                   " without Hello in time\nidentity socket: ", status.identity_pending(),
                   " requests being served, ", status.identity_busy(),
