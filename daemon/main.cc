@@ -117,10 +117,11 @@ ABSL_FLAG(uint64_t, max_grpc_memory_bytes, 1ull << 30,
           "memory gRPC may take for the runtime sockets' connections: requests it is still "
           "receiving on session streams (the gRPC fallback, older clients), which it keeps "
           "whole before acld sees them (0: no limit)");
-ABSL_FLAG(uint64_t, max_grpc_arriving_bytes_per_uid, 256ull << 20,
+ABSL_FLAG(uint64_t, max_grpc_arriving_bytes_per_uid, 64ull << 20,
           "bytes of requests gRPC is still receiving on one uid's runtime-socket connections "
-          "together (announced by their length prefixes): a request that would pass it waits "
-          "until the uid's others have arrived (0: no limit)");
+          "together (each charged its length announced by its prefix, plus 1/8 and 64 KiB for "
+          "what its connection sends meanwhile): a request that would pass it waits until the "
+          "uid's others have arrived (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
 ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");
 ABSL_FLAG(uint32_t, max_sessions_per_group, 64,

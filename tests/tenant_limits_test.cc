@@ -553,7 +553,10 @@ TEST(TenantLimitsTest, ARapidResetOfStreamsIsCutOff) {
 // most (the next waits); another user is served meanwhile, and what a
 // connection held goes back when it closes.
 TEST(TenantLimitsTest, AUsersUnfinishedRequestsAreBoundedForItAlone) {
-  AcldDaemon daemon({"--max_grpc_arriving_bytes_per_uid=33554432", "--hello_timeout=60"});
+  // Each request is charged its length, an eighth more and 64 KiB
+  // (daemon/server/frame_gate.h): two of 15 MiB fit in 40 MiB.
+  constexpr uint64_t kCharge = (15 << 20) + (15 << 20) / 8 + (64 << 10);
+  AcldDaemon daemon({"--max_grpc_arriving_bytes_per_uid=41943040", "--hello_timeout=60"});
   chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
   std::vector<int> held;
   for (int i = 0; i < 4; ++i) {
@@ -566,13 +569,13 @@ TEST(TenantLimitsTest, AUsersUnfinishedRequestsAreBoundedForItAlone) {
     if (status.requests_delayed() >= 2) break;
     absl::SleepFor(absl::Milliseconds(50));
   }
-  EXPECT_EQ(status.max_grpc_arriving_bytes_per_uid(), 32u << 20);
+  EXPECT_EQ(status.max_grpc_arriving_bytes_per_uid(), 40u << 20);
   EXPECT_EQ(status.requests_delayed(), 2u);
   ASSERT_EQ(status.grpc_arriving_bytes().count(getuid()), 1u);
-  EXPECT_EQ(status.grpc_arriving_bytes().at(getuid()), 30u << 20);
+  EXPECT_EQ(status.grpc_arriving_bytes().at(getuid()), 2 * kCharge);
   const auto [code, text] = daemon.Aclctl({"status"});
-  EXPECT_NE(text.find(absl::StrCat("gRPC requests arriving: ", 30 << 20, " bytes (uid ",
-                                   getuid(), ": ", 30 << 20, "), at most ", 32 << 20,
+  EXPECT_NE(text.find(absl::StrCat("gRPC requests arriving: ", 2 * kCharge, " bytes (uid ",
+                                   getuid(), ": ", 2 * kCharge, "), at most ", 40 << 20,
                                    " per uid; 2 requests waited")),
             std::string::npos)
       << text;

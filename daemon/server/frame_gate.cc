@@ -168,7 +168,7 @@ struct FrameGate::Request {
   uint8_t prefix_seen = 0;  // bytes of the prefix passed
   uint64_t length = 0;      // as far as the prefix said it
   uint64_t left = 0;        // its bytes still to come, once the prefix passed
-  uint64_t counted = 0;     // to its uid's arriving bytes
+  uint64_t counted = 0;     // its charge to its uid, while it arrives
   bool delayed = false;     // it waited for its uid's others (counted once)
 };
 
@@ -199,6 +199,15 @@ struct FrameGate::Link {
   bool queued_for_bytes = false;
   bool waiting_for_bytes = false;
   uint32_t last_stream = 0;  // the client's last stream opened
+  // While requests are arriving on it: the bytes it may send meanwhile
+  // (their charges together) and has sent since the first began.
+  uint64_t charged = 0;
+  uint64_t sent_while_charged = 0;
+  // Approves the client's next `bytes` for gRPC.
+  void Pass(size_t bytes) {
+    from_client.cleared += bytes;
+    if (charged > 0) sent_while_charged += bytes;
+  }
   bool client_ended = false;  // the client sends no more
   bool inner_ended = false;   // gRPC sends no more
   bool inner_shut = false;    // told gRPC the client sends no more
@@ -433,6 +442,8 @@ void FrameGate::Settle(Link& link, Request& request) {
       if (arriving->second == 0) arriving_.erase(arriving);
     }
   }
+  link.charged -= std::min(link.charged, request.counted);
+  if (link.charged == 0) link.sent_while_charged = 0;
   request.counted = 0;
   WakeFirstWaiting(link.uid());
 }
@@ -457,7 +468,7 @@ bool FrameGate::PassData(Link& link, bool* cut) {
     // Not an open stream of the client's: gRPC keeps none of it.
     const size_t take = static_cast<size_t>(std::min<uint64_t>(available, frames.data_left));
     frames.data_left -= take;
-    in.cleared += take;
+    link.Pass(take);
     return true;
   }
   Request& request = open->second;
@@ -466,7 +477,7 @@ bool FrameGate::PassData(Link& link, bool* cut) {
         std::min<uint64_t>({available, frames.data_left, request.left}));
     frames.data_left -= take;
     request.left -= take;
-    in.cleared += take;
+    link.Pass(take);
     if (request.left == 0) Settle(link, request);  // gRPC hands it to acld
     return true;
   }
@@ -487,7 +498,8 @@ bool FrameGate::PassData(Link& link, bool* cut) {
       *cut = true;
       return false;
     }
-    const Room room = Reserve(link, length);
+    const uint64_t charge = ChargeOf(length);
+    const Room room = Reserve(link, charge);
     if (room == Room::kCut) {
       cut_.fetch_add(1, std::memory_order_relaxed);
       cut_log_.Warn(
@@ -502,13 +514,15 @@ bool FrameGate::PassData(Link& link, bool* cut) {
       request.delayed = true;
       return false;
     }
-    request.counted = request.left = length;
+    request.left = length;
+    request.counted = charge;
+    link.charged += charge;
     request.prefix_seen = 0;
     request.length = 0;
     request.delayed = false;
   }
   --frames.data_left;
-  ++in.cleared;
+  link.Pass(1);
   return true;
 }
 
@@ -519,6 +533,14 @@ bool FrameGate::Approve(Link& link) {
   Buffer& in = link.from_client;
   FrameWalk& frames = link.client_frames;
   while (true) {
+    if (link.sent_while_charged > link.charged) {
+      cut_.fetch_add(1, std::memory_order_relaxed);
+      cut_log_.Warn(
+          "a connection of uid {} sent {} bytes while requests charged {} were arriving; it is "
+          "closed",
+          link.uid(), link.sent_while_charged, link.charged);
+      return false;
+    }
     if (frames.ends_stream && !frames.in_frame()) {
       frames.ends_stream = false;
       EndStream(link, frames.stream);
@@ -530,7 +552,7 @@ bool FrameGate::Approve(Link& link) {
       const uint64_t rest = frames.data_left - 1;  // pad_length_next: data_left > 0
       frames.pad_left = std::min<uint64_t>(*in.unread(), rest);
       frames.data_left = rest - frames.pad_left;
-      ++in.cleared;
+      link.Pass(1);
       continue;
     }
     if (frames.data_left > 0) {
@@ -539,7 +561,7 @@ bool FrameGate::Approve(Link& link) {
       continue;
     }
     if (frames.in_frame()) {
-      in.cleared += frames.Skip(available);
+      link.Pass(frames.Skip(available));
       continue;
     }
     if (available < kFrameHeaderBytes) break;  // the rest of the header is still to come
@@ -581,7 +603,7 @@ bool FrameGate::Approve(Link& link) {
       frames.skip_left = header.length;
     }
     if (header.type == kResetFrame) EndStream(link, header.stream);
-    in.cleared += kFrameHeaderBytes;
+    link.Pass(kFrameHeaderBytes);
   }
   return true;
 }

@@ -22,10 +22,14 @@
 // may have (--max_grpc_memory_bytes), and the other users' gRPC requests
 // were refused. The gate reads each request's length as its prefix passes:
 // a request longer than max_request_bytes closes its connection, and a uid's
-// requests still arriving on all its connections together hold at most
-// max_arriving_bytes_per_uid (a request that would pass it waits, its
+// requests still arriving on all its connections together are charged at
+// most max_arriving_bytes_per_uid (a request that would pass it waits, its
 // connection unread, until the uid's others have arrived; a uid with none
-// arriving may always start one).
+// arriving may always start one). gRPC can keep whole the buffers it read
+// from the socket while a request arrives, not only the request's bytes (a
+// one-byte DATA frame beside 16 KiB of frames gRPC ignores), so a
+// request is charged ChargeOf(its length), and its connection is closed if
+// it sends more than that before the request has arrived.
 //
 // One thread serves every connection. A connection holds a buffer each way
 // of at most kBufferBytes while bytes pass, none while idle.
@@ -65,6 +69,12 @@ class FrameGate {
   // Buffers a connection gave back kept for the next (at most this many).
   static constexpr size_t kSpareBuffers = 8;
 
+  // What a request of `length` bytes is charged while it arrives: the bytes
+  // its connection may send meanwhile (its own, frame headers, anything else).
+  static constexpr uint64_t ChargeOf(uint64_t length) {
+    return length == 0 ? 0 : length + length / 8 + (64 << 10);
+  }
+
   static absl::StatusOr<std::unique_ptr<FrameGate>> Start(Options options);
   // Stops the thread and closes every connection it relays.
   ~FrameGate();
@@ -88,8 +98,8 @@ class FrameGate {
   uint64_t streams_delayed() const { return delayed_.load(std::memory_order_relaxed); }
   // Requests that waited for their uid's others to arrive.
   uint64_t requests_delayed() const { return requests_delayed_.load(std::memory_order_relaxed); }
-  // Bytes of requests arriving now (announced by their prefixes, not all
-  // here yet), by uid; uids with none are left out.
+  // What requests arriving now (announced by their prefixes, not all here
+  // yet) are charged (ChargeOf), by uid; uids with none are left out.
   std::map<uid_t, uint64_t> ArrivingBytes() const;
 
  private:

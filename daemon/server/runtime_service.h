@@ -76,7 +76,7 @@ struct SessionLimits {
   uint64_t max_grpc_memory_bytes = 1ull << 30;
   // Of it, what the requests still arriving on one uid's connections may
   // hold together (--max_grpc_arriving_bytes_per_uid; 0: none; frame_gate.h).
-  uint64_t max_grpc_arriving_bytes_per_uid = 256ull << 20;
+  uint64_t max_grpc_arriving_bytes_per_uid = 64ull << 20;
   // Threads serving every session's shared-memory channel (--channel_threads;
   // 0: ChannelPool::DefaultThreads()).
   int channel_threads = 0;
