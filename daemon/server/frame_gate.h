@@ -25,9 +25,10 @@
 // requests still arriving on all its connections together are charged at
 // most max_arriving_bytes_per_uid (a request that would pass it waits, its
 // connection unread, until the uid's others have arrived; a uid with none
-// arriving may always start one). gRPC can keep whole the buffers it read
-// from the socket while a request arrives, not only the request's bytes (a
-// one-byte DATA frame beside 16 KiB of frames gRPC ignores), so a
+// arriving may always start one). gRPC keeps whole the buffers it read from
+// the socket while a request arrives, not only the request's bytes (one-byte
+// DATA frames, each beside a frame gRPC ignores, held 150 MB for a 16 MiB
+// request: docs/security.md), so a
 // request is charged ChargeOf(its length), and its connection is closed if
 // it sends more than that before the request has arrived.
 //
