@@ -490,7 +490,7 @@ bool FrameGate::PassData(Link& link, bool* cut) {
   } else {
     const uint64_t length = (request.length << 8) | byte;
     if (options_.max_request_bytes != 0 && length > options_.max_request_bytes) {
-      cut_.fetch_add(1, std::memory_order_relaxed);
+      CountCut();
       cut_log_.Warn(
           "a connection of uid {} sent a request of {} bytes, more than the {} acld takes; it is "
           "closed",
@@ -501,7 +501,7 @@ bool FrameGate::PassData(Link& link, bool* cut) {
     const uint64_t charge = ChargeOf(length);
     const Room room = Reserve(link, charge);
     if (room == Room::kCut) {
-      cut_.fetch_add(1, std::memory_order_relaxed);
+      CountCut();
       cut_log_.Warn(
           "a connection of uid {} started a request while its own was still arriving and its "
           "uid had no room for both; it is closed",
@@ -534,7 +534,7 @@ bool FrameGate::Approve(Link& link) {
   FrameWalk& frames = link.client_frames;
   while (true) {
     if (link.sent_while_charged > link.charged) {
-      cut_.fetch_add(1, std::memory_order_relaxed);
+      CountCut();
       cut_log_.Warn(
           "a connection of uid {} sent {} bytes while requests charged {} were arriving; it is "
           "closed",
@@ -568,7 +568,7 @@ bool FrameGate::Approve(Link& link) {
     const FrameHeader header = ParseFrameHeader(in.unread());
     if (header.type == kHeadersFrame) {
       if (link.streams >= options_.max_streams_per_connection) {
-        cut_.fetch_add(1, std::memory_order_relaxed);
+        CountCut();
         cut_log_.Warn(
             "a connection of uid {} opened more than {} streams; it is closed (a client of "
             "acld opens one per connection)",

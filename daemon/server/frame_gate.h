@@ -149,6 +149,7 @@ class FrameGate {
   // turn is its own from then on.
   absl::Duration TakeStream(const BucketKey& key);
   void ForgetFullBuckets();
+  void CountCut() { cut_.fetch_add(1, std::memory_order_relaxed); }
   void Watch(Link& link);
   void Close(Link& link);
 
