@@ -169,7 +169,6 @@ struct FrameGate::Request {
   uint64_t length = 0;      // as far as the prefix said it
   uint64_t left = 0;        // its bytes still to come, once the prefix passed
   uint64_t counted = 0;     // its charge to its uid, while it arrives
-  bool delayed = false;     // it waited for its uid's others (counted once)
 };
 
 struct FrameGate::Link {
@@ -394,15 +393,14 @@ FrameGate::Room FrameGate::Reserve(Link& link, uint64_t bytes) {
       return Room::kTaken;
     }
   }
-  for (const auto& [stream, request] : link.requests) {
-    if (request.counted > 0) {
-      if (queue.empty()) waiting_for_bytes_.erase(link.uid());
-      return Room::kCut;
-    }
+  if (link.charged > 0) {  // a request of its own is arriving
+    if (queue.empty()) waiting_for_bytes_.erase(link.uid());
+    return Room::kCut;
   }
   if (!link.queued_for_bytes) {
     queue.push_back(&link);
     link.queued_for_bytes = true;
+    requests_delayed_.fetch_add(1, std::memory_order_relaxed);
   }
   link.waiting_for_bytes = true;
   return Room::kWait;
@@ -442,7 +440,10 @@ void FrameGate::Settle(Link& link, Request& request) {
       if (arriving->second == 0) arriving_.erase(arriving);
     }
   }
+  // What it sent is its own, up to its charge: the link's others' charges
+  // hold for what else the link sends.
   link.charged -= std::min(link.charged, request.counted);
+  link.sent_while_charged -= std::min(link.sent_while_charged, request.counted);
   if (link.charged == 0) link.sent_while_charged = 0;
   request.counted = 0;
   WakeFirstWaiting(link.uid());
@@ -503,23 +504,18 @@ bool FrameGate::PassData(Link& link, bool* cut) {
     if (room == Room::kCut) {
       CountCut();
       cut_log_.Warn(
-          "a connection of uid {} started a request while its own was still arriving and its "
-          "uid had no room for both; it is closed",
+          "a connection of uid {} started a request while its own was still arriving, and the "
+          "new one would have to wait for room; it is closed",
           link.uid());
       *cut = true;
       return false;
     }
-    if (room == Room::kWait) {  // the byte is read again on the link's turn
-      if (!request.delayed) requests_delayed_.fetch_add(1, std::memory_order_relaxed);
-      request.delayed = true;
-      return false;
-    }
+    if (room == Room::kWait) return false;  // the byte is read again on the link's turn
     request.left = length;
     request.counted = charge;
     link.charged += charge;
     request.prefix_seen = 0;
     request.length = 0;
-    request.delayed = false;
   }
   --frames.data_left;
   link.Pass(1);

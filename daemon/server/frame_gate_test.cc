@@ -394,6 +394,19 @@ TEST_F(FrameGateTest, AConnectionSendingMoreThanItsRequestIsClosed) {
   Send(frames);
   EXPECT_EQ(ReadFor(served_, frames.size(), absl::Seconds(10)).size(), frames.size());
   EXPECT_TRUE(Eventually([&] { return gate_->ArrivingBytes().empty(); }));
+  EXPECT_EQ(gate_->connections_cut(), 0u);
+
+  // Two requests arriving at once (streams 3 and 5): once the large one
+  // arrived, what it sent is not held against the small one's charge.
+  std::string both = Headers(3) + Data(3, Prefix(100000)) + Headers(5) + Data(5, Prefix(10) + "s");
+  for (size_t sent = 0; sent < 100000; sent += 16384) {
+    both += Data(3, std::string(std::min<size_t>(16384, 100000 - sent), 'd'));
+  }
+  both += Data(5, std::string(9, 's'));
+  Send(both);
+  EXPECT_EQ(ReadFor(served_, both.size(), absl::Seconds(10)).size(), both.size());
+  EXPECT_TRUE(Eventually([&] { return gate_->ArrivingBytes().empty(); }));
+  EXPECT_EQ(gate_->connections_cut(), 0u);
 
   Send(Data(1, Prefix(100)));
   std::string junk;

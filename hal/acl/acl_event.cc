@@ -88,15 +88,16 @@ void AclEvent::Settle(uint64_t record, bool ran) {
   for (auto& wake : woken) wake();
 }
 
+bool AclEvent::LatestRanLocked() const {
+  aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  return latest_ != 0 && context_->MakeCurrent().ok() &&
+         context_->api().aclrtQueryEventStatus(event_, &status) == ACL_SUCCESS &&
+         status == ACL_EVENT_RECORDED_STATUS_COMPLETE;
+}
+
 void AclEvent::RefreshLocked(std::vector<RecordLedger::Wake>& woken) const {
   const std::set<uint64_t>& pending = ledger_.pending();
-  if (pending.size() != 1 || *pending.begin() != latest_) return;
-  aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
-  if (!context_->MakeCurrent().ok() ||
-      context_->api().aclrtQueryEventStatus(event_, &status) != ACL_SUCCESS ||
-      status != ACL_EVENT_RECORDED_STATUS_COMPLETE) {
-    return;
-  }
+  if (pending.size() != 1 || *pending.begin() != latest_ || !LatestRanLocked()) return;
   SettleLocked(latest_, LatestTimestampLocked(), woken);
 }
 
@@ -111,11 +112,14 @@ bool AclEvent::Dropped(uint64_t record) const {
   return ledger_.Dropped(record);
 }
 
-// The ledger's word only: asking the vendor here (as Complete does) could
-// settle the record and run wake-ups, and callers may hold their own locks.
+// The ledger's word, or the vendor's for the latest record: a stream the
+// device released from a wait for it (aclrtStreamWaitEvent) may be
+// synchronized before the record's own report arrives. Only read: settling
+// here (as Complete does) would run wake-ups, and callers may hold their
+// own locks.
 bool AclEvent::Settled(uint64_t record) const {
   absl::MutexLock lock(&mu_);
-  return ledger_.Settled(record);
+  return ledger_.Settled(record) || (record == latest_ && LatestRanLocked());
 }
 
 std::optional<int64_t> AclEvent::TimestampNanos() const {

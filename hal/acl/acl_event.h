@@ -82,6 +82,8 @@ class AclEvent : public Event, public std::enable_shared_from_this<AclEvent> {
            aclrtEvent event)
       : context_(std::move(context)), clock_(std::move(clock)), event_(event) {}
 
+  // Whether the vendor says the latest record ran.
+  bool LatestRanLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // When the latest record is the only one outstanding and the vendor says it
   // ran, settles it now.
   void RefreshLocked(std::vector<RecordLedger::Wake>& woken) const

@@ -179,7 +179,8 @@ std::string TenantsTable(const acl::v1::StatusReply& status) {
   return table.Render();
 }
 
-// "N bytes (uid U: n, ...), at most M per uid": what gRPC is still receiving.
+// "N bytes (uid U: n, ...), at most M per uid; K requests waited ...": what
+// the requests gRPC is still receiving are charged.
 std::string ArrivingRequests(const acl::v1::StatusReply& status) {
   uint64_t total = 0;
   std::map<uint32_t, uint64_t> by_uid(status.grpc_arriving_bytes().begin(),
@@ -229,7 +230,7 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                                      " bytes for them")
                       : "",
                   "; ", status.connections_cut(),
-                  " cut for opening too many streams or sending a request over 16 MiB, ",
+                  " cut (too many streams, a request over 16 MiB or over its charge), ",
                   status.streams_delayed(), " streams held to their uid's rate",
                   "\ngRPC requests arriving: ", ArrivingRequests(status),
                   "\nrefused: ", status.sessions_refused(), " sessions, ", status.hello_timeouts(),
