@@ -20,15 +20,15 @@
 // byte, and checks the largest request it accepts only then: one user's
 // unfinished requests on many connections could take all the memory gRPC
 // may have (--max_grpc_memory_bytes), and the other users' gRPC requests
-// were refused. The gate reads each request's length as its prefix passes:
-// a request longer than max_request_bytes closes its connection, and a uid's
-// requests still arriving on all its connections together are charged at
-// most max_arriving_bytes_per_uid (a request that would pass it waits, its
-// connection unread, until the uid's others have arrived; a uid with none
-// arriving may always start one). gRPC keeps whole the buffers it read from
-// the socket while a request arrives, not only the request's bytes (one-byte
-// DATA frames, each beside a frame gRPC ignores, held 150 MB for a 16 MiB
-// request: docs/security.md), so a
+// could then be refused. The gate reads each request's length as its prefix
+// passes: a request longer than max_request_bytes closes its connection, and
+// a uid's requests still arriving on all its connections together are
+// charged at most max_arriving_bytes_per_uid (a request that would pass it
+// waits, first come first served, its connection unread, until the uid's
+// others have arrived; a uid with none arriving may always start one). gRPC
+// keeps whole the buffers it read from the socket while a request arrives,
+// not only the request's bytes (one-byte DATA frames, each beside a frame
+// gRPC ignores, held 150 MB for a 16 MiB request: docs/security.md), so a
 // request is charged ChargeOf(its length), and its connection is closed if
 // it sends more than that before the request has arrived.
 //
