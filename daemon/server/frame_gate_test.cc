@@ -72,10 +72,9 @@ class FrameGateTest : public ::testing::Test {
     auto gate = FrameGate::Start(options);
     ASSERT_TRUE(gate.ok()) << gate.status();
     gate_ = *std::move(gate);
-    int pair[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-    client_ = pair[0];
-    served_ = Interpose(pair[1], 1000);
+    const Connection first = Connect(1000);
+    client_ = first.client;
+    served_ = first.served;
     ASSERT_GE(served_, 0);
   }
   void TearDown() override {
@@ -83,10 +82,21 @@ class FrameGateTest : public ::testing::Test {
     if (served_ >= 0) close(served_);
   }
   void Send(const std::string& bytes) { WriteAll(client_, bytes); }
-  int Interpose(int client, uid_t uid) {
-    int ends[2];
-    if (!FrameGate::MakeEnds(ends)) return -1;
-    return gate_->Interpose(client, uid, nullptr, ends);
+  // A new connection of `uid` through the gate: the client's end and the
+  // end gRPC would serve (-1 when none could be made).
+  struct Connection {
+    int client = -1;
+    int served = -1;
+  };
+  Connection Connect(uid_t uid) {
+    int pair[2], ends[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return {};
+    if (!FrameGate::MakeEnds(ends)) {
+      close(pair[0]);
+      close(pair[1]);
+      return {};
+    }
+    return {pair[0], gate_->Interpose(pair[1], uid, nullptr, ends)};
   }
   // `fd` may be non-blocking (the gate's end is).
   static void WriteAll(int fd, const std::string& bytes) {
@@ -125,8 +135,7 @@ TEST_F(FrameGateTest, RelaysBothWaysAndPassesOnTheEnd) {
   EXPECT_TRUE(ended);
   close(served_);
   served_ = -1;
-  for (int i = 0; i < 1000 && gate_->connections() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
-  EXPECT_EQ(gate_->connections(), 0u);
+  EXPECT_TRUE(Eventually([&] { return gate_->connections() == 0; })) << gate_->connections();
 }
 
 // What gRPC sent before it closed its end reaches the client in full, then
@@ -142,13 +151,11 @@ TEST_F(FrameGateTest, WhatOneSideSentBeforeClosingReachesTheOther) {
   ReadFor(client_, 1, absl::Seconds(10), &ended);
   EXPECT_TRUE(ended);
 
-  int pair[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  const int served = Interpose(pair[1], 1000);
+  const auto [client, served] = Connect(1000);
   ASSERT_GE(served, 0);
   const std::string request = std::string(kPreface) + Headers(1) + Data(1, std::string(300000, 'q'));
-  WriteAll(pair[0], request);
-  close(pair[0]);
+  WriteAll(client, request);
+  close(client);
   bool request_ended = false;
   EXPECT_EQ(ReadFor(served, request.size(), absl::Seconds(10)), request);
   ReadFor(served, 1, absl::Seconds(10), &request_ended);
@@ -170,8 +177,7 @@ TEST_F(FrameGateTest, WhenGrpcEndsAClientThatDoesNotReadIsLetGo) {
   }
   close(served_);
   served_ = -1;
-  for (int i = 0; i < 3000 && gate_->connections() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
-  EXPECT_EQ(gate_->connections(), 0u);
+  EXPECT_TRUE(Eventually([&] { return gate_->connections() == 0; })) << gate_->connections();
 }
 
 // Connections that come and go at once (before the gate's thread has
@@ -179,12 +185,10 @@ TEST_F(FrameGateTest, WhenGrpcEndsAClientThatDoesNotReadIsLetGo) {
 TEST_F(FrameGateTest, ConnectionsThatEndAtOnceAreLetGo) {
   Open({});
   for (int i = 0; i < 200; ++i) {
-    int pair[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-    const int served = Interpose(pair[1], 1000 + i);
+    const auto [client, served] = Connect(1000 + i);
     ASSERT_GE(served, 0);
-    (void)!write(pair[0], kPreface, 5);
-    close(pair[0]);
+    (void)!write(client, kPreface, 5);
+    close(client);
     if (i % 2 == 0) close(served);  // gRPC gone too, or still there
     else gate_served_.push_back(served);
   }
@@ -199,8 +203,7 @@ TEST_F(FrameGateTest, ConnectionsThatEndAtOnceAreLetGo) {
   client_ = -1;
   close(served_);
   served_ = -1;
-  for (int i = 0; i < 2000 && gate_->connections() != 0; ++i) absl::SleepFor(absl::Milliseconds(5));
-  EXPECT_EQ(gate_->connections(), 0u);
+  EXPECT_TRUE(Eventually([&] { return gate_->connections() == 0; })) << gate_->connections();
 }
 
 // A connection that opens more streams than any client of acld does (HTTP/2
@@ -268,16 +271,13 @@ TEST_F(FrameGateTest, AUidsRequestsArrivingTogetherAreBounded) {
   EXPECT_TRUE(Eventually([&] { return gate_->ArrivingBytes() == std::map<uid_t, uint64_t>{{1000, FrameGate::ChargeOf(800)}};
   }));
 
-  int same_uid[2], other_uid[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, same_uid), 0);
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, other_uid), 0);
-  const int served_same = Interpose(same_uid[1], 1000);
-  const int served_other = Interpose(other_uid[1], 2000);
+  const auto [same_uid, served_same] = Connect(1000);
+  const auto [other_uid, served_other] = Connect(2000);
   ASSERT_GE(served_same, 0);
   ASSERT_GE(served_other, 0);
   const std::string request = std::string(kPreface) + Headers(1) + Data(1, Prefix(300) + std::string(300, 's'));
-  WriteAll(same_uid[0], request);
-  WriteAll(other_uid[0], request);
+  WriteAll(same_uid, request);
+  WriteAll(other_uid, request);
   EXPECT_EQ(ReadFor(served_other, request.size(), absl::Seconds(10)), request);
   const size_t held_at = request.size() - 300 - 1;  // the prefix's last byte and on
   EXPECT_EQ(ReadFor(served_same, request.size(), absl::Milliseconds(300)), request.substr(0, held_at));
@@ -288,7 +288,7 @@ TEST_F(FrameGateTest, AUidsRequestsArrivingTogetherAreBounded) {
   EXPECT_EQ(ReadFor(served_, rest.size(), absl::Seconds(10)), rest);
   EXPECT_EQ(ReadFor(served_same, request.size() - held_at, absl::Seconds(10)), request.substr(held_at));
   EXPECT_TRUE(Eventually([&] { return gate_->ArrivingBytes().empty(); }));
-  for (int fd : {same_uid[0], other_uid[0], served_same, served_other}) close(fd);
+  for (int fd : {same_uid, other_uid, served_same, served_other}) close(fd);
 }
 
 // What a request was counted goes back when its stream ends before it
@@ -333,34 +333,30 @@ TEST_F(FrameGateTest, AWaitEndsWithWhatItWaitedOn) {
   const std::string first = std::string(kPreface) + Headers(1) + Data(1, Prefix(900));
   Send(first);
   EXPECT_EQ(ReadFor(served_, first.size(), absl::Seconds(10)), first);
-  int waiter[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, waiter), 0);
-  const int served_waiter = Interpose(waiter[1], 1000);
+  const auto [waiter, served_waiter] = Connect(1000);
   ASSERT_GE(served_waiter, 0);
   const std::string request = std::string(kPreface) + Headers(1) + Data(1, Prefix(500) + "w");
-  WriteAll(waiter[0], request);
+  WriteAll(waiter, request);
   const size_t held_at = request.size() - 2;
   EXPECT_EQ(ReadFor(served_waiter, request.size(), absl::Milliseconds(300)), request.substr(0, held_at));
   WriteAll(served_waiter, Frame(0x1, 1, "status", 0x1 | 0x4));  // gRPC ends the stream
   const std::string next = Headers(3) + Data(3, Prefix(0));
-  WriteAll(waiter[0], next);
+  WriteAll(waiter, next);
   EXPECT_EQ(ReadFor(served_waiter, request.size() - held_at + next.size(), absl::Seconds(10)),
             request.substr(held_at) + next);
 
-  int gone[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gone), 0);
-  const int served_gone = Interpose(gone[1], 1000);
+  const auto [gone, served_gone] = Connect(1000);
   ASSERT_GE(served_gone, 0);
-  WriteAll(gone[0], request);
+  WriteAll(gone, request);
   EXPECT_EQ(ReadFor(served_gone, request.size(), absl::Milliseconds(300)), request.substr(0, held_at));
   EXPECT_EQ(gate_->connections(), 3u);
-  close(gone[0]);
+  close(gone);
   bool ended = false;
   ReadFor(served_gone, 1, absl::Seconds(10), &ended);
   EXPECT_TRUE(ended) << "the gate kept the connection of a client that hung up";
   EXPECT_TRUE(Eventually([&] { return gate_->connections() == 2; }));
   EXPECT_EQ(gate_->ArrivingBytes(), (std::map<uid_t, uint64_t>{{1000, FrameGate::ChargeOf(900)}}));
-  for (int fd : {waiter[0], served_waiter, served_gone}) close(fd);
+  for (int fd : {waiter, served_waiter, served_gone}) close(fd);
 }
 
 // No client of acld starts a request while its own is still arriving; one
