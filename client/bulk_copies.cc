@@ -30,25 +30,27 @@ using PendingCall = SessionChannel::PendingCall;
 
 // Copies up to this size travel inside the message; larger ones use shared memory.
 constexpr uint64_t kInlineBytes = 64 << 10;
-// Bulk copies move in chunks so that the client's and the daemon's memcpy
-// overlap, with a round trip per chunk. Four chunks of 4 MiB beat four of
-// 512 KiB (fewer round trips), four of 8 MiB and 16 of 4 MiB (a staging
-// segment that leaves the CPUs' caches): docs/performance.md, "Pageable
-// copies: chunk sizes".
-constexpr uint64_t kChunkBytes = 4 << 20;
-constexpr uint64_t kStagingSlots = 4;
+// A synchronous pageable copy moves through the session's staging segment
+// in chunks, so that the client's and the daemon's copies overlap, a round
+// trip per chunk. Chunks of at most 512 KiB in eight slots (a 4 MiB segment)
+// keep each chunk in the CPUs' caches between the writer's copy and the
+// reader's: on this VM 82-105 % of memcpy at 256 MiB, where four slots of
+// 4 MiB, which leave the caches, measured 40-59 % (docs/performance.md,
+// "Pageable copies in cache-sized chunks").
+constexpr uint64_t kChunkBytes = 512 << 10;
+constexpr uint64_t kStagingSlots = 8;
 constexpr uint64_t kStagingBytes = kChunkBytes * kStagingSlots;
-// Inline chunks of an asynchronous copy ride the batch: a full batch plus one
-// more chunk must still be a message acld accepts.
-static_assert(SessionChannel::kMaxBatchBytes + kChunkBytes < acld::kMaxRequestBytes,
-              "a batch of inline chunks must fit a request");
-// A staged copy goes in chunks of an eighth of its size, two rounds of the
-// slots, so that its two sides overlap even when it is small (a 4 MiB copy
-// in one chunk was the client's copy, then the daemon's, one after the
-// other: 28-44 % of memcpy, in eighths 34-87 %); from 32 MiB up, 4 MiB
-// chunks; never below kMinChunkBytes, since each chunk costs a round trip
+// Copies of up to 2 MiB go in chunks of 256 KiB, so that even a small one
+// overlaps its two sides (a 4 MiB copy in one chunk was the client's copy,
+// then the daemon's); smaller chunks cost more round trips than they save
 // (docs/performance.md, "Copies of 1 to 16 MiB in smaller chunks").
-constexpr uint64_t kMinChunkBytes = 256 << 10;
+constexpr uint64_t kSmallChunkBytes = 256 << 10;
+// An asynchronous copy from pageable memory takes its bytes at once, in
+// chunks that ride the batch inside its messages: a full batch plus one more
+// chunk must still be a message acld accepts.
+constexpr uint64_t kAsyncChunkBytes = 4 << 20;
+static_assert(SessionChannel::kMaxBatchBytes + kAsyncChunkBytes < acld::kMaxRequestBytes,
+              "a batch of inline chunks must fit a request");
 // A device-to-host copy's destination up to this size most likely stays in
 // the caches and is read from them next, so its chunks are stored there (as
 // acld stores its own copies into host memory up to 16 MiB); half of acld's
@@ -58,11 +60,7 @@ constexpr uint64_t kMinChunkBytes = 256 << 10;
 constexpr uint64_t kCachedDestinationMaxBytes = 8 << 20;
 
 uint64_t ChunkBytesFor(uint64_t count) {
-  // Rounded up: rounded down, a count just past a multiple of 2 MiB would
-  // leave a last chunk of a few bytes, one more round trip.
-  const uint64_t eighth = count / (2 * kStagingSlots) + (count % (2 * kStagingSlots) != 0);
-  const uint64_t rounded = (eighth + kMinChunkBytes - 1) / kMinChunkBytes * kMinChunkBytes;
-  return std::clamp(rounded, kMinChunkBytes, kChunkBytes);
+  return count > 8 * kSmallChunkBytes ? kChunkBytes : kSmallChunkBytes;
 }
 
 // A reply carries at most this much of a device-to-host copy into pageable memory.
@@ -202,8 +200,8 @@ absl::StatusOr<uint64_t> BulkCopies::CopyAsync(uint64_t stream, uint64_t thread,
     // Pageable source: its bytes are taken now, in chunks that ride the batch.
     const auto* source = static_cast<const uint8_t*>(copy.host_src);
     uint64_t task_id = 0;
-    for (uint64_t offset = 0; offset < copy.count || offset == 0; offset += kChunkBytes) {
-      const uint64_t bytes = std::min(kChunkBytes, copy.count - offset);
+    for (uint64_t offset = 0; offset < copy.count || offset == 0; offset += kAsyncChunkBytes) {
+      const uint64_t bytes = std::min(kAsyncChunkBytes, copy.count - offset);
       acl::v1::CopyRequest chunk = RangeOf(copy, offset, bytes);
       chunk.set_inline_data(source + offset, bytes);
       task_id = channel_->Submit(codec::CopyAsync(stream, thread, std::move(chunk)), bytes);

@@ -7,16 +7,16 @@
 //   copy_paths [MIB]     (default 256)
 //
 // Every path moves MIB MiB from one buffer (faulted in) to another, in
-// 4 MiB pieces, median of 5:
+// 4 MiB pieces unless it says otherwise, median of 5:
 //   process_vm_readv     one call per piece (what a daemon reading the
 //                        client's pages would do)
 //   /proc/self/mem       pread per piece (a descriptor a client could hand over)
 //   vmsplice + read      the source's pages spliced into a 1 MiB pipe, read
 //                        out by a second thread (zero-copy in, one copy out)
-//   staged, 2 threads    4 slots of 4 MiB: one thread copies in
-//                        (acld::CopyForTheReader), the other out with stores
-//                        that skip the caches (acld::StreamingCopy), both
-//                        spinning, never sleeping
+//   staged, 2 threads    8 slots of 512 KiB, as acld's staging segment: one
+//                        thread copies in (acld::CopyForTheReader), the
+//                        other out with stores that skip the caches
+//                        (acld::StreamingCopy), both spinning, never sleeping
 //   pieces: memcpy, pieces: StreamingCopy, pieces: CopyForTheReader
 //                        one thread, each 4 MiB piece copied by that function
 //                        (what each side of a staged copy and the sim's copy
@@ -43,7 +43,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr size_t kPiece = 4 << 20;
 constexpr size_t kPipeBytes = 1 << 20;
-constexpr size_t kSlots = 4;
+// The staging segment of a pageable copy (client/bulk_copies.cc).
+constexpr size_t kStagedChunk = 512 << 10;
+constexpr size_t kStagedSlots = 8;
 
 // Seconds per run, median of 5 (one warm-up run first). False from `run`
 // stops the measurement.
@@ -110,22 +112,22 @@ bool SpliceThrough(char* dst, const char* src, size_t bytes) {
 }
 
 bool Staged(char* dst, const char* src, size_t bytes, char* staging) {
-  const size_t pieces = (bytes + kPiece - 1) / kPiece;
+  const size_t pieces = (bytes + kStagedChunk - 1) / kStagedChunk;
   std::atomic<size_t> filled{0}, emptied{0};
   std::thread consumer([&] {
     for (size_t k = 0; k < pieces; ++k) {
       while (filled.load(std::memory_order_acquire) <= k) {
       }
-      const size_t n = std::min(kPiece, bytes - k * kPiece);
-      acld::StreamingCopy(dst + k * kPiece, staging + (k % kSlots) * kPiece, n);
+      const size_t n = std::min(kStagedChunk, bytes - k * kStagedChunk);
+      acld::StreamingCopy(dst + k * kStagedChunk, staging + (k % kStagedSlots) * kStagedChunk, n);
       emptied.store(k + 1, std::memory_order_release);
     }
   });
   for (size_t k = 0; k < pieces; ++k) {
-    while (k - emptied.load(std::memory_order_acquire) >= kSlots) {
+    while (k - emptied.load(std::memory_order_acquire) >= kStagedSlots) {
     }
-    const size_t n = std::min(kPiece, bytes - k * kPiece);
-    acld::CopyForTheReader(staging + (k % kSlots) * kPiece, src + k * kPiece, n);
+    const size_t n = std::min(kStagedChunk, bytes - k * kStagedChunk);
+    acld::CopyForTheReader(staging + (k % kStagedSlots) * kStagedChunk, src + k * kStagedChunk, n);
     filled.store(k + 1, std::memory_order_release);
   }
   consumer.join();
@@ -152,7 +154,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const size_t bytes = mib << 20;
-  std::vector<char> src(bytes, 1), dst(bytes, 2), staging(kSlots * kPiece, 0);
+  std::vector<char> src(bytes, 1), dst(bytes, 2), staging(kStagedSlots * kStagedChunk, 0);
   const int mem = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
   const double memcpy_s = MedianSeconds([&] {
     std::memcpy(dst.data(), src.data(), bytes);
