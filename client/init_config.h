@@ -25,7 +25,7 @@ namespace acl_client {
 // The limits CANN puts on the config file (the nesting ones are SPEC 4's too).
 inline constexpr int kMaxConfigObjectDepth = 10;  // levels of `{`
 inline constexpr int kMaxConfigArrayDepth = 10;   // levels of `[`
-inline constexpr uint64_t kMaxConfigFileBytes = 10ull * 1024 * 1024;
+inline constexpr uint64_t kMaxConfigFileBytes = acld::kMaxInitConfigBytes;
 static_assert(kMaxConfigFileBytes + (64 << 10) < acld::kMaxRequestBytes,
               "aclInit's request carries the config file");
 

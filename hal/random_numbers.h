@@ -23,9 +23,12 @@ struct RandomNumbers {
   int32_t function = 0;   // aclrtRandomNumFuncType
   int32_t data_type = 0;  // aclDataType of the numbers (of the ratio, for a dropout bitmask)
   // Where the numbers go: checked for the count when the count is a value;
-  // a count read from device memory is checked against the rest of the
-  // span's allocation when the task runs.
+  // a count read from device memory is checked against result_room when the
+  // task runs.
   DeviceSpan result;
+  // Bytes from `result` the task may write: what the caller may touch there
+  // (the rest of its allocation, or of the range it imported).
+  uint64_t result_room = 0;
   DeviceSpan counter;  // 16 bytes: the counter, two little-endian uint64, low first
   RandomParameter seed;
   RandomParameter count;

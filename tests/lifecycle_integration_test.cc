@@ -119,7 +119,8 @@ TEST(LifecycleIntegrationTest, AConfigReachesAcldWhetherItFitsTheSessionsOpening
     const std::string path = dir.path() + "/config-" + std::to_string(padding) + ".json";
     FILE* file = std::fopen(path.c_str(), "w");
     ASSERT_NE(file, nullptr);
-    std::fprintf(file, "{\"acldTestPadding\": \"%s\"}", value.c_str());
+    std::fprintf(file, "{\"acldTestPadding\": \"%s\", \"acldTestText\": \"\u00e9\"}",
+                 value.c_str());
     std::fclose(file);
     Process client({kScenarioClient, "hold", "1", path}, daemon.client_env());
     ASSERT_TRUE(client.WaitForLine("ready", absl::Seconds(20))) << client.output();
@@ -128,7 +129,12 @@ TEST(LifecycleIntegrationTest, AConfigReachesAcldWhetherItFitsTheSessionsOpening
     ASSERT_NE(session, nullptr);
     EXPECT_EQ(session->refcount(), 1u);
     ASSERT_EQ(session->config().count("acldTestPadding"), 1u);
-    EXPECT_EQ(session->config().at("acldTestPadding"), "\"" + value + "\"");
+    // Operators see at most 256 bytes of a setting.
+    const std::string shown = "\"" + value + "\"";
+    EXPECT_EQ(session->config().at("acldTestPadding"),
+              shown.size() <= 256 ? shown : shown.substr(0, 253) + "...");
+    // Every byte a client chose reaches operators as printable ASCII.
+    EXPECT_EQ(session->config().at("acldTestText"), "\"\\xc3\\xa9\"");
     client.WriteLine("release");
     EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
   }

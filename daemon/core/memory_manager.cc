@@ -196,7 +196,8 @@ absl::StatusOr<ResolvedRange> MemoryManager::AllocatePhysical(SessionId session,
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Block> block,
                        NewBlock(session, device_id, size, "aclrtMallocPhysical"));
   hal::DeviceSpan span{block->buffer, 0};
-  return ResolvedRange{std::move(span), device_id, std::move(block)};
+  const uint64_t reachable = block->buffer.size;
+  return ResolvedRange{std::move(span), device_id, std::move(block), reachable};
 }
 
 void MemoryManager::Map(SessionId session, uint64_t address, uint64_t bytes,
@@ -306,7 +307,8 @@ void MemoryManager::RevokeMapping(SessionId importer, uint64_t address,
 }
 
 ResolvedRange MemoryManager::GrantedRange(const std::shared_ptr<Block>& block, uint64_t offset) {
-  return ResolvedRange{hal::DeviceSpan{block->buffer, offset}, block->device_id, block};
+  return ResolvedRange{hal::DeviceSpan{block->buffer, offset}, block->device_id, block,
+                       block->buffer.size - offset};
 }
 
 void MemoryManager::RevokeGrantsLocked(const std::shared_ptr<Block>& block,
@@ -387,12 +389,14 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
     const uint64_t offset = address - block.buffer.address;
     if (block.session == session && offset < block.buffer.size &&
         bytes <= block.buffer.size - offset) {
-      return ResolvedRange{hal::DeviceSpan{block.buffer, offset}, block.device_id, it->second};
+      return ResolvedRange{hal::DeviceSpan{block.buffer, offset}, block.device_id, it->second,
+                           block.buffer.size - offset};
     }
     for (const Block::SharedRange& grant : block.grants) {
       if (grant.importer == session && offset >= grant.offset &&
           offset - grant.offset < grant.bytes && bytes <= grant.bytes - (offset - grant.offset)) {
-        return ResolvedRange{hal::DeviceSpan{block.buffer, offset}, block.device_id, it->second};
+        return ResolvedRange{hal::DeviceSpan{block.buffer, offset}, block.device_id, it->second,
+                             grant.bytes - (offset - grant.offset)};
       }
     }
   }
@@ -404,6 +408,7 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
     if (mapping.session == session && offset < mapping.bytes && bytes <= mapping.bytes - offset) {
       ResolvedRange resolved = mapping.physical;
       resolved.span.offset += offset;
+      resolved.reachable = mapping.bytes - offset;
       return resolved;
     }
   }
@@ -414,6 +419,7 @@ absl::StatusOr<ResolvedRange> MemoryManager::Resolve(SessionId session, uint64_t
     if (offset < noticed.bytes && bytes <= noticed.bytes - offset) {
       ResolvedRange resolved = noticed.range;
       resolved.span.offset += offset;
+      resolved.reachable = noticed.bytes - offset;
       return resolved;
     }
   }

@@ -57,6 +57,10 @@ struct ResolvedRange {
   hal::DeviceSpan span;
   int32_t device = 0;
   std::shared_ptr<void> keepalive;
+  // Bytes from span.address() the caller may touch: to the end of its own
+  // allocation or mapping, or of the range it imported (not of the
+  // exporter's whole allocation).
+  uint64_t reachable = 0;
 };
 
 class MemoryManager {

@@ -225,9 +225,14 @@ TEST_F(MemoryManagerTest, TheDefaultQuotaHoldsForAllOfAUsersSessions) {
 TEST_F(MemoryManagerTest, ARevokedRangeStaysUntilItsImporterSawTheNotice) {
   const uint64_t address = *memory_.Allocate(1, 0, 4096);
   {
-    ResolvedRange owned = *memory_.Resolve(1, address, 4096);
+    ResolvedRange owned = *memory_.Resolve(1, address + 100, 1);
+    EXPECT_EQ(owned.reachable, 4096u - 100) << "its owner reaches the rest of its allocation";
     ASSERT_TRUE(memory_.Grant(owned.keepalive, address + 1024, 1024, 2).ok());
   }
+  // The importer reaches the rest of the range it was granted, not of the
+  // exporter's allocation (a task that decides its size when it runs, such
+  // as random numbers counted in device memory, is bounded by this).
+  EXPECT_EQ(memory_.Resolve(2, address + 1024 + 100, 1)->reachable, 1024u - 100);
   std::vector<std::pair<uint64_t, std::string>> told;
   memory_.TellRevocations(2, [&](uint64_t notice, const std::string& reason) {
     told.emplace_back(notice, reason);
@@ -239,6 +244,7 @@ TEST_F(MemoryManagerTest, ARevokedRangeStaysUntilItsImporterSawTheNotice) {
   // Until the notice is seen: the granted range only, on memory still charged
   // to its exporter; the exporter itself lost it at its free.
   EXPECT_TRUE(memory_.Resolve(2, address + 1024, 1024).ok());
+  EXPECT_EQ(memory_.Resolve(2, address + 1024 + 10, 1)->reachable, 1024u - 10);
   EXPECT_EQ(Code(memory_.Resolve(2, address + 1024, 1025).status()), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(Code(memory_.Resolve(2, address, 1).status()), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(Code(memory_.Resolve(1, address + 1024, 1).status()), ACL_ERROR_INVALID_PARAM);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/protocol.h"
 #include "proto/acl/status_macros.h"
 
 namespace acld {
@@ -199,8 +200,21 @@ absl::Status Runtime::Initialize(SessionId id, const InitSettings& settings) {
                      " is out of range; this host has ", backend_->device_count(),
                      " devices (valid ids 0..", backend_->device_count() - 1, ")"));
   }
+  if (settings.config_content.size() > kMaxInitConfigBytes) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("aclInit: the config is ", settings.config_content.size(),
+                                  " bytes, more than the maximum of ", kMaxInitConfigBytes));
+  }
   ACL_RETURN_IF_ERROR(init_.Initialize(id, settings.config_content));
-  session->config = settings.settings;
+  auto shown = [](const std::string& text) {
+    constexpr size_t kMax = Session::kMaxShownInitSettingBytes;
+    return text.size() <= kMax ? text : text.substr(0, kMax - 3) + "...";
+  };
+  session->config.clear();
+  for (const auto& [key, value] : settings.settings) {
+    if (session->config.size() == Session::kMaxShownInitSettings) break;
+    session->config.emplace(shown(key), shown(value));
+  }
   session->has_default_device = settings.default_device.has_value();
   session->default_device = settings.default_device.value_or(0);
   UpdateDevicePower();

@@ -92,12 +92,12 @@ absl::StatusOr<uint64_t> Runtime::EnqueueRandom(SessionId id, StreamId stream_id
   };
   auto operands = std::make_shared<Operands>();
   auto resolve = [&](uint64_t address, uint64_t bytes,
-                     absl::string_view what) -> absl::StatusOr<hal::DeviceSpan> {
+                     absl::string_view what) -> absl::StatusOr<ResolvedRange> {
     ACL_ASSIGN_OR_RETURN(ResolvedRange range,
                          ResolveForStream(id, *stream, address, bytes,
                                           absl::StrCat(kRandomApi, ": ", what)));
     operands->ranges.push_back(range);
-    return range.span;
+    return range;
   };
   auto parameter = [&](const RandomParameter& given,
                        absl::string_view what) -> absl::StatusOr<hal::RandomParameter> {
@@ -107,7 +107,8 @@ absl::StatusOr<uint64_t> Runtime::EnqueueRandom(SessionId id, StreamId stream_id
       out.value = LowBytes(given.value, given.size);
       return out;
     }
-    ACL_ASSIGN_OR_RETURN(out.at, resolve(given.value, given.size, what));
+    ACL_ASSIGN_OR_RETURN(ResolvedRange at, resolve(given.value, given.size, what));
+    out.at = at.span;
     return out;
   };
   hal::RandomNumbers& task = operands->task;
@@ -120,9 +121,10 @@ absl::StatusOr<uint64_t> Runtime::EnqueueRandom(SessionId id, StreamId stream_id
     ACL_ASSIGN_OR_RETURN(task.second,
                          parameter(random.second, "the distribution's second parameter"));
   }
-  // A count held in device memory is checked against the allocation when the
-  // task runs; one given now, here. At least one byte: the address must be
-  // the caller's memory even for no numbers.
+  // A count held in device memory is checked when the task runs, against what
+  // the caller may write from the result address (result_room); one given
+  // now, here. At least one byte: the address must be the caller's memory
+  // even for no numbers.
   uint64_t result_bytes = 1;
   if (!task.count.at.has_value()) {
     const std::optional<uint64_t> bytes =
@@ -133,8 +135,13 @@ absl::StatusOr<uint64_t> Runtime::EnqueueRandom(SessionId id, StreamId stream_id
     }
     result_bytes = std::max<uint64_t>(*bytes, 1);
   }
-  ACL_ASSIGN_OR_RETURN(task.result, resolve(random.device_result, result_bytes, "randomResultAddr"));
-  ACL_ASSIGN_OR_RETURN(task.counter, resolve(random.device_counter, 16, "randomCounterAddr"));
+  ACL_ASSIGN_OR_RETURN(ResolvedRange result,
+                       resolve(random.device_result, result_bytes, "randomResultAddr"));
+  task.result = result.span;
+  task.result_room = result.reachable;
+  ACL_ASSIGN_OR_RETURN(ResolvedRange counter,
+                       resolve(random.device_counter, 16, "randomCounterAddr"));
+  task.counter = counter.span;
   if (random.device_workspace != 0) {
     ACL_RETURN_IF_ERROR(
         resolve(random.device_workspace, kRandomWorkspaceBytes, "randomParaAddr").status());

@@ -10,7 +10,9 @@
 #include "absl/synchronization/notification.h"
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
+#include "absl/strings/str_cat.h"
 #include "proto/acl/acl_status.h"
+#include "proto/acl/protocol.h"
 #include "gtest/gtest.h"
 #include "hal/sim/sim_backend.h"
 #include "hal/sim/sim_binary.h"
@@ -44,6 +46,31 @@ class RuntimeTest : public ::testing::Test {
 
   Runtime runtime_;
 };
+
+// A client chooses its config and settings, every byte: acld refuses a
+// config larger than any aclInit reads, and keeps only a bounded excerpt of
+// the settings for operators.
+TEST_F(RuntimeTest, AClientsInitSettingsAreBounded) {
+  SessionId a = runtime_.OpenSession({100, 0, 0, "a"});
+  InitSettings huge;
+  huge.config_content.assign(kMaxInitConfigBytes + 1, ' ');
+  absl::Status refused = runtime_.Initialize(a, huge);
+  EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_INVALID_PARAM) << refused;
+  EXPECT_EQ(runtime_.InitCount(a).value_or(99), 0u) << "a refused config initializes nothing";
+
+  InitSettings many;
+  many.config_content.assign(kMaxInitConfigBytes, ' ');
+  for (int i = 0; i < 1000; ++i) {
+    many.settings[absl::StrCat(i, "key", std::string(1000, 'k'))] = std::string(100000, 'v');
+  }
+  ASSERT_TRUE(runtime_.Initialize(a, many).ok());
+  const std::map<std::string, std::string> shown = runtime_.Snapshot().sessions.at(0).session.config;
+  EXPECT_EQ(shown.size(), Session::kMaxShownInitSettings);
+  for (const auto& [key, value] : shown) {
+    EXPECT_EQ(key.size(), Session::kMaxShownInitSettingBytes);
+    EXPECT_EQ(value, std::string(Session::kMaxShownInitSettingBytes - 3, 'v') + "...");
+  }
+}
 
 TEST_F(RuntimeTest, DevicesComeUpWithTheFirstHostReferenceAndGoDownWithTheLast) {
   SessionId a = runtime_.OpenSession({100, 0, 0, "a"});

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/server/health.h"
+#include "daemon/server/text_sanitizer.h"
 #include "daemon/server/version.h"
 #include "proto/acl/grpc_status.h"
 #include "spdlog/spdlog.h"
@@ -66,7 +67,10 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_refcount(static_cast<uint32_t>(snapshot.init_count));
   info.mutable_device_refs()->insert(session.device_refs.begin(), session.device_refs.end());
   info.set_connected_since_unix_ms(absl::ToUnixMillis(session.connected_since));
-  info.mutable_config()->insert(session.config.begin(), session.config.end());
+  // The client chose every byte of them (the core bounds how many and how long).
+  for (const auto& [key, value] : session.config) {
+    (*info.mutable_config())[SanitizeText(key)] = SanitizeText(value);
+  }
 }
 
 // The fields every kind of shared memory shows alike (IPC exports and

@@ -178,10 +178,10 @@ absl::StatusOr<RandomDraw> RandomDraw::Start(const RandomNumbers& task) {
   ACL_RETURN_IF_ERROR(CheckValues(task, draw.first_, draw.second_));
   const std::optional<uint64_t> bytes =
       acld::RandomResultBytes(task.function, task.data_type, draw.count_);
-  const uint64_t room = task.result.buffer.size - task.result.offset;
-  if (!bytes.has_value() || *bytes > room) {
-    return Invalid(absl::StrCat(draw.count_, " numbers do not fit the ", room,
-                                " bytes from randomResultAddr to the end of its allocation"));
+  if (!bytes.has_value() || *bytes > task.result_room) {
+    return Invalid(absl::StrCat(draw.count_, " numbers do not fit the ", task.result_room,
+                                " bytes from randomResultAddr to the end of what the caller may "
+                                "write there"));
   }
   std::memcpy(draw.counter_, SimBytes(task.counter), sizeof(draw.counter_));
   return draw;

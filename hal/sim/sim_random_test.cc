@@ -34,6 +34,7 @@ class RandomTask {
     buffer_.size = result_bytes + 64;
     buffer_.storage = storage_;
     task.result = DeviceSpan{buffer_, 0};
+    task.result_room = buffer_.size;  // as for the caller's own allocation
     task.counter = DeviceSpan{buffer_, result_bytes};  // 16 bytes, zero
     task.seed = {std::nullopt, 7, 8};
     task.count = {std::nullopt, 0, 8};
@@ -232,12 +233,19 @@ TEST(SimRandomTest, ParametersHeldInDeviceMemoryAreReadAndJudgedWhenTheTaskRuns)
   t.task.second = t.AtDevice(10, 4, 1);  // max == min
   EXPECT_EQ(acld::AclCodeOf(GenerateRandomNumbers(t.task)), ACL_ERROR_INVALID_PARAM);
   t.task.second = t.AtDevice(20, 4, 1);
-  // More numbers than the allocation holds past the result address: 128
+  // More numbers than the caller may write past the result address: 128
   // bytes, room for 32 (a count read from the device is checked against the
-  // whole rest of the allocation, as a kernel's writes would be).
+  // whole rest of the caller's allocation, as a kernel's writes would be).
   t.task.count = t.AtDevice(33, 8, 2);
   EXPECT_EQ(acld::AclCodeOf(GenerateRandomNumbers(t.task)), ACL_ERROR_INVALID_PARAM);
   t.task.count = t.AtDevice(32, 8, 2);
+  EXPECT_TRUE(GenerateRandomNumbers(t.task).ok());
+  // A range imported from another process ends where the grant ends, not
+  // where the exporter's allocation does: the numbers must fit the grant.
+  t.task.result_room = 64;
+  t.task.count = t.AtDevice(17, 8, 2);
+  EXPECT_EQ(acld::AclCodeOf(GenerateRandomNumbers(t.task)), ACL_ERROR_INVALID_PARAM);
+  t.task.count = t.AtDevice(16, 8, 2);
   EXPECT_TRUE(GenerateRandomNumbers(t.task).ok());
 }
 

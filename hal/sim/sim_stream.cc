@@ -470,8 +470,7 @@ SimStream::State::WrittenBytes SimStream::State::WrittenBy(const Piece& work) {
       add(operands->reduction.dst, operands->reduction.count);
       break;
     case Item::Kind::kRandom: {
-      const DeviceSpan& result = operands->random->result;
-      add(result, result.buffer.size - result.offset);
+      add(operands->random->result, operands->random->result_room);
       break;
     }
     case Item::Kind::kCopyOverflow:

@@ -52,6 +52,10 @@ inline constexpr int kMaxMessageBytes = 64 << 20;
 // at most a 4 MiB chunk) and aclInit's config file (at most 10 MiB).
 inline constexpr int kMaxRequestBytes = 16 << 20;
 
+// The largest aclInit config file: the client refuses a larger file, acld a
+// larger config_content (another client could send anything up to a message).
+inline constexpr uint64_t kMaxInitConfigBytes = 10ull << 20;
+
 // A device-to-host copy into memory acld cannot map (not shared with it)
 // comes back in replies of at most this many bytes each: the client asks in
 // pieces this size, the daemon refuses larger ones.
