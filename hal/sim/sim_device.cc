@@ -23,6 +23,9 @@ constexpr uint64_t kAlignment = 512;  // as CANN aligns device allocations
 // the NPU the sim stands for.
 constexpr uint64_t kAddressGranularity = uint64_t{2} << 20;
 constexpr uint64_t kOffsetLimit = uint64_t{1} << kDeviceIdShift;
+// No allocation starts at the window's own start (its address would be the
+// device's base).
+constexpr uint64_t kFirstOffset = 0x1000;
 
 }  // namespace
 
@@ -35,7 +38,8 @@ SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock,
       // Named: it starts with the device's first wait, and ps (and the
       // adversarial suite's count of acld's threads) tell it apart.
       timer_(clock, "sim-device"),
-      memory_watch_(std::move(memory_watch)) {}
+      memory_watch_(std::move(memory_watch)),
+      window_(kFirstOffset, kOffsetLimit) {}
 
 DeviceFeatures SimDevice::features() const {
   DeviceFeatures features{{ACL_CANN_ATTR_INF_NAN}, {}, {}, {}, /*float_overflow=*/true};
@@ -72,11 +76,9 @@ absl::StatusOr<DeviceBuffer> SimDevice::Allocate(uint64_t size) {
                                                        info_.memory_bytes - used_, " bytes free, ",
                                                        size, " requested"));
     }
-    if (next_offset_ + *rounded > kOffsetLimit) {
-      return OutOfDeviceMemory("device address space exhausted");
-    }
-    offset = next_offset_;
-    next_offset_ += *rounded;
+    const std::optional<uint64_t> taken = window_.Take(*rounded, kAlignment);
+    if (!taken.has_value()) return OutOfDeviceMemory("device address space exhausted");
+    offset = *taken;
     used_ += *rounded;
   }
   // calloc: the previous owner's bytes never show through. Large blocks come
@@ -86,6 +88,7 @@ absl::StatusOr<DeviceBuffer> SimDevice::Allocate(uint64_t size) {
   if (bytes == nullptr) {
     absl::MutexLock lock(&mu_);
     used_ -= *rounded;
+    window_.Give(offset, *rounded);
     return OutOfDeviceMemory("the daemon host is out of memory");
   }
   DeviceBuffer buffer;
@@ -104,32 +107,20 @@ absl::StatusOr<uint64_t> SimDevice::ReserveAddresses(uint64_t size, uint64_t ali
                                         kAddressGranularity, ", alignments powers of two)"));
   }
   absl::MutexLock lock(&mu_);
-  // A released range of the same size and alignment first: reserving and
-  // releasing in a loop must not use up the window that allocations share.
-  auto released = released_ranges_.find(size);
-  for (; released != released_ranges_.end() && released->first == size; ++released) {
-    if (released->second % alignment == 0) {
-      const uint64_t start = released->second;
-      released_ranges_.erase(released);
-      return info_.addresses.begin | start;
-    }
-  }
-  const uint64_t start = (next_offset_ + alignment - 1) & ~(alignment - 1);
-  if (start > kOffsetLimit || size > kOffsetLimit - start) {
-    return OutOfDeviceMemory("device address space exhausted");
-  }
-  next_offset_ = start + size;
-  return info_.addresses.begin | start;
+  const std::optional<uint64_t> start = window_.Take(size, alignment);
+  if (!start.has_value()) return OutOfDeviceMemory("device address space exhausted");
+  return info_.addresses.begin | *start;
 }
 
 void SimDevice::ReleaseAddresses(uint64_t address, uint64_t size) {
   absl::MutexLock lock(&mu_);
-  released_ranges_.emplace(size, address - info_.addresses.begin);
+  window_.Give(address - info_.addresses.begin, size);
 }
 
 void SimDevice::Free(const DeviceBuffer& buffer) {
   absl::MutexLock lock(&mu_);
   used_ -= buffer.reserved;
+  window_.Give(buffer.address - info_.addresses.begin, buffer.reserved);
 }
 
 uint64_t SimDevice::used_bytes() const {

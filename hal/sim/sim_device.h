@@ -9,6 +9,7 @@
 #include "acl/acl_rt.h"
 #include "hal/sim/sim_memory_watch.h"
 #include "hal/device.h"
+#include "hal/sim/sim_address_window.h"
 #include "hal/sim/sim_busy_meter.h"
 #include "hal/timer.h"
 
@@ -87,9 +88,8 @@ class SimDevice : public Device {
   const std::shared_ptr<MemoryWatch> memory_watch_;
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t next_offset_ ABSL_GUARDED_BY(mu_) = 0x1000;
-  // Released reservations: size -> offset.
-  std::multimap<uint64_t, uint64_t> released_ranges_ ABSL_GUARDED_BY(mu_);
+  // Offsets in info_.addresses: allocations' and reservations' alike.
+  SimAddressWindow window_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace hal::sim
