@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "daemon/server/text_sanitizer.h"
@@ -12,9 +13,20 @@ namespace {
 // Longest line a client can cause (after escaping).
 constexpr size_t kMaxLineBytes = 2048;
 
+// A tenant's log is kept after its last session closed until its bucket is
+// full again (a tenant that closes everything and starts over gets no fresh
+// burst); rested ones are forgotten once there are more than this many.
+constexpr size_t kTenantLogsKept = 64;
+
 struct Registry {
+  struct TenantLog {
+    std::shared_ptr<RateLimitedLog> log;
+    size_t sessions = 0;
+  };
   absl::Mutex mu;
-  std::map<SessionId, std::shared_ptr<SessionLog>> logs ABSL_GUARDED_BY(mu);
+  std::map<SessionId, std::pair<std::shared_ptr<SessionLog>, std::string>> logs
+      ABSL_GUARDED_BY(mu);
+  std::map<std::string, TenantLog> tenants ABSL_GUARDED_BY(mu);
 };
 
 Registry& Logs() {
@@ -44,6 +56,11 @@ LogLimiter::Decision LogLimiter::Take(absl::Time now) {
   return decision;
 }
 
+bool LogLimiter::Rested(absl::Time now) const {
+  const double tokens = tokens_ + absl::ToDoubleSeconds(now - refilled_) * options_.per_second;
+  return suppressed_ == 0 && tokens >= options_.burst;
+}
+
 uint64_t LogLimiter::TakeSuppressed(absl::Time now, absl::Duration* over) {
   const uint64_t suppressed = suppressed_;
   *over = suppressed > 0 ? now - first_suppressed_ : absl::ZeroDuration();
@@ -51,8 +68,14 @@ uint64_t LogLimiter::TakeSuppressed(absl::Time now, absl::Duration* over) {
   return suppressed;
 }
 
-RateLimitedLog::RateLimitedLog(std::string subject, LogLimiter::Options options)
-    : subject_(std::move(subject)), limiter_(options) {}
+RateLimitedLog::RateLimitedLog(std::string subject, LogLimiter::Options options,
+                               std::shared_ptr<RateLimitedLog> also)
+    : subject_(std::move(subject)), also_(std::move(also)), limiter_(options) {}
+
+bool RateLimitedLog::Rested(absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  return limiter_.Rested(now);
+}
 
 RateLimitedLog::~RateLimitedLog() {
   absl::Duration over;
@@ -77,21 +100,47 @@ bool RateLimitedLog::Allow(spdlog::level::level_enum level) {
     spdlog::log(level, "{}: suppressed {} log lines in the last {}", subject_, decision.suppressed,
                 absl::FormatDuration(absl::Trunc(decision.over, absl::Milliseconds(100))));
   }
-  return decision.allow;
+  return decision.allow && (also_ == nullptr || also_->Allow(level));
 }
 
 void RateLimitedLog::Write(spdlog::level::level_enum level, absl::string_view message) {
   spdlog::log(level, "{}: {}", subject_, SanitizeText(message, kMaxLineBytes));
 }
 
-SessionLog::SessionLog(SessionId session, LogLimiter::Options options)
-    : RateLimitedLog(absl::StrCat("session ", session), options) {}
+SessionLog::SessionLog(SessionId session, LogLimiter::Options options,
+                       std::shared_ptr<RateLimitedLog> tenant)
+    : RateLimitedLog(absl::StrCat("session ", session), options, std::move(tenant)) {}
 
-std::shared_ptr<SessionLog> SessionLog::Open(SessionId session, LogLimiter::Options options) {
-  auto log = std::make_shared<SessionLog>(session, options);
+std::shared_ptr<SessionLog> SessionLog::Open(SessionId session, const std::string& tenant,
+                                             LogLimiter::Options options,
+                                             LogLimiter::Options tenant_options) {
+  std::vector<std::shared_ptr<RateLimitedLog>> forgotten;  // summaries outside the lock
+  std::shared_ptr<SessionLog> replaced;
   Registry& registry = Logs();
   absl::MutexLock lock(&registry.mu);
-  registry.logs[session] = log;
+  if (registry.tenants.size() >= kTenantLogsKept) {
+    const absl::Time now = absl::Now();
+    for (auto it = registry.tenants.begin(); it != registry.tenants.end();) {
+      if (it->second.sessions == 0 && it->second.log->Rested(now)) {
+        forgotten.push_back(std::move(it->second.log));
+        it = registry.tenants.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  Registry::TenantLog& tenant_log = registry.tenants[tenant];
+  if (tenant_log.log == nullptr) {
+    tenant_log.log = std::make_shared<RateLimitedLog>(tenant, tenant_options);
+  }
+  ++tenant_log.sessions;
+  auto log = std::make_shared<SessionLog>(session, options, tenant_log.log);
+  auto& entry = registry.logs[session];
+  if (entry.first != nullptr) {
+    --registry.tenants[entry.second].sessions;
+    replaced = std::move(entry.first);
+  }
+  entry = {log, tenant};
   return log;
 }
 
@@ -101,7 +150,8 @@ void SessionLog::Close(SessionId session) {
   absl::MutexLock lock(&registry.mu);
   auto it = registry.logs.find(session);
   if (it == registry.logs.end()) return;
-  closing = std::move(it->second);
+  closing = std::move(it->second.first);
+  --registry.tenants[it->second.second].sessions;
   registry.logs.erase(it);
 }
 
@@ -111,7 +161,7 @@ std::shared_ptr<RateLimitedLog> SessionLog::For(SessionId session) {
   Registry& registry = Logs();
   absl::MutexLock lock(&registry.mu);
   auto it = registry.logs.find(session);
-  return it != registry.logs.end() ? it->second : *unregistered;
+  return it != registry.logs.end() ? it->second.first : *unregistered;
 }
 
 }  // namespace acld::server

@@ -1,9 +1,13 @@
 // Log lines a client can cause, rate-limited so that no process floods the
 // daemon's log: a token bucket per subject (a session, or one kind of
-// refusal), and a summary line of what was left out.
+// refusal), and a summary line of what was left out. A session's lines also
+// take from its tenant's bucket (all sessions of a uid or quota group), so
+// that opening sessions over and over, each with a fresh bucket, floods
+// nothing either.
 //
 //   session 7: call failed with 107000: ...
 //   session 7: suppressed 1234 log lines in the last 12.5s
+//   uid 1000: suppressed 5678 log lines in the last 3s
 //
 // Every line is sanitized (text_sanitizer.h): client-chosen text inside it
 // cannot forge lines or carry terminal escapes.
@@ -46,6 +50,8 @@ class LogLimiter {
   Decision Take(absl::Time now);
   // Lines left out and not summarized yet (taken: the count restarts).
   uint64_t TakeSuppressed(absl::Time now, absl::Duration* over);
+  // Whether it is as it was new: a full bucket, nothing left out.
+  bool Rested(absl::Time now) const;
 
  private:
   const Options options_;
@@ -55,10 +61,13 @@ class LogLimiter {
   absl::Time first_suppressed_;
 };
 
-// Lines about one subject ("session 7", "refused sessions"), limited.
+// Lines about one subject ("session 7", "refused sessions"), limited. A line
+// is logged only when `also` (if any) lets it through too; what `also` left
+// out is summarized by `also`.
 class RateLimitedLog {
  public:
-  explicit RateLimitedLog(std::string subject, LogLimiter::Options options = {});
+  explicit RateLimitedLog(std::string subject, LogLimiter::Options options = {},
+                          std::shared_ptr<RateLimitedLog> also = nullptr);
   // Logs the summary of lines left out since the last one.
   ~RateLimitedLog();
   RateLimitedLog(const RateLimitedLog&) = delete;
@@ -73,6 +82,7 @@ class RateLimitedLog {
   void Warn(fmt::format_string<Args...> format, Args&&... args) {
     Emit(spdlog::level::warn, format, std::forward<Args>(args)...);
   }
+  bool Rested(absl::Time now);
 
  private:
   // Takes a token: true when a line may be logged now (a pending summary is
@@ -86,6 +96,7 @@ class RateLimitedLog {
   void Write(spdlog::level::level_enum level, absl::string_view message);
 
   const std::string subject_;
+  const std::shared_ptr<RateLimitedLog> also_;
   absl::Mutex mu_;
   LogLimiter limiter_ ABSL_GUARDED_BY(mu_);
 };
@@ -96,10 +107,17 @@ class RateLimitedLog {
 //   SessionLog::For(session)->Info("call failed with {}: {}", code, message);
 class SessionLog : public RateLimitedLog {
  public:
-  explicit SessionLog(SessionId session, LogLimiter::Options options = {});
+  // What all sessions of one tenant may log together.
+  static constexpr LogLimiter::Options kTenantRate{/*per_second=*/20, /*burst=*/100};
 
-  // Registers the log of a session that opens (replacing any earlier one).
-  static std::shared_ptr<SessionLog> Open(SessionId session, LogLimiter::Options options = {});
+  SessionLog(SessionId session, LogLimiter::Options options,
+             std::shared_ptr<RateLimitedLog> tenant);
+
+  // Registers the log of a session that opens (replacing any earlier one),
+  // whose lines also count to `tenant` ("uid 1000", "quota group 1a2b3c4d").
+  static std::shared_ptr<SessionLog> Open(SessionId session, const std::string& tenant,
+                                          LogLimiter::Options options = {},
+                                          LogLimiter::Options tenant_options = kTenantRate);
   // Forgets it; its summary is logged when the last holder lets go.
   static void Close(SessionId session);
   // The session's log; one shared by every unregistered session otherwise.

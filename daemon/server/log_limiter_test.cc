@@ -61,7 +61,7 @@ class SessionLogTest : public ::testing::Test {
 };
 
 TEST_F(SessionLogTest, AFloodIsCutAndSummarized) {
-  SessionLog::Open(7, {/*per_second=*/1, /*burst=*/5});
+  SessionLog::Open(7, "uid 7", {/*per_second=*/1, /*burst=*/5});
   for (int i = 0; i < 1000; ++i) SessionLog::For(7)->Info("call {} failed", i);
   ASSERT_EQ(sink_->lines.size(), 5u);
   EXPECT_EQ(sink_->lines[0], "session 7: call 0 failed");
@@ -72,7 +72,7 @@ TEST_F(SessionLogTest, AFloodIsCutAndSummarized) {
 }
 
 TEST_F(SessionLogTest, ClientTextCannotForgeLines) {
-  SessionLog::Open(8);
+  SessionLog::Open(8, "uid 8");
   SessionLog::For(8)->Info("unknown kernel '{}'", "x\nsession 9 ended\x1b[2J");
   SessionLog::Close(8);
   ASSERT_EQ(sink_->lines.size(), 1u);
@@ -83,6 +83,26 @@ TEST_F(SessionLogTest, UnregisteredSessionsShareOneLimitedLog) {
   for (int i = 0; i < 1000; ++i) SessionLog::For(12345)->Info("line {}", i);
   EXPECT_LE(sink_->lines.size(), 51u);
   EXPECT_GE(sink_->lines.size(), 1u);
+}
+
+// A tenant that opens session after session, each with a fresh bucket of its
+// own, is still held to its tenant's rate; another tenant is not.
+TEST_F(SessionLogTest, ATenantsSessionsShareItsRate) {
+  const LogLimiter::Options tenant_rate{/*per_second=*/0.001, /*burst=*/20};
+  for (SessionId session = 100; session < 300; ++session) {
+    SessionLog::Open(session, "uid 9", {}, tenant_rate)->Info("opened");
+    SessionLog::For(session)->Info("call failed");
+    SessionLog::Close(session);
+  }
+  EXPECT_EQ(sink_->lines.size(), 20u);
+  SessionLog::Open(300, "uid 10", {}, tenant_rate)->Info("opened");
+  SessionLog::Close(300);
+  ASSERT_EQ(sink_->lines.size(), 21u);
+  EXPECT_EQ(sink_->lines.back(), "session 300: opened");
+  // The tenant's bucket outlives its sessions: starting over gets no burst.
+  SessionLog::Open(301, "uid 9", {}, tenant_rate)->Info("opened");
+  SessionLog::Close(301);
+  EXPECT_EQ(sink_->lines.size(), 21u);
 }
 
 }  // namespace

@@ -577,9 +577,10 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
   }
   if (!refusal.empty()) return RefuseOpen(code, refusal);
   live->writer->SetCarrier(std::move(first_carrier));
-  SessionLog::Open(session);
-  spdlog::info("session {} opened: pid {} uid {} gid {} '{}'", session, peer.pid, peer.uid,
-               peer.gid, peer.command);
+  // Limited like every line a client causes: a tenant opening sessions over
+  // and over floods nothing.
+  SessionLog::Open(session, Tenant(peer.uid, entrance.group).ToString())
+      ->Info("opened: pid {} uid {} gid {} '{}'", peer.pid, peer.uid, peer.gid, peer.command);
 
   const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session,
                                                  limits_.max_host_segments_per_session, segments_,
@@ -648,13 +649,13 @@ void RuntimeService::Reap(std::shared_ptr<Live> live, std::shared_ptr<SessionHan
     // Nothing more goes to the client, and no turn of its channel runs.
     live->Cancel(pool_);
     live->writer->Close();
+    const std::shared_ptr<RateLimitedLog> log = SessionLog::For(session);
     SessionLog::Close(session);
     if (handler != nullptr) handler->Close();
     handler.reset();
     if (reaped_here) {
-      spdlog::info(
-          "session {} ended (pid {}): its references dropped and resources released in {}",
-          session, live->pid, absl::FormatDuration(absl::Now() - reap_start));
+      log->Info("ended (pid {}): its references dropped and resources released in {}", live->pid,
+                absl::FormatDuration(absl::Now() - reap_start));
     }
     finish();
   });
