@@ -222,6 +222,11 @@ absl::StatusOr<uint32_t> QuotaGroups::Delete(const std::string& id,
   // the group is retired).
   const uint32_t ended = end_sessions(*served->group);
   served->Close();
+  // Connections it accepted outlive the socket otherwise, each holding
+  // descriptors that nothing counts any more (aclctl shows the host socket's).
+  if (served->acceptor != nullptr) {
+    served->acceptor->ShutdownConnections([](pid_t, uid_t) { return true; });
+  }
   {
     absl::MutexLock lock(&mu_);
     deleting_.erase(std::find(deleting_.begin(), deleting_.end(), served));

@@ -28,55 +28,79 @@ int ConnectTo(const std::string& path) {
   return fd;
 }
 
+// A quota group with one member connected to its runtime socket (no sessions:
+// the connection is all there is).
+class QuotaGroupsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QuotaGroupSpec spec;
+    spec.devices = {0};
+    spec.memory_limits = {0};
+    absl::StatusOr<GroupView> created = groups_.Create(spec, {});
+    ASSERT_TRUE(created.ok()) << created.status();
+    group_ = *created;
+    member_ = ConnectTo(group_.directory + "/acld.sock");
+    ASSERT_GE(member_, 0);
+    ASSERT_TRUE(Eventually([&] {
+      absl::MutexLock lock(&mu_);
+      return !accepted_.empty();
+    }));
+  }
+  void TearDown() override {
+    if (member_ >= 0) close(member_);
+    absl::MutexLock lock(&mu_);
+    for (int fd : accepted_) close(fd);
+  }
+  static QuotaGroupsOptions Options() {
+    QuotaGroupsOptions options;
+    options.socket_path = TempDir() + "/acld.sock";
+    options.host_devices = 1;
+    return options;
+  }
+  // Whether the member's end of its connection sees it shut down (within 5 s).
+  bool MemberCut() {
+    pollfd hangup{member_, POLLIN, 0};
+    char byte;
+    return poll(&hangup, 1, 5000) == 1 && recv(member_, &byte, 1, MSG_DONTWAIT) == 0;
+  }
+
+  absl::Mutex mu_;
+  std::vector<int> accepted_;
+  QuotaGroups groups_{Options(),
+                      [](const PeerCredentials&, uint32_t, ReceivedMemory, const Entrance&)
+                          -> absl::StatusOr<std::function<void(UniqueFd)>> {
+                        return absl::UnavailableError("no sessions in this test");
+                      },
+                      [this](int fd) {
+                        absl::MutexLock lock(&mu_);
+                        accepted_.push_back(fd);
+                      }};
+  GroupView group_;
+  int member_ = -1;
+};
+
 // While a group's sessions end, acld may have to cut the connection of a
 // member that does not read (RuntimeService::Release): the group is gone
 // from the list by then, but its connections are still reached.
-TEST(QuotaGroupsTest, AGroupBeingDeletedStillHasItsConnectionsCut) {
-  QuotaGroupsOptions options;
-  options.socket_path = TempDir() + "/acld.sock";
-  options.host_devices = 1;
-  absl::Mutex mu;
-  std::vector<int> accepted;
-  QuotaGroups groups(
-      options,
-      [](const PeerCredentials&, uint32_t, ReceivedMemory, const Entrance&)
-          -> absl::StatusOr<std::function<void(UniqueFd)>> {
-        return absl::UnavailableError("no sessions in this test");
-      },
-      [&](int fd) {
-        absl::MutexLock lock(&mu);
-        accepted.push_back(fd);
-      });
-  QuotaGroupSpec spec;
-  spec.devices = {0};
-  spec.memory_limits = {0};
-  absl::StatusOr<GroupView> group = groups.Create(spec, {});
-  ASSERT_TRUE(group.ok()) << group.status();
-  const int member = ConnectTo(group->directory + "/acld.sock");
-  ASSERT_GE(member, 0);
-  ASSERT_TRUE(Eventually([&] {
-    absl::MutexLock lock(&mu);
-    return !accepted.empty();
-  }));
-
-  absl::StatusOr<uint32_t> ended = groups.Delete(group->record.id, [&](const QuotaGroup&) {
-    EXPECT_FALSE(groups.List(group->record.id).ok()) << "a group being deleted is not listed";
+TEST_F(QuotaGroupsTest, AGroupBeingDeletedStillHasItsConnectionsCut) {
+  absl::StatusOr<uint32_t> ended = groups_.Delete(group_.record.id, [&](const QuotaGroup&) {
+    EXPECT_FALSE(groups_.List(group_.record.id).ok()) << "a group being deleted is not listed";
     // Another user's process with this pid (a pid reused since) is not it.
-    groups.ShutdownConnections(getpid(), getuid() + 1);
-    pollfd still{member, POLLIN, 0};
+    groups_.ShutdownConnections(getpid(), getuid() + 1);
+    pollfd still{member_, POLLIN, 0};
     EXPECT_EQ(poll(&still, 1, 100), 0) << "cut by pid alone";
-    groups.ShutdownConnections(getpid(), getuid());
+    groups_.ShutdownConnections(getpid(), getuid());
     return 1u;
   });
   ASSERT_TRUE(ended.ok()) << ended.status();
-  // The member's end of the connection sees it shut down.
-  pollfd hangup{member, POLLIN, 0};
-  ASSERT_EQ(poll(&hangup, 1, 5000), 1) << "the member's connection was not cut";
-  char byte;
-  EXPECT_EQ(recv(member, &byte, 1, MSG_DONTWAIT), 0);
-  close(member);
-  absl::MutexLock lock(&mu);
-  for (int fd : accepted) close(fd);
+  EXPECT_TRUE(MemberCut()) << "the member's connection was not cut";
+}
+
+// A connection the group's socket accepted (a session or not) does not
+// outlive the group: nothing would count or show it any more.
+TEST_F(QuotaGroupsTest, DeletingAGroupClosesItsConnections) {
+  ASSERT_TRUE(groups_.Delete(group_.record.id, [](const QuotaGroup&) { return 0u; }).ok());
+  EXPECT_TRUE(MemberCut()) << "the member's connection outlived its group";
 }
 
 }  // namespace
