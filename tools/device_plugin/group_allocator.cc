@@ -78,9 +78,9 @@ absl::StatusOr<acl::v1::CreateGroupRequest> GroupRequestFor(
 absl::StatusOr<v1beta1::ContainerAllocateResponse> ContainerResponseFor(
     const acl::v1::GroupInfo& group, const std::string& container_mount) {
   if (!IsCleanAbsolutePath(group.directory())) {
-    return absl::InternalError(absl::StrCat("acld answered group ", group.id().substr(0, 64),
-                                            " with an unusable directory '",
-                                            group.directory().substr(0, 256), "'"));
+    return absl::InternalError(absl::StrCat("acld answered group ", GroupName(group.id()),
+                                            " with a directory that is not a clean absolute "
+                                            "path"));
   }
   v1beta1::ContainerAllocateResponse response;
   v1beta1::Mount* mount = response.add_mounts();
@@ -114,7 +114,7 @@ absl::Status GroupAllocator::RetireGroupsHolding(const std::vector<UnitId>& unit
                                       [&wanted](const UnitId& unit) { return wanted.count(unit); });
     if (!overlaps) continue;
     spdlog::info("{}: group {} holds IDs the kubelet now gives another container; deleting it",
-                 resource_.name, group.id());
+                 resource_.name, GroupName(group.id()));
     absl::Status deleted = admin_.DeleteGroup(group.id());
     if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
   }
@@ -167,14 +167,15 @@ absl::StatusOr<v1beta1::AllocateResponse> GroupAllocator::Allocate(
       failure = container.status();
       break;
     }
-    spdlog::info("{}: group {} for device IDs {} at {}", resource_.name, group->id(),
-                 create.labels().at(labels_.DeviceIdsKey(0)), group->directory());
+    spdlog::info("{}: group {} for device IDs {}", resource_.name, GroupName(group->id()),
+                 create.labels().at(labels_.DeviceIdsKey(0)));
     *response.add_container_responses() = *std::move(container);
   }
   if (failure.ok()) return response;
   for (const std::string& id : created) {
     if (absl::Status deleted = admin_.DeleteGroup(id); !deleted.ok()) {
-      spdlog::warn("{}: could not delete group {} of a failed Allocate: {}", resource_.name, id,
+      spdlog::warn("{}: could not delete group {} of a failed Allocate: {}", resource_.name,
+                   GroupName(id),
                    deleted.ToString());
     }
   }

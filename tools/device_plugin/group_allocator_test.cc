@@ -103,10 +103,16 @@ TEST(ContainerResponseTest, MountsTheGroupDirectoryAndPointsAcldAddressIntoIt) {
 
 TEST(ContainerResponseTest, RefusesADirectoryThatIsNotACleanAbsolutePath) {
   acl::v1::GroupInfo group;
+  group.set_id("0123456789abcdef0123456789abcdef");
   for (const char* bad : {"", "relative/dir", "/run/acld/../../etc", "/run//acld", "/",
                           "/run/acld/./x", "/run/\nacld"}) {
     group.set_directory(bad);
-    EXPECT_FALSE(ContainerResponseFor(group, "/run/acld").ok()) << bad;
+    const absl::Status refused = ContainerResponseFor(group, "/run/acld").status();
+    EXPECT_FALSE(refused.ok()) << bad;
+    // The id lets whoever knows it into the group: the kubelet's events, and
+    // the plugin's log, get its public name only.
+    EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("group 01234567 "));
+    EXPECT_THAT(std::string(refused.message()), ::testing::Not(::testing::HasSubstr("012345678")));
   }
 }
 

@@ -32,6 +32,11 @@ inline constexpr char kPodLabel[] = "pod";
 inline constexpr char kNamespaceLabel[] = "namespace";
 inline constexpr char kContainerLabel[] = "container";
 
+// What the plugin logs or reports of a group: its public name, the first 8
+// digits of its id, as acld logs it (docs/groups.md). The id itself, and the
+// directory named after it, let whoever knows them into the group.
+inline std::string GroupName(absl::string_view id) { return std::string(id.substr(0, 8)); }
+
 // Printable ASCII without spaces or '=', within `max_bytes`, not empty.
 bool IsValidLabelText(absl::string_view text, size_t max_bytes);
 

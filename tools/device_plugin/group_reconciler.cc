@@ -67,7 +67,7 @@ ReconcileActions PlanReconcile(const std::vector<ResourceSpec>& resources,
       absl::StatusOr<std::optional<std::vector<UnitId>>> units =
           labels.HeldUnits(group_labels, resource.name, resource.kind);
       if (!units.ok()) {
-        spdlog::warn("group {}: {}; left alone", group.id().substr(0, 64),
+        spdlog::warn("group {}: {}; left alone", GroupName(group.id()),
                      units.status().ToString());
         continue;
       }
@@ -139,8 +139,8 @@ absl::Status GroupReconciler::ReconcileOnce() {
       first_error.Update(labelled.status());
       continue;
     }
-    spdlog::info("group {} is {}/{} container {}", label.group, label.namespace_, label.pod,
-                 label.container);
+    spdlog::info("group {} is {}/{} container {}", GroupName(label.group), label.namespace_,
+                 label.pod, label.container);
   }
   for (const std::string& id : actions.retire) {
     absl::Status deleted = admin_.DeleteGroup(id);
@@ -148,7 +148,7 @@ absl::Status GroupReconciler::ReconcileOnce() {
       first_error.Update(deleted);
       continue;
     }
-    spdlog::info("group {}: no container holds its devices any more; deleted", id);
+    spdlog::info("group {}: no container holds its devices any more; deleted", GroupName(id));
   }
   return first_error;
 }
