@@ -153,6 +153,9 @@ absl::StatusOr<Runtime::OpenedNotify> Runtime::ImportNotify(SessionId id, const 
   }
   auto opened = shared.openers.find(id);
   if (opened != shared.openers.end()) return OpenedNotify{opened->second, shared.notify->device()};
+  // The quota first: passing the whitelist binds its entry to this session,
+  // which must then hold the notify (its end unbinds the entry).
+  ACL_RETURN_IF_ERROR(CheckEventQuotaLocked(*session, kApi, ACL_ERROR_RT_NO_NOTIFY_RESOURCE));
   const KernelIdentity importer{id, session->peer.pid, session->peer.start_ticks};
   if (shared.pid_validation && !shared.whitelist.Admits(importer)) {
     return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
@@ -160,7 +163,6 @@ absl::StatusOr<Runtime::OpenedNotify> Runtime::ImportNotify(SessionId id, const 
                                   " is not on the notify's whitelist (the exporter adds it with "
                                   "aclrtNotifySetImportPid and the pid of aclrtDeviceGetBareTgid)"));
   }
-  ACL_RETURN_IF_ERROR(CheckEventQuotaLocked(*session, kApi, ACL_ERROR_RT_NO_NOTIFY_RESOURCE));
   const NotifyId handle = next_handle_++;
   session->notifies[handle] = shared.notify;
   shared.openers[id] = handle;

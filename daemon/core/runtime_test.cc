@@ -486,6 +486,26 @@ TEST(RuntimeLimitsTest, ContextAndEventCapsNameTheirFlags) {
   EXPECT_NE(events.message().find("--max_events_per_session"), absl::string_view::npos);
 }
 
+// A process refused a notify for its quota does not take the whitelist's
+// place: the entry would stay bound to a session that never held the notify,
+// and the same process could not import it in a later session.
+TEST(RuntimeLimitsTest, ANotifyImportRefusedForItsQuotaLeavesTheWhitelistAlone) {
+  RuntimeOptions options;
+  options.default_max_events = 1;
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), options);
+  const SessionId owner = runtime.OpenSession({1, 0, 0, "owner", 1});
+  const NotifyId notify = *runtime.CreateNotify(owner, 0);
+  const std::string key = *runtime.ShareNotify(owner, notify, /*pid_validation=*/true);
+  ASSERT_TRUE(runtime.SetNotifyImportPids(owner, notify, {2}).ok());
+  const SessionId full = runtime.OpenSession({2, 0, 0, "importer", 1});
+  ASSERT_TRUE(runtime.CreateNotify(full, 0).ok());  // all its quota allows
+  EXPECT_EQ(AclCodeOf(runtime.ImportNotify(full, key).status()), ACL_ERROR_RT_NO_NOTIFY_RESOURCE);
+  runtime.CloseSession(full);
+  const SessionId again = runtime.OpenSession({2, 0, 0, "importer", 1});
+  absl::StatusOr<Runtime::OpenedNotify> imported = runtime.ImportNotify(again, key);
+  EXPECT_TRUE(imported.ok()) << imported.status();
+}
+
 TEST(RuntimeLimitsTest, QueuedWorkIsBoundedAndReleasedWithTheSession) {
   RuntimeOptions options;
   options.max_queued_bytes_per_session = 64 << 10;
