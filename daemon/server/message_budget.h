@@ -3,10 +3,10 @@
 // channels, and replies and events waiting for their processes to read them.
 //
 // Each session's are bounded on their own (a request of at most
-// kMaxMessageBytes in fragments, --max_queued_bytes_per_session waiting to
+// kMaxRequestBytes in fragments, --max_queued_bytes_per_session waiting to
 // go out, the message being sent), but one user opens up to
 // --max_sessions_per_uid sessions: 256 of them, each holding an unfinished
-// 64 MiB request and 96 MiB its process does not read, held 40 GiB of
+// 64 MiB request (then the bound) and 96 MiB its process does not read, held 40 GiB of
 // acld's memory. So a tenant's sessions hold at most
 // --max_message_bytes_per_uid together beyond a small allowance each; the
 // session whose message would pass it ends, and the tenant's others go on.

@@ -44,8 +44,8 @@ inline constexpr int kMaxBatchOpsAccepted = 16 * kMaxBatchOps;
 // batch of inline chunks, or a large status snapshot, through.
 inline constexpr int kMaxMessageBytes = 64 << 20;
 
-// The largest request acld's gRPC server accepts, whole (a request on the
-// channel is bounded by kMaxMessageBytes and charged as it arrives); what
+// The largest request acld accepts, whole, on the gRPC stream and on the
+// channel (where it is also charged as it arrives); what
 // gRPC holds of requests still arriving is bounded by
 // --max_grpc_memory_bytes (docs/security.md). Our clients' largest requests
 // are a batch (kMaxBatchBytes of payload and the operation that crosses it,

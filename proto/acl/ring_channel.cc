@@ -35,7 +35,8 @@ RingChannel::RingChannel(void* region, Side side, int daemon_doorbell)
     : out_(side == Side::kClient ? ClientToDaemon(region) : DaemonToClient(region),
            kRingCapacity, kMaxFrameBytes),
       in_(side == Side::kClient ? DaemonToClient(region) : ClientToDaemon(region), kRingCapacity,
-          kMaxFrameBytes) {
+          kMaxFrameBytes),
+      max_in_(side == Side::kClient ? kMaxMessageBytes : kMaxRequestBytes) {
   out_.SetPeerDoorbell(daemon_doorbell);
   in_.SetPeerDoorbell(daemon_doorbell);
 }
@@ -55,9 +56,10 @@ size_t NextFrame(absl::string_view message, size_t offset, std::string& frame) {
   return chunk;
 }
 
-// Adds a received frame to `message`; true when that was its last fragment.
-// `keep` (if set) may refuse to keep a fragment that is not the last.
-absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message,
+// Adds a received frame to `message`, of at most `max_bytes`; true when that
+// was its last fragment. `keep` (if set) may refuse to keep a fragment that
+// is not the last.
+absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message, size_t max_bytes,
                                  const RingChannel::KeepFn& keep) {
   if (frame.empty() || (frame[0] != RingChannel::kLastFragment &&
                         frame[0] != RingChannel::kMoreFragments)) {
@@ -70,9 +72,9 @@ absl::StatusOr<bool> AddFragment(std::string& frame, std::string& message,
     return absl::DataLossError("a ring fragment other than its message's last is not full");
   }
   const size_t needed = message.size() + frame.size() - 1;
-  if (needed > static_cast<size_t>(kMaxMessageBytes)) {
+  if (needed > max_bytes) {
     return absl::DataLossError(
-        absl::StrCat("a message on the ring is larger than ", kMaxMessageBytes, " bytes"));
+        absl::StrCat("a message on the ring is larger than ", max_bytes, " bytes"));
   }
   if (!last && needed > message.capacity()) {
     // Grown here, not by append, so that what `keep` is asked for is what is
@@ -137,7 +139,7 @@ absl::StatusOr<std::optional<std::string>> RingChannel::TryReceive() {
     if (!frame.ok()) return frame.status();
     if (!frame->has_value()) return std::nullopt;
     const bool kept_fragments = !partial_.empty();
-    absl::StatusOr<bool> last = AddFragment(**frame, partial_, keep_);
+    absl::StatusOr<bool> last = AddFragment(**frame, partial_, max_in_, keep_);
     if (!last.ok()) return last.status();
     if (*last) {
       if (kept_fragments && keep_) keep_(0).IgnoreError();  // keeping less is never refused

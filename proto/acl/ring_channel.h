@@ -10,8 +10,9 @@
 //
 // A message larger than one ring frame travels as several fragments: each
 // frame starts with one byte, kMoreFragments or kLastFragment. A receiver
-// holds at most kMaxMessageBytes of fragments, so a peer cannot make it
-// buffer without bound. Every wait is cut into slices so that `stop` (the
+// holds at most one message's worth of fragments, so a peer cannot make it
+// buffer without bound: the daemon kMaxRequestBytes (the most a client
+// sends, as on the gRPC stream), the client kMaxMessageBytes. Every wait is cut into slices so that `stop` (the
 // session ended, the peer died) is seen within one slice.
 #ifndef ACLD_PROTO_ACL_RING_CHANNEL_H_
 #define ACLD_PROTO_ACL_RING_CHANNEL_H_
@@ -120,6 +121,8 @@ class RingChannel {
   MessageRing::Producer out_;
   MessageRing::Consumer in_;
   // A message that arrives in fragments, until its last one.
+  // The largest message it receives (its side's).
+  const size_t max_in_;
   std::string partial_;
   KeepFn keep_;
   // The message being sent and how much of it went (Offer, PushPending).

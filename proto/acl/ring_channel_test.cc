@@ -127,8 +127,8 @@ TEST(RingChannelTest, FragmentsPastTheLargestMessageAreRefused) {
                             RingChannel::kMaxFrameBytes);
   std::string more(RingChannel::kMaxFrameBytes, 'm');
   more[0] = static_cast<char>(RingChannel::kMoreFragments);
-  // A client that never sends the last fragment: the receiver gives up at
-  // kMaxMessageBytes instead of buffering for ever.
+  // A client that never sends the last fragment: the daemon gives up at
+  // kMaxRequestBytes instead of buffering for ever.
   std::atomic<bool> done{false};
   std::thread hostile([&] {
     for (int i = 0; i < 4096 && !done.load(); ++i) {
@@ -141,7 +141,32 @@ TEST(RingChannelTest, FragmentsPastTheLargestMessageAreRefused) {
   done = true;
   hostile.join();
   EXPECT_TRUE(absl::IsDataLoss(received.status())) << received.status();
-  EXPECT_NE(received.status().message().find(std::to_string(kMaxMessageBytes)), std::string::npos);
+  EXPECT_NE(received.status().message().find(std::to_string(kMaxRequestBytes)), std::string::npos);
+}
+
+// The daemon takes no request larger than a client sends (kMaxRequestBytes,
+// as on the gRPC stream); a client takes replies up to kMaxMessageBytes.
+TEST(RingChannelTest, EachSideTakesMessagesUpToItsOwnLimit) {
+  Region region;
+  RingChannel client(region.bytes.get(), RingChannel::Side::kClient);
+  RingChannel daemon(region.bytes.get(), RingChannel::Side::kDaemon);
+  const std::string over(kMaxRequestBytes + 1, 'x');
+  std::atomic<bool> stop{false};
+  std::thread request([&] { client.Send(over, [&] { return stop.load(); }).IgnoreError(); });
+  absl::StatusOr<std::optional<std::string>> refused = daemon.Receive(Never);
+  stop = true;
+  client.Interrupt();
+  request.join();
+  EXPECT_TRUE(absl::IsDataLoss(refused.status())) << refused.status();
+
+  Region replies;
+  RingChannel client2(replies.bytes.get(), RingChannel::Side::kClient);
+  RingChannel daemon2(replies.bytes.get(), RingChannel::Side::kDaemon);
+  std::thread reply([&] { EXPECT_TRUE(daemon2.Send(over, Never).ok()); });
+  absl::StatusOr<std::optional<std::string>> received = client2.Receive(Never);
+  reply.join();
+  ASSERT_TRUE(received.ok()) << received.status();
+  EXPECT_EQ(received->value_or("").size(), over.size());
 }
 
 // What the receiver keeps of a message still arriving is asked for before
