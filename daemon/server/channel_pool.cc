@@ -146,7 +146,7 @@ void ChannelPool::Post(std::function<void()> task) {
     absl::MutexLock lock(&mu_);
     if (stopping_) return;
     runnable_.push_back(std::move(task));
-    waiting_.store(runnable_.size(), std::memory_order_relaxed);
+    waiting_.store(QueuedLocked(), std::memory_order_relaxed);
     poke = AnyoneSleepsLocked();
   }
   if (poke) Poke();
@@ -171,7 +171,7 @@ void ChannelPool::Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thr
     // A pool thread runs what it queued itself; another one is woken only
     // when there is more than that (a wake-up costs a context switch, often
     // more than the turn), and only if one sleeps.
-    poke = AnyoneSleepsLocked() && (!on_pool_thread || runnable_.size() > 1);
+    poke = AnyoneSleepsLocked() && (!on_pool_thread || QueuedLocked() > 1);
   }
   if (poke) Poke();
 }
@@ -179,11 +179,26 @@ void ChannelPool::Schedule(const std::shared_ptr<Entry>& entry, bool on_pool_thr
 void ChannelPool::QueueTurnLocked(const std::shared_ptr<Entry>& entry) {
   auto turn = [this, entry] { RunTurn(entry); };
   if (entry->turns.load(std::memory_order_relaxed) < kTurnsAhead) {
-    runnable_.push_front(std::move(turn));
+    ahead_.push_back(std::move(turn));
   } else {
     runnable_.push_back(std::move(turn));
   }
-  waiting_.store(runnable_.size(), std::memory_order_relaxed);
+  waiting_.store(QueuedLocked(), std::memory_order_relaxed);
+}
+
+std::function<void()> ChannelPool::TakeLocked() {
+  std::deque<std::function<void()>>* from = &runnable_;
+  if (!ahead_.empty() && (runnable_.empty() || ahead_in_a_row_ < kAheadInARow)) {
+    from = &ahead_;
+    ++ahead_in_a_row_;
+  } else {
+    ahead_in_a_row_ = 0;
+  }
+  if (from->empty()) return nullptr;
+  std::function<void()> task = std::move(from->front());
+  from->pop_front();
+  waiting_.store(QueuedLocked(), std::memory_order_relaxed);
+  return task;
 }
 
 void ChannelPool::RunTurn(const std::shared_ptr<Entry>& entry) {
@@ -218,13 +233,8 @@ void ChannelPool::Loop() {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
-      if (!runnable_.empty()) {
-        task = std::move(runnable_.front());
-        runnable_.pop_front();
-        waiting_.store(runnable_.size(), std::memory_order_relaxed);
-      } else {
-        ++sleeping_;  // under the lock that queues work: no Poke is missed
-      }
+      task = TakeLocked();
+      if (!task) ++sleeping_;  // under the lock that queues work: no Poke is missed
     }
     // Between two tasks, the doorbells that rang meanwhile are collected
     // without sleeping; with nothing to run, the thread sleeps until one rings.

@@ -13,10 +13,11 @@
 // the turn run once more instead (a few times at most). A turn does a
 // bounded amount of work; a member with more left, or still rung, goes to
 // the back of the run queue, so a busy client cannot keep a thread from the
-// others. A new member's first few turns go to
-// the front instead: a process that just opened its session (aclInit, then
-// its first calls) is not made to wait a whole round of a busy host's
-// sessions per call, and the few turns it jumps with cannot starve anyone.
+// others. A new member's first few turns go ahead instead: a process that
+// just opened its session (aclInit, then its first calls) is not made to
+// wait a whole round of a busy host's sessions per call. But at most
+// kAheadInARow turns go ahead before one from the queue: a tenant opening
+// session after session cannot keep everyone else's turns waiting.
 #ifndef ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
 #define ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
 
@@ -79,8 +80,10 @@ class ChannelPool {
   // arises, e.g. in a gRPC reaction). Tasks must not block for long.
   void Post(std::function<void()> task);
 
-  // How many of a member's first turns go to the front of the run queue.
+  // How many of a member's first turns go ahead of the run queue.
   static constexpr int kTurnsAhead = 8;
+  // Turns taken ahead of the run queue in a row, at most, before one from it.
+  static constexpr int kAheadInARow = 4;
   // How many times a turn serves a member whose doorbell rang during it
   // before it goes to the back of the run queue: a client ringing without
   // pause must not keep its turn for ever.
@@ -118,8 +121,13 @@ class ChannelPool {
   void RunTurn(const std::shared_ptr<Entry>& entry);
   // Schedules the members whose doorbells `events` reported.
   void ScheduleRung(const epoll_event* events, int ready);
-  // Puts a turn of `entry` in the run queue (a new member's at the front).
+  // Puts a turn of `entry` in the run queue (a new member's ahead of it).
   void QueueTurnLocked(const std::shared_ptr<Entry>& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The next turn or task to run (empty when none waits).
+  std::function<void()> TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  size_t QueuedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return ahead_.size() + runnable_.size();
+  }
   // Wakes a thread sleeping in epoll (the run queue got work).
   void Poke();
   // Whether a pool thread sleeps in epoll, or is about to: only then does
@@ -134,7 +142,9 @@ class ChannelPool {
   absl::flat_hash_map<uint64_t, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::deque<std::function<void()>> runnable_ ABSL_GUARDED_BY(mu_);
-  std::atomic<size_t> waiting_{0};  // runnable_.size(), read without the lock
+  std::deque<std::function<void()>> ahead_ ABSL_GUARDED_BY(mu_);  // new members' turns
+  int ahead_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<size_t> waiting_{0};  // QueuedLocked(), read without the lock
   // Pool threads that found the run queue empty and sleep in epoll.
   int sleeping_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

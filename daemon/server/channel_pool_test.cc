@@ -118,6 +118,20 @@ class RecordingMember : public ChannelPool::Member {
   std::vector<int>* const order_;
 };
 
+// Adds `member` and runs its turns until the next ones queue at the back.
+uint64_t AddEstablished(ChannelPool& pool, int doorbell,
+                        const std::shared_ptr<RecordingMember>& member) {
+  absl::StatusOr<uint64_t> id = pool.Add(doorbell, member);
+  EXPECT_TRUE(id.ok()) << id.status();
+  for (int turn = 1; turn <= ChannelPool::kTurnsAhead + 1; ++turn) {
+    EXPECT_TRUE(hal::testing::Eventually([&] { return member->turns_.load() >= turn; }));
+    pool.Wake(*id);
+  }
+  EXPECT_TRUE(hal::testing::Eventually(
+      [&] { return member->turns_.load() >= ChannelPool::kTurnsAhead + 2; }));
+  return *id;
+}
+
 // A process that just opened its session does not wait behind a whole round
 // of the others' turns; an established one queues at the back.
 TEST(ChannelPoolTest, ANewMembersFirstTurnsGoAheadOfEstablishedOnes) {
@@ -131,14 +145,7 @@ TEST(ChannelPoolTest, ANewMembersFirstTurnsGoAheadOfEstablishedOnes) {
   std::vector<int> order;
   constexpr int kEstablished = 1, kNew = 2;
   auto established = std::make_shared<RecordingMember>(kEstablished, &mu, &order);
-  absl::StatusOr<uint64_t> established_id = pool.Add(doorbells[0], established);
-  ASSERT_TRUE(established_id.ok()) << established_id.status();
-  for (int turn = 1; turn <= ChannelPool::kTurnsAhead + 1; ++turn) {
-    ASSERT_TRUE(hal::testing::Eventually([&] { return established->turns_.load() >= turn; }));
-    pool.Wake(*established_id);
-  }
-  ASSERT_TRUE(hal::testing::Eventually(
-      [&] { return established->turns_.load() >= ChannelPool::kTurnsAhead + 2; }));
+  const uint64_t established_id = AddEstablished(pool, doorbells[0], established);
 
   // The only thread is held; meanwhile the established member and then a
   // new one have a turn to run.
@@ -150,7 +157,7 @@ TEST(ChannelPoolTest, ANewMembersFirstTurnsGoAheadOfEstablishedOnes) {
     absl::MutexLock lock(&mu);
     order.clear();
   }
-  pool.Wake(*established_id);
+  pool.Wake(established_id);
   auto fresh = std::make_shared<RecordingMember>(kNew, &mu, &order);
   absl::StatusOr<uint64_t> fresh_id = pool.Add(doorbells[2], fresh);
   ASSERT_TRUE(fresh_id.ok()) << fresh_id.status();
@@ -163,7 +170,58 @@ TEST(ChannelPoolTest, ANewMembersFirstTurnsGoAheadOfEstablishedOnes) {
     absl::MutexLock lock(&mu);
     EXPECT_EQ(order, (std::vector<int>{kNew, kEstablished}));
   }
-  for (uint64_t id : {*established_id, *holder_id, *fresh_id}) pool.Remove(id);
+  for (uint64_t id : {established_id, *holder_id, *fresh_id}) pool.Remove(id);
+  for (int doorbell : doorbells) close(doorbell);
+}
+
+// Members that are all new (a tenant opening session after session) go
+// ahead at most kAheadInARow turns in a row: an established member's turn
+// still comes.
+TEST(ChannelPoolTest, NewMembersGoAheadOnlyAFewTurnsInARow) {
+  ChannelPool pool(/*threads=*/1);
+  constexpr int kNewMembers = 20;
+  std::vector<int> doorbells(kNewMembers + 2);
+  for (int& doorbell : doorbells) {
+    doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ASSERT_GE(doorbell, 0);
+  }
+  absl::Mutex mu;
+  std::vector<int> order;
+  constexpr int kEstablished = -1;
+  auto established = std::make_shared<RecordingMember>(kEstablished, &mu, &order);
+  std::vector<uint64_t> ids = {AddEstablished(pool, doorbells[0], established)};
+  auto holder = std::make_shared<HoldingMember>();
+  absl::StatusOr<uint64_t> holder_id = pool.Add(doorbells[1], holder);
+  ASSERT_TRUE(holder_id.ok()) << holder_id.status();
+  ids.push_back(*holder_id);
+  holder->started_.WaitForNotification();
+  {
+    absl::MutexLock lock(&mu);
+    order.clear();
+  }
+  pool.Wake(ids[0]);
+  std::vector<std::shared_ptr<RecordingMember>> fresh;
+  for (int i = 0; i < kNewMembers; ++i) {
+    fresh.push_back(std::make_shared<RecordingMember>(i, &mu, &order));
+    absl::StatusOr<uint64_t> id = pool.Add(doorbells[i + 2], fresh.back());
+    ASSERT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  holder->release_.Notify();
+  ASSERT_TRUE(hal::testing::Eventually([&] {
+    absl::MutexLock lock(&mu);
+    return order.size() >= kNewMembers + 1u;
+  }));
+  {
+    absl::MutexLock lock(&mu);
+    const auto at = std::find(order.begin(), order.end(), kEstablished) - order.begin();
+    // The holder's first turn went ahead too: it counts to the run of them.
+    EXPECT_LE(at, ChannelPool::kAheadInARow) << "the established member's turn came after "
+                                             << at << " new members' turns";
+    EXPECT_LT(at, kNewMembers) << "not after all of them";
+    EXPECT_EQ(order[0], 0) << "new members go in the order they came";
+  }
+  for (uint64_t id : ids) pool.Remove(id);
   for (int doorbell : doorbells) close(doorbell);
 }
 
