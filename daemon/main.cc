@@ -118,8 +118,8 @@ ABSL_FLAG(uint64_t, max_grpc_memory_bytes, 1ull << 30,
           "receiving on session streams (the gRPC fallback, older clients), which it keeps "
           "whole before acld sees them (0: no limit)");
 ABSL_FLAG(uint64_t, max_grpc_arriving_bytes_per_uid, 64ull << 20,
-          "bytes of requests gRPC is still receiving on one uid's runtime-socket connections "
-          "together (each charged its length announced by its prefix, plus 1/8 and 64 KiB for "
+          "bytes of requests gRPC is still receiving on one uid's connections to one runtime "
+          "socket (the host's, or a quota group's) together (each charged its length announced by its prefix, plus 1/8 and 64 KiB for "
           "what its connection sends meanwhile): a request that would pass it waits until the "
           "uid's others have arrived (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");

@@ -312,8 +312,10 @@ size_t FrameGate::connections() const {
 }
 
 std::map<uid_t, uint64_t> FrameGate::ArrivingBytes() const {
+  std::map<uid_t, uint64_t> by_uid;
   absl::MutexLock lock(&mu_);
-  return arriving_;
+  for (const auto& [key, bytes] : arriving_) by_uid[key.second] += bytes;
+  return by_uid;
 }
 
 void FrameGate::Register() {
@@ -368,12 +370,12 @@ void FrameGate::ForgetFullBuckets() {
 
 FrameGate::Room FrameGate::Reserve(Link& link, uint64_t bytes) {
   if (bytes == 0) return Room::kTaken;
-  std::deque<Link*>& queue = waiting_for_bytes_[link.uid()];
+  std::deque<Link*>& queue = waiting_for_bytes_[link.bucket];
   if (queue.empty() || queue.front() == &link) {
     bool taken = false;
     {
       absl::MutexLock lock(&mu_);
-      uint64_t& arriving = arriving_[link.uid()];
+      uint64_t& arriving = arriving_[link.bucket];
       const uint64_t limit = options_.max_arriving_bytes_per_uid;
       if (limit == 0 || arriving == 0 || (bytes <= limit && arriving <= limit - bytes)) {
         arriving += bytes;
@@ -386,15 +388,15 @@ FrameGate::Room FrameGate::Reserve(Link& link, uint64_t bytes) {
         link.queued_for_bytes = false;
       }
       if (queue.empty()) {
-        waiting_for_bytes_.erase(link.uid());
+        waiting_for_bytes_.erase(link.bucket);
       } else {
-        WakeFirstWaiting(link.uid());  // there may be room for the next too
+        WakeFirstWaiting(link.bucket);  // there may be room for the next too
       }
       return Room::kTaken;
     }
   }
   if (link.charged > 0) {  // a request of its own is arriving
-    if (queue.empty()) waiting_for_bytes_.erase(link.uid());
+    if (queue.empty()) waiting_for_bytes_.erase(link.bucket);
     return Room::kCut;
   }
   if (!link.queued_for_bytes) {
@@ -406,8 +408,8 @@ FrameGate::Room FrameGate::Reserve(Link& link, uint64_t bytes) {
   return Room::kWait;
 }
 
-void FrameGate::WakeFirstWaiting(uid_t uid) {
-  auto queue = waiting_for_bytes_.find(uid);
+void FrameGate::WakeFirstWaiting(const BucketKey& key) {
+  auto queue = waiting_for_bytes_.find(key);
   if (queue == waiting_for_bytes_.end() || queue->second.empty()) return;
   Link* first = queue->second.front();
   first->waiting_for_bytes = false;  // it tries again, first in line
@@ -418,7 +420,7 @@ void FrameGate::StopWaitingForBytes(Link& link) {
   if (!link.queued_for_bytes) return;
   link.queued_for_bytes = false;
   link.waiting_for_bytes = false;
-  auto queue = waiting_for_bytes_.find(link.uid());
+  auto queue = waiting_for_bytes_.find(link.bucket);
   if (queue == waiting_for_bytes_.end()) return;
   const bool was_first = !queue->second.empty() && queue->second.front() == &link;
   queue->second.erase(std::remove(queue->second.begin(), queue->second.end(), &link),
@@ -426,7 +428,7 @@ void FrameGate::StopWaitingForBytes(Link& link) {
   if (queue->second.empty()) {
     waiting_for_bytes_.erase(queue);
   } else if (was_first) {
-    WakeFirstWaiting(link.uid());
+    WakeFirstWaiting(link.bucket);
   }
 }
 
@@ -434,7 +436,7 @@ void FrameGate::Settle(Link& link, Request& request) {
   if (request.counted == 0) return;
   {
     absl::MutexLock lock(&mu_);
-    auto arriving = arriving_.find(link.uid());
+    auto arriving = arriving_.find(link.bucket);
     if (arriving != arriving_.end()) {
       arriving->second -= std::min(arriving->second, request.counted);
       if (arriving->second == 0) arriving_.erase(arriving);
@@ -446,7 +448,7 @@ void FrameGate::Settle(Link& link, Request& request) {
   link.sent_while_charged -= std::min(link.sent_while_charged, request.counted);
   if (link.charged == 0) link.sent_while_charged = 0;
   request.counted = 0;
-  WakeFirstWaiting(link.uid());
+  WakeFirstWaiting(link.bucket);
 }
 
 void FrameGate::EndStream(Link& link, uint32_t stream) {

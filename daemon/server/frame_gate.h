@@ -22,10 +22,13 @@
 // may have (--max_grpc_memory_bytes), and the other users' gRPC requests
 // could then be refused. The gate reads each request's length as its prefix
 // passes: a request longer than max_request_bytes closes its connection, and
-// a uid's requests still arriving on all its connections together are
-// charged at most max_arriving_bytes_per_uid (a request that would pass it
-// waits, first come first served, its connection unread, until the uid's
-// others have arrived; a uid with none arriving may always start one). gRPC
+// a uid's requests still arriving on all its connections to one socket
+// together are charged at most max_arriving_bytes_per_uid (a request that
+// would pass it waits, first come first served, its connection unread, until
+// the uid's others have arrived; a uid with none arriving may always start
+// one). Per socket, as the stream rate: each quota group has its own socket,
+// and a pod's processes may run as any uid, so one group's requests never
+// wait for another's of the same uid. gRPC
 // keeps whole the buffers it read from the socket while a request arrives,
 // not only the request's bytes (one-byte DATA frames, each beside a frame
 // gRPC ignores, held 150 MB for a 16 MiB request: docs/security.md), so a
@@ -64,7 +67,7 @@ class FrameGate {
     double streams_per_second = 200;  // per uid and socket, sustained
     uint32_t stream_burst = 1024;     // per uid and socket, at once
     uint64_t max_request_bytes = 0;            // 0: none
-    uint64_t max_arriving_bytes_per_uid = 0;   // 0: none
+    uint64_t max_arriving_bytes_per_uid = 0;   // per uid and socket; 0: none
   };
   static constexpr size_t kBufferBytes = 64 << 10;
   // Buffers a connection gave back kept for the next (at most this many).
@@ -130,7 +133,8 @@ class FrameGate {
   bool PassData(Link& link, bool* cut);
   // Watches gRPC's frame headers for the ends of streams.
   void WatchReplies(Link& link);
-  // A request of `bytes` starts arriving on `link`: counted to its uid, or
+  // A request of `bytes` starts arriving on `link`: counted to its uid (on its
+  // socket), or
   // the link waits in its uid's queue for the others to arrive, or it is cut
   // (it holds a request arriving itself: no client of acld starts another
   // before one has arrived, and waiting for itself it would wait for ever).
@@ -139,7 +143,7 @@ class FrameGate {
   // What `request` was counted goes back to its uid: the first link waiting
   // for room gets its turn.
   void Settle(Link& link, Request& request);
-  void WakeFirstWaiting(uid_t uid);
+  void WakeFirstWaiting(const BucketKey& key);
   // Takes `link` out of its uid's queue (closed, or the stream it waited on
   // ended); the next gets its turn.
   void StopWaitingForBytes(Link& link);
@@ -160,11 +164,11 @@ class FrameGate {
   std::map<Link*, std::unique_ptr<Link>> links_ ABSL_GUARDED_BY(mu_);
   std::vector<Link*> incoming_ ABSL_GUARDED_BY(mu_);  // made by Interpose, not watched yet
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<uid_t, uint64_t> arriving_ ABSL_GUARDED_BY(mu_);  // no zeros
+  std::map<BucketKey, uint64_t> arriving_ ABSL_GUARDED_BY(mu_);  // no zeros
   // The loop's thread only, from here on.
   std::map<BucketKey, Bucket> buckets_;
   // Links whose next request waits for room, by uid, first come first served.
-  std::map<uid_t, std::deque<Link*>> waiting_for_bytes_;
+  std::map<BucketKey, std::deque<Link*>> waiting_for_bytes_;
   std::set<Link*> again_;  // to be pumped again without an event
   Spares spares_;
   absl::Time buckets_swept_ = absl::InfinitePast();

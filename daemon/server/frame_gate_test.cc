@@ -82,13 +82,13 @@ class FrameGateTest : public ::testing::Test {
     if (served_ >= 0) close(served_);
   }
   void Send(const std::string& bytes) { WriteAll(client_, bytes); }
-  // A new connection of `uid` through the gate: the client's end and the
-  // end gRPC would serve (-1 when none could be made).
+  // A new connection of `uid` through the gate, come in through `socket`:
+  // the client's end and the end gRPC would serve (-1 when none could be made).
   struct Connection {
     int client = -1;
     int served = -1;
   };
-  Connection Connect(uid_t uid) {
+  Connection Connect(uid_t uid, const void* socket = nullptr) {
     int pair[2], ends[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return {};
     if (!FrameGate::MakeEnds(ends)) {
@@ -96,7 +96,7 @@ class FrameGateTest : public ::testing::Test {
       close(pair[1]);
       return {};
     }
-    return {pair[0], gate_->Interpose(pair[1], uid, nullptr, ends)};
+    return {pair[0], gate_->Interpose(pair[1], uid, socket, ends)};
   }
   // `fd` may be non-blocking (the gate's end is).
   static void WriteAll(int fd, const std::string& bytes) {
@@ -273,12 +273,19 @@ TEST_F(FrameGateTest, AUidsRequestsArrivingTogetherAreBounded) {
 
   const auto [same_uid, served_same] = Connect(1000);
   const auto [other_uid, served_other] = Connect(2000);
+  // The same uid through another socket (a quota group's: a pod's processes
+  // may run as any uid) has a bound of its own.
+  const int group_socket = 0;
+  const auto [other_socket, served_other_socket] = Connect(1000, &group_socket);
   ASSERT_GE(served_same, 0);
   ASSERT_GE(served_other, 0);
+  ASSERT_GE(served_other_socket, 0);
   const std::string request = std::string(kPreface) + Headers(1) + Data(1, Prefix(300) + std::string(300, 's'));
   WriteAll(same_uid, request);
   WriteAll(other_uid, request);
+  WriteAll(other_socket, request);
   EXPECT_EQ(ReadFor(served_other, request.size(), absl::Seconds(10)), request);
+  EXPECT_EQ(ReadFor(served_other_socket, request.size(), absl::Seconds(10)), request);
   const size_t held_at = request.size() - 300 - 1;  // the prefix's last byte and on
   EXPECT_EQ(ReadFor(served_same, request.size(), absl::Milliseconds(300)), request.substr(0, held_at));
   EXPECT_EQ(gate_->requests_delayed(), 1u);
@@ -288,7 +295,9 @@ TEST_F(FrameGateTest, AUidsRequestsArrivingTogetherAreBounded) {
   EXPECT_EQ(ReadFor(served_, rest.size(), absl::Seconds(10)), rest);
   EXPECT_EQ(ReadFor(served_same, request.size() - held_at, absl::Seconds(10)), request.substr(held_at));
   EXPECT_TRUE(Eventually([&] { return gate_->ArrivingBytes().empty(); }));
-  for (int fd : {same_uid, other_uid, served_same, served_other}) close(fd);
+  for (int fd : {same_uid, other_uid, other_socket, served_same, served_other, served_other_socket}) {
+    close(fd);
+  }
 }
 
 // What a request was counted goes back when its stream ends before it
