@@ -130,6 +130,28 @@ class ManifestTest(unittest.TestCase):
         annotations = self.daemonset["spec"]["template"]["metadata"].get("annotations", {})
         self.assertEqual(annotations.get("prometheus.io/port"), str(port))
 
+    def test_only_metrics_readers_reach_the_acld_pod(self):
+        # Its metrics name every NPU pod and what it uses: any pod in the
+        # cluster reaching 0.0.0.0:9464 read them.
+        policies = [d for d in self.documents if d.get("kind") == "NetworkPolicy"]
+        pod_labels = self.daemonset["spec"]["template"]["metadata"]["labels"]
+        selecting = [p for p in policies
+                     if p["spec"]["podSelector"].get("matchLabels", {}).items() <= pod_labels.items()
+                     and p["spec"]["podSelector"].get("matchLabels")]
+        self.assertEqual(len(selecting), 1, "one NetworkPolicy selects the acld pod")
+        spec = selecting[0]["spec"]
+        self.assertIn("Ingress", spec["policyTypes"])
+        address = flags_of(self.containers["acld"]["command"])["metrics_address"]
+        port = int(address.rsplit(":", 1)[1])
+        self.assertTrue(spec["ingress"], "some ingress is allowed: the metrics")
+        for rule in spec["ingress"]:
+            self.assertTrue(rule.get("from"), "an ingress rule open to every pod")
+            for peer in rule["from"]:
+                self.assertTrue(peer.get("namespaceSelector", {}).get("matchLabels") or
+                                peer.get("podSelector", {}).get("matchLabels"),
+                                "an ingress peer that selects everyone")
+            self.assertEqual([p["port"] for p in rule["ports"]], [port])
+
     def test_acld_may_reach_the_npus(self):
         self.assertIs(self.containers["acld"]["securityContext"].get("privileged"), True)
 
