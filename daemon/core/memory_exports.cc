@@ -125,7 +125,7 @@ absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
 void MemoryExports::RevokeImportsLocked(const std::string& key, const Exported& entry,
                                         const std::string& reason) {
   for (const auto& [importer, address] : entry.imports) {
-    memory_.Revoke(importer, address, reason, /*by_exporter=*/true);
+    memory_.Revoke(importer, entry.allocation, address, reason, /*by_exporter=*/true);
     --imports_per_session_[importer];
     std::set<std::string>& revoked = revoked_keys_[importer];
     if (revoked.size() < kMaxImportsPerSession) revoked.insert(key);
@@ -144,8 +144,8 @@ absl::Status MemoryExports::Close(SessionId session, const std::string& key) {
   if (it != exports_.end()) {
     auto imported = it->second.imports.find(session);
     if (imported != it->second.imports.end()) {
-      memory_.Revoke(session, imported->second, "this process closed the key",
-                     /*by_exporter=*/false);
+      memory_.Revoke(session, it->second.allocation, imported->second,
+                     "this process closed the key", /*by_exporter=*/false);
       it->second.imports.erase(imported);
       --imports_per_session_[session];
       return absl::OkStatus();
@@ -169,7 +169,8 @@ void MemoryExports::SessionEnded(SessionId session) {
     }
     auto imported = entry.imports.find(session);
     if (imported != entry.imports.end()) {
-      memory_.Revoke(session, imported->second, "this process ended", /*by_exporter=*/false);
+      memory_.Revoke(session, entry.allocation, imported->second, "this process ended",
+                     /*by_exporter=*/false);
       entry.imports.erase(imported);
     }
     entry.whitelist.SessionEnded(session);

@@ -117,6 +117,23 @@ TEST_F(MemoryExportsTest, TheOwnersCloseFreeOrEndRevokesImportsAndSaysWhy) {
   EXPECT_TRUE(exports_.Snapshot().empty());
 }
 
+// A device address is given out again once the memory behind it is gone: an
+// export whose owner freed it must not revoke the grants of the allocation
+// that has the address now.
+TEST_F(MemoryExportsTest, AStaleExportLeavesTheGrantsOfItsAddressesNextAllocation) {
+  const std::string stale = *exports_.Export(kOwner, address_, 4096, 1);
+  ASSERT_TRUE(exports_.Import(Importer(), stale).ok());
+  ASSERT_TRUE(memory_.Free(kOwner, address_).ok());
+  const uint64_t reused = *memory_.Allocate(kStranger, 0, 4096);
+  ASSERT_EQ(reused, address_) << "the sim gives the freed address out again";
+  const std::string fresh = *exports_.Export(kStranger, reused, 4096, 1);
+  ASSERT_EQ(*exports_.Import(Importer(), fresh), reused);
+  ASSERT_TRUE(exports_.Close(kImporter, stale).ok());
+  EXPECT_TRUE(memory_.Resolve(kImporter, reused, 4096).ok()) << "the importer closed the stale key";
+  exports_.SessionEnded(kOwner);
+  EXPECT_TRUE(memory_.Resolve(kImporter, reused, 4096).ok()) << "the stale key's owner ended";
+}
+
 TEST_F(MemoryExportsTest, AnImportersCloseEndsOnlyItsImport) {
   const std::string key = *exports_.Export(kOwner, address_, 4096, 1);
   ASSERT_TRUE(exports_.Import(Importer(), key).ok());

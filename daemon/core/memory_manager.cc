@@ -266,12 +266,14 @@ absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_
   return absl::OkStatus();
 }
 
-void MemoryManager::Revoke(SessionId importer, uint64_t address, const std::string& reason,
-                           bool by_exporter) {
+void MemoryManager::Revoke(SessionId importer, const std::weak_ptr<void>& allocation,
+                           uint64_t address, const std::string& reason, bool by_exporter) {
+  const std::shared_ptr<void> held = allocation.lock();  // released after the lock
+  if (held == nullptr) return;
   {
     absl::MutexLock lock(&mu_);
     auto it = allocations_.upper_bound(address);
-    if (it == allocations_.begin()) return;
+    if (it == allocations_.begin() || std::prev(it)->second != held) return;
     const std::shared_ptr<Block>& block = std::prev(it)->second;
     auto& grants = block->grants;
     for (auto grant = grants.begin(); grant != grants.end();) {

@@ -103,12 +103,14 @@ class MemoryManager {
   // once the owner freed the allocation.
   absl::Status Grant(const std::weak_ptr<void>& allocation, uint64_t address, uint64_t bytes,
                      SessionId importer);
-  // Ends `importer`'s grant at `address`; a later use of it fails with
-  // `reason` in its message. Work that resolved it already keeps its pin.
+  // Ends `importer`'s grant at `address` of `allocation` (as given to
+  // Grant); a later use of it fails with `reason` in its message. Work that
+  // resolved it already keeps its pin. Nothing when the allocation is gone:
+  // another may have its address now (freeing it took its grants away).
   // `by_exporter`: the exporter took it away, and an importer that takes
   // notice of revocations is told first.
-  void Revoke(SessionId importer, uint64_t address, const std::string& reason,
-              bool by_exporter);
+  void Revoke(SessionId importer, const std::weak_ptr<void>& allocation, uint64_t address,
+              const std::string& reason, bool by_exporter);
   // Ends `importer`'s mapping at `address` of memory its exporter took away
   // (as Unmap with a reason, after a notice as Revoke).
   void RevokeMapping(SessionId importer, uint64_t address, const std::string& reason);

@@ -56,6 +56,11 @@ LogLimiter::Decision LogLimiter::Take(absl::Time now) {
   return decision;
 }
 
+void LogLimiter::CountSuppressed(uint64_t lines, absl::Time now) {
+  if (suppressed_ == 0) first_suppressed_ = now;
+  suppressed_ += lines;
+}
+
 bool LogLimiter::Rested(absl::Time now) const {
   const double tokens = tokens_ + absl::ToDoubleSeconds(now - refilled_) * options_.per_second;
   return suppressed_ == 0 && tokens >= options_.burst;
@@ -84,6 +89,10 @@ RateLimitedLog::~RateLimitedLog() {
     absl::MutexLock lock(&mu_);
     suppressed = limiter_.TakeSuppressed(absl::Now(), &over);
   }
+  if (suppressed > 0 && also_ != nullptr && !also_->Allow(spdlog::level::info)) {
+    also_->CountSuppressed(suppressed);  // its summary is left out too: `also` says so
+    return;
+  }
   if (suppressed > 0) {
     spdlog::info("{}: suppressed {} log lines in the last {}", subject_, suppressed,
                  absl::FormatDuration(absl::Trunc(over, absl::Milliseconds(100))));
@@ -96,11 +105,24 @@ bool RateLimitedLog::Allow(spdlog::level::level_enum level) {
     absl::MutexLock lock(&mu_);
     decision = limiter_.Take(absl::Now());
   }
-  if (decision.allow && decision.suppressed > 0) {
+  if (!decision.allow) return false;
+  if (also_ != nullptr && !also_->Allow(level)) {
+    // Left out by `also`, which counted the line: it summarizes this log's
+    // left-out lines too (a summary is a line like any other).
+    also_->CountSuppressed(decision.suppressed);
+    return false;
+  }
+  if (decision.suppressed > 0) {
     spdlog::log(level, "{}: suppressed {} log lines in the last {}", subject_, decision.suppressed,
                 absl::FormatDuration(absl::Trunc(decision.over, absl::Milliseconds(100))));
   }
-  return decision.allow && (also_ == nullptr || also_->Allow(level));
+  return true;
+}
+
+void RateLimitedLog::CountSuppressed(uint64_t lines) {
+  if (lines == 0) return;
+  absl::MutexLock lock(&mu_);
+  limiter_.CountSuppressed(lines, absl::Now());
 }
 
 void RateLimitedLog::Write(spdlog::level::level_enum level, absl::string_view message) {

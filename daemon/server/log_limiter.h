@@ -50,6 +50,8 @@ class LogLimiter {
   Decision Take(absl::Time now);
   // Lines left out and not summarized yet (taken: the count restarts).
   uint64_t TakeSuppressed(absl::Time now, absl::Duration* over);
+  // Lines left out elsewhere that this limiter's summary is to count.
+  void CountSuppressed(uint64_t lines, absl::Time now);
   // Whether it is as it was new: a full bucket, nothing left out.
   bool Rested(absl::Time now) const;
 
@@ -85,6 +87,7 @@ class RateLimitedLog {
   bool Rested(absl::Time now);
 
  private:
+  void CountSuppressed(uint64_t lines);
   // Takes a token: true when a line may be logged now (a pending summary is
   // logged first).
   bool Allow(spdlog::level::level_enum level);

@@ -89,9 +89,11 @@ TEST_F(SessionLogTest, UnregisteredSessionsShareOneLimitedLog) {
 // own, is still held to its tenant's rate; another tenant is not.
 TEST_F(SessionLogTest, ATenantsSessionsShareItsRate) {
   const LogLimiter::Options tenant_rate{/*per_second=*/0.001, /*burst=*/20};
+  // Each session past its own burst too: its summary is a line like any other.
+  const LogLimiter::Options session_rate{/*per_second=*/0.001, /*burst=*/2};
   for (SessionId session = 100; session < 300; ++session) {
-    SessionLog::Open(session, "uid 9", {}, tenant_rate)->Info("opened");
-    SessionLog::For(session)->Info("call failed");
+    SessionLog::Open(session, "uid 9", session_rate, tenant_rate)->Info("opened");
+    for (int i = 0; i < 10; ++i) SessionLog::For(session)->Info("call failed");
     SessionLog::Close(session);
   }
   EXPECT_EQ(sink_->lines.size(), 20u);
