@@ -104,17 +104,20 @@ absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
   }
   auto imported = entry.imports.find(importer.session);
   if (imported != entry.imports.end()) return imported->second;
-  if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
-    return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
-                     absl::StrCat(kApi, ": process ", importer.pid,
-                                  " is not on the key's whitelist (the exporter adds it with "
-                                  "aclrtIpcMemSetImportPid and the pid of aclrtDeviceGetBareTgid)"));
-  }
   size_t& count = imports_per_session_[importer.session];
   if (count >= kMaxImportsPerSession) {
     return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
                      absl::StrCat(kApi, ": this process holds ", count,
                                   " imports, the most it may; close some"));
+  }
+  // After the cap: passing the whitelist binds its entry to this session,
+  // which must then hold the import (its end unbinds the entry). Only a
+  // freed export refuses it after that (Grant), and nobody imports that.
+  if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
+    return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
+                     absl::StrCat(kApi, ": process ", importer.pid,
+                                  " is not on the key's whitelist (the exporter adds it with "
+                                  "aclrtIpcMemSetImportPid and the pid of aclrtDeviceGetBareTgid)"));
   }
   ACL_RETURN_IF_ERROR(memory_.Grant(entry.allocation, entry.address, entry.size, importer.session));
   entry.imports[importer.session] = entry.address;

@@ -392,13 +392,6 @@ absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, 
   if (exported.owner == importer.session) {
     return Invalid(kApi, "a process cannot import its own export; it maps its handle directly");
   }
-  if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
-    return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
-                     absl::StrCat(kApi, ": process ", importer.pid,
-                                  " is not on the handle's whitelist (the exporter adds it with "
-                                  "aclrtMemSetPidToShareableHandle and the pid of "
-                                  "aclrtDeviceGetBareTgid)"));
-  }
   if (device != exported.device) {
     return Invalid(kApi, absl::StrCat("the memory is on device ", exported.device,
                                       "; acld imports it on that device only, not on device ",
@@ -406,6 +399,15 @@ absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, 
   }
   Holdings& holdings = holdings_[importer.session];
   if (holdings.handles.size() >= kMaxPerSession) return OverLimit(kApi, "physical memory handles");
+  // Last: passing the whitelist binds its entry to this session, which must
+  // then hold the import (its end unbinds the entry).
+  if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
+    return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
+                     absl::StrCat(kApi, ": process ", importer.pid,
+                                  " is not on the handle's whitelist (the exporter adds it with "
+                                  "aclrtMemSetPidToShareableHandle and the pid of "
+                                  "aclrtDeviceGetBareTgid)"));
+  }
   auto handle = std::make_shared<Handle>();
   handle->owner = exported.owner;
   handle->device = exported.device;

@@ -172,7 +172,10 @@ TEST_F(PhysicalMemoryTest, OnlyAWhitelistedOtherProcessImports) {
       << "not by its own exporter";
   EXPECT_EQ(Code(physical_.Import(Importer(), shareable ^ 1, 0).status()),
             ACL_ERROR_INVALID_PARAM);
-  EXPECT_EQ(Code(physical_.Import(Importer(), shareable, 1).status()), ACL_ERROR_INVALID_PARAM)
+  // Another session of pid 200 (the same process, before a re-init), refused
+  // for the device: it does not take the whitelist's entry with it.
+  EXPECT_EQ(Code(physical_.Import(KernelIdentity{kStranger, 200, 50}, shareable, 1).status()),
+            ACL_ERROR_INVALID_PARAM)
       << "on the memory's device only";
   const uint64_t imported = *physical_.Import(Importer(), shareable, 0);
   const Mapped importer = MapNew(kImporter, imported);
