@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "client/init_config_dump.h"
 #include "proto/acl/protocol.h"
+#include "proto/acl/transport_types.h"
 
 namespace acl_client {
 
@@ -26,8 +27,11 @@ namespace acl_client {
 inline constexpr int kMaxConfigObjectDepth = 10;  // levels of `{`
 inline constexpr int kMaxConfigArrayDepth = 10;   // levels of `[`
 inline constexpr uint64_t kMaxConfigFileBytes = acld::kMaxInitConfigBytes;
-static_assert(kMaxConfigFileBytes + (64 << 10) < acld::kMaxRequestBytes,
-              "aclInit's request carries the config file");
+static_assert(kMaxConfigFileBytes +
+                      acld::kMaxInitSettings * (2 * acld::kMaxInitSettingBytes + 16) +
+                      (64 << 10) <
+                  acld::kMaxRequestBytes,
+              "aclInit's request carries the config file and the settings shown of it");
 
 struct InitConfig {
   // Raw file content, "" when there is no config. This is what init callbacks

@@ -14,7 +14,7 @@ acld::InitSettings ToInitSettings(const InitConfig& config) {
   acld::InitSettings settings;
   settings.config_content = config.content;
   settings.default_device = config.default_device;
-  settings.settings.insert(config.settings.begin(), config.settings.end());
+  settings.settings = acld::ShownInitSettings(config.settings);
   return settings;
 }
 

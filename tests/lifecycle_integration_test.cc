@@ -113,7 +113,9 @@ TEST(LifecycleIntegrationTest, HostRefcountIsTheSumAndKilledProcessesLoseTheirSh
 TEST(LifecycleIntegrationTest, AConfigReachesAcldWhetherItFitsTheSessionsOpeningOrNot) {
   AcldDaemon daemon;
   TempDir dir;
-  for (const size_t padding : {size_t{16}, size_t{100} << 10}) {
+  // The largest config a process may have (10 MiB), mostly one setting:
+  // the setting goes cut, the config whole, under acld's 16 MiB a request.
+  for (const size_t padding : {size_t{16}, size_t{100} << 10, (size_t{10} << 20) - 100}) {
     SCOPED_TRACE(padding);
     const std::string value(padding, 'x');
     const std::string path = dir.path() + "/config-" + std::to_string(padding) + ".json";

@@ -206,15 +206,7 @@ absl::Status Runtime::Initialize(SessionId id, const InitSettings& settings) {
                                   " bytes, more than the maximum of ", kMaxInitConfigBytes));
   }
   ACL_RETURN_IF_ERROR(init_.Initialize(id, settings.config_content));
-  auto shown = [](const std::string& text) {
-    constexpr size_t kMax = Session::kMaxShownInitSettingBytes;
-    return text.size() <= kMax ? text : text.substr(0, kMax - 3) + "...";
-  };
-  session->config.clear();
-  for (const auto& [key, value] : settings.settings) {
-    if (session->config.size() == Session::kMaxShownInitSettings) break;
-    session->config.emplace(shown(key), shown(value));
-  }
+  session->config = ShownInitSettings(settings.settings);  // a client chose every byte
   session->has_default_device = settings.default_device.has_value();
   session->default_device = settings.default_device.value_or(0);
   UpdateDevicePower();

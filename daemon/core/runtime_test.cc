@@ -65,10 +65,10 @@ TEST_F(RuntimeTest, AClientsInitSettingsAreBounded) {
   }
   ASSERT_TRUE(runtime_.Initialize(a, many).ok());
   const std::map<std::string, std::string> shown = runtime_.Snapshot().sessions.at(0).session.config;
-  EXPECT_EQ(shown.size(), Session::kMaxShownInitSettings);
+  EXPECT_EQ(shown.size(), kMaxInitSettings);
   for (const auto& [key, value] : shown) {
-    EXPECT_EQ(key.size(), Session::kMaxShownInitSettingBytes);
-    EXPECT_EQ(value, std::string(Session::kMaxShownInitSettingBytes - 3, 'v') + "...");
+    EXPECT_EQ(key.size(), kMaxInitSettingBytes);
+    EXPECT_EQ(value, std::string(kMaxInitSettingBytes - 3, 'v') + "...");
   }
 }
 

@@ -68,12 +68,8 @@ struct Session {
   std::shared_ptr<QuotaGroup> group;
   // aclrtSetDevice references per device id (aclrtResetDevice drops one).
   std::map<int32_t, uint32_t> device_refs;
-  // The aclInit settings of the current initialization, as the client named
-  // them, for operators: at most kMaxShownInitSettings, each key and value
-  // cut to kMaxShownInitSettingBytes, ending "..." when cut (a client
-  // chooses them all).
-  static constexpr size_t kMaxShownInitSettings = 64;
-  static constexpr size_t kMaxShownInitSettingBytes = 256;
+  // The aclInit settings of the current initialization, for operators
+  // (ShownInitSettings: bounded).
   std::map<std::string, std::string> config;
   bool has_default_device = false;
   int32_t default_device = 0;

@@ -17,7 +17,8 @@
 // just opened its session (aclInit, then its first calls) is not made to
 // wait a whole round of a busy host's sessions per call. But at most
 // kAheadInARow turns go ahead before one from the queue: a tenant opening
-// session after session cannot keep everyone else's turns waiting.
+// session after session slows everyone else's turns (to a fifth at worst)
+// but cannot keep them waiting.
 #ifndef ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
 #define ACLD_DAEMON_SERVER_CHANNEL_POOL_H_
 

@@ -43,6 +43,12 @@ absl::Status MakeDirectory(const std::string& path, mode_t mode) {
   return absl::OkStatus();
 }
 
+// Names the group by its public name only: whoever knows an id may join its
+// group, and the device plugin logs what acld answers.
+absl::Status NoSuchGroup(const std::string& id) {
+  return absl::NotFoundError(absl::StrCat("no quota group ", QuotaGroupName(id), "..."));
+}
+
 }  // namespace
 
 // A group being served: its limits and its two listening sockets.
@@ -207,7 +213,7 @@ absl::StatusOr<uint32_t> QuotaGroups::Delete(const std::string& id,
   {
     absl::MutexLock lock(&mu_);
     auto it = groups_.find(id);
-    if (it == groups_.end()) return absl::NotFoundError(absl::StrCat("no quota group '", id, "'"));
+    if (it == groups_.end()) return NoSuchGroup(id);
     served = std::move(it->second);
     groups_.erase(it);
     deleting_.push_back(served);
@@ -243,7 +249,7 @@ absl::StatusOr<GroupView> QuotaGroups::Label(const std::string& id, const GroupL
                                              const std::vector<std::string>& remove) {
   absl::MutexLock lock(&mu_);
   auto it = groups_.find(id);
-  if (it == groups_.end()) return absl::NotFoundError(absl::StrCat("no quota group '", id, "'"));
+  if (it == groups_.end()) return NoSuchGroup(id);
   GroupLabels labels = it->second->record.labels;
   for (const std::string& key : remove) labels.erase(key);
   for (const auto& [key, value] : set) labels[key] = value;
@@ -264,7 +270,7 @@ absl::StatusOr<std::vector<GroupView>> QuotaGroups::List(const std::string& id) 
     if (id.empty() || id == group_id) views.push_back(ViewOf(*served));
   }
   if (!id.empty() && views.empty()) {
-    return absl::NotFoundError(absl::StrCat("no quota group '", id, "'"));
+    return NoSuchGroup(id);
   }
   return views;
 }

@@ -17,9 +17,10 @@ namespace hal::sim {
 
 // Sim device addresses: bit 62 (never a user-space host address on Linux, so
 // a device pointer is never mistaken for host memory), the device id in bits
-// 48..55, then a 48-bit offset that only grows, so a freed address is never
-// handed out again during the daemon's life. The core and the client learn
-// the window from DeviceInfo::addresses.
+// 48..55, then a 48-bit offset from the device's address window, which
+// takes freed ranges back once the memory behind them is released
+// (sim_address_window.h). The core and the client learn the window from
+// DeviceInfo::addresses.
 inline constexpr uint64_t kAddressBit = uint64_t{1} << 62;
 inline constexpr int kDeviceIdShift = 48;
 

@@ -17,6 +17,25 @@
 
 namespace acld {
 
+// aclInit's settings are for operators (aclctl shows them): at most
+// kMaxInitSettings of them travel and are kept, each key and value cut to
+// kMaxInitSettingBytes, ending "..." when cut. The config itself goes whole.
+inline constexpr size_t kMaxInitSettings = 64;
+inline constexpr size_t kMaxInitSettingBytes = 256;
+template <typename Settings>  // a map or a list of (key, value)
+std::map<std::string, std::string> ShownInitSettings(const Settings& settings) {
+  auto shown = [](const std::string& text) {
+    return text.size() <= kMaxInitSettingBytes ? text
+                                               : text.substr(0, kMaxInitSettingBytes - 3) + "...";
+  };
+  std::map<std::string, std::string> kept;
+  for (const auto& [key, value] : settings) {
+    if (kept.size() == kMaxInitSettings) break;
+    kept.emplace(shown(key), shown(value));
+  }
+  return kept;
+}
+
 // What aclInit hands the core once the client has read and validated the config.
 struct InitSettings {
   std::string config_content;
