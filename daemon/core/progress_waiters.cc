@@ -12,60 +12,61 @@ uint64_t ProgressWaiters::Add(uint64_t target, absl::Duration timeout, Done done
     timer =
         timer_.ScheduleIn(timeout, [id, on_timeout = std::move(on_timeout)] { on_timeout(id); });
   }
-  waiters_.push_back(Waiter{id, target, std::move(done), timer, tag});
+  waiters_.emplace(id, Waiter{target, std::move(done), timer, tag});
+  by_target_.emplace(target, id);
   return id;
 }
 
-std::vector<ProgressWaiters::Waiter>::iterator ProgressWaiters::Find(uint64_t id) {
-  return std::find_if(waiters_.begin(), waiters_.end(),
-                      [id](const Waiter& waiter) { return waiter.id == id; });
-}
-
 ProgressWaiters::Done ProgressWaiters::TakeTimedOut(uint64_t id) {
-  auto it = Find(id);
+  auto it = waiters_.find(id);
   if (it == waiters_.end()) return nullptr;
-  Done done = std::move(it->done);
+  Done done = std::move(it->second.done);
+  by_target_.erase({it->second.target, id});
   waiters_.erase(it);
   return done;
 }
 
 void ProgressWaiters::Remove(uint64_t id) {
-  auto it = Find(id);
+  auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
-  if (it->timer != 0) timer_.Cancel(it->timer);
+  if (it->second.timer != 0) timer_.Cancel(it->second.timer);
+  by_target_.erase({it->second.target, id});
   waiters_.erase(it);
 }
 
 std::vector<ProgressWaiters::Done> ProgressWaiters::TakeReached(uint64_t reached) {
-  return TakeIf([reached](const Waiter& waiter) { return waiter.target <= reached; });
+  // Asked as every task finishes: with nobody reached (a synchronization
+  // waiting for the last of many tasks), one look at the lowest target.
+  std::vector<uint64_t> ids;
+  for (auto it = by_target_.begin(); it != by_target_.end() && it->first <= reached; ++it) {
+    ids.push_back(it->second);
+  }
+  std::sort(ids.begin(), ids.end());
+  return Take(ids);
 }
 
 std::vector<ProgressWaiters::Done> ProgressWaiters::TakeAll() { return TakeReached(UINT64_MAX); }
 
 std::vector<ProgressWaiters::Done> ProgressWaiters::TakeTagged(uint64_t tag) {
   if (tag == 0) return {};
-  return TakeIf([tag](const Waiter& waiter) { return waiter.tag == tag; });
+  std::vector<uint64_t> ids;
+  for (const auto& [id, waiter] : waiters_) {
+    if (waiter.tag == tag) ids.push_back(id);
+  }
+  return Take(ids);
 }
 
-std::vector<ProgressWaiters::Done> ProgressWaiters::TakeIf(
-    const std::function<bool(const Waiter&)>& taken) {
-  // One pass that keeps the rest in order: erasing one by one would make a
-  // stream with many waiters quadratic, under its lock.
-  // Asked as every task finishes: with nobody taken (a synchronization
-  // waiting for the last of many tasks), nothing is rebuilt.
-  if (std::none_of(waiters_.begin(), waiters_.end(), taken)) return {};
-  std::vector<Done> ready;
-  std::vector<Waiter> waiting;
-  for (Waiter& waiter : waiters_) {
-    if (!taken(waiter)) {
-      waiting.push_back(std::move(waiter));
-      continue;
-    }
-    if (waiter.timer != 0) timer_.Cancel(waiter.timer);
-    ready.push_back(std::move(waiter.done));
+std::vector<ProgressWaiters::Done> ProgressWaiters::Take(const std::vector<uint64_t>& ids) {
+  std::vector<Done> taken;
+  taken.reserve(ids.size());
+  for (uint64_t id : ids) {
+    auto it = waiters_.find(id);
+    if (it->second.timer != 0) timer_.Cancel(it->second.timer);
+    by_target_.erase({it->second.target, id});
+    taken.push_back(std::move(it->second.done));
+    waiters_.erase(it);
   }
-  waiters_ = std::move(waiting);
-  return ready;
+  return taken;
 }
 
 }  // namespace acld

@@ -3,12 +3,18 @@
 // optional timeout.
 //
 // Not synchronized: the owner calls every method under its own lock and runs
-// the completions it gets back after unlocking.
+// the completions it gets back after unlocking. Every operation costs
+// O(log n) per waiter it touches: one user's sessions may park a million
+// waits on one shared event, and each timeout or finished task must not
+// scan them all.
 #ifndef ACLD_DAEMON_CORE_PROGRESS_WAITERS_H_
 #define ACLD_DAEMON_CORE_PROGRESS_WAITERS_H_
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -50,18 +56,17 @@ class ProgressWaiters {
 
  private:
   struct Waiter {
-    uint64_t id;
     uint64_t target;
     Done done;
     hal::Timer::TimerId timer;  // 0: none
     uint64_t tag;
   };
-  std::vector<Waiter>::iterator Find(uint64_t id);
-  // Takes every waiter `taken` says yes to, keeping the rest in order.
-  std::vector<Done> TakeIf(const std::function<bool(const Waiter&)>& taken);
+  // Takes the waiters `ids` (sorted: the order they came), cancelling their timers.
+  std::vector<Done> Take(const std::vector<uint64_t>& ids);
 
   hal::Timer& timer_;
-  std::vector<Waiter> waiters_;
+  std::map<uint64_t, Waiter> waiters_;           // by id: the order they came
+  std::set<std::pair<uint64_t, uint64_t>> by_target_;  // (target, id)
   uint64_t next_id_ = 1;
 };
 

@@ -225,6 +225,36 @@ class RuntimeHandlesTest : public ::testing::Test {
   ContextInfo context_a_, context_b_;
 };
 
+// aclrtSynchronizeDevice waits for every stream of the device through the
+// tasks it had at the call (one stream after another, so that a call holds
+// one waiter at a time), whatever order they finish in; later tasks do not
+// hold it.
+TEST_F(RuntimeHandlesTest, SynchronizeDeviceWaitsForEveryStreamsTasksAtTheCall) {
+  std::vector<StreamId> streams;
+  std::vector<NotifyId> gates;
+  for (int i = 0; i < 3; ++i) {
+    streams.push_back(*runtime_.CreateStream(a_, context_a_.context, 0, 0));
+    gates.push_back(*runtime_.CreateNotify(a_, 0));
+    ASSERT_TRUE(runtime_.WaitAndResetNotify(a_, gates[i], streams[i], 0, 0).ok());
+  }
+  auto done = std::make_shared<absl::Notification>();
+  auto status = std::make_shared<absl::Status>();
+  runtime_.SynchronizeDevice(a_, 0, absl::InfiniteDuration(), [done, status](absl::Status s) {
+    *status = s;
+    done->Notify();
+  });
+  const NotifyId never = *runtime_.CreateNotify(a_, 0);
+  ASSERT_TRUE(runtime_.WaitAndResetNotify(a_, never, streams[0], 0, 0).ok());  // after the call
+  const StreamId signals = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
+  for (int i = 2; i >= 0; --i) {
+    EXPECT_FALSE(done->HasBeenNotified()) << "stream " << i << " has not finished";
+    ASSERT_TRUE(runtime_.RecordNotify(a_, gates[i], signals, 0).ok());
+    if (i > 0) ASSERT_TRUE(Eventually([&] { return *runtime_.StreamIdle(a_, streams[i]); }));
+  }
+  ASSERT_TRUE(done->WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(status->ok()) << *status;
+}
+
 TEST_F(RuntimeHandlesTest, AnotherSessionsHandlesAreRefused) {
   const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
   const EventId event = *runtime_.CreateEvent(a_, 0, 0);

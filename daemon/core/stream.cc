@@ -829,11 +829,17 @@ void Stream::ReleaseSpareStorage() {
   in_flight_.ReleaseStorage();
 }
 
-void Stream::Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done) {
+uint64_t Stream::LastTaskId() const {
+  absl::MutexLock lock(&mu_);
+  return next_task_id_ - 1;
+}
+
+void Stream::Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done,
+                         std::optional<uint64_t> through) {
   absl::Status result;
   {
     absl::MutexLock lock(&mu_);
-    const uint64_t target = next_task_id_ - 1;
+    const uint64_t target = std::min(through.value_or(next_task_id_ - 1), next_task_id_ - 1);
     if (finished_through_ >= target && failures_unpublished_ == 0) {
       result = TakeErrorLocked();
     } else if (finished_through_ >= target) {

@@ -169,10 +169,14 @@ class Stream : public std::enable_shared_from_this<Stream> {
                                             std::shared_ptr<void> hold,
                                             std::function<void()> on_discard = nullptr);
 
-  // Calls `done` once every task enqueued before this call has finished or
-  // been discarded, with the stream's first unreported failure (reported once),
-  // or with ACL_ERROR_RT_STREAM_SYNC_TIMEOUT after `timeout`.
-  void Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done);
+  // Calls `done` once every task enqueued before this call (or through
+  // `through`, a LastTaskId taken earlier) has finished or been discarded,
+  // with the stream's first unreported failure (reported once), or with
+  // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT after `timeout`.
+  void Synchronize(absl::Duration timeout, std::function<void(absl::Status)> done,
+                   std::optional<uint64_t> through = std::nullopt);
+  // The id of the last task enqueued so far.
+  uint64_t LastTaskId() const;
 
   // True when every enqueued task has finished.
   bool Idle() const;
