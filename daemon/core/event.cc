@@ -22,25 +22,38 @@ void Event::CompleteRecord(uint64_t record, int64_t timestamp_ns) {
   std::vector<ProgressWaiters::Done> ready;
   {
     absl::MutexLock lock(&mu_);
-    if (record <= completed_) return;
-    completed_ = record;
-    recorded_ = true;
-    timestamp_ns_ = timestamp_ns;
-    ready = waiters_.TakeReached(completed_);
+    if (record > completed_) {  // the latest completed: its time is the event's
+      completed_ = record;
+      recorded_ = true;
+      timestamp_ns_ = timestamp_ns;
+    }
+    ready = SettleLocked(record);
   }
   for (auto& done : ready) done(absl::OkStatus());
 }
 
 void Event::DropRecord(uint64_t record) {
-  device_event_->ForgetRecord(record);
+  if (device_event_ != nullptr) device_event_->ForgetRecord(record);
   std::vector<ProgressWaiters::Done> ready;
   {
     absl::MutexLock lock(&mu_);
-    if (record <= completed_) return;
-    completed_ = record;
-    ready = waiters_.TakeReached(completed_);
+    ready = SettleLocked(record);
   }
   for (auto& done : ready) done(absl::OkStatus());
+}
+
+std::vector<ProgressWaiters::Done> Event::SettleLocked(uint64_t record) {
+  if (SettledHereLocked(record)) return {};
+  settled_after_.insert(record);
+  while (!settled_after_.empty() && *settled_after_.begin() == settled_through_ + 1) {
+    settled_after_.erase(settled_after_.begin());
+    ++settled_through_;
+  }
+  std::vector<ProgressWaiters::Done> ready = waiters_.TakeReached(settled_through_);
+  if (record > settled_through_) {
+    for (auto& done : waiters_.TakeTarget(record)) ready.push_back(std::move(done));
+  }
+  return ready;
 }
 
 absl::Status Event::RecordDroppedError() {
@@ -109,7 +122,7 @@ void Event::TimeOutWaiter(uint64_t waiter_id, absl::Duration timeout) {
 }
 
 bool Event::SettledLocked(uint64_t record) const {
-  return completed_ >= record || (device_event_ != nullptr && device_event_->Settled(record));
+  return SettledHereLocked(record) || (device_event_ != nullptr && device_event_->Settled(record));
 }
 
 bool Event::LatestRanOnDeviceLocked() const {
@@ -124,13 +137,13 @@ bool Event::Complete() const {
 
 bool Event::RecordedAndComplete() const {
   absl::MutexLock lock(&mu_);
-  if (completed_ >= issued_) return recorded_;
+  if (SettledHereLocked(issued_)) return recorded_;
   return LatestRanOnDeviceLocked();
 }
 
 bool Event::Timestamp(int64_t* timestamp_ns) const {
   absl::MutexLock lock(&mu_);
-  if (completed_ >= issued_) {
+  if (SettledHereLocked(issued_)) {
     if (!recorded_) return false;
     *timestamp_ns = timestamp_ns_;
     return true;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -100,6 +101,13 @@ class Event : public std::enable_shared_from_this<Event> {
   // record task's completion reaches CompleteRecord: a stream it released may
   // report to the client first, and what the client asks next must agree.
   bool SettledLocked(uint64_t record) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // By our count alone.
+  bool SettledHereLocked(uint64_t record) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return record <= settled_through_ || settled_after_.count(record) != 0;
+  }
+  // Marks `record` settled; returns the waits that settles.
+  std::vector<ProgressWaiters::Done> SettleLocked(uint64_t record)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The latest record ran on the device; CompleteRecord may not have come yet.
   bool LatestRanOnDeviceLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -112,6 +120,12 @@ class Event : public std::enable_shared_from_this<Event> {
   mutable absl::Mutex mu_;
   uint64_t issued_ ABSL_GUARDED_BY(mu_) = 0;     // record numbers handed out
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;  // highest completed record
+  // Records settled (completed or dropped), each on its own: a wait is for
+  // one record, and a later one settling first (another stream, another
+  // process holding a shared event) does not settle it. Every record through
+  // settled_through_, and those above it in settled_after_.
+  uint64_t settled_through_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<uint64_t> settled_after_ ABSL_GUARDED_BY(mu_);
   bool recorded_ ABSL_GUARDED_BY(mu_) = false;   // a record completed since creation/reset
   int64_t timestamp_ns_ ABSL_GUARDED_BY(mu_) = 0;
   // Streams and synchronizations waiting for completed_.

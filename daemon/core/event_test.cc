@@ -31,6 +31,34 @@ TEST_F(EventTest, AWaitIsResumedWhenItsRecordCompletes) {
   EXPECT_EQ(resumed, 1);
 }
 
+// A wait is for one record: a later record settling first (on another
+// stream, or made by another process holding a shared event) does not
+// settle it.
+TEST_F(EventTest, ALaterRecordSettlingFirstDoesNotSettleAnEarlierOnesWaits) {
+  const uint64_t first = event_->TakeRecordNumber();
+  int resumed = 0, synchronized = 0;
+  ASSERT_NE(event_->WaitFor(first, [&] { ++resumed; }), 0u);
+  event_->Synchronize(absl::InfiniteDuration(), [&](absl::Status) { ++synchronized; });
+  const uint64_t second = event_->TakeRecordNumber();
+  const uint64_t third = event_->TakeRecordNumber();
+  int third_resumed = 0;
+  ASSERT_NE(event_->WaitFor(third, [&] { ++third_resumed; }), 0u);
+  event_->CompleteRecord(second, 20);
+  event_->DropRecord(third);
+  EXPECT_EQ(third_resumed, 1) << "its own record settled";
+  EXPECT_EQ(resumed, 0);
+  EXPECT_EQ(synchronized, 0);
+  EXPECT_TRUE(event_->Complete()) << "a query is for the latest record, which settled";
+  EXPECT_EQ(event_->WaitFor(second, [] {}), 0u) << "the second one has";
+  event_->CompleteRecord(first, 10);
+  EXPECT_EQ(resumed, 1);
+  EXPECT_EQ(synchronized, 1);
+  EXPECT_TRUE(event_->Complete());
+  int64_t timestamp = 0;
+  ASSERT_TRUE(event_->Timestamp(&timestamp));
+  EXPECT_EQ(timestamp, 20) << "the latest completed record's time";
+}
+
 // A wait whose task was discarded (an abort) is forgotten at once, not kept
 // until its record settles: a record that never settles would keep every
 // aborted wait for it.

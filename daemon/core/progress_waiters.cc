@@ -45,6 +45,15 @@ std::vector<ProgressWaiters::Done> ProgressWaiters::TakeReached(uint64_t reached
   return Take(ids);
 }
 
+std::vector<ProgressWaiters::Done> ProgressWaiters::TakeTarget(uint64_t target) {
+  std::vector<uint64_t> ids;
+  for (auto it = by_target_.lower_bound({target, 0}); it != by_target_.end() && it->first == target;
+       ++it) {
+    ids.push_back(it->second);
+  }
+  return Take(ids);  // ids of one target come sorted
+}
+
 std::vector<ProgressWaiters::Done> ProgressWaiters::TakeAll() { return TakeReached(UINT64_MAX); }
 
 std::vector<ProgressWaiters::Done> ProgressWaiters::TakeTagged(uint64_t tag) {

@@ -48,6 +48,9 @@ class ProgressWaiters {
   // Every waiter whose target is at most `reached`, in the order they came.
   std::vector<Done> TakeReached(uint64_t reached);
 
+  // Every waiter whose target is exactly `target`, in the order they came.
+  std::vector<Done> TakeTarget(uint64_t target);
+
   // Every waiter.
   std::vector<Done> TakeAll();
 
