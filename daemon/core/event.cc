@@ -58,8 +58,17 @@ std::vector<ProgressWaiters::Done> Event::SettleLocked(uint64_t record) {
 
 absl::Status Event::RecordDroppedError() {
   return AclStatus(ACL_ERROR_RT_IPC_ERROR,
-                   "the event record waited for never ran: the process that owns the event "
-                   "ended or aborted its stream");
+                   "the event record waited for did not run: the process that owns the event "
+                   "ended, aborted its stream or destroyed the event first");
+}
+
+absl::Status Event::OutcomeForOthers(uint64_t record) const {
+  bool settled;
+  {
+    absl::MutexLock lock(&mu_);
+    settled = SettledLocked(record);
+  }
+  return !settled || RecordDropped(record) ? RecordDroppedError() : absl::OkStatus();
 }
 
 void Event::Reset() {

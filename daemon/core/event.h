@@ -61,6 +61,11 @@ class Event : public std::enable_shared_from_this<Event> {
   // RecordDroppedError().
   bool RecordDropped(uint64_t record) const { return device_event_->Dropped(record); }
   static absl::Status RecordDroppedError();
+  // What another session's wait for `record`, answered, is to report: OK
+  // once the record ran; RecordDroppedError() when it never will, or when
+  // the owner destroyed the event first (its waits are answered then,
+  // whatever is still queued).
+  absl::Status OutcomeForOthers(uint64_t record) const;
 
   // Calls `resume` once record `target` is complete. Returns 0 when it was
   // complete already (and `resume` was not kept); otherwise the wait's id.

@@ -674,8 +674,7 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_
       [event, target, fail_if_dropped,
        wait_id](const TaskResume& resume) -> std::optional<absl::Status> {
         auto outcome = [event, target, fail_if_dropped] {
-          return fail_if_dropped && event->RecordDropped(target) ? Event::RecordDroppedError()
-                                                                 : absl::OkStatus();
+          return fail_if_dropped ? event->OutcomeForOthers(target) : absl::OkStatus();
         };
         const uint64_t waiting = event->WaitFor(target, [resume, outcome] { resume(outcome()); });
         if (waiting == 0) return outcome();
@@ -824,7 +823,7 @@ void Runtime::SynchronizeEvent(SessionId id, EventId event_id, absl::Duration ti
   (*event)->Synchronize(
       timeout,
       [event = *event, target, done = std::move(done)](absl::Status status) {
-        if (status.ok() && event->RecordDropped(target)) status = Event::RecordDroppedError();
+        if (status.ok()) status = event->OutcomeForOthers(target);
         done(std::move(status));
       },
       id);

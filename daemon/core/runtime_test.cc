@@ -255,6 +255,28 @@ TEST_F(RuntimeHandlesTest, SynchronizeDeviceWaitsForEveryStreamsTasksAtTheCall) 
   EXPECT_TRUE(status->ok()) << *status;
 }
 
+// Another process's synchronization on an IPC event whose owner destroys
+// it before the record ran is not told the record ran.
+TEST_F(RuntimeHandlesTest, AnOpenersWaitOnADestroyedEventSaysItsRecordDidNotRun) {
+  const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
+  const NotifyId gate = *runtime_.CreateNotify(a_, 0);
+  ASSERT_TRUE(runtime_.WaitAndResetNotify(a_, gate, stream, 0, 0).ok());
+  const EventId event = *runtime_.CreateEvent(a_, 0, ACL_EVENT_IPC);
+  const std::string key = *runtime_.ShareEvent(a_, event);
+  const Runtime::OpenedEvent opened = *runtime_.OpenSharedEvent(b_, key);
+  ASSERT_TRUE(runtime_.RecordEvent(a_, event, stream, 0).ok());  // behind the gate
+  auto done = std::make_shared<absl::Notification>();
+  auto status = std::make_shared<absl::Status>();
+  runtime_.SynchronizeEvent(b_, opened.id, absl::InfiniteDuration(), [done, status](absl::Status s) {
+    *status = s;
+    done->Notify();
+  });
+  EXPECT_FALSE(done->HasBeenNotified());
+  ASSERT_TRUE(runtime_.DestroyEvent(a_, event).ok());
+  ASSERT_TRUE(done->WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_EQ(AclCodeOf(*status), ACL_ERROR_RT_IPC_ERROR) << *status;
+}
+
 TEST_F(RuntimeHandlesTest, AnotherSessionsHandlesAreRefused) {
   const StreamId stream = *runtime_.CreateStream(a_, context_a_.context, 0, 0);
   const EventId event = *runtime_.CreateEvent(a_, 0, 0);
