@@ -160,9 +160,17 @@ aclError aclrtFree(void* devPtr) {
   return Api([&]() -> absl::Status {
     if (devPtr == nullptr) return NullArgument("aclrtFree", "devPtr");
     ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
-    ACL_RETURN_IF_ERROR(transport->Free(HandleId(devPtr)));
-    ClientRuntime::Get().handles().RemoveAllocation(HandleId(devPtr));
-    return absl::OkStatus();
+    // Out of the table before the free: once it is freed, another thread's
+    // aclrtMalloc may get the same address, and that entry must stay.
+    acl_client::HandleTable& handles = ClientRuntime::Get().handles();
+    const uint64_t address = HandleId(devPtr);
+    const auto removed = handles.RemoveAllocation(address);  // nullopt: not in the table
+    absl::Status freed = transport->Free(address);
+    // Not freed: nobody else can have the address, and it is still ours.
+    if (!freed.ok() && removed.has_value()) {
+      handles.AddAllocation(address, removed->size, removed->device);
+    }
+    return freed;
   });
 }
 

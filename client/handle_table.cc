@@ -125,9 +125,13 @@ void HandleTable::AddAllocation(uint64_t address, uint64_t size, int32_t device)
   allocations_[address] = Allocation{size, device};
 }
 
-void HandleTable::RemoveAllocation(uint64_t address) {
+std::optional<HandleTable::Allocation> HandleTable::RemoveAllocation(uint64_t address) {
   absl::MutexLock lock(&mu_);
-  allocations_.erase(address);
+  auto it = allocations_.find(address);
+  if (it == allocations_.end()) return std::nullopt;
+  const Allocation removed = it->second;
+  allocations_.erase(it);
+  return removed;
 }
 
 bool HandleTable::InAllocation(uint64_t address) const {

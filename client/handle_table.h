@@ -66,7 +66,12 @@ class HandleTable {
   // pointer (ACL_MEMCPY_DEFAULT, checks of copy kinds), whatever the
   // backend's address layout.
   void AddAllocation(uint64_t address, uint64_t size, int32_t device);
-  void RemoveAllocation(uint64_t address);
+  struct Allocation {
+    uint64_t size;
+    int32_t device;
+  };
+  // Takes the allocation at `address` out (nullopt: none was there).
+  std::optional<Allocation> RemoveAllocation(uint64_t address);
   bool InAllocation(uint64_t address) const;
   // The device of the allocation holding `address`, if this process has one.
   std::optional<int32_t> AllocationDevice(uint64_t address) const;
@@ -98,10 +103,6 @@ class HandleTable {
   std::map<uint64_t, EventFacts> events_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, int32_t> notifies_ ABSL_GUARDED_BY(mu_);
   std::map<int32_t, uint32_t> device_refs_ ABSL_GUARDED_BY(mu_);
-  struct Allocation {
-    uint64_t size;
-    int32_t device;
-  };
   std::map<uint64_t, Allocation> allocations_ ABSL_GUARDED_BY(mu_);  // by start address
   std::set<std::pair<int32_t, int32_t>> peers_ ABSL_GUARDED_BY(mu_);  // (device, peer)
 };

@@ -52,6 +52,21 @@ TEST(HandleTableTest, ClearForgetsEverything) {
   EXPECT_FALSE(table.HasEvent(2));
 }
 
+// aclrtFree takes its entry out before acld frees the address (another
+// thread may get the address next) and puts it back if the free failed.
+TEST(HandleTableTest, AnAllocationTakenOutIsGivenBackWhole) {
+  HandleTable table;
+  table.AddAllocation(0x1000, 512, 1);
+  std::optional<HandleTable::Allocation> removed = table.RemoveAllocation(0x1000);
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_EQ(removed->size, 512u);
+  EXPECT_EQ(removed->device, 1);
+  EXPECT_FALSE(table.InAllocation(0x1100));
+  EXPECT_FALSE(table.RemoveAllocation(0x1000).has_value()) << "taken once";
+  table.AddAllocation(0x1000, removed->size, removed->device);
+  EXPECT_EQ(table.AllocationDevice(0x11ff), std::optional<int32_t>(1));
+}
+
 TEST(HostBlocksTest, FindsRangesInsideOneBlock) {
   HostBlocks blocks;
   char memory[256];
