@@ -133,7 +133,7 @@ class Event : public std::enable_shared_from_this<Event> {
   std::set<uint64_t> settled_after_ ABSL_GUARDED_BY(mu_);
   bool recorded_ ABSL_GUARDED_BY(mu_) = false;   // a record completed since creation/reset
   int64_t timestamp_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  // Streams and synchronizations waiting for completed_.
+  // Streams and synchronizations waiting for a record to settle.
   ProgressWaiters waiters_ ABSL_GUARDED_BY(mu_);
 };
 
