@@ -145,6 +145,19 @@ TEST_F(MemoryExportsTest, AnImportersCloseEndsOnlyItsImport) {
   EXPECT_EQ(Code(exports_.Close(kImporter, key)), ACL_ERROR_INVALID_PARAM) << "closed already";
 }
 
+// An import still in flight when its process ended (the runtime forgets
+// its sharing afterwards) grants the ended session nothing.
+TEST_F(MemoryExportsTest, AnImportFinishingAfterItsProcessEndedGrantsNothing) {
+  const std::string key = *exports_.Export(kOwner, address_, 4096, 1);
+  memory_.RemoveSession(kImporter);
+  EXPECT_EQ(Code(exports_.Import(Importer(), key).status()), ACL_ERROR_RT_SOCKET_CLOSE);
+  exports_.SessionEnded(kImporter);
+  EXPECT_TRUE(exports_.Snapshot()[0].imports.empty());
+  EXPECT_EQ(Code(memory_.Resolve(kImporter, address_, 1).status()), ACL_ERROR_INVALID_PARAM);
+  ASSERT_TRUE(exports_.Close(kOwner, key).ok());
+  EXPECT_TRUE(memory_.Resolve(kOwner, address_, 4096).ok());
+}
+
 TEST_F(MemoryExportsTest, RefusesBadArgumentsAndBoundsWhatASessionHolds) {
   EXPECT_EQ(Code(exports_.Export(kOwner, address_, 4096, 2).status()), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(Code(exports_.Export(kOwner, address_, 0, 0).status()), ACL_ERROR_INVALID_PARAM);

@@ -153,6 +153,8 @@ void MemoryManager::AddSession(SessionId session, uint32_t uid,
   // one for the session).
   account.quota = group == nullptr ? ledger_->default_quota : 0;
   account.group = std::move(group);
+  absl::MutexLock memory_lock(&mu_);
+  revocations_.try_emplace(session);
 }
 
 absl::StatusOr<std::shared_ptr<MemoryManager::Block>> MemoryManager::NewBlock(
@@ -211,7 +213,7 @@ void MemoryManager::Map(SessionId session, uint64_t address, uint64_t bytes,
     it->second = Mapping{session, bytes, physical};
   }
   mappings_of_[session].insert(address);
-  revocations_[session].erase(address);
+  ForgetRevocationLocked(session, address);
 }
 
 void MemoryManager::Unmap(SessionId session, uint64_t address, const std::string& reason) {
@@ -261,8 +263,13 @@ absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      "the shared memory was freed by the process that exported it");
   }
+  // An import still in flight when its process ended: granting would leave
+  // the dead session a reach into the exporter's memory that nothing ends.
+  if (revocations_.count(importer) == 0) {
+    return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, "the importing process ended");
+  }
   block->grants.push_back(Block::SharedRange{importer, address - block->buffer.address, bytes});
-  revocations_[importer].erase(address);
+  ForgetRevocationLocked(importer, address);
   return absl::OkStatus();
 }
 
@@ -369,9 +376,16 @@ size_t MemoryManager::NoticedRangesOf(SessionId importer) const {
 
 void MemoryManager::NoteRevokedLocked(SessionId importer, uint64_t address, uint64_t bytes,
                                       const std::string& reason) {
-  std::map<uint64_t, Revocation>& notes = revocations_[importer];
+  auto session = revocations_.find(importer);
+  if (session == revocations_.end()) return;  // ended: nobody left to tell why
+  std::map<uint64_t, Revocation>& notes = session->second;
   if (notes.size() >= kRevocationsKept && notes.count(address) == 0) notes.erase(notes.begin());
   notes[address] = Revocation{bytes, reason};
+}
+
+void MemoryManager::ForgetRevocationLocked(SessionId session, uint64_t address) {
+  auto notes = revocations_.find(session);
+  if (notes != revocations_.end()) notes->second.erase(address);
 }
 
 bool MemoryManager::IsOwnAllocation(SessionId session, const ResolvedRange& range) const {

@@ -100,7 +100,7 @@ class MemoryManager {
 
   // Sharing. `allocation` is a range's keepalive from Resolve by the owner;
   // `importer` may then resolve [address, address + bytes) of it. Refused
-  // once the owner freed the allocation.
+  // once the owner freed the allocation, or once `importer` was removed.
   absl::Status Grant(const std::weak_ptr<void>& allocation, uint64_t address, uint64_t bytes,
                      SessionId importer);
   // Ends `importer`'s grant at `address` of `allocation` (as given to
@@ -167,6 +167,9 @@ class MemoryManager {
 
   void NoteRevokedLocked(SessionId importer, uint64_t address, uint64_t bytes,
                          const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `session` reaches `address` again: an old note no longer explains it.
+  void ForgetRevocationLocked(SessionId session, uint64_t address)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `block` from `offset` on, holding it.
   static ResolvedRange GrantedRange(const std::shared_ptr<Block>& block, uint64_t offset);
   // Every grant of a block leaving the live allocations is revoked.
@@ -218,7 +221,10 @@ class MemoryManager {
   // that a session's end visits its own only.
   std::map<SessionId, std::set<uint64_t>> allocations_of_ ABSL_GUARDED_BY(mu_);
   std::map<SessionId, std::set<uint64_t>> mappings_of_ ABSL_GUARDED_BY(mu_);
-  // By importing session, by start address.
+  // By importing session, by start address. A session has an entry from
+  // AddSession to RemoveSession, and only then: the entry also tells which
+  // sessions still live, so that nothing is granted or noted for an ended
+  // one by a call that was still in flight at its end.
   std::map<SessionId, std::map<uint64_t, Revocation>> revocations_ ABSL_GUARDED_BY(mu_);
   // Sessions that take notice of revocations, and how they are told.
   std::map<SessionId, RevocationNotice> noticing_ ABSL_GUARDED_BY(mu_);
