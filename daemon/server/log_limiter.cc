@@ -24,9 +24,10 @@ struct Registry {
     size_t sessions = 0;
   };
   absl::Mutex mu;
-  std::map<SessionId, std::pair<std::shared_ptr<SessionLog>, std::string>> logs
-      ABSL_GUARDED_BY(mu);
-  std::map<std::string, TenantLog> tenants ABSL_GUARDED_BY(mu);
+  std::map<SessionId, std::pair<std::shared_ptr<SessionLog>, Tenant>> logs ABSL_GUARDED_BY(mu);
+  // By the tenant itself, not its name: two groups whose public names are
+  // alike are two tenants.
+  std::map<Tenant, TenantLog> tenants ABSL_GUARDED_BY(mu);
 };
 
 Registry& Logs() {
@@ -133,7 +134,7 @@ SessionLog::SessionLog(SessionId session, LogLimiter::Options options,
                        std::shared_ptr<RateLimitedLog> tenant)
     : RateLimitedLog(absl::StrCat("session ", session), options, std::move(tenant)) {}
 
-std::shared_ptr<SessionLog> SessionLog::Open(SessionId session, const std::string& tenant,
+std::shared_ptr<SessionLog> SessionLog::Open(SessionId session, const Tenant& tenant,
                                              LogLimiter::Options options,
                                              LogLimiter::Options tenant_options) {
   std::vector<std::shared_ptr<RateLimitedLog>> forgotten;  // summaries outside the lock
@@ -153,7 +154,7 @@ std::shared_ptr<SessionLog> SessionLog::Open(SessionId session, const std::strin
   }
   Registry::TenantLog& tenant_log = registry.tenants[tenant];
   if (tenant_log.log == nullptr) {
-    tenant_log.log = std::make_shared<RateLimitedLog>(tenant, tenant_options);
+    tenant_log.log = std::make_shared<RateLimitedLog>(tenant.ToString(), tenant_options);
   }
   ++tenant_log.sessions;
   auto log = std::make_shared<SessionLog>(session, options, tenant_log.log);

@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "daemon/core/session_id.h"
+#include "daemon/core/tenant.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -117,8 +118,8 @@ class SessionLog : public RateLimitedLog {
              std::shared_ptr<RateLimitedLog> tenant);
 
   // Registers the log of a session that opens (replacing any earlier one),
-  // whose lines also count to `tenant` ("uid 1000", "quota group 1a2b3c4d").
-  static std::shared_ptr<SessionLog> Open(SessionId session, const std::string& tenant,
+  // whose lines also count to `tenant`'s.
+  static std::shared_ptr<SessionLog> Open(SessionId session, const Tenant& tenant,
                                           LogLimiter::Options options = {},
                                           LogLimiter::Options tenant_options = kTenantRate);
   // Forgets it; its summary is logged when the last holder lets go.

@@ -61,7 +61,7 @@ class SessionLogTest : public ::testing::Test {
 };
 
 TEST_F(SessionLogTest, AFloodIsCutAndSummarized) {
-  SessionLog::Open(7, "uid 7", {/*per_second=*/1, /*burst=*/5});
+  SessionLog::Open(7, Tenant(7, nullptr), {/*per_second=*/1, /*burst=*/5});
   for (int i = 0; i < 1000; ++i) SessionLog::For(7)->Info("call {} failed", i);
   ASSERT_EQ(sink_->lines.size(), 5u);
   EXPECT_EQ(sink_->lines[0], "session 7: call 0 failed");
@@ -72,7 +72,7 @@ TEST_F(SessionLogTest, AFloodIsCutAndSummarized) {
 }
 
 TEST_F(SessionLogTest, ClientTextCannotForgeLines) {
-  SessionLog::Open(8, "uid 8");
+  SessionLog::Open(8, Tenant(8, nullptr));
   SessionLog::For(8)->Info("unknown kernel '{}'", "x\nsession 9 ended\x1b[2J");
   SessionLog::Close(8);
   ASSERT_EQ(sink_->lines.size(), 1u);
@@ -92,19 +92,38 @@ TEST_F(SessionLogTest, ATenantsSessionsShareItsRate) {
   // Each session past its own burst too: its summary is a line like any other.
   const LogLimiter::Options session_rate{/*per_second=*/0.001, /*burst=*/2};
   for (SessionId session = 100; session < 300; ++session) {
-    SessionLog::Open(session, "uid 9", session_rate, tenant_rate)->Info("opened");
+    SessionLog::Open(session, Tenant(9, nullptr), session_rate, tenant_rate)->Info("opened");
     for (int i = 0; i < 10; ++i) SessionLog::For(session)->Info("call failed");
     SessionLog::Close(session);
   }
   EXPECT_EQ(sink_->lines.size(), 20u);
-  SessionLog::Open(300, "uid 10", {}, tenant_rate)->Info("opened");
+  SessionLog::Open(300, Tenant(10, nullptr), {}, tenant_rate)->Info("opened");
   SessionLog::Close(300);
   ASSERT_EQ(sink_->lines.size(), 21u);
   EXPECT_EQ(sink_->lines.back(), "session 300: opened");
   // The tenant's bucket outlives its sessions: starting over gets no burst.
-  SessionLog::Open(301, "uid 9", {}, tenant_rate)->Info("opened");
+  SessionLog::Open(301, Tenant(9, nullptr), {}, tenant_rate)->Info("opened");
   SessionLog::Close(301);
   EXPECT_EQ(sink_->lines.size(), 21u);
+}
+
+// Public names are the first 8 digits of a group's id: two groups may share
+// one, and must not share a bucket through it.
+TEST_F(SessionLogTest, GroupsWithAlikeNamesHaveTheirOwnRates) {
+  const LogLimiter::Options tenant_rate{/*per_second=*/0.001, /*burst=*/3};
+  const auto flooding = std::make_shared<QuotaGroup>("abcdef01" + std::string(56, '1'),
+                                                     QuotaGroupSpec{});
+  const auto quiet = std::make_shared<QuotaGroup>("abcdef01" + std::string(56, '2'),
+                                                  QuotaGroupSpec{});
+  ASSERT_EQ(flooding->name(), quiet->name());
+  SessionLog::Open(400, Tenant(0, flooding), {}, tenant_rate);
+  for (int i = 0; i < 10; ++i) SessionLog::For(400)->Info("call failed");
+  ASSERT_EQ(sink_->lines.size(), 3u);
+  SessionLog::Open(401, Tenant(0, quiet), {}, tenant_rate)->Info("opened");
+  ASSERT_EQ(sink_->lines.size(), 4u);
+  EXPECT_EQ(sink_->lines.back(), "session 401: opened");
+  SessionLog::Close(400);
+  SessionLog::Close(401);
 }
 
 }  // namespace

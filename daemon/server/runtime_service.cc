@@ -579,7 +579,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
   live->writer->SetCarrier(std::move(first_carrier));
   // Limited like every line a client causes: a tenant opening sessions over
   // and over floods nothing.
-  SessionLog::Open(session, Tenant(peer.uid, entrance.group).ToString())
+  SessionLog::Open(session, Tenant(peer.uid, entrance.group))
       ->Info("opened: pid {} uid {} gid {} '{}'", peer.pid, peer.uid, peer.gid, peer.command);
 
   const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session,
