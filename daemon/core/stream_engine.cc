@@ -23,10 +23,9 @@ void StreamEngine::Stop() {
 void StreamEngine::MakeReady(std::shared_ptr<Stream> stream, uint32_t priority) {
   const SessionId session = stream->options().session;
   absl::MutexLock lock(&mu_);
-  Level& level = levels_[std::min<uint32_t>(priority, kPriorities - 1)];
-  SessionQueue& queue = level.sessions[session];
-  if (queue.streams.empty()) level.order.push_back(session);
-  queue.streams.push_back(std::move(stream));
+  SessionQueue& queue = ready_[session];
+  if (queue.ready++ == 0) order_.push_back(session);
+  queue.streams[std::min<uint32_t>(priority, kPriorities - 1)].push_back(std::move(stream));
 }
 
 void StreamEngine::Post(std::function<void()> work) {
@@ -50,32 +49,27 @@ uint32_t StreamEngine::WeightLocked(SessionId session) const {
 }
 
 bool StreamEngine::HasWorkLocked() const {
-  if (!posted_.empty()) return true;
-  for (const Level& level : levels_) {
-    if (!level.order.empty()) return true;
-  }
-  return false;
+  return !posted_.empty() || !order_.empty();
 }
 
 std::shared_ptr<Stream> StreamEngine::NextStreamLocked() {
-  for (Level& level : levels_) {
-    if (level.order.empty()) continue;
-    const SessionId session = level.order.front();
-    SessionQueue& queue = level.sessions[session];
-    std::shared_ptr<Stream> stream = std::move(queue.streams.front());
-    queue.streams.pop_front();
-    if (queue.turns_left == 0) queue.turns_left = WeightLocked(session);
-    --queue.turns_left;
-    if (queue.streams.empty()) {
-      level.order.pop_front();
-      level.sessions.erase(session);
-    } else if (queue.turns_left == 0) {
-      level.order.pop_front();
-      level.order.push_back(session);  // its round is over: the next session's turn
-    }
-    return stream;
+  if (order_.empty()) return nullptr;
+  const SessionId session = order_.front();
+  SessionQueue& queue = ready_[session];
+  auto& streams = *std::find_if(queue.streams.begin(), queue.streams.end(),
+                                [](const auto& level) { return !level.empty(); });
+  std::shared_ptr<Stream> stream = std::move(streams.front());
+  streams.pop_front();
+  if (queue.turns_left == 0) queue.turns_left = WeightLocked(session);
+  --queue.turns_left;
+  if (--queue.ready == 0) {
+    order_.pop_front();
+    ready_.erase(session);
+  } else if (queue.turns_left == 0) {
+    order_.pop_front();
+    order_.push_back(session);  // its round is over: the next session's turn
   }
-  return nullptr;
+  return stream;
 }
 
 void StreamEngine::WorkerLoop() {

@@ -1,10 +1,14 @@
 // The bounded worker pool of one device: runs whichever streams have a ready
-// head task, highest priority first.
+// head task.
 //
-// Within a priority the device's time is shared between sessions, not
-// streams: sessions take turns (a session of weight w gets w turns per round),
-// and within a session its streams take turns. A tenant with thousands of
-// busy streams thus gets no more of the device than a tenant with one.
+// The device's time is shared between sessions, not streams: sessions take
+// turns (a session of weight w gets w turns per round). A tenant with
+// thousands of busy streams thus gets no more of the device than a tenant
+// with one. A stream's priority orders it among its own session's streams
+// (highest first, streams of one priority in turn), never ahead of another
+// session: a priority is the client's choice, and a tenant that chose 0 must
+// not starve every tenant that kept the default. The operator's weights are
+// what rank sessions.
 #ifndef ACLD_DAEMON_CORE_STREAM_ENGINE_H_
 #define ACLD_DAEMON_CORE_STREAM_ENGINE_H_
 
@@ -55,14 +59,11 @@ class StreamEngine {
   int worker_count() const { return static_cast<int>(workers_.size()); }
 
  private:
+  // A session's ready streams, by priority.
   struct SessionQueue {
-    std::deque<std::shared_ptr<Stream>> streams;
+    std::array<std::deque<std::shared_ptr<Stream>>, kPriorities> streams;
+    size_t ready = 0;  // in all of them
     uint32_t turns_left = 0;
-  };
-  // One priority: the sessions with ready streams, in turn order.
-  struct Level {
-    std::map<SessionId, SessionQueue> sessions;
-    std::deque<SessionId> order;
   };
 
   void WorkerLoop();
@@ -71,7 +72,9 @@ class StreamEngine {
   uint32_t WeightLocked(SessionId session) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
-  std::array<Level, kPriorities> levels_ ABSL_GUARDED_BY(mu_);
+  // The sessions with ready streams, and their turn order.
+  std::map<SessionId, SessionQueue> ready_ ABSL_GUARDED_BY(mu_);
+  std::deque<SessionId> order_ ABSL_GUARDED_BY(mu_);
   std::deque<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);
   std::map<SessionId, uint32_t> weights_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

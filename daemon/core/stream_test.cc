@@ -445,5 +445,59 @@ TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
   EXPECT_LT(victim_done_at, 20u);
 }
 
+// A priority ranks a session's own streams only: a tenant that made every
+// stream priority 0 does not starve a tenant whose stream kept priority 7,
+// and within a session priority 0 still goes first.
+TEST(StreamEngineTest, APriorityRanksOnlyItsOwnSessionsStreams) {
+  hal::Timer timer;
+  StreamEngine engine(1);
+  absl::Mutex mu;
+  std::vector<std::pair<SessionId, uint32_t>> ran;  // session and priority of each task
+  auto task = [&](SessionId session, uint32_t priority) -> TaskFn {
+    return [&, session, priority](const TaskResume&) -> std::optional<absl::Status> {
+      absl::MutexLock lock(&mu);
+      ran.emplace_back(session, priority);
+      return absl::OkStatus();
+    };
+  };
+  auto stream = [&](StreamId id, SessionId session, uint32_t priority) {
+    return std::make_shared<Stream>(Stream::Options{id, session, 0, priority, 0}, engine, timer,
+                                    nullptr);
+  };
+  std::vector<std::shared_ptr<Stream>> urgent;
+  for (int i = 0; i < 100; ++i) urgent.push_back(stream(StreamId(i + 1), 1, 0));
+  auto victim = stream(1000, 2, 7);
+  auto victims_urgent = stream(1001, 2, 0);
+  absl::Notification blocking;
+  absl::Notification release;
+  urgent[0]
+      ->Enqueue(
+          [&](const TaskResume&) -> std::optional<absl::Status> {
+            blocking.Notify();
+            release.WaitForNotificationWithTimeout(absl::Seconds(30));
+            return absl::OkStatus();
+          },
+          0)
+      .IgnoreError();
+  ASSERT_TRUE(blocking.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  for (int t = 0; t < 5; ++t) victim->Enqueue(task(2, 7), 0).IgnoreError();
+  for (auto& flooding : urgent) {
+    for (int t = 0; t < 5; ++t) flooding->Enqueue(task(1, 0), 0).IgnoreError();
+  }
+  for (int t = 0; t < 5; ++t) victims_urgent->Enqueue(task(2, 0), 0).IgnoreError();
+  release.Notify();
+  absl::MutexLock lock(&mu);
+  auto all_ran = [&ran] { return ran.size() == 510u; };
+  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_ran), absl::Seconds(30)));
+  size_t victim_done_at = 0, victims_urgent_done_at = 0;
+  for (size_t i = 0; i < ran.size(); ++i) {
+    if (ran[i] == std::make_pair(SessionId{2}, 7u)) victim_done_at = i;
+    if (ran[i] == std::make_pair(SessionId{2}, 0u)) victims_urgent_done_at = i;
+  }
+  EXPECT_LT(victim_done_at, 40u) << "behind the other session's 500 priority-0 tasks";
+  EXPECT_LT(victims_urgent_done_at, victim_done_at)
+      << "its own priority-0 stream, made ready last, ran first";
+}
+
 }  // namespace
 }  // namespace acld
