@@ -274,6 +274,57 @@ TEST(SimDeviceTest, AHoldsEndRunsItsBacklogASliceAtATimeWithoutNesting) {
   for (const auto& [sequence, status] : reports.completed()) ASSERT_TRUE(status.ok());
 }
 
+// A thread that serves every session and ends a hold (the core's timer
+// timing a callback out) runs no data-moving work at all and only a few
+// other items: a tenant whose thousands of streams time out together would
+// hold it for a slice each.
+TEST(SimDeviceTest, AThreadEndingAHoldRunsNoCopyAndOnlyAFewItems) {
+  SimDevice device(0, 1 << 20);
+  DeviceBuffer buffer = *device.Allocate(4096);
+  const std::thread::id here = std::this_thread::get_id();
+  absl::Mutex mu;
+  size_t completed = 0, completed_here = 0;
+  std::atomic<size_t> reached{0};
+  StreamOptions options;
+  options.on_complete = [&](uint64_t, const absl::Status&) {
+    absl::MutexLock lock(&mu);
+    ++completed;
+    if (std::this_thread::get_id() == here) ++completed_here;
+  };
+  options.on_callback_point = [&](uint64_t) { reached.fetch_add(1); };
+  std::unique_ptr<Stream> stream = *device.CreateStream(options);
+  std::shared_ptr<Event> event = *device.CreateEvent();
+  auto wait_for = [&](size_t count) {
+    absl::MutexLock lock(&mu);
+    auto enough = [&]() { return completed >= count; };
+    return mu.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(60));
+  };
+  auto completed_on_this_thread = [&] {
+    absl::MutexLock lock(&mu);
+    return completed_here;
+  };
+
+  absl::StatusOr<uint64_t> held = stream->HostCallbackPoint();
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(stream->Fill(DeviceSpan{buffer, 0}, 1, 4096).ok());
+  ASSERT_EQ(reached.load(), 1u);
+  stream->ResumeCallbackPoint(*held, absl::OkStatus());
+  ASSERT_TRUE(wait_for(2));
+  EXPECT_EQ(completed_on_this_thread(), 1u) << "the thread that ended the hold ran the fill";
+
+  held = stream->HostCallbackPoint();
+  ASSERT_TRUE(held.ok());
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(stream->RecordEvent(*event, i + 1).ok());
+  // The device's thread may still be pumping after the fill, and reach it.
+  for (int i = 0; i < 6000 && reached.load() < 2; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_EQ(reached.load(), 2u);
+  stream->ResumeCallbackPoint(*held, absl::OkStatus());
+  ASSERT_TRUE(wait_for(2 + 1 + 1000));
+  EXPECT_LE(completed_on_this_thread(), 2u + 16) << "it ran more than a few records";
+  stream.reset();
+  device.Free(buffer);
+}
+
 // A copy or fill of many megabytes is sliced like a backlog: the thread that
 // submits it, or that ends the hold before it (a channel thread delivering a
 // callback's answer), runs a slice of it and leaves the rest to the device's
@@ -539,6 +590,50 @@ TEST(SimDeviceTest, TurningStopOnFailureOffLetsAStoppedStreamGoOn) {
   EXPECT_EQ(SimBytes(DeviceSpan{*buffer, 0})[63], 0x55);
   stream.reset();
   device.Free(*buffer);
+}
+
+// Two streams that release each other's event waits in turn keep a release
+// due on the device's thread all the time; another stream's busy kernel
+// still ends when its time is up, not after their whole exchange.
+TEST(SimDeviceTest, StreamsReleasingEachOtherDoNotHoldBackABusyKernelsEnd) {
+  constexpr int kRounds = 20000;
+  SimDevice device(0, 1 << 20);
+  DeviceBuffer buffer = *device.Allocate(4096);
+  auto memory = std::make_shared<WholeBuffer>(buffer);
+  testing::StreamReports a_reports, b_reports, busy_reports;
+  std::unique_ptr<Stream> a = *device.CreateStream(a_reports.Options());
+  std::unique_ptr<Stream> b = *device.CreateStream(b_reports.Options());
+  std::unique_ptr<Stream> busy = *device.CreateStream(busy_reports.Options());
+  std::shared_ptr<Event> a_done = *device.CreateEvent();
+  std::shared_ptr<Event> b_done = *device.CreateEvent();
+  absl::StatusOr<uint64_t> held = a->HostCallbackPoint();
+  ASSERT_TRUE(held.ok());
+  for (int i = 1; i <= kRounds; ++i) {
+    ASSERT_TRUE(a->RecordEvent(*a_done, i).ok());
+    ASSERT_TRUE(a->WaitEvent(*b_done, i, /*fail_if_dropped=*/false).ok());
+    ASSERT_TRUE(b->WaitEvent(*a_done, i, /*fail_if_dropped=*/false).ok());
+    ASSERT_TRUE(b->RecordEvent(*b_done, i).ok());
+  }
+  ASSERT_TRUE(a_reports.WaitForReached(1));
+  const Function& spin = **device.builtin_kernels()->GetFunction("spin_add_one_u32");
+  const uint64_t spin_fields[2] = {buffer.address, 1000};
+  ASSERT_TRUE(busy->Launch(spin, LaunchParams{1,
+                                              std::string(reinterpret_cast<const char*>(spin_fields),
+                                                          sizeof(spin_fields)),
+                                              memory})
+                  .ok());
+  a->ResumeCallbackPoint(*held, absl::OkStatus());
+  ASSERT_TRUE(busy_reports.WaitForCompleted(1, absl::Seconds(60)));
+  // Its end is due a millisecond in, a few hundred rounds (before, it came
+  // after thousands, whenever the exchange paused).
+  EXPECT_LT(b_reports.completed().size(), size_t{4000})
+      << "the busy kernel's end waited behind the exchange";
+  ASSERT_TRUE(a_reports.WaitForCompleted(1 + 2 * kRounds, absl::Seconds(120)));
+  ASSERT_TRUE(b_reports.WaitForCompleted(2 * kRounds, absl::Seconds(120)));
+  a.reset();
+  b.reset();
+  busy.reset();
+  device.Free(buffer);
 }
 
 }  // namespace

@@ -149,14 +149,16 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // Runs items until the queue is empty or the head holds. One thread pumps
   // at a time; a thread that finds another pumping leaves the work to it.
   // `borrowed`: the caller is a thread that serves every session and ended a
-  // hold (a callback's answer, its timeout): it runs no kernel, reduction or
-  // random numbers, whose work no piece bounds; the device's thread does.
+  // hold (a callback's answer, its timeout): it runs no work that moves or
+  // computes data (copies, fills, kernels, reductions, random numbers) and at
+  // most kBorrowedLooks other items; the device's thread runs the rest. A
+  // tenant whose thousands of streams' callbacks time out together must not
+  // hold the core's timer for a slice each.
   void Pump(bool borrowed = false);
+  static constexpr size_t kBorrowedLooks = 16;
   // How long one thread pumps before it leaves the rest to the device's
-  // timer thread. A hold's end may come on a thread that serves every
-  // session (the core's timer ending a callback's wait, a channel thread
-  // delivering its answer), and a client can queue a long backlog behind the
-  // hold: that thread must not run all of it.
+  // timer thread: a client can queue a long backlog, and the thread that
+  // submits or reaches it (a channel thread) must not run all of it.
   static constexpr absl::Duration kPumpSlice = absl::Microseconds(500);
   // Work whose length the client's sizes decide runs a piece at a time, so
   // that one of gigabytes (seconds) is sliced like a backlog: on a thread
@@ -356,12 +358,13 @@ void SimStream::State::PumpLocked(bool borrowed) {
   std::weak_ptr<State> self = weak_from_this();
   // Read from the first item on: most pumps find nothing to run.
   absl::Time slice_end = absl::InfiniteFuture();
+  size_t borrowed_looks = 0;
   while (!queue.empty() && hold == Hold::kNone) {
     if ((slice_end != absl::InfiniteFuture() && absl::Now() >= slice_end) ||
-        (borrowed && Computes(queue.front()) && !queue.front().busy_micros)) {
+        (borrowed && (Piecewise(queue.front()) || ++borrowed_looks > kBorrowedLooks))) {
       // The rest on the device's thread, a slice at a time between its
       // other streams' events (see kPumpSlice; a borrowed thread leaves it
-      // every kernel too): after those due by now (a busy kernel's end),
+      // at once, see Pump): after those due by now (a busy kernel's end),
       // which a slice scheduled first would keep waiting for as long as the
       // backlog or a gigabyte fill lasts.
       timer.Schedule(timer.Now(), [self] {
@@ -383,7 +386,10 @@ void SimStream::State::PumpLocked(bool borrowed) {
     if (head.kind == Item::Kind::kWait) {
       event_wait = head.event->WaitFor(head.record, [self, held_generation, timer = &timer] {
         // On the device's thread: the completing stream may be mid-item.
-        timer->Schedule(absl::InfinitePast(), [self, held_generation] {
+        // Behind the timers already due: two streams releasing each other
+        // in turn would otherwise keep one release always ahead of every
+        // other stream's busy kernel end or slice, for as long as they like.
+        timer->Schedule(timer->Now(), [self, held_generation] {
           if (auto state = self.lock()) state->Release(held_generation, Hold::kEvent);
         });
       });
