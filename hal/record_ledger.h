@@ -21,6 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hal/settled_records.h"
+
 namespace hal {
 
 class RecordLedger {
@@ -33,7 +35,7 @@ class RecordLedger {
   // True when it had not settled before; its waiters' wake-ups are appended
   // to `woken`.
   bool Settle(uint64_t record, bool ran, std::vector<Wake>& woken);
-  bool Settled(uint64_t record) const;
+  bool Settled(uint64_t record) const { return settled_.Contains(record); }
   // `record` settled without running: one of the latest kDroppedKept such.
   bool Dropped(uint64_t record) const { return dropped_.count(record) != 0; }
   static constexpr size_t kDroppedKept = 1024;
@@ -51,16 +53,10 @@ class RecordLedger {
   // Waits kept now.
   size_t waiting() const { return waiters_.size(); }
   // Runs of settled records kept above the lowest unsettled one (for tests).
-  size_t settled_runs() const { return settled_above_.size(); }
+  size_t settled_runs() const { return settled_.runs(); }
 
  private:
-  uint64_t settled_through_ = 0;  // every record <= this has settled
-  // The records above settled_through_ + 1 that have settled, as ranges
-  // (first -> last): one per gap below them, each gap a record not settled
-  // yet. Records one at a time would grow without bound behind one record
-  // that never settles (a record held behind a wait that never ends, while
-  // the client records the event again and again elsewhere).
-  std::map<uint64_t, uint64_t> settled_above_;
+  SettledRecords settled_;
   std::set<uint64_t> pending_;
   std::set<uint64_t> dropped_;  // the latest kDroppedKept records settled without running
   struct Waiter {

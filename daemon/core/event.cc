@@ -43,14 +43,9 @@ void Event::DropRecord(uint64_t record) {
 }
 
 std::vector<ProgressWaiters::Done> Event::SettleLocked(uint64_t record) {
-  if (SettledHereLocked(record)) return {};
-  settled_after_.insert(record);
-  while (!settled_after_.empty() && *settled_after_.begin() == settled_through_ + 1) {
-    settled_after_.erase(settled_after_.begin());
-    ++settled_through_;
-  }
-  std::vector<ProgressWaiters::Done> ready = waiters_.TakeReached(settled_through_);
-  if (record > settled_through_) {
+  if (!settled_.Add(record)) return {};
+  std::vector<ProgressWaiters::Done> ready = waiters_.TakeReached(settled_.through());
+  if (record > settled_.through()) {
     for (auto& done : waiters_.TakeTarget(record)) ready.push_back(std::move(done));
   }
   return ready;

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <set>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -20,6 +19,7 @@
 #include "daemon/core/progress_waiters.h"
 #include "daemon/core/session_id.h"
 #include "hal/event.h"
+#include "hal/settled_records.h"
 #include "hal/timer.h"
 
 namespace acld {
@@ -108,7 +108,7 @@ class Event : public std::enable_shared_from_this<Event> {
   bool SettledLocked(uint64_t record) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // By our count alone.
   bool SettledHereLocked(uint64_t record) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return record <= settled_through_ || settled_after_.count(record) != 0;
+    return settled_.Contains(record);
   }
   // Marks `record` settled; returns the waits that settles.
   std::vector<ProgressWaiters::Done> SettleLocked(uint64_t record)
@@ -127,10 +127,8 @@ class Event : public std::enable_shared_from_this<Event> {
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;  // highest completed record
   // Records settled (completed or dropped), each on its own: a wait is for
   // one record, and a later one settling first (another stream, another
-  // process holding a shared event) does not settle it. Every record through
-  // settled_through_, and those above it in settled_after_.
-  uint64_t settled_through_ ABSL_GUARDED_BY(mu_) = 0;
-  std::set<uint64_t> settled_after_ ABSL_GUARDED_BY(mu_);
+  // process holding a shared event) does not settle it.
+  hal::SettledRecords settled_ ABSL_GUARDED_BY(mu_);
   bool recorded_ ABSL_GUARDED_BY(mu_) = false;   // a record completed since creation/reset
   int64_t timestamp_ns_ ABSL_GUARDED_BY(mu_) = 0;
   // Streams and synchronizations waiting for a record to settle.
