@@ -644,11 +644,11 @@ absl::Status Runtime::SetWeight(SessionId id, uint32_t weight) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("a session's weight is 1..1000, not ", weight));
   }
-  {
-    absl::MutexLock lock(&mu_);
-    ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-    session->weight = weight;
-  }
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  session->weight = weight;
+  // Under the lock: the session's end, which forgets its weights after it,
+  // cannot come in between and leave one behind.
   for (auto& engine : engines_) engine->SetWeight(id, weight);
   return absl::OkStatus();
 }

@@ -424,6 +424,10 @@ class Runtime {
   // A sharing call (export, import) that raced its session's end leaves no
   // key or grant behind for it.
   void ForgetSharingIfEnded(SessionId id) ABSL_LOCKS_EXCLUDED(mu_);
+  // The session's end (CloseSession) has run. A call that made something
+  // for its session without the lock held checks this after, and undoes
+  // what the end could not see.
+  bool Ended(SessionId id) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<Session*> FindSession(SessionId session) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::shared_ptr<Stream>> FindStream(SessionId session, StreamId stream)
       ABSL_LOCKS_EXCLUDED(mu_);

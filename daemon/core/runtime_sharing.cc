@@ -41,16 +41,16 @@ absl::Status Runtime::CloseMemoryKey(SessionId id, const std::string& key) {
 }
 
 void Runtime::ForgetSharingIfEnded(SessionId id) {
-  // Not under the lock across the call: the call may let go of the last
-  // reference to device memory, which is freed outside the lock.
-  bool ended;
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    ended = sessions_.Find(id) == nullptr;
-  }
   // Its end (CloseSession) ran before this look: what the call made after
-  // that goes now. Otherwise the end, still to come, takes it.
-  if (ended) exports_.SessionEnded(id);
+  // that goes now. Otherwise the end, still to come, takes it. Not under the
+  // lock: the call may let go of the last reference to device memory, which
+  // is freed outside the lock.
+  if (Ended(id)) exports_.SessionEnded(id);
+}
+
+bool Runtime::Ended(SessionId id) {
+  absl::ReaderMutexLock lock(&mu_);
+  return sessions_.Find(id) == nullptr;
 }
 
 absl::StatusOr<int32_t> Runtime::PeerPid(SessionId id) {

@@ -259,8 +259,10 @@ void Runtime::DiscardReleased(Released released) {
   const absl::Status ended = AclStatus(
       ACL_ERROR_RT_SOCKET_CLOSE, "the session ended; the work it had queued was discarded");
   for (const auto& stream : released.streams) {
-    stream->Abort(ended);
+    // Closed first: a call still in flight for the session can append
+    // nothing after the abort, to run on a stream nobody holds.
     stream->Close([] {});
+    stream->Abort(ended);
   }
   for (const auto& stream : released.finishing) stream->Abort(ended);
   released.handles.ReleaseWaiters();
@@ -827,6 +829,9 @@ void Runtime::SynchronizeEvent(SessionId id, EventId event_id, absl::Duration ti
         done(std::move(status));
       },
       id);
+  // Its end may have answered this session's waits in the event before
+  // this one was added, which the owner would keep.
+  if (Ended(id)) (*event)->ReleaseWaitersOf(id);
 }
 
 absl::StatusOr<EventStatus> Runtime::QueryEvent(SessionId id, EventId event_id) {
