@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "acl/acl_base.h"
 #include "gtest/gtest.h"
@@ -156,6 +157,29 @@ TEST_F(MemoryExportsTest, AnImportFinishingAfterItsProcessEndedGrantsNothing) {
   EXPECT_EQ(Code(memory_.Resolve(kImporter, address_, 1).status()), ACL_ERROR_INVALID_PARAM);
   ASSERT_TRUE(exports_.Close(kOwner, key).ok());
   EXPECT_TRUE(memory_.Resolve(kOwner, address_, 4096).ok());
+}
+
+// An allocation's free revokes its every import under the manager's lock:
+// how many it has at once is bounded, over all its keys and importers.
+TEST_F(MemoryExportsTest, AnAllocationIsImportedAtMostSoManyTimesAtOnce) {
+  constexpr size_t kKeys = 600;
+  static_assert(2 * kKeys > MemoryManager::kMaxGrantsPerAllocation, "two importers pass it");
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < kKeys; ++i) keys.push_back(*exports_.Export(kOwner, address_, 4096, 1));
+  for (const std::string& key : keys) ASSERT_TRUE(exports_.Import(Importer(), key).ok());
+  const KernelIdentity stranger{kStranger, 300, 1};
+  size_t imported = 0;
+  for (const std::string& key : keys) {
+    absl::StatusOr<uint64_t> import = exports_.Import(stranger, key);
+    if (!import.ok()) {
+      EXPECT_EQ(Code(import.status()), ACL_ERROR_RT_OVER_LIMIT);
+      break;
+    }
+    ++imported;
+  }
+  EXPECT_EQ(kKeys + imported, MemoryManager::kMaxGrantsPerAllocation);
+  ASSERT_TRUE(exports_.Close(kImporter, keys[0]).ok());
+  EXPECT_TRUE(exports_.Import(stranger, keys[imported]).ok()) << "a closed import makes room";
 }
 
 TEST_F(MemoryExportsTest, RefusesBadArgumentsAndBoundsWhatASessionHolds) {

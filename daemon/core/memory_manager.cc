@@ -268,6 +268,11 @@ absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_
   if (revocations_.count(importer) == 0) {
     return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, "the importing process ended");
   }
+  if (block->grants.size() >= kMaxGrantsPerAllocation) {
+    return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                     absl::StrCat("the shared memory is imported ", block->grants.size(),
+                                  " times already, the most one allocation may be"));
+  }
   block->grants.push_back(Block::SharedRange{importer, address - block->buffer.address, bytes});
   ForgetRevocationLocked(importer, address);
   return absl::OkStatus();

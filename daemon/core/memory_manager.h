@@ -98,9 +98,15 @@ class MemoryManager {
   // not memory another session granted it, which only that one may share.
   bool IsOwnAllocation(SessionId session, const ResolvedRange& range) const;
 
+  // Imports of one allocation at once, over all its keys: its free or its
+  // owner's end revokes them all under the manager's lock, which every copy
+  // and launch of every session takes.
+  static constexpr size_t kMaxGrantsPerAllocation = 1024;
+
   // Sharing. `allocation` is a range's keepalive from Resolve by the owner;
   // `importer` may then resolve [address, address + bytes) of it. Refused
-  // once the owner freed the allocation, or once `importer` was removed.
+  // once the owner freed the allocation, once `importer` was removed, or
+  // past kMaxGrantsPerAllocation.
   absl::Status Grant(const std::weak_ptr<void>& allocation, uint64_t address, uint64_t bytes,
                      SessionId importer);
   // Ends `importer`'s grant at `address` of `allocation` (as given to
