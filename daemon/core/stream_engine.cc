@@ -24,7 +24,13 @@ void StreamEngine::MakeReady(std::shared_ptr<Stream> stream, uint32_t priority) 
   const SessionId session = stream->options().session;
   absl::MutexLock lock(&mu_);
   SessionQueue& queue = ready_[session];
-  if (queue.ready++ == 0) order_.push_back(session);
+  if (queue.ready++ == 0) {
+    auto tenant = tenants_.find(session);
+    queue.tenant = tenant == tenants_.end() ? Tenant() : tenant->second;
+    std::deque<SessionId>& sessions = ready_sessions_[queue.tenant];
+    if (sessions.empty()) tenant_order_.push_back(queue.tenant);
+    sessions.push_back(session);
+  }
   queue.streams[std::min<uint32_t>(priority, kPriorities - 1)].push_back(std::move(stream));
 }
 
@@ -38,9 +44,15 @@ void StreamEngine::SetWeight(SessionId session, uint32_t weight) {
   weights_[session] = std::max<uint32_t>(weight, 1);
 }
 
+void StreamEngine::SetTenant(SessionId session, const Tenant& tenant) {
+  absl::MutexLock lock(&mu_);
+  tenants_[session] = tenant;
+}
+
 void StreamEngine::ForgetSession(SessionId session) {
   absl::MutexLock lock(&mu_);
   weights_.erase(session);
+  tenants_.erase(session);
 }
 
 uint32_t StreamEngine::WeightLocked(SessionId session) const {
@@ -49,13 +61,16 @@ uint32_t StreamEngine::WeightLocked(SessionId session) const {
 }
 
 bool StreamEngine::HasWorkLocked() const {
-  return !posted_.empty() || !order_.empty();
+  return !posted_.empty() || !tenant_order_.empty();
 }
 
 std::shared_ptr<Stream> StreamEngine::NextStreamLocked() {
-  if (order_.empty()) return nullptr;
-  const SessionId session = order_.front();
-  SessionQueue& queue = ready_[session];
+  if (tenant_order_.empty()) return nullptr;
+  auto tenant = ready_sessions_.find(tenant_order_.front());
+  std::deque<SessionId>& sessions = tenant->second;
+  const SessionId session = sessions.front();
+  auto queued = ready_.find(session);
+  SessionQueue& queue = queued->second;
   auto& streams = *std::find_if(queue.streams.begin(), queue.streams.end(),
                                 [](const auto& level) { return !level.empty(); });
   std::shared_ptr<Stream> stream = std::move(streams.front());
@@ -63,11 +78,20 @@ std::shared_ptr<Stream> StreamEngine::NextStreamLocked() {
   if (queue.turns_left == 0) queue.turns_left = WeightLocked(session);
   --queue.turns_left;
   if (--queue.ready == 0) {
-    order_.pop_front();
-    ready_.erase(session);
+    sessions.pop_front();
+    ready_.erase(queued);
   } else if (queue.turns_left == 0) {
-    order_.pop_front();
-    order_.push_back(session);  // its round is over: the next session's turn
+    sessions.pop_front();
+    sessions.push_back(session);
+  } else {
+    return stream;  // the session's turn, and so its tenant's, goes on
+  }
+  // The session's turn is over, and with it its tenant's: the next tenant's.
+  tenant_order_.pop_front();
+  if (sessions.empty()) {
+    ready_sessions_.erase(tenant);
+  } else {
+    tenant_order_.push_back(tenant->first);
   }
   return stream;
 }

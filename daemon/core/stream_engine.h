@@ -1,14 +1,15 @@
 // The bounded worker pool of one device: runs whichever streams have a ready
 // head task.
 //
-// The device's time is shared between sessions, not streams: sessions take
-// turns (a session of weight w gets w turns per round). A tenant with
-// thousands of busy streams thus gets no more of the device than a tenant
-// with one. A stream's priority orders it among its own session's streams
-// (highest first, streams of one priority in turn), never ahead of another
-// session: a priority is the client's choice, and a tenant that chose 0 must
-// not starve every tenant that kept the default. The operator's weights are
-// what rank sessions.
+// The device's time is shared between tenants (a uid, or a quota group), then
+// between a tenant's sessions, not between streams: tenants take turns, and
+// each turn is the turn of the tenant's next session, which runs its streams
+// w times (its weight, the operator's; 1 by default). A tenant with thousands
+// of busy streams, or the 256 sessions one uid may open, thus gets no more of
+// the device than a tenant with one. A stream's priority orders it among its
+// own session's streams (highest first, streams of one priority in turn),
+// never ahead of another session: a priority is the client's choice, and a
+// tenant that chose 0 must not starve every tenant that kept the default.
 #ifndef ACLD_DAEMON_CORE_STREAM_ENGINE_H_
 #define ACLD_DAEMON_CORE_STREAM_ENGINE_H_
 
@@ -25,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/task_tally.h"
 #include "daemon/core/session_id.h"
+#include "daemon/core/tenant.h"
 
 namespace acld {
 
@@ -54,6 +56,9 @@ class StreamEngine {
 
   // Turns per round of `session` (at least 1; 1 by default).
   void SetWeight(SessionId session, uint32_t weight);
+  // Whose share `session` takes its turns from (by default every session
+  // not told is of one tenant, Tenant()).
+  void SetTenant(SessionId session, const Tenant& tenant);
   void ForgetSession(SessionId session);
 
   int worker_count() const { return static_cast<int>(workers_.size()); }
@@ -64,6 +69,7 @@ class StreamEngine {
     std::array<std::deque<std::shared_ptr<Stream>>, kPriorities> streams;
     size_t ready = 0;  // in all of them
     uint32_t turns_left = 0;
+    Tenant tenant;  // as when it became ready (the session may be forgotten)
   };
 
   void WorkerLoop();
@@ -72,9 +78,12 @@ class StreamEngine {
   uint32_t WeightLocked(SessionId session) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
-  // The sessions with ready streams, and their turn order.
+  // The sessions with ready streams; by tenant, their turn order; and the
+  // tenants' turn order.
   std::map<SessionId, SessionQueue> ready_ ABSL_GUARDED_BY(mu_);
-  std::deque<SessionId> order_ ABSL_GUARDED_BY(mu_);
+  std::map<Tenant, std::deque<SessionId>> ready_sessions_ ABSL_GUARDED_BY(mu_);
+  std::deque<Tenant> tenant_order_ ABSL_GUARDED_BY(mu_);
+  std::map<SessionId, Tenant> tenants_ ABSL_GUARDED_BY(mu_);
   std::deque<std::function<void()>> posted_ ABSL_GUARDED_BY(mu_);
   std::map<SessionId, uint32_t> weights_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

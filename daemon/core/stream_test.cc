@@ -499,5 +499,56 @@ TEST(StreamEngineTest, APriorityRanksOnlyItsOwnSessionsStreams) {
       << "its own priority-0 stream, made ready last, ran first";
 }
 
+// One uid may open 256 sessions: its sessions share its turns, and another
+// tenant's one session gets as many as all of them together.
+TEST(StreamEngineTest, DeviceTimeIsSharedBetweenTenantsThenSessions) {
+  hal::Timer timer;
+  StreamEngine engine(1);
+  absl::Mutex mu;
+  std::vector<SessionId> ran;
+  auto task = [&](SessionId session) -> TaskFn {
+    return [&, session](const TaskResume&) -> std::optional<absl::Status> {
+      absl::MutexLock lock(&mu);
+      ran.push_back(session);
+      return absl::OkStatus();
+    };
+  };
+  constexpr SessionId kVictim = 1000;
+  engine.SetTenant(kVictim, Tenant(2000, nullptr));
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (SessionId session = 1; session <= 50; ++session) {
+    engine.SetTenant(session, Tenant(1000, nullptr));
+    streams.push_back(std::make_shared<Stream>(Stream::Options{StreamId(session), session, 0, 0, 0},
+                                               engine, timer, nullptr));
+  }
+  auto victim =
+      std::make_shared<Stream>(Stream::Options{1000, kVictim, 0, 0, 0}, engine, timer, nullptr);
+  absl::Notification blocking;
+  absl::Notification release;
+  streams[0]
+      ->Enqueue(
+          [&](const TaskResume&) -> std::optional<absl::Status> {
+            blocking.Notify();
+            release.WaitForNotificationWithTimeout(absl::Seconds(30));
+            return absl::OkStatus();
+          },
+          0)
+      .IgnoreError();
+  ASSERT_TRUE(blocking.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  for (auto& stream : streams) {
+    for (int t = 0; t < 5; ++t) stream->Enqueue(task(stream->options().session), 0).IgnoreError();
+  }
+  for (int t = 0; t < 5; ++t) victim->Enqueue(task(kVictim), 0).IgnoreError();
+  release.Notify();
+  absl::MutexLock lock(&mu);
+  auto all_ran = [&ran] { return ran.size() == 255u; };
+  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_ran), absl::Seconds(30)));
+  size_t victim_done_at = 0;
+  for (size_t i = 0; i < ran.size(); ++i) {
+    if (ran[i] == kVictim) victim_done_at = i;
+  }
+  EXPECT_LT(victim_done_at, 30u) << "it waited for the other tenant's sessions one by one";
+}
+
 }  // namespace
 }  // namespace acld
