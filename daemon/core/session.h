@@ -78,7 +78,8 @@ struct Session {
   std::map<ContextId, Context> contexts;
   std::map<int32_t, ContextId> default_contexts;  // per device
   std::map<StreamId, std::shared_ptr<Stream>> streams;
-  // Its places on each device's queue, shared by its streams there.
+  // Its tenant's places on each device's queue (Runtime::device_shares_),
+  // shared by its streams there and its tenant's other sessions.
   std::map<int32_t, std::shared_ptr<DeviceShare>> device_shares;
   std::map<EventId, std::shared_ptr<Event>> events;
   std::map<NotifyId, std::shared_ptr<Notify>> notifies;  // share the events quota
