@@ -95,10 +95,12 @@ ChannelPool::~ChannelPool() {
   close(epoll_fd_);
 }
 
-absl::StatusOr<uint64_t> ChannelPool::Add(int doorbell, std::shared_ptr<Member> member) {
+absl::StatusOr<uint64_t> ChannelPool::Add(int doorbell, std::shared_ptr<Member> member,
+                                          const Tenant& tenant) {
   auto entry = std::make_shared<Entry>();
   entry->member = std::move(member);
   entry->doorbell = doorbell;
+  entry->tenant = tenant;
   uint64_t id;
   {
     absl::MutexLock lock(&mu_);
@@ -140,12 +142,12 @@ void ChannelPool::Wake(uint64_t id) {
   Schedule(entry, /*on_pool_thread=*/false);
 }
 
-void ChannelPool::Post(std::function<void()> task) {
+void ChannelPool::Post(std::function<void()> task, const Tenant& tenant) {
   bool poke;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return;
-    runnable_.push_back(std::move(task));
+    runnable_.Push(tenant, std::move(task));
     waiting_.store(QueuedLocked(), std::memory_order_relaxed);
     poke = AnyoneSleepsLocked();
   }
@@ -181,22 +183,21 @@ void ChannelPool::QueueTurnLocked(const std::shared_ptr<Entry>& entry) {
   if (entry->turns.load(std::memory_order_relaxed) < kTurnsAhead) {
     ahead_.push_back(std::move(turn));
   } else {
-    runnable_.push_back(std::move(turn));
+    runnable_.Push(entry->tenant, std::move(turn));
   }
   waiting_.store(QueuedLocked(), std::memory_order_relaxed);
 }
 
 std::function<void()> ChannelPool::TakeLocked() {
-  std::deque<std::function<void()>>* from = &runnable_;
+  std::function<void()> task;
   if (!ahead_.empty() && (runnable_.empty() || ahead_in_a_row_ < kAheadInARow)) {
-    from = &ahead_;
+    task = std::move(ahead_.front());
+    ahead_.pop_front();
     ++ahead_in_a_row_;
   } else {
     ahead_in_a_row_ = 0;
+    task = runnable_.Pop();
   }
-  if (from->empty()) return nullptr;
-  std::function<void()> task = std::move(from->front());
-  from->pop_front();
   waiting_.store(QueuedLocked(), std::memory_order_relaxed);
   return task;
 }

@@ -13,7 +13,8 @@
 // the turn run once more instead (a few times at most). A turn does a
 // bounded amount of work; a member with more left, or still rung, goes to
 // the back of the run queue, so a busy client cannot keep a thread from the
-// others. A new member's first few turns go ahead instead: a process that
+// others. The run queue takes turns between tenants (TenantTurns): a uid's
+// hundreds of sessions share its turns. A new member's first few turns go ahead instead: a process that
 // just opened its session (aclInit, then its first calls) is not made to
 // wait a whole round of a busy host's sessions per call. But at most
 // kAheadInARow turns go ahead before one from the queue: a tenant opening
@@ -36,6 +37,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/core/tenant.h"
+#include "daemon/server/tenant_turns.h"
 
 namespace acld::server {
 
@@ -70,7 +73,8 @@ class ChannelPool {
   // Serves `member` once now and whenever `doorbell` rings, until Remove.
   // The caller keeps `doorbell` open until then. An error when epoll
   // refuses the descriptor.
-  absl::StatusOr<uint64_t> Add(int doorbell, std::shared_ptr<Member> member);
+  absl::StatusOr<uint64_t> Add(int doorbell, std::shared_ptr<Member> member,
+                               const Tenant& tenant);
   // Serves it no more; its doorbell leaves the epoll set (the caller may
   // close it now). A turn running or queued now may still run (it holds the
   // member).
@@ -78,8 +82,9 @@ class ChannelPool {
   // Runs a turn of `id` soon, as if its doorbell had rung.
   void Wake(uint64_t id);
   // Runs `task` on a pool thread soon (work that must not run where it
-  // arises, e.g. in a gRPC reaction). Tasks must not block for long.
-  void Post(std::function<void()> task);
+  // arises, e.g. in a gRPC reaction), in `tenant`'s turn (Tenant(): acld's
+  // own work, in uid 0's). Tasks must not block for long.
+  void Post(std::function<void()> task, const Tenant& tenant = Tenant());
 
   // How many of a member's first turns go ahead of the run queue.
   static constexpr int kTurnsAhead = 8;
@@ -113,6 +118,7 @@ class ChannelPool {
     std::atomic<bool> again{false};
     // Turns run so far (counted up to kTurnsAhead).
     std::atomic<int> turns{0};
+    Tenant tenant;
   };
 
   void Loop();
@@ -142,7 +148,7 @@ class ChannelPool {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  std::deque<std::function<void()>> runnable_ ABSL_GUARDED_BY(mu_);
+  TenantTurns runnable_ ABSL_GUARDED_BY(mu_);
   std::deque<std::function<void()>> ahead_ ABSL_GUARDED_BY(mu_);  // new members' turns
   int ahead_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<size_t> waiting_{0};  // QueuedLocked(), read without the lock

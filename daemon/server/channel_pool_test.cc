@@ -61,7 +61,7 @@ TEST(ChannelPoolTest, TellsWhetherOthersWaitForAThread) {
   const int doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   ASSERT_GE(doorbell, 0);
   auto member = std::make_shared<HoldingMember>();
-  absl::StatusOr<uint64_t> id = pool.Add(doorbell, member);
+  absl::StatusOr<uint64_t> id = pool.Add(doorbell, member, Tenant());
   ASSERT_TRUE(id.ok()) << id.status();
   member->started_.WaitForNotification();
   EXPECT_FALSE(pool.OthersWaiting());
@@ -121,7 +121,7 @@ class RecordingMember : public ChannelPool::Member {
 // Adds `member` and runs its turns until the next ones queue at the back.
 uint64_t AddEstablished(ChannelPool& pool, int doorbell,
                         const std::shared_ptr<RecordingMember>& member) {
-  absl::StatusOr<uint64_t> id = pool.Add(doorbell, member);
+  absl::StatusOr<uint64_t> id = pool.Add(doorbell, member, Tenant());
   EXPECT_TRUE(id.ok()) << id.status();
   for (int turn = 1; turn <= ChannelPool::kTurnsAhead + 1; ++turn) {
     EXPECT_TRUE(hal::testing::Eventually([&] { return member->turns_.load() >= turn; }));
@@ -150,7 +150,7 @@ TEST(ChannelPoolTest, ANewMembersFirstTurnsGoAheadOfEstablishedOnes) {
   // The only thread is held; meanwhile the established member and then a
   // new one have a turn to run.
   auto holder = std::make_shared<HoldingMember>();
-  absl::StatusOr<uint64_t> holder_id = pool.Add(doorbells[1], holder);
+  absl::StatusOr<uint64_t> holder_id = pool.Add(doorbells[1], holder, Tenant());
   ASSERT_TRUE(holder_id.ok()) << holder_id.status();
   holder->started_.WaitForNotification();
   {
@@ -159,7 +159,7 @@ TEST(ChannelPoolTest, ANewMembersFirstTurnsGoAheadOfEstablishedOnes) {
   }
   pool.Wake(established_id);
   auto fresh = std::make_shared<RecordingMember>(kNew, &mu, &order);
-  absl::StatusOr<uint64_t> fresh_id = pool.Add(doorbells[2], fresh);
+  absl::StatusOr<uint64_t> fresh_id = pool.Add(doorbells[2], fresh, Tenant());
   ASSERT_TRUE(fresh_id.ok()) << fresh_id.status();
   holder->release_.Notify();
   ASSERT_TRUE(hal::testing::Eventually([&] {
@@ -191,7 +191,7 @@ TEST(ChannelPoolTest, NewMembersGoAheadOnlyAFewTurnsInARow) {
   auto established = std::make_shared<RecordingMember>(kEstablished, &mu, &order);
   std::vector<uint64_t> ids = {AddEstablished(pool, doorbells[0], established)};
   auto holder = std::make_shared<HoldingMember>();
-  absl::StatusOr<uint64_t> holder_id = pool.Add(doorbells[1], holder);
+  absl::StatusOr<uint64_t> holder_id = pool.Add(doorbells[1], holder, Tenant());
   ASSERT_TRUE(holder_id.ok()) << holder_id.status();
   ids.push_back(*holder_id);
   holder->started_.WaitForNotification();
@@ -203,7 +203,7 @@ TEST(ChannelPoolTest, NewMembersGoAheadOnlyAFewTurnsInARow) {
   std::vector<std::shared_ptr<RecordingMember>> fresh;
   for (int i = 0; i < kNewMembers; ++i) {
     fresh.push_back(std::make_shared<RecordingMember>(i, &mu, &order));
-    absl::StatusOr<uint64_t> id = pool.Add(doorbells[i + 2], fresh.back());
+    absl::StatusOr<uint64_t> id = pool.Add(doorbells[i + 2], fresh.back(), Tenant());
     ASSERT_TRUE(id.ok()) << id.status();
     ids.push_back(*id);
   }
@@ -253,7 +253,7 @@ TEST(ChannelPoolTest, AMemberRungDuringEveryTurnStillLetsOthersRun) {
     ASSERT_GE(doorbell, 0);
   }
   auto ringer = std::make_shared<Ringer>(&pool);
-  absl::StatusOr<uint64_t> ringer_id = pool.Add(doorbells[0], ringer);
+  absl::StatusOr<uint64_t> ringer_id = pool.Add(doorbells[0], ringer, Tenant());
   ASSERT_TRUE(ringer_id.ok()) << ringer_id.status();
   ringer->id_.store(*ringer_id);
   pool.Wake(*ringer_id);
@@ -262,7 +262,7 @@ TEST(ChannelPoolTest, AMemberRungDuringEveryTurnStillLetsOthersRun) {
   absl::Mutex mu;
   std::vector<int> order;
   auto other = std::make_shared<RecordingMember>(1, &mu, &order);
-  absl::StatusOr<uint64_t> other_id = pool.Add(doorbells[1], other);
+  absl::StatusOr<uint64_t> other_id = pool.Add(doorbells[1], other, Tenant());
   ASSERT_TRUE(other_id.ok()) << other_id.status();
   pool.Wake(*other_id);
   ASSERT_TRUE(hal::testing::Eventually([&] { return other->turns_.load() > 0; }));
@@ -270,6 +270,37 @@ TEST(ChannelPoolTest, AMemberRungDuringEveryTurnStillLetsOthersRun) {
   ringer->id_.store(0);  // stops ringing
   for (uint64_t id : {*ringer_id, *other_id}) pool.Remove(id);
   for (int doorbell : doorbells) close(doorbell);
+}
+
+// The run queue takes turns between tenants: one tenant's hundred queued
+// turns (its sessions' requests) hold another tenant's one back by a turn.
+TEST(ChannelPoolTest, TenantsTakeTurnsWhateverTheirQueuedTurns) {
+  ChannelPool pool(/*threads=*/1);
+  absl::Notification started, release;
+  pool.Post([&] {
+    started.Notify();
+    release.WaitForNotificationWithTimeout(absl::Seconds(30));
+  });
+  ASSERT_TRUE(started.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  absl::Mutex mu;
+  std::vector<uint32_t> ran;  // the uid of each task, in order
+  auto task = [&](uint32_t uid) {
+    return [&mu, &ran, uid] {
+      absl::MutexLock lock(&mu);
+      ran.push_back(uid);
+    };
+  };
+  for (int i = 0; i < 100; ++i) pool.Post(task(1000), Tenant(1000, nullptr));
+  pool.Post(task(2000), Tenant(2000, nullptr));
+  release.Notify();
+  absl::MutexLock lock(&mu);
+  auto all_ran = [&ran] { return ran.size() == 101u; };
+  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_ran), absl::Seconds(30)));
+  size_t other_at = 0;
+  for (size_t i = 0; i < ran.size(); ++i) {
+    if (ran[i] == 2000) other_at = i;
+  }
+  EXPECT_LE(other_at, 1u) << "it waited behind the other tenant's turns";
 }
 
 }  // namespace

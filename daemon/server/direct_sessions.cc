@@ -76,10 +76,12 @@ absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
   {
     absl::MutexLock lock(&live->mu);
     live->direct_handler = opened->handler;
-    live->end_direct = [this, weak] {
-      pool_.Post([this, weak] {
-        if (auto ending = weak.lock()) EndDirect(ending);
-      });
+    live->end_direct = [this, weak, tenant = Tenant(live->uid, live->group)] {
+      pool_.Post(
+          [this, weak] {
+            if (auto ending = weak.lock()) EndDirect(ending);
+          },
+          tenant);
     };
   }
   opened->handler->Open(kSessionOpenedCallId, /*on_ring=*/true);
@@ -98,8 +100,10 @@ void RuntimeService::AttachConnection(const std::shared_ptr<Live>& live, UniqueF
     live->end_direct();
     return;
   }
-  absl::StatusOr<uint64_t> id = pool_.Add(
-      live->connection->get(), std::make_shared<HangupWatch>(*this, live, live->connection));
+  absl::StatusOr<uint64_t> id =
+      pool_.Add(live->connection->get(),
+                std::make_shared<HangupWatch>(*this, live, live->connection),
+                Tenant(live->uid, live->group));
   if (id.ok()) {
     live->hangup_id = *id;
   } else {

@@ -590,7 +590,8 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       runtime_, session, peer.uid, peer.pid, entrance.desk, shared_memory_limits,
       [writer](const ServerMessage& message) { writer->Write(message); },
       group != nullptr ? group->view() : DeviceView::Host(runtime_.DeviceCount()),
-      SyncTransfers::Threads{[this](std::function<void()> task) { pool_.Post(std::move(task)); },
+      SyncTransfers::Threads{[this, tenant = Tenant(peer.uid, entrance.group)](
+                                 std::function<void()> task) { pool_.Post(std::move(task), tenant); },
                              [this] { return pool_.OthersRang(); }});
   {
     absl::MutexLock lock(&live->mu);
@@ -623,7 +624,7 @@ void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
     absl::MutexLock lock(&live->mu);
     if (live->cancelled) return;  // ended already (its process went at once)
     live->turn = turn;
-    id = pool_.Add(live->ring->doorbell(), turn);
+    id = pool_.Add(live->ring->doorbell(), turn, Tenant(live->uid, live->group));
     if (id.ok()) {
       live->pool_id = *id;
       turn->SetId(*id);
@@ -637,6 +638,9 @@ void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
 
 void RuntimeService::Reap(std::shared_ptr<Live> live, std::shared_ptr<SessionHandler> handler,
                           std::function<void()> finish) {
+  // In its tenant's turn: a tenant ending sessions by the hundred holds
+  // back only its own turns.
+  const Tenant tenant(live->uid, live->group);
   pool_.Post([this, live = std::move(live), handler = std::move(handler),
               finish = std::move(finish)]() mutable {
     const absl::Time reap_start = absl::Now();
@@ -658,7 +662,7 @@ void RuntimeService::Reap(std::shared_ptr<Live> live, std::shared_ptr<SessionHan
                 absl::FormatDuration(absl::Now() - reap_start));
     }
     finish();
-  });
+  }, tenant);
 }
 
 void RuntimeService::CallDone(const std::shared_ptr<Live>& live) {
