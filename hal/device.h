@@ -129,7 +129,7 @@ class Device {
   virtual DeviceUtilization Utilization() const = 0;
 
   virtual absl::StatusOr<std::unique_ptr<Stream>> CreateStream(StreamOptions options) = 0;
-  // How many tasks of one tenant (its sessions together) the core lets the device hold at once
+  // How many tasks of one session the core lets the device hold at once
   // (daemon/core/device_share.h). A device with queues of its own runs what
   // it holds in its own order, which knows nothing of sessions; 0: no bound,
   // the device runs work as it is submitted (the sim).

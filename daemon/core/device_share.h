@@ -1,12 +1,11 @@
-// How much of one device's own queue one tenant (its sessions together) may
-// fill.
+// How much of one device's own queue one session may fill.
 //
 // A stream hands device work to its device stream as soon as it reaches it,
 // and a device with queues of its own (an NPU, a vendor runtime) then runs
 // that work in its own order, which knows nothing of sessions: a tenant with
 // 2,000 busy streams would fill it, and every other tenant's kernel would wait
 // behind all of them. The StreamEngine shares the daemon's turns between
-// tenants; a DeviceShare shares the device's queue: one tenant has at most
+// sessions; a DeviceShare shares the device's queue: one session has at most
 // `limit` tasks on one device at a time, and when they are all there its
 // streams wait for places in the order they asked.
 //
@@ -14,7 +13,7 @@
 //   - The device may hold a task for something outside its stream (an event
 //     wait, a host-callback point); if such tasks held every place, the
 //     stream that would release them could never submit. So while any of the
-//     tenant's tasks on the device may be held, a stream with nothing on the
+//     session's tasks on the device may be held, a stream with nothing on the
 //     device may always put one task there, and streams that waited when
 //     there was none are asked again when the first arrives. Every stream's
 //     next task then reaches the device once the work before it in its stream
@@ -51,8 +50,8 @@ class DeviceShare {
   };
 
   // `limit`: hal::Device::tasks_per_session() (the acl backend's 64: enough to
-  // keep a device busy, few enough that another tenant's task waits behind
-  // at most that many of a tenant's).
+  // keep a device busy, few enough that another session's task waits behind
+  // at most that many of a session's).
   explicit DeviceShare(uint32_t limit) : limit_(limit) {}
 
   enum class Taken {

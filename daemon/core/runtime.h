@@ -429,9 +429,6 @@ class Runtime {
   // what the end could not see.
   bool Ended(SessionId id) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<Session*> FindSession(SessionId session) ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  std::shared_ptr<DeviceShare> TenantDeviceShareLocked(const Tenant& tenant, int32_t device_id,
-                                                       uint32_t places)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::shared_ptr<Stream>> FindStream(SessionId session, StreamId stream)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::shared_ptr<Event>> FindEvent(SessionId session, EventId event)
@@ -643,11 +640,6 @@ class Runtime {
   const uint64_t max_queued_bytes_per_tenant_;
   // Shared by the budgets of each tenant's sessions (acld only).
   std::map<Tenant, std::weak_ptr<TenantQueue>> tenant_queues_ ABSL_GUARDED_BY(mu_);
-  // Each tenant's places on each device with queues of its own, shared by
-  // its sessions (which hold them): one uid's 256 sessions must not put 256
-  // times a session's share ahead of another tenant's kernel.
-  std::map<std::pair<Tenant, int32_t>, std::weak_ptr<DeviceShare>> device_shares_
-      ABSL_GUARDED_BY(mu_);
   const uint64_t max_binary_bytes_;
   // Binary bytes as charged to sessions, per tenant (limit: the per-uid option).
   TenantTally binary_bytes_by_tenant_ ABSL_GUARDED_BY(mu_);

@@ -124,20 +124,6 @@ absl::StatusOr<std::shared_ptr<Notify>> Runtime::FindNotify(SessionId id, Notify
   return it->second;
 }
 
-std::shared_ptr<DeviceShare> Runtime::TenantDeviceShareLocked(const Tenant& tenant,
-                                                              int32_t device_id, uint32_t places) {
-  for (auto it = device_shares_.begin(); it != device_shares_.end();) {
-    it = it->second.expired() ? device_shares_.erase(it) : std::next(it);
-  }
-  std::weak_ptr<DeviceShare>& entry = device_shares_[{tenant, device_id}];
-  std::shared_ptr<DeviceShare> share = entry.lock();
-  if (share == nullptr) {
-    share = std::make_shared<DeviceShare>(places);
-    entry = share;
-  }
-  return share;
-}
-
 absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& session,
                                                                  int32_t device_id,
                                                                  uint32_t priority,
@@ -148,7 +134,7 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
   const uint32_t places = backend_->device(device_id).tasks_per_session();
   if (places > 0) {
     std::shared_ptr<DeviceShare>& share = session.device_shares[device_id];
-    if (share == nullptr) share = TenantDeviceShareLocked(TenantOf(session), device_id, places);
+    if (share == nullptr) share = std::make_shared<DeviceShare>(places);
     options.device_share = share;
   }
   ACL_ASSIGN_OR_RETURN(

@@ -521,57 +521,6 @@ TEST_F(RuntimeHandlesTest, ContextsEventsAndClosingStreamsCountAgainstTheirLimit
   EXPECT_EQ(ReadWord(runtime_, b_, memory), 1u);  // the force-destroyed stream's kernel ran
 }
 
-// On a device with queues of its own, a tenant's sessions share its places
-// there: a second session of the same uid waits for a place the first holds,
-// another tenant's does not.
-TEST(RuntimeLimitsTest, ATenantsSessionsShareItsPlacesOnADevice) {
-  hal::testing::FakeClock clock;
-  hal::sim::SimOptions sim{1, 1 << 20, &clock};
-  sim.tasks_per_session = 2;
-  RuntimeOptions options;
-  options.clock = &clock;
-  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
-  const SessionId first = runtime.OpenSession({100, 1000, 1000, "first"});
-  const SessionId second = runtime.OpenSession({101, 1000, 1000, "second"});
-  const SessionId other = runtime.OpenSession({102, 2000, 2000, "other"});
-  auto busy_stream = [&](SessionId session, int kernels) {
-    const ContextInfo context = *runtime.SetDevice(session, 0);
-    const uint64_t memory = *runtime.Malloc(session, 0, 64);
-    const StreamId stream = *runtime.CreateStream(session, context.context, 0, 0);
-    for (int i = 0; i < kernels; ++i) {
-      EXPECT_TRUE(
-          runtime.LaunchKernel(session, stream, 0, {"spin_add_one_u32", 1, {memory, 100000}}).ok());
-    }
-    return stream;
-  };
-  auto state_of = [&](StreamId stream) {
-    for (const StreamSnapshot& each : runtime.Snapshot().streams) {
-      if (each.id == stream) return each.stats.state;
-    }
-    return std::string();
-  };
-  const StreamId holding = busy_stream(first, 2);
-  ASSERT_TRUE(Eventually([&] { return state_of(holding) == "waiting on kernel"; }));
-  const StreamId waiting = busy_stream(second, 1);
-  const StreamId others = busy_stream(other, 1);
-  EXPECT_TRUE(Eventually([&] { return state_of(others) == "waiting on kernel"; }));
-  EXPECT_TRUE(Eventually([&] {
-    return state_of(waiting) == "waiting for a place on the device (its tenant has 2 of 2)";
-  })) << state_of(waiting);
-  // Each kernel's busy time counts from its start: the clock moves until
-  // all of them ran.
-  auto all_idle = [&] {
-    return *runtime.StreamIdle(first, holding) && *runtime.StreamIdle(second, waiting) &&
-           *runtime.StreamIdle(other, others);
-  };
-  for (int i = 0; i < 100 && !all_idle(); ++i) {
-    clock.Advance(absl::Seconds(1));
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  EXPECT_TRUE(all_idle());
-  for (SessionId session : {first, second, other}) runtime.CloseSession(session);
-}
-
 TEST(RuntimeLimitsTest, ContextAndEventCapsNameTheirFlags) {
   RuntimeOptions options;
   options.default_max_contexts = 2;

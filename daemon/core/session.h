@@ -78,8 +78,7 @@ struct Session {
   std::map<ContextId, Context> contexts;
   std::map<int32_t, ContextId> default_contexts;  // per device
   std::map<StreamId, std::shared_ptr<Stream>> streams;
-  // Its tenant's places on each device's queue (Runtime::device_shares_),
-  // shared by its streams there and its tenant's other sessions.
+  // Its places on each device's queue, shared by its streams there.
   std::map<int32_t, std::shared_ptr<DeviceShare>> device_shares;
   std::map<EventId, std::shared_ptr<Event>> events;
   std::map<NotifyId, std::shared_ptr<Notify>> notifies;  // share the events quota

@@ -1025,7 +1025,7 @@ StreamStats Stream::Stats() const {
     stats.state = absl::StrCat("waiting on ", in_flight_.front().waits_for);
   }
   if (state_ == State::kDraining && short_of_place_) {
-    stats.state = absl::StrCat("waiting for a place on the device (its tenant has ",
+    stats.state = absl::StrCat("waiting for a place on the device (its process has ",
                                options_.device_share->used(), " of ",
                                options_.device_share->limit(), ")");
   }

@@ -155,7 +155,7 @@ TEST_F(StreamDeviceTest, ASessionsStreamsPutAtMostItsShareOfTasksOnTheDevice) {
   ASSERT_TRUE(second->EnqueueDeviceWork(Fill(10, 8), "fill", 0, nullptr, nullptr, nullptr).ok());
   // The rest wait on acld's side.
   ASSERT_TRUE(hal::testing::Eventually([&] {
-    return second->Stats().state == "waiting for a place on the device (its tenant has 4 of 4)";
+    return second->Stats().state == "waiting for a place on the device (its process has 4 of 4)";
   })) << second->Stats().state;
   absl::SleepFor(absl::Milliseconds(50));
   EXPECT_EQ(submitted_.load(), 3);

@@ -16,7 +16,6 @@ class SimBackend : public Backend {
       devices_.push_back(std::make_unique<SimDevice>(
           id, options.device_memory_bytes,
           options.clock != nullptr ? *options.clock : HostClock(), memory_watch));
-      devices_.back()->set_tasks_per_session(options.tasks_per_session);
     }
   }
 

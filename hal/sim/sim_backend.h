@@ -16,10 +16,6 @@ struct SimOptions {
   // The clock of the devices' busy time (nullptr: the host's); tests pass a
   // hal::testing::FakeClock.
   Clock* clock = nullptr;
-  // hal::Device::tasks_per_session of every device. The sim runs work as it
-  // is submitted and needs no bound (0); tests of the core's share of a
-  // device with queues of its own (daemon/core/device_share.h) set one.
-  uint32_t tasks_per_session = 0;
 };
 
 // The SoC name every sim device reports (stable, so tests can rely on it).

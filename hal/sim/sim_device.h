@@ -47,8 +47,6 @@ class SimDevice : public Device {
   absl::Status BringUp() override;
   void Release() override;
   bool is_up() const override { return up_.load(std::memory_order_acquire); }
-  uint32_t tasks_per_session() const override { return tasks_per_session_; }
-  void set_tasks_per_session(uint32_t tasks) { tasks_per_session_ = tasks; }
 
   absl::StatusOr<DeviceBuffer> Allocate(uint64_t size) override;
   std::optional<uint64_t> ReservedBytes(uint64_t size) const override;
@@ -83,7 +81,6 @@ class SimDevice : public Device {
   const DeviceInfo info_;
   // The device's own thread: kernels' busy time and what follows it.
   Timer timer_;
-  uint32_t tasks_per_session_ = 0;  // SimOptions::tasks_per_session
   std::atomic<bool> up_{false};
   // Busy time is measured on the clock it is scheduled on (the timer's: a
   // FakeClock in tests), not on the event clock.
