@@ -259,10 +259,8 @@ void Runtime::DiscardReleased(Released released) {
   const absl::Status ended = AclStatus(
       ACL_ERROR_RT_SOCKET_CLOSE, "the session ended; the work it had queued was discarded");
   for (const auto& stream : released.streams) {
-    // Closed first: a call still in flight for the session can append
-    // nothing after the abort, to run on a stream nobody holds.
-    stream->Close([] {});
     stream->Abort(ended);
+    stream->Close([] {});
   }
   for (const auto& stream : released.finishing) stream->Abort(ended);
   released.handles.ReleaseWaiters();
