@@ -110,9 +110,11 @@ absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
                      absl::StrCat(kApi, ": this process holds ", count,
                                   " imports, the most it may; close some"));
   }
-  // After the cap: passing the whitelist binds its entry to this session,
+  ACL_RETURN_IF_ERROR(memory_.GrantRoom(entry.allocation, entry.address, importer.session));
+  // After the caps: passing the whitelist binds its entry to this session,
   // which must then hold the import (its end unbinds the entry). Only a
-  // freed export refuses it after that (Grant), and nobody imports that.
+  // race refuses it after that (a free, or the importer's end, which
+  // unbinds the entry).
   if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
     return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
                      absl::StrCat(kApi, ": process ", importer.pid,

@@ -247,18 +247,23 @@ absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
   return absl::OkStatus();
 }
 
-absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_t address,
-                                  uint64_t bytes, SessionId importer) {
+MemoryManager::Block* MemoryManager::LiveBlockLocked(const std::shared_ptr<void>& held,
+                                                    uint64_t address) const {
+  if (held == nullptr) return nullptr;
+  auto it = allocations_.upper_bound(address);
+  // Still live: a freed block may linger while tasks pin it.
+  if (it == allocations_.begin() || std::prev(it)->second != held) return nullptr;
+  return std::prev(it)->second.get();
+}
+
+absl::Status MemoryManager::GrantRoom(const std::weak_ptr<void>& allocation, uint64_t address,
+                                      SessionId importer) const {
   const std::shared_ptr<void> held = allocation.lock();  // released after the lock
-  absl::MutexLock lock(&mu_);
-  Block* block = nullptr;
-  if (held != nullptr) {
-    auto it = allocations_.upper_bound(address);
-    // Still live: a freed block may linger while tasks pin it.
-    if (it != allocations_.begin() && std::prev(it)->second == held) {
-      block = std::prev(it)->second.get();
-    }
-  }
+  absl::ReaderMutexLock lock(&mu_);
+  return GrantRoomLocked(LiveBlockLocked(held, address), importer);
+}
+
+absl::Status MemoryManager::GrantRoomLocked(const Block* block, SessionId importer) const {
   if (block == nullptr) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      "the shared memory was freed by the process that exported it");
@@ -273,6 +278,15 @@ absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_
                      absl::StrCat("the shared memory is imported ", block->grants.size(),
                                   " times already, the most one allocation may be"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_t address,
+                                  uint64_t bytes, SessionId importer) {
+  const std::shared_ptr<void> held = allocation.lock();  // released after the lock
+  absl::MutexLock lock(&mu_);
+  Block* block = LiveBlockLocked(held, address);
+  ACL_RETURN_IF_ERROR(GrantRoomLocked(block, importer));
   block->grants.push_back(Block::SharedRange{importer, address - block->buffer.address, bytes});
   ForgetRevocationLocked(importer, address);
   return absl::OkStatus();

@@ -109,6 +109,10 @@ class MemoryManager {
   // past kMaxGrantsPerAllocation.
   absl::Status Grant(const std::weak_ptr<void>& allocation, uint64_t address, uint64_t bytes,
                      SessionId importer);
+  // Whether Grant would grant now (MemoryExports asks before a whitelist
+  // entry binds to the importer, so that only a race refuses it after).
+  absl::Status GrantRoom(const std::weak_ptr<void>& allocation, uint64_t address,
+                         SessionId importer) const;
   // Ends `importer`'s grant at `address` of `allocation` (as given to
   // Grant); a later use of it fails with `reason` in its message. Work that
   // resolved it already keeps its pin. Nothing when the allocation is gone:
@@ -212,6 +216,11 @@ class MemoryManager {
   // Drops `address` from `session`'s entries in `index`.
   static void Unindex(std::map<SessionId, std::set<uint64_t>>& index, SessionId session,
                       uint64_t address);
+  // The live allocation at `address` if it is `held`; null otherwise.
+  Block* LiveBlockLocked(const std::shared_ptr<void>& held, uint64_t address) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status GrantRoomLocked(const Block* block, SessionId importer) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // A block charged to `session`, not yet reachable by any address.
   absl::StatusOr<std::shared_ptr<Block>> NewBlock(SessionId session, int32_t device,
                                                   uint64_t size, const char* api);

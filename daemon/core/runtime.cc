@@ -164,8 +164,10 @@ bool Runtime::CloseSession(SessionId id) {
   }
   // Outside the lock: discarding answers waiters, which may write to a client.
   budget->Close();
-  for (auto& engine : engines_) engine->ForgetSession(id);
   DiscardReleased(std::move(released));
+  // After the discards: what its aborted streams still run takes its
+  // tenant's turns, not those of the engine's default tenant.
+  for (auto& engine : engines_) engine->ForgetSession(id);
   return true;
 }
 

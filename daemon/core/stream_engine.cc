@@ -71,10 +71,10 @@ std::shared_ptr<Stream> StreamEngine::NextStreamLocked() {
   const SessionId session = sessions.front();
   auto queued = ready_.find(session);
   SessionQueue& queue = queued->second;
-  auto& streams = *std::find_if(queue.streams.begin(), queue.streams.end(),
-                                [](const auto& level) { return !level.empty(); });
-  std::shared_ptr<Stream> stream = std::move(streams.front());
-  streams.pop_front();
+  auto highest = queue.streams.begin();
+  std::shared_ptr<Stream> stream = std::move(highest->second.front());
+  highest->second.pop_front();
+  if (highest->second.empty()) queue.streams.erase(highest);
   if (queue.turns_left == 0) queue.turns_left = WeightLocked(session);
   --queue.turns_left;
   if (--queue.ready == 0) {

@@ -13,7 +13,6 @@
 #ifndef ACLD_DAEMON_CORE_STREAM_ENGINE_H_
 #define ACLD_DAEMON_CORE_STREAM_ENGINE_H_
 
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -64,9 +63,9 @@ class StreamEngine {
   int worker_count() const { return static_cast<int>(workers_.size()); }
 
  private:
-  // A session's ready streams, by priority.
+  // A session's ready streams, by priority (only those it uses: most use one).
   struct SessionQueue {
-    std::array<std::deque<std::shared_ptr<Stream>>, kPriorities> streams;
+    std::map<uint32_t, std::deque<std::shared_ptr<Stream>>> streams;
     size_t ready = 0;  // in all of them
     uint32_t turns_left = 0;
     Tenant tenant;  // as when it became ready (the session may be forgotten)

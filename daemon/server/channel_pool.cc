@@ -196,7 +196,7 @@ std::function<void()> ChannelPool::TakeLocked() {
     ++ahead_in_a_row_;
   } else {
     ahead_in_a_row_ = 0;
-    task = runnable_.Pop();
+    if (!runnable_.empty()) task = runnable_.Pop();
   }
   waiting_.store(QueuedLocked(), std::memory_order_relaxed);
   return task;

@@ -13,10 +13,11 @@
 // the turn run once more instead (a few times at most). A turn does a
 // bounded amount of work; a member with more left, or still rung, goes to
 // the back of the run queue, so a busy client cannot keep a thread from the
-// others. The run queue takes turns between tenants (TenantTurns): a uid's
-// hundreds of sessions share its turns. A new member's first few turns go ahead instead: a process that
-// just opened its session (aclInit, then its first calls) is not made to
-// wait a whole round of a busy host's sessions per call. But at most
+// others. The run queue takes turns between tenants (hal::TurnQueue): a
+// uid's hundreds of sessions share its turns. A new member's first few
+// turns go ahead instead: a process that just opened its session (aclInit,
+// then its first calls) is not made to wait a whole round of a busy host's
+// sessions per call. But at most
 // kAheadInARow turns go ahead before one from the queue: a tenant opening
 // session after session slows everyone else's turns (to a fifth at worst)
 // but cannot keep them waiting.
@@ -38,7 +39,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/tenant.h"
-#include "daemon/server/tenant_turns.h"
+#include "hal/turn_queue.h"
 
 namespace acld::server {
 
@@ -148,7 +149,7 @@ class ChannelPool {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<uint64_t, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  TenantTurns runnable_ ABSL_GUARDED_BY(mu_);
+  hal::TurnQueue<Tenant, std::function<void()>> runnable_ ABSL_GUARDED_BY(mu_);
   std::deque<std::function<void()>> ahead_ ABSL_GUARDED_BY(mu_);  // new members' turns
   int ahead_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<size_t> waiting_{0};  // QueuedLocked(), read without the lock

@@ -234,11 +234,6 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // Pump, for the thread that set `pumping`; releases mu.
   void PumpLocked(bool borrowed = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu)
       ABSL_UNLOCK_FUNCTION(mu);
-  // Work whose length the client's sizes decide, with nothing to split it at.
-  static bool Computes(const Item& item) {
-    return item.kind == Item::Kind::kLaunch || item.kind == Item::Kind::kReduce ||
-           item.kind == Item::Kind::kRandom;
-  }
   // Executes `item` (taken off the queue, or never queued) with mu released,
   // then reports it.
   void RunLocked(Item& item, uint64_t held_generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
