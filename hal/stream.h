@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -56,6 +57,9 @@ struct StreamOptions {
   CompletionListener on_complete;
   CallbackPointListener on_callback_point;
   OutputListener on_output;
+  // Whose work the stream runs (the core: its tenant). A backend that runs
+  // streams' work on threads of its own shares them between owners.
+  std::string owner;
 };
 
 class Stream {

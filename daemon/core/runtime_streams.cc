@@ -131,6 +131,7 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
                                                                  bool saturate_floats) {
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
   options.saturate_floats = saturate_floats;
+  options.owner = TenantOf(session).Key();
   const uint32_t places = backend_->device(device_id).tasks_per_session();
   if (places > 0) {
     std::shared_ptr<DeviceShare>& share = session.device_shares[device_id];

@@ -108,6 +108,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     uint32_t priority = 0;  // 0 (highest) .. 7
     uint32_t flags = 0;
     bool saturate_floats = false;  // hal::StreamOptions::saturate_floats
+    std::string owner;             // hal::StreamOptions::owner: its tenant's Key()
     // The session's places on the device's queue (null: unbounded).
     std::shared_ptr<DeviceShare> device_share;
   };

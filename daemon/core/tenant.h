@@ -33,6 +33,9 @@ class Tenant {
   std::string group_name() const { return in_group() ? QuotaGroupName(group_id_) : ""; }
   // "uid 1000" or "quota group 1a2b3c4d", for messages.
   std::string ToString() const;
+  // Unique, unlike ToString (two groups may share a public name); kept in
+  // acld (hal::StreamOptions::owner), never shown.
+  std::string Key() const { return in_group() ? "group " + group_id_ : ToString(); }
 
   bool operator<(const Tenant& other) const {
     return std::tie(group_id_, uid_) < std::tie(other.group_id_, other.uid_);

@@ -159,7 +159,7 @@ absl::Status SimDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t coun
 }
 
 absl::StatusOr<std::unique_ptr<Stream>> SimDevice::CreateStream(StreamOptions options) {
-  return std::make_unique<SimStream>(*this, timer_, std::move(options));
+  return std::make_unique<SimStream>(*this, timer_, turns_, std::move(options));
 }
 
 absl::StatusOr<std::shared_ptr<Event>> SimDevice::CreateEvent() {

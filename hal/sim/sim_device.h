@@ -11,6 +11,7 @@
 #include "hal/device.h"
 #include "hal/sim/sim_address_window.h"
 #include "hal/sim/sim_busy_meter.h"
+#include "hal/sim/sim_device_turns.h"
 #include "hal/timer.h"
 
 namespace hal::sim {
@@ -81,6 +82,9 @@ class SimDevice : public Device {
   const DeviceInfo info_;
   // The device's own thread: kernels' busy time and what follows it.
   Timer timer_;
+  // Its thread's time between streams' owners. The destructor stops the
+  // timer first: nothing scheduled runs after.
+  SimDeviceTurns turns_{timer_};
   std::atomic<bool> up_{false};
   // Busy time is measured on the clock it is scheduled on (the timer's: a
   // FakeClock in tests), not on the event clock.

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -634,6 +635,61 @@ TEST(SimDeviceTest, StreamsReleasingEachOtherDoNotHoldBackABusyKernelsEnd) {
   b.reset();
   busy.reset();
   device.Free(buffer);
+}
+
+// The device's thread is shared between the streams' owners, not streams:
+// an owner with a hundred streams each with a long fill left to that thread
+// holds another owner's fill back by a slice or two, not by a hundred.
+TEST(SimDeviceTest, TheDevicesThreadTakesTurnsBetweenOwnersNotStreams) {
+  constexpr int kStreams = 100;
+  constexpr uint64_t kBytes = uint64_t{16} << 20;
+  SimDevice device(0, uint64_t{64} << 20);
+  DeviceBuffer buffer = *device.Allocate(kBytes);
+  absl::Mutex mu;
+  int flooding_done = 0;  // fills: the points complete first
+  std::optional<int> flooding_done_before_other;
+  std::vector<std::unique_ptr<Stream>> flooding;
+  uint64_t fill_sequence = 0;  // each stream's second item (below)
+  for (int i = 0; i < kStreams; ++i) {
+    StreamOptions options;
+    options.owner = "flooding";
+    options.on_complete = [&](uint64_t sequence, const absl::Status&) {
+      absl::MutexLock lock(&mu);
+      flooding_done += sequence == fill_sequence ? 1 : 0;
+    };
+    flooding.push_back(*device.CreateStream(std::move(options)));
+  }
+  StreamOptions other_options;
+  other_options.owner = "other";
+  other_options.on_complete = [&](uint64_t sequence, const absl::Status&) {
+    absl::MutexLock lock(&mu);
+    if (sequence == fill_sequence) flooding_done_before_other = flooding_done;
+  };
+  std::unique_ptr<Stream> other = *device.CreateStream(std::move(other_options));
+  // Each fill waits behind a held point, and ending the holds leaves the
+  // fills to the device's thread: all of them are there before it starts.
+  std::vector<uint64_t> points;
+  for (auto& stream : flooding) {
+    points.push_back(*stream->HostCallbackPoint());
+    absl::StatusOr<uint64_t> fill = stream->Fill(DeviceSpan{buffer, 0}, 1, kBytes);
+    ASSERT_TRUE(fill.ok());
+    absl::MutexLock lock(&mu);
+    fill_sequence = *fill;
+  }
+  const uint64_t other_point = *other->HostCallbackPoint();
+  ASSERT_EQ(*other->Fill(DeviceSpan{buffer, 0}, 2, kBytes), fill_sequence);
+  for (int i = 0; i < kStreams; ++i) flooding[i]->ResumeCallbackPoint(points[i], absl::OkStatus());
+  other->ResumeCallbackPoint(other_point, absl::OkStatus());
+  absl::MutexLock lock(&mu);
+  auto all_done = [&] { return flooding_done == kStreams && flooding_done_before_other; };
+  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_done), absl::Seconds(120)));
+  EXPECT_LT(*flooding_done_before_other, kStreams / 2)
+      << "the other owner's fill waited for the flooding owner's streams";
+  mu.Unlock();
+  flooding.clear();
+  other.reset();
+  device.Free(buffer);
+  mu.Lock();
 }
 
 }  // namespace

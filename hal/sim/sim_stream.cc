@@ -142,8 +142,8 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // kStopped: an item failed with stop-on-failure set; until Abort().
   enum class Hold { kNone, kBusy, kEvent, kCallback, kStopped, kValue };
 
-  State(const SimDevice& device, Timer& timer, StreamOptions options)
-      : device(device), timer(timer), options(std::move(options)) {}
+  State(const SimDevice& device, Timer& timer, SimDeviceTurns& turns, StreamOptions options)
+      : device(device), timer(timer), turns(turns), options(std::move(options)) {}
 
   absl::StatusOr<uint64_t> Submit(Item item);
   // Runs items until the queue is empty or the head holds. One thread pumps
@@ -268,7 +268,8 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   void Abort();
 
   const SimDevice& device;
-  Timer& timer;
+  Timer& timer;  // the device's: busy kernels' ends
+  SimDeviceTurns& turns;  // the device's thread, in the owner's turns
   const StreamOptions options;
 
   absl::Mutex mu;
@@ -362,7 +363,7 @@ void SimStream::State::PumpLocked(bool borrowed) {
       // at once, see Pump): after those due by now (a busy kernel's end),
       // which a slice scheduled first would keep waiting for as long as the
       // backlog or a gigabyte fill lasts.
-      timer.Schedule(timer.Now(), [self] {
+      turns.Schedule(options.owner, [self] {
         if (auto state = self.lock()) state->Pump();
       });
       break;
@@ -374,17 +375,23 @@ void SimStream::State::PumpLocked(bool borrowed) {
       device.BusyKernelStarted();
       const absl::Duration busy = absl::Microseconds(static_cast<int64_t>(head.busy_micros));
       busy_timer = timer.ScheduleIn(busy, [self, held_generation] {
-        if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
+        std::shared_ptr<State> state = self.lock();
+        if (state == nullptr) return;
+        // What follows it runs in its owner's turn.
+        state->turns.Schedule(state->options.owner, [self, held_generation] {
+          if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
+        });
       });
       break;
     }
     if (head.kind == Item::Kind::kWait) {
-      event_wait = head.event->WaitFor(head.record, [self, held_generation, timer = &timer] {
-        // On the device's thread: the completing stream may be mid-item.
-        // Behind the timers already due: two streams releasing each other
-        // in turn would otherwise keep one release always ahead of every
-        // other stream's busy kernel end or slice, for as long as they like.
-        timer->Schedule(timer->Now(), [self, held_generation] {
+      event_wait = head.event->WaitFor(head.record, [self, held_generation] {
+        std::shared_ptr<State> state = self.lock();
+        if (state == nullptr) return;
+        // On the device's thread, in its owner's turn: the completing stream
+        // may be mid-item, and two streams releasing each other in turn
+        // must not keep one release always ahead of everything else.
+        state->turns.Schedule(state->options.owner, [self, held_generation] {
           if (auto state = self.lock()) state->Release(held_generation, Hold::kEvent);
         });
       });
@@ -405,7 +412,7 @@ void SimStream::State::PumpLocked(bool borrowed) {
         // Behind the device's timers already due (other streams' busy
         // kernels' ends): thousands of one tenant's waits on one word do
         // not jump ahead of everyone's.
-        state->timer.Schedule(state->timer.Now(), [self, held_generation] {
+        state->turns.Schedule(state->options.owner, [self, held_generation] {
           if (auto state = self.lock()) state->Release(held_generation, Hold::kValue);
         });
       });
@@ -741,8 +748,9 @@ void SimStream::State::Abort() {
   }
 }
 
-SimStream::SimStream(const SimDevice& device, Timer& device_timer, StreamOptions options)
-    : state_(std::make_shared<State>(device, device_timer, std::move(options))) {}
+SimStream::SimStream(const SimDevice& device, Timer& device_timer, SimDeviceTurns& turns,
+                     StreamOptions options)
+    : state_(std::make_shared<State>(device, device_timer, turns, std::move(options))) {}
 
 SimStream::~SimStream() { state_->Abort(); }
 

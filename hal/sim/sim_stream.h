@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "hal/sim/sim_device_turns.h"
 #include "hal/sim/sim_event.h"
 #include "hal/sim/sim_executable.h"
 #include "hal/stream.h"
@@ -20,7 +21,9 @@ class SimDevice;
 
 class SimStream : public Stream {
  public:
-  SimStream(const SimDevice& device, Timer& device_timer, StreamOptions options);
+  // `turns`: the device's thread, shared between the streams' owners.
+  SimStream(const SimDevice& device, Timer& device_timer, SimDeviceTurns& turns,
+            StreamOptions options);
   ~SimStream() override;
 
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer) override;
