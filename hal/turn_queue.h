@@ -17,6 +17,11 @@ namespace hal {
 template <typename Key, typename Item>
 class TurnQueue {
  public:
+  TurnQueue() = default;
+  // order_ holds iterators into queues_: a copy's would point into this one.
+  TurnQueue(const TurnQueue&) = delete;
+  TurnQueue& operator=(const TurnQueue&) = delete;
+
   // A key's emptied queue is kept for its next item (most keys come back at
   // once: a queue made per item would cost an allocation each) while fewer
   // than this many are kept idle.

@@ -165,8 +165,9 @@ bool Runtime::CloseSession(SessionId id) {
   // Outside the lock: discarding answers waiters, which may write to a client.
   budget->Close();
   DiscardReleased(std::move(released));
-  // After the discards: what its aborted streams still run takes its
-  // tenant's turns, not those of the engine's default tenant.
+  // After the discards, which make its streams ready once more in its
+  // tenant's turns (work reported later takes the engine's default
+  // tenant's, Tenant()).
   for (auto& engine : engines_) engine->ForgetSession(id);
   return true;
 }

@@ -5,8 +5,8 @@
 // large copy, a slice at a time; what follows a busy kernel's end or a
 // released wait) waits in its owner's queue, and owners take turns, one
 // piece of work each. Each turn is put on the device's timer when the last
-// one ended, behind the timers already due, so a busy kernel's end is never
-// kept waiting by backlogs. Before, each piece was a timer entry of its own,
+// one ended, behind the timers already due: a busy kernel's time is up when
+// it is (the device's timer marks it), and what follows runs in its turn. Before, each piece was a timer entry of its own,
 // first come first served: a tenant with thousands of streams with backlogs
 // made every other tenant's next slice wait for thousands of slices.
 #ifndef ACLD_HAL_SIM_SIM_DEVICE_TURNS_H_

@@ -264,6 +264,10 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   }
   // Ends a hold of `generation` (stale after an Abort) and pumps.
   void Release(uint64_t held_generation, Hold what);
+  // A busy kernel's time is up (on the device's timer, at once): false when
+  // the hold of `generation` is stale or ended already. Its Release comes in
+  // its owner's turn.
+  bool EndBusy(uint64_t held_generation);
   void StopItem(uint64_t sequence, const absl::Status& why);
   void Abort();
 
@@ -358,11 +362,9 @@ void SimStream::State::PumpLocked(bool borrowed) {
   while (!queue.empty() && hold == Hold::kNone) {
     if ((slice_end != absl::InfiniteFuture() && absl::Now() >= slice_end) ||
         (borrowed && (Piecewise(queue.front()) || ++borrowed_looks > kBorrowedLooks))) {
-      // The rest on the device's thread, a slice at a time between its
-      // other streams' events (see kPumpSlice; a borrowed thread leaves it
-      // at once, see Pump): after those due by now (a busy kernel's end),
-      // which a slice scheduled first would keep waiting for as long as the
-      // backlog or a gigabyte fill lasts.
+      // The rest on the device's thread, a slice at a time in its owner's
+      // turns (see kPumpSlice; a borrowed thread leaves it at once, see
+      // Pump), each behind the timers due by then (a busy kernel's end).
       turns.Schedule(options.owner, [self] {
         if (auto state = self.lock()) state->Pump();
       });
@@ -376,8 +378,9 @@ void SimStream::State::PumpLocked(bool borrowed) {
       const absl::Duration busy = absl::Microseconds(static_cast<int64_t>(head.busy_micros));
       busy_timer = timer.ScheduleIn(busy, [self, held_generation] {
         std::shared_ptr<State> state = self.lock();
-        if (state == nullptr) return;
-        // What follows it runs in its owner's turn.
+        if (state == nullptr || !state->EndBusy(held_generation)) return;
+        // Its time is up now (the device's busy time, a stop coming after
+        // it); what follows runs in its owner's turn.
         state->turns.Schedule(state->options.owner, [self, held_generation] {
           if (auto state = self.lock()) state->Release(held_generation, Hold::kBusy);
         });
@@ -666,14 +669,20 @@ void SimStream::State::Release(uint64_t held_generation, Hold what) {
   {
     absl::MutexLock lock(&mu);
     if (held_generation != generation || hold != what || queue.empty()) return;
-    if (what == Hold::kBusy) {
-      queue.front().busy_done = true;
-      busy_timer = 0;
-      device.BusyKernelEnded();
-    }
     hold = Hold::kNone;
   }
   Pump();
+}
+
+bool SimStream::State::EndBusy(uint64_t held_generation) {
+  absl::MutexLock lock(&mu);
+  if (held_generation != generation || hold != Hold::kBusy || queue.empty() || busy_timer == 0) {
+    return false;
+  }
+  queue.front().busy_done = true;
+  busy_timer = 0;
+  device.BusyKernelEnded();
+  return true;
 }
 
 void SimStream::State::StopItem(uint64_t sequence, const absl::Status& why) {
@@ -686,7 +695,8 @@ void SimStream::State::StopItem(uint64_t sequence, const absl::Status& why) {
     // its end); a host-callback point runs on the host, where nothing can
     // stop it.
     if (queue.empty() || queue.front().sequence != sequence ||
-        (hold != Hold::kBusy && hold != Hold::kEvent && hold != Hold::kValue)) {
+        (hold != Hold::kBusy && hold != Hold::kEvent && hold != Hold::kValue) ||
+        (hold == Hold::kBusy && queue.front().busy_done)) {  // its time was up: it ran
       return;
     }
     if (hold == Hold::kBusy) {
