@@ -394,6 +394,32 @@ TEST_F(StreamTest, AStaleReadyEntryRunsNothingBesideTheCurrentTurn) {
   EXPECT_EQ(order(), (std::vector<int>{1, 2}));
 }
 
+// Holds the engine's worker in a task of `stream` (returns once it does)
+// until `release` is notified: what is queued meanwhile waits to be chosen.
+void HoldTheWorker(Stream& stream, absl::Notification& release) {
+  auto holding = std::make_shared<absl::Notification>();
+  stream
+      .Enqueue(
+          [holding, &release](const TaskResume&) -> std::optional<absl::Status> {
+            holding->Notify();
+            release.WaitForNotificationWithTimeout(absl::Seconds(30));
+            return absl::OkStatus();
+          },
+          0)
+      .IgnoreError();
+  ASSERT_TRUE(holding->WaitForNotificationWithTimeout(absl::Seconds(10)));
+}
+
+// Where `value` last is in `values` (0 when nowhere).
+template <typename T>
+size_t LastIndexOf(const std::vector<T>& values, const T& value) {
+  size_t last = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] == value) last = i;
+  }
+  return last;
+}
+
 TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
   hal::Timer timer;
   StreamEngine engine(1);
@@ -414,19 +440,9 @@ TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
   }
   auto victim =
       std::make_shared<Stream>(Stream::Options{1000, 2, 0, 0, 0}, engine, timer, nullptr);
-  // Block the single worker until everything is queued.
-  absl::Notification blocking;
+  // The single worker is held until everything is queued.
   absl::Notification release;
-  streams[0]
-      ->Enqueue(
-          [&](const TaskResume&) -> std::optional<absl::Status> {
-            blocking.Notify();
-            release.WaitForNotificationWithTimeout(absl::Seconds(30));
-            return absl::OkStatus();
-          },
-          0)
-      .IgnoreError();
-  ASSERT_TRUE(blocking.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  HoldTheWorker(*streams[0], release);
   for (auto& stream : streams) {
     for (int t = 0; t < 5; ++t) stream->Enqueue(task(1), 0).IgnoreError();
   }
@@ -438,11 +454,7 @@ TEST(StreamEngineTest, DeviceTimeIsSharedBetweenSessionsNotStreams) {
   // The victim's stream got a turn right after the flooding session's first:
   // all 5 of its tasks are done within the first turn or two of the other
   // session's streams, not after all 200 of them.
-  size_t victim_done_at = 0;
-  for (size_t i = 0; i < ran.size(); ++i) {
-    if (ran[i] == 2) victim_done_at = i;
-  }
-  EXPECT_LT(victim_done_at, 20u);
+  EXPECT_LT(LastIndexOf(ran, SessionId{2}), 20u);
 }
 
 // A priority ranks a session's own streams only: a tenant that made every
@@ -468,18 +480,8 @@ TEST(StreamEngineTest, APriorityRanksOnlyItsOwnSessionsStreams) {
   for (int i = 0; i < 100; ++i) urgent.push_back(stream(StreamId(i + 1), 1, 0));
   auto victim = stream(1000, 2, 7);
   auto victims_urgent = stream(1001, 2, 0);
-  absl::Notification blocking;
   absl::Notification release;
-  urgent[0]
-      ->Enqueue(
-          [&](const TaskResume&) -> std::optional<absl::Status> {
-            blocking.Notify();
-            release.WaitForNotificationWithTimeout(absl::Seconds(30));
-            return absl::OkStatus();
-          },
-          0)
-      .IgnoreError();
-  ASSERT_TRUE(blocking.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  HoldTheWorker(*urgent[0], release);
   for (int t = 0; t < 5; ++t) victim->Enqueue(task(2, 7), 0).IgnoreError();
   for (auto& flooding : urgent) {
     for (int t = 0; t < 5; ++t) flooding->Enqueue(task(1, 0), 0).IgnoreError();
@@ -489,11 +491,8 @@ TEST(StreamEngineTest, APriorityRanksOnlyItsOwnSessionsStreams) {
   absl::MutexLock lock(&mu);
   auto all_ran = [&ran] { return ran.size() == 510u; };
   ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_ran), absl::Seconds(30)));
-  size_t victim_done_at = 0, victims_urgent_done_at = 0;
-  for (size_t i = 0; i < ran.size(); ++i) {
-    if (ran[i] == std::make_pair(SessionId{2}, 7u)) victim_done_at = i;
-    if (ran[i] == std::make_pair(SessionId{2}, 0u)) victims_urgent_done_at = i;
-  }
+  const size_t victim_done_at = LastIndexOf(ran, std::make_pair(SessionId{2}, 7u));
+  const size_t victims_urgent_done_at = LastIndexOf(ran, std::make_pair(SessionId{2}, 0u));
   EXPECT_LT(victim_done_at, 40u) << "behind the other session's 500 priority-0 tasks";
   EXPECT_LT(victims_urgent_done_at, victim_done_at)
       << "its own priority-0 stream, made ready last, ran first";
@@ -523,18 +522,8 @@ TEST(StreamEngineTest, DeviceTimeIsSharedBetweenTenantsThenSessions) {
   }
   auto victim =
       std::make_shared<Stream>(Stream::Options{1000, kVictim, 0, 0, 0}, engine, timer, nullptr);
-  absl::Notification blocking;
   absl::Notification release;
-  streams[0]
-      ->Enqueue(
-          [&](const TaskResume&) -> std::optional<absl::Status> {
-            blocking.Notify();
-            release.WaitForNotificationWithTimeout(absl::Seconds(30));
-            return absl::OkStatus();
-          },
-          0)
-      .IgnoreError();
-  ASSERT_TRUE(blocking.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  HoldTheWorker(*streams[0], release);
   for (auto& stream : streams) {
     for (int t = 0; t < 5; ++t) stream->Enqueue(task(stream->options().session), 0).IgnoreError();
   }
@@ -543,11 +532,8 @@ TEST(StreamEngineTest, DeviceTimeIsSharedBetweenTenantsThenSessions) {
   absl::MutexLock lock(&mu);
   auto all_ran = [&ran] { return ran.size() == 255u; };
   ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all_ran), absl::Seconds(30)));
-  size_t victim_done_at = 0;
-  for (size_t i = 0; i < ran.size(); ++i) {
-    if (ran[i] == kVictim) victim_done_at = i;
-  }
-  EXPECT_LT(victim_done_at, 30u) << "it waited for the other tenant's sessions one by one";
+  EXPECT_LT(LastIndexOf(ran, kVictim), 30u)
+      << "it waited for the other tenant's sessions one by one";
 }
 
 }  // namespace

@@ -618,11 +618,8 @@ TEST(SimDeviceTest, StreamsReleasingEachOtherDoNotHoldBackABusyKernelsEnd) {
   ASSERT_TRUE(a_reports.WaitForReached(1));
   const Function& spin = **device.builtin_kernels()->GetFunction("spin_add_one_u32");
   const uint64_t spin_fields[2] = {buffer.address, 1000};
-  ASSERT_TRUE(busy->Launch(spin, LaunchParams{1,
-                                              std::string(reinterpret_cast<const char*>(spin_fields),
-                                                          sizeof(spin_fields)),
-                                              memory})
-                  .ok());
+  const std::string spin_args(reinterpret_cast<const char*>(spin_fields), sizeof(spin_fields));
+  ASSERT_TRUE(busy->Launch(spin, LaunchParams{1, spin_args, memory}).ok());
   a->ResumeCallbackPoint(*held, absl::OkStatus());
   ASSERT_TRUE(busy_reports.WaitForCompleted(1, absl::Seconds(60)));
   // Its end is due a millisecond in, a few hundred rounds (before, it came
