@@ -28,6 +28,7 @@
 #include "hal/acl/acl_device.h"
 #include "hal/acl/acl_event.h"
 #include "hal/backend_options.h"
+#include "hal/testing/eventually.h"
 #include "hal/testing/stream_reports.h"
 #include "proto/acl/acl_status.h"
 
@@ -387,6 +388,51 @@ TEST_F(AclBackendTest, LaunchesKernelsWithTheirArguments) {
     for (int i = 0; i < kLaunches; ++i) expected += byte < 8 + i % 8 ? 1 : 0;
     EXPECT_EQ(bytes[byte], static_cast<uint8_t>(expected)) << byte;
   }
+}
+
+// A launch's memory (the core's pins, LaunchParams::memory) is held until
+// the launch is reported or dropped: the kernel reaches it by address until
+// the vendor ran it, and memory freed before that could be handed to another
+// process's allocation at the same address.
+TEST_F(AclBackendTest, ALaunchHoldsItsMemoryUntilItIsReportedOrDropped) {
+  class NoMemory : public MemoryResolver {
+   public:
+    absl::StatusOr<DeviceSpan> Resolve(uint64_t, uint64_t) override {
+      return absl::InvalidArgumentError("none");
+    }
+  };
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  const Function& increment = **executable->GetFunction("increment");
+  DeviceBuffer buffer = Allocate(64);
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  ASSERT_EQ(*stream->HostCallbackPoint(), 1u);
+  ASSERT_TRUE(reports.WaitForReached(1));
+  auto ran = std::make_shared<NoMemory>();
+  auto dropped = std::make_shared<NoMemory>();
+  std::weak_ptr<MemoryResolver> ran_pins = ran, dropped_pins = dropped;
+  LaunchParams params;
+  params.block_dim = 1;
+  params.args = IncrementArgs(buffer, 8);
+  params.memory = std::move(ran);
+  ASSERT_EQ(*stream->Launch(increment, params), 2u);
+  params.memory.reset();
+  EXPECT_FALSE(ran_pins.expired()) << "queued behind the point, the launch let its memory go";
+  stream->ResumeCallbackPoint(1, absl::OkStatus());
+  ASSERT_TRUE(reports.WaitForCompleted(2));
+  EXPECT_TRUE(hal::testing::Eventually([&] { return ran_pins.expired(); }))
+      << "reported, the launch still holds its memory";
+
+  ASSERT_EQ(*stream->HostCallbackPoint(), 3u);
+  ASSERT_TRUE(reports.WaitForReached(2));
+  params.memory = std::move(dropped);
+  ASSERT_EQ(*stream->Launch(increment, params), 4u);
+  params.memory.reset();
+  EXPECT_FALSE(dropped_pins.expired());
+  stream->Abort();
+  EXPECT_TRUE(dropped_pins.expired()) << "aborted, the launch still holds its memory";
 }
 
 // A launch's core limits become the vendor stream's before the launch, once

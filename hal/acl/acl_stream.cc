@@ -54,6 +54,10 @@ struct Item {
   uint64_t record = 0;
   std::shared_ptr<ArgsRing> args_ring;  // kLaunch
   ArgsRing::Slice args_slice;
+  // kLaunch: the launch's pins (LaunchParams::memory). The kernel reaches
+  // device memory by address until the vendor ran it: freed before that,
+  // the vendor could hand the address to another process's allocation.
+  std::shared_ptr<MemoryResolver> memory;
   aclrtNotify notify = nullptr;  // kCallbackPoint, kWait held by a notify: what releases it
   // kWait held by a notify: the event whose record releases it, and that
   // release's id there (cancelled when the item is dropped).
@@ -420,6 +424,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       item.release_id = filled.release_id;
       item.args_ring = filled.args_ring;
       item.args_slice = filled.args_slice;
+      item.memory = std::move(filled.memory);
       if (filled.notify != nullptr) item.notify = filled.notify;
       failed_already = FailedLocked(item);
     }
@@ -602,7 +607,10 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
           api_.aclsimLaunchKernel(function.name().c_str(), params.block_dim, params.args.data(),
                                   params.args.size(), stream_),
           "aclsimLaunchKernel");
-      if (status.ok()) item.has_task = true;
+      if (status.ok()) {
+        item.has_task = true;
+        item.memory = params.memory;
+      }
       return status;
     });
   }
@@ -638,6 +646,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
     item.has_task = true;
     item.args_ring = ring;
     item.args_slice = slice;
+    item.memory = params.memory;
     return absl::OkStatus();
   });
 }
