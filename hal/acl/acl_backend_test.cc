@@ -187,6 +187,19 @@ class AclBackendTest : public ::testing::Test {
     return stream.ok() ? *std::move(stream) : nullptr;
   }
 
+  // A stream held at a host-callback point (its item 1), which the test
+  // resumes: what it submits meanwhile is all in flight at once. Null when
+  // it could not be made so.
+  std::unique_ptr<Stream> NewStreamHeldAtAPoint(StreamReports& reports) {
+    std::unique_ptr<Stream> stream = NewStream(reports);
+    if (stream == nullptr) return nullptr;
+    absl::StatusOr<uint64_t> point = stream->HostCallbackPoint();
+    EXPECT_TRUE(point.ok() && *point == 1u) << point.status();
+    const bool reached = reports.WaitForReached(1);
+    EXPECT_TRUE(reached);
+    return point.ok() && *point == 1u && reached ? std::move(stream) : nullptr;
+  }
+
   std::shared_ptr<Executable> LoadKernels() {
     absl::StatusOr<std::shared_ptr<Executable>> executable = device_->LoadExecutable(kKernels);
     EXPECT_TRUE(executable.ok()) << executable.status();
@@ -367,12 +380,10 @@ TEST_F(AclBackendTest, LaunchesKernelsWithTheirArguments) {
 
   DeviceBuffer buffer = Allocate(64);
   StreamReports reports;
-  std::unique_ptr<Stream> stream = NewStream(reports);
-  ASSERT_NE(stream, nullptr);
   // Held at a host-callback point, so that every launch (and its argument
   // slice) is in flight at once: the argument ring must grow, not overwrite.
-  ASSERT_EQ(*stream->HostCallbackPoint(), 1u);
-  ASSERT_TRUE(reports.WaitForReached(1));
+  std::unique_ptr<Stream> stream = NewStreamHeldAtAPoint(reports);
+  ASSERT_NE(stream, nullptr);
   constexpr int kLaunches = 3000;
   for (int i = 0; i < kLaunches; ++i) {
     LaunchParams params;
@@ -406,10 +417,8 @@ TEST_F(AclBackendTest, ALaunchHoldsItsMemoryUntilItIsReportedOrDropped) {
   const Function& increment = **executable->GetFunction("increment");
   DeviceBuffer buffer = Allocate(64);
   StreamReports reports;
-  std::unique_ptr<Stream> stream = NewStream(reports);
+  std::unique_ptr<Stream> stream = NewStreamHeldAtAPoint(reports);
   ASSERT_NE(stream, nullptr);
-  ASSERT_EQ(*stream->HostCallbackPoint(), 1u);
-  ASSERT_TRUE(reports.WaitForReached(1));
   auto ran = std::make_shared<NoMemory>();
   auto dropped = std::make_shared<NoMemory>();
   std::weak_ptr<MemoryResolver> ran_pins = ran, dropped_pins = dropped;
