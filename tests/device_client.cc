@@ -27,6 +27,9 @@
 //   device_client attacker ADDRESS STREAM [opaque_kernels]   tries the victim's memory and
 //                                      stream (opaque_kernels: no kernel aimed at them)
 //   device_client hold_memory MIB      allocates, prints "ready", waits
+//   device_client free_under_kernels   frees 1 MiB that its queued kernels use, prints
+//                                      "freed", waits; then aborts the stream, prints
+//                                      "aborted", waits
 //   device_client hold_streams N       creates N streams, prints "ready", waits
 //   device_client set_device N         prints "set_device <code of aclrtSetDevice(N)> <message>"
 //   device_client stall_copies         two threads wait for 32 MiB copies into pageable
@@ -1132,6 +1135,30 @@ int HoldMemory(size_t mib) {
   return scenario::ExitCode();
 }
 
+// A program that frees memory its queued kernels still use (their pointers
+// are opaque on a real device, so nobody but the program can tell).
+int FreeUnderKernels() {
+  Setup();
+  void* buffer = nullptr;
+  CheckCode(aclrtMalloc(&buffer, 1 << 20, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
+  Launch("spin_add_one_u32", {Addr(buffer), 60000000}, 1, stream);  // a minute of work
+  for (int i = 0; i < 8; ++i) Launch("add_one_u32", {Addr(buffer)}, 1, stream);
+  CheckCode(aclrtFree(buffer), ACL_SUCCESS, "aclrtFree under queued kernels");
+  aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;  // a call: all of it has reached acld
+  CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "query");
+  Check(status == ACL_STREAM_STATUS_NOT_READY, "the kernels are queued");
+  std::printf("freed\n");
+  std::fflush(stdout);
+  WaitForLine();
+  CheckCode(aclrtStreamAbort(stream), ACL_SUCCESS, "aclrtStreamAbort");
+  std::printf("aborted\n");
+  std::fflush(stdout);
+  WaitForLine();
+  return scenario::ExitCode();
+}
+
 int SetDeviceOnly(int32_t device) {
   CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
   const aclError code = aclrtSetDevice(device);
@@ -1309,6 +1336,7 @@ int main(int argc, char** argv) {
     return Attacker(number(2), number(3), argc > 4 && std::string(argv[4]) == "opaque_kernels");
   }
   if (mode == "hold_memory") return HoldMemory(number(2) > 0 ? number(2) : 16);
+  if (mode == "free_under_kernels") return FreeUnderKernels();
   if (mode == "stress") return Stress(number(2));
   if (mode == "hold_streams") return HoldStreams(static_cast<int>(number(2)));
   if (mode == "set_device" && argc > 2) return SetDeviceOnly(static_cast<int32_t>(number(2)));

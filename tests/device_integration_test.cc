@@ -136,6 +136,24 @@ TEST(DeviceIntegrationTest, AnotherProcessesOverflowStatusIsNotOurs) {
   EXPECT_EQ(holder.Wait(absl::Seconds(20)), 0) << holder.output();
 }
 
+// Kernels queued on a stream may reach memory their program frees under them
+// until they ran: on a real device nobody can tell which (their pointers are
+// opaque), and memory handed back at the free could be the next allocation
+// of another process, which the kernels would then write into. It is held,
+// and charged, until they are done or dropped.
+TEST(DeviceIntegrationTest, MemoryFreedUnderQueuedKernelsStaysUntilTheyAreDropped) {
+  AcldDaemon daemon;
+  Process client({"tests/device_client", "free_under_kernels"}, daemon.client_env());
+  ASSERT_TRUE(client.WaitForLine("freed", absl::Seconds(20))) << client.output();
+  EXPECT_EQ(daemon.DeviceBytesUsed(), ReservedBytes(1 << 20));
+  client.WriteLine("abort");
+  ASSERT_TRUE(client.WaitForLine("aborted", absl::Seconds(20))) << client.output();
+  EXPECT_TRUE(WaitUntil([&] { return daemon.DeviceBytesUsed() == 0; }, absl::Seconds(10)))
+      << daemon.DeviceBytesUsed();
+  client.WriteLine("end");
+  EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
+}
+
 TEST(DeviceIntegrationTest, KilledClientsMemoryAndStreamsAreReleased) {
   AcldDaemon daemon({"--sim_device_memory=268435456"});
   Process holder({"tests/device_client", "hold_memory", "64"}, daemon.client_env());

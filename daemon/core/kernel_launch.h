@@ -26,7 +26,8 @@ struct KernelLaunch {
   // arguments go to the process's exception callback.
   hal::LaunchParams params;
   // The memory the launch pinned, held until the device reports the launch
-  // (also when the backend resolves nothing: placeholder data).
+  // (also when the backend resolves nothing: placeholder data, and the
+  // session's release fence).
   std::shared_ptr<PinnedMemory> pinned;
   // A range that failed its check fails the task when the stream reaches it,
   // as a device faults when the kernel runs.

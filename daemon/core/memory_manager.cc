@@ -155,6 +155,21 @@ void MemoryManager::AddSession(SessionId session, uint32_t uid,
   account.group = std::move(group);
   absl::MutexLock memory_lock(&mu_);
   revocations_.try_emplace(session);
+  fences_.try_emplace(session);
+}
+
+std::shared_ptr<void> MemoryManager::HoldForOpaqueWork(SessionId session) {
+  ReleaseFence::LetGo let_go;  // after the lock: it may release memory
+  absl::MutexLock lock(&mu_);
+  auto fence = fences_.find(session);
+  if (fence == fences_.end()) return nullptr;
+  return fence->second.Hold(let_go);
+}
+
+void MemoryManager::DeferLocked(SessionId session, const std::shared_ptr<void>& memory,
+                                ReleaseFence::LetGo& let_go) {
+  auto fence = fences_.find(session);
+  if (fence != fences_.end()) fence->second.Defer(memory, let_go);
 }
 
 absl::StatusOr<std::shared_ptr<MemoryManager::Block>> MemoryManager::NewBlock(
@@ -205,10 +220,12 @@ absl::StatusOr<ResolvedRange> MemoryManager::AllocatePhysical(SessionId session,
 void MemoryManager::Map(SessionId session, uint64_t address, uint64_t bytes,
                         const ResolvedRange& physical) {
   ResolvedRange replaced;  // its keepalive goes after the lock
+  ReleaseFence::LetGo let_go;  // likewise
   absl::MutexLock lock(&mu_);
   auto [it, added] = mappings_.try_emplace(address, Mapping{session, bytes, physical});
   if (!added) {
     Unindex(mappings_of_, it->second.session, address);
+    DeferLocked(it->second.session, it->second.physical.keepalive, let_go);
     replaced = std::move(it->second.physical);
     it->second = Mapping{session, bytes, physical};
   }
@@ -218,10 +235,12 @@ void MemoryManager::Map(SessionId session, uint64_t address, uint64_t bytes,
 
 void MemoryManager::Unmap(SessionId session, uint64_t address, const std::string& reason) {
   ResolvedRange unmapped;  // its keepalive goes after the lock
+  ReleaseFence::LetGo let_go;  // likewise
   absl::MutexLock lock(&mu_);
   auto it = mappings_.find(address);
   if (it == mappings_.end() || it->second.session != session) return;
   if (!reason.empty()) NoteRevokedLocked(session, address, it->second.bytes, reason);
+  DeferLocked(session, it->second.physical.keepalive, let_go);
   unmapped = std::move(it->second.physical);
   mappings_.erase(it);
   Unindex(mappings_of_, session, address);
@@ -229,6 +248,7 @@ void MemoryManager::Unmap(SessionId session, uint64_t address, const std::string
 
 absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
   std::shared_ptr<Block> freed;  // released after the lock, when no task pins it
+  ReleaseFence::LetGo let_go;    // likewise
   {
     absl::MutexLock lock(&mu_);
     auto it = allocations_.find(address);
@@ -238,10 +258,11 @@ absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
                                        "this process (freed already, or never allocated here)",
                                        address));
     }
+    DeferLocked(session, it->second, let_go);
     freed = std::move(it->second);
     allocations_.erase(it);
     Unindex(allocations_of_, session, address);
-    RevokeGrantsLocked(freed, "the exporting process freed it");
+    RevokeGrantsLocked(freed, "the exporting process freed it", let_go);
   }
   TellUntold();
   return absl::OkStatus();
@@ -296,6 +317,7 @@ void MemoryManager::Revoke(SessionId importer, const std::weak_ptr<void>& alloca
                            uint64_t address, const std::string& reason, bool by_exporter) {
   const std::shared_ptr<void> held = allocation.lock();  // released after the lock
   if (held == nullptr) return;
+  ReleaseFence::LetGo let_go;  // likewise
   {
     absl::MutexLock lock(&mu_);
     auto it = allocations_.upper_bound(address);
@@ -304,6 +326,7 @@ void MemoryManager::Revoke(SessionId importer, const std::weak_ptr<void>& alloca
     auto& grants = block->grants;
     for (auto grant = grants.begin(); grant != grants.end();) {
       if (grant->importer == importer && block->buffer.address + grant->offset == address) {
+        DeferLocked(importer, block, let_go);
         if (by_exporter) {
           RevokeFromImporterLocked(importer, address, grant->bytes,
                                    GrantedRange(block, grant->offset), reason);
@@ -322,10 +345,12 @@ void MemoryManager::Revoke(SessionId importer, const std::weak_ptr<void>& alloca
 void MemoryManager::RevokeMapping(SessionId importer, uint64_t address,
                                   const std::string& reason) {
   ResolvedRange unmapped;  // its keepalive goes after the lock
+  ReleaseFence::LetGo let_go;  // likewise
   {
     absl::MutexLock lock(&mu_);
     auto it = mappings_.find(address);
     if (it == mappings_.end() || it->second.session != importer) return;
+    DeferLocked(importer, it->second.physical.keepalive, let_go);
     unmapped = std::move(it->second.physical);
     RevokeFromImporterLocked(importer, address, it->second.bytes, unmapped, reason);
     mappings_.erase(it);
@@ -340,8 +365,9 @@ ResolvedRange MemoryManager::GrantedRange(const std::shared_ptr<Block>& block, u
 }
 
 void MemoryManager::RevokeGrantsLocked(const std::shared_ptr<Block>& block,
-                                       const std::string& reason) {
+                                       const std::string& reason, ReleaseFence::LetGo& let_go) {
   for (const Block::SharedRange& grant : block->grants) {
+    DeferLocked(grant.importer, block, let_go);
     RevokeFromImporterLocked(grant.importer, block->buffer.address + grant.offset, grant.bytes,
                              GrantedRange(block, grant.offset), reason);
   }
@@ -376,11 +402,13 @@ void MemoryManager::TellRevocations(SessionId importer, RevocationNotice tell) {
 
 bool MemoryManager::RevocationSeen(SessionId importer, uint64_t notice) {
   ResolvedRange released;  // its keepalive goes after the lock
+  ReleaseFence::LetGo let_go;  // likewise
   absl::MutexLock lock(&mu_);
   auto it = noticed_.find(notice);
   if (it == noticed_.end() || it->second.importer != importer) return false;
   const NoticedRange& noticed = it->second;
   NoteRevokedLocked(importer, noticed.address, noticed.bytes, noticed.reason);
+  DeferLocked(importer, noticed.range.keepalive, let_go);
   released = std::move(it->second.range);
   noticed_.erase(it);
   return true;
@@ -490,6 +518,7 @@ std::vector<std::shared_ptr<void>> MemoryManager::ReleaseSession(SessionId sessi
           ++address;
           continue;
         }
+        DeferLocked(session, it->second.physical.keepalive, released);
         released.push_back(std::move(it->second.physical.keepalive));
         mappings_.erase(it);
         address = mine->second.erase(address);
@@ -504,7 +533,9 @@ std::vector<std::shared_ptr<void>> MemoryManager::ReleaseSession(SessionId sessi
           continue;
         }
         RevokeGrantsLocked(it->second,
-                           "the exporting process released its memory (a reset or its end)");
+                           "the exporting process released its memory (a reset or its end)",
+                           released);
+        DeferLocked(session, it->second, released);
         released.push_back(std::move(it->second));
         allocations_.erase(it);
         address = mine->second.erase(address);
@@ -519,17 +550,24 @@ std::vector<std::shared_ptr<void>> MemoryManager::ReleaseSession(SessionId sessi
 void MemoryManager::RemoveSession(SessionId session) {
   ReleaseSession(session);
   std::vector<NoticedRange> unseen;  // their keepalives go after the lock
+  std::optional<ReleaseFence> fence;  // likewise
+  ReleaseFence::LetGo let_go;         // likewise
   {
     absl::MutexLock lock(&mu_);
     revocations_.erase(session);
     noticing_.erase(session);
     for (auto it = noticed_.begin(); it != noticed_.end();) {
       if (it->second.importer == session) {
+        DeferLocked(session, it->second.range.keepalive, let_go);
         unseen.push_back(std::move(it->second));
         it = noticed_.erase(it);
       } else {
         ++it;
       }
+    }
+    if (auto it = fences_.find(session); it != fences_.end()) {
+      fence.emplace(std::move(it->second));
+      fences_.erase(it);
     }
   }
   absl::MutexLock lock(&ledger_->mu);

@@ -45,6 +45,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/quota_group.h"
+#include "daemon/core/release_fence.h"
 #include "daemon/core/session_id.h"
 #include "daemon/core/tenant.h"
 #include "hal/backend.h"
@@ -94,6 +95,12 @@ class MemoryManager {
   // [address, address + bytes) inside one live allocation of `session`, a
   // range granted to it, or a mapping of its own.
   absl::StatusOr<ResolvedRange> Resolve(SessionId session, uint64_t address, uint64_t bytes) const;
+  // What a launch whose ranges the backend cannot tell holds until the
+  // device reported or dropped it: memory `session` lets go meanwhile (a
+  // free, a reset, its end, an import taken away) is released only after
+  // (release_fence.h). Null once the session ended.
+  std::shared_ptr<void> HoldForOpaqueWork(SessionId session);
+
   // Whether `range` (from Resolve) lies in an allocation of `session` itself:
   // not memory another session granted it, which only that one may share.
   bool IsOwnAllocation(SessionId session, const ResolvedRange& range) const;
@@ -183,14 +190,18 @@ class MemoryManager {
   // `block` from `offset` on, holding it.
   static ResolvedRange GrantedRange(const std::shared_ptr<Block>& block, uint64_t offset);
   // Every grant of a block leaving the live allocations is revoked.
-  void RevokeGrantsLocked(const std::shared_ptr<Block>& block, const std::string& reason)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RevokeGrantsLocked(const std::shared_ptr<Block>& block, const std::string& reason,
+                          ReleaseFence::LetGo& let_go) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes [address, +bytes), which is `range`, from `importer` because its
   // exporter revoked it: at once, or, for a process that takes notice,
   // once it saw the notice.
   void RevokeFromImporterLocked(SessionId importer, uint64_t address, uint64_t bytes,
                                 const ResolvedRange& range, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `session` lets go of `memory`: it stays until the session's opaque
+  // launches made so far are done. `let_go` is dropped after the lock.
+  void DeferLocked(SessionId session, const std::shared_ptr<void>& memory,
+                   ReleaseFence::LetGo& let_go) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tells the notices made under the lock; called without it.
   void TellUntold() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -241,6 +252,8 @@ class MemoryManager {
   // sessions still live, so that nothing is granted or noted for an ended
   // one by a call that was still in flight at its end.
   std::map<SessionId, std::map<uint64_t, Revocation>> revocations_ ABSL_GUARDED_BY(mu_);
+  // Per session, from AddSession to RemoveSession, as revocations_.
+  std::map<SessionId, ReleaseFence> fences_ ABSL_GUARDED_BY(mu_);
   // Sessions that take notice of revocations, and how they are told.
   std::map<SessionId, RevocationNotice> noticing_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, NoticedRange> noticed_ ABSL_GUARDED_BY(mu_);  // by notice

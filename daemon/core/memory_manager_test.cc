@@ -309,6 +309,55 @@ TEST_F(MemoryManagerTest, AFreeWaitsForThePinsAndStaysCharged) {
   EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
 }
 
+// A kernel whose ranges the backend cannot tell reaches its session's memory
+// by address until the device ran it: what the session frees meanwhile must
+// not go back to the device (whose next allocation, another session's, could
+// get the address), but memory freed after the launch is not held by it.
+TEST_F(MemoryManagerTest, MemoryFreedWhileAnOpaqueLaunchIsQueuedStaysUntilItIsDone) {
+  const uint64_t address = *memory_.Allocate(1, 0, 4096);
+  std::shared_ptr<void> launch = memory_.HoldForOpaqueWork(1);
+  ASSERT_NE(launch, nullptr);
+  ASSERT_TRUE(memory_.Free(1, address).ok());
+  EXPECT_EQ(Code(memory_.Resolve(1, address, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 4096u);
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 4096u);
+  std::shared_ptr<void> later = memory_.HoldForOpaqueWork(1);
+  const uint64_t after = *memory_.Allocate(1, 0, 4096);
+  ASSERT_TRUE(memory_.Free(1, after).ok());  // the later launch holds this one only
+  launch.reset();
+  EXPECT_EQ(backend_->device(0).used_bytes(), 4096u);
+  later.reset();
+  EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
+  // Nothing held: a free releases at once.
+  ASSERT_TRUE(memory_.Free(1, *memory_.Allocate(1, 0, 4096)).ok());
+  EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
+}
+
+TEST_F(MemoryManagerTest, AnImportersOpaqueLaunchKeepsTheExportersFreedMemory) {
+  const uint64_t address = *memory_.Allocate(1, 0, 4096);
+  {
+    ResolvedRange owned = *memory_.Resolve(1, address, 4096);
+    ASSERT_TRUE(memory_.Grant(owned.keepalive, address, 4096, 2).ok());
+  }
+  std::shared_ptr<void> importers_launch = memory_.HoldForOpaqueWork(2);
+  ASSERT_TRUE(memory_.Free(1, address).ok());
+  EXPECT_EQ(backend_->device(0).used_bytes(), 4096u);
+  importers_launch.reset();
+  EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
+}
+
+TEST_F(MemoryManagerTest, ASessionsEndLeavesItsMemoryToItsQueuedOpaqueLaunches) {
+  memory_.AddSession(4, 1004);
+  ASSERT_TRUE(memory_.Allocate(4, 0, 4096).ok());
+  std::shared_ptr<void> launch = memory_.HoldForOpaqueWork(4);
+  memory_.RemoveSession(4);
+  EXPECT_EQ(memory_.HoldForOpaqueWork(4), nullptr);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 4096u);
+  launch.reset();  // aborted or done
+  EXPECT_EQ(backend_->device(0).used_bytes(), 0u);
+}
+
 // --- Quota groups -----------------------------------------------------------
 
 constexpr char kGroupA[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";

@@ -1,9 +1,12 @@
 // The device memory a kernel launch may touch: the ranges it declared,
 // checked against the launching session's allocations and pinned when it was
 // launched, plus its placeholder data. The kernel resolves only inside them.
+// A kernel whose ranges the backend cannot tell pins its session's memory as
+// a whole instead (MemoryManager::HoldForOpaqueWork).
 #ifndef ACLD_DAEMON_CORE_PINNED_MEMORY_H_
 #define ACLD_DAEMON_CORE_PINNED_MEMORY_H_
 
+#include <memory>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -21,6 +24,9 @@ class PinnedMemory : public hal::MemoryResolver {
                    const std::vector<hal::DeviceRange>& ranges);
   // Adds a range already resolved (a launch's placeholder data).
   void Add(const hal::DeviceRange& range, ResolvedRange resolved);
+  // For a kernel whose ranges are unknown: keeps what its session lets go
+  // until the launch is done.
+  void HoldOpaque(std::shared_ptr<void> hold) { opaque_hold_ = std::move(hold); }
 
   absl::StatusOr<hal::DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override;
 
@@ -36,6 +42,7 @@ class PinnedMemory : public hal::MemoryResolver {
   // Inline: a launch pins a range or two, and its pins are dropped on the
   // device's thread, so a heap vector would cost a cross-thread free each.
   absl::InlinedVector<Pinned, 2> pins_;
+  std::shared_ptr<void> opaque_hold_;
 };
 
 }  // namespace acld

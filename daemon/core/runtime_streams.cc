@@ -457,7 +457,8 @@ absl::StatusOr<KernelLaunch> Runtime::PrepareLaunch(
   ACL_ASSIGN_OR_RETURN(hal::CoreLimits core_limits, CheckCoreLimits(device_id, limits));
   // The memory the kernel will touch is checked and pinned now, as a device
   // would fault on it. A backend that cannot tell the ranges gets no resolver
-  // (docs/security.md).
+  // (docs/security.md), and the launch holds all of the session's memory
+  // instead: the kernel may reach any of it until the device ran it.
   KernelLaunch launch{&function, std::move(executable), {block_dim, {}, nullptr, core_limits},
                       std::make_shared<PinnedMemory>(), absl::OkStatus()};
   PinnedMemory* pinned = launch.pinned.get();
@@ -475,7 +476,9 @@ absl::StatusOr<KernelLaunch> Runtime::PrepareLaunch(
   if (ranges.ok()) {
     launch.pinned_status = pinned->Pin(memory_, id, *ranges);
     launch.params.memory = launch.pinned;
-  } else if (!absl::IsUnimplemented(ranges.status())) {
+  } else if (absl::IsUnimplemented(ranges.status())) {
+    pinned->HoldOpaque(memory_.HoldForOpaqueWork(id));
+  } else {
     launch.pinned_status = ranges.status();
   }
   launch.params.args = std::move(args);
