@@ -68,10 +68,10 @@ struct CoreLimits {
 struct LaunchParams {
   uint32_t block_dim = 0;
   std::string args;  // the argument block, as the application built it
-  // How the kernel reaches device memory; null when its ranges are unknown.
-  // It holds the launch's memory (the core's pins): a backend keeps it until
-  // the launch is reported or dropped, since the device may touch that
-  // memory until then.
+  // How the kernel reaches device memory (for a kernel whose ranges are
+  // unknown, it resolves only its placeholder data). It holds the launch's
+  // memory (the core's pins): a backend keeps it until the launch is
+  // reported or dropped, since the device may touch that memory until then.
   std::shared_ptr<MemoryResolver> memory;
   CoreLimits core_limits;
 };

@@ -4,6 +4,9 @@
 //                                argument list and from device memory, check z = x + y
 //   kernel_client placeholder    a placeholder argument carries the data of x
 //   kernel_client errors DIR     every refusal with its code
+//   kernel_client free_under_launch DIR   memory freed under a launch whose argument block
+//                                is in device memory, queued behind a long kernel, stays the
+//                                device's until the stream dropped the launch
 //   kernel_client large          a binary larger than a message travels in shared memory
 //   kernel_client print WHERE    device printf (printf_i32): WHERE "here" expects the text
 //                                on this process's stdout, in order with its own output, also
@@ -14,11 +17,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "acl/acl.h"
@@ -94,7 +99,7 @@ struct Vectors {
   ~Vectors() {
     aclrtFree(dx);
     aclrtFree(dy);
-    aclrtFree(dz);
+    if (dz != nullptr) aclrtFree(dz);
   }
 
   // z on the device equals x + y (exact here: small integers and halves).
@@ -201,6 +206,58 @@ int Launch(const std::string& dir) {
             std::to_string(launched) + ", sync " + std::to_string(synced) + ")");
   CheckCode(aclrtBinaryUnLoad(binary), ACL_ERROR_INVALID_PARAM, "aclrtBinaryUnLoad twice");
   CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  return scenario::Teardown();
+}
+
+size_t FreeDeviceMemory() {
+  size_t free = 0, total = 0;
+  CheckCode(aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), ACL_SUCCESS, "aclrtGetMemInfo");
+  return free;
+}
+
+int FreeUnderLaunch(const std::string& dir) {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  aclrtBinHandle binary = nullptr;
+  const std::string path = WriteFile(dir, "free_under_launch.o", AddBinary());
+  CheckCode(aclrtBinaryLoadFromFile(path.c_str(), nullptr, &binary), ACL_SUCCESS,
+            "aclrtBinaryLoadFromFile");
+  aclrtFuncHandle function = nullptr;
+  CheckCode(aclrtBinaryGetFunction(binary, "add_custom", &function), ACL_SUCCESS,
+            "aclrtBinaryGetFunction");
+  Vectors v(8);
+  void* block[3] = {v.dx, v.dy, v.dz};
+  void* device_args = nullptr;
+  CheckCode(aclrtMalloc(&device_args, sizeof(block), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+            "aclrtMalloc args");
+  CheckCode(aclrtMemcpy(device_args, sizeof(block), block, sizeof(block),
+                        ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_SUCCESS, "aclrtMemcpy args");
+  void* spin_word = nullptr;
+  CheckCode(aclrtMalloc(&spin_word, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
+  std::vector<uint64_t> spin = {scenario::Addr(spin_word), 60000000};  // a minute
+  CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, spin.data(), spin.size() * 8, stream),
+            ACL_SUCCESS, "launch spin_add_one_u32");
+  CheckCode(aclrtLaunchKernel(function, 8, device_args, sizeof(block), stream), ACL_SUCCESS,
+            "aclrtLaunchKernel");
+  aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+  CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
+  Check(status == ACL_STREAM_STATUS_NOT_READY, "the launch is queued behind the spinning kernel");
+  const size_t before = FreeDeviceMemory();
+  CheckCode(aclrtFree(std::exchange(v.dz, nullptr)), ACL_SUCCESS, "aclrtFree z under the launch");
+  Check(FreeDeviceMemory() == before,
+        "memory freed under a queued launch stays the device's until the launch is done");
+  CheckCode(aclrtStreamAbort(stream), ACL_SUCCESS, "aclrtStreamAbort");
+  bool released = false;
+  for (int i = 0; i < 500 && !released; ++i) {  // 5 s at most
+    released = FreeDeviceMemory() > before;
+    if (!released) usleep(10000);
+  }
+  Check(released, "the memory went back once the stream dropped the launch");
+  CheckCode(aclrtFree(spin_word), ACL_SUCCESS, "aclrtFree spin word");
+  CheckCode(aclrtFree(device_args), ACL_SUCCESS, "aclrtFree args");
+  CheckCode(aclrtBinaryUnLoad(binary), ACL_SUCCESS, "aclrtBinaryUnLoad");
   return scenario::Teardown();
 }
 
@@ -432,6 +489,7 @@ int main(int argc, char** argv) {
   if (mode == "launch") return Launch(dir);
   if (mode == "placeholder") return Placeholder();
   if (mode == "errors") return Errors(dir);
+  if (mode == "free_under_launch") return FreeUnderLaunch(dir);
   if (mode == "large") return Large();
   if (mode == "print" && argc > 2) return Print(argv[2]);
   std::fprintf(stderr, "usage: see the comment at the top of kernel_client.cc\n");

@@ -26,6 +26,11 @@ TEST_P(KernelTest, LoadGetFunctionArgumentsLaunchUnload) {
 TEST_P(KernelTest, PlaceholderArgumentsReachTheKernel) {
   RunScenario(kKernelClient, {"placeholder"});
 }
+// The argument block is read when the stream reaches the launch, so its
+// ranges are pinned only then: until then, what the program frees waits.
+TEST_P(KernelTest, MemoryFreedUnderAQueuedDeviceArgumentLaunchStaysUntilItIsDropped) {
+  RunScenario(kKernelClient, {"free_under_launch", ScratchDir()});
+}
 TEST_P(KernelTest, RefusalsCarryTheirCodes) { RunScenario(kKernelClient, {"errors", ScratchDir()}); }
 TEST_P(KernelTest, LargeBinariesTravelInSharedMemory) { RunScenario(kKernelClient, {"large"}); }
 // Device printf reaches the launching process's stdout, in order. With a

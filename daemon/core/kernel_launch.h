@@ -21,9 +21,9 @@ namespace acld {
 struct KernelLaunch {
   const hal::Function* function = nullptr;
   std::shared_ptr<const void> executable;  // keeps `function` alive; null for built-ins
-  // params.memory is `pinned` when the backend tells a launch's ranges. The
-  // argument block stays here until the task is done: a failed launch's
-  // arguments go to the process's exception callback.
+  // params.memory is `pinned`. The argument block stays here until the task
+  // is done: a failed launch's arguments go to the process's exception
+  // callback.
   hal::LaunchParams params;
   // The memory the launch pinned, held until the device reports the launch
   // (also when the backend resolves nothing: placeholder data, and the

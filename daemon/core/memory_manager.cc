@@ -159,17 +159,15 @@ void MemoryManager::AddSession(SessionId session, uint32_t uid,
 }
 
 std::shared_ptr<void> MemoryManager::HoldForOpaqueWork(SessionId session) {
-  ReleaseFence::LetGo let_go;  // after the lock: it may release memory
   absl::MutexLock lock(&mu_);
   auto fence = fences_.find(session);
   if (fence == fences_.end()) return nullptr;
-  return fence->second.Hold(let_go);
+  return fence->second.Hold();
 }
 
-void MemoryManager::DeferLocked(SessionId session, const std::shared_ptr<void>& memory,
-                                ReleaseFence::LetGo& let_go) {
+void MemoryManager::DeferLocked(SessionId session, const std::shared_ptr<void>& memory) {
   auto fence = fences_.find(session);
-  if (fence != fences_.end()) fence->second.Defer(memory, let_go);
+  if (fence != fences_.end()) fence->second.Defer(memory);
 }
 
 absl::StatusOr<std::shared_ptr<MemoryManager::Block>> MemoryManager::NewBlock(
@@ -208,10 +206,9 @@ absl::StatusOr<uint64_t> MemoryManager::Allocate(SessionId session, int32_t devi
   return address;
 }
 
-absl::StatusOr<ResolvedRange> MemoryManager::AllocatePhysical(SessionId session,
-                                                              int32_t device_id, uint64_t size) {
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Block> block,
-                       NewBlock(session, device_id, size, "aclrtMallocPhysical"));
+absl::StatusOr<ResolvedRange> MemoryManager::AllocateHeld(SessionId session, int32_t device_id,
+                                                          uint64_t size, const char* api) {
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Block> block, NewBlock(session, device_id, size, api));
   hal::DeviceSpan span{block->buffer, 0};
   const uint64_t reachable = block->buffer.size;
   return ResolvedRange{std::move(span), device_id, std::move(block), reachable};
@@ -220,12 +217,11 @@ absl::StatusOr<ResolvedRange> MemoryManager::AllocatePhysical(SessionId session,
 void MemoryManager::Map(SessionId session, uint64_t address, uint64_t bytes,
                         const ResolvedRange& physical) {
   ResolvedRange replaced;  // its keepalive goes after the lock
-  ReleaseFence::LetGo let_go;  // likewise
   absl::MutexLock lock(&mu_);
   auto [it, added] = mappings_.try_emplace(address, Mapping{session, bytes, physical});
   if (!added) {
     Unindex(mappings_of_, it->second.session, address);
-    DeferLocked(it->second.session, it->second.physical.keepalive, let_go);
+    DeferLocked(it->second.session, it->second.physical.keepalive);
     replaced = std::move(it->second.physical);
     it->second = Mapping{session, bytes, physical};
   }
@@ -235,12 +231,11 @@ void MemoryManager::Map(SessionId session, uint64_t address, uint64_t bytes,
 
 void MemoryManager::Unmap(SessionId session, uint64_t address, const std::string& reason) {
   ResolvedRange unmapped;  // its keepalive goes after the lock
-  ReleaseFence::LetGo let_go;  // likewise
   absl::MutexLock lock(&mu_);
   auto it = mappings_.find(address);
   if (it == mappings_.end() || it->second.session != session) return;
   if (!reason.empty()) NoteRevokedLocked(session, address, it->second.bytes, reason);
-  DeferLocked(session, it->second.physical.keepalive, let_go);
+  DeferLocked(session, it->second.physical.keepalive);
   unmapped = std::move(it->second.physical);
   mappings_.erase(it);
   Unindex(mappings_of_, session, address);
@@ -248,7 +243,6 @@ void MemoryManager::Unmap(SessionId session, uint64_t address, const std::string
 
 absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
   std::shared_ptr<Block> freed;  // released after the lock, when no task pins it
-  ReleaseFence::LetGo let_go;    // likewise
   {
     absl::MutexLock lock(&mu_);
     auto it = allocations_.find(address);
@@ -258,11 +252,11 @@ absl::Status MemoryManager::Free(SessionId session, uint64_t address) {
                                        "this process (freed already, or never allocated here)",
                                        address));
     }
-    DeferLocked(session, it->second, let_go);
+    DeferLocked(session, it->second);
     freed = std::move(it->second);
     allocations_.erase(it);
     Unindex(allocations_of_, session, address);
-    RevokeGrantsLocked(freed, "the exporting process freed it", let_go);
+    RevokeGrantsLocked(freed, "the exporting process freed it");
   }
   TellUntold();
   return absl::OkStatus();
@@ -317,7 +311,6 @@ void MemoryManager::Revoke(SessionId importer, const std::weak_ptr<void>& alloca
                            uint64_t address, const std::string& reason, bool by_exporter) {
   const std::shared_ptr<void> held = allocation.lock();  // released after the lock
   if (held == nullptr) return;
-  ReleaseFence::LetGo let_go;  // likewise
   {
     absl::MutexLock lock(&mu_);
     auto it = allocations_.upper_bound(address);
@@ -326,7 +319,7 @@ void MemoryManager::Revoke(SessionId importer, const std::weak_ptr<void>& alloca
     auto& grants = block->grants;
     for (auto grant = grants.begin(); grant != grants.end();) {
       if (grant->importer == importer && block->buffer.address + grant->offset == address) {
-        DeferLocked(importer, block, let_go);
+        DeferLocked(importer, block);
         if (by_exporter) {
           RevokeFromImporterLocked(importer, address, grant->bytes,
                                    GrantedRange(block, grant->offset), reason);
@@ -345,12 +338,11 @@ void MemoryManager::Revoke(SessionId importer, const std::weak_ptr<void>& alloca
 void MemoryManager::RevokeMapping(SessionId importer, uint64_t address,
                                   const std::string& reason) {
   ResolvedRange unmapped;  // its keepalive goes after the lock
-  ReleaseFence::LetGo let_go;  // likewise
   {
     absl::MutexLock lock(&mu_);
     auto it = mappings_.find(address);
     if (it == mappings_.end() || it->second.session != importer) return;
-    DeferLocked(importer, it->second.physical.keepalive, let_go);
+    DeferLocked(importer, it->second.physical.keepalive);
     unmapped = std::move(it->second.physical);
     RevokeFromImporterLocked(importer, address, it->second.bytes, unmapped, reason);
     mappings_.erase(it);
@@ -365,9 +357,9 @@ ResolvedRange MemoryManager::GrantedRange(const std::shared_ptr<Block>& block, u
 }
 
 void MemoryManager::RevokeGrantsLocked(const std::shared_ptr<Block>& block,
-                                       const std::string& reason, ReleaseFence::LetGo& let_go) {
+                                       const std::string& reason) {
   for (const Block::SharedRange& grant : block->grants) {
-    DeferLocked(grant.importer, block, let_go);
+    DeferLocked(grant.importer, block);
     RevokeFromImporterLocked(grant.importer, block->buffer.address + grant.offset, grant.bytes,
                              GrantedRange(block, grant.offset), reason);
   }
@@ -402,13 +394,12 @@ void MemoryManager::TellRevocations(SessionId importer, RevocationNotice tell) {
 
 bool MemoryManager::RevocationSeen(SessionId importer, uint64_t notice) {
   ResolvedRange released;  // its keepalive goes after the lock
-  ReleaseFence::LetGo let_go;  // likewise
   absl::MutexLock lock(&mu_);
   auto it = noticed_.find(notice);
   if (it == noticed_.end() || it->second.importer != importer) return false;
   const NoticedRange& noticed = it->second;
   NoteRevokedLocked(importer, noticed.address, noticed.bytes, noticed.reason);
-  DeferLocked(importer, noticed.range.keepalive, let_go);
+  DeferLocked(importer, noticed.range.keepalive);
   released = std::move(it->second.range);
   noticed_.erase(it);
   return true;
@@ -518,7 +509,7 @@ std::vector<std::shared_ptr<void>> MemoryManager::ReleaseSession(SessionId sessi
           ++address;
           continue;
         }
-        DeferLocked(session, it->second.physical.keepalive, released);
+        DeferLocked(session, it->second.physical.keepalive);
         released.push_back(std::move(it->second.physical.keepalive));
         mappings_.erase(it);
         address = mine->second.erase(address);
@@ -533,9 +524,8 @@ std::vector<std::shared_ptr<void>> MemoryManager::ReleaseSession(SessionId sessi
           continue;
         }
         RevokeGrantsLocked(it->second,
-                           "the exporting process released its memory (a reset or its end)",
-                           released);
-        DeferLocked(session, it->second, released);
+                           "the exporting process released its memory (a reset or its end)");
+        DeferLocked(session, it->second);
         released.push_back(std::move(it->second));
         allocations_.erase(it);
         address = mine->second.erase(address);
@@ -550,25 +540,21 @@ std::vector<std::shared_ptr<void>> MemoryManager::ReleaseSession(SessionId sessi
 void MemoryManager::RemoveSession(SessionId session) {
   ReleaseSession(session);
   std::vector<NoticedRange> unseen;  // their keepalives go after the lock
-  std::optional<ReleaseFence> fence;  // likewise
-  ReleaseFence::LetGo let_go;         // likewise
   {
     absl::MutexLock lock(&mu_);
     revocations_.erase(session);
     noticing_.erase(session);
     for (auto it = noticed_.begin(); it != noticed_.end();) {
       if (it->second.importer == session) {
-        DeferLocked(session, it->second.range.keepalive, let_go);
+        DeferLocked(session, it->second.range.keepalive);
         unseen.push_back(std::move(it->second));
         it = noticed_.erase(it);
       } else {
         ++it;
       }
     }
-    if (auto it = fences_.find(session); it != fences_.end()) {
-      fence.emplace(std::move(it->second));
-      fences_.erase(it);
-    }
+    // Its launches still queued keep what it let go (their tickets hold it).
+    fences_.erase(session);
   }
   absl::MutexLock lock(&ledger_->mu);
   ledger_->accounts.erase(session);

@@ -78,11 +78,12 @@ class MemoryManager {
   absl::StatusOr<uint64_t> Allocate(SessionId session, int32_t device, uint64_t size);
   absl::Status Free(SessionId session, uint64_t address);
 
-  // A physical allocation (aclrtMallocPhysical), charged like Allocate but
-  // unreachable by any address until mapped: the span of all of it, and the
-  // keepalive that holds it (released when the last holder lets go).
-  absl::StatusOr<ResolvedRange> AllocatePhysical(SessionId session, int32_t device,
-                                                 uint64_t size);
+  // Memory charged like Allocate that no address of the session reaches: a
+  // physical allocation until it is mapped (`api` aclrtMallocPhysical), a
+  // launch's placeholder data. The span of all of it, and the keepalive that
+  // holds it (released when the last holder lets go).
+  absl::StatusOr<ResolvedRange> AllocateHeld(SessionId session, int32_t device, uint64_t size,
+                                             const char* api);
   // `session` resolves [address, address + physical.span's remaining bytes)
   // to `physical` from now on. The caller keeps mappings from overlapping one
   // another (they lie in reservations no allocation shares).
@@ -190,8 +191,8 @@ class MemoryManager {
   // `block` from `offset` on, holding it.
   static ResolvedRange GrantedRange(const std::shared_ptr<Block>& block, uint64_t offset);
   // Every grant of a block leaving the live allocations is revoked.
-  void RevokeGrantsLocked(const std::shared_ptr<Block>& block, const std::string& reason,
-                          ReleaseFence::LetGo& let_go) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RevokeGrantsLocked(const std::shared_ptr<Block>& block, const std::string& reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes [address, +bytes), which is `range`, from `importer` because its
   // exporter revoked it: at once, or, for a process that takes notice,
   // once it saw the notice.
@@ -199,9 +200,9 @@ class MemoryManager {
                                 const ResolvedRange& range, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `session` lets go of `memory`: it stays until the session's opaque
-  // launches made so far are done. `let_go` is dropped after the lock.
-  void DeferLocked(SessionId session, const std::shared_ptr<void>& memory,
-                   ReleaseFence::LetGo& let_go) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // launches made so far are done.
+  void DeferLocked(SessionId session, const std::shared_ptr<void>& memory)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tells the notices made under the lock; called without it.
   void TellUntold() ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -135,7 +135,7 @@ TEST_F(MemoryManagerTest, ASessionHoldsAtMostTheMostAllocationsAllowed) {
   memory_.SetMaxAllocations(3);
   const uint64_t first = *memory_.Allocate(1, 0, 1);
   ASSERT_TRUE(memory_.Allocate(1, 0, 1).ok());
-  ResolvedRange physical = *memory_.AllocatePhysical(1, 1, 1);  // counts too
+  ResolvedRange physical = *memory_.AllocateHeld(1, 1, 1, "aclrtMallocPhysical");  // counts too
   absl::Status over = memory_.Allocate(1, 0, 1).status();
   EXPECT_EQ(Code(over), ACL_ERROR_RT_MEMORY_ALLOCATION);
   EXPECT_NE(over.message().find("--max_allocations_per_session"), absl::string_view::npos);
@@ -154,8 +154,8 @@ TEST_F(MemoryManagerTest, ASessionHoldsAtMostTheMostAllocationsAllowed) {
 }
 
 TEST_F(MemoryManagerTest, ReleaseSessionEndsOnlyThatSessionsMappingsOnThatDevice) {
-  ResolvedRange on_zero = *memory_.AllocatePhysical(1, 0, 4096);
-  ResolvedRange on_one = *memory_.AllocatePhysical(1, 1, 4096);
+  ResolvedRange on_zero = *memory_.AllocateHeld(1, 0, 4096, "aclrtMallocPhysical");
+  ResolvedRange on_one = *memory_.AllocateHeld(1, 1, 4096, "aclrtMallocPhysical");
   const uint64_t mine_zero = on_zero.span.buffer.address + (1 << 16);
   const uint64_t mine_one = on_one.span.buffer.address + (1 << 16);
   const uint64_t theirs = on_zero.span.buffer.address + (2 << 16);
@@ -266,7 +266,7 @@ TEST_F(MemoryManagerTest, ARevokedRangeStaysUntilItsImporterSawTheNotice) {
 
 // The same for a mapping of physical memory whose owner took it away.
 TEST_F(MemoryManagerTest, ARevokedMappingStaysUntilItsImporterSawTheNotice) {
-  ResolvedRange physical = *memory_.AllocatePhysical(1, 0, 4096);
+  ResolvedRange physical = *memory_.AllocateHeld(1, 0, 4096, "aclrtMallocPhysical");
   const uint64_t address = physical.span.buffer.address + (1 << 16);  // a range of its own
   memory_.Map(2, address, 4096, physical);
   physical = ResolvedRange{};  // the mapping alone holds it now

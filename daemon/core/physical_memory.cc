@@ -58,7 +58,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t dev
     }
   }
   // Allocated outside the lock: the device may take its time.
-  ACL_ASSIGN_OR_RETURN(ResolvedRange memory, memory_.AllocatePhysical(session, device, rounded));
+  ACL_ASSIGN_OR_RETURN(ResolvedRange memory, memory_.AllocateHeld(session, device, rounded, "aclrtMallocPhysical"));
   auto handle = std::make_shared<Handle>();
   handle->owner = session;
   handle->device = device;

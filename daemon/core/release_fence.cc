@@ -1,50 +1,92 @@
 #include "daemon/core/release_fence.h"
 
+#include <cstdint>
+#include <map>
+#include <set>
 #include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 
 namespace acld {
 
-struct ReleaseFence::Epoch {
-  ~Epoch() {
-    // Later epochs are let go one at a time, not by recursion: a session
-    // that frees between launches while an old one is queued makes a chain
-    // as long as its frees.
-    std::shared_ptr<Epoch> later = std::move(next);
-    while (later != nullptr && later.use_count() == 1) {
-      std::shared_ptr<Epoch> after = std::move(later->next);
-      later.reset();
-      later = std::move(after);
-    }
+class ReleaseFence::State {
+ public:
+  uint64_t Issue() {
+    absl::MutexLock lock(&mu_);
+    const uint64_t number = ++issued_;
+    live_.insert(number);
+    return number;
   }
 
-  std::vector<std::shared_ptr<void>> deferred;
-  std::shared_ptr<Epoch> next;  // opened after this one closed
+  void Keep(const std::shared_ptr<void>& memory) {
+    absl::MutexLock lock(&mu_);
+    if (live_.empty()) return;
+    auto [it, added] = kept_.try_emplace(memory.get());
+    if (!added) by_ticket_.erase(it->second.until);
+    it->second.memory = memory;
+    it->second.until = by_ticket_.emplace(issued_, memory.get());
+  }
+
+  // Ticket `number` was let go: what waited for it alone goes back to the
+  // caller, to be released without the lock.
+  std::vector<std::shared_ptr<void>> Return(uint64_t number) {
+    std::vector<std::shared_ptr<void>> released;
+    absl::MutexLock lock(&mu_);
+    live_.erase(number);
+    const uint64_t oldest = live_.empty() ? UINT64_MAX : *live_.begin();
+    while (!by_ticket_.empty() && by_ticket_.begin()->first < oldest) {
+      auto entry = kept_.find(by_ticket_.begin()->second);
+      released.push_back(std::move(entry->second.memory));
+      kept_.erase(entry);
+      by_ticket_.erase(by_ticket_.begin());
+    }
+    return released;
+  }
+
+  size_t kept() const {
+    absl::MutexLock lock(&mu_);
+    return kept_.size();
+  }
+
+ private:
+  struct Kept {
+    std::shared_ptr<void> memory;
+    std::multimap<uint64_t, const void*>::iterator until;  // in by_ticket_
+  };
+
+  mutable absl::Mutex mu_;
+  uint64_t issued_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<uint64_t> live_ ABSL_GUARDED_BY(mu_);  // tickets not yet let go
+  // By the memory's address, and by the last ticket it waits for.
+  absl::flat_hash_map<const void*, Kept> kept_ ABSL_GUARDED_BY(mu_);
+  std::multimap<uint64_t, const void*> by_ticket_ ABSL_GUARDED_BY(mu_);
 };
 
-std::shared_ptr<void> ReleaseFence::Hold(LetGo& let_go) {
-  if (open_ == nullptr) {
-    open_ = std::make_shared<Epoch>();
-    if (std::shared_ptr<Epoch> before = closed_.lock()) {
-      before->next = open_;
-      let_go.push_back(std::move(before));
-    }
-    closed_.reset();
+class ReleaseFence::Ticket {
+ public:
+  explicit Ticket(std::shared_ptr<State> state)
+      : state_(std::move(state)), number_(state_->Issue()) {}
+  ~Ticket() {
+    // Released here, on whichever thread let the launch go, with no lock held.
+    std::vector<std::shared_ptr<void>> released = state_->Return(number_);
   }
-  return open_;
-}
+  Ticket(const Ticket&) = delete;
+  Ticket& operator=(const Ticket&) = delete;
 
-void ReleaseFence::Defer(const std::shared_ptr<void>& memory, LetGo& let_go) {
-  std::shared_ptr<Epoch> epoch = closed_.lock();
-  if (open_ != nullptr) {
-    // Only holds copy it, and only under the caller's lock: a count of one
-    // means that no launch and no earlier epoch holds it now.
-    if (open_.use_count() == 1) return;
-    epoch = std::exchange(open_, nullptr);
-    closed_ = epoch;
-  }
-  if (epoch == nullptr) return;  // every launch before it is done
-  epoch->deferred.push_back(memory);
-  let_go.push_back(std::move(epoch));
-}
+ private:
+  const std::shared_ptr<State> state_;
+  const uint64_t number_;
+};
+
+ReleaseFence::ReleaseFence() : state_(std::make_shared<State>()) {}
+
+std::shared_ptr<void> ReleaseFence::Hold() { return std::make_shared<Ticket>(state_); }
+
+void ReleaseFence::Defer(const std::shared_ptr<void>& memory) { state_->Keep(memory); }
+
+size_t ReleaseFence::kept() const { return state_->kept(); }
 
 }  // namespace acld

@@ -9,41 +9,37 @@
 // device could give the address to another session's allocation, which the
 // queued kernel would then write into.
 //
-// Launches hold the current epoch. Memory let go while an epoch is held is
-// filed in it and closes it: later launches hold a new epoch, so the memory
-// waits only for the launches made before it, never for a stream of later
-// ones. Each epoch holds the next, so memory also waits for every launch of
-// the epochs before its own.
-//
-// Not thread-safe: the memory manager calls it under its lock. Nothing is
-// released inside a call (the caller's lock may be one that a release
-// takes): what the caller should drop after its lock comes back in LetGo.
+// Each opaque launch holds a numbered ticket until the device reported or
+// dropped it. Memory let go is kept until every ticket numbered up to the
+// last one given out then is let go; later launches do not hold it. Memory
+// let go twice (an import closed, imported and closed again) is kept once,
+// until the later of the two: what the fence keeps is bounded by what the
+// session can reach, and the tickets by its queued work.
 #ifndef ACLD_DAEMON_CORE_RELEASE_FENCE_H_
 #define ACLD_DAEMON_CORE_RELEASE_FENCE_H_
 
+#include <cstddef>
 #include <memory>
-#include <vector>
 
 namespace acld {
 
 class ReleaseFence {
  public:
-  // Epochs a call lets go, for its caller to drop after its lock.
-  using LetGo = std::vector<std::shared_ptr<void>>;
+  ReleaseFence();
 
   // What an opaque launch holds until the device reported or dropped it.
-  std::shared_ptr<void> Hold(LetGo& let_go);
+  std::shared_ptr<void> Hold();
   // Keeps `memory` until every hold taken so far is let go (nothing to keep
-  // when none is held).
-  void Defer(const std::shared_ptr<void>& memory, LetGo& let_go);
+  // when none is held). Releases nothing itself: the caller may hold a lock
+  // that a release takes.
+  void Defer(const std::shared_ptr<void>& memory);
+  // How many pieces of memory wait for earlier holds.
+  size_t kept() const;
 
  private:
-  struct Epoch;
-  // What holds take now; null once memory was filed in it (closed_).
-  std::shared_ptr<Epoch> open_;
-  // The epoch memory was last filed in. Not held here: only its launches
-  // (and the epochs before it) keep it.
-  std::weak_ptr<Epoch> closed_;
+  class State;
+  class Ticket;
+  std::shared_ptr<State> state_;  // also held by every ticket
 };
 
 }  // namespace acld

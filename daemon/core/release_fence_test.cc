@@ -1,6 +1,7 @@
 #include "daemon/core/release_fence.h"
 
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -8,103 +9,100 @@
 namespace acld {
 namespace {
 
-// The fence's callers drop what it lets go after their lock; these tests
-// hold none, so at once.
-std::shared_ptr<void> Hold(ReleaseFence& fence) {
-  ReleaseFence::LetGo let_go;
-  return fence.Hold(let_go);
-}
+// Memory let go, watched.
+struct Watched {
+  std::shared_ptr<void> memory = std::make_shared<int>(1);
+  std::weak_ptr<void> watch = memory;
 
-void Defer(ReleaseFence& fence, const std::shared_ptr<void>& memory) {
-  ReleaseFence::LetGo let_go;
-  fence.Defer(memory, let_go);
-}
+  // The fence's is the only reference left.
+  void LetGo(ReleaseFence& fence) {
+    fence.Defer(memory);
+    memory.reset();
+  }
+  bool released() const { return watch.expired(); }
+};
 
 TEST(ReleaseFenceTest, MemoryLetGoWithNoHoldIsNotKept) {
   ReleaseFence fence;
-  auto memory = std::make_shared<int>(1);
-  std::weak_ptr<int> watch = memory;
-  Defer(fence, memory);
-  memory.reset();
-  EXPECT_TRUE(watch.expired());
+  Watched memory;
+  memory.LetGo(fence);
+  EXPECT_TRUE(memory.released());
+  EXPECT_EQ(fence.kept(), 0u);
 }
 
-TEST(ReleaseFenceTest, MemoryWaitsForEveryHoldTakenBeforeIt) {
+TEST(ReleaseFenceTest, MemoryWaitsForEveryHoldTakenBeforeItInAnyOrder) {
   ReleaseFence fence;
-  std::shared_ptr<void> first = Hold(fence);
-  std::shared_ptr<void> second = Hold(fence);
-  auto memory = std::make_shared<int>(1);
-  std::weak_ptr<int> watch = memory;
-  Defer(fence, memory);
-  memory.reset();
-  first.reset();
-  EXPECT_FALSE(watch.expired());
+  std::shared_ptr<void> first = fence.Hold();
+  std::shared_ptr<void> second = fence.Hold();
+  Watched memory;
+  memory.LetGo(fence);
+  EXPECT_EQ(fence.kept(), 1u);
   second.reset();
-  EXPECT_TRUE(watch.expired());
+  EXPECT_FALSE(memory.released());
+  first.reset();
+  EXPECT_TRUE(memory.released());
+  EXPECT_EQ(fence.kept(), 0u);
 }
 
 TEST(ReleaseFenceTest, LaterHoldsDoNotKeepMemoryLetGoBeforeThem) {
   ReleaseFence fence;
-  std::shared_ptr<void> before = Hold(fence);
-  auto memory = std::make_shared<int>(1);
-  std::weak_ptr<int> watch = memory;
-  Defer(fence, memory);
-  memory.reset();
-  std::shared_ptr<void> after = Hold(fence);
+  std::shared_ptr<void> before = fence.Hold();
+  Watched memory;
+  memory.LetGo(fence);
+  std::shared_ptr<void> after = fence.Hold();
   before.reset();
-  EXPECT_TRUE(watch.expired());
-  EXPECT_NE(after, nullptr);
+  EXPECT_TRUE(memory.released());
 }
 
-TEST(ReleaseFenceTest, MemoryAlsoWaitsForTheEpochsBeforeItsOwn) {
+TEST(ReleaseFenceTest, MemoryLetGoTwiceIsKeptOnceUntilTheLaterHoldsAreLetGo) {
   ReleaseFence fence;
-  std::shared_ptr<void> oldest = Hold(fence);
-  auto early = std::make_shared<int>(1);
-  std::weak_ptr<int> early_watch = early;
-  Defer(fence, early);
-  early.reset();
-  std::shared_ptr<void> newer = Hold(fence);  // a new epoch
-  auto late = std::make_shared<int>(2);
-  std::weak_ptr<int> late_watch = late;
-  Defer(fence, late);
-  late.reset();
-  newer.reset();  // its own launches are done, the oldest is not
-  EXPECT_FALSE(early_watch.expired());
-  EXPECT_FALSE(late_watch.expired());
-  oldest.reset();
-  EXPECT_TRUE(early_watch.expired());
-  EXPECT_TRUE(late_watch.expired());
+  std::shared_ptr<void> first = fence.Hold();
+  Watched memory;
+  fence.Defer(memory.memory);
+  std::shared_ptr<void> second = fence.Hold();
+  memory.LetGo(fence);
+  EXPECT_EQ(fence.kept(), 1u);
+  first.reset();
+  EXPECT_FALSE(memory.released());
+  second.reset();
+  EXPECT_TRUE(memory.released());
 }
 
-TEST(ReleaseFenceTest, MemoryLetGoWhileOnlyAnEarlierEpochIsHeldWaitsForIt) {
+// An import taken and given up again and again, with a launch each time,
+// while an old launch stays queued: what the fence keeps does not grow.
+TEST(ReleaseFenceTest, RepeatedLetGoOfTheSameMemoryBehindAStuckHoldKeepsOneEntry) {
   ReleaseFence fence;
-  std::shared_ptr<void> oldest = Hold(fence);
-  Defer(fence, std::make_shared<int>(0));
-  Hold(fence).reset();  // opens a new epoch, held only by the oldest
-  auto memory = std::make_shared<int>(1);
-  std::weak_ptr<int> watch = memory;
-  Defer(fence, memory);
-  memory.reset();
-  EXPECT_FALSE(watch.expired());
-  oldest.reset();
-  EXPECT_TRUE(watch.expired());
-}
-
-TEST(ReleaseFenceTest, ALongChainIsLetGoWithoutDeepRecursion) {
-  ReleaseFence fence;
-  std::shared_ptr<void> oldest = Hold(fence);
-  auto last = std::make_shared<int>(1);
-  std::weak_ptr<int> watch = last;
-  // One epoch per free between launches; a recursive release of 500,000
-  // epochs would overflow the stack.
-  for (int i = 0; i < 500000; ++i) {
-    Defer(fence, last);
-    Hold(fence).reset();
+  std::shared_ptr<void> stuck = fence.Hold();
+  Watched memory;
+  for (int i = 0; i < 100000; ++i) {
+    std::shared_ptr<void> launch = fence.Hold();
+    fence.Defer(memory.memory);
   }
-  last.reset();
-  EXPECT_FALSE(watch.expired());
-  oldest.reset();
-  EXPECT_TRUE(watch.expired());
+  memory.memory.reset();
+  EXPECT_EQ(fence.kept(), 1u);
+  EXPECT_FALSE(memory.released());
+  stuck.reset();
+  EXPECT_TRUE(memory.released());
+}
+
+TEST(ReleaseFenceTest, HoldsLetGoOnOtherThreadsReleaseEverything) {
+  ReleaseFence fence;
+  std::vector<std::weak_ptr<void>> watches;
+  std::vector<std::thread> launchers;
+  for (int t = 0; t < 4; ++t) {
+    launchers.emplace_back([&fence] {
+      for (int i = 0; i < 20000; ++i) fence.Hold().reset();
+    });
+  }
+  for (int i = 0; i < 20000; ++i) {
+    auto memory = std::make_shared<int>(i);
+    watches.push_back(memory);
+    fence.Defer(memory);
+  }
+  for (std::thread& launcher : launchers) launcher.join();
+  fence.Hold().reset();  // the last hold's release finds the rest
+  for (const auto& watch : watches) ASSERT_TRUE(watch.expired());
+  EXPECT_EQ(fence.kept(), 0u);
 }
 
 }  // namespace

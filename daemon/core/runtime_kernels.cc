@@ -217,9 +217,14 @@ absl::StatusOr<uint64_t> Runtime::LaunchWithDeviceArgs(SessionId id,
   const int32_t device_id = stream->options().device;
   const uint32_t block_dim = launch.block_dim;
   const CoreLimits limits = launch.core_limits;
+  // The launch is prepared (its ranges pinned) only once its arguments are
+  // read: until then, what the session lets go waits for it as for a kernel
+  // whose ranges are unknown (release_fence.h). The task holds this until
+  // the device reported it.
+  std::shared_ptr<void> until_prepared = memory_.HoldForOpaqueWork(id);
   return EnqueueDeviceWork(
       id, stream, thread, launch.args_size, "kernel",
-      [this, session, device_id, block_dim, limits, args,
+      [this, session, device_id, block_dim, limits, args, until_prepared,
        function = std::move(function)](hal::Stream& device) -> absl::StatusOr<uint64_t> {
         ACL_ASSIGN_OR_RETURN(KernelLaunch prepared,
                              PrepareLaunch(session, device_id, *function.function,
@@ -257,15 +262,13 @@ absl::Status Runtime::PlacePlaceholders(SessionId id, int32_t device_id,
     data_offsets.push_back(total);
     total += (placeholder.data.size() + 7) / 8 * 8;
   }
-  ACL_ASSIGN_OR_RETURN(uint64_t address, memory_.Allocate(id, device_id, total));
-  absl::StatusOr<ResolvedRange> resolved = memory_.Resolve(id, address, total);
-  // The session never sees the address: only the launch's pin holds it.
-  const absl::Status freed = memory_.Free(id, address);
-  if (!resolved.ok()) return resolved.status();
-  if (!freed.ok()) return freed;
+  // The session never reaches it: only the launch's pin holds it.
+  ACL_ASSIGN_OR_RETURN(ResolvedRange resolved,
+                       memory_.AllocateHeld(id, device_id, total, "kernel launch placeholders"));
+  const uint64_t address = resolved.span.address();
   hal::Device& device = backend_->device(device_id);
   for (size_t i = 0; i < placeholders.size(); ++i) {
-    hal::DeviceSpan span = resolved->span;
+    hal::DeviceSpan span = resolved.span;
     span.offset += data_offsets[i];
     hal::Transfer transfer;
     transfer.device_dst = span;
@@ -275,7 +278,7 @@ absl::Status Runtime::PlacePlaceholders(SessionId id, int32_t device_id,
     const uint64_t slot_value = address + data_offsets[i];
     std::memcpy(args.data() + placeholders[i].offset, &slot_value, 8);
   }
-  pinned.Add(hal::DeviceRange{address, total}, *std::move(resolved));
+  pinned.Add(hal::DeviceRange{address, total}, std::move(resolved));
   return absl::OkStatus();
 }
 

@@ -475,12 +475,20 @@ absl::StatusOr<KernelLaunch> Runtime::PrepareLaunch(
   absl::StatusOr<std::vector<hal::DeviceRange>> ranges = function.Ranges(block_dim, args);
   if (ranges.ok()) {
     launch.pinned_status = pinned->Pin(memory_, id, *ranges);
-    launch.params.memory = launch.pinned;
   } else if (absl::IsUnimplemented(ranges.status())) {
-    pinned->HoldOpaque(memory_.HoldForOpaqueWork(id));
+    std::shared_ptr<void> hold = memory_.HoldForOpaqueWork(id);
+    // A call still in flight as its session ended: that memory is gone.
+    if (hold == nullptr) {
+      return AclStatus(ACL_ERROR_RT_SOCKET_CLOSE, "kernel launch: the session ended");
+    }
+    pinned->HoldOpaque(std::move(hold));
   } else {
     launch.pinned_status = ranges.status();
   }
+  // The backend's item holds it too, until the device ran or dropped the
+  // launch: the core's task may go first (a stream destroyed with work on
+  // the device).
+  launch.params.memory = launch.pinned;
   launch.params.args = std::move(args);
   return launch;
 }
