@@ -260,8 +260,10 @@ void Runtime::DiscardReleased(Released released) {
   const absl::Status ended = AclStatus(
       ACL_ERROR_RT_SOCKET_CLOSE, "the session ended; the work it had queued was discarded");
   for (const auto& stream : released.streams) {
-    stream->Abort(ended);
+    // Closed first: a call of the session still in flight can no longer
+    // append to the stream once its work is discarded.
     stream->Close([] {});
+    stream->Abort(ended);
   }
   for (const auto& stream : released.finishing) stream->Abort(ended);
   released.handles.ReleaseWaiters();

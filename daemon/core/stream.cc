@@ -505,11 +505,14 @@ void Stream::AbortDeviceLocked(std::vector<std::function<void()>>& after,
     device_->Abort();
     then();
     bool make_ready;
+    std::vector<std::function<void()>> done;
     {
       absl::MutexLock lock(&mu_);
       --device_aborts_pending_;
       make_ready = EndDrainLocked();
+      CollectDoneLocked(done);  // a closing stream may have drained with it
     }
+    for (auto& callback : done) callback();
     if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
   });
 }
@@ -795,8 +798,10 @@ void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
       after.push_back([done = std::move(done), status = TakeErrorLocked()] { done(status); });
     }
   }
+  // Not while the device still aborts what this stream gave it: the device
+  // may run it until then.
   const bool drained = queue_.empty() && !parked_.has_value() && in_flight_.empty() &&
-                       state_ != State::kRunning;
+                       state_ != State::kRunning && device_aborts_pending_ == 0;
   if (drained) ScheduleSpareStorageReleaseLocked(after);
   if (closing_ && drained) {
     for (auto& done : close_waiters_) after.push_back(std::move(done));
