@@ -159,9 +159,10 @@ void MemoryManager::AddSession(SessionId session, uint32_t uid,
 }
 
 std::shared_ptr<void> MemoryManager::HoldForOpaqueWork(SessionId session) {
-  absl::MutexLock lock(&mu_);
-  auto fence = fences_.find(session);
-  if (fence == fences_.end()) return nullptr;
+  absl::ReaderMutexLock lock(&mu_);  // the fence has a lock of its own
+  const auto& fences = fences_;
+  auto fence = fences.find(session);
+  if (fence == fences.end()) return nullptr;
   return fence->second.Hold();
 }
 

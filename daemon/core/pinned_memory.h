@@ -25,8 +25,8 @@ class PinnedMemory : public hal::MemoryResolver {
   // Adds a range already resolved (a launch's placeholder data).
   void Add(const hal::DeviceRange& range, ResolvedRange resolved);
   // For a kernel whose ranges are unknown: keeps what its session lets go
-  // until the launch is done.
-  void HoldOpaque(std::shared_ptr<void> hold) { opaque_hold_ = std::move(hold); }
+  // until the launch is done (a launch may hold two: see LaunchWithDeviceArgs).
+  void HoldOpaque(std::shared_ptr<void> hold) { opaque_holds_.push_back(std::move(hold)); }
 
   absl::StatusOr<hal::DeviceSpan> Resolve(uint64_t address, uint64_t bytes) override;
 
@@ -42,7 +42,7 @@ class PinnedMemory : public hal::MemoryResolver {
   // Inline: a launch pins a range or two, and its pins are dropped on the
   // device's thread, so a heap vector would cost a cross-thread free each.
   absl::InlinedVector<Pinned, 2> pins_;
-  std::shared_ptr<void> opaque_hold_;
+  absl::InlinedVector<std::shared_ptr<void>, 1> opaque_holds_;
 };
 
 }  // namespace acld

@@ -83,7 +83,7 @@ class ReleaseFence::Ticket {
 
 ReleaseFence::ReleaseFence() : state_(std::make_shared<State>()) {}
 
-std::shared_ptr<void> ReleaseFence::Hold() { return std::make_shared<Ticket>(state_); }
+std::shared_ptr<void> ReleaseFence::Hold() const { return std::make_shared<Ticket>(state_); }
 
 void ReleaseFence::Defer(const std::shared_ptr<void>& memory) { state_->Keep(memory); }
 

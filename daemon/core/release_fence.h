@@ -23,12 +23,15 @@
 
 namespace acld {
 
+// Thread-safe: it has a lock of its own, taken after the memory manager's.
 class ReleaseFence {
  public:
   ReleaseFence();
 
   // What an opaque launch holds until the device reported or dropped it.
-  std::shared_ptr<void> Hold();
+  // Letting the last hold go may release kept memory there and then: never
+  // under a lock that freeing memory takes (Stream::retired_).
+  std::shared_ptr<void> Hold() const;
   // Keeps `memory` until every hold taken so far is let go (nothing to keep
   // when none is held). Releases nothing itself: the caller may hold a lock
   // that a release takes.

@@ -219,7 +219,7 @@ absl::StatusOr<uint64_t> Runtime::LaunchWithDeviceArgs(SessionId id,
   const CoreLimits limits = launch.core_limits;
   // The launch is prepared (its ranges pinned) only once its arguments are
   // read: until then, what the session lets go waits for it as for a kernel
-  // whose ranges are unknown (release_fence.h). The task holds this until
+  // whose ranges are unknown (release_fence.h). The launch keeps it until
   // the device reported it.
   std::shared_ptr<void> until_prepared = memory_.HoldForOpaqueWork(id);
   return EnqueueDeviceWork(
@@ -231,6 +231,7 @@ absl::StatusOr<uint64_t> Runtime::LaunchWithDeviceArgs(SessionId id,
                                            function.executable, block_dim, limits,
                                            std::move(args->bytes), {}));
         // The pins live as long as the device item (its resolver holds them).
+        if (until_prepared != nullptr) prepared.pinned->HoldOpaque(until_prepared);
         return prepared.SubmitTo(device);
       });
 }

@@ -40,10 +40,11 @@ Stream::Stream(const Options& options, StreamEngine& engine, hal::Timer& timer,
 Stream::~Stream() {
   // Places still held go back (a stream is normally drained by then).
   std::vector<std::function<void()>> after;
+  std::vector<Task> left;  // let go after the lock (retired_ says why)
   {
     absl::MutexLock lock(&mu_);
     ReturnGrantLocked(after);
-    while (!in_flight_.empty()) PopInFlightLocked(/*front=*/true, after);
+    while (!in_flight_.empty()) left.push_back(PopInFlightLocked(/*front=*/true, after));
   }
   for (auto& callback : after) callback();
 }
@@ -202,6 +203,7 @@ bool Stream::AppendLocked(Task task, std::vector<std::function<void()>>& after) 
     CountDiscardedLocked(1);
     AdvanceFinishedLocked(id);
     if (auto discard = task.TakeOnDiscard()) after.push_back(std::move(discard));
+    retired_.push_back(std::move(task));
     return false;
   }
   if (state_ == State::kIdle && task.is_device_work() && !in_flight_.empty() &&
@@ -298,6 +300,7 @@ void Stream::SubmitRunLocked(Task* tasks, size_t count, std::vector<std::functio
   Task& failed = tasks[submitted];
   ReturnPlaceLocked(failed, after);
   FinishLocked(failed, failure, after);
+  retired_.push_back(std::move(failed));
 }
 
 void Stream::SubmittedLocked(Task task, uint64_t early_point,
@@ -623,6 +626,7 @@ void Stream::RunSome() {
         if (auto discard = task.TakeOnDiscard()) after.push_back(std::move(discard));
         AdvanceFinishedLocked(discarded_through_);
         CollectDoneLocked(after);
+        retired_.push_back(std::move(task));
         continue;
       }
       if (!result.has_value()) {
@@ -632,6 +636,7 @@ void Stream::RunSome() {
         break;
       }
       FinishLocked(task, *std::move(result), after);
+      retired_.push_back(std::move(task));
     }
     if (!parked && !draining) make_ready = ScheduleNextLocked(after);
     ReturnGrantLocked(after);  // a grant is for this turn only
@@ -765,9 +770,16 @@ void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint
   ReturnGrantLocked(after);
   CountDiscardedLocked(queue_.size());
   counters_.queued -= queue_.size();
-  while (!queue_.empty()) {
-    Task task = queue_.pop_front();
-    if (auto discard = task.TakeOnDiscard()) after.push_back(std::move(discard));
+  if (!queue_.empty()) {
+    // Let go after the lock (retired_ says why): not every caller hands
+    // retired_ on.
+    auto discarded = std::make_shared<std::vector<Task>>();
+    discarded->reserve(queue_.size());
+    while (!queue_.empty()) {
+      discarded->push_back(queue_.pop_front());
+      if (auto discard = discarded->back().TakeOnDiscard()) after.push_back(std::move(discard));
+    }
+    after.push_back([discarded] { discarded->clear(); });
   }
   discarded_through_ = next_task_id_ - 1;
   discarded_mark_.store(discarded_through_, std::memory_order_release);

@@ -388,8 +388,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool short_of_place_ ABSL_GUARDED_BY(mu_) = false;
   // A place DeviceShare handed over, for the next device task.
   bool place_granted_ ABSL_GUARDED_BY(mu_) = false;
-  // Tasks that finished as they were submitted, destroyed only once mu_ is
-  // released: dropping a task's hold and pins frees memory and takes the
+  // Tasks done with, destroyed only once mu_ is released (by the turn or the
+  // append that hands them on): dropping a task's hold and pins frees memory
+  // (a session's whole release fence, release_fence.h) and takes the
   // session's budget lock, which must not lengthen mu_'s holds (the thread
   // appending the next launch would wait for them).
   std::vector<Task> retired_ ABSL_GUARDED_BY(mu_);
