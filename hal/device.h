@@ -118,6 +118,12 @@ class Device {
   virtual absl::StatusOr<uint64_t> ReserveAddresses(uint64_t size, uint64_t alignment);
   virtual void ReleaseAddresses(uint64_t address, uint64_t size) {}
 
+  // Whether submitting a stream's copy to or from host memory
+  // [host, host + bytes) blocks the submitter until the stream's earlier
+  // work is done (a vendor runtime copies unregistered host memory
+  // synchronously). `host` null: memory allocated only at submission.
+  virtual bool CopyBlocksSubmitter(const void* host, uint64_t bytes) const { return false; }
+
   // Synchronous copy and fill (aclrtMemcpy, aclrtMemset).
   virtual absl::Status Copy(const Transfer& transfer) = 0;
   virtual absl::Status Fill(const DeviceSpan& dst, uint8_t value, uint64_t count) = 0;

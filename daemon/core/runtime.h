@@ -585,7 +585,7 @@ class Runtime {
                                              const char* what, DeviceWork work,
                                              DeviceDone done = nullptr,
                                              std::function<void()> on_discard = nullptr,
-                                             bool may_be_held = false);
+                                             DeviceWorkKind kind = {});
   // The session's event listeners (null: it ended or set none).
   std::shared_ptr<const SessionEvents> EventsOf(SessionId session) const;
   void ReportFailure(const TaskFailure& failure);

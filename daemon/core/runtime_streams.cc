@@ -328,10 +328,10 @@ absl::StatusOr<uint64_t> Runtime::EnqueueDeviceWork(SessionId id,
                                                     const char* what, DeviceWork work,
                                                     DeviceDone done,
                                                     std::function<void()> on_discard,
-                                                    bool may_be_held) {
+                                                    DeviceWorkKind kind) {
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> charge, ChargeTask(id, payload_bytes));
   return stream->EnqueueDeviceWork(std::move(work), what, thread, std::move(on_discard),
-                                   std::move(done), std::move(charge), may_be_held);
+                                   std::move(done), std::move(charge), kind);
 }
 
 absl::StatusOr<const hal::Function*> Runtime::BuiltinKernel(const Stream& stream,
@@ -518,11 +518,19 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream_id, 
   // Inline bytes (a request's buffer) are held by the task: charge them.
   const uint64_t payload = copy.host.owned_bytes;
   auto prepared = std::make_shared<absl::StatusOr<PreparedCopy>>(PrepareCopy(id, copy));
+  DeviceWorkKind kind;
+  if (prepared->ok()) {
+    const hal::Transfer& transfer = (*prepared)->transfer;
+    const void* host = transfer.host_src != nullptr ? transfer.host_src : transfer.host_dst;
+    kind.submitted_alone = host != nullptr && backend_->device(stream->options().device)
+                                                  .CopyBlocksSubmitter(host, transfer.count);
+  }
   return EnqueueDeviceWork(id, stream, thread, payload, "copy",
                            [prepared](hal::Stream& device) -> absl::StatusOr<uint64_t> {
                              if (!prepared->ok()) return prepared->status();
                              return device.Copy((*prepared)->transfer);
-                           });
+                           },
+                           nullptr, nullptr, kind);
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueCopyToClient(SessionId id, StreamId stream_id,
@@ -540,7 +548,11 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCopyToClient(SessionId id, StreamId str
   auto on_discard = [deliver] {
     deliver(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "the copy was discarded by its stream"));
   };
-  // The staging bytes live from the submit to the delivery: charged.
+  // The staging bytes live from the submit to the delivery: charged. They
+  // are allocated at the submit (host null).
+  DeviceWorkKind kind;
+  kind.submitted_alone =
+      count != 0 && backend_->device(stream->options().device).CopyBlocksSubmitter(nullptr, count);
   return EnqueueDeviceWork(
       id, stream, thread, count, "copy",
       [copy, count](hal::Stream& device) -> absl::StatusOr<uint64_t> {
@@ -558,7 +570,7 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCopyToClient(SessionId id, StreamId str
         if (!status.ok()) return deliver(status);
         deliver(std::move(copy->bytes));
       },
-      std::move(on_discard));
+      std::move(on_discard), kind);
 }
 
 absl::StatusOr<uint64_t> Runtime::EnqueueMemset(SessionId id, StreamId stream_id, uint64_t thread,
@@ -618,7 +630,7 @@ absl::StatusOr<uint64_t> Runtime::EnqueueValueWait(SessionId id, StreamId stream
   return EnqueueDeviceWork(
       id, stream, thread, 0, "value",
       [held, value, flag](hal::Stream& device) { return device.WaitValue(held->span, value, flag); },
-      nullptr, nullptr, /*may_be_held=*/true);
+      nullptr, nullptr, {/*may_be_held=*/true});
 }
 
 absl::StatusOr<uint64_t> Runtime::RecordEvent(SessionId id, EventId event_id, StreamId stream_id,
@@ -677,7 +689,7 @@ absl::StatusOr<uint64_t> Runtime::StreamWaitEvent(SessionId id, StreamId stream_
         [event, target, fail_if_dropped](hal::Stream& device) {
           return device.WaitEvent(event->device_event(), target, fail_if_dropped);
         },
-        nullptr, nullptr, /*may_be_held=*/true);
+        nullptr, nullptr, {/*may_be_held=*/true});
   }
   // Another device's event: its records are not the device's to see. A wait
   // discarded before its record settles is forgotten at once: a client that

@@ -102,7 +102,7 @@ absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* 
                                                    uint64_t submitter_thread,
                                                    std::function<void()> on_discard,
                                                    DeviceDone done, std::shared_ptr<void> hold,
-                                                   bool may_be_held) {
+                                                   DeviceWorkKind kind) {
   if (device_ == nullptr) {
     return AclStatus(ACL_ERROR_INTERNAL_ERROR, "this stream has no device stream");
   }
@@ -111,7 +111,8 @@ absl::StatusOr<uint64_t> Stream::EnqueueDeviceWork(DeviceWork work, const char* 
   device_work.device_done = std::move(done);
   device_work.on_discard = std::move(on_discard);
   Task task = WorkTask(std::move(device_work), what, submitter_thread, std::move(hold));
-  task.may_be_held = may_be_held;
+  task.may_be_held = kind.may_be_held;
+  task.submitted_alone = kind.submitted_alone;
   return Append(std::move(task));
 }
 
@@ -207,7 +208,8 @@ bool Stream::AppendLocked(Task task, std::vector<std::function<void()>>& after) 
     return false;
   }
   if (state_ == State::kIdle && task.is_device_work() && !in_flight_.empty() &&
-      device_aborts_pending_ == 0 && RoomOnDeviceLocked(task) && TakePlaceLocked(task, after)) {
+      !task.submitted_alone && device_aborts_pending_ == 0 && RoomOnDeviceLocked(task) &&
+      TakePlaceLocked(task, after)) {
     // The device stream is busy with earlier work, so this only joins its
     // queue: the caller submits it rather than waking a worker to (a chain
     // of host callbacks queued behind a held one would wake one each).
@@ -562,6 +564,12 @@ void Stream::RunSome() {
         // Resumes when a point leaves the device (DeviceCompleted).
         state_ = State::kDraining;
         draining_for_room_ = true;
+        draining = true;
+        break;
+      }
+      if (queue_.front().submitted_alone && !in_flight_.empty()) {
+        // Resumes when the stream's last work leaves the device (EndDrainLocked).
+        state_ = State::kDraining;
         draining = true;
         break;
       }

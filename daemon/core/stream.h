@@ -99,6 +99,18 @@ struct StreamStats {
   uint64_t storage_slots = 0;
 };
 
+// How the device takes a piece of device work (Stream::EnqueueDeviceWork).
+struct DeviceWorkKind {
+  // The device may hold it for something outside its stream (a wait for an
+  // event), which DeviceShare must know.
+  bool may_be_held = false;
+  // Submitting it blocks the submitter until the stream's earlier device
+  // work is done (hal::Device::CopyBlocksSubmitter). It is submitted only
+  // once none of the stream's work is on the device: the submitter may be a
+  // thread that serves every session, and that work may never end.
+  bool submitted_alone = false;
+};
+
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
   struct Options {
@@ -137,14 +149,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
                                    const char* waits_for = "work",
                                    std::shared_ptr<void> hold = nullptr);
   // Appends device work; `done` (optional) runs when the device reports it.
-  // `what` names the work for operators ("kernel", "copy"). `may_be_held`:
-  // the device may hold it for something outside this stream (a wait for an
-  // event), which DeviceShare must know.
+  // `what` names the work for operators ("kernel", "copy").
   absl::StatusOr<uint64_t> EnqueueDeviceWork(DeviceWork work, const char* what,
                                              uint64_t submitter_thread,
                                              std::function<void()> on_discard, DeviceDone done,
                                              std::shared_ptr<void> hold,
-                                             bool may_be_held = false);
+                                             DeviceWorkKind kind = {});
 
   // Appends a kernel launch (device work kept as a record, not a closure).
   absl::StatusOr<uint64_t> EnqueueLaunch(KernelLaunch launch, uint64_t submitter_thread,
@@ -225,6 +235,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     std::shared_ptr<void> hold;
     uint64_t sequence = 0;  // the device's number for submitted device work
     bool may_be_held = false;  // by something outside the stream (DeviceShare)
+    bool submitted_alone = false;  // DeviceWorkKind::submitted_alone
     bool has_place = false;    // holds one of the session's places on the device
     std::optional<KernelLaunch> launch;  // a kernel launch, the one device work kept as a record
     std::unique_ptr<Work> work;          // set for every other task

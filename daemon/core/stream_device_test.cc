@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "daemon/core/stream.h"
 #include "daemon/core/stream_engine.h"
@@ -117,6 +118,28 @@ TEST_F(StreamDeviceTest, DeviceWorkIsSubmittedWithoutWaitingForTheWorkBeforeIt) 
   EXPECT_EQ(stream->Stats().completed, 4u);
 }
 
+// A vendor runtime copies unregistered host memory synchronously, waiting for
+// the stream's earlier work: such a copy goes to the device only once that
+// work has left it, so that no thread waits in the vendor for work that may
+// never end (here: a hold).
+TEST_F(StreamDeviceTest, WorkSubmittedAloneWaitsUntilNothingOfTheStreamIsOnTheDevice) {
+  auto stream = NewStream();
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] { return stream->Stats().state == "waiting on hold"; }));
+  DeviceWorkKind alone;
+  alone.submitted_alone = true;
+  ASSERT_TRUE(
+      stream->EnqueueDeviceWork(Fill(0, 7), "copy", 0, nullptr, nullptr, nullptr, alone).ok());
+  ASSERT_TRUE(stream->EnqueueDeviceWork(Fill(1, 8), "fill", 0, nullptr, nullptr, nullptr).ok());
+  absl::SleepFor(absl::Milliseconds(50));  // the engine's turn, had it submitted
+  EXPECT_EQ(submitted_.load(), 0) << "submitted while the hold was on the device";
+  Release();
+  EXPECT_TRUE(Sync(*stream).ok());
+  EXPECT_EQ(submitted_.load(), 2);
+  EXPECT_EQ(Byte(0), 7);
+  EXPECT_EQ(Byte(1), 8);
+}
+
 TEST_F(StreamDeviceTest, WorkBehindHeldDeviceWorkIsSubmittedByTheEnqueuingThread) {
   auto stream = NewStream();
   ASSERT_TRUE(stream->EnqueueDeviceWork(Hold(), "hold", 0, nullptr, nullptr, nullptr).ok());
@@ -176,7 +199,7 @@ TEST_F(StreamDeviceTest, AStreamWithNothingOnTheDeviceSubmitsWhileWorkThatMayBeH
   // Held until another stream's work is done, as a wait for its event is.
   ASSERT_TRUE(waiting
                   ->EnqueueDeviceWork(Hold(), "event", 0, nullptr, nullptr, nullptr,
-                                      /*may_be_held=*/true)
+                                      {/*may_be_held=*/true})
                   .ok());
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(

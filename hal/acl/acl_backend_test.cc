@@ -944,9 +944,14 @@ TEST_F(AclBackendTest, TheBackendRegistersMappedHostMemoryUntilItsHandleGoes) {
   ASSERT_NE(registration, nullptr);
   EXPECT_EQ(CountCalls(log_->Read(), "aclrtHostRegisterV2"), 1);
   EXPECT_TRUE(device_->IsHostMemoryRegistered(host.data, host.size));
+  // A stream's copy with it stays asynchronous; with memory allocated at the
+  // submission (null), the vendor waits for the stream's earlier work.
+  EXPECT_FALSE(device_->CopyBlocksSubmitter(host.data, host.size));
+  EXPECT_TRUE(device_->CopyBlocksSubmitter(nullptr, 64));
   registration.reset();
   EXPECT_EQ(CountCalls(log_->Read(), "aclrtHostUnregister"), 1);
   EXPECT_FALSE(device_->IsHostMemoryRegistered(host.data, host.size));
+  EXPECT_TRUE(device_->CopyBlocksSubmitter(host.data, host.size));
   // No device up: nothing to register with (copies still work, synchronously).
   device_->Release();
   EXPECT_EQ(backend_->RegisterHostMemory(host.data, host.size), nullptr);

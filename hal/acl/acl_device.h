@@ -84,6 +84,10 @@ class AclDevice final : public Device {
   // Undoes one RegisterHostMemory(address, ...).
   absl::Status UnregisterHostMemory(void* address);
   bool IsHostMemoryRegistered(const void* address, uint64_t bytes) const;
+  // The vendor copies unregistered host memory synchronously.
+  bool CopyBlocksSubmitter(const void* host, uint64_t bytes) const override {
+    return host == nullptr || !IsHostMemoryRegistered(host, bytes);
+  }
 
   // True when `address` lies in a live allocation of this device (exact,
   // unlike info().addresses).
