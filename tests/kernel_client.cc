@@ -126,18 +126,38 @@ aclrtArgsHandle Arguments(aclrtFuncHandle function, std::vector<void*> pointers)
   return args;
 }
 
+// Loads the sim binary of AddBinary() from a file `name` in `dir`; its
+// add_custom function.
+aclrtFuncHandle LoadAddCustom(const std::string& dir, const char* name, aclrtBinHandle* binary) {
+  const std::string path = WriteFile(dir, name, AddBinary());
+  CheckCode(aclrtBinaryLoadFromFile(path.c_str(), nullptr, binary), ACL_SUCCESS,
+            "aclrtBinaryLoadFromFile");
+  aclrtFuncHandle function = nullptr;
+  CheckCode(aclrtBinaryGetFunction(*binary, "add_custom", &function), ACL_SUCCESS,
+            "aclrtBinaryGetFunction");
+  return function;
+}
+
+// add_custom's argument block for `v`, in device memory.
+void* DeviceArguments(const Vectors& v, size_t* bytes) {
+  void* block[3] = {v.dx, v.dy, v.dz};
+  *bytes = sizeof(block);
+  void* device_args = nullptr;
+  CheckCode(aclrtMalloc(&device_args, sizeof(block), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
+            "aclrtMalloc args");
+  CheckCode(aclrtMemcpy(device_args, sizeof(block), block, sizeof(block),
+                        ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_SUCCESS, "aclrtMemcpy args");
+  return device_args;
+}
+
 int Launch(const std::string& dir) {
   scenario::Setup();
   aclrtStream stream = nullptr;
   CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
   Vectors v(8);
   aclrtBinHandle binary = nullptr;
-  const std::string path = WriteFile(dir, "kernels.o", AddBinary());
-  CheckCode(aclrtBinaryLoadFromFile(path.c_str(), nullptr, &binary), ACL_SUCCESS,
-            "aclrtBinaryLoadFromFile");
-  aclrtFuncHandle function = nullptr;
-  CheckCode(aclrtBinaryGetFunction(binary, "add_custom", &function), ACL_SUCCESS,
-            "aclrtBinaryGetFunction");
+  aclrtFuncHandle function = LoadAddCustom(dir, "kernels.o", &binary);
   aclrtArgsHandle args = Arguments(function, {v.dx, v.dy, v.dz});
   CheckCode(aclrtKernelArgsFinalize(args), ACL_SUCCESS, "aclrtKernelArgsFinalize");
   CheckCode(aclrtLaunchKernelWithConfig(function, 8, stream, nullptr, args, nullptr), ACL_SUCCESS,
@@ -147,14 +167,9 @@ int Launch(const std::string& dir) {
 
   // The same launch with its argument block in device memory.
   CheckCode(aclrtMemset(v.dz, v.bytes, 0, v.bytes), ACL_SUCCESS, "aclrtMemset z");
-  void* block[3] = {v.dx, v.dy, v.dz};
-  void* device_args = nullptr;
-  CheckCode(aclrtMalloc(&device_args, sizeof(block), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
-            "aclrtMalloc args");
-  CheckCode(aclrtMemcpy(device_args, sizeof(block), block, sizeof(block),
-                        ACL_MEMCPY_HOST_TO_DEVICE),
-            ACL_SUCCESS, "aclrtMemcpy args");
-  CheckCode(aclrtLaunchKernel(function, 8, device_args, sizeof(block), stream), ACL_SUCCESS,
+  size_t args_bytes = 0;
+  void* device_args = DeviceArguments(v, &args_bytes);
+  CheckCode(aclrtLaunchKernel(function, 8, device_args, args_bytes, stream), ACL_SUCCESS,
             "aclrtLaunchKernel");
   CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
   v.ExpectSum("aclrtLaunchKernel");
@@ -220,26 +235,16 @@ int FreeUnderLaunch(const std::string& dir) {
   aclrtStream stream = nullptr;
   CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
   aclrtBinHandle binary = nullptr;
-  const std::string path = WriteFile(dir, "free_under_launch.o", AddBinary());
-  CheckCode(aclrtBinaryLoadFromFile(path.c_str(), nullptr, &binary), ACL_SUCCESS,
-            "aclrtBinaryLoadFromFile");
-  aclrtFuncHandle function = nullptr;
-  CheckCode(aclrtBinaryGetFunction(binary, "add_custom", &function), ACL_SUCCESS,
-            "aclrtBinaryGetFunction");
+  aclrtFuncHandle function = LoadAddCustom(dir, "free_under_launch.o", &binary);
   Vectors v(8);
-  void* block[3] = {v.dx, v.dy, v.dz};
-  void* device_args = nullptr;
-  CheckCode(aclrtMalloc(&device_args, sizeof(block), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS,
-            "aclrtMalloc args");
-  CheckCode(aclrtMemcpy(device_args, sizeof(block), block, sizeof(block),
-                        ACL_MEMCPY_HOST_TO_DEVICE),
-            ACL_SUCCESS, "aclrtMemcpy args");
+  size_t args_bytes = 0;
+  void* device_args = DeviceArguments(v, &args_bytes);
   void* spin_word = nullptr;
   CheckCode(aclrtMalloc(&spin_word, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
   std::vector<uint64_t> spin = {scenario::Addr(spin_word), 60000000};  // a minute
   CheckCode(aclsimLaunchKernel("spin_add_one_u32", 1, spin.data(), spin.size() * 8, stream),
             ACL_SUCCESS, "launch spin_add_one_u32");
-  CheckCode(aclrtLaunchKernel(function, 8, device_args, sizeof(block), stream), ACL_SUCCESS,
+  CheckCode(aclrtLaunchKernel(function, 8, device_args, args_bytes, stream), ACL_SUCCESS,
             "aclrtLaunchKernel");
   aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
   CheckCode(aclrtStreamQuery(stream, &status), ACL_SUCCESS, "aclrtStreamQuery");
