@@ -522,8 +522,9 @@ absl::StatusOr<uint64_t> Runtime::EnqueueCopy(SessionId id, StreamId stream_id, 
   if (prepared->ok()) {
     const hal::Transfer& transfer = (*prepared)->transfer;
     const void* host = transfer.host_src != nullptr ? transfer.host_src : transfer.host_dst;
-    kind.submitted_alone = host != nullptr && backend_->device(stream->options().device)
-                                                  .CopyBlocksSubmitter(host, transfer.count);
+    kind.submitted_alone = host != nullptr && transfer.count != 0 &&
+                           backend_->device(stream->options().device)
+                               .CopyBlocksSubmitter(host, transfer.count);
   }
   return EnqueueDeviceWork(id, stream, thread, payload, "copy",
                            [prepared](hal::Stream& device) -> absl::StatusOr<uint64_t> {

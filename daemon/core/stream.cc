@@ -192,6 +192,9 @@ absl::StatusOr<uint64_t> Stream::AppendUnderLock(
     retired.swap(retired_);
     mu_.Unlock();
   }
+  // Before the callbacks: a reply they send finds the work's charges and
+  // holds released.
+  retired.clear();
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
   return first_id;
@@ -515,7 +518,10 @@ void Stream::AbortDeviceLocked(std::vector<std::function<void()>>& after,
       absl::MutexLock lock(&mu_);
       --device_aborts_pending_;
       make_ready = EndDrainLocked();
-      CollectDoneLocked(done);  // a closing stream may have drained with it
+      // A closing stream may have drained with it. (Only that: the
+      // synchronizations answer behind the discards' notices, which the
+      // abort's caller runs after this.)
+      CollectDrainedLocked(done);
     }
     for (auto& callback : done) callback();
     if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
@@ -650,6 +656,7 @@ void Stream::RunSome() {
     ReturnGrantLocked(after);  // a grant is for this turn only
     retired.swap(retired_);
   }
+  retired.clear();  // before the callbacks, as in AppendUnderLock
   for (auto& callback : after) callback();
   if (make_ready) engine_.MakeReady(shared_from_this(), options_.priority);
 }
@@ -658,10 +665,11 @@ bool Stream::Resume(uint64_t task_id, absl::Status status) {
   std::vector<std::function<void()>> after;
   bool make_ready = false;
   bool waited = true;
+  Task task;  // let go after the lock (retired_ says why)
   {
     absl::MutexLock lock(&mu_);
     if (parked_.has_value() && parked_->id == task_id) {
-      Task task = std::move(*parked_);
+      task = std::move(*parked_);
       parked_.reset();
       FinishLocked(task, std::move(status), after);
       make_ready = ScheduleNextLocked(after);
@@ -709,10 +717,7 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
         failure.kernel_args = task.launch->params.args;
         failure.function_handle = task.launch->function_handle;
       }
-      after.push_back([this, failure = std::move(failure)] {
-        on_failure_(failure);
-        FailurePublished();
-      });
+      after.push_back([this, failure = std::move(failure)] { on_failure_(failure); });
     }
     if (failure_mode_ == FailureMode::kStop) {
       stopped_ = true;
@@ -720,6 +725,10 @@ void Stream::FinishLocked(const Task& task, absl::Status status,
       // runs again only after an abort, even with nothing left to drop.
       DiscardQueuedLocked(after, task.id, /*abort_device=*/true);
     }
+    // Published once the discards' notices are told: until then no
+    // synchronization answers (CollectDoneLocked), not even on a worker
+    // that the abort made the stream ready for.
+    if (on_failure_) after.push_back([this] { FailurePublished(); });
   }
   AdvanceFinishedLocked(std::max(task.id, discarded_through_));
   CollectDoneLocked(after);
@@ -818,6 +827,10 @@ void Stream::CollectDoneLocked(std::vector<std::function<void()>>& after) {
       after.push_back([done = std::move(done), status = TakeErrorLocked()] { done(status); });
     }
   }
+  CollectDrainedLocked(after);
+}
+
+void Stream::CollectDrainedLocked(std::vector<std::function<void()>>& after) {
   // Not while the device still aborts what this stream gave it: the device
   // may run it until then.
   const bool drained = queue_.empty() && !parked_.has_value() && in_flight_.empty() &&
@@ -943,6 +956,7 @@ absl::Status Stream::StopRunningTask(const absl::Status& why) {
   std::vector<std::function<void()>> after;
   bool make_ready = false;
   uint64_t sequence = 0;
+  Task stopped;  // let go after the lock (retired_ says why)
   {
     absl::MutexLock lock(&mu_);
     if (!in_flight_.empty()) {
@@ -953,7 +967,8 @@ absl::Status Stream::StopRunningTask(const absl::Status& why) {
     } else if (parked_.has_value()) {
       // A wait the stream holds on the host (a notify, another device's
       // event) is executing: it ends as a stopped device wait would.
-      Task task = std::move(*parked_);
+      stopped = std::move(*parked_);
+      Task& task = stopped;
       parked_.reset();
       if (auto cancel = task.TakeOnDiscard()) after.push_back(std::move(cancel));
       FinishLocked(task, why, after);
@@ -985,12 +1000,14 @@ absl::Status Stream::StopRunningTask(const absl::Status& why) {
 
 void Stream::Abort(const absl::Status& why) {
   std::vector<std::function<void()>> after;
+  Task parked;  // let go after the lock (retired_ says why)
   {
     absl::MutexLock lock(&mu_);
     if (parked_.has_value()) {
       CountDiscardedLocked(1);
       --counters_.queued;
       if (auto discard = parked_->TakeOnDiscard()) after.push_back(std::move(discard));
+      parked = std::move(*parked_);
       parked_.reset();
       state_ = queue_.empty() ? State::kIdle : State::kReady;
     }

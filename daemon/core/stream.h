@@ -316,6 +316,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void CountDiscardedLocked(uint64_t count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CollectDoneLocked(std::vector<std::function<void()>>& after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The part of CollectDoneLocked that ends a drain: spare storage goes, and
+  // a closing stream's waiters run once nothing of it is left.
+  void CollectDrainedLocked(std::vector<std::function<void()>>& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A draining stream whose device work is done and whose failures are
   // published becomes ready: true when the caller must MakeReady it.
   bool EndDrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -996,7 +996,10 @@ TEST(StreamPointOrderTest, WorkAfterAReportedStopFailureIsNotDroppedByItsAbort) 
 // last: after the failure's notice and after the notices of the work the
 // failure discarded (a copy's caller hears "discarded" before its stream's
 // synchronization returns).
-TEST(StreamPointOrderTest, ASynchronizationAnswersAfterTheDiscardsOfAStopFailure) {
+// What a stream under STOP_ON_FAILURE tells, in order, when its first fill
+// fails with a second one behind it (`second`: how that one goes to the
+// device) and a synchronization waiting.
+std::vector<std::string> OrderAfterAStopFailure(DeviceWorkKind second) {
   ScriptedDevice device;
   hal::Timer timer;
   StreamEngine engine{2};
@@ -1009,25 +1012,43 @@ TEST(StreamPointOrderTest, ASynchronizationAnswersAfterTheDiscardsOfAStopFailure
   absl::StatusOr<std::shared_ptr<Stream>> stream =
       Stream::Create(Stream::Options{1, 1, 0, 0, 0}, engine, timer, device,
                      [&](const TaskFailure&) { note("failure"); });
-  ASSERT_TRUE(stream.ok());
-  ASSERT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
+  EXPECT_TRUE(stream.ok());
+  if (!stream.ok()) return {};
+  EXPECT_TRUE((*stream)->SetFailureMode(FailureMode::kStop).ok());
   DeviceWork fill = [](hal::Stream& d) { return d.Fill({}, 0, 1); };
-  ASSERT_TRUE((*stream)->EnqueueDeviceWork(fill, "fill", 0, nullptr, nullptr, nullptr).ok());
-  ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 1; }));
-  ASSERT_TRUE(
-      (*stream)->EnqueueDeviceWork(fill, "fill", 0, [&] { note("discarded"); }, nullptr, nullptr)
-          .ok());
+  EXPECT_TRUE((*stream)->EnqueueDeviceWork(fill, "fill", 0, nullptr, nullptr, nullptr).ok());
+  EXPECT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 1; }));
+  EXPECT_TRUE((*stream)
+                  ->EnqueueDeviceWork(fill, "fill", 0, [&] { note("discarded"); }, nullptr,
+                                      nullptr, second)
+                  .ok());
   absl::Notification synced;
   (*stream)->Synchronize(absl::Seconds(10), [&](absl::Status status) {
     note(absl::StrCat("sync ", AclCodeOf(status)));
     synced.Notify();
   });
   device.options_.on_complete(1, AclStatus(ACL_ERROR_RT_AICORE_EXCEPTION, "failed"));
-  ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
   absl::MutexLock lock(&mu);
-  EXPECT_EQ(order, (std::vector<std::string>{
-                       "failure", "discarded",
-                       absl::StrCat("sync ", int{ACL_ERROR_RT_AICORE_EXCEPTION})}));
+  return order;
+}
+
+const std::vector<std::string> kFailureDiscardsThenSync = {
+    "failure", "discarded", absl::StrCat("sync ", int{ACL_ERROR_RT_AICORE_EXCEPTION})};
+
+// The second fill reaches the device before the failure (its discard comes
+// with the device's abort).
+TEST(StreamPointOrderTest, ASynchronizationAnswersAfterTheDiscardsOfAStopFailure) {
+  EXPECT_EQ(OrderAfterAStopFailure({}), kFailureDiscardsThenSync);
+}
+
+// The second fill is still queued (a copy submitted alone waits for the
+// first): its discard is told before the answer too, not only the device's
+// abort.
+TEST(StreamPointOrderTest, ASynchronizationAnswersAfterTheDiscardsOfQueuedWorkToo) {
+  DeviceWorkKind alone;
+  alone.submitted_alone = true;
+  EXPECT_EQ(OrderAfterAStopFailure(alone), kFailureDiscardsThenSync);
 }
 
 // A device whose host-callback points each hold something scarce says how
