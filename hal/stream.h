@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -60,6 +61,12 @@ struct StreamOptions {
   // Whose work the stream runs (the core: its tenant). A backend that runs
   // streams' work on threads of its own shares them between owners.
   std::string owner;
+  // Charges the stream's owner for `bytes` of device memory the backend keeps
+  // for the stream itself (the acl backend's kernel argument rings) until the
+  // returned handle goes. An error refuses the memory: the work that needed
+  // it fails with that error. Null: nothing is charged.
+  using MemoryCharger = std::function<absl::StatusOr<std::shared_ptr<void>>(uint64_t bytes)>;
+  MemoryCharger charge_memory;
 };
 
 class Stream {

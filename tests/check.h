@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "acl/acl.h"
@@ -48,6 +49,15 @@ inline void Setup() {
 inline int Teardown() {
   CheckCode(aclFinalize(), ACL_SUCCESS, "aclFinalize");
   return ExitCode();
+}
+
+// For a test that drives the scenario step by step: a line it waits for,
+// and the test's next line on stdin.
+inline void Say(const std::string& line) { std::cout << line << std::endl; }
+inline std::string NextLine() {
+  std::string line;
+  std::getline(std::cin, line);
+  return line;
 }
 
 }  // namespace scenario

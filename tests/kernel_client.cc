@@ -7,6 +7,10 @@
 //   kernel_client free_under_launch DIR   memory freed under a launch whose argument block
 //                                is in device memory, queued behind a long kernel, stays the
 //                                device's until the stream dropped the launch
+//   kernel_client argument_ring DIR   step by step (each step after a line on stdin): says
+//                                "allocated" with its memory allocated, "launched" once a
+//                                launch on a stream of its own ran, "destroyed" once that
+//                                stream is destroyed
 //   kernel_client large          a binary larger than a message travels in shared memory
 //   kernel_client print WHERE    device printf (printf_i32): WHERE "here" expects the text
 //                                on this process's stdout, in order with its own output, also
@@ -488,6 +492,30 @@ int Print(const std::string& where) {
   return scenario::ExitCode();
 }
 
+int ArgumentRing(const std::string& dir) {
+  scenario::Setup();
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  Vectors v(8);
+  aclrtBinHandle binary = nullptr;
+  aclrtFuncHandle function = LoadAddCustom(dir, "argument_ring.o", &binary);
+  aclrtArgsHandle args = Arguments(function, {v.dx, v.dy, v.dz});
+  CheckCode(aclrtKernelArgsFinalize(args), ACL_SUCCESS, "aclrtKernelArgsFinalize");
+  scenario::Say("allocated");
+  scenario::NextLine();
+  CheckCode(aclrtLaunchKernelWithConfig(function, 8, stream, nullptr, args, nullptr), ACL_SUCCESS,
+            "aclrtLaunchKernelWithConfig");
+  CheckCode(aclrtSynchronizeStream(stream), ACL_SUCCESS, "aclrtSynchronizeStream");
+  v.ExpectSum("aclrtLaunchKernelWithConfig");
+  scenario::Say("launched");
+  scenario::NextLine();
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  scenario::Say("destroyed");
+  scenario::NextLine();
+  CheckCode(aclrtBinaryUnLoad(binary), ACL_SUCCESS, "aclrtBinaryUnLoad");
+  return scenario::Teardown();
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const std::string dir = argc > 2 ? argv[2] : "/tmp";
@@ -495,6 +523,7 @@ int main(int argc, char** argv) {
   if (mode == "placeholder") return Placeholder();
   if (mode == "errors") return Errors(dir);
   if (mode == "free_under_launch") return FreeUnderLaunch(dir);
+  if (mode == "argument_ring") return ArgumentRing(dir);
   if (mode == "large") return Large();
   if (mode == "print" && argc > 2) return Print(argv[2]);
   std::fprintf(stderr, "usage: see the comment at the top of kernel_client.cc\n");

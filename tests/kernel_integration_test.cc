@@ -12,7 +12,7 @@ namespace {
 constexpr char kKernelClient[] = "tests/kernel_client";
 
 class KernelTest : public BothModesTest {
- protected:
+ public:
   // A directory the client may write its binary files to.
   static std::string ScratchDir() {
     const char* dir = std::getenv("TEST_TMPDIR");
@@ -43,6 +43,34 @@ TEST_P(KernelTest, DevicePrintfReachesTheCallersStdout) {
                       : GetParam() == "embedded" ? "synchronized"
                                                  : "elsewhere";
   RunScenario(kKernelClient, {"print", where});
+}
+
+// What acld's backend keeps for a stream's kernel arguments (on
+// --backend=acl, an 8 KiB ring in device memory once the stream launched) is
+// charged to the session, as its memory, until the stream is destroyed.
+TEST(KernelArgumentsTest, WhatTheBackendKeepsForAStreamsArgumentsIsChargedToItsSession) {
+  AcldDaemon daemon;
+  Process client({kKernelClient, "argument_ring", KernelTest::ScratchDir()},
+                 daemon.client_env());
+  const auto memory = [&] {
+    const acl::v1::StatusReply status = daemon.Status();
+    for (const acl::v1::SessionInfo& session : status.sessions()) {
+      if (session.pid() == client.pid()) return session.memory_bytes();
+    }
+    return uint64_t{0};
+  };
+  ASSERT_TRUE(client.WaitForLine("allocated", absl::Seconds(20))) << client.output();
+  const uint64_t allocated = memory();
+  EXPECT_GT(allocated, 0u);
+  client.WriteLine("launch");
+  ASSERT_TRUE(client.WaitForLine("launched", absl::Seconds(20))) << client.output();
+  const uint64_t ring = OnAclBackend() ? ReservedBytes(8 << 10) : 0;
+  EXPECT_EQ(memory(), allocated + ring);
+  client.WriteLine("destroy");
+  ASSERT_TRUE(client.WaitForLine("destroyed", absl::Seconds(20))) << client.output();
+  EXPECT_TRUE(WaitUntil([&] { return memory() == allocated; }, absl::Seconds(10))) << memory();
+  client.WriteLine("end");
+  EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, KernelTest, ::testing::Values("daemon", "embedded"),

@@ -171,23 +171,53 @@ void MemoryManager::DeferLocked(SessionId session, const std::shared_ptr<void>& 
   if (fence != fences_.end()) fence->second.Defer(memory);
 }
 
-absl::StatusOr<std::shared_ptr<MemoryManager::Block>> MemoryManager::NewBlock(
-    SessionId session, int32_t device_id, uint64_t size, const char* api) {
-  if (size == 0) return AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(api, ": size must be > 0"));
-  hal::Device& device = backend_.device(device_id);
+absl::StatusOr<uint64_t> MemoryManager::ReservedOn(int32_t device_id, uint64_t size,
+                                                    const char* api) const {
+  const hal::Device& device = backend_.device(device_id);
   const std::optional<uint64_t> reserved = device.ReservedBytes(size);
   if (!reserved.has_value()) {
     return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
                      absl::StrCat(api, ": ", size, " bytes is more than device ", device_id,
                                   " has (", device.info().memory_bytes, " bytes)"));
   }
+  return *reserved;
+}
+
+// What the backend keeps for a session: charged as one allocation until it
+// goes, like a Block whose memory the backend allocated itself.
+struct MemoryManager::BackendCharge {
+  ~BackendCharge() { ledger->Uncharge(session, charged, device_id, reserved); }
+  int32_t device_id;
+  SessionId session;
+  Ledger::Charged charged;
+  uint64_t reserved;
+  std::shared_ptr<Ledger> ledger;
+};
+
+absl::StatusOr<std::shared_ptr<void>> MemoryManager::ChargeBackendMemory(SessionId session,
+                                                                        int32_t device_id,
+                                                                        uint64_t size,
+                                                                        const char* api) {
+  if (size == 0) return std::shared_ptr<void>();
+  ACL_ASSIGN_OR_RETURN(const uint64_t reserved, ReservedOn(device_id, size, api));
+  ACL_ASSIGN_OR_RETURN(Ledger::Charged charged,
+                       ledger_->Charge(session, device_id, reserved, size, api));
+  return std::shared_ptr<void>(
+      new BackendCharge{device_id, session, std::move(charged), reserved, ledger_});
+}
+
+absl::StatusOr<std::shared_ptr<MemoryManager::Block>> MemoryManager::NewBlock(
+    SessionId session, int32_t device_id, uint64_t size, const char* api) {
+  if (size == 0) return AclStatus(ACL_ERROR_INVALID_PARAM, absl::StrCat(api, ": size must be > 0"));
+  hal::Device& device = backend_.device(device_id);
+  ACL_ASSIGN_OR_RETURN(const uint64_t reserved, ReservedOn(device_id, size, api));
   // Charged before the device allocates, so that concurrent calls cannot
   // together pass a quota that each alone respects.
   ACL_ASSIGN_OR_RETURN(Ledger::Charged charged,
-                       ledger_->Charge(session, device_id, *reserved, size, api));
+                       ledger_->Charge(session, device_id, reserved, size, api));
   absl::StatusOr<hal::DeviceBuffer> buffer = device.Allocate(size);
   if (!buffer.ok()) {
-    ledger_->Uncharge(session, charged, device_id, *reserved);
+    ledger_->Uncharge(session, charged, device_id, reserved);
     return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
                      absl::StrCat(api, ": ", buffer.status().message()));
   }

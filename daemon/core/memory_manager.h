@@ -84,6 +84,12 @@ class MemoryManager {
   // holds it (released when the last holder lets go).
   absl::StatusOr<ResolvedRange> AllocateHeld(SessionId session, int32_t device, uint64_t size,
                                              const char* api);
+  // Charges `session` like Allocate for `size` bytes that the backend
+  // allocates on `device` itself for the session's work (an acl stream's
+  // kernel argument ring, hal::StreamOptions::charge_memory), until the
+  // returned handle goes. Null for 0 bytes.
+  absl::StatusOr<std::shared_ptr<void>> ChargeBackendMemory(SessionId session, int32_t device,
+                                                            uint64_t size, const char* api);
   // `session` resolves [address, address + physical.span's remaining bytes)
   // to `physical` from now on. The caller keeps mappings from overlapping one
   // another (they lie in reservations no allocation shares).
@@ -176,6 +182,7 @@ class MemoryManager {
  private:
   struct Ledger;
   struct Block;
+  struct BackendCharge;
   // Why a session's shared range went away, for its next failed use.
   struct Revocation {
     uint64_t bytes = 0;
@@ -234,6 +241,9 @@ class MemoryManager {
   absl::Status GrantRoomLocked(const Block* block, SessionId importer) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // A block charged to `session`, not yet reachable by any address.
+  // What `device` reserves for `size` bytes; an error naming `api` when it
+  // has not that much.
+  absl::StatusOr<uint64_t> ReservedOn(int32_t device, uint64_t size, const char* api) const;
   absl::StatusOr<std::shared_ptr<Block>> NewBlock(SessionId session, int32_t device,
                                                   uint64_t size, const char* api);
 

@@ -209,6 +209,41 @@ TEST_F(MemoryManagerTest, QuotaChargesWhatTheDeviceReserves) {
   EXPECT_LE(backend_->device(0).used_bytes(), 20000u);
 }
 
+// What the backend allocates itself for a session's work (an acl stream's
+// kernel argument ring) counts like the session's own allocations, against
+// its quota, until its handle goes.
+TEST_F(MemoryManagerTest, BackendMemoryIsChargedLikeAnAllocationUntilItsHandleGoes) {
+  memory_.SetQuota(1, 8192);
+  absl::StatusOr<std::shared_ptr<void>> ring =
+      memory_.ChargeBackendMemory(1, 0, 5000, "aclrtLaunchKernel");
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  ASSERT_NE(*ring, nullptr);
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 5120u);  // what the device reserves for it
+  EXPECT_EQ(memory_.UsageOf(1).allocations, 1u);
+  EXPECT_EQ(backend_->device(0).used_bytes(), 0u);  // the backend allocates it, not the manager
+  EXPECT_EQ(Code(memory_.Allocate(1, 0, 4096).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  absl::Status over = memory_.ChargeBackendMemory(1, 0, 4096, "aclrtLaunchKernel").status();
+  EXPECT_EQ(Code(over), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(over.message().find("aclrtLaunchKernel"), absl::string_view::npos) << over;
+  EXPECT_EQ(memory_.UsageOf(1).allocations, 1u);
+  EXPECT_EQ(memory_.UsageOf(2).bytes, 0u);
+  *ring = nullptr;
+  EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
+  EXPECT_EQ(memory_.UsageOf(1).allocations, 0u);
+  EXPECT_TRUE(memory_.Allocate(1, 0, 8192).ok());
+  EXPECT_EQ(Code(memory_.ChargeBackendMemory(99, 0, 64, "aclrtLaunchKernel").status()),
+            ACL_ERROR_RT_SOCKET_CLOSE);
+  // A charge that outlives its session gives its bytes back to the user.
+  memory_.SetDefaultQuota(4096);
+  memory_.AddSession(4, 1003);  // the user of session 3
+  ring = memory_.ChargeBackendMemory(4, 0, 4096, "aclrtLaunchKernel");
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  memory_.RemoveSession(4);
+  EXPECT_EQ(Code(memory_.Allocate(3, 0, 512).status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  *ring = nullptr;
+  EXPECT_TRUE(memory_.Allocate(3, 0, 4096).ok());
+}
+
 TEST_F(MemoryManagerTest, TheDefaultQuotaHoldsForAllOfAUsersSessions) {
   memory_.AddSession(4, 1002);  // the same user as session 1
   memory_.SetDefaultQuota(4096);

@@ -132,6 +132,9 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
   options.saturate_floats = saturate_floats;
   options.owner = TenantOf(session).Key();
+  options.charge_memory = [this, session = session.id, device_id](uint64_t bytes) {
+    return memory_.ChargeBackendMemory(session, device_id, bytes, "aclrtLaunchKernel");
+  };
   const uint32_t places = backend_->device(device_id).tasks_per_session();
   if (places > 0) {
     std::shared_ptr<DeviceShare>& share = session.device_shares[device_id];

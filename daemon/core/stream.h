@@ -38,6 +38,7 @@
 #include "daemon/core/session_id.h"
 #include "hal/device.h"
 #include "hal/ring_queue.h"
+#include "hal/stream.h"
 #include "hal/timer.h"
 
 namespace acld {
@@ -123,6 +124,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
     std::string owner;             // hal::StreamOptions::owner: its tenant's Key()
     // The session's places on the device's queue (null: unbounded).
     std::shared_ptr<DeviceShare> device_share;
+    // hal::StreamOptions::charge_memory: charges the session.
+    hal::StreamOptions::MemoryCharger charge_memory;
   };
 
   // A stream with its own device stream on `device`.

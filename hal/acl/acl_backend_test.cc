@@ -401,6 +401,168 @@ TEST_F(AclBackendTest, LaunchesKernelsWithTheirArguments) {
   }
 }
 
+// What a stream's charge hook was asked for (the core's is the session's
+// ledger, MemoryManager::ChargeBackendMemory).
+class ChargeBook {
+ public:
+  StreamOptions::MemoryCharger Charger() {
+    return [this](uint64_t bytes) -> absl::StatusOr<std::shared_ptr<void>> {
+      absl::MutexLock lock(&mu_);
+      if (!refusal_.ok()) return refusal_;
+      charged_ += bytes;
+      return std::shared_ptr<void>(this, [this, bytes](void*) {
+        absl::MutexLock lock(&mu_);
+        charged_ -= bytes;
+      });
+    };
+  }
+  void Refuse(absl::Status refusal) {
+    absl::MutexLock lock(&mu_);
+    refusal_ = std::move(refusal);
+  }
+  uint64_t charged() const {
+    absl::MutexLock lock(&mu_);
+    return charged_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::Status refusal_ ABSL_GUARDED_BY(mu_);
+  uint64_t charged_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// A stream's kernel argument ring is charged to its owner while it lives; a
+// ring grown by a burst of launches goes once they all ran, so that what the
+// burst needed is not kept (nor charged) for the stream's whole life.
+TEST_F(AclBackendTest, ArgumentRingsAreChargedAndAGrownRingGoesOnceIdle) {
+  constexpr uint64_t kFirstRing = uint64_t{8} << 10;
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  const Function& increment = **executable->GetFunction("increment");
+  DeviceBuffer buffer = Allocate(64);
+  ChargeBook book;
+  StreamReports reports;
+  StreamOptions options = reports.Options();
+  options.charge_memory = book.Charger();
+  absl::StatusOr<std::unique_ptr<Stream>> created = device_->CreateStream(std::move(options));
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Stream> stream = *std::move(created);
+  EXPECT_EQ(book.charged(), 0u) << "a stream that never launched holds no ring";
+
+  LaunchParams small;
+  small.block_dim = 1;
+  small.args = IncrementArgs(buffer, 1);
+  ASSERT_EQ(*stream->Launch(increment, small), 1u);
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  EXPECT_EQ(book.charged(), kFirstRing) << "the first ring is kept while the stream lives";
+
+  // 64 launches with 1 KiB of arguments each, all in flight behind a point.
+  ASSERT_EQ(*stream->HostCallbackPoint(), 2u);
+  ASSERT_TRUE(reports.WaitForReached(1));
+  LaunchParams large = small;
+  large.args.resize(1024);
+  constexpr int kLaunches = 64;
+  for (int i = 0; i < kLaunches; ++i) ASSERT_TRUE(stream->Launch(increment, large).ok());
+  EXPECT_GE(book.charged(), uint64_t{kLaunches} << 10) << "the ring did not grow";
+  stream->ResumeCallbackPoint(2, absl::OkStatus());
+  ASSERT_TRUE(reports.WaitForCompleted(kLaunches + 2));
+  EXPECT_EQ(Read(buffer)[0], kLaunches + 1);
+  EXPECT_TRUE(hal::testing::Eventually([&] { return book.charged() == 0; }))
+      << "idle, the grown rings are still charged: " << book.charged();
+
+  ASSERT_EQ(*stream->Launch(increment, small), kLaunches + 3u);
+  ASSERT_TRUE(reports.WaitForCompleted(kLaunches + 3));
+  EXPECT_EQ(book.charged(), kFirstRing);
+  stream.reset();
+  EXPECT_EQ(book.charged(), 0u) << "a destroyed stream's ring is still charged";
+}
+
+// A charge refused (the owner's quota) fails the launch with the refusal, and
+// nothing is allocated for it.
+TEST_F(AclBackendTest, ALaunchWhoseRingIsRefusedFailsWithTheRefusal) {
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  const Function& increment = **executable->GetFunction("increment");
+  DeviceBuffer buffer = Allocate(64);
+  ChargeBook book;
+  book.Refuse(acld::AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION, "over the quota"));
+  StreamReports reports;
+  StreamOptions options = reports.Options();
+  options.charge_memory = book.Charger();
+  std::unique_ptr<Stream> stream = *device_->CreateStream(std::move(options));
+  LaunchParams params;
+  params.block_dim = 1;
+  params.args = IncrementArgs(buffer, 1);
+  log_->Clear();
+  absl::StatusOr<uint64_t> refused = stream->Launch(increment, params);
+  EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "over the quota")) << refused.status();
+  std::vector<Call> calls = log_->Read();
+  EXPECT_EQ(CountCalls(calls, "aclrtMalloc"), 0);
+  EXPECT_EQ(CountCalls(calls, "aclrtLaunchKernel"), 0);
+  EXPECT_EQ(book.charged(), 0u);
+
+  book.Refuse(absl::OkStatus());
+  absl::StatusOr<uint64_t> launched = stream->Launch(increment, params);
+  ASSERT_TRUE(launched.ok()) << launched.status();
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  EXPECT_EQ(Read(buffer)[0], 1);
+}
+
+// Queues `count` host-callback points on `stream` after its `done` items
+// (all in flight at once: each holds the stream until resumed) and resumes
+// them one by one.
+void PassPoints(Stream& stream, StreamReports& reports, uint64_t done, uint64_t count) {
+  for (uint64_t point = done + 1; point <= done + count; ++point) {
+    ASSERT_EQ(*stream.HostCallbackPoint(), point);
+  }
+  for (uint64_t point = done + 1; point <= done + count; ++point) {
+    ASSERT_TRUE(reports.WaitForReached(point)) << point;
+    stream.ResumeCallbackPoint(point, absl::OkStatus());
+  }
+  ASSERT_TRUE(reports.WaitForCompleted(done + count));
+}
+
+// Streams keep a few notifies for reuse, not every one they ever needed at
+// once: a vendor's notifies are few and shared by every tenant. At most 4 a
+// stream, and 256 for all streams of a device together.
+TEST_F(AclBackendTest, StreamsKeepAFewNotifiesOnceTheirWaitsPassed) {
+  constexpr int kPoints = 12;
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  log_->Clear();
+  PassPoints(*stream, reports, 0, kPoints);
+  std::vector<Call> calls = log_->Read();
+  EXPECT_EQ(CountCalls(calls, "aclrtCreateNotify"), kPoints);
+  EXPECT_EQ(CountCalls(calls, "aclrtDestroyNotify"), kPoints - 4);
+  // The kept ones are reused.
+  log_->Clear();
+  PassPoints(*stream, reports, kPoints, 4);
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtCreateNotify"), 0);
+
+  // 63 more streams keep 4 each: the device's 256 in all.
+  std::vector<StreamReports> others_reports(64);
+  std::vector<std::unique_ptr<Stream>> others;
+  for (int i = 0; i < 63; ++i) {
+    others.push_back(NewStream(others_reports[i]));
+    ASSERT_NE(others.back(), nullptr);
+    PassPoints(*others.back(), others_reports[i], 0, 4);
+  }
+  log_->Clear();
+  others.push_back(NewStream(others_reports[63]));
+  ASSERT_NE(others.back(), nullptr);
+  PassPoints(*others.back(), others_reports[63], 0, 4);
+  calls = log_->Read();
+  EXPECT_EQ(CountCalls(calls, "aclrtCreateNotify"), 4);
+  EXPECT_EQ(CountCalls(calls, "aclrtDestroyNotify"), 4) << "the device keeps more than 256";
+  // A destroyed stream's places are free again.
+  stream.reset();
+  log_->Clear();
+  PassPoints(*others.back(), others_reports[63], 4, 4);
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtDestroyNotify"), 0);
+}
+
 // A launch's memory (the core's pins, LaunchParams::memory) is held until
 // the launch is reported or dropped: the kernel reaches it by address until
 // the vendor ran it, and memory freed before that could be handed to another

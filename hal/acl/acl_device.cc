@@ -254,7 +254,7 @@ absl::StatusOr<std::unique_ptr<Stream>> AclDevice::CreateStream(StreamOptions op
   }
   ACL_RETURN_IF_ERROR(context->MakeCurrent());
   absl::StatusOr<std::unique_ptr<AclStream>> stream = AclStream::Create(
-      StreamDeps{std::move(context), dispatcher_, router_, std::move(reports)},
+      StreamDeps{std::move(context), dispatcher_, router_, std::move(reports), pooled_notifies_},
       std::move(options));
   if (!stream.ok()) return stream.status();
   return std::unique_ptr<Stream>(*std::move(stream));

@@ -21,6 +21,7 @@
 #ifndef ACLD_HAL_ACL_ACL_DEVICE_H_
 #define ACLD_HAL_ACL_ACL_DEVICE_H_
 
+#include <atomic>
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
@@ -116,6 +117,9 @@ class AclDevice final : public Device {
   const std::shared_ptr<ExceptionRouter> router_;
   const std::shared_ptr<HostRegistry> host_registry_;
   const std::shared_ptr<CompletionDispatcher> dispatcher_;
+  // StreamDeps::pooled_notifies of its streams.
+  const std::shared_ptr<std::atomic<uint32_t>> pooled_notifies_ =
+      std::make_shared<std::atomic<uint32_t>>(0);
   AddressSpan addresses_;
   AllocationLedger ledger_;
   const std::unique_ptr<AclBuiltinKernels> builtin_;

@@ -19,7 +19,16 @@
 namespace hal::acl {
 namespace {
 
-constexpr uint64_t kFirstArgsRingBytes = uint64_t{64} << 10;
+// A stream's first kernel argument ring: the core keeps at most 64 of a
+// session's tasks on an acl device (AclDevice::tasks_per_session), so it
+// holds the arguments of all of them up to 128 bytes each. Larger blocks
+// grow the ring, and a grown ring goes once idle (ShrinkArgsRing).
+constexpr uint64_t kFirstArgsRingBytes = uint64_t{8} << 10;
+// Notifies kept for reuse, by a stream and by all streams of a device: more
+// are destroyed when their wait passed (a vendor's notifies are few and
+// shared by every tenant, and a stream may stay idle for long).
+constexpr size_t kMaxPooledNotifies = 4;
+constexpr uint32_t kMaxPooledNotifiesPerDevice = 256;
 // Failures whose task id matches no item (a task the vendor ran for itself)
 // are forgotten beyond this many.
 constexpr size_t kMaxPendingFailures = 64;
@@ -85,6 +94,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
         dispatcher_(std::move(deps.dispatcher)),
         router_(std::move(deps.router)),
         reports_(std::move(deps.reports)),
+        pooled_notifies_(std::move(deps.pooled_notifies)),
         options_(std::move(options)),
         task_ids_known_(api_.aclrtGetThreadLastTaskId != nullptr) {}
 
@@ -122,8 +132,11 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // the pool's generation it belongs to.
   absl::StatusOr<std::pair<aclrtNotify, uint64_t>> TakeNotify()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
-  // A notify whose wait passed (so it is reset) goes back to the pool.
+  // A notify whose wait passed (so it is reset) goes back to the pool, or
+  // is destroyed when the stream's or the device's pool is full.
   void ReturnNotify(aclrtNotify notify);
+  // A place in the device's pool of notifies; false when it is full.
+  bool TakeDevicePoolPlace();
   // A notify no wait will reset: destroyed, or kept in stray_notifies_ while
   // `release_pending` (its event's release may still record it).
   void DiscardNotify(aclrtNotify notify, bool release_pending);
@@ -145,6 +158,13 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // A slice of the kernel argument ring for `bytes`.
   absl::StatusOr<std::pair<std::shared_ptr<ArgsRing>, ArgsRing::Slice>> TakeArgs(uint64_t bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
+  // Hands back a launch's slice (reported, dropped, or never submitted).
+  void GiveArgs(const std::shared_ptr<ArgsRing>& ring, const ArgsRing::Slice& slice);
+  void UntakeArgs(const std::shared_ptr<ArgsRing>& ring, const ArgsRing::Slice& slice);
+  // A grown ring no launch uses any more stops being the stream's (it goes
+  // with its last holder): what a burst of large argument blocks grew is
+  // not kept, and charged, for the stream's whole life.
+  void ShrinkArgsRing(const std::shared_ptr<ArgsRing>& ring) ABSL_LOCKS_EXCLUDED(args_mu_);
   absl::Status StatusOfLocked(const Item& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The vendor reported `item` failed (by its task id): it is done.
   bool FailedLocked(const Item& item) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -170,6 +190,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   const std::shared_ptr<CompletionDispatcher> dispatcher_;
   const std::shared_ptr<ExceptionRouter> router_;
   const std::shared_ptr<ReportThread> reports_;
+  const std::shared_ptr<std::atomic<uint32_t>> pooled_notifies_;
   const StreamOptions options_;
   const bool task_ids_known_;
   aclrtStream stream_ = nullptr;  // set by Start
@@ -181,7 +202,10 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   absl::Mutex submit_mu_ ABSL_ACQUIRED_BEFORE(notify_mu_);
   CoreLimits applied_limits_ ABSL_GUARDED_BY(submit_mu_);  // what the vendor stream has
   absl::Status broken_ ABSL_GUARDED_BY(submit_mu_);
-  std::shared_ptr<ArgsRing> args_ring_ ABSL_GUARDED_BY(submit_mu_);
+  // The ring launches take slices of. Its own lock, held for no vendor
+  // call: reports shrink it without the submission lock.
+  absl::Mutex args_mu_;
+  std::shared_ptr<ArgsRing> args_ring_ ABSL_GUARDED_BY(args_mu_);
 
   // Notifies for waits the host releases (host-callback points, event waits
   // the vendor event cannot express). Never held by a submission across a
@@ -297,6 +321,7 @@ absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
   if (!free_notifies_.empty()) {
     aclrtNotify notify = free_notifies_.back();
     free_notifies_.pop_back();
+    pooled_notifies_->fetch_sub(1);
     return std::make_pair(notify, notify_generation_);
   }
   aclrtNotify notify = nullptr;
@@ -305,8 +330,22 @@ absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
 }
 
 void AclStream::Core::ReturnNotify(aclrtNotify notify) {
-  absl::MutexLock notify_lock(&notify_mu_);
-  free_notifies_.push_back(notify);
+  {
+    absl::MutexLock notify_lock(&notify_mu_);
+    if (free_notifies_.size() < kMaxPooledNotifies && TakeDevicePoolPlace()) {
+      free_notifies_.push_back(notify);
+      return;
+    }
+  }
+  if (context_->MakeCurrent().ok()) api_.aclrtDestroyNotify(notify);
+}
+
+bool AclStream::Core::TakeDevicePoolPlace() {
+  uint32_t pooled = pooled_notifies_->load();
+  while (pooled < kMaxPooledNotifiesPerDevice &&
+         !pooled_notifies_->compare_exchange_weak(pooled, pooled + 1)) {
+  }
+  return pooled < kMaxPooledNotifiesPerDevice;
 }
 
 void AclStream::Core::DiscardNotify(aclrtNotify notify, bool release_pending) {
@@ -344,7 +383,7 @@ void AclStream::Core::Drop(std::vector<Item>& items) {
   for (Item& item : items) {
     if (item.event != nullptr) item.event->OnRecordDropped(item.record);
     if (item.waited != nullptr) item.waited->CancelWait(item.release_id);
-    if (item.args_ring != nullptr) item.args_ring->Give(item.args_slice);
+    if (item.args_ring != nullptr) GiveArgs(item.args_ring, item.args_slice);
   }
   items.clear();
 }
@@ -367,6 +406,7 @@ void AclStream::Core::Shutdown() {
     {
       absl::MutexLock notify_lock(&notify_mu_);
       pool.swap(free_notifies_);
+      pooled_notifies_->fetch_sub(static_cast<uint32_t>(pool.size()));
     }
     if (vendor) {
       for (aclrtNotify notify : pool) api_.aclrtDestroyNotify(notify);
@@ -375,6 +415,11 @@ void AclStream::Core::Shutdown() {
     dropped = TakeAllLocked();
   }
   Drop(dropped);
+  std::shared_ptr<ArgsRing> ring;  // freed (and uncharged) now, not with the last reference
+  {
+    absl::MutexLock lock(&args_mu_);
+    ring = std::move(args_ring_);
+  }
 }
 
 absl::Status AclStream::Core::NotSameDevice(int32_t device, const char* what) const {
@@ -445,7 +490,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       // It may hold a stray record now: not reused.
       if (filled.notify != nullptr) DiscardNotify(filled.notify, release_pending);
       if (filled.event != nullptr) filled.event->OnRecordDropped(filled.record);
-      if (filled.args_ring != nullptr) filled.args_ring->Untake(filled.args_slice);
+      if (filled.args_ring != nullptr) UntakeArgs(filled.args_ring, filled.args_slice);
     }
   }
   if (status.ok()) return sequence;
@@ -460,22 +505,52 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
 
 absl::StatusOr<std::pair<std::shared_ptr<ArgsRing>, ArgsRing::Slice>> AclStream::Core::TakeArgs(
     uint64_t bytes) {
-  if (args_ring_ != nullptr) {
-    if (std::optional<ArgsRing::Slice> slice = args_ring_->Take(bytes)) {
-      return std::make_pair(args_ring_, *slice);
+  uint64_t capacity = kFirstArgsRingBytes;
+  {
+    absl::MutexLock lock(&args_mu_);
+    if (args_ring_ != nullptr) {
+      if (std::optional<ArgsRing::Slice> slice = args_ring_->Take(bytes)) {
+        return std::make_pair(args_ring_, *slice);
+      }
+      capacity = args_ring_->capacity() * 2;
     }
   }
-  // Full (or none yet): a larger ring; the old one goes with its last slice.
-  uint64_t capacity = args_ring_ != nullptr ? args_ring_->capacity() * 2 : kFirstArgsRingBytes;
+  // Full (or none yet): a larger ring, made outside args_mu_ (vendor calls;
+  // submit_mu_ keeps other launches out); the old one goes with its last
+  // slice.
   capacity = std::max(capacity, NextPowerOfTwo(bytes + 64));
-  absl::StatusOr<std::shared_ptr<ArgsRing>> ring = ArgsRing::Create(context_, capacity);
-  if (!ring.ok()) return ring.status();
-  args_ring_ = *std::move(ring);
-  std::optional<ArgsRing::Slice> slice = args_ring_->Take(bytes);
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<ArgsRing> ring,
+                       ArgsRing::Create(context_, capacity, options_.charge_memory));
+  std::optional<ArgsRing::Slice> slice = ring->Take(bytes);
   if (!slice.has_value()) {
     return BackendError(ACL_ERROR_RT_PARAM_INVALID, "kernel arguments too large");
   }
-  return std::make_pair(args_ring_, *slice);
+  std::shared_ptr<ArgsRing> replaced;  // goes outside the lock (vendor frees)
+  {
+    absl::MutexLock lock(&args_mu_);
+    replaced = std::exchange(args_ring_, ring);
+  }
+  return std::make_pair(std::move(ring), *slice);
+}
+
+void AclStream::Core::GiveArgs(const std::shared_ptr<ArgsRing>& ring,
+                               const ArgsRing::Slice& slice) {
+  ring->Give(slice);
+  ShrinkArgsRing(ring);
+}
+
+void AclStream::Core::UntakeArgs(const std::shared_ptr<ArgsRing>& ring,
+                                 const ArgsRing::Slice& slice) {
+  ring->Untake(slice);
+  ShrinkArgsRing(ring);
+}
+
+void AclStream::Core::ShrinkArgsRing(const std::shared_ptr<ArgsRing>& ring) {
+  if (ring->capacity() <= kFirstArgsRingBytes) return;
+  std::shared_ptr<ArgsRing> idle;  // the caller's reference outlives the lock
+  absl::MutexLock lock(&args_mu_);
+  // A Take happens under args_mu_: idle now means no launch holds a slice.
+  if (args_ring_ == ring && ring->idle()) idle = std::move(args_ring_);
 }
 
 absl::StatusOr<uint64_t> AclStream::Core::Copy(const Transfer& transfer) {
@@ -640,7 +715,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
           "aclrtLaunchKernel");
     }
     if (!status.ok()) {
-      ring->Untake(slice);
+      UntakeArgs(ring, slice);
       return status;
     }
     item.has_task = true;
@@ -863,7 +938,7 @@ void AclStream::Core::Dispatch() {
       dispatching_ = true;
       mu_.Unlock();
       if (item.event != nullptr) item.event->OnRecordComplete(item.record);
-      if (item.args_ring != nullptr) item.args_ring->Give(item.args_slice);
+      if (item.args_ring != nullptr) GiveArgs(item.args_ring, item.args_slice);
       if (item.notify != nullptr) ReturnNotify(item.notify);  // its wait passed: reset
       if (options_.on_complete) options_.on_complete(sequence, status);
       item = Item();  // lets go of the event and the ring outside the lock

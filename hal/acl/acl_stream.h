@@ -54,6 +54,7 @@
 #ifndef ACLD_HAL_ACL_ACL_STREAM_H_
 #define ACLD_HAL_ACL_ACL_STREAM_H_
 
+#include <atomic>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -71,6 +72,8 @@ struct StreamDeps {
   std::shared_ptr<CompletionDispatcher> dispatcher;
   std::shared_ptr<ExceptionRouter> router;
   std::shared_ptr<ReportThread> reports;
+  // Notifies all streams of the device keep for reuse, counted together.
+  std::shared_ptr<std::atomic<uint32_t>> pooled_notifies;
 };
 
 class AclStream final : public Stream {

@@ -9,8 +9,15 @@ constexpr uint64_t kSliceAlignment = 64;
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<ArgsRing>> ArgsRing::Create(std::shared_ptr<DeviceContext> context,
-                                                           uint64_t capacity) {
+absl::StatusOr<std::shared_ptr<ArgsRing>> ArgsRing::Create(
+    std::shared_ptr<DeviceContext> context, uint64_t capacity,
+    const StreamOptions::MemoryCharger& charge) {
+  std::shared_ptr<void> charged;
+  if (charge) {
+    absl::StatusOr<std::shared_ptr<void>> taken = charge(capacity);
+    if (!taken.ok()) return taken.status();
+    charged = *std::move(taken);
+  }
   absl::Status status = context->MakeCurrent();
   if (!status.ok()) return status;
   const VendorApi& api = context->api();
@@ -24,13 +31,19 @@ absl::StatusOr<std::shared_ptr<ArgsRing>> ArgsRing::Create(std::shared_ptr<Devic
     api.aclrtFree(device);
     return status;
   }
-  return std::shared_ptr<ArgsRing>(new ArgsRing(std::move(context), capacity, host, device));
+  return std::shared_ptr<ArgsRing>(
+      new ArgsRing(std::move(context), capacity, host, device, std::move(charged)));
 }
 
 ArgsRing::~ArgsRing() {
   if (!context_->MakeCurrent().ok()) return;
   context_->api().aclrtFree(device_);
   context_->api().aclrtFreeHost(host_);
+}
+
+bool ArgsRing::idle() const {
+  absl::MutexLock lock(&mu_);
+  return taken_ == given_;
 }
 
 std::optional<ArgsRing::Slice> ArgsRing::Take(uint64_t bytes) {

@@ -10,6 +10,10 @@
 // handed back in launch order when launches are reported, which is what makes
 // a ring enough. A stream whose ring is full starts a larger one; the old one
 // goes once its last slice is handed back.
+//
+// A ring's device memory is charged to its stream's owner
+// (StreamOptions::charge_memory) for as long as the ring lives: a tenant's
+// streams' rings count against its quota, and show in aclctl as its memory.
 #ifndef ACLD_HAL_ACL_ARGS_RING_H_
 #define ACLD_HAL_ACL_ARGS_RING_H_
 
@@ -21,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "hal/acl/device_context.h"
+#include "hal/stream.h"
 
 namespace hal::acl {
 
@@ -33,11 +38,15 @@ class ArgsRing {
     uint64_t charge = 0;
   };
 
-  static absl::StatusOr<std::shared_ptr<ArgsRing>> Create(std::shared_ptr<DeviceContext> context,
-                                                          uint64_t capacity);
+  // A ring of `capacity` bytes, charged through `charge` (null: to nobody).
+  static absl::StatusOr<std::shared_ptr<ArgsRing>> Create(
+      std::shared_ptr<DeviceContext> context, uint64_t capacity,
+      const StreamOptions::MemoryCharger& charge);
   ~ArgsRing();
 
   uint64_t capacity() const { return capacity_; }
+  // No slice is in use.
+  bool idle() const;
   // A slice of `bytes` (rounded up to 64) after the slices in use; nullopt
   // when it does not fit now.
   std::optional<Slice> Take(uint64_t bytes);
@@ -50,14 +59,21 @@ class ArgsRing {
   void* device(uint64_t offset) const { return static_cast<char*>(device_) + offset; }
 
  private:
-  ArgsRing(std::shared_ptr<DeviceContext> context, uint64_t capacity, void* host, void* device)
-      : context_(std::move(context)), capacity_(capacity), host_(host), device_(device) {}
+  ArgsRing(std::shared_ptr<DeviceContext> context, uint64_t capacity, void* host, void* device,
+           std::shared_ptr<void> charge)
+      : context_(std::move(context)),
+        capacity_(capacity),
+        host_(host),
+        device_(device),
+        charge_(std::move(charge)) {}
 
   const std::shared_ptr<DeviceContext> context_;
   const uint64_t capacity_;
   void* const host_;
   void* const device_;
-  absl::Mutex mu_;
+  // Let go of after the memory was freed (members go after the destructor).
+  const std::shared_ptr<void> charge_;
+  mutable absl::Mutex mu_;
   // Bytes ever taken and given back; their difference is in use.
   uint64_t taken_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t given_ ABSL_GUARDED_BY(mu_) = 0;
