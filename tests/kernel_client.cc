@@ -10,7 +10,9 @@
 //   kernel_client argument_ring DIR   step by step (each step after a line on stdin): says
 //                                "allocated" with its memory allocated, "launched" once a
 //                                launch on a stream of its own ran, "destroyed" once that
-//                                stream is destroyed
+//                                stream is destroyed; then launches on a new stream and
+//                                expects its synchronization to return the code the next
+//                                line names (the test set a quota meanwhile)
 //   kernel_client large          a binary larger than a message travels in shared memory
 //   kernel_client print WHERE    device printf (printf_i32): WHERE "here" expects the text
 //                                on this process's stdout, in order with its own output, also
@@ -511,7 +513,17 @@ int ArgumentRing(const std::string& dir) {
   scenario::NextLine();
   CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
   scenario::Say("destroyed");
-  scenario::NextLine();
+  const aclError expected = std::stoi(scenario::NextLine());
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  CheckCode(aclrtLaunchKernelWithConfig(function, 8, stream, nullptr, args, nullptr), ACL_SUCCESS,
+            "aclrtLaunchKernelWithConfig under the quota");
+  CheckCode(aclrtSynchronizeStream(stream), expected, "aclrtSynchronizeStream under the quota");
+  if (expected != ACL_SUCCESS) {
+    const char* message = aclGetRecentErrMsg();
+    Check(message != nullptr && std::strstr(message, "argument ring") != nullptr,
+          std::string("the failure names the argument ring: ") + (message ? message : "none"));
+  }
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
   CheckCode(aclrtBinaryUnLoad(binary), ACL_SUCCESS, "aclrtBinaryUnLoad");
   return scenario::Teardown();
 }

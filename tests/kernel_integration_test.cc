@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "acl/acl_base.h"
 #include "gtest/gtest.h"
 #include "tests/acld_fixture.h"
 
@@ -47,18 +48,20 @@ TEST_P(KernelTest, DevicePrintfReachesTheCallersStdout) {
 
 // What acld's backend keeps for a stream's kernel arguments (on
 // --backend=acl, an 8 KiB ring in device memory once the stream launched) is
-// charged to the session, as its memory, until the stream is destroyed.
+// charged to the session, as its memory, until the stream is destroyed; a
+// launch whose ring the session's quota has no room for fails.
 TEST(KernelArgumentsTest, WhatTheBackendKeepsForAStreamsArgumentsIsChargedToItsSession) {
   AcldDaemon daemon;
   Process client({kKernelClient, "argument_ring", KernelTest::ScratchDir()},
                  daemon.client_env());
-  const auto memory = [&] {
+  const auto session = [&] {
     const acl::v1::StatusReply status = daemon.Status();
-    for (const acl::v1::SessionInfo& session : status.sessions()) {
-      if (session.pid() == client.pid()) return session.memory_bytes();
+    for (const acl::v1::SessionInfo& info : status.sessions()) {
+      if (info.pid() == client.pid()) return info;
     }
-    return uint64_t{0};
+    return acl::v1::SessionInfo();
   };
+  const auto memory = [&] { return session().memory_bytes(); };
   ASSERT_TRUE(client.WaitForLine("allocated", absl::Seconds(20))) << client.output();
   const uint64_t allocated = memory();
   EXPECT_GT(allocated, 0u);
@@ -69,7 +72,12 @@ TEST(KernelArgumentsTest, WhatTheBackendKeepsForAStreamsArgumentsIsChargedToItsS
   client.WriteLine("destroy");
   ASSERT_TRUE(client.WaitForLine("destroyed", absl::Seconds(20))) << client.output();
   EXPECT_TRUE(WaitUntil([&] { return memory() == allocated; }, absl::Seconds(10))) << memory();
-  client.WriteLine("end");
+  // No room for another ring under the quota: the launch fails on acl.
+  EXPECT_EQ(daemon.Aclctl({"quota", std::to_string(session().id()),
+                           "--memory=" + std::to_string(allocated)})
+                .first,
+            0);
+  client.WriteLine(std::to_string(OnAclBackend() ? ACL_ERROR_RT_MEMORY_ALLOCATION : ACL_SUCCESS));
   EXPECT_EQ(client.Wait(absl::Seconds(20)), 0) << client.output();
 }
 

@@ -240,10 +240,10 @@ class MemoryManager {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status GrantRoomLocked(const Block* block, SessionId importer) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // A block charged to `session`, not yet reachable by any address.
   // What `device` reserves for `size` bytes; an error naming `api` when it
   // has not that much.
   absl::StatusOr<uint64_t> ReservedOn(int32_t device, uint64_t size, const char* api) const;
+  // A block charged to `session`, not yet reachable by any address.
   absl::StatusOr<std::shared_ptr<Block>> NewBlock(SessionId session, int32_t device,
                                                   uint64_t size, const char* api);
 

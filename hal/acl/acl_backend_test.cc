@@ -431,10 +431,36 @@ class ChargeBook {
   uint64_t charged_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// A stream's kernel argument ring is charged to its owner while it lives; a
-// ring grown by a burst of launches goes once they all ran, so that what the
-// burst needed is not kept (nor charged) for the stream's whole life.
-TEST_F(AclBackendTest, ArgumentRingsAreChargedAndAGrownRingGoesOnceIdle) {
+// Launches `count` kernels with `args_bytes` of arguments each on `stream`
+// after its `done` items, all in flight at once behind a host-callback
+// point, and waits until they ran; nullopt, or the most `charged` showed
+// while they were in flight.
+std::optional<uint64_t> LaunchBurst(Stream& stream, StreamReports& reports, uint64_t done,
+                                    const Function& function, const DeviceBuffer& buffer,
+                                    int count, size_t args_bytes, const ChargeBook& book) {
+  const size_t points = reports.reached().size();
+  if (*stream.HostCallbackPoint() != done + 1 || !reports.WaitForReached(points + 1)) {
+    return std::nullopt;
+  }
+  LaunchParams params;
+  params.block_dim = 1;
+  params.args = IncrementArgs(buffer, 1);
+  params.args.resize(args_bytes);
+  for (int i = 0; i < count; ++i) {
+    if (!stream.Launch(function, params).ok()) return std::nullopt;
+  }
+  const uint64_t in_flight = book.charged();
+  stream.ResumeCallbackPoint(done + 1, absl::OkStatus());
+  if (!reports.WaitForCompleted(done + 1 + count)) return std::nullopt;
+  return in_flight;
+}
+
+// A stream's kernel argument ring is charged to its owner while it lives. A
+// ring grown by a burst of launches is kept, for the next burst, within the
+// device's idle budget (1 MiB for the fake's 64 MiB device); one past it goes
+// once its launches ran, so that what a burst needed is not kept, nor
+// charged, for the stream's whole life.
+TEST_F(AclBackendTest, ArgumentRingsAreChargedAndKeptGrownOnlyWithinTheIdleBudget) {
   constexpr uint64_t kFirstRing = uint64_t{8} << 10;
   std::shared_ptr<Executable> executable = LoadKernels();
   ASSERT_NE(executable, nullptr);
@@ -454,27 +480,59 @@ TEST_F(AclBackendTest, ArgumentRingsAreChargedAndAGrownRingGoesOnceIdle) {
   small.args = IncrementArgs(buffer, 1);
   ASSERT_EQ(*stream->Launch(increment, small), 1u);
   ASSERT_TRUE(reports.WaitForCompleted(1));
-  EXPECT_EQ(book.charged(), kFirstRing) << "the first ring is kept while the stream lives";
+  EXPECT_EQ(book.charged(), kFirstRing) << "the first ring is kept";
 
-  // 64 launches with 1 KiB of arguments each, all in flight behind a point.
-  ASSERT_EQ(*stream->HostCallbackPoint(), 2u);
-  ASSERT_TRUE(reports.WaitForReached(1));
-  LaunchParams large = small;
-  large.args.resize(1024);
-  constexpr int kLaunches = 64;
-  for (int i = 0; i < kLaunches; ++i) ASSERT_TRUE(stream->Launch(increment, large).ok());
-  EXPECT_GE(book.charged(), uint64_t{kLaunches} << 10) << "the ring did not grow";
-  stream->ResumeCallbackPoint(2, absl::OkStatus());
-  ASSERT_TRUE(reports.WaitForCompleted(kLaunches + 2));
-  EXPECT_EQ(Read(buffer)[0], kLaunches + 1);
+  // 64 launches of 1 KiB each grow the ring to 64 KiB; within the budget, it
+  // stays (the smaller rings it replaced go).
+  std::optional<uint64_t> in_flight = LaunchBurst(*stream, reports, 1, increment, buffer, 64,
+                                                  1 << 10, book);
+  ASSERT_TRUE(in_flight.has_value());
+  EXPECT_GE(*in_flight, uint64_t{64} << 10) << "the ring did not grow";
+  EXPECT_TRUE(hal::testing::Eventually([&] { return book.charged() == uint64_t{64} << 10; }))
+      << book.charged();
+
+  // 32 launches of 64 KiB each grow it past the budget: it goes once idle.
+  in_flight = LaunchBurst(*stream, reports, 66, increment, buffer, 32, 64 << 10, book);
+  ASSERT_TRUE(in_flight.has_value());
+  EXPECT_GE(*in_flight, uint64_t{2} << 20);
   EXPECT_TRUE(hal::testing::Eventually([&] { return book.charged() == 0; }))
-      << "idle, the grown rings are still charged: " << book.charged();
+      << "idle, a ring past the budget is still charged: " << book.charged();
+  EXPECT_EQ(Read(buffer)[0], 1 + 64 + 32);
 
-  ASSERT_EQ(*stream->Launch(increment, small), kLaunches + 3u);
-  ASSERT_TRUE(reports.WaitForCompleted(kLaunches + 3));
+  ASSERT_EQ(*stream->Launch(increment, small), 100u);
+  ASSERT_TRUE(reports.WaitForCompleted(100));
   EXPECT_EQ(book.charged(), kFirstRing);
   stream.reset();
   EXPECT_EQ(book.charged(), 0u) << "a destroyed stream's ring is still charged";
+}
+
+// A launch that failed in the vendor may have queued the copy of its
+// arguments into the ring already: the ring is not freed under it, even a
+// ring past the idle budget that this launch alone used.
+TEST_F(AclBackendTest, AFailedLaunchLeavesItsRingToItsQueuedArgumentCopy) {
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  const Function& increment = **executable->GetFunction("increment");
+  DeviceBuffer buffer = Allocate(64);
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStreamHeldAtAPoint(reports);
+  ASSERT_NE(stream, nullptr);
+  LaunchParams params;
+  params.block_dim = 1;
+  params.args = IncrementArgs(buffer, 1);
+  params.args.resize(2 << 20);  // a 4 MiB ring: past the fake device's 1 MiB budget
+  log_->Clear();
+  log_->FailNext("aclrtLaunchKernel", ACL_ERROR_RT_PARAM_INVALID);
+  EXPECT_EQ(AclCodeOf(stream->Launch(increment, params).status()), ACL_ERROR_RT_PARAM_INVALID);
+  std::vector<Call> calls = log_->Read();
+  EXPECT_EQ(CountCalls(calls, "aclrtMemcpyAsync"), 1);
+  EXPECT_EQ(CountCalls(calls, "aclrtFree"), 0) << "the ring was freed under its queued copy";
+  stream->ResumeCallbackPoint(1, absl::OkStatus());
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  params.args.resize(16);
+  ASSERT_EQ(*stream->Launch(increment, params), 2u);
+  ASSERT_TRUE(reports.WaitForCompleted(2));
+  EXPECT_EQ(Read(buffer)[0], 1);
 }
 
 // A charge refused (the owner's quota) fails the launch with the refusal, and

@@ -20,6 +20,7 @@ AclDevice::AclDevice(std::shared_ptr<const VendorApi> api, DeviceInfo info,
       router_(std::move(router)),
       host_registry_(std::move(host_registry)),
       dispatcher_(std::make_shared<CompletionDispatcher>()),
+      idle_budgets_(std::make_shared<IdleBudgets>(info.memory_bytes)),
       addresses_(info),
       ledger_(info.memory_bytes),
       builtin_(AclBuiltinKernels::FromVendor(*api_)) {}
@@ -254,7 +255,7 @@ absl::StatusOr<std::unique_ptr<Stream>> AclDevice::CreateStream(StreamOptions op
   }
   ACL_RETURN_IF_ERROR(context->MakeCurrent());
   absl::StatusOr<std::unique_ptr<AclStream>> stream = AclStream::Create(
-      StreamDeps{std::move(context), dispatcher_, router_, std::move(reports), pooled_notifies_},
+      StreamDeps{std::move(context), dispatcher_, router_, std::move(reports), idle_budgets_},
       std::move(options));
   if (!stream.ok()) return stream.status();
   return std::unique_ptr<Stream>(*std::move(stream));

@@ -21,7 +21,6 @@
 #ifndef ACLD_HAL_ACL_ACL_DEVICE_H_
 #define ACLD_HAL_ACL_ACL_DEVICE_H_
 
-#include <atomic>
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
@@ -35,6 +34,7 @@
 #include "hal/acl/report_thread.h"
 #include "hal/acl/acl_builtin_kernels.h"
 #include "hal/acl/host_registry.h"
+#include "hal/acl/idle_budget.h"
 #include "hal/device.h"
 
 namespace hal::acl {
@@ -117,9 +117,8 @@ class AclDevice final : public Device {
   const std::shared_ptr<ExceptionRouter> router_;
   const std::shared_ptr<HostRegistry> host_registry_;
   const std::shared_ptr<CompletionDispatcher> dispatcher_;
-  // StreamDeps::pooled_notifies of its streams.
-  const std::shared_ptr<std::atomic<uint32_t>> pooled_notifies_ =
-      std::make_shared<std::atomic<uint32_t>>(0);
+  // StreamDeps::idle_budgets of its streams.
+  const std::shared_ptr<IdleBudgets> idle_budgets_;
   AddressSpan addresses_;
   AllocationLedger ledger_;
   const std::unique_ptr<AclBuiltinKernels> builtin_;

@@ -22,13 +22,12 @@ namespace {
 // A stream's first kernel argument ring: the core keeps at most 64 of a
 // session's tasks on an acl device (AclDevice::tasks_per_session), so it
 // holds the arguments of all of them up to 128 bytes each. Larger blocks
-// grow the ring, and a grown ring goes once idle (ShrinkArgsRing).
+// grow the ring; a grown ring is kept while idle only within the device's
+// IdleBudgets::ring_bytes (ShrinkArgsRing).
 constexpr uint64_t kFirstArgsRingBytes = uint64_t{8} << 10;
-// Notifies kept for reuse, by a stream and by all streams of a device: more
-// are destroyed when their wait passed (a vendor's notifies are few and
-// shared by every tenant, and a stream may stay idle for long).
+// Notifies a stream keeps for reuse (within the device's
+// IdleBudgets::notifies): more are destroyed when their wait passed.
 constexpr size_t kMaxPooledNotifies = 4;
-constexpr uint32_t kMaxPooledNotifiesPerDevice = 256;
 // Failures whose task id matches no item (a task the vendor ran for itself)
 // are forgotten beyond this many.
 constexpr size_t kMaxPendingFailures = 64;
@@ -94,7 +93,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
         dispatcher_(std::move(deps.dispatcher)),
         router_(std::move(deps.router)),
         reports_(std::move(deps.reports)),
-        pooled_notifies_(std::move(deps.pooled_notifies)),
+        idle_budgets_(std::move(deps.idle_budgets)),
         options_(std::move(options)),
         task_ids_known_(api_.aclrtGetThreadLastTaskId != nullptr) {}
 
@@ -135,8 +134,6 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // A notify whose wait passed (so it is reset) goes back to the pool, or
   // is destroyed when the stream's or the device's pool is full.
   void ReturnNotify(aclrtNotify notify);
-  // A place in the device's pool of notifies; false when it is full.
-  bool TakeDevicePoolPlace();
   // A notify no wait will reset: destroyed, or kept in stray_notifies_ while
   // `release_pending` (its event's release may still record it).
   void DiscardNotify(aclrtNotify notify, bool release_pending);
@@ -158,13 +155,20 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // A slice of the kernel argument ring for `bytes`.
   absl::StatusOr<std::pair<std::shared_ptr<ArgsRing>, ArgsRing::Slice>> TakeArgs(uint64_t bytes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
-  // Hands back a launch's slice (reported, dropped, or never submitted).
+  // Hands back the slice of a launch that was reported or dropped; a grown
+  // ring then idle may go (ShrinkArgsRing). A launch that failed to submit
+  // only untakes its slice (ArgsRing::Untake): its argument copy may still
+  // be queued, so its ring must stay.
   void GiveArgs(const std::shared_ptr<ArgsRing>& ring, const ArgsRing::Slice& slice);
-  void UntakeArgs(const std::shared_ptr<ArgsRing>& ring, const ArgsRing::Slice& slice);
-  // A grown ring no launch uses any more stops being the stream's (it goes
-  // with its last holder): what a burst of large argument blocks grew is
-  // not kept, and charged, for the stream's whole life.
+  // A grown ring that no launch uses stops being the stream's (it goes with
+  // its last holder) unless it is within the device's idle budget: what a
+  // burst of large argument blocks grew is not kept, nor charged, for the
+  // stream's whole life.
   void ShrinkArgsRing(const std::shared_ptr<ArgsRing>& ring) ABSL_LOCKS_EXCLUDED(args_mu_);
+  // Makes `ring` the stream's; the ring it replaces, to be let go of outside
+  // args_mu_.
+  std::shared_ptr<ArgsRing> ReplaceArgsRingLocked(std::shared_ptr<ArgsRing> ring)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(args_mu_);
   absl::Status StatusOfLocked(const Item& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The vendor reported `item` failed (by its task id): it is done.
   bool FailedLocked(const Item& item) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -190,7 +194,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   const std::shared_ptr<CompletionDispatcher> dispatcher_;
   const std::shared_ptr<ExceptionRouter> router_;
   const std::shared_ptr<ReportThread> reports_;
-  const std::shared_ptr<std::atomic<uint32_t>> pooled_notifies_;
+  const std::shared_ptr<IdleBudgets> idle_budgets_;
   const StreamOptions options_;
   const bool task_ids_known_;
   aclrtStream stream_ = nullptr;  // set by Start
@@ -206,6 +210,8 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // call: reports shrink it without the submission lock.
   absl::Mutex args_mu_;
   std::shared_ptr<ArgsRing> args_ring_ ABSL_GUARDED_BY(args_mu_);
+  // args_ring_ is grown and counted in idle_budgets_->ring_bytes: kept when idle.
+  bool args_ring_budgeted_ ABSL_GUARDED_BY(args_mu_) = false;
 
   // Notifies for waits the host releases (host-callback points, event waits
   // the vendor event cannot express). Never held by a submission across a
@@ -321,7 +327,7 @@ absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
   if (!free_notifies_.empty()) {
     aclrtNotify notify = free_notifies_.back();
     free_notifies_.pop_back();
-    pooled_notifies_->fetch_sub(1);
+    idle_budgets_->notifies.Give(1);
     return std::make_pair(notify, notify_generation_);
   }
   aclrtNotify notify = nullptr;
@@ -332,7 +338,7 @@ absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
 void AclStream::Core::ReturnNotify(aclrtNotify notify) {
   {
     absl::MutexLock notify_lock(&notify_mu_);
-    if (free_notifies_.size() < kMaxPooledNotifies && TakeDevicePoolPlace()) {
+    if (free_notifies_.size() < kMaxPooledNotifies && idle_budgets_->notifies.TryTake(1)) {
       free_notifies_.push_back(notify);
       return;
     }
@@ -340,13 +346,6 @@ void AclStream::Core::ReturnNotify(aclrtNotify notify) {
   if (context_->MakeCurrent().ok()) api_.aclrtDestroyNotify(notify);
 }
 
-bool AclStream::Core::TakeDevicePoolPlace() {
-  uint32_t pooled = pooled_notifies_->load();
-  while (pooled < kMaxPooledNotifiesPerDevice &&
-         !pooled_notifies_->compare_exchange_weak(pooled, pooled + 1)) {
-  }
-  return pooled < kMaxPooledNotifiesPerDevice;
-}
 
 void AclStream::Core::DiscardNotify(aclrtNotify notify, bool release_pending) {
   if (release_pending) {
@@ -406,7 +405,7 @@ void AclStream::Core::Shutdown() {
     {
       absl::MutexLock notify_lock(&notify_mu_);
       pool.swap(free_notifies_);
-      pooled_notifies_->fetch_sub(static_cast<uint32_t>(pool.size()));
+      idle_budgets_->notifies.Give(pool.size());
     }
     if (vendor) {
       for (aclrtNotify notify : pool) api_.aclrtDestroyNotify(notify);
@@ -418,7 +417,7 @@ void AclStream::Core::Shutdown() {
   std::shared_ptr<ArgsRing> ring;  // freed (and uncharged) now, not with the last reference
   {
     absl::MutexLock lock(&args_mu_);
-    ring = std::move(args_ring_);
+    ring = ReplaceArgsRingLocked(nullptr);
   }
 }
 
@@ -490,7 +489,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       // It may hold a stray record now: not reused.
       if (filled.notify != nullptr) DiscardNotify(filled.notify, release_pending);
       if (filled.event != nullptr) filled.event->OnRecordDropped(filled.record);
-      if (filled.args_ring != nullptr) UntakeArgs(filled.args_ring, filled.args_slice);
+      if (filled.args_ring != nullptr) filled.args_ring->Untake(filled.args_slice);
     }
   }
   if (status.ok()) return sequence;
@@ -525,12 +524,19 @@ absl::StatusOr<std::pair<std::shared_ptr<ArgsRing>, ArgsRing::Slice>> AclStream:
   if (!slice.has_value()) {
     return BackendError(ACL_ERROR_RT_PARAM_INVALID, "kernel arguments too large");
   }
-  std::shared_ptr<ArgsRing> replaced;  // goes outside the lock (vendor frees)
+  std::shared_ptr<ArgsRing> replaced;  // goes outside args_mu_ (vendor frees)
   {
     absl::MutexLock lock(&args_mu_);
-    replaced = std::exchange(args_ring_, ring);
+    replaced = ReplaceArgsRingLocked(ring);
   }
   return std::make_pair(std::move(ring), *slice);
+}
+
+std::shared_ptr<ArgsRing> AclStream::Core::ReplaceArgsRingLocked(std::shared_ptr<ArgsRing> ring) {
+  if (args_ring_budgeted_) idle_budgets_->ring_bytes.Give(args_ring_->capacity());
+  args_ring_budgeted_ = ring != nullptr && ring->capacity() > kFirstArgsRingBytes &&
+                        idle_budgets_->ring_bytes.TryTake(ring->capacity());
+  return std::exchange(args_ring_, std::move(ring));
 }
 
 void AclStream::Core::GiveArgs(const std::shared_ptr<ArgsRing>& ring,
@@ -539,18 +545,14 @@ void AclStream::Core::GiveArgs(const std::shared_ptr<ArgsRing>& ring,
   ShrinkArgsRing(ring);
 }
 
-void AclStream::Core::UntakeArgs(const std::shared_ptr<ArgsRing>& ring,
-                                 const ArgsRing::Slice& slice) {
-  ring->Untake(slice);
-  ShrinkArgsRing(ring);
-}
-
 void AclStream::Core::ShrinkArgsRing(const std::shared_ptr<ArgsRing>& ring) {
   if (ring->capacity() <= kFirstArgsRingBytes) return;
   std::shared_ptr<ArgsRing> idle;  // the caller's reference outlives the lock
   absl::MutexLock lock(&args_mu_);
   // A Take happens under args_mu_: idle now means no launch holds a slice.
-  if (args_ring_ == ring && ring->idle()) idle = std::move(args_ring_);
+  if (args_ring_ == ring && !args_ring_budgeted_ && ring->idle()) {
+    idle = ReplaceArgsRingLocked(nullptr);
+  }
 }
 
 absl::StatusOr<uint64_t> AclStream::Core::Copy(const Transfer& transfer) {
@@ -715,7 +717,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
           "aclrtLaunchKernel");
     }
     if (!status.ok()) {
-      UntakeArgs(ring, slice);
+      ring->Untake(slice);
       return status;
     }
     item.has_task = true;

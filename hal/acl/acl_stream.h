@@ -54,13 +54,13 @@
 #ifndef ACLD_HAL_ACL_ACL_STREAM_H_
 #define ACLD_HAL_ACL_ACL_STREAM_H_
 
-#include <atomic>
 #include <memory>
 
 #include "absl/status/statusor.h"
 #include "hal/acl/completion_dispatcher.h"
 #include "hal/acl/device_context.h"
 #include "hal/acl/exception_router.h"
+#include "hal/acl/idle_budget.h"
 #include "hal/acl/report_thread.h"
 #include "hal/stream.h"
 
@@ -72,8 +72,8 @@ struct StreamDeps {
   std::shared_ptr<CompletionDispatcher> dispatcher;
   std::shared_ptr<ExceptionRouter> router;
   std::shared_ptr<ReportThread> reports;
-  // Notifies all streams of the device keep for reuse, counted together.
-  std::shared_ptr<std::atomic<uint32_t>> pooled_notifies;
+  // What the device's streams keep for reuse while idle, counted together.
+  std::shared_ptr<IdleBudgets> idle_budgets;
 };
 
 class AclStream final : public Stream {
