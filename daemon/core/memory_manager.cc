@@ -155,7 +155,7 @@ void MemoryManager::AddSession(SessionId session, uint32_t uid,
   account.group = std::move(group);
   absl::MutexLock memory_lock(&mu_);
   revocations_.try_emplace(session);
-  fences_.try_emplace(session);
+  fences_.try_emplace(session, background_release_);
 }
 
 std::shared_ptr<void> MemoryManager::HoldForOpaqueWork(SessionId session) {

@@ -249,6 +249,9 @@ class MemoryManager {
 
   hal::Backend& backend_;
   const std::shared_ptr<Ledger> ledger_;  // also held by every block, which may outlive us
+  // Where the fences' large releases run (also held by every fence).
+  const std::shared_ptr<BackgroundRelease> background_release_ =
+      std::make_shared<BackgroundRelease>();
   mutable absl::Mutex mu_;
   // Live allocations by start address; a task's pin is another reference.
   std::map<uint64_t, std::shared_ptr<Block>> allocations_ ABSL_GUARDED_BY(mu_);

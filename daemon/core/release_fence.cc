@@ -14,6 +14,11 @@ namespace acld {
 
 class ReleaseFence::State {
  public:
+  explicit State(std::shared_ptr<BackgroundRelease> background)
+      : background_(std::move(background)) {}
+
+  BackgroundRelease* background() const { return background_.get(); }
+
   uint64_t Issue() {
     absl::MutexLock lock(&mu_);
     const uint64_t number = ++issued_;
@@ -57,6 +62,7 @@ class ReleaseFence::State {
     std::multimap<uint64_t, const void*>::iterator until;  // in by_ticket_
   };
 
+  const std::shared_ptr<BackgroundRelease> background_;
   mutable absl::Mutex mu_;
   uint64_t issued_ ABSL_GUARDED_BY(mu_) = 0;
   std::set<uint64_t> live_ ABSL_GUARDED_BY(mu_);  // tickets not yet let go
@@ -70,8 +76,12 @@ class ReleaseFence::Ticket {
   explicit Ticket(std::shared_ptr<State> state)
       : state_(std::move(state)), number_(state_->Issue()) {}
   ~Ticket() {
-    // Released here, on whichever thread let the launch go, with no lock held.
+    // Released here, on whichever thread let the launch go, with no lock
+    // held; many at once, in the background.
     std::vector<std::shared_ptr<void>> released = state_->Return(number_);
+    if (released.size() > kReleasedInPlace && state_->background() != nullptr) {
+      state_->background()->Release(std::move(released));
+    }
   }
   Ticket(const Ticket&) = delete;
   Ticket& operator=(const Ticket&) = delete;
@@ -81,7 +91,8 @@ class ReleaseFence::Ticket {
   const uint64_t number_;
 };
 
-ReleaseFence::ReleaseFence() : state_(std::make_shared<State>()) {}
+ReleaseFence::ReleaseFence(std::shared_ptr<BackgroundRelease> background)
+    : state_(std::make_shared<State>(std::move(background))) {}
 
 std::shared_ptr<void> ReleaseFence::Hold() const { return std::make_shared<Ticket>(state_); }
 

@@ -21,16 +21,22 @@
 #include <cstddef>
 #include <memory>
 
+#include "daemon/core/background_release.h"
+
 namespace acld {
 
 // Thread-safe: it has a lock of its own, taken after the memory manager's.
 class ReleaseFence {
  public:
-  ReleaseFence();
+  // More than kReleasedInPlace pieces released at once go to `background`
+  // (null: released in place too).
+  static constexpr size_t kReleasedInPlace = 64;
+  explicit ReleaseFence(std::shared_ptr<BackgroundRelease> background = nullptr);
 
   // What an opaque launch holds until the device reported or dropped it.
-  // Letting the last hold go may release kept memory there and then: never
-  // under a lock that freeing memory takes (Stream::retired_).
+  // Letting the last hold go may release kept memory there and then (up to
+  // kReleasedInPlace pieces): never under a lock that freeing memory takes
+  // (Stream::retired_).
   std::shared_ptr<void> Hold() const;
   // Keeps `memory` until every hold taken so far is let go (nothing to keep
   // when none is held). Releases nothing itself: the caller may hold a lock

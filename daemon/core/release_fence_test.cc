@@ -1,5 +1,6 @@
 #include "daemon/core/release_fence.h"
 
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -21,6 +22,59 @@ struct Watched {
   }
   bool released() const { return watch.expired(); }
 };
+
+// Memory that records the thread that let it go.
+std::shared_ptr<void> ReleasedOnThread(std::thread::id* thread) {
+  return std::shared_ptr<void>(new int(0), [thread](void* memory) {
+    *thread = std::this_thread::get_id();
+    delete static_cast<int*>(memory);
+  });
+}
+
+// The last hold may release a whole session's kept memory: a few pieces go
+// in place, many go on the background thread, not on the thread that let
+// the hold go (on acl, often the device's completion dispatcher).
+TEST(ReleaseFenceTest, ManyPiecesReleasedAtOnceGoInTheBackground) {
+  auto background = std::make_shared<BackgroundRelease>();
+  ReleaseFence fence(background);
+  const std::thread::id here = std::this_thread::get_id();
+
+  std::shared_ptr<void> hold = fence.Hold();
+  std::vector<std::thread::id> few(ReleaseFence::kReleasedInPlace);
+  for (std::thread::id& thread : few) fence.Defer(ReleasedOnThread(&thread));
+  hold.reset();
+  for (const std::thread::id& thread : few) EXPECT_EQ(thread, here);
+
+  hold = fence.Hold();
+  std::vector<std::thread::id> many(ReleaseFence::kReleasedInPlace + 1);
+  for (std::thread::id& thread : many) fence.Defer(ReleasedOnThread(&thread));
+  hold.reset();
+  EXPECT_EQ(fence.kept(), 0u);
+  for (int i = 0; i < 1000 && background->queued() > 0; ++i) {  // 10 s at most
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(background->queued(), 0u);
+  for (const std::thread::id& thread : many) {
+    EXPECT_NE(thread, std::thread::id());
+    EXPECT_NE(thread, here);
+  }
+}
+
+// What is still queued when the background goes is let go of then.
+TEST(ReleaseFenceTest, TheBackgroundLetsGoOfEverythingQueuedWhenItGoes) {
+  auto background = std::make_shared<BackgroundRelease>();
+  std::vector<std::weak_ptr<void>> watches;
+  for (int batch = 0; batch < 8; ++batch) {
+    std::vector<std::shared_ptr<void>> memory;
+    for (int i = 0; i < 100; ++i) {
+      memory.push_back(std::make_shared<int>(i));
+      watches.push_back(memory.back());
+    }
+    background->Release(std::move(memory));
+  }
+  background.reset();
+  for (const std::weak_ptr<void>& watch : watches) EXPECT_TRUE(watch.expired());
+}
 
 TEST(ReleaseFenceTest, MemoryLetGoWithNoHoldIsNotKept) {
   ReleaseFence fence;
