@@ -1,5 +1,6 @@
 #include "daemon/core/background_release.h"
 
+#include <system_error>
 #include <utility>
 
 namespace acld {
@@ -17,14 +18,26 @@ BackgroundRelease::~BackgroundRelease() {
 void BackgroundRelease::Release(std::vector<std::shared_ptr<void>> memory) {
   {
     absl::MutexLock lock(&mu_);
-    if (!stopping_) {
+    if (!stopping_ && running_) {
       queued_ += memory.size();
       queue_.push_back(std::move(memory));
-      if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
       return;
     }
+    if (!stopping_) {
+      // The last thread left Loop (it takes mu_ no more): joined at once.
+      if (thread_.joinable()) thread_.join();
+      try {
+        thread_ = std::thread([this] { Loop(); });
+        running_ = true;
+        queued_ += memory.size();
+        queue_.push_back(std::move(memory));
+        return;
+      } catch (const std::system_error&) {
+        // No thread to be had: released here.
+      }
+    }
   }
-  memory.clear();  // stopping: here, without the lock
+  memory.clear();  // here, without the lock
 }
 
 size_t BackgroundRelease::queued() const {
@@ -35,12 +48,10 @@ size_t BackgroundRelease::queued() const {
 void BackgroundRelease::Loop() {
   absl::MutexLock lock(&mu_);
   while (true) {
-    mu_.Await(absl::Condition(
-        +[](BackgroundRelease* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          return self->stopping_ || !self->queue_.empty();
-        },
-        this));
-    if (queue_.empty()) return;  // stopping, and nothing left
+    if (queue_.empty()) {  // nothing left: the next release starts a thread again
+      running_ = false;
+      return;
+    }
     std::vector<std::shared_ptr<void>> memory = std::move(queue_.front());
     queue_.pop_front();
     mu_.Unlock();

@@ -6,7 +6,7 @@
 // reported or dropped the launch; on --backend=acl it is often the device's
 // completion dispatcher, whose delay every tenant's completions on that
 // device would share. Large releases go to one thread of their own instead,
-// started when first needed.
+// started when needed and gone once nothing is queued.
 #ifndef ACLD_DAEMON_CORE_BACKGROUND_RELEASE_H_
 #define ACLD_DAEMON_CORE_BACKGROUND_RELEASE_H_
 
@@ -28,7 +28,8 @@ class BackgroundRelease {
   BackgroundRelease(const BackgroundRelease&) = delete;
   BackgroundRelease& operator=(const BackgroundRelease&) = delete;
 
-  // Lets go of `memory` on the release thread (here, once stopping).
+  // Lets go of `memory` on the release thread (here, once stopping or when
+  // no thread can be started).
   void Release(std::vector<std::shared_ptr<void>> memory);
   // Pieces queued and not yet let go of.
   size_t queued() const;
@@ -40,6 +41,7 @@ class BackgroundRelease {
   std::deque<std::vector<std::shared_ptr<void>>> queue_ ABSL_GUARDED_BY(mu_);
   size_t queued_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool running_ ABSL_GUARDED_BY(mu_) = false;  // thread_ has not left Loop
   std::thread thread_ ABSL_GUARDED_BY(mu_);
 };
 

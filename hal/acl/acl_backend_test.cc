@@ -490,17 +490,20 @@ TEST_F(AclBackendTest, ArgumentRingsAreChargedAndKeptGrownOnlyWithinTheIdleBudge
   EXPECT_GE(*in_flight, uint64_t{64} << 10) << "the ring did not grow";
   EXPECT_TRUE(hal::testing::Eventually([&] { return book.charged() == uint64_t{64} << 10; }))
       << book.charged();
+  log_->Clear();
+  ASSERT_TRUE(LaunchBurst(*stream, reports, 66, increment, buffer, 64, 1 << 10, book).has_value());
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtMalloc"), 0) << "the next burst made a new ring";
 
   // 32 launches of 64 KiB each grow it past the budget: it goes once idle.
-  in_flight = LaunchBurst(*stream, reports, 66, increment, buffer, 32, 64 << 10, book);
+  in_flight = LaunchBurst(*stream, reports, 131, increment, buffer, 32, 64 << 10, book);
   ASSERT_TRUE(in_flight.has_value());
   EXPECT_GE(*in_flight, uint64_t{2} << 20);
   EXPECT_TRUE(hal::testing::Eventually([&] { return book.charged() == 0; }))
       << "idle, a ring past the budget is still charged: " << book.charged();
-  EXPECT_EQ(Read(buffer)[0], 1 + 64 + 32);
+  EXPECT_EQ(Read(buffer)[0], 1 + 64 + 64 + 32);
 
-  ASSERT_EQ(*stream->Launch(increment, small), 100u);
-  ASSERT_TRUE(reports.WaitForCompleted(100));
+  ASSERT_EQ(*stream->Launch(increment, small), 165u);
+  ASSERT_TRUE(reports.WaitForCompleted(165));
   EXPECT_EQ(book.charged(), kFirstRing);
   stream.reset();
   EXPECT_EQ(book.charged(), 0u) << "a destroyed stream's ring is still charged";
@@ -508,7 +511,8 @@ TEST_F(AclBackendTest, ArgumentRingsAreChargedAndKeptGrownOnlyWithinTheIdleBudge
 
 // A launch that failed in the vendor may have queued the copy of its
 // arguments into the ring already: the ring is not freed under it, even a
-// ring past the idle budget that this launch alone used.
+// ring past the idle budget that this launch alone used, nor when a larger
+// ring replaces it, until the stream's next item ran.
 TEST_F(AclBackendTest, AFailedLaunchLeavesItsRingToItsQueuedArgumentCopy) {
   std::shared_ptr<Executable> executable = LoadKernels();
   ASSERT_NE(executable, nullptr);
@@ -527,12 +531,19 @@ TEST_F(AclBackendTest, AFailedLaunchLeavesItsRingToItsQueuedArgumentCopy) {
   std::vector<Call> calls = log_->Read();
   EXPECT_EQ(CountCalls(calls, "aclrtMemcpyAsync"), 1);
   EXPECT_EQ(CountCalls(calls, "aclrtFree"), 0) << "the ring was freed under its queued copy";
-  stream->ResumeCallbackPoint(1, absl::OkStatus());
-  ASSERT_TRUE(reports.WaitForCompleted(1));
-  params.args.resize(16);
+  params.args.resize((4 << 20) + 1024);  // more than the 4 MiB ring: an 8 MiB one replaces it
   ASSERT_EQ(*stream->Launch(increment, params), 2u);
+  calls = log_->Read();
+  EXPECT_EQ(CountCalls(calls, "aclrtMalloc"), 2);
+  EXPECT_EQ(CountCalls(calls, "aclrtFree"), 0) << "the replaced ring was freed under its copy";
+  stream->ResumeCallbackPoint(1, absl::OkStatus());
   ASSERT_TRUE(reports.WaitForCompleted(2));
-  EXPECT_EQ(Read(buffer)[0], 1);
+  EXPECT_TRUE(hal::testing::Eventually([&] { return CountCalls(log_->Read(), "aclrtFree") >= 1; }))
+      << "the replaced ring was kept after the next item ran";
+  params.args.resize(16);
+  ASSERT_EQ(*stream->Launch(increment, params), 3u);
+  ASSERT_TRUE(reports.WaitForCompleted(3));
+  EXPECT_EQ(Read(buffer)[0], 2);
 }
 
 // A charge refused (the owner's quota) fails the launch with the refusal, and
@@ -547,7 +558,9 @@ TEST_F(AclBackendTest, ALaunchWhoseRingIsRefusedFailsWithTheRefusal) {
   StreamReports reports;
   StreamOptions options = reports.Options();
   options.charge_memory = book.Charger();
-  std::unique_ptr<Stream> stream = *device_->CreateStream(std::move(options));
+  absl::StatusOr<std::unique_ptr<Stream>> created = device_->CreateStream(std::move(options));
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Stream> stream = *std::move(created);
   LaunchParams params;
   params.block_dim = 1;
   params.args = IncrementArgs(buffer, 1);

@@ -62,6 +62,9 @@ struct Item {
   uint64_t record = 0;
   std::shared_ptr<ArgsRing> args_ring;  // kLaunch
   ArgsRing::Slice args_slice;
+  // Rings of launches that failed after their argument copy was queued:
+  // kept until this item, submitted after them, ran or was dropped.
+  std::vector<std::shared_ptr<ArgsRing>> rings_under_copies;
   // kLaunch: the launch's pins (LaunchParams::memory). The kernel reaches
   // device memory by address until the vendor ran it: freed before that,
   // the vendor could hand the address to another process's allocation.
@@ -212,6 +215,11 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   std::shared_ptr<ArgsRing> args_ring_ ABSL_GUARDED_BY(args_mu_);
   // args_ring_ is grown and counted in idle_budgets_->ring_bytes: kept when idle.
   bool args_ring_budgeted_ ABSL_GUARDED_BY(args_mu_) = false;
+  // Rings of failed launches whose argument copy may still be queued (the
+  // copy into the ring's device half, from its pinned host half): kept
+  // until an item submitted after them ran or was dropped, or the stream
+  // synchronized at its end, so that no ring is freed under its copy.
+  std::vector<std::shared_ptr<ArgsRing>> rings_under_copies_ ABSL_GUARDED_BY(submit_mu_);
 
   // Notifies for waits the host releases (host-callback points, event waits
   // the vendor event cannot express). Never held by a submission across a
@@ -394,9 +402,11 @@ void AclStream::Core::Shutdown() {
     StopReportingLocked();
   }
   std::vector<Item> dropped;
+  std::vector<std::shared_ptr<ArgsRing>> under_copies;  // the abort synchronized: free to go
   {
     absl::MutexLock submit(&submit_mu_);
     const bool vendor = AbortVendorStream();
+    under_copies.swap(rings_under_copies_);
     // Callbacks of this stream still due find no listener from now on.
     reports_->Unsubscribe(stream_, report_token_);
     router_->Remove(context_->device(), stream_id_);
@@ -468,6 +478,8 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       item.release_id = filled.release_id;
       item.args_ring = filled.args_ring;
       item.args_slice = filled.args_slice;
+      item.rings_under_copies = std::move(rings_under_copies_);
+      rings_under_copies_.clear();
       item.memory = std::move(filled.memory);
       if (filled.notify != nullptr) item.notify = filled.notify;
       failed_already = FailedLocked(item);
@@ -705,11 +717,13 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
     auto& [ring, slice] = *args;
     void* device_args = ring->device(slice.offset);
     absl::Status status;
+    bool copy_queued = false;
     if (bytes > 0) {
       std::memcpy(ring->host(slice.offset), params.args.data(), bytes);
       status = CheckVendor(api_.aclrtMemcpyAsync(device_args, bytes, ring->host(slice.offset),
                                                  bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream_),
                            "aclrtMemcpyAsync (kernel arguments)");
+      copy_queued = status.ok();
     }
     if (status.ok()) {
       status = CheckVendor(
@@ -717,6 +731,12 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
           "aclrtLaunchKernel");
     }
     if (!status.ok()) {
+      // Its region may be taken again at once (a later copy into it runs
+      // after this one), but the ring must outlive the copy.
+      if (bytes > 0 && copy_queued &&
+          (rings_under_copies_.empty() || rings_under_copies_.back() != ring)) {
+        rings_under_copies_.push_back(ring);
+      }
       ring->Untake(slice);
       return status;
     }
