@@ -1015,9 +1015,11 @@ void AclStream::Core::Abort() {
     StopReportingLocked();
   }
   std::vector<Item> dropped;
+  std::vector<std::shared_ptr<ArgsRing>> under_copies;  // synchronized: free to go
   {
     absl::MutexLock submit(&submit_mu_);
     const bool vendor = AbortVendorStream();
+    if (vendor) under_copies.swap(rings_under_copies_);
     uint32_t generation;
     {
       absl::MutexLock lock(&mu_);
