@@ -354,7 +354,6 @@ void AclStream::Core::ReturnNotify(aclrtNotify notify) {
   if (context_->MakeCurrent().ok()) api_.aclrtDestroyNotify(notify);
 }
 
-
 void AclStream::Core::DiscardNotify(aclrtNotify notify, bool release_pending) {
   if (release_pending) {
     absl::MutexLock notify_lock(&notify_mu_);
@@ -733,7 +732,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
     if (!status.ok()) {
       // Its region may be taken again at once (a later copy into it runs
       // after this one), but the ring must outlive the copy.
-      if (bytes > 0 && copy_queued &&
+      if (copy_queued &&
           (rings_under_copies_.empty() || rings_under_copies_.back() != ring)) {
         rings_under_copies_.push_back(ring);
       }
