@@ -1057,11 +1057,6 @@ int Allocator() {
   return Teardown();
 }
 
-std::string WaitForLine() {
-  std::string line;
-  std::getline(std::cin, line);
-  return line;
-}
 
 int Victim() {
   Setup();
@@ -1076,7 +1071,7 @@ int Victim() {
   std::printf("ready %" PRIu64 " %" PRIu64 "\n", Addr(buffer),
               static_cast<uint64_t>(reinterpret_cast<uintptr_t>(stream)));
   std::fflush(stdout);
-  WaitForLine();
+  scenario::NextLine();
   Check(ReadU32(buffer, 1024) == pattern, "the victim's data is intact");
   CheckCode(aclrtFree(buffer), ACL_SUCCESS, "the victim can still free its memory");
   std::printf("victim intact\n");
@@ -1131,7 +1126,7 @@ int HoldMemory(size_t mib) {
   Check(status == ACL_STREAM_STATUS_NOT_READY, "the kernel is running");
   std::printf("ready\n");
   std::fflush(stdout);
-  WaitForLine();
+  scenario::NextLine();
   return scenario::ExitCode();
 }
 
@@ -1151,11 +1146,11 @@ int FreeUnderKernels() {
   Check(status == ACL_STREAM_STATUS_NOT_READY, "the kernels are queued");
   std::printf("freed\n");
   std::fflush(stdout);
-  WaitForLine();
+  scenario::NextLine();
   CheckCode(aclrtStreamAbort(stream), ACL_SUCCESS, "aclrtStreamAbort");
   std::printf("aborted\n");
   std::fflush(stdout);
-  WaitForLine();
+  scenario::NextLine();
   return scenario::ExitCode();
 }
 
@@ -1174,7 +1169,7 @@ int HoldStreams(int count) {
   for (auto& stream : streams) CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "create stream");
   std::printf("ready\n");
   std::fflush(stdout);
-  WaitForLine();
+  scenario::NextLine();
   return scenario::ExitCode();
 }
 

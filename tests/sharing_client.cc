@@ -84,9 +84,7 @@ using scenario::CheckCode;
 
 namespace {
 
-void Say(const std::string& line) {
-  std::cout << line << std::endl;
-}
+using scenario::Say;
 
 uint32_t FirstWord(void* device) {
   uint32_t word = 0;

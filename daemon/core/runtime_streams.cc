@@ -133,7 +133,8 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
   options.saturate_floats = saturate_floats;
   options.owner = TenantOf(session).Key();
   options.charge_memory = [this, session = session.id, device_id](uint64_t bytes) {
-    return memory_.ChargeBackendMemory(session, device_id, bytes, "aclrtLaunchKernel (the stream's kernel argument ring)");
+    return memory_.ChargeBackendMemory(session, device_id, bytes,
+                                       "aclrtLaunchKernel (the stream's kernel argument ring)");
   };
   const uint32_t places = backend_->device(device_id).tasks_per_session();
   if (places > 0) {

@@ -30,7 +30,6 @@ class IdleBudget {
     return false;
   }
   void Give(uint64_t amount) { used_.fetch_sub(amount); }
-  uint64_t used() const { return used_.load(); }
 
  private:
   const uint64_t limit_;
