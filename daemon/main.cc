@@ -60,6 +60,11 @@ ABSL_FLAG(uint64_t, max_binary_bytes_per_uid, 1ull << 30,
           "bytes of kernel binaries all sessions of one uid (or of one quota group) may hold "
           "loaded together (0: no limit)");
 ABSL_FLAG(int32_t, sim_devices, 2, "number of simulated NPU devices");
+ABSL_FLAG(uint32_t, sim_device_streams, 0,
+          "streams each simulated device has for all processes together, as a real "
+          "device's fixed number (0: no fixed number)");
+ABSL_FLAG(uint32_t, sim_device_events, 0,
+          "events each simulated device has for all processes together (0: no fixed number)");
 ABSL_FLAG(uint64_t, sim_device_memory, 4ull << 30,
           "memory of each simulated device in bytes (committed lazily)");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error, critical or off");
@@ -82,6 +87,10 @@ ABSL_FLAG(uint32_t, max_contexts_per_uid, 4096,
 ABSL_FLAG(uint32_t, max_events_per_uid, 65536,
           "events and notifies all processes of one uid (or quota group) may hold together "
           "(0: no limit)");
+ABSL_FLAG(uint32_t, device_share_per_uid, 25,
+          "percent (1..100) of a device's streams, and of its events, that all processes of "
+          "one uid (or quota group) may hold together, where the device has a fixed number "
+          "of them (aclctl devices); 100: the device's own number only");
 ABSL_FLAG(uint32_t, max_contexts_per_session, 1024,
           "contexts each new session may create (0: no limit); the per-device default "
           "contexts, bounded by the device count, are not counted");
@@ -210,12 +219,14 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_sessions_per_uid) < 1 ||
       absl::GetFlag(FLAGS_max_sessions_per_group) < 1 ||
       absl::GetFlag(FLAGS_max_pending_hellos) < 1 ||
-      absl::GetFlag(FLAGS_max_pending_hellos_per_uid) < 1) {
+      absl::GetFlag(FLAGS_max_pending_hellos_per_uid) < 1 ||
+      absl::GetFlag(FLAGS_device_share_per_uid) < 1 ||
+      absl::GetFlag(FLAGS_device_share_per_uid) > 100) {
     spdlog::critical(
         "--sim_devices, --sim_device_memory, --callback_timeout, --hello_timeout, "
         "--max_sessions, --max_sessions_per_uid, --max_sessions_per_group, "
         "--max_pending_hellos and --max_pending_hellos_per_uid must be positive, "
-        "--shutdown_grace not negative");
+        "--shutdown_grace not negative, --device_share_per_uid 1..100");
     return 2;
   }
   uint32_t socket_mode = 0;
@@ -245,6 +256,7 @@ int main(int argc, char** argv) {
   runtime_options.max_streams_per_uid = absl::GetFlag(FLAGS_max_streams_per_uid);
   runtime_options.max_contexts_per_uid = absl::GetFlag(FLAGS_max_contexts_per_uid);
   runtime_options.max_events_per_uid = absl::GetFlag(FLAGS_max_events_per_uid);
+  runtime_options.device_share_per_uid = absl::GetFlag(FLAGS_device_share_per_uid);
   runtime_options.max_allocations_per_session = absl::GetFlag(FLAGS_max_allocations_per_session);
   runtime_options.max_allocations_per_uid = absl::GetFlag(FLAGS_max_allocations_per_uid);
   runtime_options.max_queued_bytes_per_session = absl::GetFlag(FLAGS_max_queued_bytes_per_session);
@@ -255,6 +267,8 @@ int main(int argc, char** argv) {
   hal::BackendOptions backend_options;
   backend_options.sim_device_count = absl::GetFlag(FLAGS_sim_devices);
   backend_options.sim_device_memory_bytes = absl::GetFlag(FLAGS_sim_device_memory);
+  backend_options.sim_device_streams = absl::GetFlag(FLAGS_sim_device_streams);
+  backend_options.sim_device_events = absl::GetFlag(FLAGS_sim_device_events);
   backend_options.vendor_library = absl::GetFlag(FLAGS_backend_library);
   absl::StatusOr<std::unique_ptr<hal::Backend>> backend =
       hal::CreateBackend(absl::GetFlag(FLAGS_backend), backend_options);

@@ -11,6 +11,9 @@ struct BackendOptions {
   // sim: the devices it simulates.
   int32_t sim_device_count = 2;
   uint64_t sim_device_memory_bytes = 4ull << 30;
+  // sim: how many streams and events each device has (0: no fixed number).
+  uint32_t sim_device_streams = 0;
+  uint32_t sim_device_events = 0;
   // acl: the vendor AscendCL runtime to load (dlopen path).
   std::string vendor_library;
   // acl: load the vendor library with RTLD_DEEPBIND, so its own acl* calls

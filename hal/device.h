@@ -30,6 +30,15 @@
 
 namespace hal {
 
+// How many streams and events a device has for all its users together, as
+// CANN states them per product (an Atlas A2 has 1984 streams and 65536
+// events, for example); 0: no fixed number. A device refuses more, so acld
+// gives each user a share of them (--device_share_per_uid).
+struct DeviceObjectLimits {
+  uint32_t streams = 0;
+  uint32_t events = 0;
+};
+
 struct DeviceInfo {
   int32_t id = 0;
   std::string name;           // SoC name reported by aclrtGetSocName
@@ -38,6 +47,7 @@ struct DeviceInfo {
   // The largest binary LoadExecutable accepts (0: no limit of its own), so
   // that acld refuses a larger one before copying it out of a process.
   uint64_t max_executable_bytes = 0;
+  DeviceObjectLimits objects;
 };
 
 // How busy a device is (the figures of aclrtGetDeviceUtilizationRate).

@@ -14,8 +14,9 @@ struct Entry {
 };
 
 absl::StatusOr<std::unique_ptr<Backend>> CreateSim(const BackendOptions& options) {
-  return sim::CreateSimBackend(
-      sim::SimOptions{options.sim_device_count, options.sim_device_memory_bytes});
+  sim::SimOptions sim{options.sim_device_count, options.sim_device_memory_bytes};
+  sim.device_objects = {options.sim_device_streams, options.sim_device_events};
+  return sim::CreateSimBackend(sim);
 }
 
 // Every backend this build knows, by name.

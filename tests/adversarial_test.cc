@@ -586,6 +586,49 @@ TEST(AdversarialLimitsTest, StreamsAndEventsPerUidAreCappedForAllItsSessionsToge
   }
 }
 
+// A device has a fixed number of streams and events for all its users (an
+// Atlas A2: 1984 and 65536), and refuses the one past it: one user who took
+// them all would lock every other user out of the device, well within
+// --max_streams_per_uid. A uid's processes hold at most
+// --device_share_per_uid of each device's number together; another user
+// keeps its own share; aclctl shows both.
+TEST(AdversarialLimitsTest, OneUserCannotTakeADevicesStreamsOrEventsFromTheOthers) {
+  AcldDaemon daemon(
+      {"--sim_device_streams=16", "--sim_device_events=16", "--device_share_per_uid=50"});
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
+  for (const std::string kind : {"stream_cap", "event_cap"}) {
+    Process hog({kAdversary, kind, "1000", "--device_share_per_uid"}, daemon.client_env());
+    ASSERT_TRUE(hog.WaitForLine("held", absl::Seconds(60))) << hog.output();
+    // Its default stream is one of its 8 streams.
+    EXPECT_NE(hog.output().find(kind == "stream_cap" ? "held 7" : "held 8"), std::string::npos)
+        << hog.output();
+    const acl::v1::StatusReply status = daemon.Status();
+    ASSERT_EQ(status.devices_size(), 2);
+    EXPECT_EQ(status.device_share_per_uid(), 50u);
+    EXPECT_EQ(status.devices(0).max_streams(), 16u);
+    EXPECT_EQ(status.devices(0).streams_per_uid(), 8u);
+    EXPECT_EQ(status.devices(0).events_per_uid(), 8u);
+    ASSERT_EQ(status.tenants_size(), 1);
+    const auto& held = kind == "stream_cap" ? status.tenants(0).streams_on_device()
+                                            : status.tenants(0).events_on_device();
+    ASSERT_EQ(held.count(0), 1u);
+    EXPECT_EQ(held.at(0), 8u);
+    const auto [text_code, text] = daemon.Aclctl({"status"});
+    EXPECT_NE(text.find(kind == "stream_cap" ? "dev 0: 8/8 streams" : "8/8 events"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("8 of 16"), std::string::npos) << text;  // the DEVICE table
+    // Another user gets its own share, past the first user's (the exit
+    // status says it was refused at its share, naming the flag).
+    EXPECT_EQ(RunAsUser(kOtherUser, {copy, kind, "1000", "--device_share_per_uid", "exit"},
+                        daemon.dir(), daemon.client_env().at("ACLD_ADDRESS")),
+              0);
+    hog.CloseStdin();
+    EXPECT_EQ(hog.Wait(absl::Seconds(60)), 0) << hog.output();
+  }
+}
+
 // The identity socket is every process's front door. One user's connections
 // that never send their request filled it before (256 being served, each for
 // up to 5 s, the rest waiting in the backlog): another user's aclInit then

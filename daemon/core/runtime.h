@@ -69,6 +69,11 @@ struct RuntimeOptions {
   uint32_t max_streams_per_uid = 16384;
   uint32_t max_contexts_per_uid = 4096;
   uint32_t max_events_per_uid = 65536;
+  // The percent (1..100) of a device's streams, and of its events, that
+  // all sessions of a tenant may hold together, where the device has a
+  // fixed number of them (hal::DeviceObjectLimits): no one user can take
+  // them all and leave the others none. 100: only the device's own number.
+  uint32_t device_share_per_uid = 25;
   // Device memory allocations each session, and all sessions of a tenant
   // together, may hold (0: no limit).
   uint64_t max_allocations_per_session = 65536;
@@ -514,6 +519,12 @@ class Runtime {
   // The context quota (the session's and its tenant's), default contexts excluded.
   absl::Status CheckContextQuotaLocked(const Session& session, const char* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The tenant's share of device `device`'s streams, or of its events
+  // (--device_share_per_uid); refuses with the kind's code.
+  absl::Status CheckDeviceStreamShareLocked(const Session& session, int32_t device,
+                                            const char* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckDeviceEventShareLocked(const Session& session, int32_t device,
+                                           const char* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Called when a stream the session gave up has drained.
   void StreamDrained(SessionId session, StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Brings each device up or down to match who needs it: all devices while the
@@ -636,6 +647,7 @@ class Runtime {
   const uint32_t max_streams_per_tenant_;
   const uint32_t max_contexts_per_tenant_;
   const uint32_t max_events_per_tenant_;
+  const uint32_t device_share_per_tenant_;  // percent
   const uint64_t max_queued_bytes_;
   const uint64_t max_queued_bytes_per_tenant_;
   // Shared by the budgets of each tenant's sessions (acld only).

@@ -3,6 +3,7 @@
 #define ACLD_DAEMON_CORE_RUNTIME_SNAPSHOT_H_
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "daemon/core/latency_histogram.h"
@@ -40,6 +41,9 @@ struct DeviceSnapshot {
   hal::DeviceUtilization utilization;
   bool disabled = false;  // by the operator (aclctl device disable)
   TaskTally::Counts tasks;  // how its tasks ended since acld started
+  // How many of its streams and events each tenant may hold
+  // (--device_share_per_uid of info.objects; 0: no share to check).
+  hal::DeviceObjectLimits tenant_share;
 };
 
 struct StreamSnapshot {
@@ -64,6 +68,10 @@ struct TenantSnapshot {
   uint64_t streams = 0;   // closing ones included
   uint64_t contexts = 0;  // default contexts excluded
   uint64_t events = 0;    // notifies included
+  // Its streams (closing ones included) and its own events on each device
+  // where it holds any, as --device_share_per_uid counts them.
+  std::map<int32_t, uint64_t> streams_on_device;
+  std::map<int32_t, uint64_t> events_on_device;
 };
 
 struct RuntimeSnapshot {
@@ -80,6 +88,8 @@ struct RuntimeSnapshot {
   uint32_t max_streams_per_tenant = 0;
   uint32_t max_contexts_per_tenant = 0;
   uint32_t max_events_per_tenant = 0;
+  // --device_share_per_uid: percent of each device's streams and events.
+  uint32_t device_share_per_tenant = 0;
   // Blocking host callbacks, from delivery to the process's answer.
   LatencyHistogram::Snapshot callback_latency;
 };

@@ -129,6 +129,8 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
                                                                  uint32_t priority,
                                                                  uint32_t flags,
                                                                  bool saturate_floats) {
+  // Every stream, a context's default one included, is one of the device's.
+  ACL_RETURN_IF_ERROR(CheckDeviceStreamShareLocked(session, device_id, "creating a stream"));
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
   options.saturate_floats = saturate_floats;
   options.owner = TenantOf(session).Key();
@@ -777,6 +779,7 @@ absl::StatusOr<EventId> Runtime::CreateEvent(SessionId id, int32_t device_id, ui
   absl::Status room =
       CheckEventQuotaLocked(**session, "aclrtCreateEvent", ACL_ERROR_RT_NO_EVENT_RESOURCE);
   if (!room.ok()) return room;
+  ACL_RETURN_IF_ERROR(CheckDeviceEventShareLocked(**session, device_id, "aclrtCreateEvent"));
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Event> device_event,
                        backend_->device(device_id).CreateEvent());
   const EventId event_id = next_handle_++;

@@ -803,4 +803,83 @@ TEST(RuntimeBinariesTest, ABinaryTooLargeForTheDeviceIsRefusedByItsSize) {
 }
 
 }  // namespace
+// A device with a fixed number of streams and events refuses the one past
+// it whoever asks: one user holding them all would leave every other user
+// none. All sessions of a uid hold at most --device_share_per_uid of each
+// device's number together, default streams included; another uid and
+// another device have their own; a session's end gives its share back.
+TEST(RuntimeTenantHandlesTest, AUidHoldsAtMostItsShareOfADevicesStreamsAndEvents) {
+  hal::sim::SimOptions sim{2, 1 << 20};
+  sim.device_objects = {8, 8};
+  RuntimeOptions options;
+  options.device_share_per_uid = 25;  // 2 of each
+  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
+  const SessionId first = runtime.OpenSession({100, 1000, 0, "a"});
+  const SessionId second = runtime.OpenSession({101, 1000, 0, "b"});
+  const SessionId other = runtime.OpenSession({102, 1001, 0, "c"});
+  auto expect_share_refusal = [](const absl::Status& refused, int32_t code,
+                                 const std::string& what) {
+    EXPECT_EQ(AclCodeOf(refused), code) << refused;
+    for (const std::string& part : {std::string("--device_share_per_uid=25%"),
+                                    std::string("uid 1000"), "at most 2 of device 0's 8 " + what}) {
+      EXPECT_NE(refused.message().find(part), std::string::npos) << part << ": " << refused;
+    }
+  };
+
+  // The first session's default stream and one more; none for the uid's
+  // second session, not even a default stream.
+  const ContextId context = runtime.SetDevice(first, 0)->context;
+  ASSERT_TRUE(runtime.CreateStream(first, context, 0, 0).ok());
+  expect_share_refusal(runtime.CreateStream(first, context, 0, 0).status(),
+                       ACL_ERROR_RT_NO_STREAM_RESOURCE, "streams");
+  expect_share_refusal(runtime.SetDevice(second, 0).status(), ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                       "streams");
+  EXPECT_TRUE(runtime.SetDevice(second, 1).ok()) << "device 1 has its own share";
+  // Events: two on device 0 for the uid, whichever session makes them.
+  ASSERT_TRUE(runtime.CreateEvent(first, 0, 0).ok());
+  ASSERT_TRUE(runtime.CreateEvent(second, 0, 0).ok());
+  expect_share_refusal(runtime.CreateEvent(second, 0, 0).status(),
+                       ACL_ERROR_RT_NO_EVENT_RESOURCE, "events");
+  EXPECT_TRUE(runtime.CreateEvent(second, 1, 0).ok());
+
+  // Another uid has its own share.
+  const ContextId others = runtime.SetDevice(other, 0)->context;
+  EXPECT_TRUE(runtime.CreateStream(other, others, 0, 0).ok());
+  EXPECT_TRUE(runtime.CreateEvent(other, 0, 0).ok());
+
+  RuntimeSnapshot snapshot = runtime.Snapshot();
+  EXPECT_EQ(snapshot.device_share_per_tenant, 25u);
+  EXPECT_EQ(snapshot.devices[0].tenant_share.streams, 2u);
+  EXPECT_EQ(snapshot.devices[0].tenant_share.events, 2u);
+  ASSERT_EQ(snapshot.tenants.size(), 2u);
+  EXPECT_EQ(snapshot.tenants[0].tenant, Tenant(1000, nullptr));
+  EXPECT_EQ(snapshot.tenants[0].streams_on_device, (std::map<int32_t, uint64_t>{{0, 2}, {1, 1}}));
+  EXPECT_EQ(snapshot.tenants[0].events_on_device, (std::map<int32_t, uint64_t>{{0, 2}, {1, 1}}));
+
+  // The first session's end gives its stream and event back to the uid.
+  runtime.CloseSession(first);
+  EXPECT_TRUE(runtime.SetDevice(second, 0).ok());
+  EXPECT_TRUE(runtime.CreateEvent(second, 0, 0).ok());
+  runtime.CloseSession(second);
+  runtime.CloseSession(other);
+}
+
+// At 100% only the device's own number holds.
+TEST(RuntimeTenantHandlesTest, AWholeShareLeavesOnlyTheDevicesOwnNumber) {
+  hal::sim::SimOptions sim{1, 1 << 20};
+  sim.device_objects = {3, 0};
+  RuntimeOptions options;
+  options.device_share_per_uid = 100;
+  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
+  const SessionId session = runtime.OpenSession({100, 1000, 0, "a"});
+  const ContextId context = runtime.SetDevice(session, 0)->context;
+  EXPECT_TRUE(runtime.CreateStream(session, context, 0, 0).ok());
+  EXPECT_TRUE(runtime.CreateStream(session, context, 0, 0).ok());
+  const absl::Status refused = runtime.CreateStream(session, context, 0, 0).status();
+  EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_RT_NO_STREAM_RESOURCE);
+  EXPECT_NE(refused.message().find("--sim_device_streams"), std::string::npos) << refused;
+  EXPECT_EQ(runtime.Snapshot().devices[0].tenant_share.streams, 0u);
+  runtime.CloseSession(session);
+}
+
 }  // namespace acld

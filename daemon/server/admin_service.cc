@@ -218,6 +218,10 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     const absl::Status health = DeviceHealth(serving, device.info.id, device.disabled);
     info->set_healthy(health.ok());
     info->set_unhealthy(std::string(health.message()));
+    info->set_max_streams(device.info.objects.streams);
+    info->set_max_events(device.info.objects.events);
+    info->set_streams_per_uid(device.tenant_share.streams);
+    info->set_events_per_uid(device.tenant_share.events);
   }
   const SessionLimits& limits = sessions_.limits();
   const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();
@@ -263,6 +267,12 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     usage_of.set_streams(static_cast<uint32_t>(tenant.streams));
     usage_of.set_contexts(static_cast<uint32_t>(tenant.contexts));
     usage_of.set_events(static_cast<uint32_t>(tenant.events));
+    for (const auto& [device, streams] : tenant.streams_on_device) {
+      (*usage_of.mutable_streams_on_device())[device] = static_cast<uint32_t>(streams);
+    }
+    for (const auto& [device, events] : tenant.events_on_device) {
+      (*usage_of.mutable_events_on_device())[device] = static_cast<uint32_t>(events);
+    }
   }
   while (!segments.empty()) add_tenant(segments.begin()->first);
   while (!pending.empty()) add_tenant(pending.begin()->first);
@@ -277,6 +287,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   reply->set_max_streams_per_uid(snapshot.max_streams_per_tenant);
   reply->set_max_contexts_per_uid(snapshot.max_contexts_per_tenant);
   reply->set_max_events_per_uid(snapshot.max_events_per_tenant);
+  reply->set_device_share_per_uid(snapshot.device_share_per_tenant);
   reply->set_pending_sessions(counts.pending);
   reply->set_max_pending_sessions(limits.max_pending_hellos);
   reply->set_max_pending_sessions_per_uid(limits.max_pending_hellos_per_uid);

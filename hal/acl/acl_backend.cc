@@ -67,8 +67,26 @@ class AclBackend final : public Backend {
   std::vector<std::unique_ptr<AclDevice>> devices_;
 };
 
-// What DeviceInfo needs: the SoC name and the HBM size. The device is set
-// for the query and reset after, so that it stays idle until BringUp.
+// How many streams and events the device has left for acld's clients (its
+// default stream aside), asked while acld is its only process. When the
+// vendor cannot tell, the fewest CANN documents for any product (512 streams
+// on an Atlas 200I/500 A2, 1023 events on an Atlas inference card), so that
+// no user's share (--device_share_per_uid) is larger than intended.
+DeviceObjectLimits ProbeObjectLimits(const VendorApi& api) {
+  constexpr uint32_t kFewestStreams = 512;
+  constexpr uint32_t kFewestEvents = 1023;
+  auto ask = [](aclError (*query)(uint32_t*), uint32_t fallback) {
+    uint32_t count = 0;
+    if (query == nullptr || query(&count) != ACL_SUCCESS || count == 0) return fallback;
+    return count;
+  };
+  return {ask(api.aclrtGetStreamAvailableNum, kFewestStreams),
+          ask(api.aclrtGetEventAvailNum, kFewestEvents)};
+}
+
+// What DeviceInfo needs: the SoC name, the HBM size, the streams and events.
+// The device is set for the query and reset after, so that it stays idle
+// until BringUp.
 absl::StatusOr<DeviceInfo> ProbeDevice(const VendorApi& api, int32_t id) {
   DeviceContext::ForgetThreadContext();
   absl::Status status = CheckVendor(api.aclrtSetDevice(id), "aclrtSetDevice");
@@ -81,6 +99,7 @@ absl::StatusOr<DeviceInfo> ProbeDevice(const VendorApi& api, int32_t id) {
   size_t total = 0;
   status = CheckVendor(api.aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), "aclrtGetMemInfo");
   info.memory_bytes = total;
+  info.objects = ProbeObjectLimits(api);
   api.aclrtResetDevice(id);
   DeviceContext::ForgetThreadContext();
   if (!status.ok()) return status;

@@ -115,7 +115,9 @@ inline constexpr uint32_t kVendorHostRegPinned = 0x10000000U;  // ACL_HOST_REG_P
   X(aclrtCreateNotify, aclError(aclrtNotify*, uint64_t))                      \
   X(aclrtDestroyNotify, aclError(aclrtNotify))                                \
   X(aclrtRecordNotify, aclError(aclrtNotify, aclrtStream))                    \
-  X(aclrtWaitAndResetNotify, aclError(aclrtNotify, aclrtStream, uint32_t))
+  X(aclrtWaitAndResetNotify, aclError(aclrtNotify, aclrtStream, uint32_t)) \
+  X(aclrtGetStreamAvailableNum, aclError(uint32_t*))                          \
+  X(aclrtGetEventAvailNum, aclError(uint32_t*))
 
 struct VendorApi {
 #define ACLD_VENDOR_FIELD(name, ...) std::add_pointer_t<__VA_ARGS__> name = nullptr;

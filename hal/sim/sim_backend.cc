@@ -15,7 +15,8 @@ class SimBackend : public Backend {
     for (int32_t id = 0; id < options.device_count; ++id) {
       devices_.push_back(std::make_unique<SimDevice>(
           id, options.device_memory_bytes,
-          options.clock != nullptr ? *options.clock : HostClock(), memory_watch));
+          options.clock != nullptr ? *options.clock : HostClock(), memory_watch,
+          options.device_objects));
     }
   }
 

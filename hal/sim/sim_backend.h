@@ -7,6 +7,7 @@
 
 #include "hal/backend.h"
 #include "hal/clock.h"
+#include "hal/device.h"
 
 namespace hal::sim {
 
@@ -16,6 +17,8 @@ struct SimOptions {
   // The clock of the devices' busy time (nullptr: the host's); tests pass a
   // hal::testing::FakeClock.
   Clock* clock = nullptr;
+  // How many streams and events each device has (0: no fixed number).
+  DeviceObjectLimits device_objects;
 };
 
 // The SoC name every sim device reports (stable, so tests can rely on it).

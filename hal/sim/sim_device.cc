@@ -14,6 +14,7 @@
 #include "hal/sim/sim_memory.h"
 #include "hal/sim/sim_status.h"
 #include "hal/sim/sim_stream.h"
+#include "proto/acl/acl_status.h"
 
 namespace hal::sim {
 namespace {
@@ -30,15 +31,20 @@ constexpr uint64_t kFirstOffset = 0x1000;
 }  // namespace
 
 SimDevice::SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock,
-                     std::shared_ptr<MemoryWatch> memory_watch)
-    : info_{id, kSimSocName, memory_bytes,
+                     std::shared_ptr<MemoryWatch> memory_watch, DeviceObjectLimits objects)
+    : info_{id,
+            kSimSocName,
+            memory_bytes,
             AddressRange{kAddressBit | (uint64_t(id) << kDeviceIdShift),
                          (kAddressBit | (uint64_t(id) << kDeviceIdShift)) + kOffsetLimit},
-            kMaxSimBinaryBytes},
+            kMaxSimBinaryBytes,
+            objects},
       // Named: it starts with the device's first wait, and ps (and the
       // adversarial suite's count of acld's threads) tell it apart.
       timer_(clock, "sim-device"),
       memory_watch_(std::move(memory_watch)),
+      stream_slots_(objects.streams),
+      event_slots_(objects.events),
       window_(kFirstOffset, kOffsetLimit) {}
 
 DeviceFeatures SimDevice::features() const {
@@ -159,11 +165,23 @@ absl::Status SimDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t coun
 }
 
 absl::StatusOr<std::unique_ptr<Stream>> SimDevice::CreateStream(StreamOptions options) {
-  return std::make_unique<SimStream>(*this, timer_, turns_, std::move(options));
+  std::shared_ptr<void> slot = stream_slots_.Take();
+  if (slot == nullptr) {
+    return acld::AclStatus(ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                           absl::StrCat("device ", info_.id, " has no stream left of its ",
+                                        info_.objects.streams, " (--sim_device_streams)"));
+  }
+  return std::make_unique<SimStream>(*this, timer_, turns_, std::move(options), std::move(slot));
 }
 
 absl::StatusOr<std::shared_ptr<Event>> SimDevice::CreateEvent() {
-  return std::make_shared<SimEvent>();
+  std::shared_ptr<void> slot = event_slots_.Take();
+  if (slot == nullptr) {
+    return acld::AclStatus(ACL_ERROR_RT_NO_EVENT_RESOURCE,
+                           absl::StrCat("device ", info_.id, " has no event left of its ",
+                                        info_.objects.events, " (--sim_device_events)"));
+  }
+  return std::make_shared<SimEvent>(std::move(slot));
 }
 
 absl::StatusOr<std::shared_ptr<Executable>> SimDevice::LoadExecutable(absl::string_view binary) {

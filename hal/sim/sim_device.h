@@ -7,11 +7,12 @@
 
 #include "absl/synchronization/mutex.h"
 #include "acl/acl_rt.h"
-#include "hal/sim/sim_memory_watch.h"
 #include "hal/device.h"
 #include "hal/sim/sim_address_window.h"
 #include "hal/sim/sim_busy_meter.h"
 #include "hal/sim/sim_device_turns.h"
+#include "hal/sim/sim_memory_watch.h"
+#include "hal/sim/sim_object_slots.h"
 #include "hal/timer.h"
 
 namespace hal::sim {
@@ -32,8 +33,10 @@ class SimDevice : public Device {
  public:
   // `clock`: the clock of kernels' busy time.
   // `memory_watch`: shared by the devices of one backend (value waits).
+  // `objects`: how many streams and events it has (none past them).
   SimDevice(int32_t id, uint64_t memory_bytes, Clock& clock = HostClock(),
-            std::shared_ptr<MemoryWatch> memory_watch = std::make_shared<MemoryWatch>());
+            std::shared_ptr<MemoryWatch> memory_watch = std::make_shared<MemoryWatch>(),
+            DeviceObjectLimits objects = {});
 
   const DeviceInfo& info() const override { return info_; }
   // Its float kernels compute in IEEE arithmetic, infinities and NaNs
@@ -91,6 +94,8 @@ class SimDevice : public Device {
   int64_t BusyClockNanos() const { return absl::ToUnixNanos(timer_.Now()); }
   mutable BusyMeter busy_meter_{BusyClockNanos()};
   const std::shared_ptr<MemoryWatch> memory_watch_;
+  SimObjectSlots stream_slots_;
+  SimObjectSlots event_slots_;
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
   // Offsets in info_.addresses: allocations' and reservations' alike.

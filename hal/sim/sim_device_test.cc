@@ -690,4 +690,36 @@ TEST(SimDeviceTest, TheDevicesThreadTakesTurnsBetweenOwnersNotStreams) {
 }
 
 }  // namespace
+// A sim device given a number of streams and events refuses the one past
+// it, whoever asks, as a real device does; a stream or event that goes
+// gives its place back (an event only once nothing holds it).
+TEST(SimDeviceTest, ADeviceWithAFixedNumberOfStreamsAndEventsRefusesTheOnePastIt) {
+  SimDevice device(0, 1 << 20, HostClock(), std::make_shared<MemoryWatch>(), {2, 3});
+  EXPECT_EQ(device.info().objects.streams, 2u);
+  EXPECT_EQ(device.info().objects.events, 3u);
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (int i = 0; i < 2; ++i) streams.push_back(*device.CreateStream({}));
+  absl::StatusOr<std::unique_ptr<Stream>> refused = device.CreateStream({});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(acld::AclCodeOf(refused.status()), ACL_ERROR_RT_NO_STREAM_RESOURCE);
+  EXPECT_NE(refused.status().message().find("--sim_device_streams"), std::string::npos)
+      << refused.status();
+  streams.pop_back();
+  EXPECT_TRUE(device.CreateStream({}).ok()) << "a destroyed stream's place comes back";
+
+  std::vector<std::shared_ptr<Event>> events;
+  for (int i = 0; i < 3; ++i) events.push_back(*device.CreateEvent());
+  absl::StatusOr<std::shared_ptr<Event>> refused_event = device.CreateEvent();
+  ASSERT_FALSE(refused_event.ok());
+  EXPECT_EQ(acld::AclCodeOf(refused_event.status()), ACL_ERROR_RT_NO_EVENT_RESOURCE);
+  std::shared_ptr<Event> still_held = events.back();
+  events.pop_back();
+  EXPECT_FALSE(device.CreateEvent().ok()) << "the event is still held";
+  still_held.reset();
+  EXPECT_TRUE(device.CreateEvent().ok());
+
+  SimDevice unlimited(1, 1 << 20);
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(unlimited.CreateStream({}).ok());
+}
+
 }  // namespace hal::sim

@@ -17,6 +17,10 @@ namespace hal::sim {
 
 class SimEvent : public Event, public std::enable_shared_from_this<SimEvent> {
  public:
+  // `device_slot`: its place among the device's events, held for its life.
+  explicit SimEvent(std::shared_ptr<void> device_slot = nullptr)
+      : device_slot_(std::move(device_slot)) {}
+
   std::optional<int64_t> TimestampNanos() const override;
   bool Complete() const override;
   void ForgetRecord(uint64_t record) override;
@@ -37,6 +41,7 @@ class SimEvent : public Event, public std::enable_shared_from_this<SimEvent> {
   size_t waiting() const;
 
  private:
+  const std::shared_ptr<void> device_slot_;
   mutable absl::Mutex mu_;
   RecordLedger ledger_ ABSL_GUARDED_BY(mu_);
   std::optional<int64_t> timestamp_ ABSL_GUARDED_BY(mu_);

@@ -759,8 +759,9 @@ void SimStream::State::Abort() {
 }
 
 SimStream::SimStream(const SimDevice& device, Timer& device_timer, SimDeviceTurns& turns,
-                     StreamOptions options)
-    : state_(std::make_shared<State>(device, device_timer, turns, std::move(options))) {}
+                     StreamOptions options, std::shared_ptr<void> device_slot)
+    : state_(std::make_shared<State>(device, device_timer, turns, std::move(options))),
+      device_slot_(std::move(device_slot)) {}
 
 SimStream::~SimStream() { state_->Abort(); }
 

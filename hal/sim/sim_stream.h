@@ -22,8 +22,9 @@ class SimDevice;
 class SimStream : public Stream {
  public:
   // `turns`: the device's thread, shared between the streams' owners.
+  // `device_slot`: its place among the device's streams, held for its life.
   SimStream(const SimDevice& device, Timer& device_timer, SimDeviceTurns& turns,
-            StreamOptions options);
+            StreamOptions options, std::shared_ptr<void> device_slot = nullptr);
   ~SimStream() override;
 
   absl::StatusOr<uint64_t> Copy(const Transfer& transfer) override;
@@ -51,6 +52,7 @@ class SimStream : public Stream {
   struct Item;
   struct State;
   const std::shared_ptr<State> state_;  // also held (weakly) by timers and event waits
+  const std::shared_ptr<void> device_slot_;
 };
 
 }  // namespace hal::sim

@@ -157,11 +157,32 @@ std::string SessionsTable(
 
 std::string DevicesText(const acl::v1::StatusReply& status);
 
+// "dev 0: 3/496 streams, 2/16384 events; dev 1: ...": what a tenant holds
+// on each device against its share (--device_share_per_uid); "-" for none.
+std::string OnDevices(const acl::v1::TenantUsage& tenant,
+                      const std::map<int32_t, const acl::v1::DeviceInfo*>& devices) {
+  std::map<int32_t, std::pair<uint32_t, uint32_t>> held;  // streams, events
+  for (const auto& [device, streams] : tenant.streams_on_device()) held[device].first = streams;
+  for (const auto& [device, events] : tenant.events_on_device()) held[device].second = events;
+  std::vector<std::string> parts;
+  for (const auto& [id, counts] : held) {
+    auto device = devices.find(id);
+    const uint32_t streams_share = device == devices.end() ? 0 : device->second->streams_per_uid();
+    const uint32_t events_share = device == devices.end() ? 0 : device->second->events_per_uid();
+    parts.push_back(absl::StrCat("dev ", id, ": ", CountOfLimit(counts.first, streams_share),
+                                 " streams, ", CountOfLimit(counts.second, events_share),
+                                 " events"));
+  }
+  return parts.empty() ? "-" : absl::StrJoin(parts, "; ");
+}
+
 // What each uid's (or quota group's) sessions hold together, against the
 // limits per uid.
 std::string TenantsTable(const acl::v1::StatusReply& status) {
   Table table({"TENANT", "SESSIONS", "PENDING", "STREAMS", "CTX", "EVENTS", "ALLOCS", "BIN",
-               "QUEUED", "SEGS", "MSGS"});
+               "QUEUED", "SEGS", "MSGS", "ON DEVICES"});
+  std::map<int32_t, const acl::v1::DeviceInfo*> devices;
+  for (const acl::v1::DeviceInfo& device : status.devices()) devices[device.id()] = &device;
   for (const acl::v1::TenantUsage& tenant : status.tenants()) {
     table.AddRow({tenant.group().empty() ? absl::StrCat("uid ", tenant.uid())
                                          : absl::StrCat("group ", tenant.group()),
@@ -174,7 +195,8 @@ std::string TenantsTable(const acl::v1::StatusReply& status) {
                   BytesOfLimit(tenant.binary_bytes(), status.max_binary_bytes_per_uid()),
                   BytesOfLimit(tenant.queued_bytes(), status.max_queued_bytes_per_uid()),
                   CountOfLimit(tenant.host_segments(), status.max_host_segments_per_uid()),
-                  BytesOfLimit(tenant.message_bytes(), status.max_message_bytes_per_uid())});
+                  BytesOfLimit(tenant.message_bytes(), status.max_message_bytes_per_uid()),
+                  OnDevices(tenant, devices)});
   }
   return table.Render();
 }
@@ -327,7 +349,12 @@ grpc::Status Show(grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext
 std::string DevicesText(const acl::v1::StatusReply& status) {
   Table devices(
       {"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS", "COMPUTE", "MEM%", "STATE",
-       "HEALTH"});
+       "HEALTH", "STREAMS/UID", "EVENTS/UID"});
+  // "496 of 1984", or the device's number alone when no share is checked.
+  auto share = [](uint32_t per_uid, uint32_t device) {
+    if (device == 0) return std::string("none");
+    return per_uid == 0 ? absl::StrCat("all ", device) : absl::StrCat(per_uid, " of ", device);
+  };
   for (const acl::v1::DeviceInfo& device : status.devices()) {
     const std::string compute =
         device.compute_percent() < 0 ? "-" : absl::StrCat(device.compute_percent(), "%");
@@ -336,7 +363,9 @@ std::string DevicesText(const acl::v1::StatusReply& status) {
                     absl::StrCat(device.sessions()), compute,
                     absl::StrCat(device.memory_percent(), "%"),
                     device.disabled() ? "disabled" : "enabled",
-                    device.healthy() ? "healthy" : "unhealthy"});
+                    device.healthy() ? "healthy" : "unhealthy",
+                    share(device.streams_per_uid(), device.max_streams()),
+                    share(device.events_per_uid(), device.max_events())});
   }
   return devices.Render();
 }

@@ -862,6 +862,34 @@ aclError aclrtStreamGetId(aclrtStream handle, int32_t* id) {
 }
 
 #ifndef FAKE_VENDOR_LEGACY
+// The numbers of an Atlas A2 (1984 streams, 65536 events), less the current
+// device's live streams; events are not counted (the fake keeps them all).
+constexpr uint32_t kFakeDeviceStreams = 1984;
+constexpr uint32_t kFakeDeviceEvents = 65536;
+
+aclError aclrtGetStreamAvailableNum(uint32_t* count) {
+  return Logged("aclrtGetStreamAvailableNum", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    Context* context = LiveContext();
+    if (context == nullptr) return ACL_ERROR_RT_CONTEXT_NULL;
+    if (count == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+    const auto live = std::count_if(state.streams.begin(), state.streams.end(),
+                                    [&](const auto& stream) { return stream->device == context->device; });
+    *count = kFakeDeviceStreams - static_cast<uint32_t>(live);
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclrtGetEventAvailNum(uint32_t* count) {
+  return Logged("aclrtGetEventAvailNum", [&] {
+    std::lock_guard<std::mutex> lock(state_mu);
+    if (LiveContext() == nullptr) return ACL_ERROR_RT_CONTEXT_NULL;
+    if (count == nullptr) return ACL_ERROR_RT_PARAM_INVALID;
+    *count = kFakeDeviceEvents;
+    return ACL_SUCCESS;
+  });
+}
+
 // Core limits are only checked and logged: the fake has no cores to share.
 aclError aclrtSetStreamResLimit(aclrtStream handle, int type, uint32_t value) {
   return Logged("aclrtSetStreamResLimit", [&] {
