@@ -37,6 +37,14 @@ absl::Status SynchronizeCurrentDevice(int32_t timeout_ms, const char* api) {
   return acl_client::Synchronized(transport->SynchronizeDevice(context.device, timeout_ms));
 }
 
+// How many more streams and events this process may make on its current
+// device: acld's limits and the device's own number (acld::ObjectsAvailable).
+absl::StatusOr<acld::ObjectsAvailable> ObjectsAvailableOnCurrentDevice() {
+  ACL_ASSIGN_OR_RETURN(Transport * transport, Connected());
+  ACL_ASSIGN_OR_RETURN(acld::ContextInfo context, ClientRuntime::Get().RequireContext());
+  return transport->GetObjectsAvailable(context.device);
+}
+
 }  // namespace
 
 extern "C" {
@@ -153,6 +161,24 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo* u
     utilizationInfo->vectorUtilization = measured.compute_percent;
     utilizationInfo->aicpuUtilization = 0;  // no AI CPU kernels run through acld
     utilizationInfo->memoryUtilization = measured.memory_percent;
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtGetStreamAvailableNum(uint32_t* streamCount) {
+  return Api([&]() -> absl::Status {
+    if (streamCount == nullptr) return NullArgument("aclrtGetStreamAvailableNum", "streamCount");
+    ACL_ASSIGN_OR_RETURN(acld::ObjectsAvailable available, ObjectsAvailableOnCurrentDevice());
+    *streamCount = available.streams;
+    return absl::OkStatus();
+  });
+}
+
+aclError aclrtGetEventAvailNum(uint32_t* eventCount) {
+  return Api([&]() -> absl::Status {
+    if (eventCount == nullptr) return NullArgument("aclrtGetEventAvailNum", "eventCount");
+    ACL_ASSIGN_OR_RETURN(acld::ObjectsAvailable available, ObjectsAvailableOnCurrentDevice());
+    *eventCount = available.events;
     return absl::OkStatus();
   });
 }

@@ -540,8 +540,6 @@ aclError aclrtDeviceGetP2PAtomicCapabilities(uint32_t*, const aclrtAtomicOperati
 aclError aclrtGetPrimaryCtxState(int32_t, uint32_t*, int32_t*) {
   return NotSupported(__func__, kDeviceQueries);
 }
-aclError aclrtGetStreamAvailableNum(uint32_t*) { return NotSupported(__func__, kDeviceQueries); }
-aclError aclrtGetEventAvailNum(uint32_t*) { return NotSupported(__func__, kDeviceQueries); }
 aclError aclrtGetLogicDevIdByUserDevId(const int32_t, int32_t* const) {
   return NotSupported(__func__, kDeviceIds);
 }

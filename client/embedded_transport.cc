@@ -437,6 +437,10 @@ absl::StatusOr<acld::Utilization> EmbeddedTransport::GetUtilization(int32_t devi
   return runtime_->GetUtilization(device_id);
 }
 
+absl::StatusOr<acld::ObjectsAvailable> EmbeddedTransport::GetObjectsAvailable(int32_t device_id) {
+  return runtime_->GetObjectsAvailable(session_, device_id);
+}
+
 absl::StatusOr<void*> EmbeddedTransport::MallocHost(uint64_t size) {
   void* pointer = nullptr;
   if (posix_memalign(&pointer, 4096, size) != 0) {

@@ -256,8 +256,6 @@ int main() {
   EXPECT_NOT_SUPPORTED(aclrtDeviceGetHostAtomicCapabilities({}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtDeviceGetP2PAtomicCapabilities({}, {}, {}, {}, {}));
   EXPECT_NOT_SUPPORTED(aclrtGetPrimaryCtxState({}, {}, {}));
-  EXPECT_NOT_SUPPORTED(aclrtGetStreamAvailableNum({}));
-  EXPECT_NOT_SUPPORTED(aclrtGetEventAvailNum({}));
   EXPECT_NOT_SUPPORTED(aclrtGetLogicDevIdByUserDevId({}, {}));
   EXPECT_NOT_SUPPORTED(aclrtGetUserDevIdByLogicDevId({}, {}));
   EXPECT_NOT_SUPPORTED(aclrtGetLogicDevIdByPhyDevId({}, {}));

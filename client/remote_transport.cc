@@ -521,6 +521,10 @@ absl::StatusOr<acld::Utilization> RemoteTransport::GetUtilization(int32_t device
   return codec::UtilizationOf(channel_->Call(codec::GetUtilization(device_id)));
 }
 
+absl::StatusOr<acld::ObjectsAvailable> RemoteTransport::GetObjectsAvailable(int32_t device_id) {
+  return codec::ObjectsAvailableOf(channel_->Call(codec::GetObjectsAvailable(device_id)));
+}
+
 absl::StatusOr<void*> RemoteTransport::MallocHost(uint64_t size) { return bulk_.MallocHost(size); }
 
 absl::Status RemoteTransport::FreeHost(void* pointer) { return bulk_.FreeHost(pointer); }

@@ -149,6 +149,7 @@ class RemoteTransport : public Transport {
   absl::Status Memset(const acld::MemsetRequest& memset) override;
   absl::StatusOr<acld::MemInfo> GetMemInfo(int32_t device_id) override;
   absl::StatusOr<acld::Utilization> GetUtilization(int32_t device_id) override;
+  absl::StatusOr<acld::ObjectsAvailable> GetObjectsAvailable(int32_t device_id) override;
   absl::StatusOr<void*> MallocHost(uint64_t size) override;
   absl::Status FreeHost(void* pointer) override;
   bool IsHostMemory(const void* pointer, uint64_t count) const override {

@@ -191,6 +191,12 @@ absl::StatusOr<acld::Utilization> UtilizationOf(const absl::StatusOr<Reply>& rep
                            answer->utilization().memory_percent()};
 }
 
+absl::StatusOr<acld::ObjectsAvailable> ObjectsAvailableOf(const absl::StatusOr<Reply>& reply) {
+  ACL_ASSIGN_OR_RETURN(const Reply* answer, Expect(reply, Reply::kObjectsAvailable));
+  return acld::ObjectsAvailable{answer->objects_available().streams(),
+                                answer->objects_available().events()};
+}
+
 absl::StatusOr<std::string> CopiedBytesOf(absl::StatusOr<Reply> reply) {
   if (!reply.ok()) return reply.status();
   if (reply->result_case() == Reply::RESULT_NOT_SET) return std::string();
@@ -624,6 +630,12 @@ ClientMessage GetMemInfo(int32_t device_id) {
 ClientMessage GetUtilization(int32_t device_id) {
   ClientMessage request;
   request.mutable_get_utilization()->set_device_id(device_id);
+  return request;
+}
+
+ClientMessage GetObjectsAvailable(int32_t device_id) {
+  ClientMessage request;
+  request.mutable_objects_available()->set_device_id(device_id);
   return request;
 }
 

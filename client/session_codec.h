@@ -63,6 +63,7 @@ absl::StatusOr<bool> MemoryAccessOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::SharedEventInfo> SharedEventOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::SharedNotifyInfo> SharedNotifyOf(const absl::StatusOr<Reply>& reply);
 absl::StatusOr<acld::Utilization> UtilizationOf(const absl::StatusOr<Reply>& reply);
+absl::StatusOr<acld::ObjectsAvailable> ObjectsAvailableOf(const absl::StatusOr<Reply>& reply);
 // The bytes a device-to-host copy into the client's own memory brought back.
 // Empty when the daemon sent none: a copy that failed on its stream answers
 // without bytes and reports the failure at the next synchronization.
@@ -152,6 +153,7 @@ ClientMessage Free(uint64_t address);
 ClientMessage Memset(const acld::MemsetRequest& memset);
 ClientMessage GetMemInfo(int32_t device_id);
 ClientMessage GetUtilization(int32_t device_id);
+ClientMessage GetObjectsAvailable(int32_t device_id);
 ClientMessage RegisterSharedMemory(const std::string& ticket, uint64_t size, bool staging);
 ClientMessage UnregisterSharedMemory(uint64_t segment);
 

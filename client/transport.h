@@ -176,6 +176,7 @@ class Transport {
   virtual absl::Status Memset(const acld::MemsetRequest& memset) = 0;
   virtual absl::StatusOr<acld::MemInfo> GetMemInfo(int32_t device_id) = 0;
   virtual absl::StatusOr<acld::Utilization> GetUtilization(int32_t device_id) = 0;
+  virtual absl::StatusOr<acld::ObjectsAvailable> GetObjectsAvailable(int32_t device_id) = 0;
   // Page-locked host memory: shared with the daemon, so copies from and to it
   // cost one memcpy in the daemon and may run asynchronously.
   virtual absl::StatusOr<void*> MallocHost(uint64_t size) = 0;

@@ -103,6 +103,9 @@ TEST_P(ScenarioTest, EventsMadeWithExFlagsAllowWhatCannSays) {
 TEST_P(ScenarioTest, DeviceInfoAndCoreLimitsPerDeviceStreamAndThread) {
   RunScenario("tests/runtime_query_client", {"limits"});
 }
+TEST_P(ScenarioTest, StreamsAndEventsAvailableFallAndRiseWithWhatTheProcessHolds) {
+  RunScenario("tests/runtime_query_client", {"available"});
+}
 
 INSTANTIATE_TEST_SUITE_P(Modes, ScenarioTest, ::testing::Values("daemon", "embedded"),
                          [](const auto& info) { return info.param; });

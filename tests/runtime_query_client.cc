@@ -16,6 +16,7 @@
 //   runtime_query_client exevents     aclrtCreateEventExWithFlag and what its events allow
 //   runtime_query_client limits       aclrtGetDeviceInfo; core limits per device, per stream
 //                                     and per thread (aclrt*ResLimit, aclrt*ResInCurrentThread)
+//   runtime_query_client available    aclrtGetStreamAvailableNum, aclrtGetEventAvailNum
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -570,6 +571,50 @@ int Limits() {
   return scenario::Teardown();
 }
 
+// What aclrtGetStreamAvailableNum and aclrtGetEventAvailNum answer falls by
+// one with each stream or event made and comes back when it goes; the
+// numbers are finite (the session's own quotas hold at least). Which limit
+// is the tightest depends on the backend (on acl, the uid's share of the
+// device's events): daemon/core/runtime_test.cc checks each.
+int Available() {
+  CheckCode(aclInit(nullptr), ACL_SUCCESS, "aclInit");
+  uint32_t count = 0;
+  CheckCode(aclrtGetStreamAvailableNum(&count), ACL_ERROR_RT_CONTEXT_NULL, "no current context");
+  CheckCode(aclrtGetEventAvailNum(&count), ACL_ERROR_RT_CONTEXT_NULL, "no current context");
+  CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice(0)");
+  CheckCode(aclrtGetStreamAvailableNum(nullptr), ACL_ERROR_INVALID_PARAM, "NULL streamCount");
+  CheckCode(aclrtGetEventAvailNum(nullptr), ACL_ERROR_INVALID_PARAM, "NULL eventCount");
+  auto streams = [] {
+    uint32_t available = 0;
+    CheckCode(aclrtGetStreamAvailableNum(&available), ACL_SUCCESS, "aclrtGetStreamAvailableNum");
+    return available;
+  };
+  auto events = [] {
+    uint32_t available = 0;
+    CheckCode(aclrtGetEventAvailNum(&available), ACL_SUCCESS, "aclrtGetEventAvailNum");
+    return available;
+  };
+  const uint32_t streams_before = streams();
+  const uint32_t events_before = events();
+  Check(streams_before > 1 && streams_before < UINT32_MAX,
+        "streams available: " + std::to_string(streams_before));
+  Check(events_before > 1 && events_before < UINT32_MAX,
+        "events available: " + std::to_string(events_before));
+
+  aclrtStream stream = nullptr;
+  CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+  Check(streams() == streams_before - 1, "a stream made: " + std::to_string(streams()));
+  aclrtEvent event = nullptr;
+  CheckCode(aclrtCreateEvent(&event), ACL_SUCCESS, "aclrtCreateEvent");
+  Check(events() == events_before - 1, "an event made: " + std::to_string(events()));
+
+  CheckCode(aclrtDestroyEvent(event), ACL_SUCCESS, "aclrtDestroyEvent");
+  CheckCode(aclrtDestroyStream(stream), ACL_SUCCESS, "aclrtDestroyStream");
+  Check(streams() == streams_before, "the stream gone: " + std::to_string(streams()));
+  Check(events() == events_before, "the event gone: " + std::to_string(events()));
+  return scenario::Teardown();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -582,9 +627,10 @@ int main(int argc, char** argv) {
   if (mode == "states") return States();
   if (mode == "exevents") return ExEvents();
   if (mode == "limits") return Limits();
+  if (mode == "available") return Available();
   std::fprintf(stderr,
                "usage: %s config | timestamps | faults | utilization | features | states | "
-               "exevents | limits\n",
+               "exevents | limits | available\n",
                argv[0]);
   return 2;
 }

@@ -28,13 +28,16 @@ using EventId = uint64_t;
 
 class Event : public std::enable_shared_from_this<Event> {
  public:
+  // `device_charge`: its place in its tenant's share of the device's events
+  // (DeviceObjectLedger), held as long as the device event.
   Event(EventId id, SessionId session, int32_t device, uint32_t flags, hal::Timer& timer,
-        std::shared_ptr<hal::Event> device_event)
+        std::shared_ptr<hal::Event> device_event, std::shared_ptr<void> device_charge = nullptr)
       : id_(id),
         session_(session),
         device_(device),
         flags_(flags),
         device_event_(std::move(device_event)),
+        device_charge_(std::move(device_charge)),
         waiters_(timer) {}
 
   EventId id() const { return id_; }
@@ -121,6 +124,7 @@ class Event : public std::enable_shared_from_this<Event> {
   const int32_t device_;
   const uint32_t flags_;
   const std::shared_ptr<hal::Event> device_event_;
+  const std::shared_ptr<void> device_charge_;
 
   mutable absl::Mutex mu_;
   uint64_t issued_ ABSL_GUARDED_BY(mu_) = 0;     // record numbers handed out

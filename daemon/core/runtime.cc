@@ -10,8 +10,21 @@
 
 namespace acld {
 
+namespace {
+
+std::vector<hal::DeviceObjectLimits> DeviceNumbers(hal::Backend& backend) {
+  std::vector<hal::DeviceObjectLimits> numbers;
+  for (int32_t id = 0; id < backend.device_count(); ++id) {
+    numbers.push_back(backend.device(id).info().objects);
+  }
+  return numbers;
+}
+
+}  // namespace
+
 Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& options)
     : backend_(std::move(backend)),
+      device_objects_(DeviceNumbers(*backend_), options.device_share_per_uid),
       memory_(*backend_),
       broker_(timer_, options.callback_timeout),
       timer_(options.clock != nullptr ? *options.clock : hal::HostClock(), "acld-timer"),
@@ -21,7 +34,6 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       max_streams_per_tenant_(options.max_streams_per_uid),
       max_contexts_per_tenant_(options.max_contexts_per_uid),
       max_events_per_tenant_(options.max_events_per_uid),
-      device_share_per_tenant_(std::clamp<uint32_t>(options.device_share_per_uid, 1, 100)),
       max_queued_bytes_(options.max_queued_bytes_per_session),
       max_queued_bytes_per_tenant_(options.max_queued_bytes_per_uid),
       max_binary_bytes_(options.max_binary_bytes_per_session),
@@ -400,71 +412,40 @@ absl::Status CheckTenantHandles(const SessionTable& sessions, const Session& ses
                                       " together (", handles.flag, "); they hold ", held));
 }
 
-// `percent` of `device_limit`, at least one; 0 (no share to check) when the
-// device has no fixed number or the share is all of it (the device refuses
-// past its number itself).
-uint32_t ShareOfDevice(uint32_t device_limit, uint32_t percent) {
-  if (device_limit == 0 || percent >= 100) return 0;
-  return std::max<uint32_t>(1, static_cast<uint32_t>(uint64_t{device_limit} * percent / 100));
-}
-
-size_t StreamsOnDevice(const Session& session, int32_t device) {
-  size_t held = 0;
-  for (const auto* streams : {&session.streams, &session.closing_streams}) {
-    for (const auto& [id, stream] : *streams) held += stream->options().device == device;
-  }
-  return held;
-}
-// Its own events: an IPC event it opened is its exporter's device event.
-size_t EventsOnDevice(const Session& session, int32_t device) {
-  size_t held = 0;
-  for (const auto& [id, event] : session.events) {
-    held += event->device() == device && event->owner() == session.id;
-  }
-  return held;
-}
-
-// One kind of device object, as all sessions of a tenant hold it on one
-// device, against their share of the device's number.
-struct DeviceObjects {
-  const char* what;       // "streams"
-  int32_t device;
-  uint32_t device_limit;  // the device's own number; 0: none
-  size_t (*held_on)(const Session&, int32_t device);
-};
-
-absl::Status CheckDeviceShare(const SessionTable& sessions, const Session& session,
-                              const DeviceObjects& objects, uint32_t percent, int32_t code,
-                              const char* call) {
-  const uint32_t share = ShareOfDevice(objects.device_limit, percent);
-  if (share == 0) return absl::OkStatus();
-  const Tenant tenant = TenantOf(session);
-  const size_t held = sessions.SumOverTenant(
-      tenant, [&](const Session& each) { return objects.held_on(each, objects.device); });
-  if (held < share) return absl::OkStatus();
-  return AclStatus(code, absl::StrCat(call, ": the processes of ", tenant.ToString(),
-                                      " may hold at most ", share, " of device ", objects.device,
-                                      "'s ", objects.device_limit, " ", objects.what,
-                                      " together (--device_share_per_uid=", percent,
-                                      "%); they hold ", held));
-}
-
 }  // namespace
 
-absl::Status Runtime::CheckDeviceStreamShareLocked(const Session& session, int32_t device,
-                                                   const char* call) {
-  return CheckDeviceShare(
-      sessions_, session,
-      {"streams", device, backend_->device(device).info().objects.streams, StreamsOnDevice},
-      device_share_per_tenant_, ACL_ERROR_RT_NO_STREAM_RESOURCE, call);
-}
-
-absl::Status Runtime::CheckDeviceEventShareLocked(const Session& session, int32_t device,
-                                                  const char* call) {
-  return CheckDeviceShare(
-      sessions_, session,
-      {"events", device, backend_->device(device).info().objects.events, EventsOnDevice},
-      device_share_per_tenant_, ACL_ERROR_RT_NO_EVENT_RESOURCE, call);
+absl::StatusOr<ObjectsAvailable> Runtime::GetObjectsAvailable(SessionId id, int32_t device_id) {
+  ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
+  absl::ReaderMutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(const Session* session, FindSession(id));
+  const Tenant tenant = TenantOf(*session);
+  // The tightest of (limit, held) pairs; a limit of 0 holds nothing back.
+  auto tightest = [](std::initializer_list<std::pair<uint64_t, uint64_t>> limits) {
+    uint64_t left = UINT32_MAX;
+    for (const auto& [limit, held] : limits) {
+      if (limit != 0) left = std::min(left, limit > held ? limit - held : 0);
+    }
+    return static_cast<uint32_t>(left);
+  };
+  using Ledger = DeviceObjectLedger;
+  const bool group_streams = session->group != nullptr && session->group->spec().max_streams != 0;
+  ObjectsAvailable available;
+  available.streams = tightest(
+      {{session->max_streams, StreamsHeld(*session)},
+       {group_streams ? session->group->spec().max_streams : max_streams_per_tenant_,
+        sessions_.SumOverTenant(tenant, StreamsHeld)},
+       {device_objects_.Share(device_id, Ledger::kStream),
+        device_objects_.Held(tenant, device_id, Ledger::kStream)},
+       {device_objects_.DeviceNumber(device_id, Ledger::kStream),
+        device_objects_.HeldOnDevice(device_id, Ledger::kStream)}});
+  available.events = tightest(
+      {{session->max_events, EventsHeld(*session)},
+       {max_events_per_tenant_, sessions_.SumOverTenant(tenant, EventsHeld)},
+       {device_objects_.Share(device_id, Ledger::kEvent),
+        device_objects_.Held(tenant, device_id, Ledger::kEvent)},
+       {device_objects_.DeviceNumber(device_id, Ledger::kEvent),
+        device_objects_.HeldOnDevice(device_id, Ledger::kEvent)}});
+  return available;
 }
 
 absl::Status Runtime::CheckStreamQuotaLocked(const Session& session, const char* call) {
@@ -530,7 +511,12 @@ absl::StatusOr<ContextInfo> Runtime::NewContextLocked(Session& session, int32_t 
   context.id = next_handle_++;
   context.device = device_id;
   context.is_device_default = device_default;
-  ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream, NewStreamLocked(session, device_id, 0, 0));
+  // A device's default context comes with aclrtSetDevice, any other with
+  // aclrtCreateContext.
+  ACL_ASSIGN_OR_RETURN(
+      std::shared_ptr<Stream> stream,
+      NewStreamLocked(session, device_id, 0, 0,
+                      device_default ? "aclrtSetDevice" : "aclrtCreateContext"));
   context.default_stream = stream->id();
   session.contexts[context.id] = context;
   return ContextInfo{context.id, device_id, context.default_stream};
@@ -753,12 +739,17 @@ std::vector<TenantSnapshot> Runtime::TenantsLocked() const {
     of.streams += StreamsHeld(session);
     of.contexts += ContextsCreated(session);
     of.events += EventsHeld(session);
-    for (int32_t device = 0; device < backend_->device_count(); ++device) {
-      if (const size_t streams = StreamsOnDevice(session, device); streams > 0) {
-        of.streams_on_device[device] += streams;
+  }
+  // Streams still draining and events still used by tasks count too, after
+  // their sessions ended.
+  for (const auto& [tenant, devices] : device_objects_.All()) {
+    TenantSnapshot& of = entry(tenant);
+    for (const auto& [device, counts] : devices) {
+      if (counts[DeviceObjectLedger::kStream] > 0) {
+        of.streams_on_device[device] = counts[DeviceObjectLedger::kStream];
       }
-      if (const size_t events = EventsOnDevice(session, device); events > 0) {
-        of.events_on_device[device] += events;
+      if (counts[DeviceObjectLedger::kEvent] > 0) {
+        of.events_on_device[device] = counts[DeviceObjectLedger::kEvent];
       }
     }
   }
@@ -791,8 +782,8 @@ RuntimeSnapshot Runtime::Snapshot() const {
     const hal::Device& device = backend_->device(id);
     DeviceSnapshot info{device.info(), device.is_up(), 0, device.used_bytes(), utilization[id],
                         disabled_devices_.count(id) != 0, engines_[id]->tally().Read()};
-    info.tenant_share = {ShareOfDevice(device.info().objects.streams, device_share_per_tenant_),
-                         ShareOfDevice(device.info().objects.events, device_share_per_tenant_)};
+    info.tenant_share = {device_objects_.Share(id, DeviceObjectLedger::kStream),
+                         device_objects_.Share(id, DeviceObjectLedger::kEvent)};
     for (const auto& [session_id, session] : sessions_.all()) {
       info.sessions += session.device_refs.count(id) ? 1 : 0;
     }
@@ -832,7 +823,7 @@ RuntimeSnapshot Runtime::Snapshot() const {
   snapshot.max_streams_per_tenant = max_streams_per_tenant_;
   snapshot.max_contexts_per_tenant = max_contexts_per_tenant_;
   snapshot.max_events_per_tenant = max_events_per_tenant_;
-  snapshot.device_share_per_tenant = device_share_per_tenant_;
+  snapshot.device_share_per_tenant = device_objects_.percent();
   snapshot.max_queued_bytes_per_tenant = readers_await_queue_room_ ? max_queued_bytes_per_tenant_ : 0;
   return snapshot;
 }

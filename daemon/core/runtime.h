@@ -32,6 +32,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "daemon/core/callback_broker.h"
+#include "daemon/core/device_object_ledger.h"
 #include "daemon/core/init_arbiter.h"
 #include "daemon/core/kernel_launch.h"
 #include "daemon/core/memory_exports.h"
@@ -69,11 +70,12 @@ struct RuntimeOptions {
   uint32_t max_streams_per_uid = 16384;
   uint32_t max_contexts_per_uid = 4096;
   uint32_t max_events_per_uid = 65536;
-  // The percent (1..100) of a device's streams, and of its events, that
-  // all sessions of a tenant may hold together, where the device has a
-  // fixed number of them (hal::DeviceObjectLimits): no one user can take
-  // them all and leave the others none. 100: only the device's own number.
-  uint32_t device_share_per_uid = 25;
+  // The percent of a device's streams, and of its events, that all
+  // sessions of a tenant may hold together, where the device has a fixed
+  // number of them (device_object_ledger.h). 0 or 100: only the device's
+  // own number, as in embedded mode, where one process is all there is
+  // (acld's flag defaults to 25).
+  uint32_t device_share_per_uid = 100;
   // Device memory allocations each session, and all sessions of a tenant
   // together, may hold (0: no limit).
   uint64_t max_allocations_per_session = 65536;
@@ -404,6 +406,9 @@ class Runtime {
   // aclrtGetDeviceUtilizationRate: the whole device's figures, measured by
   // its backend (busy time, memory in use).
   absl::StatusOr<Utilization> GetUtilization(int32_t device_id);
+  // aclrtGetStreamAvailableNum, aclrtGetEventAvailNum: what every limit
+  // that refuses a new stream or event on the device leaves the session.
+  absl::StatusOr<ObjectsAvailable> GetObjectsAvailable(SessionId session, int32_t device_id);
 
   // Quotas (0: no limit). A session that exceeds one gets
   // ACL_ERROR_RT_MEMORY_ALLOCATION / ACL_ERROR_RT_NO_STREAM_RESOURCE.
@@ -452,8 +457,11 @@ class Runtime {
   // Undoes a device reference taken by a call that then failed.
   void DropDeviceReferenceLocked(Session& session, int32_t device_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A stream of `session` on the device, charged to its tenant's share of
+  // the device's streams (`call` names the API in a refusal).
   absl::StatusOr<std::shared_ptr<Stream>> NewStreamLocked(Session& session, int32_t device_id,
                                                           uint32_t priority, uint32_t flags,
+                                                          const char* call,
                                                           bool saturate_floats = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `session` gives up its handle of `event` (a destroy, a reset, its end).
@@ -519,12 +527,7 @@ class Runtime {
   // The context quota (the session's and its tenant's), default contexts excluded.
   absl::Status CheckContextQuotaLocked(const Session& session, const char* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The tenant's share of device `device`'s streams, or of its events
-  // (--device_share_per_uid); refuses with the kind's code.
-  absl::Status CheckDeviceStreamShareLocked(const Session& session, int32_t device,
-                                            const char* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status CheckDeviceEventShareLocked(const Session& session, int32_t device,
-                                           const char* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // Called when a stream the session gave up has drained.
   void StreamDrained(SessionId session, StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Brings each device up or down to match who needs it: all devices while the
@@ -606,6 +609,8 @@ class Runtime {
   // the broker and engines it calls, the engines before the memory their tasks
   // touch.
   const std::unique_ptr<hal::Backend> backend_;
+  // Each tenant's streams and events on each device (the charges outlive it).
+  DeviceObjectLedger device_objects_;
   MemoryManager memory_;
   MemoryExports exports_{memory_, BootTicksNow};
   PhysicalMemory physical_{memory_, *backend_, BootTicksNow};
@@ -647,7 +652,6 @@ class Runtime {
   const uint32_t max_streams_per_tenant_;
   const uint32_t max_contexts_per_tenant_;
   const uint32_t max_events_per_tenant_;
-  const uint32_t device_share_per_tenant_;  // percent
   const uint64_t max_queued_bytes_;
   const uint64_t max_queued_bytes_per_tenant_;
   // Shared by the budgets of each tenant's sessions (acld only).

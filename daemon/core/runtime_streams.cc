@@ -127,11 +127,14 @@ absl::StatusOr<std::shared_ptr<Notify>> Runtime::FindNotify(SessionId id, Notify
 absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& session,
                                                                  int32_t device_id,
                                                                  uint32_t priority,
-                                                                 uint32_t flags,
+                                                                 uint32_t flags, const char* call,
                                                                  bool saturate_floats) {
   // Every stream, a context's default one included, is one of the device's.
-  ACL_RETURN_IF_ERROR(CheckDeviceStreamShareLocked(session, device_id, "creating a stream"));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> device_charge,
+                       device_objects_.Charge(TenantOf(session), device_id,
+                                              DeviceObjectLedger::kStream, call));
   Stream::Options options{next_handle_++, session.id, device_id, priority, flags};
+  options.device_charge = std::move(device_charge);
   options.saturate_floats = saturate_floats;
   options.owner = TenantOf(session).Key();
   options.charge_memory = [this, session = session.id, device_id](uint64_t bytes) {
@@ -173,7 +176,7 @@ absl::StatusOr<StreamId> Runtime::CreateStream(SessionId id, ContextId context_i
   if (!quota.ok()) return quota;
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Stream> stream,
                        NewStreamLocked(**session, context->second.device, priority, flags,
-                                       saturate_floats));
+                                       "aclrtCreateStream", saturate_floats));
   return stream->id();
 }
 
@@ -779,12 +782,15 @@ absl::StatusOr<EventId> Runtime::CreateEvent(SessionId id, int32_t device_id, ui
   absl::Status room =
       CheckEventQuotaLocked(**session, "aclrtCreateEvent", ACL_ERROR_RT_NO_EVENT_RESOURCE);
   if (!room.ok()) return room;
-  ACL_RETURN_IF_ERROR(CheckDeviceEventShareLocked(**session, device_id, "aclrtCreateEvent"));
+  ACL_ASSIGN_OR_RETURN(std::shared_ptr<void> device_charge,
+                       device_objects_.Charge(TenantOf(**session), device_id,
+                                              DeviceObjectLedger::kEvent, "aclrtCreateEvent"));
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Event> device_event,
                        backend_->device(device_id).CreateEvent());
   const EventId event_id = next_handle_++;
   (*session)->events[event_id] =
-      std::make_shared<Event>(event_id, id, device_id, flags, timer_, std::move(device_event));
+      std::make_shared<Event>(event_id, id, device_id, flags, timer_, std::move(device_event),
+                              std::move(device_charge));
   return event_id;
 }
 

@@ -802,7 +802,6 @@ TEST(RuntimeBinariesTest, ABinaryTooLargeForTheDeviceIsRefusedByItsSize) {
             ACL_ERROR_INVALID_PARAM);
 }
 
-}  // namespace
 // A device with a fixed number of streams and events refuses the one past
 // it whoever asks: one user holding them all would leave every other user
 // none. All sessions of a uid hold at most --device_share_per_uid of each
@@ -821,7 +820,7 @@ TEST(RuntimeTenantHandlesTest, AUidHoldsAtMostItsShareOfADevicesStreamsAndEvents
                                  const std::string& what) {
     EXPECT_EQ(AclCodeOf(refused), code) << refused;
     for (const std::string& part : {std::string("--device_share_per_uid=25%"),
-                                    std::string("uid 1000"), "at most 2 of device 0's 8 " + what}) {
+                                    std::string("uid 1000"), "at most 2 of this device's 8 " + what}) {
       EXPECT_NE(refused.message().find(part), std::string::npos) << part << ": " << refused;
     }
   };
@@ -847,19 +846,26 @@ TEST(RuntimeTenantHandlesTest, AUidHoldsAtMostItsShareOfADevicesStreamsAndEvents
   EXPECT_TRUE(runtime.CreateStream(other, others, 0, 0).ok());
   EXPECT_TRUE(runtime.CreateEvent(other, 0, 0).ok());
 
-  RuntimeSnapshot snapshot = runtime.Snapshot();
-  EXPECT_EQ(snapshot.device_share_per_tenant, 25u);
-  EXPECT_EQ(snapshot.devices[0].tenant_share.streams, 2u);
-  EXPECT_EQ(snapshot.devices[0].tenant_share.events, 2u);
-  ASSERT_EQ(snapshot.tenants.size(), 2u);
-  EXPECT_EQ(snapshot.tenants[0].tenant, Tenant(1000, nullptr));
-  EXPECT_EQ(snapshot.tenants[0].streams_on_device, (std::map<int32_t, uint64_t>{{0, 2}, {1, 1}}));
-  EXPECT_EQ(snapshot.tenants[0].events_on_device, (std::map<int32_t, uint64_t>{{0, 2}, {1, 1}}));
+  {
+    // Scoped: a snapshot's sessions share their handles, streams included.
+    const RuntimeSnapshot snapshot = runtime.Snapshot();
+    EXPECT_EQ(snapshot.device_share_per_tenant, 25u);
+    EXPECT_EQ(snapshot.devices[0].tenant_share.streams, 2u);
+    EXPECT_EQ(snapshot.devices[0].tenant_share.events, 2u);
+    ASSERT_EQ(snapshot.tenants.size(), 2u);
+    EXPECT_EQ(snapshot.tenants[0].tenant, Tenant(1000, nullptr));
+    EXPECT_EQ(snapshot.tenants[0].streams_on_device,
+              (std::map<int32_t, uint64_t>{{0, 2}, {1, 1}}));
+    EXPECT_EQ(snapshot.tenants[0].events_on_device,
+              (std::map<int32_t, uint64_t>{{0, 2}, {1, 1}}));
+  }
 
-  // The first session's end gives its stream and event back to the uid.
+  // The first session's end gives its streams and event back to the uid,
+  // once its streams' abort drained them.
   runtime.CloseSession(first);
-  EXPECT_TRUE(runtime.SetDevice(second, 0).ok());
-  EXPECT_TRUE(runtime.CreateEvent(second, 0, 0).ok());
+  EXPECT_TRUE(Eventually([&] { return runtime.SetDevice(second, 0).ok(); }))
+      << runtime.SetDevice(second, 0).status();
+  EXPECT_TRUE(Eventually([&] { return runtime.CreateEvent(second, 0, 0).ok(); }));
   runtime.CloseSession(second);
   runtime.CloseSession(other);
 }
@@ -882,4 +888,114 @@ TEST(RuntimeTenantHandlesTest, AWholeShareLeavesOnlyTheDevicesOwnNumber) {
   runtime.CloseSession(session);
 }
 
+// aclrtGetStreamAvailableNum / aclrtGetEventAvailNum: the tightest of the
+// session's quota, its uid's, its uid's share of the device and what the
+// device's own number leaves for everyone.
+TEST(RuntimeTenantHandlesTest, WhatIsAvailableIsWhatTheTightestLimitLeaves) {
+  hal::sim::SimOptions sim{2, 1 << 20};
+  sim.device_objects = {8, 8};
+  RuntimeOptions options;
+  options.device_share_per_uid = 50;  // 4 of each
+  options.default_max_streams = 3;
+  options.max_events_per_uid = 6;
+  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
+  const SessionId mine = runtime.OpenSession({100, 1000, 0, "a"});
+  const SessionId theirs = runtime.OpenSession({101, 1001, 0, "b"});
+  const SessionId theirs_too = runtime.OpenSession({102, 1001, 0, "c"});
+  auto available = [&](SessionId session, int32_t device = 0) {
+    absl::StatusOr<ObjectsAvailable> left = runtime.GetObjectsAvailable(session, device);
+    EXPECT_TRUE(left.ok()) << left.status();
+    return left.ok() ? std::make_pair(left->streams, left->events) : std::make_pair(0u, 0u);
+  };
+  const ContextId context = runtime.SetDevice(mine, 0)->context;
+  // Streams: its own quota (3 - 1); events: the uid's 6 before the share's 4.
+  EXPECT_EQ(available(mine), std::make_pair(2u, 4u));
+  ASSERT_TRUE(runtime.CreateEvent(mine, 0, 0).ok());
+  ASSERT_TRUE(runtime.CreateNotify(mine, 0).ok());  // counts for the uid, not the device
+  EXPECT_EQ(available(mine), std::make_pair(2u, 3u));
+  ASSERT_TRUE(runtime.CreateEvent(mine, 1, 0).ok());
+  ASSERT_TRUE(runtime.CreateEvent(mine, 1, 0).ok());
+  EXPECT_EQ(available(mine), std::make_pair(2u, 2u)) << "the uid's 6: 4 held";
+
+  // Another uid: 4 streams of the device's 8, then its share is spent.
+  const ContextId their_context = runtime.SetDevice(theirs, 0)->context;
+  ASSERT_TRUE(runtime.CreateStream(theirs, their_context, 0, 0).ok());
+  ASSERT_TRUE(runtime.CreateStream(theirs, their_context, 0, 0).ok());
+  ASSERT_TRUE(runtime.SetDevice(theirs_too, 0).ok());
+  EXPECT_EQ(available(theirs_too).first, 0u) << "its uid's share";
+  EXPECT_EQ(available(theirs_too, 1).first, 2u) << "device 1: its own quota";
+  // The device's own number: 5 of 8 held leave 3, its share 3 too, and its
+  // quota (raised to 8) more; another uid's stream takes one of the 3.
+  EXPECT_EQ(available(mine).first, 2u) << "its quota";
+  ASSERT_TRUE(runtime.SetStreamQuota(mine, 8).ok());
+  EXPECT_EQ(available(mine).first, 3u);
+  const SessionId stranger = runtime.OpenSession({103, 1002, 0, "d"});
+  ASSERT_TRUE(runtime.SetDevice(stranger, 0).ok());
+  EXPECT_EQ(available(mine).first, 2u) << "the device's 8: 6 held";
+  ASSERT_TRUE(runtime.CreateStream(mine, context, 0, 0).ok());
+  EXPECT_EQ(available(mine).first, 1u);
+  runtime.CloseSession(stranger);
+
+  EXPECT_EQ(AclCodeOf(runtime.GetObjectsAvailable(mine, 7).status()),
+            ACL_ERROR_RT_INVALID_DEVICEID);
+  for (SessionId session : {mine, theirs, theirs_too}) runtime.CloseSession(session);
+
+  // Nothing that holds: as many as a uint32_t says.
+  RuntimeOptions unlimited;
+  unlimited.default_max_streams = 0;
+  unlimited.default_max_events = 0;
+  unlimited.max_streams_per_uid = 0;
+  unlimited.max_events_per_uid = 0;
+  Runtime open_runtime(hal::sim::CreateSimBackend({1, 1 << 20}), unlimited);
+  const SessionId session = open_runtime.OpenSession({100, 1000, 0, "a"});
+  absl::StatusOr<ObjectsAvailable> all = open_runtime.GetObjectsAvailable(session, 0);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->streams, UINT32_MAX);
+  EXPECT_EQ(all->events, UINT32_MAX);
+  open_runtime.CloseSession(session);
+}
+
+// What counts is what holds the device's objects, not the handles: an event
+// destroyed while a record of it waits in a held stream keeps its device
+// event, and so its place, until the record let go of it; a destroyed stream
+// keeps its place until its work drained, after its session's end too.
+TEST(RuntimeTenantHandlesTest, ADeviceObjectCountsUntilItsLastTaskLetsGoOfIt) {
+  hal::sim::SimOptions sim{1, 1 << 20};
+  sim.device_objects = {8, 8};
+  RuntimeOptions options;
+  options.device_share_per_uid = 25;  // 2 of each
+  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
+  const SessionId session = runtime.OpenSession({100, 1000, 0, "a"});
+  const ContextId context = runtime.SetDevice(session, 0)->context;
+  const StreamId held = *runtime.CreateStream(session, context, 0, 0);
+  const NotifyId notify = *runtime.CreateNotify(session, 0);
+  ASSERT_TRUE(runtime.WaitAndResetNotify(session, notify, held, 0, 0).ok());
+  const EventId event = *runtime.CreateEvent(session, 0, 0);
+  ASSERT_TRUE(runtime.RecordEvent(session, event, held, 0).ok());
+  ASSERT_TRUE(runtime.DestroyEvent(session, event).ok());
+  auto held_on_device = [&](int kind) {
+    const RuntimeSnapshot snapshot = runtime.Snapshot();
+    const auto& counts = kind == 0 ? snapshot.tenants.at(0).streams_on_device
+                                   : snapshot.tenants.at(0).events_on_device;
+    auto it = counts.find(0);
+    return it == counts.end() ? uint64_t{0} : it->second;
+  };
+  EXPECT_EQ(held_on_device(1), 1u) << "the destroyed event's record still holds it";
+  ASSERT_TRUE(runtime.CreateEvent(session, 0, 0).ok());
+  EXPECT_EQ(AclCodeOf(runtime.CreateEvent(session, 0, 0).status()),
+            ACL_ERROR_RT_NO_EVENT_RESOURCE);
+  // The session ends; its held stream drains only once the notify is
+  // recorded, which nothing will do: the abort discards it.
+  runtime.CloseSession(session);
+  ASSERT_TRUE(Eventually([&] { return runtime.Snapshot().tenants.empty(); }))
+      << "every stream and event gone with the session's end";
+  const SessionId next = runtime.OpenSession({101, 1000, 0, "b"});
+  const ContextId next_context = runtime.SetDevice(next, 0)->context;
+  EXPECT_TRUE(runtime.CreateStream(next, next_context, 0, 0).ok()) << "the share is back";
+  EXPECT_TRUE(runtime.CreateEvent(next, 0, 0).ok());
+  EXPECT_TRUE(runtime.CreateEvent(next, 0, 0).ok());
+  runtime.CloseSession(next);
+}
+
+}  // namespace
 }  // namespace acld

@@ -126,6 +126,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
     std::shared_ptr<DeviceShare> device_share;
     // hal::StreamOptions::charge_memory: charges the session.
     hal::StreamOptions::MemoryCharger charge_memory;
+    // Its place in its tenant's share of the device's streams
+    // (DeviceObjectLedger), held until the stream is destroyed.
+    std::shared_ptr<void> device_charge;
   };
 
   // A stream with its own device stream on `device`.

@@ -778,6 +778,14 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
       reply.mutable_utilization()->set_memory_percent(utilization->memory_percent);
       return Answer(call_id, std::move(reply));
     }
+    case ClientMessage::kObjectsAvailable: {
+      absl::StatusOr<ObjectsAvailable> available =
+          runtime_.GetObjectsAvailable(session_, request.objects_available().device_id());
+      if (!available.ok()) return answer_status(available.status());
+      reply.mutable_objects_available()->set_streams(available->streams);
+      reply.mutable_objects_available()->set_events(available->events);
+      return Answer(call_id, std::move(reply));
+    }
     case ClientMessage::kRegisterSharedMemory: {
       const acl::v1::RegisterSharedMemoryRequest& shared = request.register_shared_memory();
       if (desk_ == nullptr) {

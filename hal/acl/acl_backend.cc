@@ -67,20 +67,23 @@ class AclBackend final : public Backend {
   std::vector<std::unique_ptr<AclDevice>> devices_;
 };
 
-// How many streams and events the device has left for acld's clients (its
-// default stream aside), asked while acld is its only process. When the
-// vendor cannot tell, the fewest CANN documents for any product (512 streams
-// on an Atlas 200I/500 A2, 1023 events on an Atlas inference card), so that
-// no user's share (--device_share_per_uid) is larger than intended.
+// How many streams and events the device has left for acld's clients, asked
+// while acld is its only process (its default stream aside), less the
+// report thread's control stream that BringUp makes. When the vendor cannot
+// tell (an older CANN, or an answer of 0, which cannot be right before acld
+// made anything), the fewest CANN documents for any product: 512 streams (an
+// Atlas 200I/500 A2) and 1023 events (an Atlas inference card).
 DeviceObjectLimits ProbeObjectLimits(const VendorApi& api) {
   constexpr uint32_t kFewestStreams = 512;
   constexpr uint32_t kFewestEvents = 1023;
+  constexpr uint32_t kOwnStreams = 1;  // report_thread.h's control stream
   auto ask = [](aclError (*query)(uint32_t*), uint32_t fallback) {
     uint32_t count = 0;
     if (query == nullptr || query(&count) != ACL_SUCCESS || count == 0) return fallback;
     return count;
   };
-  return {ask(api.aclrtGetStreamAvailableNum, kFewestStreams),
+  const uint32_t streams = ask(api.aclrtGetStreamAvailableNum, kFewestStreams);
+  return {streams > kOwnStreams ? streams - kOwnStreams : 1,
           ask(api.aclrtGetEventAvailNum, kFewestEvents)};
 }
 

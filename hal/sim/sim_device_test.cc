@@ -689,7 +689,6 @@ TEST(SimDeviceTest, TheDevicesThreadTakesTurnsBetweenOwnersNotStreams) {
   mu.Lock();
 }
 
-}  // namespace
 // A sim device given a number of streams and events refuses the one past
 // it, whoever asks, as a real device does; a stream or event that goes
 // gives its place back (an event only once nothing holds it).
@@ -722,4 +721,5 @@ TEST(SimDeviceTest, ADeviceWithAFixedNumberOfStreamsAndEventsRefusesTheOnePastIt
   for (int i = 0; i < 8; ++i) EXPECT_TRUE(unlimited.CreateStream({}).ok());
 }
 
+}  // namespace
 }  // namespace hal::sim

@@ -200,6 +200,15 @@ struct Utilization {
   int32_t memory_percent = 0;
 };
 
+// aclrtGetStreamAvailableNum and aclrtGetEventAvailNum: how many more streams
+// and events (notifies counted with events) the session may make on a device
+// now, the tightest of its own quota, its tenant's, its tenant's share of the
+// device and the device's own number; UINT32_MAX when none holds.
+struct ObjectsAvailable {
+  uint32_t streams = 0;
+  uint32_t events = 0;
+};
+
 }  // namespace acld
 
 #endif  // ACLD_PROTO_ACL_TRANSPORT_TYPES_H_
