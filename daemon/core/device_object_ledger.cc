@@ -19,7 +19,7 @@ struct DeviceObjectLedger::State {
 DeviceObjectLedger::DeviceObjectLedger(std::vector<hal::DeviceObjectLimits> devices,
                                        uint32_t percent)
     : devices_(std::move(devices)),
-      percent_(percent >= 100 ? 0 : percent),
+      percent_(percent),
       state_(std::make_shared<State>()) {}
 
 uint32_t DeviceObjectLedger::DeviceNumber(int32_t device, Kind kind) const {
@@ -30,7 +30,7 @@ uint32_t DeviceObjectLedger::DeviceNumber(int32_t device, Kind kind) const {
 
 uint32_t DeviceObjectLedger::Share(int32_t device, Kind kind) const {
   const uint32_t number = DeviceNumber(device, kind);
-  if (number == 0 || percent_ == 0) return 0;
+  if (number == 0 || percent_ == 0 || percent_ >= 100) return 0;
   // At least one: a device with few of them still serves every tenant.
   return std::max<uint32_t>(1, static_cast<uint32_t>(uint64_t{number} * percent_ / 100));
 }

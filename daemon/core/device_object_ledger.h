@@ -39,7 +39,7 @@ class DeviceObjectLedger {
   // device's own number).
   DeviceObjectLedger(std::vector<hal::DeviceObjectLimits> devices, uint32_t percent);
 
-  uint32_t percent() const { return percent_; }
+  uint32_t percent() const { return percent_; }  // as configured
   // What one tenant may hold of `kind` on `device` (0: no share to check).
   uint32_t Share(int32_t device, Kind kind) const;
   // The device's own number (0: none).

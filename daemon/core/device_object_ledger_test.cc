@@ -54,7 +54,7 @@ TEST(DeviceObjectLedgerTest, ATenantHoldsAtMostItsShareOfEachKindOnEachDevice) {
 
 TEST(DeviceObjectLedgerTest, AWholeShareChecksNothingAndAShareIsAtLeastOne) {
   Ledger whole({{8, 8}}, 100);
-  EXPECT_EQ(whole.percent(), 0u);
+  EXPECT_EQ(whole.percent(), 100u);
   EXPECT_EQ(whole.Share(0, Ledger::kStream), 0u);
   std::vector<std::shared_ptr<void>> charges;
   for (int i = 0; i < 20; ++i) charges.push_back(*whole.Charge(Tenant(), 0, Ledger::kStream, "c"));

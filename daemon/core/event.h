@@ -36,8 +36,8 @@ class Event : public std::enable_shared_from_this<Event> {
         session_(session),
         device_(device),
         flags_(flags),
-        device_event_(std::move(device_event)),
         device_charge_(std::move(device_charge)),
+        device_event_(std::move(device_event)),
         waiters_(timer) {}
 
   EventId id() const { return id_; }
@@ -123,8 +123,10 @@ class Event : public std::enable_shared_from_this<Event> {
   const SessionId session_;
   const int32_t device_;
   const uint32_t flags_;
-  const std::shared_ptr<hal::Event> device_event_;
+  // Declared first so that it goes last: the device event is destroyed
+  // before its place in the share is given back.
   const std::shared_ptr<void> device_charge_;
+  const std::shared_ptr<hal::Event> device_event_;
 
   mutable absl::Mutex mu_;
   uint64_t issued_ ABSL_GUARDED_BY(mu_) = 0;     // record numbers handed out

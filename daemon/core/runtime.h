@@ -527,7 +527,6 @@ class Runtime {
   // The context quota (the session's and its tenant's), default contexts excluded.
   absl::Status CheckContextQuotaLocked(const Session& session, const char* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
   // Called when a stream the session gave up has drained.
   void StreamDrained(SessionId session, StreamId stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Brings each device up or down to match who needs it: all devices while the

@@ -966,8 +966,8 @@ TEST(RuntimeTenantHandlesTest, ADeviceObjectCountsUntilItsLastTaskLetsGoOfIt) {
   options.device_share_per_uid = 25;  // 2 of each
   Runtime runtime(hal::sim::CreateSimBackend(sim), options);
   const SessionId session = runtime.OpenSession({100, 1000, 0, "a"});
-  const ContextId context = runtime.SetDevice(session, 0)->context;
-  const StreamId held = *runtime.CreateStream(session, context, 0, 0);
+  const ContextInfo context = *runtime.SetDevice(session, 0);
+  const StreamId held = *runtime.CreateStream(session, context.context, 0, 0);
   const NotifyId notify = *runtime.CreateNotify(session, 0);
   ASSERT_TRUE(runtime.WaitAndResetNotify(session, notify, held, 0, 0).ok());
   const EventId event = *runtime.CreateEvent(session, 0, 0);
@@ -984,8 +984,22 @@ TEST(RuntimeTenantHandlesTest, ADeviceObjectCountsUntilItsLastTaskLetsGoOfIt) {
   ASSERT_TRUE(runtime.CreateEvent(session, 0, 0).ok());
   EXPECT_EQ(AclCodeOf(runtime.CreateEvent(session, 0, 0).status()),
             ACL_ERROR_RT_NO_EVENT_RESOURCE);
-  // The session ends; its held stream drains only once the notify is
-  // recorded, which nothing will do: the abort discards it.
+  // A destroyed stream counts while its work drains: until the notify it
+  // waits for is recorded (on the default stream), which also runs the
+  // destroyed event's record and lets go of it.
+  absl::Notification destroyed;
+  runtime.DestroyStream(session, held, /*force=*/false,
+                        [&](const absl::Status&) { destroyed.Notify(); });
+  EXPECT_EQ(held_on_device(0), 2u);
+  EXPECT_EQ(AclCodeOf(runtime.CreateStream(session, context.context, 0, 0).status()),
+            ACL_ERROR_RT_NO_STREAM_RESOURCE);
+  ASSERT_TRUE(runtime.RecordNotify(session, notify, context.default_stream, 0).ok());
+  ASSERT_TRUE(destroyed.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_TRUE(Eventually([&] { return held_on_device(0) == 1 && held_on_device(1) == 1; }));
+  const StreamId held_again = *runtime.CreateStream(session, context.context, 0, 0);
+  ASSERT_TRUE(runtime.WaitAndResetNotify(session, notify, held_again, 0, 0).ok());
+  // The session ends; its stream held again drains only once the notify is
+  // recorded, which nothing will do: the abort discards its wait.
   runtime.CloseSession(session);
   ASSERT_TRUE(Eventually([&] { return runtime.Snapshot().tenants.empty(); }))
       << "every stream and event gone with the session's end";

@@ -68,15 +68,16 @@ class AclBackend final : public Backend {
 };
 
 // How many streams and events the device has left for acld's clients, asked
-// while acld is its only process (its default stream aside), less the
-// report thread's control stream that BringUp makes. When the vendor cannot
+// while acld is its only process (the probe's default stream aside), less
+// the two streams BringUp makes: its context's default stream and the report
+// thread's control stream. When the vendor cannot
 // tell (an older CANN, or an answer of 0, which cannot be right before acld
 // made anything), the fewest CANN documents for any product: 512 streams (an
 // Atlas 200I/500 A2) and 1023 events (an Atlas inference card).
 DeviceObjectLimits ProbeObjectLimits(const VendorApi& api) {
   constexpr uint32_t kFewestStreams = 512;
   constexpr uint32_t kFewestEvents = 1023;
-  constexpr uint32_t kOwnStreams = 1;  // report_thread.h's control stream
+  constexpr uint32_t kOwnStreams = 2;  // device_context.h's, report_thread.h's
   auto ask = [](aclError (*query)(uint32_t*), uint32_t fallback) {
     uint32_t count = 0;
     if (query == nullptr || query(&count) != ACL_SUCCESS || count == 0) return fallback;

@@ -239,9 +239,9 @@ TEST_F(AclBackendTest, CountsAndDescribesTheVendorsDevices) {
   EXPECT_EQ(info.id, 1);
   EXPECT_EQ(info.name, "Ascend910B-fake");
   EXPECT_EQ(info.memory_bytes, kDeviceMemory);
-  // What the vendor has left for acld's clients: its default stream aside,
-  // less acld's own control stream.
-  EXPECT_EQ(info.objects.streams, 1983u);
+  // What the vendor has left for acld's clients: the probe's default stream
+  // aside, less acld's context's default stream and its control stream.
+  EXPECT_EQ(info.objects.streams, 1982u);
   EXPECT_EQ(info.objects.events, 65536u);
   EXPECT_EQ(info.addresses.begin, info.addresses.end);  // nothing handed out yet
   EXPECT_EQ(device_->builtin_kernels(), nullptr);
@@ -1416,7 +1416,7 @@ class AclLegacyVendorTest : public AclBackendTest {
 
 TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
   // Without the vendor's counts: the fewest CANN documents for any product.
-  EXPECT_EQ(device_->info().objects.streams, 511u);
+  EXPECT_EQ(device_->info().objects.streams, 510u);
   EXPECT_EQ(device_->info().objects.events, 1023u);
   // No aclrtGetDeviceUtilizationRate: compute unknown, memory from the ledger.
   EXPECT_EQ(device_->Utilization().compute_percent, -1);

@@ -157,7 +157,7 @@ std::string SessionsTable(
 
 std::string DevicesText(const acl::v1::StatusReply& status);
 
-// "dev 0: 3/496 streams, 2/16384 events; dev 1: ...": what a tenant holds
+// "dev 0: 3/495 streams, 2/16384 events; dev 1: ...": what a tenant holds
 // on each device against its share (--device_share_per_uid); "-" for none.
 std::string OnDevices(const acl::v1::TenantUsage& tenant,
                       const std::map<int32_t, const acl::v1::DeviceInfo*>& devices) {
@@ -350,7 +350,7 @@ std::string DevicesText(const acl::v1::StatusReply& status) {
   Table devices(
       {"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS", "COMPUTE", "MEM%", "STATE",
        "HEALTH", "STREAMS/UID", "EVENTS/UID"});
-  // "496 of 1984", or the device's number alone when no share is checked.
+  // "495 of 1981", or the device's number alone when no share is checked.
   auto share = [](uint32_t per_uid, uint32_t device) {
     if (device == 0) return std::string("none");
     return per_uid == 0 ? absl::StrCat("all ", device) : absl::StrCat(per_uid, " of ", device);
