@@ -88,9 +88,10 @@ ABSL_FLAG(uint32_t, max_events_per_uid, 65536,
           "events and notifies all processes of one uid (or quota group) may hold together "
           "(0: no limit)");
 ABSL_FLAG(uint32_t, device_share_per_uid, 25,
-          "percent (1..100) of a device's streams, and of its events, that all processes of "
-          "one uid (or quota group) may hold together, where the device has a fixed number "
-          "of them (aclctl devices); 100: the device's own number only");
+          "percent (1..100) of a device's streams, of its events and of the notifies the "
+          "backend takes for them, that all processes of one uid (or quota group) may hold "
+          "together, where the device has a fixed number of them (aclctl devices); 100: the "
+          "device's own number only");
 ABSL_FLAG(uint32_t, max_contexts_per_session, 1024,
           "contexts each new session may create (0: no limit); the per-device default "
           "contexts, bounded by the device count, are not counted");

@@ -37,6 +37,9 @@ namespace hal {
 struct DeviceObjectLimits {
   uint32_t streams = 0;
   uint32_t events = 0;
+  // Notifies the backend takes itself for work that waits on the host (the
+  // acl backend: one per host-callback point or host-released wait).
+  uint32_t notifies = 0;
 };
 
 struct DeviceInfo {

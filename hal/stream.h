@@ -67,6 +67,12 @@ struct StreamOptions {
   // it fails with that error. Null: nothing is charged.
   using MemoryCharger = std::function<absl::StatusOr<std::shared_ptr<void>>(uint64_t bytes)>;
   MemoryCharger charge_memory;
+  // Charges the owner for one of the device's notifies that the backend
+  // takes for the stream (DeviceObjectLimits::notifies) until the returned
+  // handle goes. An error refuses it: the work that needed it fails with
+  // that error. Null: nothing is charged.
+  using ObjectCharger = std::function<absl::StatusOr<std::shared_ptr<void>>()>;
+  ObjectCharger charge_notify;
 };
 
 class Stream {

@@ -25,7 +25,15 @@ DeviceObjectLedger::DeviceObjectLedger(std::vector<hal::DeviceObjectLimits> devi
 uint32_t DeviceObjectLedger::DeviceNumber(int32_t device, Kind kind) const {
   if (device < 0 || static_cast<size_t>(device) >= devices_.size()) return 0;
   const hal::DeviceObjectLimits& limits = devices_[device];
-  return kind == kStream ? limits.streams : limits.events;
+  switch (kind) {
+    case kStream:
+      return limits.streams;
+    case kEvent:
+      return limits.events;
+    case kNotify:
+      return limits.notifies;
+  }
+  return 0;
 }
 
 uint32_t DeviceObjectLedger::Share(int32_t device, Kind kind) const {
@@ -44,11 +52,15 @@ absl::StatusOr<std::shared_ptr<void>> DeviceObjectLedger::Charge(const Tenant& t
     absl::MutexLock lock(&state_->mu);
     uint64_t& held = state_->held[key][kind];
     if (share != 0 && held >= share) {
-      const char* what = kind == kStream ? "streams" : "events";
+      static constexpr const char* kWhat[] = {"streams", "events", "notifies"};
+      static constexpr int32_t kCode[] = {ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                                          ACL_ERROR_RT_NO_EVENT_RESOURCE,
+                                          ACL_ERROR_RT_NO_NOTIFY_RESOURCE};
+      const char* what = kWhat[kind];
       // The device is the caller's current one: no id, which a quota
       // group's process would know by another number.
       return AclStatus(
-          kind == kStream ? ACL_ERROR_RT_NO_STREAM_RESOURCE : ACL_ERROR_RT_NO_EVENT_RESOURCE,
+          kCode[kind],
           absl::StrCat(call, ": the processes of ", tenant.ToString(), " may hold at most ",
                        share, " of this device's ", DeviceNumber(device, kind), " ", what,
                        " together (--device_share_per_uid=", percent_, "%); they hold ",

@@ -31,8 +31,10 @@ namespace acld {
 
 class DeviceObjectLedger {
  public:
-  enum Kind { kStream = 0, kEvent = 1 };
-  using Counts = std::array<uint64_t, 2>;  // by Kind
+  // Notifies are those the backend takes for work that waits on the host
+  // (hal::StreamOptions::charge_notify), in flight or kept for reuse.
+  enum Kind { kStream = 0, kEvent = 1, kNotify = 2 };
+  using Counts = std::array<uint64_t, 3>;  // by Kind
 
   // `devices`: each device's numbers, by device id. `percent`: each
   // tenant's share of them (0 or 100 and above: no share, only the
@@ -47,9 +49,8 @@ class DeviceObjectLedger {
 
   // One more `kind` on `device` for `tenant`: a charge that its object holds
   // for its life and that gives itself back when its last copy goes (on
-  // any thread); or, past the tenant's share, ACL_ERROR_RT_NO_STREAM_RESOURCE
-  // (streams) or ACL_ERROR_RT_NO_EVENT_RESOURCE (events) with a message for
-  // `call` naming the flag.
+  // any thread); or, past the tenant's share, ACL_ERROR_RT_NO_STREAM_RESOURCE,
+  // _EVENT_ or _NOTIFY_ with a message for `call` naming the flag.
   absl::StatusOr<std::shared_ptr<void>> Charge(const Tenant& tenant, int32_t device, Kind kind,
                                                absl::string_view call);
 

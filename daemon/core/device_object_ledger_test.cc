@@ -40,6 +40,13 @@ TEST(DeviceObjectLedgerTest, ATenantHoldsAtMostItsShareOfEachKindOnEachDevice) {
             ACL_ERROR_RT_NO_STREAM_RESOURCE)
       << "a refusal takes nothing";
   EXPECT_TRUE(ledger.Charge(uid, 0, Ledger::kEvent, "call").ok()) << "events have their own";
+  Ledger notifies({{0, 0, 4}}, 25);
+  std::shared_ptr<void> notify = *notifies.Charge(uid, 0, Ledger::kNotify, "a point");
+  const absl::Status no_notify = notifies.Charge(uid, 0, Ledger::kNotify, "a point").status();
+  EXPECT_EQ(AclCodeOf(no_notify), ACL_ERROR_RT_NO_NOTIFY_RESOURCE);
+  EXPECT_EQ(no_notify.message(),
+            "a point: the processes of uid 1000 may hold at most 1 of this device's 4 notifies "
+            "together (--device_share_per_uid=25%); they hold 1");
   for (int i = 0; i < 100; ++i) {
     EXPECT_TRUE(ledger.Charge(uid, 1, Ledger::kStream, "call").ok()) << "device 1 has no number";
   }

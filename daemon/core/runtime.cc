@@ -751,6 +751,9 @@ std::vector<TenantSnapshot> Runtime::TenantsLocked() const {
       if (counts[DeviceObjectLedger::kEvent] > 0) {
         of.events_on_device[device] = counts[DeviceObjectLedger::kEvent];
       }
+      if (counts[DeviceObjectLedger::kNotify] > 0) {
+        of.notifies_on_device[device] = counts[DeviceObjectLedger::kNotify];
+      }
     }
   }
   for (const auto& [tenant, count] : memory_.AllocationsByTenant()) {
@@ -783,7 +786,8 @@ RuntimeSnapshot Runtime::Snapshot() const {
     DeviceSnapshot info{device.info(), device.is_up(), 0, device.used_bytes(), utilization[id],
                         disabled_devices_.count(id) != 0, engines_[id]->tally().Read()};
     info.tenant_share = {device_objects_.Share(id, DeviceObjectLedger::kStream),
-                         device_objects_.Share(id, DeviceObjectLedger::kEvent)};
+                         device_objects_.Share(id, DeviceObjectLedger::kEvent),
+                         device_objects_.Share(id, DeviceObjectLedger::kNotify)};
     for (const auto& [session_id, session] : sessions_.all()) {
       info.sessions += session.device_refs.count(id) ? 1 : 0;
     }

@@ -41,7 +41,7 @@ struct DeviceSnapshot {
   hal::DeviceUtilization utilization;
   bool disabled = false;  // by the operator (aclctl device disable)
   TaskTally::Counts tasks;  // how its tasks ended since acld started
-  // How many of its streams and events each tenant may hold
+  // How many of its streams, events and notifies each tenant may hold
   // (--device_share_per_uid of info.objects; 0: no share to check).
   hal::DeviceObjectLimits tenant_share;
 };
@@ -72,6 +72,8 @@ struct TenantSnapshot {
   // where it holds any, as --device_share_per_uid counts them.
   std::map<int32_t, uint64_t> streams_on_device;
   std::map<int32_t, uint64_t> events_on_device;
+  // The device's notifies the backend took for its streams (acl).
+  std::map<int32_t, uint64_t> notifies_on_device;
 };
 
 struct RuntimeSnapshot {

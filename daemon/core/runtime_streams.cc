@@ -137,6 +137,10 @@ absl::StatusOr<std::shared_ptr<Stream>> Runtime::NewStreamLocked(Session& sessio
   options.device_charge = std::move(device_charge);
   options.saturate_floats = saturate_floats;
   options.owner = TenantOf(session).Key();
+  options.charge_notify = [this, tenant = TenantOf(session), device_id] {
+    return device_objects_.Charge(tenant, device_id, DeviceObjectLedger::kNotify,
+                                  "a host-callback point or a wait the host releases");
+  };
   options.charge_memory = [this, session = session.id, device_id](uint64_t bytes) {
     return memory_.ChargeBackendMemory(session, device_id, bytes,
                                        "aclrtLaunchKernel (the stream's kernel argument ring)");

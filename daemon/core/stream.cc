@@ -61,6 +61,7 @@ absl::StatusOr<std::shared_ptr<Stream>> Stream::Create(const Options& options,
   device_options.saturate_floats = options.saturate_floats;
   device_options.owner = options.owner;
   device_options.charge_memory = options.charge_memory;
+  device_options.charge_notify = options.charge_notify;
   device_options.on_complete = [self](uint64_t sequence, const absl::Status& status) {
     if (auto stream = self.lock()) stream->DeviceCompleted(sequence, status);
   };

@@ -126,6 +126,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
     std::shared_ptr<DeviceShare> device_share;
     // hal::StreamOptions::charge_memory: charges the session.
     hal::StreamOptions::MemoryCharger charge_memory;
+    // hal::StreamOptions::charge_notify: charges its tenant's share.
+    hal::StreamOptions::ObjectCharger charge_notify;
     // Its place in its tenant's share of the device's streams
     // (DeviceObjectLedger), held until the stream is destroyed.
     std::shared_ptr<void> device_charge;

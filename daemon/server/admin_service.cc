@@ -222,6 +222,8 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     info->set_max_events(device.info.objects.events);
     info->set_streams_per_uid(device.tenant_share.streams);
     info->set_events_per_uid(device.tenant_share.events);
+    info->set_max_notifies(device.info.objects.notifies);
+    info->set_notifies_per_uid(device.tenant_share.notifies);
   }
   const SessionLimits& limits = sessions_.limits();
   const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();
@@ -272,6 +274,9 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     }
     for (const auto& [device, events] : tenant.events_on_device) {
       (*usage_of.mutable_events_on_device())[device] = static_cast<uint32_t>(events);
+    }
+    for (const auto& [device, notifies] : tenant.notifies_on_device) {
+      (*usage_of.mutable_notifies_on_device())[device] = static_cast<uint32_t>(notifies);
     }
   }
   while (!segments.empty()) add_tenant(segments.begin()->first);

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "hal/acl/acl_device.h"
 #include "hal/acl/device_context.h"
@@ -67,14 +68,26 @@ class AclBackend final : public Backend {
   std::vector<std::unique_ptr<AclDevice>> devices_;
 };
 
+// The notifies CANN states for the SoC's product: Atlas A2 (Ascend910B*) and
+// A3 (Ascend910_93*) 8192, Ascend 950 65535, Atlas 200I/500 A2 (Ascend310B*)
+// 2048; Atlas training (Ascend910A and the like) and inference (Ascend310P*)
+// cards, and any SoC not named here, 1024, the fewest.
+uint32_t NotifiesOf(absl::string_view soc) {
+  if (absl::StartsWith(soc, "Ascend910B") || absl::StartsWith(soc, "Ascend910_93")) return 8192;
+  if (absl::StartsWith(soc, "Ascend950")) return 65535;
+  if (absl::StartsWith(soc, "Ascend310B")) return 2048;
+  return 1024;
+}
+
 // How many streams and events the device has left for acld's clients, asked
 // while acld is its only process (the probe's default stream aside), less
 // the two streams BringUp makes: its context's default stream and the report
 // thread's control stream. When the vendor cannot
 // tell (an older CANN, or an answer of 0, which cannot be right before acld
 // made anything), the fewest CANN documents for any product: 512 streams (an
-// Atlas 200I/500 A2) and 1023 events (an Atlas inference card).
-DeviceObjectLimits ProbeObjectLimits(const VendorApi& api) {
+// Atlas 200I/500 A2) and 1023 events (an Atlas inference card). Notifies
+// have no query: CANN states them per product, told apart by SoC name.
+DeviceObjectLimits ProbeObjectLimits(const VendorApi& api, absl::string_view soc) {
   constexpr uint32_t kFewestStreams = 512;
   constexpr uint32_t kFewestEvents = 1023;
   constexpr uint32_t kOwnStreams = 2;  // device_context.h's, report_thread.h's
@@ -85,7 +98,7 @@ DeviceObjectLimits ProbeObjectLimits(const VendorApi& api) {
   };
   const uint32_t streams = ask(api.aclrtGetStreamAvailableNum, kFewestStreams);
   return {streams > kOwnStreams ? streams - kOwnStreams : 1,
-          ask(api.aclrtGetEventAvailNum, kFewestEvents)};
+          ask(api.aclrtGetEventAvailNum, kFewestEvents), NotifiesOf(soc)};
 }
 
 // What DeviceInfo needs: the SoC name, the HBM size, the streams and events.
@@ -103,7 +116,7 @@ absl::StatusOr<DeviceInfo> ProbeDevice(const VendorApi& api, int32_t id) {
   size_t total = 0;
   status = CheckVendor(api.aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), "aclrtGetMemInfo");
   info.memory_bytes = total;
-  info.objects = ProbeObjectLimits(api);
+  info.objects = ProbeObjectLimits(api, info.name);
   api.aclrtResetDevice(id);
   DeviceContext::ForgetThreadContext();
   if (!status.ok()) return status;

@@ -433,6 +433,10 @@ class ChargeBook {
       });
     };
   }
+  // The same hook for objects (StreamOptions::charge_notify), one unit each.
+  StreamOptions::ObjectCharger OneAtATime() {
+    return [charge = Charger()] { return charge(1); };
+  }
   void Refuse(absl::Status refusal) {
     absl::MutexLock lock(&mu_);
     refusal_ = std::move(refusal);
@@ -651,6 +655,52 @@ TEST_F(AclBackendTest, StreamsKeepAFewNotifiesOnceTheirWaitsPassed) {
   log_->Clear();
   PassPoints(*others.back(), others_reports[63], 4, 4);
   EXPECT_EQ(CountCalls(log_->Read(), "aclrtDestroyNotify"), 0);
+}
+
+// The notifies a stream takes (one per host-callback point or host-released
+// wait) are charged to its owner for as long as they live, those kept for
+// reuse included: a device has few of them for all its tenants
+// (DeviceObjectLimits::notifies). A refused one fails the point with the
+// refusal, and the stream goes on.
+TEST_F(AclBackendTest, TheNotifiesAStreamTakesAreChargedToItsOwnerWhileTheyLive) {
+  EXPECT_EQ(device_->info().objects.notifies, 8192u) << "an Ascend910B's";
+  ChargeBook book;
+  StreamReports reports;
+  StreamOptions options = reports.Options();
+  options.charge_notify = book.OneAtATime();
+  absl::StatusOr<std::unique_ptr<Stream>> created = device_->CreateStream(std::move(options));
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Stream> stream = *std::move(created);
+  for (uint64_t point = 1; point <= 6; ++point) ASSERT_EQ(*stream->HostCallbackPoint(), point);
+  ASSERT_TRUE(reports.WaitForReached(1));
+  EXPECT_EQ(book.charged(), 6u) << "one per point in flight";
+  for (uint64_t point = 1; point <= 6; ++point) {
+    ASSERT_TRUE(reports.WaitForReached(point));
+    stream->ResumeCallbackPoint(point, absl::OkStatus());
+  }
+  ASSERT_TRUE(reports.WaitForCompleted(6));
+  EXPECT_EQ(book.charged(), 4u) << "the 4 it keeps for reuse";
+
+  // Points 7-10 take the kept ones, which need no charge; the next needs one.
+  book.Refuse(acld::AclStatus(ACL_ERROR_RT_NO_NOTIFY_RESOURCE, "over the share"));
+  for (uint64_t point = 7; point <= 10; ++point) ASSERT_EQ(*stream->HostCallbackPoint(), point);
+  absl::StatusOr<uint64_t> refused = stream->HostCallbackPoint();
+  EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_RT_NO_NOTIFY_RESOURCE) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "over the share"));
+  EXPECT_EQ(book.charged(), 4u);
+  book.Refuse(absl::OkStatus());
+  for (uint64_t point = 7; point <= 10; ++point) {
+    ASSERT_TRUE(reports.WaitForReached(point));
+    stream->ResumeCallbackPoint(point, absl::OkStatus());
+  }
+  ASSERT_TRUE(reports.WaitForCompleted(10));
+  absl::StatusOr<uint64_t> after = stream->HostCallbackPoint();
+  ASSERT_TRUE(after.ok()) << "the stream goes on: " << after.status();
+  ASSERT_TRUE(reports.WaitForReached(*after));
+  stream->ResumeCallbackPoint(*after, absl::OkStatus());
+  ASSERT_TRUE(reports.WaitForCompleted(*after));
+  stream.reset();
+  EXPECT_EQ(book.charged(), 0u) << "every notify destroyed with the stream";
 }
 
 // A launch's memory (the core's pins, LaunchParams::memory) is held until

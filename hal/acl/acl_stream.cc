@@ -1,6 +1,7 @@
 #include "hal/acl/acl_stream.h"
 
 #include <cstring>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -137,6 +138,10 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // A notify whose wait passed (so it is reset) goes back to the pool, or
   // is destroyed when the stream's or the device's pool is full.
   void ReturnNotify(aclrtNotify notify);
+  // A new vendor notify, charged to the stream's owner (options_.charge_notify)
+  // until DestroyNotify: every notify the stream makes goes through these two.
+  absl::StatusOr<aclrtNotify> NewNotify();
+  void DestroyNotify(aclrtNotify notify);
   // A notify no wait will reset: destroyed, or kept in stray_notifies_ while
   // `release_pending` (its event's release may still record it).
   void DiscardNotify(aclrtNotify notify, bool release_pending);
@@ -234,6 +239,10 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // submission) whose event's release may still record them: destroyed when
   // the next abort makes such releases ignored, never reused.
   std::vector<aclrtNotify> stray_notifies_ ABSL_GUARDED_BY(notify_mu_);
+  // The owner's charge of each notify the stream made and has not destroyed
+  // (in flight, pooled or stray); a leaf lock.
+  absl::Mutex charges_mu_;
+  std::map<aclrtNotify, std::shared_ptr<void>> notify_charges_ ABSL_GUARDED_BY(charges_mu_);
 
   absl::Mutex mu_;
   absl::CondVar idle_cv_;   // dispatching_
@@ -318,7 +327,29 @@ void AclStream::Core::RetireNotifiesLocked() {
     point_announced_ = false;
   }
   if (retired.empty() || !context_->MakeCurrent().ok()) return;
-  for (aclrtNotify notify : retired) api_.aclrtDestroyNotify(notify);
+  for (aclrtNotify notify : retired) DestroyNotify(notify);
+}
+
+absl::StatusOr<aclrtNotify> AclStream::Core::NewNotify() {
+  std::shared_ptr<void> charge;
+  if (options_.charge_notify) {
+    ACL_ASSIGN_OR_RETURN(charge, options_.charge_notify());
+  }
+  aclrtNotify notify = nullptr;
+  ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtCreateNotify(&notify, 0), "aclrtCreateNotify"));
+  absl::MutexLock lock(&charges_mu_);
+  notify_charges_[notify] = std::move(charge);
+  return notify;
+}
+
+void AclStream::Core::DestroyNotify(aclrtNotify notify) {
+  api_.aclrtDestroyNotify(notify);
+  std::shared_ptr<void> charge;  // given back outside the lock
+  absl::MutexLock lock(&charges_mu_);
+  auto it = notify_charges_.find(notify);
+  if (it == notify_charges_.end()) return;
+  charge = std::move(it->second);
+  notify_charges_.erase(it);
 }
 
 absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
@@ -338,8 +369,7 @@ absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
     idle_budgets_->notifies.Give(1);
     return std::make_pair(notify, notify_generation_);
   }
-  aclrtNotify notify = nullptr;
-  ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtCreateNotify(&notify, 0), "aclrtCreateNotify"));
+  ACL_ASSIGN_OR_RETURN(aclrtNotify notify, NewNotify());
   return std::make_pair(notify, notify_generation_);
 }
 
@@ -351,7 +381,7 @@ void AclStream::Core::ReturnNotify(aclrtNotify notify) {
       return;
     }
   }
-  if (context_->MakeCurrent().ok()) api_.aclrtDestroyNotify(notify);
+  if (context_->MakeCurrent().ok()) DestroyNotify(notify);
 }
 
 void AclStream::Core::DiscardNotify(aclrtNotify notify, bool release_pending) {
@@ -360,7 +390,7 @@ void AclStream::Core::DiscardNotify(aclrtNotify notify, bool release_pending) {
     stray_notifies_.push_back(notify);
     return;
   }
-  api_.aclrtDestroyNotify(notify);
+  DestroyNotify(notify);
 }
 
 void AclStream::Core::ReleaseNotify(aclrtNotify notify, uint64_t generation) {
@@ -417,7 +447,7 @@ void AclStream::Core::Shutdown() {
       idle_budgets_->notifies.Give(pool.size());
     }
     if (vendor) {
-      for (aclrtNotify notify : pool) api_.aclrtDestroyNotify(notify);
+      for (aclrtNotify notify : pool) DestroyNotify(notify);
     }
     absl::MutexLock lock(&mu_);
     dropped = TakeAllLocked();

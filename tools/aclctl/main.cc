@@ -161,17 +161,30 @@ std::string DevicesText(const acl::v1::StatusReply& status);
 // on each device against its share (--device_share_per_uid); "-" for none.
 std::string OnDevices(const acl::v1::TenantUsage& tenant,
                       const std::map<int32_t, const acl::v1::DeviceInfo*>& devices) {
-  std::map<int32_t, std::pair<uint32_t, uint32_t>> held;  // streams, events
-  for (const auto& [device, streams] : tenant.streams_on_device()) held[device].first = streams;
-  for (const auto& [device, events] : tenant.events_on_device()) held[device].second = events;
+  struct Held {
+    uint32_t streams = 0, events = 0, notifies = 0;
+  };
+  std::map<int32_t, Held> held;
+  for (const auto& [device, streams] : tenant.streams_on_device()) held[device].streams = streams;
+  for (const auto& [device, events] : tenant.events_on_device()) held[device].events = events;
+  for (const auto& [device, notifies] : tenant.notifies_on_device()) {
+    held[device].notifies = notifies;
+  }
+  const acl::v1::DeviceInfo none;
   std::vector<std::string> parts;
   for (const auto& [id, counts] : held) {
-    auto device = devices.find(id);
-    const uint32_t streams_share = device == devices.end() ? 0 : device->second->streams_per_uid();
-    const uint32_t events_share = device == devices.end() ? 0 : device->second->events_per_uid();
-    parts.push_back(absl::StrCat("dev ", id, ": ", CountOfLimit(counts.first, streams_share),
-                                 " streams, ", CountOfLimit(counts.second, events_share),
-                                 " events"));
+    auto found = devices.find(id);
+    const acl::v1::DeviceInfo& device = found == devices.end() ? none : *found->second;
+    std::string part = absl::StrCat("dev ", id, ": ",
+                                    CountOfLimit(counts.streams, device.streams_per_uid()),
+                                    " streams, ", CountOfLimit(counts.events, device.events_per_uid()),
+                                    " events");
+    // Only backends that take notifies for their streams (acl) have any.
+    if (counts.notifies > 0 || device.max_notifies() > 0) {
+      absl::StrAppend(&part, ", ", CountOfLimit(counts.notifies, device.notifies_per_uid()),
+                      " notifies");
+    }
+    parts.push_back(std::move(part));
   }
   return parts.empty() ? "-" : absl::StrJoin(parts, "; ");
 }
@@ -349,7 +362,7 @@ grpc::Status Show(grpc::Status (acl::v1::Admin::Stub::*call)(grpc::ClientContext
 std::string DevicesText(const acl::v1::StatusReply& status) {
   Table devices(
       {"DEVICE", "NAME", "MEMORY", "USED", "UP", "SESSIONS", "COMPUTE", "MEM%", "STATE",
-       "HEALTH", "STREAMS/UID", "EVENTS/UID"});
+       "HEALTH", "STREAMS/UID", "EVENTS/UID", "NOTIFIES/UID"});
   // "495 of 1981", or the device's number alone when no share is checked.
   auto share = [](uint32_t per_uid, uint32_t device) {
     if (device == 0) return std::string("none");
@@ -365,7 +378,8 @@ std::string DevicesText(const acl::v1::StatusReply& status) {
                     device.disabled() ? "disabled" : "enabled",
                     device.healthy() ? "healthy" : "unhealthy",
                     share(device.streams_per_uid(), device.max_streams()),
-                    share(device.events_per_uid(), device.max_events())});
+                    share(device.events_per_uid(), device.max_events()),
+                    share(device.notifies_per_uid(), device.max_notifies())});
   }
   return devices.Render();
 }
