@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -802,17 +803,26 @@ TEST(RuntimeBinariesTest, ABinaryTooLargeForTheDeviceIsRefusedByItsSize) {
             ACL_ERROR_INVALID_PARAM);
 }
 
+// A runtime whose `devices` sim devices state `numbers` of streams and
+// events, each tenant holding `percent` of them (--device_share_per_uid).
+std::unique_ptr<Runtime> RuntimeWithDeviceNumbers(int32_t devices,
+                                                  hal::DeviceObjectLimits numbers,
+                                                  uint32_t percent,
+                                                  RuntimeOptions options = {}) {
+  hal::sim::SimOptions sim{devices, 1 << 20};
+  sim.device_objects = numbers;
+  options.device_share_per_uid = percent;
+  return std::make_unique<Runtime>(hal::sim::CreateSimBackend(sim), options);
+}
+
 // A device with a fixed number of streams and events refuses the one past
 // it whoever asks: one user holding them all would leave every other user
 // none. All sessions of a uid hold at most --device_share_per_uid of each
 // device's number together, default streams included; another uid and
 // another device have their own; a session's end gives its share back.
 TEST(RuntimeTenantHandlesTest, AUidHoldsAtMostItsShareOfADevicesStreamsAndEvents) {
-  hal::sim::SimOptions sim{2, 1 << 20};
-  sim.device_objects = {8, 8};
-  RuntimeOptions options;
-  options.device_share_per_uid = 25;  // 2 of each
-  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
+  const std::unique_ptr<Runtime> owned = RuntimeWithDeviceNumbers(2, {8, 8}, 25);  // 2 of each
+  Runtime& runtime = *owned;
   const SessionId first = runtime.OpenSession({100, 1000, 0, "a"});
   const SessionId second = runtime.OpenSession({101, 1000, 0, "b"});
   const SessionId other = runtime.OpenSession({102, 1001, 0, "c"});
@@ -872,11 +882,8 @@ TEST(RuntimeTenantHandlesTest, AUidHoldsAtMostItsShareOfADevicesStreamsAndEvents
 
 // At 100% only the device's own number holds.
 TEST(RuntimeTenantHandlesTest, AWholeShareLeavesOnlyTheDevicesOwnNumber) {
-  hal::sim::SimOptions sim{1, 1 << 20};
-  sim.device_objects = {3, 0};
-  RuntimeOptions options;
-  options.device_share_per_uid = 100;
-  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
+  const std::unique_ptr<Runtime> owned = RuntimeWithDeviceNumbers(1, {3, 0}, 100);
+  Runtime& runtime = *owned;
   const SessionId session = runtime.OpenSession({100, 1000, 0, "a"});
   const ContextId context = runtime.SetDevice(session, 0)->context;
   EXPECT_TRUE(runtime.CreateStream(session, context, 0, 0).ok());
@@ -892,13 +899,12 @@ TEST(RuntimeTenantHandlesTest, AWholeShareLeavesOnlyTheDevicesOwnNumber) {
 // session's quota, its uid's, its uid's share of the device and what the
 // device's own number leaves for everyone.
 TEST(RuntimeTenantHandlesTest, WhatIsAvailableIsWhatTheTightestLimitLeaves) {
-  hal::sim::SimOptions sim{2, 1 << 20};
-  sim.device_objects = {8, 8};
   RuntimeOptions options;
-  options.device_share_per_uid = 50;  // 4 of each
   options.default_max_streams = 3;
   options.max_events_per_uid = 6;
-  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
+  const std::unique_ptr<Runtime> owned =
+      RuntimeWithDeviceNumbers(2, {8, 8}, 50, options);  // 4 of each
+  Runtime& runtime = *owned;
   const SessionId mine = runtime.OpenSession({100, 1000, 0, "a"});
   const SessionId theirs = runtime.OpenSession({101, 1001, 0, "b"});
   const SessionId theirs_too = runtime.OpenSession({102, 1001, 0, "c"});
@@ -960,11 +966,8 @@ TEST(RuntimeTenantHandlesTest, WhatIsAvailableIsWhatTheTightestLimitLeaves) {
 // event, and so its place, until the record let go of it; a destroyed stream
 // keeps its place until its work drained, after its session's end too.
 TEST(RuntimeTenantHandlesTest, ADeviceObjectCountsUntilItsLastTaskLetsGoOfIt) {
-  hal::sim::SimOptions sim{1, 1 << 20};
-  sim.device_objects = {8, 8};
-  RuntimeOptions options;
-  options.device_share_per_uid = 25;  // 2 of each
-  Runtime runtime(hal::sim::CreateSimBackend(sim), options);
+  const std::unique_ptr<Runtime> owned = RuntimeWithDeviceNumbers(1, {8, 8}, 25);  // 2 of each
+  Runtime& runtime = *owned;
   const SessionId session = runtime.OpenSession({100, 1000, 0, "a"});
   const ContextInfo context = *runtime.SetDevice(session, 0);
   const StreamId held = *runtime.CreateStream(session, context.context, 0, 0);
