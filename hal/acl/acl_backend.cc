@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "hal/acl/acl_device.h"
 #include "hal/acl/device_context.h"
+#include "hal/acl/device_numbers.h"
 #include "hal/acl/exception_router.h"
 #include "hal/acl/host_registry.h"
 #include "hal/acl/vendor_api.h"
@@ -67,39 +67,6 @@ class AclBackend final : public Backend {
   std::shared_ptr<ExceptionRouter> router_;
   std::vector<std::unique_ptr<AclDevice>> devices_;
 };
-
-// The notifies CANN states for the SoC's product: Atlas A2 (Ascend910B*) and
-// A3 (Ascend910_93*) 8192, Ascend 950 65535, Atlas 200I/500 A2 (Ascend310B*)
-// 2048; Atlas training (Ascend910A and the like) and inference (Ascend310P*)
-// cards, and any SoC not named here, 1024, the fewest.
-uint32_t NotifiesOf(absl::string_view soc) {
-  if (absl::StartsWith(soc, "Ascend910B") || absl::StartsWith(soc, "Ascend910_93")) return 8192;
-  if (absl::StartsWith(soc, "Ascend950")) return 65535;
-  if (absl::StartsWith(soc, "Ascend310B")) return 2048;
-  return 1024;
-}
-
-// How many streams and events the device has left for acld's clients, asked
-// while acld is its only process (the probe's default stream aside), less
-// the two streams BringUp makes: its context's default stream and the report
-// thread's control stream. When the vendor cannot
-// tell (an older CANN, or an answer of 0, which cannot be right before acld
-// made anything), the fewest CANN documents for any product: 512 streams (an
-// Atlas 200I/500 A2) and 1023 events (an Atlas inference card). Notifies
-// have no query: CANN states them per product, told apart by SoC name.
-DeviceObjectLimits ProbeObjectLimits(const VendorApi& api, absl::string_view soc) {
-  constexpr uint32_t kFewestStreams = 512;
-  constexpr uint32_t kFewestEvents = 1023;
-  constexpr uint32_t kOwnStreams = 2;  // device_context.h's, report_thread.h's
-  auto ask = [](aclError (*query)(uint32_t*), uint32_t fallback) {
-    uint32_t count = 0;
-    if (query == nullptr || query(&count) != ACL_SUCCESS || count == 0) return fallback;
-    return count;
-  };
-  const uint32_t streams = ask(api.aclrtGetStreamAvailableNum, kFewestStreams);
-  return {streams > kOwnStreams ? streams - kOwnStreams : 1,
-          ask(api.aclrtGetEventAvailNum, kFewestEvents), NotifiesOf(soc)};
-}
 
 // What DeviceInfo needs: the SoC name, the HBM size, the streams and events.
 // The device is set for the query and reset after, so that it stays idle

@@ -138,9 +138,11 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // A notify whose wait passed (so it is reset) goes back to the pool, or
   // is destroyed when the stream's or the device's pool is full.
   void ReturnNotify(aclrtNotify notify);
-  // A new vendor notify, charged to the stream's owner (options_.charge_notify)
-  // until DestroyNotify: every notify the stream makes goes through these two.
-  absl::StatusOr<aclrtNotify> NewNotify();
+  // A notify in use (taken, not yet returned or destroyed) is charged to the
+  // stream's owner (options_.charge_notify); these give its charge back.
+  // Kept ones are not charged: the device's idle budget bounds them, and a
+  // tenant's idle streams would otherwise hold its share.
+  void Uncharge(aclrtNotify notify);
   void DestroyNotify(aclrtNotify notify);
   // A notify no wait will reset: destroyed, or kept in stray_notifies_ while
   // `release_pending` (its event's release may still record it).
@@ -239,8 +241,8 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // submission) whose event's release may still record them: destroyed when
   // the next abort makes such releases ignored, never reused.
   std::vector<aclrtNotify> stray_notifies_ ABSL_GUARDED_BY(notify_mu_);
-  // The owner's charge of each notify the stream made and has not destroyed
-  // (in flight, pooled or stray); a leaf lock.
+  // The owner's charge of each notify in use (in flight or stray); a leaf
+  // lock, never held while a charge is given back.
   absl::Mutex charges_mu_;
   std::map<aclrtNotify, std::shared_ptr<void>> notify_charges_ ABSL_GUARDED_BY(charges_mu_);
 
@@ -330,26 +332,20 @@ void AclStream::Core::RetireNotifiesLocked() {
   for (aclrtNotify notify : retired) DestroyNotify(notify);
 }
 
-absl::StatusOr<aclrtNotify> AclStream::Core::NewNotify() {
-  std::shared_ptr<void> charge;
-  if (options_.charge_notify) {
-    ACL_ASSIGN_OR_RETURN(charge, options_.charge_notify());
-  }
-  aclrtNotify notify = nullptr;
-  ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtCreateNotify(&notify, 0), "aclrtCreateNotify"));
-  absl::MutexLock lock(&charges_mu_);
-  notify_charges_[notify] = std::move(charge);
-  return notify;
-}
-
-void AclStream::Core::DestroyNotify(aclrtNotify notify) {
-  api_.aclrtDestroyNotify(notify);
-  std::shared_ptr<void> charge;  // given back outside the lock
+void AclStream::Core::Uncharge(aclrtNotify notify) {
+  std::shared_ptr<void> charge;  // given back after the lock
   absl::MutexLock lock(&charges_mu_);
   auto it = notify_charges_.find(notify);
   if (it == notify_charges_.end()) return;
   charge = std::move(it->second);
   notify_charges_.erase(it);
+}
+
+void AclStream::Core::DestroyNotify(aclrtNotify notify) {
+  // Uncharged first: once destroyed, the vendor may hand the same handle to
+  // another stream's new notify.
+  Uncharge(notify);
+  api_.aclrtDestroyNotify(notify);
 }
 
 absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
@@ -362,18 +358,26 @@ absl::StatusOr<std::pair<aclrtNotify, uint64_t>> AclStream::Core::TakeNotify() {
                                      "aclrtWaitAndResetNotify or aclrtStreamAbort: a stream "
                                      "cannot hold for the host"));
   }
+  std::shared_ptr<void> charge;
+  if (options_.charge_notify) {
+    ACL_ASSIGN_OR_RETURN(charge, options_.charge_notify());
+  }
   absl::MutexLock notify_lock(&notify_mu_);
+  aclrtNotify notify = nullptr;
   if (!free_notifies_.empty()) {
-    aclrtNotify notify = free_notifies_.back();
+    notify = free_notifies_.back();
     free_notifies_.pop_back();
     idle_budgets_->notifies.Give(1);
-    return std::make_pair(notify, notify_generation_);
+  } else {
+    ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtCreateNotify(&notify, 0), "aclrtCreateNotify"));
   }
-  ACL_ASSIGN_OR_RETURN(aclrtNotify notify, NewNotify());
+  absl::MutexLock lock(&charges_mu_);
+  notify_charges_[notify] = std::move(charge);
   return std::make_pair(notify, notify_generation_);
 }
 
 void AclStream::Core::ReturnNotify(aclrtNotify notify) {
+  Uncharge(notify);  // a kept notify counts against the device's idle budget instead
   {
     absl::MutexLock notify_lock(&notify_mu_);
     if (free_notifies_.size() < kMaxPooledNotifies && idle_budgets_->notifies.TryTake(1)) {
@@ -862,9 +866,11 @@ absl::StatusOr<uint64_t> AclStream::Core::HostCallbackPoint() {
     }
     if (!status.ok()) {
       // An announcement may be queued already: the stream cannot tell which
-      // item it belongs to any more.
+      // item it belongs to any more. Its notify is kept (and charged) until
+      // the abort that a broken stream ends with.
       broken_ = BackendError(ACL_ERROR_RT_STREAM_ABORT,
                              "the stream cannot take work after a host-callback point failed");
+      DiscardNotify(notify, /*release_pending=*/true);
       return status;
     }
     item.has_task = true;
