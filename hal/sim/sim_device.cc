@@ -167,8 +167,9 @@ absl::Status SimDevice::Fill(const DeviceSpan& dst, uint8_t value, uint64_t coun
 absl::StatusOr<std::unique_ptr<Stream>> SimDevice::CreateStream(StreamOptions options) {
   std::shared_ptr<void> slot = stream_slots_.Take();
   if (slot == nullptr) {
+    // No device id: a quota group's process knows the device by another.
     return acld::AclStatus(ACL_ERROR_RT_NO_STREAM_RESOURCE,
-                           absl::StrCat("device ", info_.id, " has no stream left of its ",
+                           absl::StrCat("the device has no stream left of its ",
                                         info_.objects.streams, " (--sim_device_streams)"));
   }
   return std::make_unique<SimStream>(*this, timer_, turns_, std::move(options), std::move(slot));
@@ -178,7 +179,7 @@ absl::StatusOr<std::shared_ptr<Event>> SimDevice::CreateEvent() {
   std::shared_ptr<void> slot = event_slots_.Take();
   if (slot == nullptr) {
     return acld::AclStatus(ACL_ERROR_RT_NO_EVENT_RESOURCE,
-                           absl::StrCat("device ", info_.id, " has no event left of its ",
+                           absl::StrCat("the device has no event left of its ",
                                         info_.objects.events, " (--sim_device_events)"));
   }
   return std::make_shared<SimEvent>(std::move(slot));
