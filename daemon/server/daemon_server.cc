@@ -249,7 +249,7 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
         });
   }
   grpc::Server* runtime_server = server->runtime_server_.get();
-  absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> runtime_acceptor = RuntimeAcceptor::Start(
+  absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> runtime_acceptor = RuntimeAcceptor::Create(
       runtime_guard.release(), absl::StrCat("runtime socket ", options.socket_path),
       [runtime_server](int fd) { grpc::AddInsecureChannelFromFd(runtime_server, fd); },
       absl::Milliseconds(100), options.limits.max_connections_per_uid, server->gate_.get());
@@ -258,7 +258,9 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
     return runtime_acceptor.status();
   }
   server->runtime_acceptor_ = *std::move(runtime_acceptor);
+  // Before the first accept: a stream's uid is found through it.
   server->cutter_.store(server->runtime_acceptor_.get());
+  server->runtime_acceptor_->StartAccepting();
   grpc::Server* admin_server = server->admin_server_.get();
   absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> admin_acceptor = RuntimeAcceptor::Start(
       admin_guard.release(), absl::StrCat("admin socket ", options.admin_socket_path),

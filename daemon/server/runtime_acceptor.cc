@@ -19,6 +19,15 @@ namespace acld::server {
 absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Start(
     int listen_fd, std::string name, std::function<void(int)> hand_off, absl::Duration pause,
     size_t max_per_uid, FrameGate* gate) {
+  absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> acceptor =
+      Create(listen_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate);
+  if (acceptor.ok()) (*acceptor)->StartAccepting();
+  return acceptor;
+}
+
+absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Create(
+    int listen_fd, std::string name, std::function<void(int)> hand_off, absl::Duration pause,
+    size_t max_per_uid, FrameGate* gate) {
   const int flags = fcntl(listen_fd, F_GETFL);
   if (flags < 0 || fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
     const std::string error = std::strerror(errno);
@@ -31,10 +40,13 @@ absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Start(
     close(listen_fd);
     return absl::ResourceExhaustedError(absl::StrCat("eventfd: ", error));
   }
-  std::unique_ptr<RuntimeAcceptor> acceptor(new RuntimeAcceptor(
+  return std::unique_ptr<RuntimeAcceptor>(new RuntimeAcceptor(
       listen_fd, stop_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate));
-  acceptor->thread_ = std::thread([raw = acceptor.get()] { raw->Loop(); });
-  return acceptor;
+}
+
+void RuntimeAcceptor::StartAccepting() {
+  if (thread_.joinable() || listen_fd_ < 0) return;
+  thread_ = std::thread([this] { Loop(); });
 }
 
 RuntimeAcceptor::RuntimeAcceptor(int listen_fd, int stop_fd, std::string name,
@@ -59,11 +71,12 @@ RuntimeAcceptor::~RuntimeAcceptor() {
 }
 
 void RuntimeAcceptor::Stop() {
-  if (!thread_.joinable()) return;
-  const uint64_t one = 1;
-  (void)!write(stop_fd_, &one, sizeof(one));
-  thread_.join();
-  close(listen_fd_);
+  if (thread_.joinable()) {
+    const uint64_t one = 1;
+    (void)!write(stop_fd_, &one, sizeof(one));
+    thread_.join();
+  }
+  if (listen_fd_ >= 0) close(listen_fd_);
   listen_fd_ = -1;
 }
 

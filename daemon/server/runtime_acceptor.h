@@ -46,6 +46,17 @@ class RuntimeAcceptor {
       int listen_fd, std::string name, std::function<void(int)> hand_off,
       absl::Duration pause = absl::Milliseconds(100), size_t max_per_uid = 0,
       FrameGate* gate = nullptr);
+  // As Start, but nothing is accepted before StartAccepting(): whatever looks
+  // connections up here (PeerUid, Holds) can be in place before the first
+  // one. A client may connect as soon as the socket listens, before acld
+  // is ready; one accepted before acld could find its uid was counted as
+  // nobody's (uid -1), outside its user's limits.
+  static absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> Create(
+      int listen_fd, std::string name, std::function<void(int)> hand_off,
+      absl::Duration pause = absl::Milliseconds(100), size_t max_per_uid = 0,
+      FrameGate* gate = nullptr);
+  // Starts accepting (once).
+  void StartAccepting();
   // Stops accepting and closes the listening socket.
   ~RuntimeAcceptor();
 

@@ -6,8 +6,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,46 @@ TEST(RuntimeAcceptorTest, HandsEveryConnectionOver) {
   EXPECT_FALSE(Connect(late, path));
   close(late);
   for (int fd : clients) close(fd);
+}
+
+// Created, an acceptor accepts nothing until told to, so that whatever looks
+// its connections up is in place first; from then on each connection's uid
+// is known by the time it is handed over (acld counts a stream's pending
+// Hello under that uid as soon as gRPC sees it).
+TEST(RuntimeAcceptorTest, AcceptsOnlyOnceStartedAndKnowsEachUidByTheHandOver) {
+  const std::string path = TempDir() + "/created.sock";
+  Accepted accepted;
+  std::atomic<int> uid_unknown{0};
+  RuntimeAcceptor* looked_up = nullptr;
+  auto acceptor = RuntimeAcceptor::Create(Listen(path), "test socket", [&](int fd) {
+    const std::optional<uid_t> uid = looked_up->PeerUid(fd);
+    if (!uid.has_value() || *uid != getuid()) ++uid_unknown;
+    accepted.Keep(fd);
+  });
+  ASSERT_TRUE(acceptor.ok());
+  looked_up = acceptor->get();
+  const int client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_TRUE(Connect(client, path));  // queued: the socket listens
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(accepted.count(), 0u);
+  EXPECT_EQ((*acceptor)->accepted(), 0u);
+  (*acceptor)->StartAccepting();
+  (*acceptor)->StartAccepting();  // once only
+  EXPECT_TRUE(Eventually([&] { return accepted.count() == 1; }));
+  EXPECT_EQ(uid_unknown.load(), 0);
+  (*acceptor)->Stop();
+  close(client);
+}
+
+// Never started, an acceptor still closes its socket.
+TEST(RuntimeAcceptorTest, ANeverStartedAcceptorClosesItsSocket) {
+  const std::string path = TempDir() + "/unstarted.sock";
+  auto acceptor = RuntimeAcceptor::Create(Listen(path), "test socket", [](int fd) { close(fd); });
+  ASSERT_TRUE(acceptor.ok());
+  acceptor->reset();
+  const int late = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_FALSE(Connect(late, path));
+  close(late);
 }
 
 // A uid holds at most max_per_uid connections: the next ones are closed at

@@ -221,7 +221,18 @@ class RuntimeService::SessionCall
         [this](const grpc::ByteBuffer* message) { StartWrite(message); });
     // Until its Hello a stream is pending: few at a time, and few of them any
     // one user's, each for a bounded time.
-    std::optional<std::string> refusal = service_.AdmitPending(pending_tenant_);
+    if (!pending_tenant_.has_value()) {
+      // Not counted as nobody's (uid -1): that would be a pending budget of
+      // its own, beside its user's. acld accepts every connection itself,
+      // so this one is closing (or came through a quota group's socket
+      // being deleted).
+      state_ = State::kEnded;
+      Finish(service_.Refuse(grpc::StatusCode::PERMISSION_DENIED,
+                             "acld cannot tell which user opened this connection: it is no "
+                             "longer one acld serves"));
+      return;
+    }
+    std::optional<std::string> refusal = service_.AdmitPending(*pending_tenant_);
     if (refusal.has_value()) {
       state_ = State::kEnded;
       Finish(service_.Refuse(grpc::StatusCode::RESOURCE_EXHAUSTED, *refusal));
@@ -296,7 +307,7 @@ class RuntimeService::SessionCall
 
   void OnHello(bool ok, const absl::Status& parsed) {
     const bool in_time = service_.hello_deadlines_.Disarm(deadline_);
-    service_.EndPending(pending_tenant_);
+    service_.EndPending(*pending_tenant_);
     state_ = State::kEnded;
     if (!in_time) {
       service_.refusals_.Info("a connection sent no Hello within {}; its stream was cancelled",
@@ -341,7 +352,7 @@ class RuntimeService::SessionCall
   RuntimeService& service_;
   grpc::CallbackServerContext* const context_;
   const Entrance entrance_;
-  const Tenant pending_tenant_;
+  const std::optional<Tenant> pending_tenant_;  // none: refused
   std::shared_ptr<GrpcStreamCarrier> carrier_;
   State state_ = State::kHello;
   uint64_t deadline_ = 0;
@@ -399,12 +410,13 @@ Entrance RuntimeService::EntranceOf(grpc::CallbackServerContext* context) const 
   return group_entrance.has_value() ? *std::move(group_entrance) : HostEntrance();
 }
 
-Tenant RuntimeService::PendingTenantOf(const Entrance& entrance,
-                                       grpc::CallbackServerContext* context) const {
+std::optional<Tenant> RuntimeService::PendingTenantOf(const Entrance& entrance,
+                                                      grpc::CallbackServerContext* context) const {
   if (entrance.group != nullptr) return Tenant(0, entrance.group);
-  std::optional<uint32_t> uid;
-  if (find_peer_uid_) uid = find_peer_uid_(context);
-  return Tenant(uid.value_or(static_cast<uint32_t>(-1)), nullptr);
+  if (!find_peer_uid_) return Tenant(static_cast<uint32_t>(-1), nullptr);  // no acceptor: tests
+  std::optional<uint32_t> uid = find_peer_uid_(context);
+  if (!uid.has_value()) return std::nullopt;
+  return Tenant(*uid, nullptr);
 }
 
 std::optional<std::string> RuntimeService::AdmitPending(const Tenant& tenant) {

@@ -271,8 +271,10 @@ class RuntimeService final
   // (find_entrance_), else the host's.
   Entrance EntranceOf(grpc::CallbackServerContext* context) const;
   // Whose a stream is before its Hello: the quota group of its `entrance`,
-  // else the uid that connected (an unknown one: uid -1).
-  Tenant PendingTenantOf(const Entrance& entrance, grpc::CallbackServerContext* context) const;
+  // else the uid that connected; none when its connection is not one the
+  // acceptor holds (uid -1 when no acceptor finds uids: tests).
+  std::optional<Tenant> PendingTenantOf(const Entrance& entrance,
+                                        grpc::CallbackServerContext* context) const;
   // A stream past a pending-Hello cap (all streams', or its tenant's) is
   // refused with the reason; else it counts as pending until Hello.
   std::optional<std::string> AdmitPending(const Tenant& tenant);
