@@ -635,6 +635,50 @@ TEST(AdversarialLimitsTest, OneUserCannotTakeADevicesStreamsOrEventsFromTheOther
   }
 }
 
+// On --backend=acl every host-func point (and host-released wait) queued in
+// the vendor holds one of the device's notifies (1024 on the stand-in), which
+// the vendor refuses past its number whoever asks. One user's points queued
+// behind a host func that never returns stop at the uid's share; the points
+// past it fail at the stream's synchronization, naming the flag; another user
+// still runs its own; aclctl shows the first user's share held.
+TEST(AdversarialLimitsTest, OneUserCannotTakeADevicesNotifiesFromTheOthers) {
+  if (!OnAclBackend()) GTEST_SKIP() << "only the acl backend takes notifies for its streams";
+  AcldDaemon daemon({"--device_share_per_uid=1"});  // 10 of the stand-in's 1024
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
+  // 4 streams of 8 points (acld's most in flight on one stream): 32 at once.
+  Process hog({kAdversary, "notify_cap", "4", "--device_share_per_uid"}, daemon.client_env());
+  ASSERT_TRUE(hog.WaitForLine("queued", absl::Seconds(60))) << hog.output();
+  auto notifies_held = [&]() -> uint32_t {
+    const acl::v1::StatusReply status = daemon.Status();
+    if (status.tenants_size() != 1) return 0;
+    const auto& held = status.tenants(0).notifies_on_device();
+    return held.count(0) == 0 ? 0 : held.at(0);
+  };
+  // The points reach the vendor after the calls returned.
+  const std::optional<absl::Duration> filled =
+      WaitUntil([&] { return notifies_held() >= 10; }, absl::Seconds(30));
+  EXPECT_TRUE(filled.has_value()) << "held " << notifies_held();
+  absl::SleepFor(absl::Milliseconds(300));  // and no more than these
+  EXPECT_EQ(notifies_held(), 10u);
+  const acl::v1::StatusReply status = daemon.Status();
+  ASSERT_GE(status.devices_size(), 1);
+  EXPECT_EQ(status.devices(0).max_notifies(), 1024u);
+  EXPECT_EQ(status.devices(0).notifies_per_uid(), 10u);
+  const auto [text_code, text] = daemon.Aclctl({"status"});
+  EXPECT_NE(text.find("10/10 notifies"), std::string::npos) << text;
+  // Another user's host funcs run meanwhile: its share is its own.
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "notify_cap", "1", "--device_share_per_uid", "within"},
+                      daemon.dir(), daemon.client_env().at("ACLD_ADDRESS")),
+            0);
+  // Let go, the first user's stream goes on: the ten points that held a
+  // notify run, the others failed (the client checks the refusal).
+  hog.CloseStdin();
+  EXPECT_EQ(hog.Wait(absl::Seconds(60)), 0) << hog.output();
+  EXPECT_NE(hog.output().find("ran 10"), std::string::npos) << hog.output();
+  EXPECT_TRUE(WaitUntil([&] { return notifies_held() == 0; }, absl::Seconds(10)).has_value());
+}
+
 // The identity socket is every process's front door. One user's connections
 // that never send their request filled it before (256 being served, each for
 // up to 5 s, the rest waiting in the backlog): another user's aclInit then

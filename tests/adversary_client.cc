@@ -31,6 +31,14 @@
 //                           once refused, a 1 MiB pageable round trip still works
 //   stream_cap N FLAG [exit]        the same with streams (aclrtCreateStream)
 //   event_cap N FLAG [exit]         the same with events (aclrtCreateEvent)
+//   notify_cap S FLAG [within]      S streams, each with 8 blocking host funcs
+//                           (acld's most in flight on a stream) whose first waits
+//                           for stdin to close; on --backend=acl each queued one
+//                           holds one of the device's notifies; prints "queued";
+//                           a stream's synchronization must then report the
+//                           points past the uid's share refused, naming FLAG.
+//                           With `within`, nothing waits and all must run.
+//                           Prints "ran K"
 #include <pthread.h>
 #include <unistd.h>
 
@@ -502,6 +510,74 @@ int CallbackFills(uint64_t mib) {
   return scenario::Teardown();
 }
 
+std::atomic<bool> g_first_released{false};
+std::atomic<int> g_host_funcs_ran{0};
+
+void WaitForRelease(void*) {
+  const auto give_up = Clock::now() + std::chrono::seconds(60);
+  while (!g_first_released && Clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ++g_host_funcs_ran;
+}
+
+void CountRun(void*) { ++g_host_funcs_ran; }
+
+int NotifyCap(uint64_t streams, const std::string& flag, bool within) {
+  constexpr int kPointsPerStream = 8;
+  scenario::Setup();
+  aclrtContext context = nullptr;
+  CheckCode(aclrtGetCurrentContext(&context), ACL_SUCCESS, "aclrtGetCurrentContext");
+  std::atomic<bool> stop{false};
+  std::thread reporter([&, context] {
+    aclrtSetCurrentContext(context);
+    while (!stop) aclrtProcessReport(100);
+  });
+  g_first_released = within;
+  std::vector<aclrtStream> queues(streams);
+  for (aclrtStream& stream : queues) {
+    CheckCode(aclrtCreateStream(&stream), ACL_SUCCESS, "aclrtCreateStream");
+    CheckCode(aclrtSubscribeReport(static_cast<uint64_t>(reporter.native_handle()), stream),
+              ACL_SUCCESS, "aclrtSubscribeReport");
+    CheckCode(aclrtLaunchCallback(WaitForRelease, nullptr, ACL_CALLBACK_BLOCK, stream),
+              ACL_SUCCESS, "aclrtLaunchCallback (the first)");
+    for (int i = 1; i < kPointsPerStream; ++i) {
+      CheckCode(aclrtLaunchCallback(CountRun, nullptr, ACL_CALLBACK_BLOCK, stream), ACL_SUCCESS,
+                "aclrtLaunchCallback");
+    }
+  }
+  std::printf("queued\n");
+  std::fflush(stdout);
+  if (!within) {
+    std::atomic<bool> closed{false};
+    StopWhenStdinCloses(closed).join();
+    g_first_released = true;
+  }
+  int refused = 0;
+  for (aclrtStream stream : queues) {
+    const aclError synchronized = aclrtSynchronizeStream(stream);
+    const char* recent = aclGetRecentErrMsg();  // read once: reading clears it
+    const std::string message = recent == nullptr ? "" : recent;
+    if (synchronized == ACL_SUCCESS) continue;
+    ++refused;
+    CheckCode(synchronized, ACL_ERROR_RT_NO_NOTIFY_RESOURCE,
+              "the synchronization after points past the share");
+    Check(message.find(flag) != std::string::npos,
+          "the refusal's message does not name " + flag + ": " + message);
+  }
+  if (within) {
+    Check(refused == 0, "a point was refused");
+    Check(g_host_funcs_ran == static_cast<int>(streams) * kPointsPerStream,
+          "not every host func ran");
+  } else {
+    Check(refused > 0, "no point was refused");
+  }
+  stop = true;
+  reporter.join();
+  std::printf("ran %d\n", g_host_funcs_ran.load());
+  return scenario::Teardown();
+}
+
 int Workload() {
   scenario::Setup();
   constexpr size_t kWords = 4096;
@@ -584,6 +660,9 @@ int main(int argc, char** argv) {
         [streams](void* handle) {
           return streams ? aclrtDestroyStream(handle) : aclrtDestroyEvent(handle);
         });
+  }
+  if (mode == "notify_cap" && argc > 3) {
+    return NotifyCap(number(2), argv[3], argc > 4 && std::string(argv[4]) == "within");
   }
   if (mode == "random_draws" && argc > 2) return RandomDraws(number(2));
   std::fprintf(stderr, "usage: adversary_client MODE [ARGS]\n");
