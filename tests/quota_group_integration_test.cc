@@ -183,6 +183,34 @@ TEST(QuotaGroupTest, APodSeesItsGroupsDevicesFromZeroAndCopiesAndCallsBackThroug
   EXPECT_NE(callbacks.find("many 20 ok"), std::string::npos) << callbacks;
 }
 
+// An IPC event on a host device outside the group is not opened by a pod's
+// process, and leaves it no handle: before, only the reply was refused (for
+// its device id) while the handle stayed in the session, its number
+// guessable, usable for waits and records.
+TEST(QuotaGroupTest, AnIpcEventOfADeviceOutsideTheGroupIsNotOpened) {
+  AcldDaemon daemon;  // two devices, on either backend
+  const acl::v1::GroupInfo group = CreateGroup(daemon, {"--devices=1"});
+  Process owner({"tests/sharing_client", "event_owner"}, daemon.client_env());  // host device 0
+  ASSERT_TRUE(owner.WaitForLine("handle", absl::Seconds(20))) << owner.output();
+  const size_t at = owner.output().find("handle ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string handle = owner.output().substr(at + 7, 64);
+  Process opener(InPod(group, "tests/sharing_client event_opener"), PodEnv());
+  opener.WriteLine("handle " + handle);
+  ASSERT_TRUE(opener.WaitForLine("opened", absl::Seconds(20))) << opener.output();
+  EXPECT_NE(opener.output().find("opened 107001"), std::string::npos) << opener.output();
+  const auto [code, json] = daemon.Aclctl({"--json", "sharing"});
+  ASSERT_EQ(code, 0) << json;
+  acl::v1::SharingReply sharing;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &sharing).ok()) << json;
+  ASSERT_EQ(sharing.events_size(), 1) << json;
+  EXPECT_EQ(sharing.events(0).openers_size(), 0) << json;
+  opener.WriteLine("exit");
+  EXPECT_EQ(opener.Wait(absl::Seconds(20)), 0) << opener.output();
+  owner.WriteLine("exit");
+  EXPECT_EQ(owner.Wait(absl::Seconds(20)), 0) << owner.output();
+}
+
 TEST(QuotaGroupTest, ATokenIsRedeemableOnlyOnTheRuntimeSocketOfTheDeskThatIssuedIt) {
   AcldDaemon daemon;
   const acl::v1::GroupInfo group = CreateGroup(daemon, {"--devices=0"});

@@ -26,14 +26,25 @@ struct KernelIdentity {
 class KernelWhitelist {
  public:
   static constexpr size_t kMaxEntries = 1024;
+  // Entries one owner's whitelists of one kind (memory keys, shareable
+  // handles, notifies) hold together. A whitelist alone is bounded, but one
+  // process may have a thousand exports: without this, one user's sessions
+  // made acld hold gigabytes of entries.
+  static constexpr size_t kMaxEntriesPerOwner = 4096;
 
-  // Adds `pids` (each > 0), made at `now_ticks`. `api` names the call in errors:
-  // INVALID_PARAM for no pids or one ≤ 0, ACL_ERROR_RT_OVER_LIMIT past kMaxEntries.
-  absl::Status Add(const std::vector<int32_t>& pids, uint64_t now_ticks, const char* api);
+  // Adds `pids` (each > 0), made at `now_ticks`, and counts them in
+  // `owner_entries` (what the owner's whitelists of this kind hold). `api`
+  // names the call in errors: INVALID_PARAM for no pids or one ≤ 0,
+  // ACL_ERROR_RT_OVER_LIMIT past kMaxEntries or kMaxEntriesPerOwner.
+  absl::Status Add(const std::vector<int32_t>& pids, uint64_t now_ticks, const char* api,
+                   size_t& owner_entries);
   // Whether `asking` passes; binds the entry it passes by.
   bool Admits(const KernelIdentity& asking);
-  // The session ended: the entries it bound go.
-  void SessionEnded(SessionId session);
+  // The session ended: the entries it bound go. Answers how many.
+  size_t SessionEnded(SessionId session);
+  size_t size() const { return entries_.size(); }
+  // The sessions entries are bound to (at most kMaxEntries).
+  std::vector<SessionId> BoundSessions() const;
   std::vector<int32_t> Pids() const;
 
  private:

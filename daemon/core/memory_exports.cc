@@ -44,10 +44,10 @@ absl::StatusOr<std::string> MemoryExports::Export(SessionId owner, uint64_t addr
   }
   ACL_ASSIGN_OR_RETURN(std::string key, NewCapabilityKey());
   absl::MutexLock lock(&mu_);
-  size_t& count = exports_per_session_[owner];
-  if (count >= kMaxExportsPerSession) {
+  SessionKeys& keys = sessions_[owner];
+  if (keys.exported.size() >= kMaxExportsPerSession) {
     return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
-                     absl::StrCat(kApi, ": this process has ", count,
+                     absl::StrCat(kApi, ": this process has ", keys.exported.size(),
                                   " exported keys, the most it may hold; close some"));
   }
   Exported& entry = exports_[key];
@@ -57,7 +57,7 @@ absl::StatusOr<std::string> MemoryExports::Export(SessionId owner, uint64_t addr
   entry.size = size;
   entry.allocation = range.keepalive;
   entry.pid_validation = flags == 0;
-  ++count;
+  keys.exported.insert(key);
   return key;
 }
 
@@ -76,7 +76,7 @@ absl::Status MemoryExports::SetImportPids(SessionId owner, const std::string& ke
   constexpr const char* kApi = "aclrtIpcMemSetImportPid";
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Exported* entry, OwnedLocked(owner, key, kApi));
-  return entry->whitelist.Add(pids, now_ticks_(), kApi);
+  return entry->whitelist.Add(pids, now_ticks_(), kApi, sessions_[owner].whitelist_entries);
 }
 
 absl::Status MemoryExports::SetAttribute(SessionId owner, const std::string& key, int32_t type,
@@ -104,10 +104,10 @@ absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
   }
   auto imported = entry.imports.find(importer.session);
   if (imported != entry.imports.end()) return imported->second;
-  size_t& count = imports_per_session_[importer.session];
-  if (count >= kMaxImportsPerSession) {
+  SessionKeys& keys = sessions_[importer.session];
+  if (keys.imported.size() >= kMaxImportsPerSession) {
     return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
-                     absl::StrCat(kApi, ": this process holds ", count,
+                     absl::StrCat(kApi, ": this process holds ", keys.imported.size(),
                                   " imports, the most it may; close some"));
   }
   ACL_RETURN_IF_ERROR(memory_.GrantRoom(entry.allocation, entry.address, importer.session));
@@ -115,49 +115,69 @@ absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
   // which must then hold the import (its end unbinds the entry). Only a
   // race refuses it after that (a free, or the importer's end, which
   // unbinds the entry).
-  if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
-    return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
-                     absl::StrCat(kApi, ": process ", importer.pid,
-                                  " is not on the key's whitelist (the exporter adds it with "
-                                  "aclrtIpcMemSetImportPid and the pid of aclrtDeviceGetBareTgid)"));
+  if (entry.pid_validation) {
+    if (!entry.whitelist.Admits(importer)) {
+      return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
+                       absl::StrCat(kApi, ": process ", importer.pid,
+                                    " is not on the key's whitelist (the exporter adds it with "
+                                    "aclrtIpcMemSetImportPid and the pid of "
+                                    "aclrtDeviceGetBareTgid)"));
+    }
+    keys.bound.insert(key);
   }
   ACL_RETURN_IF_ERROR(memory_.Grant(entry.allocation, entry.address, entry.size, importer.session));
   entry.imports[importer.session] = entry.address;
-  ++count;
+  keys.imported.insert(key);
   return entry.address;
 }
 
-void MemoryExports::RevokeImportsLocked(const std::string& key, const Exported& entry,
-                                        const std::string& reason) {
+void MemoryExports::EraseLocked(std::map<std::string, Exported>::iterator it,
+                                const std::string& reason) {
+  const std::string& key = it->first;
+  Exported& entry = it->second;
+  std::vector<SessionId> importers;
   for (const auto& [importer, address] : entry.imports) {
-    memory_.Revoke(importer, entry.allocation, address, reason, /*by_exporter=*/true);
-    --imports_per_session_[importer];
-    std::set<std::string>& revoked = revoked_keys_[importer];
-    if (revoked.size() < kMaxImportsPerSession) revoked.insert(key);
+    importers.push_back(importer);
+    auto keys = sessions_.find(importer);
+    if (keys == sessions_.end()) continue;
+    keys->second.imported.erase(key);
+    if (keys->second.revoked.size() < kMaxImportsPerSession) keys->second.revoked.insert(key);
   }
+  // One pass over the allocation's grants for all of them.
+  memory_.Revoke(importers, entry.allocation, entry.address, entry.size, reason,
+                 /*by_exporter=*/true);
+  for (SessionId bound : entry.whitelist.BoundSessions()) {
+    auto keys = sessions_.find(bound);
+    if (keys != sessions_.end()) keys->second.bound.erase(key);
+  }
+  auto owner = sessions_.find(entry.owner);
+  if (owner != sessions_.end()) {
+    owner->second.exported.erase(key);
+    owner->second.whitelist_entries -=
+        std::min(owner->second.whitelist_entries, entry.whitelist.size());
+  }
+  exports_.erase(it);
 }
 
 absl::Status MemoryExports::Close(SessionId session, const std::string& key) {
   absl::MutexLock lock(&mu_);
   auto it = exports_.find(key);
   if (it != exports_.end() && it->second.owner == session) {
-    RevokeImportsLocked(key, it->second, "the exporting process closed its key");
-    --exports_per_session_[session];
-    exports_.erase(it);
+    EraseLocked(it, "the exporting process closed its key");
     return absl::OkStatus();
   }
+  auto keys = sessions_.find(session);
   if (it != exports_.end()) {
     auto imported = it->second.imports.find(session);
     if (imported != it->second.imports.end()) {
-      memory_.Revoke(session, it->second.allocation, imported->second,
+      memory_.Revoke({session}, it->second.allocation, imported->second, it->second.size,
                      "this process closed the key", /*by_exporter=*/false);
       it->second.imports.erase(imported);
-      --imports_per_session_[session];
+      if (keys != sessions_.end()) keys->second.imported.erase(key);
       return absl::OkStatus();
     }
   }
-  auto revoked = revoked_keys_.find(session);
-  if (revoked != revoked_keys_.end() && revoked->second.erase(key) != 0) {
+  if (keys != sessions_.end() && keys->second.revoked.erase(key) != 0) {
     return absl::OkStatus();  // its exporter took it away first
   }
   return Invalid("aclrtIpcMemClose", "the key is not one this process exported or imported");
@@ -165,25 +185,35 @@ absl::Status MemoryExports::Close(SessionId session, const std::string& key) {
 
 void MemoryExports::SessionEnded(SessionId session) {
   absl::MutexLock lock(&mu_);
-  for (auto it = exports_.begin(); it != exports_.end();) {
-    Exported& entry = it->second;
-    if (entry.owner == session) {
-      RevokeImportsLocked(it->first, entry, "the exporting process ended");
-      it = exports_.erase(it);
-      continue;
-    }
-    auto imported = entry.imports.find(session);
-    if (imported != entry.imports.end()) {
-      memory_.Revoke(session, entry.allocation, imported->second, "this process ended",
-                     /*by_exporter=*/false);
-      entry.imports.erase(imported);
-    }
-    entry.whitelist.SessionEnded(session);
-    ++it;
+  auto found = sessions_.find(session);
+  if (found == sessions_.end()) return;
+  // Copies: erasing an export edits these sets.
+  const std::set<std::string> exported = found->second.exported;
+  const std::set<std::string> imported = found->second.imported;
+  const std::set<std::string> bound = found->second.bound;
+  for (const std::string& key : exported) {
+    auto it = exports_.find(key);
+    if (it != exports_.end()) EraseLocked(it, "the exporting process ended");
   }
-  exports_per_session_.erase(session);
-  imports_per_session_.erase(session);
-  revoked_keys_.erase(session);
+  for (const std::string& key : imported) {
+    auto it = exports_.find(key);
+    if (it == exports_.end()) continue;
+    auto import = it->second.imports.find(session);
+    if (import == it->second.imports.end()) continue;
+    memory_.Revoke({session}, it->second.allocation, import->second, it->second.size,
+                   "this process ended", /*by_exporter=*/false);
+    it->second.imports.erase(import);
+  }
+  for (const std::string& key : bound) {
+    auto it = exports_.find(key);
+    if (it == exports_.end()) continue;
+    const size_t unbound = it->second.whitelist.SessionEnded(session);
+    auto owner = sessions_.find(it->second.owner);
+    if (owner != sessions_.end()) {
+      owner->second.whitelist_entries -= std::min(owner->second.whitelist_entries, unbound);
+    }
+  }
+  sessions_.erase(session);
 }
 
 std::vector<MemoryExports::ExportView> MemoryExports::Snapshot() const {

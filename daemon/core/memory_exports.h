@@ -91,19 +91,30 @@ class MemoryExports {
   // exist and one of another session, so keys cannot be probed.
   absl::StatusOr<Exported*> OwnedLocked(SessionId owner, const std::string& key, const char* api)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RevokeImportsLocked(const std::string& key, const Exported& entry,
-                           const std::string& reason)
+
+  // What one session has to do with exports, so that its end looks at its
+  // own keys only: walking every export on the host under the runtime's
+  // lock at each session's end let one user's many exports stall everyone.
+  struct SessionKeys {
+    std::set<std::string> exported;
+    std::set<std::string> imported;
+    std::set<std::string> bound;  // whose whitelist has an entry bound to it
+    // Keys whose import the owner revoked: the importer's close of one still
+    // succeeds, as CANN's cleanup order expects (at most kMaxImportsPerSession).
+    std::set<std::string> revoked;
+    size_t whitelist_entries = 0;  // what its exports' whitelists hold
+  };
+
+  // The export under `key` ends: its imports are revoked, its whitelist's
+  // entries no longer count for its owner.
+  void EraseLocked(std::map<std::string, Exported>::iterator it, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   MemoryManager& memory_;
   const std::function<uint64_t()> now_ticks_;
   mutable absl::Mutex mu_;
   std::map<std::string, Exported> exports_ ABSL_GUARDED_BY(mu_);
-  std::map<SessionId, size_t> exports_per_session_ ABSL_GUARDED_BY(mu_);
-  std::map<SessionId, size_t> imports_per_session_ ABSL_GUARDED_BY(mu_);
-  // Keys whose import the owner revoked: the importer's close of one still
-  // succeeds, as CANN's cleanup order expects (at most kMaxImportsPerSession).
-  std::map<SessionId, std::set<std::string>> revoked_keys_ ABSL_GUARDED_BY(mu_);
+  std::map<SessionId, SessionKeys> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace acld

@@ -209,5 +209,64 @@ TEST_F(MemoryExportsTest, RefusesBadArgumentsAndBoundsWhatASessionHolds) {
   EXPECT_TRUE(exports_.Export(kOwner, address_, 8, 0).ok()) << "a close gives the place back";
 }
 
+// One owner's whitelists hold at most KernelWhitelist::kMaxEntriesPerOwner
+// pids together (each key's own bound let one user's sessions make acld hold
+// gigabytes); a closed key gives its entries back, and so does an
+// importer's end for the entries it bound.
+TEST_F(MemoryExportsTest, AnOwnersWhitelistsTogetherAreBounded) {
+  constexpr size_t kPerKey = KernelWhitelist::kMaxEntries;
+  constexpr size_t kKeys = KernelWhitelist::kMaxEntriesPerOwner / kPerKey;
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < kKeys; ++i) {
+    keys.push_back(*exports_.Export(kOwner, address_, 8, 0));
+    std::vector<int32_t> pids(kPerKey, 300);
+    pids[0] = 200;  // the importer's
+    ASSERT_TRUE(exports_.SetImportPids(kOwner, keys.back(), pids).ok()) << i;
+  }
+  const std::string one_more = *exports_.Export(kOwner, address_, 8, 0);
+  const absl::Status refused = exports_.SetImportPids(kOwner, one_more, {200});
+  EXPECT_EQ(Code(refused), ACL_ERROR_RT_OVER_LIMIT);
+  EXPECT_NE(refused.message().find("at most 4096"), absl::string_view::npos) << refused;
+  // The importer binds an entry of the first key; its end takes that entry.
+  ASSERT_TRUE(exports_.Import(Importer(), keys[0]).ok());
+  exports_.SessionEnded(kImporter);
+  EXPECT_TRUE(exports_.SetImportPids(kOwner, one_more, {200}).ok()) << "the bound entry went";
+  EXPECT_EQ(Code(exports_.SetImportPids(kOwner, one_more, {200})), ACL_ERROR_RT_OVER_LIMIT);
+  ASSERT_TRUE(exports_.Close(kOwner, keys[1]).ok());
+  EXPECT_TRUE(exports_.SetImportPids(kOwner, one_more, std::vector<int32_t>(kPerKey - 2, 300)).ok())
+      << "a closed key's entries went";
+}
+
+// A session that imported two keys of the same range holds two grants:
+// closing one leaves the other (before, both went at once).
+TEST_F(MemoryExportsTest, ClosingOneOfTwoKeysOfARangeLeavesTheOther) {
+  const std::string first = *exports_.Export(kOwner, address_, 4096, 1);
+  const std::string second = *exports_.Export(kOwner, address_, 4096, 1);
+  ASSERT_TRUE(exports_.Import(Importer(), first).ok());
+  ASSERT_TRUE(exports_.Import(Importer(), second).ok());
+  ASSERT_TRUE(exports_.Close(kImporter, first).ok());
+  EXPECT_TRUE(memory_.Resolve(kImporter, address_, 4096).ok()) << "the second key's import";
+  ASSERT_TRUE(exports_.Close(kOwner, second).ok());
+  EXPECT_EQ(Code(memory_.Resolve(kImporter, address_, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_TRUE(exports_.Close(kImporter, second).ok()) << "revoked first: its close still succeeds";
+}
+
+// An export's end revokes all its imports in one pass, and a session's end
+// touches only its own keys: others' exports and imports stay.
+TEST_F(MemoryExportsTest, ASessionsEndLeavesOtherSessionsExportsAlone) {
+  const uint64_t strangers = *memory_.Allocate(kStranger, 0, 4096);
+  const std::string owners = *exports_.Export(kOwner, address_, 4096, 1);
+  const std::string other = *exports_.Export(kStranger, strangers, 4096, 1);
+  ASSERT_TRUE(exports_.Import(Importer(), owners).ok());
+  ASSERT_TRUE(exports_.Import(Importer(), other).ok());
+  exports_.SessionEnded(kOwner);
+  EXPECT_EQ(Code(memory_.Resolve(kImporter, address_, 1).status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_TRUE(memory_.Resolve(kImporter, strangers, 4096).ok());
+  EXPECT_EQ(exports_.Snapshot().size(), 1u);
+  exports_.SessionEnded(kImporter);
+  ASSERT_EQ(exports_.Snapshot().size(), 1u);
+  EXPECT_TRUE(exports_.Snapshot()[0].imports.empty());
+}
+
 }  // namespace
 }  // namespace acld

@@ -338,24 +338,32 @@ absl::Status MemoryManager::Grant(const std::weak_ptr<void>& allocation, uint64_
   return absl::OkStatus();
 }
 
-void MemoryManager::Revoke(SessionId importer, const std::weak_ptr<void>& allocation,
-                           uint64_t address, const std::string& reason, bool by_exporter) {
+void MemoryManager::Revoke(const std::vector<SessionId>& importers,
+                           const std::weak_ptr<void>& allocation, uint64_t address,
+                           uint64_t bytes, const std::string& reason, bool by_exporter) {
   const std::shared_ptr<void> held = allocation.lock();  // released after the lock
-  if (held == nullptr) return;
+  if (held == nullptr || importers.empty()) return;
+  // One grant each: a session that imported two keys of the same range
+  // holds two, and closing one leaves the other.
+  std::multiset<SessionId> pending(importers.begin(), importers.end());
   {
     absl::MutexLock lock(&mu_);
     auto it = allocations_.upper_bound(address);
     if (it == allocations_.begin() || std::prev(it)->second != held) return;
     const std::shared_ptr<Block>& block = std::prev(it)->second;
     auto& grants = block->grants;
-    for (auto grant = grants.begin(); grant != grants.end();) {
-      if (grant->importer == importer && block->buffer.address + grant->offset == address) {
-        DeferLocked(importer, block);
+    for (auto grant = grants.begin(); grant != grants.end() && !pending.empty();) {
+      auto importer = pending.find(grant->importer);
+      if (importer != pending.end() && block->buffer.address + grant->offset == address &&
+          grant->bytes == bytes) {
+        const SessionId session = *importer;
+        pending.erase(importer);
+        DeferLocked(session, block);
         if (by_exporter) {
-          RevokeFromImporterLocked(importer, address, grant->bytes,
+          RevokeFromImporterLocked(session, address, grant->bytes,
                                    GrantedRange(block, grant->offset), reason);
         } else {
-          NoteRevokedLocked(importer, address, grant->bytes, reason);
+          NoteRevokedLocked(session, address, grant->bytes, reason);
         }
         grant = grants.erase(grant);
       } else {

@@ -127,14 +127,16 @@ class MemoryManager {
   // entry binds to the importer, so that only a race refuses it after).
   absl::Status GrantRoom(const std::weak_ptr<void>& allocation, uint64_t address,
                          SessionId importer) const;
-  // Ends `importer`'s grant at `address` of `allocation` (as given to
-  // Grant); a later use of it fails with `reason` in its message. Work that
-  // resolved it already keeps its pin. Nothing when the allocation is gone:
-  // another may have its address now (freeing it took its grants away).
-  // `by_exporter`: the exporter took it away, and an importer that takes
-  // notice of revocations is told first.
-  void Revoke(SessionId importer, const std::weak_ptr<void>& allocation, uint64_t address,
-              const std::string& reason, bool by_exporter);
+  // Ends one grant of [address, +bytes) of `allocation` (as given to Grant)
+  // to each of `importers`, in one pass over the allocation's grants (an
+  // export's end revokes up to kMaxGrantsPerAllocation at once, under the
+  // lock every copy takes); a later use of it fails with `reason` in its
+  // message. Work that resolved it already keeps its pin. Nothing when the
+  // allocation is gone: another may have its address now (freeing it took
+  // its grants away). `by_exporter`: the exporter took it away, and an
+  // importer that takes notice of revocations is told first.
+  void Revoke(const std::vector<SessionId>& importers, const std::weak_ptr<void>& allocation,
+              uint64_t address, uint64_t bytes, const std::string& reason, bool by_exporter);
   // Ends `importer`'s mapping at `address` of memory its exporter took away
   // (as Unmap with a reason, after a notice as Revoke).
   void RevokeMapping(SessionId importer, uint64_t address, const std::string& reason);

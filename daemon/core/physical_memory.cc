@@ -135,39 +135,41 @@ absl::StatusOr<bool> PhysicalMemory::Readable(SessionId session, uint64_t addres
 
 void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<Handle>& handle,
                                       const std::string& reason) {
-  for (auto it = exports_.begin(); it != exports_.end();) {
-    Exported& entry = it->second;
-    if (entry.handle != handle) {
-      // An importer's handle leaves the export it came from once nothing of
-      // it is left: one freed while still mapped stays listed, so that the
-      // owner's free, reset or end still revokes those mappings (UnmapLocked
-      // drops it with its last one).
-      if (handle->mappings > 0) {
-        ++it;
-        continue;
-      }
-      auto& imports = entry.imports;
-      for (auto import = imports.begin(); import != imports.end();) {
-        import = import->second == handle ? imports.erase(import) : std::next(import);
-      }
-      ++it;
-      continue;
-    }
-    // The owner's: every import is revoked, and the mappings of it stop
-    // resolving, naming the reason. Importers keep their handles, so that
-    // their unmap, release and free still succeed.
-    for (auto& [importer, imported] : entry.imports) {
-      imported->revoked = reason;
-      imported->memory = ResolvedRange{};
-      for (auto& [start, reservation] : holdings_[importer].reservations) {
-        for (const auto& [address, mapping] : reservation.mappings) {
-          if (mapping.handle == imported) memory_.RevokeMapping(importer, address, reason);
-        }
-      }
-    }
-    --holdings_[session].exports;
-    it = exports_.erase(it);
+  if (handle->shareable == 0) return;  // never exported, nor imported
+  auto it = exports_.find(handle->shareable);
+  if (it == exports_.end()) return;  // its export ended already
+  Exported& entry = it->second;
+  if (entry.handle != handle) {
+    // An importer's handle leaves the export it came from once nothing of
+    // it is left: one freed while still mapped stays listed, so that the
+    // owner's free, reset or end still revokes those mappings (UnmapLocked
+    // drops it with its last one).
+    if (handle->mappings == 0) entry.imports.erase(handle.get());
+    return;
   }
+  // The owner's: every import is revoked, and the mappings of it stop
+  // resolving, naming the reason. Importers keep their handles, so that
+  // their unmap, release and free still succeed.
+  for (auto& [raw, import] : entry.imports) {
+    const std::shared_ptr<Handle>& imported = import.handle;
+    imported->revoked = reason;
+    imported->memory = ResolvedRange{};
+    if (imported->mappings == 0) continue;
+    for (auto& [start, reservation] : holdings_[import.session].reservations) {
+      for (const auto& [address, mapping] : reservation.mappings) {
+        if (mapping.handle == imported) memory_.RevokeMapping(import.session, address, reason);
+      }
+    }
+  }
+  for (SessionId bound : entry.whitelist.BoundSessions()) {
+    auto holdings = holdings_.find(bound);
+    if (holdings != holdings_.end()) holdings->second.bound.erase(it->first);
+  }
+  Holdings& owner = holdings_[session];
+  --owner.exports;
+  owner.whitelist_entries -= std::min(owner.whitelist_entries, entry.whitelist.size());
+  handle->shareable = 0;  // retained while mapped, it may be exported again
+  exports_.erase(it);
 }
 
 absl::StatusOr<uint64_t> PhysicalMemory::Reserve(SessionId session, int32_t device,
@@ -349,15 +351,14 @@ absl::StatusOr<uint64_t> PhysicalMemory::Export(SessionId session, uint64_t id,
     return Invalid(kApi, "the handle was imported; only the process that allocated the memory "
                          "exports it");
   }
-  for (const auto& [other, entry] : exports_) {
-    if (entry.handle == handle) return Invalid(kApi, "the handle is exported already");
-  }
+  if (handle->shareable != 0) return Invalid(kApi, "the handle is exported already");
   Holdings& holdings = holdings_[session];
   if (holdings.exports >= kMaxPerSession) return OverLimit(kApi, "shareable handles");
   if (exports_.count(shareable) != 0) {
     return AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, absl::StrCat(kApi, ": try again"));
   }
   Exported& entry = exports_[shareable];
+  handle->shareable = shareable;
   entry.handle = std::move(handle);
   entry.pid_validation = pid_validation;
   ++holdings.exports;
@@ -375,7 +376,7 @@ absl::Status PhysicalMemory::SetImportPids(SessionId owner, uint64_t shareable,
     return Invalid(kApi, "shareableHandle is not one this process exported (or its memory was "
                          "freed)");
   }
-  return it->second.whitelist.Add(pids, now_ticks_(), kApi);
+  return it->second.whitelist.Add(pids, now_ticks_(), kApi, holdings_[owner].whitelist_entries);
 }
 
 absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, uint64_t shareable,
@@ -399,14 +400,22 @@ absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, 
   }
   Holdings& holdings = holdings_[importer.session];
   if (holdings.handles.size() >= kMaxPerSession) return OverLimit(kApi, "physical memory handles");
+  if (entry.imports.size() >= kMaxImportsPerExport) {
+    return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                     absl::StrCat(kApi, ": the memory is imported ", entry.imports.size(),
+                                  " times already, the most one export may be"));
+  }
   // Last: passing the whitelist binds its entry to this session, which must
   // then hold the import (its end unbinds the entry).
-  if (entry.pid_validation && !entry.whitelist.Admits(importer)) {
-    return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
-                     absl::StrCat(kApi, ": process ", importer.pid,
-                                  " is not on the handle's whitelist (the exporter adds it with "
-                                  "aclrtMemSetPidToShareableHandle and the pid of "
-                                  "aclrtDeviceGetBareTgid)"));
+  if (entry.pid_validation) {
+    if (!entry.whitelist.Admits(importer)) {
+      return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
+                       absl::StrCat(kApi, ": process ", importer.pid,
+                                    " is not on the handle's whitelist (the exporter adds it "
+                                    "with aclrtMemSetPidToShareableHandle and the pid of "
+                                    "aclrtDeviceGetBareTgid)"));
+    }
+    holdings.bound.insert(shareable);
   }
   auto handle = std::make_shared<Handle>();
   handle->owner = exported.owner;
@@ -414,9 +423,11 @@ absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, 
   handle->size = exported.size;
   handle->huge_pages = exported.huge_pages;
   handle->memory = exported.memory;
+  handle->shareable = shareable;
   const uint64_t id = next_handle_++;
   holdings.handles[id] = handle;
-  entry.imports.emplace_back(importer.session, std::move(handle));
+  const Handle* key = handle.get();
+  entry.imports[key] = ImportHeld{importer.session, std::move(handle)};
   return id;
 }
 
@@ -455,8 +466,18 @@ void PhysicalMemory::Released(SessionId session, std::optional<int32_t> device) 
 void PhysicalMemory::SessionEnded(SessionId session) {
   Released(session, std::nullopt);
   absl::MutexLock lock(&mu_);
-  for (auto& [shareable, entry] : exports_) entry.whitelist.SessionEnded(session);
-  holdings_.erase(session);
+  auto holdings = holdings_.find(session);
+  if (holdings == holdings_.end()) return;
+  for (uint64_t shareable : holdings->second.bound) {
+    auto it = exports_.find(shareable);
+    if (it == exports_.end()) continue;
+    const size_t unbound = it->second.whitelist.SessionEnded(session);
+    auto owner = holdings_.find(it->second.handle->owner);
+    if (owner != holdings_.end()) {
+      owner->second.whitelist_entries -= std::min(owner->second.whitelist_entries, unbound);
+    }
+  }
+  holdings_.erase(holdings);
 }
 
 PhysicalMemory::Usage PhysicalMemory::UsageOf(SessionId session) const {
@@ -482,8 +503,8 @@ std::vector<PhysicalMemory::ExportView> PhysicalMemory::Snapshot() const {
     view.size = entry.handle->size;
     view.pid_validation = entry.pid_validation;
     view.whitelist = entry.whitelist.Pids();
-    for (const auto& [importer, handle] : entry.imports) {
-      view.imports.push_back(ImportView{importer, handle->mappings != 0});
+    for (const auto& [raw, import] : entry.imports) {
+      view.imports.push_back(ImportView{import.session, import.handle->mappings != 0});
     }
     views.push_back(std::move(view));
   }

@@ -44,6 +44,10 @@ class PhysicalMemory {
   // Per session: handles (own and imported), reservations, mappings and
   // shareable handles each.
   static constexpr size_t kMaxPerSession = 1024;
+  // Imports of one export at once. An owner's free revokes them all under
+  // the runtime's lock; without a bound, one user's sessions made it
+  // hundreds of thousands.
+  static constexpr size_t kMaxImportsPerExport = 1024;
   // The addresses a session may hold reserved on a device, in multiples of
   // its memory: every session shares the device's address window.
   static constexpr uint64_t kReservedPerMemory = 2;
@@ -143,6 +147,9 @@ class PhysicalMemory {
     ResolvedRange memory;  // the allocation and its keepalive; empty once revoked
     std::string revoked;   // why the owner took an import away
     size_t mappings = 0;
+    // The owner's: the shareable handle it is exported as (0: none). An
+    // import's: the one it came from.
+    uint64_t shareable = 0;
   };
   struct Mapping {
     uint64_t size = 0;
@@ -160,12 +167,20 @@ class PhysicalMemory {
     std::map<int32_t, uint64_t> reserved_bytes;    // by device
     size_t mappings = 0;
     size_t exports = 0;
+    // Shareable handles whose whitelist has an entry bound to the session:
+    // its end looks at these only, not at every export on the host.
+    std::set<uint64_t> bound;
+    size_t whitelist_entries = 0;  // what its exports' whitelists hold
+  };
+  struct ImportHeld {
+    SessionId session = 0;
+    std::shared_ptr<Handle> handle;
   };
   struct Exported {
     std::shared_ptr<Handle> handle;  // the owner's
     bool pid_validation = true;
     KernelWhitelist whitelist;
-    std::vector<std::pair<SessionId, std::shared_ptr<Handle>>> imports;
+    std::map<const Handle*, ImportHeld> imports;  // by the importer's handle
   };
 
   absl::StatusOr<std::shared_ptr<Handle>> HandleLocked(SessionId session, uint64_t handle,

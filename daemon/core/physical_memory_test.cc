@@ -368,5 +368,64 @@ TEST(PhysicalMemoryBoundsTest, ConcurrentAllocationsNeverPassTheHandleBound) {
   EXPECT_EQ(backend->device(0).used_bytes(), 0u);
 }
 
+// One export is imported at most kMaxImportsPerExport times at once (its
+// owner's free revokes them all under the runtime's lock); an importer's free
+// makes room, and the owner's free revokes every import.
+TEST_F(PhysicalMemoryTest, AnExportIsImportedABoundedNumberOfTimes) {
+  const uint64_t owner = *physical_.Allocate(kOwner, 0, kGranularity, false);
+  const uint64_t shareable = *physical_.Export(kOwner, owner, /*pid_validation=*/false);
+  std::vector<uint64_t> imports;
+  for (SessionId session = 10; imports.size() < PhysicalMemory::kMaxImportsPerExport; ++session) {
+    for (size_t i = 0; i < PhysicalMemory::kMaxPerSession &&
+                       imports.size() < PhysicalMemory::kMaxImportsPerExport;
+         ++i) {
+      imports.push_back(*physical_.Import(KernelIdentity{session, 300, 50}, shareable, 0));
+    }
+  }
+  const absl::Status refused = physical_.Import(Importer(), shareable, 0).status();
+  EXPECT_EQ(Code(refused), ACL_ERROR_RT_OVER_LIMIT);
+  EXPECT_NE(refused.message().find("imported 1024 times"), absl::string_view::npos) << refused;
+  ASSERT_TRUE(physical_.Free(10, imports[0]).ok());
+  const uint64_t imported = *physical_.Import(Importer(), shareable, 0);
+  ASSERT_EQ(physical_.Snapshot().size(), 1u);
+  EXPECT_EQ(physical_.Snapshot()[0].imports.size(), PhysicalMemory::kMaxImportsPerExport);
+  ASSERT_TRUE(physical_.Free(kOwner, owner).ok());
+  EXPECT_TRUE(physical_.Snapshot().empty());
+  EXPECT_TRUE(physical_.Free(kImporter, imported).ok()) << "importers still free theirs";
+}
+
+// A handle freed while mapped and retained again is exported again (its
+// first export ended with the free).
+TEST_F(PhysicalMemoryTest, ARetainedHandleIsExportedAgain) {
+  const Mapped owner = MapNew(kOwner);
+  ASSERT_TRUE(physical_.Export(kOwner, owner.handle, false).ok());
+  ASSERT_TRUE(physical_.Free(kOwner, owner.handle).ok());
+  EXPECT_TRUE(physical_.Snapshot().empty());
+  const uint64_t retained = *physical_.Retain(kOwner, owner.address);
+  EXPECT_TRUE(physical_.Export(kOwner, retained, false).ok());
+}
+
+// An owner's shareable handles' whitelists hold at most
+// KernelWhitelist::kMaxEntriesPerOwner pids together.
+TEST_F(PhysicalMemoryTest, AnOwnersWhitelistsTogetherAreBounded) {
+  size_t held = 0;
+  uint64_t shareable = 0;
+  while (held < KernelWhitelist::kMaxEntriesPerOwner) {
+    const uint64_t handle = *physical_.Allocate(kOwner, 0, kGranularity, false);
+    shareable = *physical_.Export(kOwner, handle, true);
+    ASSERT_TRUE(physical_
+                    .SetImportPids(kOwner, shareable,
+                                   std::vector<int32_t>(KernelWhitelist::kMaxEntries, 300))
+                    .ok());
+    held += KernelWhitelist::kMaxEntries;
+  }
+  const uint64_t handle = *physical_.Allocate(kOwner, 0, kGranularity, false);
+  const uint64_t last = *physical_.Export(kOwner, handle, true);
+  EXPECT_EQ(Code(physical_.SetImportPids(kOwner, last, {200})), ACL_ERROR_RT_OVER_LIMIT);
+  physical_.Released(kOwner, 0);  // a reset: every export ends
+  const uint64_t again = *physical_.Allocate(kOwner, 0, kGranularity, false);
+  EXPECT_TRUE(physical_.SetImportPids(kOwner, *physical_.Export(kOwner, again, true), {200}).ok());
+}
+
 }  // namespace
 }  // namespace acld

@@ -434,6 +434,12 @@ class Runtime {
   // A sharing call (export, import) that raced its session's end leaves no
   // key or grant behind for it.
   void ForgetSharingIfEnded(SessionId id) ABSL_LOCKS_EXCLUDED(mu_);
+  // Who a session's process is, as a whitelist judges it (kernel_whitelist.h):
+  // the pid and start time the kernel gave at its open, while that pid is
+  // still that process. A session outlives its process when a child
+  // inherited its connection, and by then the pid may be another's: such a
+  // session passes no whitelist. Reads /proc, so not under the lock.
+  absl::StatusOr<KernelIdentity> WhitelistIdentity(SessionId id) ABSL_LOCKS_EXCLUDED(mu_);
   // The session's end (CloseSession) has run. A call that made something
   // for its session without the lock held checks this after, and undoes
   // what the end could not see.

@@ -71,10 +71,12 @@ absl::Status Runtime::SetShareablePids(SessionId id, uint64_t shareable,
 absl::StatusOr<uint64_t> Runtime::ImportPhysical(SessionId id, uint64_t shareable,
                                                  int32_t device) {
   ACL_RETURN_IF_ERROR(CheckDeviceId(device));
+  ACL_ASSIGN_OR_RETURN(const KernelIdentity importer, WhitelistIdentity(id));
+  // Under the lock: a session ending meanwhile (CloseSession) must not be
+  // left an import.
   absl::ReaderMutexLock lock(&mu_);
-  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  return physical_.Import(KernelIdentity{id, session->peer.pid, session->peer.start_ticks},
-                          shareable, device);
+  ACL_RETURN_IF_ERROR(FindSession(id).status());
+  return physical_.Import(importer, shareable, device);
 }
 
 }  // namespace acld

@@ -24,13 +24,22 @@ absl::Status Runtime::SetExportAttribute(SessionId id, const std::string& key, i
   return exports_.SetAttribute(id, key, type, value);
 }
 
-absl::StatusOr<uint64_t> Runtime::ImportMemory(SessionId id, const std::string& key) {
-  KernelIdentity importer;
+absl::StatusOr<KernelIdentity> Runtime::WhitelistIdentity(SessionId id) {
+  KernelIdentity identity;
   {
     absl::ReaderMutexLock lock(&mu_);
     ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-    importer = KernelIdentity{id, session->peer.pid, session->peer.start_ticks};
+    identity = KernelIdentity{id, session->peer.pid, session->peer.start_ticks};
   }
+  if (identity.start_ticks != 0 &&
+      ProcessStartTicks(identity.pid).value_or(0) != identity.start_ticks) {
+    identity.start_ticks = 0;  // passes no whitelist
+  }
+  return identity;
+}
+
+absl::StatusOr<uint64_t> Runtime::ImportMemory(SessionId id, const std::string& key) {
+  ACL_ASSIGN_OR_RETURN(const KernelIdentity importer, WhitelistIdentity(id));
   absl::StatusOr<uint64_t> imported = exports_.Import(importer, key);
   ForgetSharingIfEnded(id);
   return imported;

@@ -4,6 +4,8 @@
 // opener's handle names the owner's Event or Notify, so a record in any of
 // them releases waits in all.
 #include "absl/strings/str_cat.h"
+#include <algorithm>
+
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
 #include "daemon/core/capability_key.h"
@@ -129,7 +131,10 @@ absl::Status Runtime::SetNotifyImportPids(SessionId id, NotifyId notify_id,
     auto key = shared_keys_.find(it->second.get());
     if (key != shared_keys_.end()) {
       SharedNotify& shared = shared_notifies_[key->second];
-      if (shared.owner == id) return shared.whitelist.Add(pids, BootTicksNow(), kApi);
+      if (shared.owner == id) {
+        return shared.whitelist.Add(pids, BootTicksNow(), kApi,
+                                    session->notify_whitelist_entries);
+      }
     }
   }
   return AclStatus(ACL_ERROR_INVALID_PARAM,
@@ -139,6 +144,7 @@ absl::Status Runtime::SetNotifyImportPids(SessionId id, NotifyId notify_id,
 
 absl::StatusOr<Runtime::OpenedNotify> Runtime::ImportNotify(SessionId id, const std::string& key) {
   constexpr const char* kApi = "aclrtNotifyImportByKey";
+  ACL_ASSIGN_OR_RETURN(const KernelIdentity importer, WhitelistIdentity(id));
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
   auto it = shared_notifies_.find(key);
@@ -156,7 +162,6 @@ absl::StatusOr<Runtime::OpenedNotify> Runtime::ImportNotify(SessionId id, const 
   // The quota first: passing the whitelist binds its entry to this session,
   // which must then hold the notify (its end unbinds the entry).
   ACL_RETURN_IF_ERROR(CheckEventQuotaLocked(*session, kApi, ACL_ERROR_RT_NO_NOTIFY_RESOURCE));
-  const KernelIdentity importer{id, session->peer.pid, session->peer.start_ticks};
   if (shared.pid_validation && !shared.whitelist.Admits(importer)) {
     return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
                      absl::StrCat(kApi, ": process ", importer.pid,
@@ -174,10 +179,18 @@ bool Runtime::ForgetNotifyLocked(SessionId id, const std::shared_ptr<Notify>& no
   if (key == shared_keys_.end()) return true;  // not shared: the caller's own
   auto it = shared_notifies_.find(key->second);
   SharedNotify& shared = it->second;
+  Session* owner = sessions_.Find(shared.owner);
   if (shared.owner != id) {
     shared.openers.erase(id);
-    shared.whitelist.SessionEnded(id);
+    const size_t unbound = shared.whitelist.SessionEnded(id);
+    if (owner != nullptr) {
+      owner->notify_whitelist_entries -= std::min(owner->notify_whitelist_entries, unbound);
+    }
     return false;
+  }
+  if (owner != nullptr) {
+    owner->notify_whitelist_entries -=
+        std::min(owner->notify_whitelist_entries, shared.whitelist.size());
   }
   for (const auto& [opener, handle] : shared.openers) RevokeHandleLocked(opener, handle);
   shared_notifies_.erase(it);

@@ -1,5 +1,7 @@
 #include "daemon/core/runtime.h"
 
+#include <unistd.h>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -549,14 +551,43 @@ TEST(RuntimeLimitsTest, ANotifyImportRefusedForItsQuotaLeavesTheWhitelistAlone) 
   const SessionId owner = runtime.OpenSession({1, 0, 0, "owner", 1});
   const NotifyId notify = *runtime.CreateNotify(owner, 0);
   const std::string key = *runtime.ShareNotify(owner, notify, /*pid_validation=*/true);
-  ASSERT_TRUE(runtime.SetNotifyImportPids(owner, notify, {2}).ok());
-  const SessionId full = runtime.OpenSession({2, 0, 0, "importer", 1});
+  ASSERT_TRUE(runtime.SetNotifyImportPids(owner, notify, {getpid()}).ok());
+  // This process, as the kernel would name it (a whitelist checks it is still there).
+  const PeerInfo importer{getpid(), 0, 0, "importer", *ProcessStartTicks(getpid())};
+  const SessionId full = runtime.OpenSession(importer);
   ASSERT_TRUE(runtime.CreateNotify(full, 0).ok());  // all its quota allows
   EXPECT_EQ(AclCodeOf(runtime.ImportNotify(full, key).status()), ACL_ERROR_RT_NO_NOTIFY_RESOURCE);
   runtime.CloseSession(full);
-  const SessionId again = runtime.OpenSession({2, 0, 0, "importer", 1});
+  const SessionId again = runtime.OpenSession(importer);
   absl::StatusOr<Runtime::OpenedNotify> imported = runtime.ImportNotify(again, key);
   EXPECT_TRUE(imported.ok()) << imported.status();
+}
+
+// A session outlives its process when a child inherited its connection, and
+// by then its pid may be another process's. A whitelist naming that pid
+// passes the process that has it now, never the session of the one that
+// exited (whose start time was earlier, which alone passed before).
+TEST(RuntimeLimitsTest, ASessionWhoseProcessIsGonePassesNoWhitelist) {
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), RuntimeOptions{});
+  const uint64_t started = *ProcessStartTicks(getpid());
+  ASSERT_GT(started, 1u);
+  const SessionId owner = runtime.OpenSession({1, 0, 0, "owner", 1});
+  const NotifyId notify = *runtime.CreateNotify(owner, 0);
+  const std::string notify_key = *runtime.ShareNotify(owner, notify, /*pid_validation=*/true);
+  ASSERT_TRUE(runtime.SetNotifyImportPids(owner, notify, {getpid()}).ok());
+  ASSERT_TRUE(runtime.SetDevice(owner, 0).ok());
+  const uint64_t memory = *runtime.Malloc(owner, 0, 64);
+  const std::string memory_key = *runtime.ExportMemory(owner, memory, 64, /*flags=*/0);
+  ASSERT_TRUE(runtime.SetImportPids(owner, memory_key, {getpid()}).ok());
+  // An earlier process with this test's pid opened it.
+  const SessionId stale = runtime.OpenSession({getpid(), 0, 0, "stale", started - 1});
+  EXPECT_EQ(AclCodeOf(runtime.ImportNotify(stale, notify_key).status()),
+            ACL_ERROR_RT_NO_PERMISSION);
+  EXPECT_EQ(AclCodeOf(runtime.ImportMemory(stale, memory_key).status()),
+            ACL_ERROR_RT_NO_PERMISSION);
+  const SessionId live = runtime.OpenSession({getpid(), 0, 0, "live", started});
+  EXPECT_TRUE(runtime.ImportNotify(live, notify_key).ok());
+  EXPECT_TRUE(runtime.ImportMemory(live, memory_key).ok());
 }
 
 TEST(RuntimeLimitsTest, QueuedWorkIsBoundedAndReleasedWithTheSession) {

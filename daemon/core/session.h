@@ -82,6 +82,8 @@ struct Session {
   std::map<int32_t, std::shared_ptr<DeviceShare>> device_shares;
   std::map<EventId, std::shared_ptr<Event>> events;
   std::map<NotifyId, std::shared_ptr<Notify>> notifies;  // share the events quota
+  // Entries its shared notifies' whitelists hold (kernel_whitelist.h's bound).
+  size_t notify_whitelist_entries = 0;
   std::map<BinaryId, LoadedBinary> binaries;
   std::map<FunctionId, LoadedFunction> functions;
   uint64_t binary_bytes = 0;                    // sum of the binaries' sizes

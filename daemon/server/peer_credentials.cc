@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
+#include "daemon/core/process_clock.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/status_macros.h"
 #include "daemon/server/socket_path.h"
@@ -513,7 +514,8 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     }
     Connection connection;
     connection.socket = std::move(socket);
-    connection.peer = {credentials.pid, credentials.uid, credentials.gid};
+    connection.peer = {credentials.pid, credentials.uid, credentials.gid,
+                       ProcessStartTicks(credentials.pid).value_or(0)};
     const absl::Time accepted = absl::Now();
     connection.deadline = accepted + options_.request_timeout;
     connection.first_byte_deadline = accepted + kFirstByteTimeout;

@@ -53,6 +53,10 @@ struct PeerCredentials {
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
+  // When the process with that pid started, read as it connected
+  // (daemon/core/process_clock.h); 0 if unknown. Read later (at a Hello up to
+  // a token's lifetime after), it could be another process's that took the pid.
+  uint64_t start_ticks = 0;
 };
 
 // A file descriptor with exactly one owner; closed when the owner goes.

@@ -497,9 +497,14 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
 PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
   PeerInfo peer{static_cast<int32_t>(credentials.pid), credentials.uid, 0, ""};
   peer.gid = credentials.gid;
-  peer.start_ticks = ProcessStartTicks(peer.pid).value_or(0);
+  // As it connected to the identity socket, not now: by a Hello that comes
+  // later, the pid may be another process's (which would then pass the
+  // whitelists that name it, and lend this session its name).
+  peer.start_ticks = credentials.start_ticks;
+  const bool still_there = peer.start_ticks != 0 &&
+                           ProcessStartTicks(peer.pid).value_or(0) == peer.start_ticks;
   // What the operator sees comes from the kernel too, bounded and escaped.
-  peer.command = ProcessName(peer.pid);
+  if (still_there) peer.command = ProcessName(peer.pid);
   return peer;
 }
 
