@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "acl/acl_base.h"
+#include "daemon/server/descriptor_traps.h"
 #include "proto/acl/protocol.h"
 #include "gtest/gtest.h"
 #include "tests/acld_fixture.h"
@@ -711,6 +712,54 @@ TEST(AdversarialLimitsTest, OneUsersIdleIdentityConnectionsDelayNoOtherUser) {
   EXPECT_GT(status.identity_busy(), 0u);
   EXPECT_LE(status.identity_pending(), 32u);
   for (int fd : idle) close(fd);
+}
+
+// A client may hand acld a descriptor whose last close waits: a TCP socket
+// set to linger, with bytes its peer never reads (two minutes here). Sent as
+// the "memfd" of an identity request, it held the identity socket's thread
+// for that long, and every user's aclInit with it; sent with bytes on the
+// runtime socket, it held the frame gate's thread and every gRPC session
+// (where the kernel does not refuse it: Linux 6.16 on, SO_PASSRIGHTS). Now
+// another user is served at once (client_descriptors.h).
+TEST(AdversarialLimitsTest, ADescriptorWhoseCloseWaitsHoldsNoThreadOfAcld) {
+  AcldDaemon daemon;
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kAdversary);
+  auto connect_to = [](const std::string& path) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    return fd;
+  };
+  acld::server::LingeringSocket for_desk(120), for_gate(120);
+  ASSERT_TRUE(for_desk.armed() && for_gate.armed());
+  const int desk = connect_to(daemon.socket() + ".peer");
+  const int trap_desk = for_desk.Release();
+  ASSERT_EQ(acld::server::SendDescriptor(desk, trap_desk, "M 4096\n"), 7) << std::strerror(errno);
+  close(trap_desk);
+  const int runtime = connect_to(daemon.socket());
+  const int trap_gate = for_gate.Release();
+  const ssize_t sent = acld::server::SendDescriptor(runtime, trap_gate, "PRI * HTTP/2.0");
+  EXPECT_TRUE(sent > 0 || errno == EPERM) << std::strerror(errno);
+  if (sent < 0) {  // refused: this copy is the last, and this test would wait
+    const linger now{1, 0};
+    setsockopt(trap_gate, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
+  }
+  close(trap_gate);
+  absl::SleepFor(absl::Milliseconds(500));  // acld takes both meanwhile
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "latency", "1"}, daemon.dir(),
+                      daemon.client_env().at("ACLD_ADDRESS")),
+            0);
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "latency", "1"}, daemon.dir(),
+                      daemon.client_env().at("ACLD_ADDRESS"), {"ACLD_TRANSPORT=grpc"}),
+            0);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60))  // two minutes and more before
+      << "a lingering socket held the identity socket or the frame gate";
+  close(desk);
+  close(runtime);
 }
 
 // A session whose queued work is at its limit waits for room without holding

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
+#include "daemon/server/client_descriptors.h"
 #include "daemon/server/runtime_service.h"
 #include "daemon/server/session_handler.h"
 #include "daemon/server/session_ring.h"
@@ -30,7 +31,9 @@ class RuntimeService::HangupWatch : public ChannelPool::Member {
 
   bool Serve() override {
     char byte;
-    const ssize_t n = recv(connection_->get(), &byte, 1, MSG_DONTWAIT);
+    // Not recv(): a descriptor sent along would be dropped on this pool
+    // thread, which serves other sessions (client_descriptors.h).
+    const ssize_t n = ReceiveBytes(connection_->get(), &byte, 1, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
     if (auto live = live_.lock()) service_.EndDirect(live);
     return false;

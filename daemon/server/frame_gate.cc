@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/server/client_descriptors.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -135,11 +136,16 @@ struct Buffer {
 
 enum class Io { kMoved, kWouldBlock, kEnd, kFailed };
 
-Io ReadInto(int fd, Buffer& buffer, std::vector<std::unique_ptr<char[]>>& spares) {
+// `from_client`: the client's socket, whose descriptors (none expected) are
+// taken rather than dropped by the kernel on the gate's thread
+// (client_descriptors.h).
+Io ReadInto(int fd, Buffer& buffer, std::vector<std::unique_ptr<char[]>>& spares,
+            bool from_client) {
   buffer.Compact();
   char* into = buffer.Writable(spares);
   if (buffer.room() == 0) return Io::kWouldBlock;
-  const ssize_t n = read(fd, into, buffer.room());
+  const ssize_t n =
+      from_client ? ReceiveBytes(fd, into, buffer.room(), 0) : read(fd, into, buffer.room());
   if (n > 0) {
     buffer.end += static_cast<size_t>(n);
     return Io::kMoved;
@@ -271,7 +277,7 @@ FrameGate::~FrameGate() {
   absl::MutexLock lock(&mu_);
   for (auto& [raw, link] : links_) {
     if (link->closed) continue;
-    close(link->client);
+    CloseConnection(link->client);
     close(link->inner);
   }
   links_.clear();
@@ -293,7 +299,7 @@ int FrameGate::Interpose(int client, uid_t uid, const void* socket, const int en
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {  // the gate's thread is gone: nobody would relay it
-      close(client);
+      CloseConnection(client);
       close(ends[0]);
       close(ends[1]);
       return -1;
@@ -635,7 +641,7 @@ bool FrameGate::Pump(Link& link, bool* more) {
     // The client's bytes to gRPC, as far as their frames allow; none read
     // while its next stream or request waits for its turn.
     if (!link.client_ended && !link.waiting(Now())) {
-      const Io read = ReadInto(link.client, link.from_client, spares_);
+      const Io read = ReadInto(link.client, link.from_client, spares_, /*from_client=*/true);
       if (read == Io::kFailed) return false;
       if (read == Io::kEnd) link.client_ended = true;
       moved |= read != Io::kWouldBlock;
@@ -652,7 +658,7 @@ bool FrameGate::Pump(Link& link, bool* more) {
     if (!link.waiting(Now())) link.from_client.Release(spares_);
     // gRPC's bytes to the client, as they come.
     if (!link.inner_ended) {
-      const Io read = ReadInto(link.inner, link.to_client, spares_);
+      const Io read = ReadInto(link.inner, link.to_client, spares_, /*from_client=*/false);
       if (read == Io::kFailed) return false;
       if (read == Io::kEnd) {
         link.inner_ended = true;
@@ -716,7 +722,7 @@ void FrameGate::Close(Link& link) {
   link.requests.clear();
   if (link.client_watched) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.client, nullptr);
   if (link.inner_watched) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.inner, nullptr);
-  close(link.client);
+  CloseConnection(link.client);
   close(link.inner);  // gRPC reads the end of its connection
   link.client = link.inner = -1;
   link.from_client.Release(spares_);

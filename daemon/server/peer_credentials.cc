@@ -28,6 +28,7 @@
 #include "absl/time/clock.h"
 #include "acl/acl_base.h"
 #include "daemon/core/process_clock.h"
+#include "daemon/server/client_descriptors.h"
 #include "proto/acl/acl_status.h"
 #include "proto/acl/status_macros.h"
 #include "daemon/server/socket_path.h"
@@ -43,8 +44,10 @@ namespace {
 constexpr size_t kIdBytes = 16;  // 32 hex characters
 // A request line is short ("M 1099511627776"); longer input is refused.
 constexpr size_t kMaxLine = 64;
-// Descriptors one recvmsg may bring; more truncate the control data (refused).
-constexpr size_t kMaxFdsPerRead = 4;
+// Descriptors one recvmsg may bring: all one message can carry (the kernel's
+// SCM_MAX_FD), so that the kernel never drops one on the desk's thread
+// (client_descriptors.h); a request takes at most two.
+constexpr size_t kMaxFdsPerRead = 253;
 // Accepts per poll round, so that a flood of connects cannot starve the
 // connections already accepted.
 constexpr int kAcceptsPerRound = 64;
@@ -141,7 +144,19 @@ struct IssuedMemory {
 }  // namespace
 
 void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) close(fd_);
+  if (fd_ >= 0) {
+    switch (origin_) {
+      case Origin::kOwn:
+        close(fd_);
+        break;
+      case Origin::kReceived:
+        CloseReceived(fd_);
+        break;
+      case Origin::kConnection:
+        CloseConnection(fd_);
+        break;
+    }
+  }
   fd_ = fd;
 }
 
@@ -500,7 +515,7 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
       spdlog::info("identity socket: accepting connections again");
       accept_failing_ = false;
     }
-    UniqueFd socket(fd);
+    UniqueFd socket(fd, UniqueFd::Origin::kConnection);
     ucred credentials{};
     socklen_t length = sizeof(credentials);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) continue;
@@ -550,7 +565,7 @@ bool PeerCredentialDesk::ReadFrom(Connection& c) {
     for (size_t i = 0; i < count; ++i) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(fd));
-      UniqueFd received(fd);  // closed here unless it is the first
+      UniqueFd received(fd, UniqueFd::Origin::kReceived);  // closed here unless kept
       const size_t index = c.fds_received++;
       if (index == 0) c.memory = std::move(received);
       if (index == 1) c.doorbell = std::move(received);
@@ -601,7 +616,10 @@ void PeerCredentialDesk::Respond(Connection& c) {
       send(c.socket.get(), answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   // An open session takes its connection whatever became of the answer: a
   // client that left is seen leaving there, and its session ends.
-  if (attach) attach(std::move(c.socket));
+  if (attach) {
+    RefuseDescriptors(c.socket.get());  // a session's connection carries none
+    attach(std::move(c.socket));
+  }
   if (sent == static_cast<ssize_t>(answer.size())) return;
   if (!token.empty()) tables_->RevokeToken(token);
   if (!ticket.empty()) tables_->Revoke(ticket);

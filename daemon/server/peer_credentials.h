@@ -59,14 +59,19 @@ struct PeerCredentials {
   uint64_t start_ticks = 0;
 };
 
-// A file descriptor with exactly one owner; closed when the owner goes.
+// A file descriptor with exactly one owner; closed when the owner goes. One
+// a client handed over, or a client's connection, is closed the way
+// client_descriptors.h says (never waiting on what the client controls).
 class UniqueFd {
  public:
+  enum class Origin { kOwn, kReceived, kConnection };
   UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  explicit UniqueFd(int fd, Origin origin = Origin::kOwn) : fd_(fd), origin_(origin) {}
+  UniqueFd(UniqueFd&& other) noexcept : origin_(other.origin_) { fd_ = other.release(); }
   UniqueFd& operator=(UniqueFd&& other) noexcept {
+    const Origin origin = other.origin_;
     reset(other.release());
+    origin_ = origin;
     return *this;
   }
   UniqueFd(const UniqueFd&) = delete;
@@ -80,10 +85,12 @@ class UniqueFd {
     fd_ = -1;
     return fd;
   }
+  // Closes what it holds, then holds `fd` (of the same origin).
   void reset(int fd = -1);
 
  private:
   int fd_ = -1;
+  Origin origin_ = Origin::kOwn;
 };
 
 // Shared memory a client handed over: a memfd verified (CheckSealedMemory) to

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/server/client_descriptors.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -34,6 +35,9 @@ absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Create(
     close(listen_fd);
     return absl::InternalError(absl::StrCat("cannot make ", name, " non-blocking: ", error));
   }
+  // Its connections carry requests, never descriptors (client_descriptors.h);
+  // accepted sockets inherit the refusal.
+  RefuseDescriptors(listen_fd);
   const int stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd < 0) {
     const std::string error = std::strerror(errno);
@@ -118,7 +122,7 @@ void RuntimeAcceptor::Loop() {
         Connection connection = PeerOf(fd);
         // Before the gate takes it: a refused connection costs acld nothing more.
         if (!HasRoomFor(connection.uid)) {
-          close(fd);
+          CloseConnection(fd);
           refused_.fetch_add(1, std::memory_order_relaxed);
           continue;
         }

@@ -1,0 +1,213 @@
+#include "daemon/server/client_descriptors.h"
+
+#include <linux/magic.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/server/log_limiter.h"
+
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83  // Linux 6.16 (asm-generic/socket.h); Debian 12's headers predate it
+#endif
+
+namespace acld::server {
+namespace {
+
+// What one message can carry (the kernel's SCM_MAX_FD): with room for all of
+// them, the kernel never drops a descriptor on acld's thread.
+constexpr size_t kMaxFdsPerMessage = 253;
+// A socket passed inside a socket inside...: the kernel refuses to nest
+// in-flight sockets deeper than 4, so this bounds the emptying.
+constexpr int kMaxDepth = 6;
+// Reads that empty a shut socket: its queue cannot grow any more, and is
+// bounded by its sender's buffer; past these, the rest goes with the close.
+constexpr int kMaxDrainReads = 1024;
+// Connections a received listening socket may still hold, taken and closed.
+constexpr int kMaxDrainAccepts = 4096;
+
+void CloseReceivedAt(int fd, int depth);
+
+// Takes the descriptors a received message carried and closes each.
+void CloseCarried(msghdr& message, int depth) {
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+       header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(fd));
+      CloseReceivedAt(fd, depth);
+    }
+  }
+}
+
+ssize_t ReceiveAt(int socket, void* buffer, size_t size, int flags, int depth) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage)];
+  iovec part{buffer, size};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  const ssize_t n = recvmsg(socket, &message, flags | MSG_CMSG_CLOEXEC);
+  const int error = errno;
+  if (n >= 0) CloseCarried(message, depth + 1);
+  errno = error;
+  return n;
+}
+
+// Shuts `socket` and takes what is still queued in it, closing every
+// descriptor that came along. A listening socket's waiting connections are
+// taken and emptied the same way.
+void Empty(int socket, int depth) {
+  int listening = 0;
+  socklen_t length = sizeof(listening);
+  if (getsockopt(socket, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0 && listening) {
+    for (int i = 0; i < kMaxDrainAccepts; ++i) {
+      const int connection = accept4(socket, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (connection < 0) break;
+      CloseReceivedAt(connection, depth + 1);
+    }
+    return;
+  }
+  shutdown(socket, SHUT_RDWR);  // nothing more can arrive
+  char bytes[16 << 10];
+  for (int i = 0; i < kMaxDrainReads; ++i) {
+    if (ReceiveAt(socket, bytes, sizeof(bytes), MSG_DONTWAIT, depth) <= 0) break;
+  }
+}
+
+// Files whose close never waits on anyone: memory, pipes, eventfds and
+// other anonymous inodes, /proc and /sys.
+bool ClosesAtOnce(int fd) {
+  struct statfs fs {};
+  if (fstatfs(fd, &fs) != 0) return false;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case TMPFS_MAGIC:
+    case HUGETLBFS_MAGIC:
+    case PIPEFS_MAGIC:
+    case ANON_INODE_FS_MAGIC:
+    case PROC_SUPER_MAGIC:
+    case SYSFS_MAGIC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// One thread that closes received descriptors whose close may wait (a file
+// on a client's FUSE mount): if it waits forever, only it does.
+class SlowCloser {
+ public:
+  void Add(int fd) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (queue_.size() < kMaxSlowCloses) {
+        queue_.push_back(fd);
+        if (!started_) {
+          started_ = true;
+          std::thread([this] { Run(); }).detach();
+        }
+        return;
+      }
+      ++kept_open_;
+    }
+    // Kept open: closing it here could hold a thread that serves everyone.
+    log_.Warn("{} received descriptors wait to be closed, the most acld lets wait (the one being "
+              "closed is likely a file on a client's FUSE mount that does not answer); this "
+              "one (fd {}) is kept open",
+              kMaxSlowCloses, fd);
+  }
+
+  SlowCloses Counts() {
+    absl::MutexLock lock(&mu_);
+    return SlowCloses{queue_.size(), closed_, kept_open_};
+  }
+
+ private:
+  void Run() {
+    while (true) {
+      int fd;
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](std::deque<int>* queue) { return !queue->empty(); }, &queue_));
+        fd = queue_.front();
+        queue_.pop_front();
+      }
+      close(fd);
+      absl::MutexLock lock(&mu_);
+      ++closed_;
+    }
+  }
+
+  absl::Mutex mu_;
+  std::deque<int> queue_ ABSL_GUARDED_BY(mu_);
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t closed_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t kept_open_ ABSL_GUARDED_BY(mu_) = 0;
+  RateLimitedLog log_{"received descriptors", LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}};
+};
+
+SlowCloser& TheSlowCloser() {
+  static SlowCloser* closer = new SlowCloser;  // its thread outlives every other object
+  return *closer;
+}
+
+void CloseReceivedAt(int fd, int depth) {
+  struct stat info {};
+  if (fstat(fd, &info) == 0 && S_ISSOCK(info.st_mode)) {
+    int domain = 0;
+    socklen_t length = sizeof(domain);
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0 && domain == AF_UNIX) {
+      // What it carries would be released by its close, on this thread.
+      if (depth < kMaxDepth) Empty(fd, depth);
+    } else {
+      // No lingering: a reset now rather than a close that waits for a
+      // peer the client controls.
+      const linger abort_now{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_now, sizeof(abort_now));
+    }
+    close(fd);
+    return;
+  }
+  if (ClosesAtOnce(fd)) {
+    close(fd);
+    return;
+  }
+  TheSlowCloser().Add(fd);
+}
+
+}  // namespace
+
+void RefuseDescriptors(int socket) {
+  const int off = 0;
+  (void)setsockopt(socket, SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off));  // ENOPROTOOPT before 6.16
+}
+
+ssize_t ReceiveBytes(int socket, void* buffer, size_t size, int flags) {
+  return ReceiveAt(socket, buffer, size, flags, /*depth=*/0);
+}
+
+void CloseReceived(int fd) {
+  if (fd >= 0) CloseReceivedAt(fd, /*depth=*/0);
+}
+
+void CloseConnection(int fd) {
+  if (fd < 0) return;
+  Empty(fd, /*depth=*/0);
+  close(fd);
+}
+
+SlowCloses SlowCloseCounts() { return TheSlowCloser().Counts(); }
+
+}  // namespace acld::server

@@ -1,0 +1,149 @@
+#include "daemon/server/client_descriptors.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "daemon/server/descriptor_traps.h"
+#include "daemon/server/server_test_support.h"
+#include "gtest/gtest.h"
+
+namespace acld::server {
+namespace {
+
+// Sends `fd` from `from` into its peer's queue, then closes the sender's copy.
+void SendAndDrop(int from, int fd) {
+  ASSERT_EQ(SendDescriptor(from, fd), 1) << std::strerror(errno);
+  close(fd);
+}
+
+// acld's end of a client's connection and the client's.
+struct Connection {
+  Connection() { EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0); }
+  ~Connection() { close(ends[0]); }
+  int client() const { return ends[0]; }
+  int acld() const { return ends[1]; }
+  int ends[2] = {-1, -1};
+};
+
+// The linger is a minute; a close that waited would take it.
+constexpr absl::Duration kNoWait = absl::Seconds(20);
+
+TEST(ClientDescriptorsTest, ALingeringSocketQueuedInAConnectionDoesNotHoldItsClose) {
+  LingeringSocket trap;
+  ASSERT_TRUE(trap.armed());
+  Connection connection;
+  SendAndDrop(connection.client(), trap.Release());
+  const absl::Time start = absl::Now();
+  CloseConnection(connection.acld());
+  EXPECT_LT(absl::Now() - start, kNoWait);
+}
+
+TEST(ClientDescriptorsTest, ALingeringSocketSentWithBytesDoesNotHoldTheRead) {
+  LingeringSocket trap;
+  Connection connection;
+  SendAndDrop(connection.client(), trap.Release());
+  const absl::Time start = absl::Now();
+  char byte = 0;
+  EXPECT_EQ(ReceiveBytes(connection.acld(), &byte, 1, 0), 1);
+  EXPECT_EQ(byte, 'x');
+  EXPECT_LT(absl::Now() - start, kNoWait);
+  close(connection.acld());
+}
+
+// The same trap one level down: queued in a Unix socket that is itself
+// queued in the connection.
+TEST(ClientDescriptorsTest, ALingeringSocketInsideAReceivedSocketDoesNotHoldTheClose) {
+  LingeringSocket trap;
+  Connection inner;
+  SendAndDrop(inner.client(), trap.Release());
+  Connection connection;
+  const int inner_end = inner.ends[1];
+  inner.ends[1] = -1;
+  SendAndDrop(connection.client(), inner_end);
+  const absl::Time start = absl::Now();
+  CloseConnection(connection.acld());
+  EXPECT_LT(absl::Now() - start, kNoWait);
+}
+
+TEST(ClientDescriptorsTest, AReceivedLingeringSocketIsClosedAtOnce) {
+  LingeringSocket trap;
+  const absl::Time start = absl::Now();
+  CloseReceived(trap.Release());
+  EXPECT_LT(absl::Now() - start, kNoWait);
+}
+
+// Memory closes on the caller's thread; a file elsewhere (which might be on a
+// client's FUSE mount) on the slow closer's.
+TEST(ClientDescriptorsTest, FilesWhoseCloseMayWaitGoToTheSlowCloser) {
+  const SlowCloses before = SlowCloseCounts();
+  const int memory = memfd_create("client-memory", MFD_CLOEXEC);
+  ASSERT_GE(memory, 0);
+  CloseReceived(memory);
+  EXPECT_EQ(fcntl(memory, F_GETFD), -1) << "closed at once";
+  EXPECT_EQ(SlowCloseCounts().closed, before.closed);
+
+  const char* directory = std::getenv("TEST_TMPDIR");
+  ASSERT_NE(directory, nullptr);
+  const std::string path = std::string(directory) + "/on-disk";
+  const int file = open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  ASSERT_GE(file, 0);
+  struct statfs fs {};
+  ASSERT_EQ(fstatfs(file, &fs), 0);
+  if (fs.f_type == TMPFS_MAGIC) {
+    close(file);
+    GTEST_SKIP() << "TEST_TMPDIR is on tmpfs here";
+  }
+  CloseReceived(file);
+  EXPECT_TRUE(Eventually([&] { return SlowCloseCounts().closed == before.closed + 1; }));
+  EXPECT_EQ(SlowCloseCounts().waiting, 0u);
+}
+
+// Where the kernel can (Linux 6.16 on), a socket that expects no descriptor
+// refuses them, and connections accepted on it inherit that.
+TEST(ClientDescriptorsTest, AListenerThatRefusesDescriptorsPassesTheRefusalOn) {
+  const std::string path = TempDir() + "/refusing.sock";
+  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  RefuseDescriptors(listener);
+  int passes = 1;
+  socklen_t length = sizeof(passes);
+  if (getsockopt(listener, SOL_SOCKET, 83 /* SO_PASSRIGHTS */, &passes, &length) != 0) {
+    close(listener);
+    GTEST_SKIP() << "this kernel has no SO_PASSRIGHTS (before 6.16)";
+  }
+  EXPECT_EQ(passes, 0);
+  const int client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  int pipe_ends[2];
+  ASSERT_EQ(pipe2(pipe_ends, O_CLOEXEC), 0);
+  // Before acld accepts it, as a client would send.
+  EXPECT_EQ(SendDescriptor(client, pipe_ends[0]), -1);
+  EXPECT_EQ(errno, EPERM);
+  const char byte = 'x';
+  EXPECT_EQ(send(client, &byte, 1, MSG_NOSIGNAL), 1) << "bytes still pass";
+  close(pipe_ends[0]);
+  close(pipe_ends[1]);
+  close(client);
+  close(listener);
+}
+
+}  // namespace
+}  // namespace acld::server
