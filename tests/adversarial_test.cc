@@ -762,6 +762,26 @@ TEST(AdversarialLimitsTest, ADescriptorWhoseCloseWaitsHoldsNoThreadOfAcld) {
   close(runtime);
 }
 
+// An identity token is the kernel's word on the process that asked for it,
+// and opens a session only on a connection that process's user made: one
+// that leaked to another user (it travels in the Hello) opens nothing.
+// Before, a token was a bearer credential for 30 s.
+TEST(AdversarialLimitsTest, AnotherUsersTokenOpensNoSession) {
+  AcldDaemon daemon;
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  const std::string copy = CopyForAnotherUser(daemon.dir(), "tests/token_client");
+  const std::string address = daemon.client_env().at("ACLD_ADDRESS");
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, daemon.socket(), "own", "opened"}, daemon.dir(), address),
+            0)
+      << "its own token opens its session";
+  const std::string token = FetchToken(daemon.socket() + ".peer");  // this test's user's
+  ASSERT_FALSE(token.empty());
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, daemon.socket(), token, "refused"}, daemon.dir(), address),
+            0)
+      << "another user's token opened a session";
+  EXPECT_TRUE(daemon.Status().sessions().empty());
+}
+
 // A session whose queued work is at its limit waits for room without holding
 // a thread that serves the others: with a single such thread
 // (--channel_threads=1), another client is served while the full session

@@ -59,7 +59,7 @@ std::string FetchToken(const std::string& peer_socket_path) {
 }
 
 RawSession::RawSession(const std::string& socket, bool read_hello_reply,
-                       const std::string& token_desk)
+                       const std::string& token_desk, const std::string& token)
     : desk_(token_desk.empty() ? socket + ".peer" : token_desk) {
   // A connection of its own, as the class says: acld serves one session per
   // connection, and gRPC would otherwise share one between a process's
@@ -73,7 +73,7 @@ RawSession::RawSession(const std::string& socket, bool read_hello_reply,
   stream_ = stub_->Session(&context_);
   acl::v1::ClientMessage hello;
   hello.mutable_hello()->set_protocol_version(1);
-  hello.mutable_hello()->set_peer_token(FetchToken(desk_));
+  hello.mutable_hello()->set_peer_token(token.empty() ? FetchToken(desk_) : token);
   if (!read_hello_reply) {
     opened_ = Send(std::move(hello)) != 0;
     return;

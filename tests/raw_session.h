@@ -28,9 +28,9 @@ class RawSession {
   // Connects to the runtime socket `socket` and says Hello (and reads the
   // answer unless `read_hello_reply` is false: a session that must not read)
   // with a token of the identity socket `token_desk` (default: the socket's
-  // own, `<socket>.peer`).
+  // own, `<socket>.peer`), or with `token` as it is.
   explicit RawSession(const std::string& socket, bool read_hello_reply = true,
-                      const std::string& token_desk = "");
+                      const std::string& token_desk = "", const std::string& token = "");
   ~RawSession();  // cancels the stream
 
   bool opened() const { return opened_; }

@@ -214,14 +214,15 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   server->admin_service_.SetQuotaGroups(server->groups_.get());
   // Before any session can start: how acld cuts a process's connections,
   // and where a gRPC connection came in.
-  server->runtime_service_.SetConnectionCutter([raw = server.get()](pid_t pid, uid_t uid) {
+  server->runtime_service_.SetConnectionCutter([raw = server.get()](
+                                                    const PeerCredentials& process) {
     RuntimeAcceptor* acceptor = raw->cutter_.load();
     if (acceptor != nullptr) {
-      // The uid too: the pid may be another user's process by now.
+      // Not by pid alone: the pid may be another process's by now.
       acceptor->ShutdownConnections(
-          [pid, uid](pid_t peer, uid_t peer_uid) { return peer == pid && peer_uid == uid; });
+          [&process](const PeerCredentials& peer) { return SameProcess(peer, process); });
     }
-    raw->groups_->ShutdownConnections(pid, uid);
+    raw->groups_->ShutdownConnections(process);
   });
   server->runtime_service_.SetEntranceFinder(
       [raw = server.get()](grpc::CallbackServerContext* context) {
@@ -232,7 +233,8 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
         RuntimeAcceptor* acceptor = raw->cutter_.load();
         const std::optional<int> fd = HandedOffFd(context->peer());
         if (acceptor == nullptr || !fd.has_value()) return std::nullopt;
-        return acceptor->PeerUid(*fd);
+        std::optional<uid_t> uid = acceptor->PeerUid(*fd);
+        return uid.has_value() ? uid : raw->groups_->PeerUid(*fd);
       });
   absl::Status restored = server->groups_->Restore();
   if (!restored.ok()) {
@@ -316,7 +318,7 @@ void DaemonServer::Shutdown() {
     runtime_acceptor_->Stop();
     // Whatever is still connected goes now: gRPC would wait forever for a
     // write to a process that stopped reading.
-    runtime_acceptor_->ShutdownConnections([](pid_t, uid_t) { return true; });
+    runtime_acceptor_->ShutdownConnections([](const PeerCredentials&) { return true; });
   }
   if (admin_acceptor_) admin_acceptor_->Stop();
   // Group sockets go; their directories stay for the containers that mount them.

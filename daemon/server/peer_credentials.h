@@ -59,6 +59,16 @@ struct PeerCredentials {
   uint64_t start_ticks = 0;
 };
 
+// Whether a connection `connected` made came from `process`: the same pid
+// and uid and, where both are known, the same start time (a pid that
+// another process took since is not the process; in pods every process may
+// be uid 0).
+inline bool SameProcess(const PeerCredentials& connected, const PeerCredentials& process) {
+  return connected.pid == process.pid && connected.uid == process.uid &&
+         (connected.start_ticks == 0 || process.start_ticks == 0 ||
+          connected.start_ticks == process.start_ticks);
+}
+
 // A file descriptor with exactly one owner; closed when the owner goes. One
 // a client handed over, or a client's connection, is closed the way
 // client_descriptors.h says (never waiting on what the client controls).

@@ -231,7 +231,7 @@ absl::StatusOr<uint32_t> QuotaGroups::Delete(const std::string& id,
   // Connections it accepted outlive the socket otherwise, each holding
   // descriptors that nothing counts any more (aclctl shows the host socket's).
   if (served->acceptor != nullptr) {
-    served->acceptor->ShutdownConnections([](pid_t, uid_t) { return true; });
+    served->acceptor->ShutdownConnections([](const PeerCredentials&) { return true; });
   }
   {
     absl::MutexLock lock(&mu_);
@@ -288,11 +288,20 @@ std::optional<Entrance> QuotaGroups::EntranceOf(int fd) const {
   return std::nullopt;
 }
 
-void QuotaGroups::ShutdownConnections(pid_t pid, uid_t uid) const {
+std::optional<uid_t> QuotaGroups::PeerUid(int fd) const {
   absl::MutexLock lock(&mu_);
-  auto cut = [pid, uid](const Served& served) {
+  for (const auto& [id, served] : groups_) {
+    std::optional<uid_t> uid = served->acceptor->PeerUid(fd);
+    if (uid.has_value()) return uid;
+  }
+  return std::nullopt;
+}
+
+void QuotaGroups::ShutdownConnections(const PeerCredentials& process) const {
+  absl::MutexLock lock(&mu_);
+  auto cut = [&process](const Served& served) {
     served.acceptor->ShutdownConnections(
-        [pid, uid](pid_t peer, uid_t peer_uid) { return peer == pid && peer_uid == uid; });
+        [&process](const PeerCredentials& peer) { return SameProcess(peer, process); });
   };
   for (const auto& [id, served] : groups_) cut(*served);
   for (const auto& served : deleting_) cut(*served);

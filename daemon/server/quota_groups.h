@@ -92,10 +92,11 @@ class QuotaGroups {
 
   // Where a gRPC connection came in, if a group's runtime socket accepted it.
   std::optional<Entrance> EntranceOf(int fd) const;
-  // Cuts the connections of process `pid` of user `uid` that groups'
-  // runtime sockets accepted (the uid too: a pid another user's process has
-  // taken since is not cut).
-  void ShutdownConnections(pid_t pid, uid_t uid) const;
+  // The uid that made connection `fd`, if a group's runtime socket accepted it.
+  std::optional<uid_t> PeerUid(int fd) const;
+  // Cuts the connections of `process` that groups' runtime sockets accepted
+  // (SameProcess: a pid another process has taken since is not cut).
+  void ShutdownConnections(const PeerCredentials& process) const;
 
   // Stops every group's sockets and removes the socket files; the
   // directories stay. Idempotent.

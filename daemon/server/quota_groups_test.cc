@@ -86,10 +86,10 @@ TEST_F(QuotaGroupsTest, AGroupBeingDeletedStillHasItsConnectionsCut) {
   absl::StatusOr<uint32_t> ended = groups_.Delete(group_.record.id, [&](const QuotaGroup&) {
     EXPECT_FALSE(groups_.List(group_.record.id).ok()) << "a group being deleted is not listed";
     // Another user's process with this pid (a pid reused since) is not it.
-    groups_.ShutdownConnections(getpid(), getuid() + 1);
+    groups_.ShutdownConnections(PeerCredentials{getpid(), getuid() + 1});
     pollfd still{member_, POLLIN, 0};
     EXPECT_EQ(poll(&still, 1, 100), 0) << "cut by pid alone";
-    groups_.ShutdownConnections(getpid(), getuid());
+    groups_.ShutdownConnections(PeerCredentials{getpid(), getuid()});
     // Cut now, while its sessions end: not only when Delete closes all.
     EXPECT_TRUE(MemberCut()) << "the member's connection was not cut";
     return 1u;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/core/process_clock.h"
 #include "daemon/server/client_descriptors.h"
 #include "spdlog/spdlog.h"
 
@@ -169,7 +170,7 @@ bool RuntimeAcceptor::StillOpen(const Connection& connection) {
 }
 
 RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) {
-  Connection connection{fd, 0, 0, static_cast<uid_t>(-1)};
+  Connection connection{fd, 0, 0, static_cast<uid_t>(-1), 0};
   struct stat info {};
   if (fstat(fd, &info) == 0) connection.inode = info.st_ino;
   ucred credentials{};
@@ -177,6 +178,7 @@ RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) {
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
     connection.pid = credentials.pid;
     connection.uid = credentials.uid;
+    connection.start_ticks = ProcessStartTicks(credentials.pid).value_or(0);
   }
   return connection;
 }
@@ -244,12 +246,12 @@ std::optional<uid_t> RuntimeAcceptor::PeerUid(int fd) {
 }
 
 size_t RuntimeAcceptor::ShutdownConnections(
-    const std::function<bool(pid_t pid, uid_t uid)>& which) {
+    const std::function<bool(const PeerCredentials& peer)>& which) {
   size_t shut = 0;
   absl::MutexLock lock(&mu_);
   ForgetClosedLocked();
   for (const Connection& connection : connections_) {
-    if (which(connection.pid, connection.uid)) {
+    if (which(PeerCredentials{connection.pid, connection.uid, 0, connection.start_ticks})) {
       shutdown(connection.fd, SHUT_RDWR);  // gRPC still owns and closes the descriptor
       ++shut;
     }

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "daemon/server/frame_gate.h"
 #include "daemon/server/log_limiter.h"
+#include "daemon/server/peer_credentials.h"
 
 namespace acld::server {
 
@@ -65,10 +66,10 @@ class RuntimeAcceptor {
   void Stop();
 
   // Shuts down (SHUT_RDWR) the accepted connections still open whose peer
-  // `which` selects (by pid and uid at connect time); returns how many. A
-  // descriptor gRPC closed meanwhile, or reused for another socket, is left
-  // alone (its inode tells).
-  size_t ShutdownConnections(const std::function<bool(pid_t pid, uid_t uid)>& which);
+  // `which` selects (pid, uid and start time at connect time); returns how
+  // many. A descriptor gRPC closed meanwhile, or reused for another socket,
+  // is left alone (its inode tells).
+  size_t ShutdownConnections(const std::function<bool(const PeerCredentials& peer)>& which);
 
   // Accepted connections still open (gRPC closes them).
   size_t OpenConnections();
@@ -109,6 +110,7 @@ class RuntimeAcceptor {
     ino_t inode;
     pid_t pid;
     uid_t uid;
+    uint64_t start_ticks;  // the process's, read at accept (0: unknown)
   };
   // The peer of connection `fd` (the kernel's word), to be kept once it is
   // handed off (Remember).

@@ -15,6 +15,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "daemon/core/process_clock.h"
 #include "daemon/server/server_test_support.h"
 #include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"
@@ -120,6 +121,32 @@ TEST(RuntimeAcceptorTest, ANeverStartedAcceptorClosesItsSocket) {
 // A uid holds at most max_per_uid connections: the next ones are closed at
 // once, never handed over; one that closes (the server side closed by its
 // owner, as gRPC does) makes room again.
+// A session acld ends for not reading has its process's connections cut, by
+// pid and uid and the process's start time: a process that took the pid
+// since (in pods every process may be uid 0) keeps its connections.
+TEST(RuntimeAcceptorTest, CutsTheConnectionsOfThatProcessOnly) {
+  const std::string path = TempDir() + "/cut.sock";
+  Accepted accepted;
+  auto acceptor = RuntimeAcceptor::Start(Listen(path), "test socket",
+                                         [&](int fd) { accepted.Keep(fd); });
+  ASSERT_TRUE(acceptor.ok());
+  const int client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_TRUE(Connect(client, path));
+  ASSERT_TRUE(Eventually([&] { return accepted.count() == 1; }));
+  const uint64_t started = *ProcessStartTicks(getpid());
+  auto cut = [&](const PeerCredentials& process) {
+    return (*acceptor)->ShutdownConnections(
+        [&](const PeerCredentials& peer) { return SameProcess(peer, process); });
+  };
+  EXPECT_EQ(cut(PeerCredentials{getpid(), getuid() + 1, 0, started}), 0u) << "another uid";
+  EXPECT_EQ(cut(PeerCredentials{getpid(), getuid(), 0, started - 1}), 0u)
+      << "an earlier process with this pid";
+  EXPECT_EQ(cut(PeerCredentials{getpid(), getuid(), 0, started}), 1u);
+  char byte;
+  EXPECT_EQ(recv(client, &byte, 1, 0), 0) << "cut: the client sees its end";
+  close(client);
+}
+
 TEST(RuntimeAcceptorTest, AUidHoldsAtMostItsConnections) {
   const std::string path = TempDir() + "/capped.sock";
   Accepted accepted;

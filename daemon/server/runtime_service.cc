@@ -466,6 +466,12 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
       return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED,
                     "no valid identity token: connect through libascendcl");
     }
+    // And only on a connection its process's user made: a token that leaked
+    // to another user (it travels in the Hello) opens nothing.
+    if (find_peer_uid_ && find_peer_uid_(context) != credentials->uid) {
+      return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED,
+                        "the identity token is another user's: connect through libascendcl");
+    }
     peer = PeerFromKernel(*credentials);
   } else {
     peer.command = SanitizeText(hello.command(), kMaxCommandBytes);
@@ -534,6 +540,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
   live->ring = std::move(ring);
   live->uid = peer.uid;
   live->pid = peer.pid;
+  live->start_ticks = peer.start_ticks;
   live->group = entrance.group;
   live->context = context;
   const QuotaGroup* group = entrance.group.get();
@@ -724,7 +731,7 @@ void RuntimeService::Release(Live& live, const std::string& reason) {
 
 void RuntimeService::CutOff(Live& live) {
   live.Cancel(pool_);
-  if (cut_connections_) cut_connections_(live.pid, live.uid);
+  if (cut_connections_) cut_connections_(live.Process());
 }
 
 void RuntimeService::CutStuck(const std::vector<std::shared_ptr<Live>>& ended,
@@ -738,7 +745,7 @@ void RuntimeService::CutStuck(const std::vector<std::shared_ptr<Live>>& ended,
     }
     if (returned || !cut_connections_) continue;
     spdlog::info("session {}: its process does not read; closing its connection", live->id);
-    cut_connections_(live->pid, live->uid);
+    cut_connections_(live->Process());
   }
 }
 

@@ -124,11 +124,11 @@ class RuntimeService final
   // the runtime releases everything it held. NotFound when not live.
   absl::Status EndSession(SessionId session, const std::string& reason);
 
-  // How to cut the connections of process `pid` of user `uid` at the socket
+  // How to cut the connections of a session's process at the socket
   // (DaemonServer: the acceptors' ShutdownConnections). Used for a session
   // acld ended whose handler is still stuck writing to a process that does
   // not read.
-  using ConnectionCutter = std::function<void(pid_t pid, uid_t uid)>;
+  using ConnectionCutter = std::function<void(const PeerCredentials& process)>;
   void SetConnectionCutter(ConnectionCutter cut) { cut_connections_ = std::move(cut); }
 
   // The quota group whose socket a gRPC call's connection came in through
@@ -140,8 +140,9 @@ class RuntimeService final
       std::function<std::optional<Entrance>(grpc::CallbackServerContext* context)>;
   void SetEntranceFinder(EntranceFinder find) { find_entrance_ = std::move(find); }
   // The uid that connected a gRPC call's connection (DaemonServer: the
-  // runtime acceptor's SO_PEERCRED at accept time); none when unknown. Until
-  // its Hello that is all acld knows of a stream's sender. Set before
+  // runtime acceptor's SO_PEERCRED at accept time, or a quota group's
+  // socket's); none when unknown. Until its Hello that is all acld knows of
+  // a stream's sender; at the Hello, the token's uid must be it. Set before
   // sessions start.
   using PeerUidFinder =
       std::function<std::optional<uint32_t>(grpc::CallbackServerContext* context)>;
@@ -199,6 +200,8 @@ class RuntimeService final
     SessionId id = 0;
     uint32_t uid = 0;
     pid_t pid = 0;
+    uint64_t start_ticks = 0;  // its process's (PeerCredentials), 0 if unknown
+    PeerCredentials Process() const { return PeerCredentials{pid, uid, 0, start_ticks}; }
     std::shared_ptr<QuotaGroup> group;  // its caps count it per group, not per uid
     grpc::CallbackServerContext* context = nullptr;
     // A session opened on the identity socket: what Cancel() runs to end it

@@ -1,0 +1,24 @@
+// Opens a session by hand (tests/raw_session.h) with a given identity token,
+// as a process that got hold of another's token would:
+//
+//   token_client SOCKET TOKEN|own opened|refused
+//
+// SOCKET is the runtime socket; `own` fetches a token of this process's own
+// from SOCKET.peer. Prints "opened" or "refused" and exits 0 when that is
+// what the last word expected. Links no libascendcl: only the protocol.
+#include <cstdio>
+#include <string>
+
+#include "tests/raw_session.h"
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: token_client SOCKET TOKEN|own opened|refused\n");
+    return 2;
+  }
+  const std::string token = argv[2];
+  acld_test::RawSession session(argv[1], true, "", token == "own" ? "" : token);
+  const std::string outcome = session.opened() ? "opened" : "refused";
+  std::printf("%s\n", outcome.c_str());
+  return outcome == argv[3] ? 0 : 1;
+}
