@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <list>
 #include <utility>
 
@@ -227,8 +228,35 @@ class PeerCredentialDesk::Tables {
     std::vector<IssuedMemory> dropped;
     absl::MutexLock lock(&mu_);
     ExpireLocked(absl::Now(), dropped);
-    // All tokens live equally long: the oldest is the least likely to be used.
-    if (tokens_.full()) tokens_.TakeOldest(absl::InfiniteFuture());
+    // All tokens live equally long: the oldest is the least likely to be
+    // used; a uid at its share loses its own oldest, not another's.
+    UidTokens& own = tokens_of_uid_[peer.uid];
+    if (own.live >= options_.max_tokens_per_uid) {
+      while (!own.order.empty()) {
+        std::optional<PeerCredentials> oldest = tokens_.Take(own.order.front());
+        own.order.pop_front();
+        if (oldest.has_value()) {
+          --own.live;
+          break;
+        }
+      }
+    }
+    if (tokens_.full()) {
+      std::optional<PeerCredentials> oldest = tokens_.TakeOldest(absl::InfiniteFuture());
+      if (oldest.has_value()) ForgetToken(oldest->uid);
+    }
+    UidTokens& mine = tokens_of_uid_[peer.uid];  // ForgetToken may have erased another's
+    mine.order.push_back(token);
+    ++mine.live;
+    // Tokens redeemed or dropped elsewhere stay listed until they reach the
+    // front: pruned once they are most of the list.
+    if (mine.order.size() > 2 * mine.live + 16) {
+      std::deque<std::string> kept;
+      for (std::string& listed : mine.order) {
+        if (tokens_.Find(listed) != nullptr) kept.push_back(std::move(listed));
+      }
+      mine.order = std::move(kept);
+    }
     tokens_.Add(std::move(token), peer, absl::Now() + options_.lifetime);
   }
 
@@ -236,7 +264,9 @@ class PeerCredentialDesk::Tables {
     std::vector<IssuedMemory> dropped;
     absl::MutexLock lock(&mu_);
     ExpireLocked(absl::Now(), dropped);
-    return tokens_.Take(token);
+    std::optional<PeerCredentials> taken = tokens_.Take(token);
+    if (taken.has_value()) ForgetToken(taken->uid);
+    return taken;
   }
 
   // Refuses when too many tickets are outstanding (in all or for the owner's user).
@@ -285,7 +315,8 @@ class PeerCredentialDesk::Tables {
 
   void RevokeToken(const std::string& token) {
     absl::MutexLock lock(&mu_);
-    tokens_.Take(token);
+    std::optional<PeerCredentials> taken = tokens_.Take(token);
+    if (taken.has_value()) ForgetToken(taken->uid);
   }
 
   // Drops what expired, and the tickets of processes that are gone (a client
@@ -323,12 +354,17 @@ class PeerCredentialDesk::Tables {
  private:
   void ExpireLocked(absl::Time now, std::vector<IssuedMemory>& dropped)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    while (tokens_.TakeOldest(now).has_value()) {
+    while (std::optional<PeerCredentials> expired = tokens_.TakeOldest(now)) {
+      ForgetToken(expired->uid);
     }
     while (std::optional<IssuedMemory> expired = tickets_.TakeOldest(now)) {
       Forget(expired->owner.uid);
       dropped.push_back(*std::move(expired));
     }
+  }
+  void ForgetToken(uid_t uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = tokens_of_uid_.find(uid);
+    if (it != tokens_of_uid_.end() && --it->second.live == 0) tokens_of_uid_.erase(it);
   }
   void Forget(uid_t uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = tickets_per_uid_.find(uid);
@@ -340,6 +376,12 @@ class PeerCredentialDesk::Tables {
   ExpiringTable<PeerCredentials> tokens_ ABSL_GUARDED_BY(mu_);
   ExpiringTable<IssuedMemory> tickets_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uid_t, size_t> tickets_per_uid_ ABSL_GUARDED_BY(mu_);
+  // A uid's live tokens, and its tokens oldest first (some perhaps gone).
+  struct UidTokens {
+    size_t live = 0;
+    std::deque<std::string> order;
+  };
+  absl::flat_hash_map<uid_t, UidTokens> tokens_of_uid_ ABSL_GUARDED_BY(mu_);
 };
 
 // A client being served: its request line so far and what it sent along.
@@ -380,6 +422,7 @@ absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Start(
 absl::StatusOr<std::unique_ptr<PeerCredentialDesk>> PeerCredentialDesk::Listen(
     const std::string& path, const PeerDeskOptions& options) {
   if (options.max_pending_connections == 0 || options.max_tokens == 0 ||
+      options.max_tokens_per_uid == 0 ||
       options.request_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("identity socket: limits and timeout must be positive");
   }

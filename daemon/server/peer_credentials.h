@@ -136,8 +136,12 @@ struct PeerDeskOptions {
   size_t max_pending_connections_per_uid = 32;
   // How long a token or ticket stays redeemable.
   absl::Duration lifetime = absl::Seconds(30);
-  // Outstanding tokens; the oldest is dropped beyond.
+  // Outstanding tokens; the oldest is dropped beyond. Of one uid: beyond,
+  // that uid's own oldest is dropped, so that one user's flood of token
+  // requests cannot push out other users' tokens before their Hello (a
+  // process that waited for CPU past the flood failed its aclInit).
   size_t max_tokens = 65536;
+  size_t max_tokens_per_uid = 4096;
   // Outstanding shared memory tickets (each holds a descriptor), in all and
   // per user; beyond, requests are refused ("E too many").
   size_t max_memory_tickets = 1024;

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -192,6 +193,47 @@ TEST_F(PeerDeskTest, AFloodOfConnectionsKeepsTheTablesBounded) {
   EXPECT_FALSE(desk.Redeem(first).has_value());
   EXPECT_TRUE(desk.Redeem(last).has_value());
   EXPECT_TRUE(Eventually([&] { return desk.pending_connections() == 0; }));
+}
+
+// One uid's flood of token requests pushes out only its own tokens: another
+// user's token, fetched before the flood, is still redeemable after it.
+TEST_F(PeerDeskTest, AUidsFloodOfTokensPushesOutOnlyItsOwn) {
+  PeerDeskOptions options;
+  options.max_tokens = 1000;
+  options.max_tokens_per_uid = 100;
+  PeerCredentialDesk& desk = Start(options);
+  ASSERT_EQ(chmod(dir_.c_str(), 0711), 0);  // the other user reaches the socket
+  ASSERT_EQ(chmod(path_.c_str(), 0777), 0);
+  // Another user's token: fetched by a child dropped to another uid.
+  int answer[2];
+  ASSERT_EQ(pipe(answer), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(answer[0]);
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(1);
+    const std::string token = Ask(path_, "T\n");
+    _exit(write(answer[1], token.data(), token.size()) == static_cast<ssize_t>(token.size()) ? 0
+                                                                                             : 1);
+  }
+  close(answer[1]);
+  const std::string others = ReadAll(answer[0]);
+  close(answer[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(IsId(others)) << others;
+  const std::string first = Ask(path_, "T\n");
+  std::string last;
+  for (int i = 0; i < 2000; ++i) {
+    last = Ask(path_, "T\n");
+    ASSERT_TRUE(IsId(last)) << "connection " << i << ": " << last;
+  }
+  EXPECT_EQ(desk.outstanding_tokens(), 101u) << "this uid's 100 and the other's";
+  EXPECT_FALSE(desk.Redeem(first).has_value());
+  EXPECT_TRUE(desk.Redeem(last).has_value());
+  const std::optional<PeerCredentials> redeemed = desk.Redeem(others);
+  ASSERT_TRUE(redeemed.has_value());
+  EXPECT_EQ(redeemed->uid, 65534u);
 }
 
 TEST_F(PeerDeskTest, ASilentPeerIsDroppedAtItsDeadline) {
