@@ -474,6 +474,17 @@ int HoldUntilRefused(uint64_t limit, const std::string& flag, bool hold, aclErro
   return scenario::Teardown();
 }
 
+// A thread in the caller's context that runs its subscribed host funcs
+// (aclrtProcessReport) until `stop`.
+std::thread StartReporter(std::atomic<bool>& stop) {
+  aclrtContext context = nullptr;
+  CheckCode(aclrtGetCurrentContext(&context), ACL_SUCCESS, "aclrtGetCurrentContext");
+  return std::thread([&stop, context] {
+    aclrtSetCurrentContext(context);
+    while (!stop) aclrtProcessReport(100);
+  });
+}
+
 // Behind a callback that blocks its stream, a fill of MIB MiB: the thread that
 // passes the answered callback on must not run the whole fill.
 int CallbackFills(uint64_t mib) {
@@ -481,13 +492,8 @@ int CallbackFills(uint64_t mib) {
   const uint64_t bytes = mib << 20;
   void* buffer = nullptr;
   CheckCode(aclrtMalloc(&buffer, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS, "aclrtMalloc");
-  aclrtContext context = nullptr;
-  CheckCode(aclrtGetCurrentContext(&context), ACL_SUCCESS, "aclrtGetCurrentContext");
   std::atomic<bool> stop{false};
-  std::thread reporter([&, context] {
-    aclrtSetCurrentContext(context);
-    while (!stop) aclrtProcessReport(100);
-  });
+  std::thread reporter = StartReporter(stop);
   CheckCode(aclrtSubscribeReport(static_cast<uint64_t>(reporter.native_handle()), stream),
             ACL_SUCCESS, "aclrtSubscribeReport");
   std::thread watcher = StopWhenStdinCloses(stop);
@@ -526,13 +532,8 @@ void CountRun(void*) { ++g_host_funcs_ran; }
 int NotifyCap(uint64_t streams, const std::string& flag, bool within) {
   constexpr int kPointsPerStream = 8;
   scenario::Setup();
-  aclrtContext context = nullptr;
-  CheckCode(aclrtGetCurrentContext(&context), ACL_SUCCESS, "aclrtGetCurrentContext");
   std::atomic<bool> stop{false};
-  std::thread reporter([&, context] {
-    aclrtSetCurrentContext(context);
-    while (!stop) aclrtProcessReport(100);
-  });
+  std::thread reporter = StartReporter(stop);
   g_first_released = within;
   std::vector<aclrtStream> queues(streams);
   for (aclrtStream& stream : queues) {

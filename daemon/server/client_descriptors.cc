@@ -36,20 +36,6 @@ constexpr int kMaxDrainAccepts = 4096;
 
 void CloseReceivedAt(int fd, int depth);
 
-// Takes the descriptors a received message carried and closes each.
-void CloseCarried(msghdr& message, int depth) {
-  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
-       header = CMSG_NXTHDR(&message, header)) {
-    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
-    const size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(fd));
-      CloseReceivedAt(fd, depth);
-    }
-  }
-}
-
 ssize_t ReceiveAt(int socket, void* buffer, size_t size, int flags, int depth) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage)];
   iovec part{buffer, size};
@@ -60,7 +46,7 @@ ssize_t ReceiveAt(int socket, void* buffer, size_t size, int flags, int depth) {
   message.msg_controllen = sizeof(control);
   const ssize_t n = recvmsg(socket, &message, flags | MSG_CMSG_CLOEXEC);
   const int error = errno;
-  if (n >= 0) CloseCarried(message, depth + 1);
+  if (n >= 0) TakeCarried(message, [depth](int fd) { CloseReceivedAt(fd, depth + 1); });
   errno = error;
   return n;
 }
@@ -188,6 +174,19 @@ void CloseReceivedAt(int fd, int depth) {
 }
 
 }  // namespace
+
+void TakeCarried(msghdr& message, const std::function<void(int fd)>& take) {
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+       header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(fd));
+      take(fd);
+    }
+  }
+}
 
 void RefuseDescriptors(int socket) {
   const int off = 0;

@@ -25,10 +25,12 @@
 #ifndef ACLD_DAEMON_SERVER_CLIENT_DESCRIPTORS_H_
 #define ACLD_DAEMON_SERVER_CLIENT_DESCRIPTORS_H_
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace acld::server {
 
@@ -43,6 +45,10 @@ ssize_t ReceiveBytes(int socket, void* buffer, size_t size, int flags);
 // Closes a descriptor a client handed over, never waiting on what the client
 // controls (above).
 void CloseReceived(int fd);
+
+// Gives `take` each descriptor (SCM_RIGHTS) a received `message` carried, in
+// order; each is then the taker's.
+void TakeCarried(msghdr& message, const std::function<void(int fd)>& take);
 
 // Closes a client's connection (a Unix stream socket acld accepted): shut,
 // emptied of the descriptors still queued in it, closed.

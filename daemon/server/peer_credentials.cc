@@ -601,19 +601,12 @@ bool PeerCredentialDesk::ReadFrom(Connection& c) {
   message.msg_controllen = sizeof(control);
   const ssize_t n = recvmsg(c.socket.get(), &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   if (n < 0) return !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
-  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
-       header = CMSG_NXTHDR(&message, header)) {
-    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
-    const size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(fd));
-      UniqueFd received(fd, UniqueFd::Origin::kReceived);  // closed here unless kept
-      const size_t index = c.fds_received++;
-      if (index == 0) c.memory = std::move(received);
-      if (index == 1) c.doorbell = std::move(received);
-    }
-  }
+  TakeCarried(message, [&c](int fd) {
+    UniqueFd received(fd, UniqueFd::Origin::kReceived);  // closed here unless kept
+    const size_t index = c.fds_received++;
+    if (index == 0) c.memory = std::move(received);
+    if (index == 1) c.doorbell = std::move(received);
+  });
   if ((message.msg_flags & MSG_CTRUNC) != 0) c.truncated = true;
   if (n == 0) return true;  // gone before finishing its line
   c.line.append(buffer, static_cast<size_t>(n));
