@@ -18,6 +18,9 @@
 #ifndef SO_PASSRIGHTS
 #define SO_PASSRIGHTS 83  // Linux 6.16 (asm-generic/socket.h); Debian 12's headers predate it
 #endif
+#ifndef SCM_PIDFD
+#define SCM_PIDFD 0x04  // Linux 6.5 (linux/socket.h)
+#endif
 
 namespace acld::server {
 namespace {
@@ -25,19 +28,23 @@ namespace {
 // What one message can carry (the kernel's SCM_MAX_FD): with room for all of
 // them, the kernel never drops a descriptor on acld's thread.
 constexpr size_t kMaxFdsPerMessage = 253;
+// Room for every control message a read can bring: a received socket's
+// options are its sender's, who may have asked for credentials, a security
+// label and a pidfd beside the descriptors. Without room for all, the kernel
+// drops the descriptors that did not fit, on the reading thread.
+constexpr size_t kControlBytes = 16 << 10;
 // A socket passed inside a socket inside...: the kernel refuses to nest
 // in-flight sockets deeper than 4, so this bounds the emptying.
 constexpr int kMaxDepth = 6;
 // Reads that empty a shut socket: its queue cannot grow any more, and is
 // bounded by its sender's buffer; past these, the rest goes with the close.
 constexpr int kMaxDrainReads = 1024;
-// Connections a received listening socket may still hold, taken and closed.
-constexpr int kMaxDrainAccepts = 4096;
 
 void CloseReceivedAt(int fd, int depth);
 
 ssize_t ReceiveAt(int socket, void* buffer, size_t size, int flags, int depth) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage)];
+  static_assert(kControlBytes >= CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage));
+  alignas(cmsghdr) char control[kControlBytes];
   iovec part{buffer, size};
   msghdr message{};
   message.msg_iov = &part;
@@ -46,25 +53,27 @@ ssize_t ReceiveAt(int socket, void* buffer, size_t size, int flags, int depth) {
   message.msg_controllen = sizeof(control);
   const ssize_t n = recvmsg(socket, &message, flags | MSG_CMSG_CLOEXEC);
   const int error = errno;
-  if (n >= 0) TakeCarried(message, [depth](int fd) { CloseReceivedAt(fd, depth + 1); });
+  if (n >= 0) {
+    TakeCarried(message, [depth](int fd) { CloseReceivedAt(fd, depth + 1); });
+    // A pidfd the sender's options asked for: acld's to close (never waits).
+    for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+         header = CMSG_NXTHDR(&message, header)) {
+      if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_PIDFD ||
+          header->cmsg_len < CMSG_LEN(sizeof(int))) {
+        continue;
+      }
+      int pidfd;
+      std::memcpy(&pidfd, CMSG_DATA(header), sizeof(pidfd));
+      close(pidfd);
+    }
+  }
   errno = error;
   return n;
 }
 
 // Shuts `socket` and takes what is still queued in it, closing every
-// descriptor that came along. A listening socket's waiting connections are
-// taken and emptied the same way.
+// descriptor that came along.
 void Empty(int socket, int depth) {
-  int listening = 0;
-  socklen_t length = sizeof(listening);
-  if (getsockopt(socket, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0 && listening) {
-    for (int i = 0; i < kMaxDrainAccepts; ++i) {
-      const int connection = accept4(socket, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (connection < 0) break;
-      CloseReceivedAt(connection, depth + 1);
-    }
-    return;
-  }
   shutdown(socket, SHUT_RDWR);  // nothing more can arrive
   char bytes[16 << 10];
   for (int i = 0; i < kMaxDrainReads; ++i) {
@@ -73,18 +82,23 @@ void Empty(int socket, int depth) {
 }
 
 // Files whose close never waits on anyone: memory, pipes, eventfds and
-// other anonymous inodes, /proc and /sys.
-bool ClosesAtOnce(int fd) {
+// other anonymous inodes, files of /proc and /sys. Not a device node: /dev
+// is tmpfs too, and a tty's close may wait for its output to drain.
+// (fstatfs and fstat of a file on another user's FUSE mount are answered by
+// the kernel, not by that mount's server, unless it allows others in.)
+bool ClosesAtOnce(int fd, mode_t mode) {
   struct statfs fs {};
   if (fstatfs(fd, &fs) != 0) return false;
+  const bool plain = S_ISREG(mode) || S_ISDIR(mode) || S_ISFIFO(mode);
   switch (static_cast<unsigned long>(fs.f_type)) {
-    case TMPFS_MAGIC:
-    case HUGETLBFS_MAGIC:
     case PIPEFS_MAGIC:
     case ANON_INODE_FS_MAGIC:
+      return true;
+    case TMPFS_MAGIC:
+    case HUGETLBFS_MAGIC:
     case PROC_SUPER_MAGIC:
     case SYSFS_MAGIC:
-      return true;
+      return plain;
     default:
       return false;
   }
@@ -151,10 +165,23 @@ SlowCloser& TheSlowCloser() {
 
 void CloseReceivedAt(int fd, int depth) {
   struct stat info {};
-  if (fstat(fd, &info) == 0 && S_ISSOCK(info.st_mode)) {
+  const bool known = fstat(fd, &info) == 0;
+  if (known && S_ISSOCK(info.st_mode)) {
     int domain = 0;
+    int listening = 0;
     socklen_t length = sizeof(domain);
-    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0 && domain == AF_UNIX) {
+    const bool unix_socket =
+        getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) == 0 && domain == AF_UNIX;
+    length = sizeof(listening);
+    if (unix_socket &&
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0 && listening) {
+      // Its waiting connections, and what they carry, go with its close;
+      // taking them would mean an accept() on a socket its sender controls
+      // (and may keep blocking). Closed where only that close waits.
+      TheSlowCloser().Add(fd);
+      return;
+    }
+    if (unix_socket) {
       // What it carries would be released by its close, on this thread.
       if (depth < kMaxDepth) Empty(fd, depth);
     } else {
@@ -166,7 +193,7 @@ void CloseReceivedAt(int fd, int depth) {
     close(fd);
     return;
   }
-  if (ClosesAtOnce(fd)) {
+  if (known && ClosesAtOnce(fd, info.st_mode)) {
     close(fd);
     return;
   }

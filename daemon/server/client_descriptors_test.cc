@@ -86,9 +86,69 @@ TEST(ClientDescriptorsTest, AReceivedLingeringSocketIsClosedAtOnce) {
   EXPECT_LT(absl::Now() - start, kNoWait);
 }
 
+// A listening socket is never accept()ed on (its sender may keep it
+// blocking, with nothing waiting: the accept would never return): it goes
+// to the slow closer, with whatever waits in its backlog.
+TEST(ClientDescriptorsTest, AReceivedListeningSocketIsNotAcceptedOn) {
+  const std::string path = TempDir() + "/received-listener.sock";
+  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);  // blocking
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_TRUE(Eventually([] { return SlowCloseCounts().waiting == 0; }));  // earlier tests'
+  const SlowCloses before = SlowCloseCounts();
+  const absl::Time start = absl::Now();
+  CloseReceived(listener);
+  EXPECT_LT(absl::Now() - start, kNoWait);
+  EXPECT_TRUE(Eventually([&] { return SlowCloseCounts().closed == before.closed + 1; }));
+}
+
+// A received socket's options are its sender's: with credentials (and a
+// pidfd, where the kernel has them) asked for, a message of the most
+// descriptors one can carry still fits, so the kernel drops none (the
+// lingering one last) on acld's thread.
+TEST(ClientDescriptorsTest, AFullMessageInASocketThatAsksForCredentialsIsTakenWhole) {
+  LingeringSocket trap;
+  ASSERT_TRUE(trap.armed());
+  Connection inner;
+  const int on = 1;
+  ASSERT_EQ(setsockopt(inner.ends[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)), 0);
+  (void)setsockopt(inner.ends[1], SOL_SOCKET, 76 /* SO_PASSPIDFD, Linux 6.5 */, &on, sizeof(on));
+  int pipe_ends[2];
+  ASSERT_EQ(pipe2(pipe_ends, O_CLOEXEC), 0);
+  std::vector<int> fds;
+  for (int i = 0; i < 252; ++i) fds.push_back(dup(pipe_ends[0]));
+  fds.push_back(trap.Release());
+  close(pipe_ends[0]);
+  close(pipe_ends[1]);
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 253)] = {};
+  char byte = 'x';
+  iovec part{&byte, 1};
+  msghdr message{};
+  message.msg_iov = &part;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+  ASSERT_EQ(sendmsg(inner.client(), &message, MSG_NOSIGNAL), 1) << std::strerror(errno);
+  for (int fd : fds) close(fd);
+  const int inner_end = inner.ends[1];
+  inner.ends[1] = -1;
+  const absl::Time start = absl::Now();
+  CloseReceived(inner_end);
+  EXPECT_LT(absl::Now() - start, kNoWait);
+}
+
 // Memory closes on the caller's thread; a file elsewhere (which might be on a
 // client's FUSE mount) on the slow closer's.
 TEST(ClientDescriptorsTest, FilesWhoseCloseMayWaitGoToTheSlowCloser) {
+  ASSERT_TRUE(Eventually([] { return SlowCloseCounts().waiting == 0; }));  // earlier tests'
   const SlowCloses before = SlowCloseCounts();
   const int memory = memfd_create("client-memory", MFD_CLOEXEC);
   ASSERT_GE(memory, 0);

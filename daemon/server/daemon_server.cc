@@ -230,10 +230,12 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
       });
   server->runtime_service_.SetPeerUidFinder(
       [raw = server.get()](grpc::CallbackServerContext* context) -> std::optional<uint32_t> {
-        RuntimeAcceptor* acceptor = raw->cutter_.load();
         const std::optional<int> fd = HandedOffFd(context->peer());
-        if (acceptor == nullptr || !fd.has_value()) return std::nullopt;
-        std::optional<uid_t> uid = acceptor->PeerUid(*fd);
+        if (!fd.has_value()) return std::nullopt;
+        // Groups' sockets serve from Restore() on, before the host's acceptor.
+        RuntimeAcceptor* acceptor = raw->cutter_.load();
+        std::optional<uid_t> uid =
+            acceptor != nullptr ? acceptor->PeerUid(*fd) : std::optional<uid_t>();
         return uid.has_value() ? uid : raw->groups_->PeerUid(*fd);
       });
   absl::Status restored = server->groups_->Restore();

@@ -260,10 +260,12 @@ class PeerCredentialDesk::Tables {
     tokens_.Add(std::move(token), peer, absl::Now() + options_.lifetime);
   }
 
-  std::optional<PeerCredentials> TakeToken(const std::string& token) {
+  std::optional<PeerCredentials> TakeToken(const std::string& token, std::optional<uid_t> uid) {
     std::vector<IssuedMemory> dropped;
     absl::MutexLock lock(&mu_);
     ExpireLocked(absl::Now(), dropped);
+    const PeerCredentials* issued = tokens_.Find(token);
+    if (issued == nullptr || (uid.has_value() && issued->uid != *uid)) return std::nullopt;
     std::optional<PeerCredentials> taken = tokens_.Take(token);
     if (taken.has_value()) ForgetToken(taken->uid);
     return taken;
@@ -709,8 +711,9 @@ std::string PeerCredentialDesk::OpenSession(Connection& c, const std::string& re
   return kPeerSessionOpened;
 }
 
-std::optional<PeerCredentials> PeerCredentialDesk::Redeem(const std::string& token) {
-  return tables_->TakeToken(token);
+std::optional<PeerCredentials> PeerCredentialDesk::Redeem(const std::string& token,
+                                                          std::optional<uid_t> uid) {
+  return tables_->TakeToken(token, uid);
 }
 
 absl::StatusOr<ReceivedMemory> PeerCredentialDesk::RedeemMemory(const std::string& ticket,

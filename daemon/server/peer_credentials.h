@@ -177,8 +177,10 @@ class PeerCredentialDesk {
   void Stop();
   ~PeerCredentialDesk();
 
-  // The identity behind `token`, once.
-  std::optional<PeerCredentials> Redeem(const std::string& token);
+  // The identity behind `token`, once. With `uid`, only a token of that
+  // user is redeemed (another's stays for its owner).
+  std::optional<PeerCredentials> Redeem(const std::string& token,
+                                        std::optional<uid_t> uid = std::nullopt);
 
   // The memory behind `ticket`, once, and only for the process that sent it
   // (`pid` and `uid` are the redeeming session's kernel-verified identity).

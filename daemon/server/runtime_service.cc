@@ -461,16 +461,23 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
   if (entrance.desk != nullptr) {
     // The kernel's word, not the client's; a token is good only where its
     // desk stands (a group's on the group's socket).
-    std::optional<PeerCredentials> credentials = entrance.desk->Redeem(hello.peer_token());
+    // And only on a connection its process's user made: a token that leaked
+    // to another user (it travels in the Hello) opens nothing, and stays for
+    // its owner.
+    std::optional<uid_t> connected;
+    if (find_peer_uid_) {
+      connected = find_peer_uid_(context);
+      if (!connected.has_value()) {
+        return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED,
+                          "acld cannot tell which user opened this connection");
+      }
+    }
+    std::optional<PeerCredentials> credentials =
+        entrance.desk->Redeem(hello.peer_token(), connected);
     if (!credentials.has_value()) {
       return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED,
-                    "no valid identity token: connect through libascendcl");
-    }
-    // And only on a connection its process's user made: a token that leaked
-    // to another user (it travels in the Hello) opens nothing.
-    if (find_peer_uid_ && find_peer_uid_(context) != credentials->uid) {
-      return RefuseOpen(grpc::StatusCode::PERMISSION_DENIED,
-                        "the identity token is another user's: connect through libascendcl");
+                        "no valid identity token of this connection's user: connect through "
+                        "libascendcl");
     }
     peer = PeerFromKernel(*credentials);
   } else {
