@@ -95,6 +95,7 @@ TEST(ClientDescriptorsTest, AReceivedListeningSocketIsNotAcceptedOn) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  unlink(path.c_str());  // a run before this one's
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   ASSERT_EQ(listen(listener, 4), 0);
   ASSERT_TRUE(Eventually([] { return SlowCloseCounts().waiting == 0; }));  // earlier tests'
@@ -180,6 +181,7 @@ TEST(ClientDescriptorsTest, AListenerThatRefusesDescriptorsPassesTheRefusalOn) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  unlink(path.c_str());  // a run before this one's
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   ASSERT_EQ(listen(listener, 4), 0);
   RefuseDescriptors(listener);
