@@ -79,11 +79,15 @@ RawSession::RawSession(const std::string& socket, bool read_hello_reply,
     return;
   }
   opened_ = Call(std::move(hello)).has_session_opened();
+  if (!opened_) {
+    refusal_ = stream_->Finish().error_message();
+    finished_ = true;
+  }
 }
 
 RawSession::~RawSession() {
   context_.TryCancel();
-  (void)stream_->Finish();
+  if (!finished_) (void)stream_->Finish();
 }
 
 uint64_t RawSession::Send(acl::v1::ClientMessage message) {

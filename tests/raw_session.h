@@ -34,6 +34,8 @@ class RawSession {
   ~RawSession();  // cancels the stream
 
   bool opened() const { return opened_; }
+  // Why the stream ended, when it was not opened (acld's refusal).
+  const std::string& refusal() const { return refusal_; }
   const std::string& desk() const { return desk_; }
 
   // Sends `message` with the next call id and returns that id (0 when the
@@ -56,6 +58,8 @@ class RawSession {
       stream_;
   uint64_t next_call_id_ = 1;
   bool opened_ = false;
+  bool finished_ = false;  // Finish() was called (once only)
+  std::string refusal_;
 };
 
 }  // namespace acld_test
