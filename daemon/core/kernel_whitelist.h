@@ -8,6 +8,7 @@
 #ifndef ACLD_DAEMON_CORE_KERNEL_WHITELIST_H_
 #define ACLD_DAEMON_CORE_KERNEL_WHITELIST_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +43,11 @@ class KernelWhitelist {
   bool Admits(const KernelIdentity& asking);
   // The session ended: the entries it bound go. Answers how many.
   size_t SessionEnded(SessionId session);
+  // `gone` entries left an owner's whitelists (an importer's end, or the
+  // whole whitelist with its export): they count no more in `owner_entries`.
+  static void Uncount(size_t& owner_entries, size_t gone) {
+    owner_entries -= std::min(owner_entries, gone);
+  }
   size_t size() const { return entries_.size(); }
   // The sessions entries are bound to (at most kMaxEntries).
   std::vector<SessionId> BoundSessions() const;

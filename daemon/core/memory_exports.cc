@@ -153,8 +153,7 @@ void MemoryExports::EraseLocked(std::map<std::string, Exported>::iterator it,
   auto owner = sessions_.find(entry.owner);
   if (owner != sessions_.end()) {
     owner->second.exported.erase(key);
-    owner->second.whitelist_entries -=
-        std::min(owner->second.whitelist_entries, entry.whitelist.size());
+    KernelWhitelist::Uncount(owner->second.whitelist_entries, entry.whitelist.size());
   }
   exports_.erase(it);
 }
@@ -209,9 +208,7 @@ void MemoryExports::SessionEnded(SessionId session) {
     if (it == exports_.end()) continue;
     const size_t unbound = it->second.whitelist.SessionEnded(session);
     auto owner = sessions_.find(it->second.owner);
-    if (owner != sessions_.end()) {
-      owner->second.whitelist_entries -= std::min(owner->second.whitelist_entries, unbound);
-    }
+    if (owner != sessions_.end()) KernelWhitelist::Uncount(owner->second.whitelist_entries, unbound);
   }
   sessions_.erase(session);
 }

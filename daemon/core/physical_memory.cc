@@ -167,7 +167,7 @@ void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<H
   }
   Holdings& owner = holdings_[session];
   --owner.exports;
-  owner.whitelist_entries -= std::min(owner.whitelist_entries, entry.whitelist.size());
+  KernelWhitelist::Uncount(owner.whitelist_entries, entry.whitelist.size());
   handle->shareable = 0;  // retained while mapped, it may be exported again
   exports_.erase(it);
 }
@@ -473,9 +473,7 @@ void PhysicalMemory::SessionEnded(SessionId session) {
     if (it == exports_.end()) continue;
     const size_t unbound = it->second.whitelist.SessionEnded(session);
     auto owner = holdings_.find(it->second.handle->owner);
-    if (owner != holdings_.end()) {
-      owner->second.whitelist_entries -= std::min(owner->second.whitelist_entries, unbound);
-    }
+    if (owner != holdings_.end()) KernelWhitelist::Uncount(owner->second.whitelist_entries, unbound);
   }
   holdings_.erase(holdings);
 }

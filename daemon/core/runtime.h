@@ -526,6 +526,10 @@ class Runtime {
   // streams included.
   absl::Status CheckStreamQuotaLocked(const Session& session, const char* call)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A quota group's process opens no IPC event or notify of a host device
+  // outside its group: it could not name that device (its reply would be
+  // refused) and would be left a handle to it.
+  static absl::Status CheckGroupSees(const Session& session, int32_t device, const char* call);
   // The event quota (the session's and its tenant's), notifies included;
   // `code` is the call's own refusal (events or notifies).
   absl::Status CheckEventQuotaLocked(const Session& session, const char* call, int32_t code)

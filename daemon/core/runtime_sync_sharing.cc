@@ -4,8 +4,6 @@
 // opener's handle names the owner's Event or Notify, so a record in any of
 // them releases waits in all.
 #include "absl/strings/str_cat.h"
-#include <algorithm>
-
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
 #include "daemon/core/capability_key.h"
@@ -59,11 +57,21 @@ absl::StatusOr<Runtime::OpenedEvent> Runtime::OpenSharedEvent(SessionId id,
   if (opened != shared.openers.end()) {
     return OpenedEvent{opened->second, event.device(), event.flags()};
   }
+  ACL_RETURN_IF_ERROR(CheckGroupSees(*session, event.device(), kApi));
   ACL_RETURN_IF_ERROR(CheckEventQuotaLocked(*session, kApi, ACL_ERROR_RT_NO_EVENT_RESOURCE));
   const EventId handle = next_handle_++;
   session->events[handle] = shared.event;
   shared.openers[id] = handle;
   return OpenedEvent{handle, event.device(), event.flags()};
+}
+
+absl::Status Runtime::CheckGroupSees(const Session& session, int32_t device, const char* call) {
+  if (session.group == nullptr || session.group->view().ToSession(device).has_value()) {
+    return absl::OkStatus();
+  }
+  return AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
+                   absl::StrCat(call, ": it lives on host device ", device,
+                                ", which is outside this process's quota group"));
 }
 
 void Runtime::RevokeHandleLocked(SessionId opener, uint64_t handle) {
@@ -159,8 +167,9 @@ absl::StatusOr<Runtime::OpenedNotify> Runtime::ImportNotify(SessionId id, const 
   }
   auto opened = shared.openers.find(id);
   if (opened != shared.openers.end()) return OpenedNotify{opened->second, shared.notify->device()};
-  // The quota first: passing the whitelist binds its entry to this session,
-  // which must then hold the notify (its end unbinds the entry).
+  // The device and the quota first: passing the whitelist binds its entry to
+  // this session, which must then hold the notify (its end unbinds the entry).
+  ACL_RETURN_IF_ERROR(CheckGroupSees(*session, shared.notify->device(), kApi));
   ACL_RETURN_IF_ERROR(CheckEventQuotaLocked(*session, kApi, ACL_ERROR_RT_NO_NOTIFY_RESOURCE));
   if (shared.pid_validation && !shared.whitelist.Admits(importer)) {
     return AclStatus(ACL_ERROR_RT_NO_PERMISSION,
@@ -183,14 +192,11 @@ bool Runtime::ForgetNotifyLocked(SessionId id, const std::shared_ptr<Notify>& no
   if (shared.owner != id) {
     shared.openers.erase(id);
     const size_t unbound = shared.whitelist.SessionEnded(id);
-    if (owner != nullptr) {
-      owner->notify_whitelist_entries -= std::min(owner->notify_whitelist_entries, unbound);
-    }
+    if (owner != nullptr) KernelWhitelist::Uncount(owner->notify_whitelist_entries, unbound);
     return false;
   }
   if (owner != nullptr) {
-    owner->notify_whitelist_entries -=
-        std::min(owner->notify_whitelist_entries, shared.whitelist.size());
+    KernelWhitelist::Uncount(owner->notify_whitelist_entries, shared.whitelist.size());
   }
   for (const auto& [opener, handle] : shared.openers) RevokeHandleLocked(opener, handle);
   shared_notifies_.erase(it);

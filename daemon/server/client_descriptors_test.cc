@@ -90,14 +90,7 @@ TEST(ClientDescriptorsTest, AReceivedLingeringSocketIsClosedAtOnce) {
 // blocking, with nothing waiting: the accept would never return): it goes
 // to the slow closer, with whatever waits in its backlog.
 TEST(ClientDescriptorsTest, AReceivedListeningSocketIsNotAcceptedOn) {
-  const std::string path = TempDir() + "/received-listener.sock";
-  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);  // blocking
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  unlink(path.c_str());  // a run before this one's
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
+  const int listener = Listen(TempDir() + "/received-listener.sock");  // blocking
   ASSERT_TRUE(Eventually([] { return SlowCloseCounts().waiting == 0; }));  // earlier tests'
   const SlowCloses before = SlowCloseCounts();
   const absl::Time start = absl::Now();
@@ -124,20 +117,7 @@ TEST(ClientDescriptorsTest, AFullMessageInASocketThatAsksForCredentialsIsTakenWh
   fds.push_back(trap.Release());
   close(pipe_ends[0]);
   close(pipe_ends[1]);
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 253)] = {};
-  char byte = 'x';
-  iovec part{&byte, 1};
-  msghdr message{};
-  message.msg_iov = &part;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
-  cmsghdr* header = CMSG_FIRSTHDR(&message);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-  std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
-  ASSERT_EQ(sendmsg(inner.client(), &message, MSG_NOSIGNAL), 1) << std::strerror(errno);
+  ASSERT_EQ(SendDescriptors(inner.client(), fds), 1) << std::strerror(errno);
   for (int fd : fds) close(fd);
   const int inner_end = inner.ends[1];
   inner.ends[1] = -1;
@@ -177,13 +157,7 @@ TEST(ClientDescriptorsTest, FilesWhoseCloseMayWaitGoToTheSlowCloser) {
 // refuses them, and connections accepted on it inherit that.
 TEST(ClientDescriptorsTest, AListenerThatRefusesDescriptorsPassesTheRefusalOn) {
   const std::string path = TempDir() + "/refusing.sock";
-  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  unlink(path.c_str());  // a run before this one's
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
+  const int listener = Listen(path);
   RefuseDescriptors(listener);
   int passes = 1;
   socklen_t length = sizeof(passes);
@@ -193,7 +167,7 @@ TEST(ClientDescriptorsTest, AListenerThatRefusesDescriptorsPassesTheRefusalOn) {
   }
   EXPECT_EQ(passes, 0);
   const int client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_TRUE(Connect(client, path));
   int pipe_ends[2];
   ASSERT_EQ(pipe2(pipe_ends, O_CLOEXEC), 0);
   // Before acld accepts it, as a client would send.

@@ -60,22 +60,28 @@ class LingeringSocket {
   bool armed_ = false;
 };
 
-// Sends `fd` (SCM_RIGHTS) with `bytes` on `socket`; returns as sendmsg does.
-inline ssize_t SendDescriptor(int socket, int fd, const std::string& bytes = "x") {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+// Sends `fds` (one SCM_RIGHTS message, at most 253) with `bytes` on
+// `socket`; returns as sendmsg does.
+inline ssize_t SendDescriptors(int socket, const std::vector<int>& fds,
+                               const std::string& bytes = "x") {
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
   std::string data = bytes;
   iovec part{data.data(), data.size()};
   msghdr message{};
   message.msg_iov = &part;
   message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
+  message.msg_control = control.data();
+  message.msg_controllen = control.size();
   cmsghdr* header = CMSG_FIRSTHDR(&message);
   header->cmsg_level = SOL_SOCKET;
   header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(header), &fd, sizeof(fd));
+  header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
   return sendmsg(socket, &message, MSG_NOSIGNAL);
+}
+
+inline ssize_t SendDescriptor(int socket, int fd, const std::string& bytes = "x") {
+  return SendDescriptors(socket, {fd}, bytes);
 }
 
 }  // namespace acld::server

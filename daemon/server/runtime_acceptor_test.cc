@@ -23,20 +23,6 @@
 namespace acld::server {
 namespace {
 
-int Listen(const std::string& path) {
-  unlink(path.c_str());
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address = UnixSocketAddress(path);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  EXPECT_EQ(listen(fd, 128), 0);
-  return fd;
-}
-
-bool Connect(int fd, const std::string& path) {
-  sockaddr_un address = UnixSocketAddress(path);
-  return connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-}
-
 // Keeps what the acceptor hands over.
 struct Accepted {
   absl::Mutex mu;

@@ -3,6 +3,9 @@
 #define ACLD_DAEMON_SERVER_SERVER_TEST_SUPPORT_H_
 
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -10,6 +13,8 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "daemon/server/socket_path.h"
+#include "gtest/gtest.h"
 
 namespace acld::server {
 
@@ -29,6 +34,21 @@ inline std::string TempDir() {
   };
   static const ShortTempDir dir;
   return dir.path;
+}
+
+// A blocking Unix socket listening at `path` (whatever was there goes).
+inline int Listen(const std::string& path) {
+  unlink(path.c_str());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address = UnixSocketAddress(path);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  EXPECT_EQ(listen(fd, 128), 0);
+  return fd;
+}
+
+inline bool Connect(int fd, const std::string& path) {
+  sockaddr_un address = UnixSocketAddress(path);
+  return connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
 }
 
 // Polls `condition` every 5 ms until it holds (true) or `timeout` passes (false).

@@ -55,17 +55,6 @@ void SessionHandler::Answer(uint64_t call_id, Reply reply) {
   write_(message);
 }
 
-absl::Status SessionHandler::KeepIfNamed(int32_t device, const char* api,
-                                         const std::function<absl::Status()>& destroy) {
-  if (!renumbering_.active() || renumbering_.view().ToSession(device).has_value()) {
-    return absl::OkStatus();
-  }
-  (void)destroy();
-  return AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
-                   absl::StrCat(api, ": it lives on host device ", device,
-                                ", which is outside this process's quota group"));
-}
-
 void SessionHandler::AnswerStatus(uint64_t call_id, const absl::Status& status) {
   Reply reply;
   reply.set_acl_error(AclCodeOf(status));
@@ -696,9 +685,6 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
       absl::StatusOr<Runtime::OpenedEvent> opened =
           runtime_.OpenSharedEvent(session_, request.open_shared_event().key());
       if (!opened.ok()) return answer_status(opened.status());
-      absl::Status named = KeepIfNamed(opened->device, "aclrtIpcOpenEventHandle",
-                                       [&] { return runtime_.DestroyEvent(session_, opened->id); });
-      if (!named.ok()) return answer_status(named);
       acl::v1::SharedEventOpened& out = *reply.mutable_shared_event();
       out.set_event(opened->id);
       out.set_device_id(opened->device);
@@ -721,9 +707,6 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
       absl::StatusOr<Runtime::OpenedNotify> opened =
           runtime_.ImportNotify(session_, request.import_notify().key());
       if (!opened.ok()) return answer_status(opened.status());
-      absl::Status named = KeepIfNamed(opened->device, "aclrtNotifyImportByKey",
-                                       [&] { return runtime_.DestroyNotify(session_, opened->id); });
-      if (!named.ok()) return answer_status(named);
       reply.mutable_shared_notify()->set_notify(opened->id);
       reply.mutable_shared_notify()->set_device_id(opened->device);
       return Answer(call_id, std::move(reply));

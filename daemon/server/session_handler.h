@@ -79,12 +79,6 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   void Dispatch(const acl::v1::ClientMessage& request);
   void Answer(uint64_t call_id, acl::v1::Reply reply);
   void AnswerStatus(uint64_t call_id, const absl::Status& status);
-  // An IPC event or notify just opened on host `device`: OK when this
-  // process can name the device. Otherwise the handle is destroyed again
-  // (`destroy`) and the error says why: the reply would be refused for its
-  // device id anyway, and the handle, its number guessable, would stay.
-  absl::Status KeepIfNamed(int32_t device, const char* api,
-                           const std::function<absl::Status()>& destroy);
   // A session may have this many calls waiting in the core at once (each
   // holds a completion there); a well-behaved process has one per thread.
   static constexpr int kMaxWaitingCalls = 4096;
