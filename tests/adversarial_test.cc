@@ -3,6 +3,7 @@
 // after another. Afterwards the daemon is alive, serves a new client at once,
 // and holds exactly the threads and fds it started with, no device memory,
 // and about the memory it started with.
+#include <fcntl.h>
 #include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -758,6 +759,21 @@ TEST(AdversarialLimitsTest, ADescriptorWhoseCloseWaitsHoldsNoThreadOfAcld) {
             0);
   EXPECT_LT(absl::Now() - start, absl::Seconds(60))  // two minutes and more before
       << "a lingering socket held the identity socket or the frame gate";
+  // A device node (whose close may wait) goes to the slow closer, which
+  // aclctl shows.
+  const int device_desk = connect_to(daemon.socket() + ".peer");
+  const int device_node = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_EQ(acld::server::SendDescriptor(device_desk, device_node, "M 4096\n"), 7);
+  close(device_node);
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().slow_closes_done() >= 1; },
+                        absl::Seconds(10))
+                  .has_value());
+  const auto [code, text] = daemon.Aclctl({"status"});
+  EXPECT_NE(text.find("received descriptors whose close may wait: 0 waiting, "),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(daemon.Status().descriptors_kept_open(), 0u);
+  close(device_desk);
   close(desk);
   close(runtime);
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "daemon/server/client_descriptors.h"
 #include "daemon/server/health.h"
 #include "daemon/server/text_sanitizer.h"
 #include "daemon/server/version.h"
@@ -320,6 +321,10 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
     reply->set_identity_pending(listener.identity_pending);
     reply->set_identity_busy(listener.identity_busy);
   }
+  const SlowCloses slow = SlowCloseCounts();
+  reply->set_slow_closes_waiting(slow.waiting);
+  reply->set_slow_closes_done(slow.closed);
+  reply->set_descriptors_kept_open(slow.kept_open);
   return grpc::Status::OK;
 }
 

@@ -273,6 +273,9 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                   " requests being served, ", status.identity_busy(),
                   " connections told to come back (their uid had 32 being served)",
                   "\nsessions' command lines still to read: ", status.command_lines_waiting(),
+                  "\nreceived descriptors whose close may wait: ", status.slow_closes_waiting(),
+                  " waiting, ", status.slow_closes_done(), " closed, ",
+                  status.descriptors_kept_open(), " kept open (too many waited)",
                   "\nhost memory segments mapped: ",
                   CountOfLimit(status.host_segments(), status.max_host_segments()), "\n\n");
   out += DevicesText(status);
