@@ -28,6 +28,7 @@
 #include "daemon/server/daemon_server.h"
 #include "daemon/server/segment_budget.h"
 #include "daemon/server/service_notifier.h"
+#include "daemon/server/uid_owners.h"
 #include "hal/registry.h"
 #include "proto/acl/help_lists_own_flags.h"
 #include "proto/acl/lock_order_checks.h"
@@ -134,6 +135,10 @@ ABSL_FLAG(uint64_t, max_grpc_arriving_bytes_per_uid, 64ull << 20,
           "uid's others have arrived (0: no limit)");
 ABSL_FLAG(uint32_t, max_sessions, 1024, "sessions acld serves at once");
 ABSL_FLAG(uint32_t, max_sessions_per_uid, 256, "sessions one user may have open at once");
+ABSL_FLAG(std::string, subuid_file, "/etc/subuid",
+          "subordinate uid ranges (owner:first:count): a uid in one counts as the range's owner "
+          "for every per-uid limit; read again when it changes (within 5 s, or at SIGHUP); "
+          "empty: every uid counts as itself (docs/security.md)");
 ABSL_FLAG(uint32_t, max_sessions_per_group, 64,
           "sessions a quota group may have open at once unless it was created with its own "
           "cap (docs/groups.md)");
@@ -240,11 +245,12 @@ int main(int argc, char** argv) {
 
   // Signals are taken synchronously by this thread; every thread gRPC starts
   // inherits the blocked mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t taken_signals;
+  sigemptyset(&taken_signals);
+  sigaddset(&taken_signals, SIGTERM);
+  sigaddset(&taken_signals, SIGINT);
+  sigaddset(&taken_signals, SIGHUP);  // reads --subuid_file again
+  pthread_sigmask(SIG_BLOCK, &taken_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   RaiseFileLimit();
 
@@ -322,6 +328,11 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  // Before the first connection: every per-uid count then charges the owner
+  // of a subordinate uid from the start.
+  const std::string subuid_file = absl::GetFlag(FLAGS_subuid_file);
+  acld::server::UidOwnersFile subuids(subuid_file);
+  if (!subuid_file.empty()) subuids.Refresh();
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());
@@ -340,7 +351,11 @@ int main(int argc, char** argv) {
   }
 
   int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  while (signal_number != SIGTERM && signal_number != SIGINT) {
+    const timespec every{5, 0};
+    signal_number = sigtimedwait(&taken_signals, nullptr, &every);
+    if (!subuid_file.empty()) subuids.Refresh();  // a no-op unless the file changed
+  }
   spdlog::info("received {}; ending sessions and shutting down", strsignal(signal_number));
   notifier.Stopping();
   // The grace drains queued work; ending sessions and closing take at most

@@ -2,6 +2,9 @@
 //
 //   tenant_client hold         aclInit + aclrtSetDevice(0); prints "init CODE MESSAGE",
 //                              then "ready" when both worked; waits for a line on stdin
+//   tenant_client init_expect CODE TEXT
+//                              aclInit; exits 0 when it returned CODE with TEXT in
+//                              aclGetRecentErrMsg() (or CODE 0 and aclrtSetDevice(0) worked)
 //   tenant_client stall MIB N  N streams each owe this process a MIB MiB reply into
 //                              pageable memory, due 0.5 s after it prints "stalling";
 //                              then it stops itself (SIGSTOP), so the daemon cannot
@@ -34,6 +37,19 @@ int Hold() {
   std::string line;
   std::getline(std::cin, line);
   aclFinalize();
+  return scenario::ExitCode();
+}
+
+int InitExpect(aclError expected, const std::string& text) {
+  const aclError code = aclInit(nullptr);
+  const char* message = code != ACL_SUCCESS ? aclGetRecentErrMsg() : nullptr;
+  const std::string said = message != nullptr ? message : "";
+  std::printf("init %d %s\n", code, said.c_str());
+  if (code != expected || said.find(text) == std::string::npos) return 1;
+  if (code == ACL_SUCCESS) {
+    CheckCode(aclrtSetDevice(0), ACL_SUCCESS, "aclrtSetDevice(0)");
+    aclFinalize();
+  }
   return scenario::ExitCode();
 }
 
@@ -73,9 +89,10 @@ int Stall(size_t mib, int streams) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "hold") return Hold();
+  if (mode == "init_expect" && argc > 3) return InitExpect(std::atoi(argv[2]), argv[3]);
   if (mode == "stall" && argc > 3) {
     return Stall(std::strtoul(argv[2], nullptr, 10), std::atoi(argv[3]));
   }
-  std::fprintf(stderr, "usage: %s hold | stall MIB STREAMS\n", argv[0]);
+  std::fprintf(stderr, "usage: %s hold | init_expect CODE TEXT | stall MIB STREAMS\n", argv[0]);
   return 2;
 }

@@ -254,6 +254,37 @@ TEST(TenantLimitsTest, OverTheSessionCapsTheNextClientGetsOverLimit) {
   Release(only);
 }
 
+TEST(TenantLimitsTest, ASubordinateUidCountsAsTheUserWhoOwnsItsRange) {
+  // Root's range holds nobody (kOtherUser): as rootless containers are set
+  // up, a user who owns a range can run processes as each of its uids.
+  TempDir files;
+  const std::string subuid = files.path() + "/subuid";
+  std::ofstream(subuid) << "# owner:first:count\n" << getuid() << ":" << kOtherUser - 4 << ":8\n";
+  chmod(subuid.c_str(), 0644);
+  AcldDaemon daemon({"--max_sessions_per_uid=2", "--subuid_file=" + subuid});
+  Holder first = Hold(daemon), second = Hold(daemon);
+  ASSERT_EQ(first.code, 0) << first.line;
+  ASSERT_EQ(second.code, 0) << second.line;
+  chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
+  const std::string copy = CopyForAnotherUser(daemon.dir(), kTenantClient);
+  const std::string address = daemon.client_env().at("ACLD_ADDRESS");
+  // Counted as the range's owner, it finds its owner's two sessions open.
+  EXPECT_EQ(RunAsUser(kOtherUser,
+                      {copy, "init_expect", "207012",
+                       absl::StrCat("acld already serves 2 sessions of uid ", getuid(),
+                                    " (with its subordinate uids) (--max_sessions_per_uid)")},
+                      daemon.dir(), address),
+            0);
+  // A uid outside every range is a tenant of its own.
+  EXPECT_EQ(RunAsUser(kOtherUser - 5, {copy, "init_expect", "0", ""}, daemon.dir(), address), 0);
+  EXPECT_GE(daemon.Status().sessions_refused(), 1u);
+  // Once the owner's session ends, its subordinate uid takes the room.
+  Release(first);
+  ASSERT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 1; }, absl::Seconds(10)));
+  EXPECT_EQ(RunAsUser(kOtherUser, {copy, "init_expect", "0", ""}, daemon.dir(), address), 0);
+  Release(second);
+}
+
 // acld with RLIMIT_NOFILE at `files` (soft and hard: it cannot raise it).
 class LimitedAcld {
  public:

@@ -136,7 +136,7 @@ SessionId Runtime::OpenSession(const PeerInfo& peer, std::shared_ptr<QuotaGroup>
       max_queued_bytes_, queue_patience_, readers_await_queue_room_ ? &timer_ : nullptr,
       TenantQueueLocked(tenant), tenant.ToString());
   for (auto& engine : engines_) engine->SetTenant(session.id, tenant);
-  memory_.AddSession(session.id, peer.uid, std::move(group));
+  memory_.AddSession(session.id, peer.counted_uid(), std::move(group));
   return session.id;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -32,6 +33,10 @@ struct PeerInfo {
   std::string command;
   // When the process started (daemon/core/process_clock.h); 0 if unknown.
   uint64_t start_ticks = 0;
+  // For a subordinate uid, the user who owns its range, as read when the
+  // process connected (docs/security.md): whom its per-uid limits charge.
+  std::optional<uint32_t> range_owner;
+  uint32_t counted_uid() const { return range_owner.value_or(uid); }
 };
 
 struct Context {
@@ -109,7 +114,9 @@ struct Session {
 };
 
 // Whose per-uid limits the session counts against.
-inline Tenant TenantOf(const Session& session) { return Tenant(session.peer.uid, session.group); }
+inline Tenant TenantOf(const Session& session) {
+  return Tenant(session.peer.counted_uid(), session.group);
+}
 
 }  // namespace acld
 

@@ -79,7 +79,7 @@ absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
   {
     absl::MutexLock lock(&live->mu);
     live->direct_handler = opened->handler;
-    live->end_direct = [this, weak, tenant = Tenant(live->uid, live->group)] {
+    live->end_direct = [this, weak, tenant = live->tenant] {
       pool_.Post(
           [this, weak] {
             if (auto ending = weak.lock()) EndDirect(ending);
@@ -106,7 +106,7 @@ void RuntimeService::AttachConnection(const std::shared_ptr<Live>& live, UniqueF
   absl::StatusOr<uint64_t> id =
       pool_.Add(live->connection->get(),
                 std::make_shared<HangupWatch>(*this, live, live->connection),
-                Tenant(live->uid, live->group));
+                live->tenant);
   if (id.ok()) {
     live->hangup_id = *id;
   } else {

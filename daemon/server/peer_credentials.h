@@ -57,6 +57,10 @@ struct PeerCredentials {
   // (daemon/core/process_clock.h); 0 if unknown. Read later (at a Hello up to
   // a token's lifetime after), it could be another process's that took the pid.
   uint64_t start_ticks = 0;
+  // For a subordinate uid, the user who owns its range, read as it
+  // connected (uid_owners.h): whom its per-uid counts charge.
+  std::optional<uid_t> range_owner;
+  uid_t counted_uid() const { return range_owner.value_or(uid); }
 };
 
 // Whether a connection `connected` made came from `process`: the same pid

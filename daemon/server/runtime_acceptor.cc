@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/core/process_clock.h"
 #include "daemon/server/client_descriptors.h"
+#include "daemon/server/uid_owners.h"
 #include "spdlog/spdlog.h"
 
 namespace acld::server {
@@ -122,13 +123,13 @@ void RuntimeAcceptor::Loop() {
         accepted_.fetch_add(1, std::memory_order_relaxed);
         Connection connection = PeerOf(fd);
         // Before the gate takes it: a refused connection costs acld nothing more.
-        if (!HasRoomFor(connection.uid)) {
+        if (!HasRoomFor(connection.counted_uid)) {
           CloseConnection(fd);
           refused_.fetch_add(1, std::memory_order_relaxed);
           continue;
         }
         if (gate_ != nullptr) {
-          connection.fd = gate_->Interpose(fd, connection.uid, this, spare_ends_);
+          connection.fd = gate_->Interpose(fd, connection.counted_uid, this, spare_ends_);
           spare_ends_[0] = spare_ends_[1] = -1;
           if (connection.fd < 0) continue;  // the gate stopped: dropped
           struct stat info {};
@@ -170,7 +171,7 @@ bool RuntimeAcceptor::StillOpen(const Connection& connection) {
 }
 
 RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) {
-  Connection connection{fd, 0, 0, static_cast<uid_t>(-1), 0};
+  Connection connection{fd, 0, 0, static_cast<uid_t>(-1), 0, static_cast<uid_t>(-1)};
   struct stat info {};
   if (fstat(fd, &info) == 0) connection.inode = info.st_ino;
   ucred credentials{};
@@ -178,6 +179,7 @@ RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) {
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
     connection.pid = credentials.pid;
     connection.uid = credentials.uid;
+    connection.counted_uid = UidOwners::HostCountedAs(credentials.uid);
     connection.start_ticks = ProcessStartTicks(credentials.pid).value_or(0);
   }
   return connection;
@@ -212,15 +214,15 @@ void RuntimeAcceptor::Remember(const Connection& connection) {
     ForgetClosedLocked();
   }
   connections_.push_back(connection);
-  ++per_uid_[connection.uid].open;
+  ++per_uid_[connection.counted_uid].open;
 }
 
-void RuntimeAcceptor::ForgetClosedLocked(std::optional<uid_t> uid) {
+void RuntimeAcceptor::ForgetClosedLocked(std::optional<uid_t> counted_uid) {
   connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
                                     [&](const Connection& c) {
-                                      if (uid.has_value() && c.uid != *uid) return false;
+                                      if (counted_uid.has_value() && c.counted_uid != *counted_uid) return false;
                                       if (StillOpen(c)) return false;
-                                      auto count = per_uid_.find(c.uid);
+                                      auto count = per_uid_.find(c.counted_uid);
                                       if (count != per_uid_.end() && --count->second.open == 0) {
                                         per_uid_.erase(count);
                                       }

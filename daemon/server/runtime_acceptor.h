@@ -111,20 +111,23 @@ class RuntimeAcceptor {
     pid_t pid;
     uid_t uid;
     uint64_t start_ticks;  // the process's, read at accept (0: unknown)
+    // Whom its per-uid counts charge: `uid`, or the owner of the subordinate
+    // range it is in (uid_owners.h), as read at accept.
+    uid_t counted_uid;
   };
   // The peer of connection `fd` (the kernel's word), to be kept once it is
   // handed off (Remember).
   static Connection PeerOf(int fd);
-  // Whether `uid` may open one more connection (it holds fewer than
+  // Whether `counted_uid` may open one more connection (it holds fewer than
   // max_per_uid).
-  bool HasRoomFor(uid_t uid);
+  bool HasRoomFor(uid_t counted_uid);
   // Keeps `connection`, whose fd is the one handed off, for the counts and
   // the cuts (the accepting thread alone adds: the room it checked stays).
   void Remember(const Connection& connection);
   // Whether `connection` still is the socket it was (not closed, not reused).
   static bool StillOpen(const Connection& connection);
-  // Forgets the connections gRPC closed (of `uid` only, if given).
-  void ForgetClosedLocked(std::optional<uid_t> uid = std::nullopt)
+  // Forgets the connections gRPC closed (of `counted_uid` only, if given).
+  void ForgetClosedLocked(std::optional<uid_t> counted_uid = std::nullopt)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t max_per_uid_;
@@ -138,7 +141,7 @@ class RuntimeAcceptor {
     absl::Time counted = absl::InfinitePast();
   };
   static constexpr absl::Duration kRecountEvery = absl::Milliseconds(100);
-  std::map<uid_t, UidConnections> per_uid_ ABSL_GUARDED_BY(mu_);
+  std::map<uid_t, UidConnections> per_uid_ ABSL_GUARDED_BY(mu_);  // by counted uid
   std::atomic<uint64_t> accepted_{0};
   std::atomic<uint64_t> pauses_{0};
   std::atomic<uint64_t> refused_{0};

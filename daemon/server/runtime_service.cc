@@ -17,6 +17,7 @@
 #include "daemon/server/session_ring.h"
 #include "daemon/server/session_writer.h"
 #include "daemon/server/text_sanitizer.h"
+#include "daemon/server/uid_owners.h"
 #include "proto/acl/grpc_status.h"
 #include "proto/acl/protocol.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -416,7 +417,7 @@ std::optional<Tenant> RuntimeService::PendingTenantOf(const Entrance& entrance,
   if (!find_peer_uid_) return Tenant(static_cast<uint32_t>(-1), nullptr);  // no acceptor: tests
   std::optional<uint32_t> uid = find_peer_uid_(context);
   if (!uid.has_value()) return std::nullopt;
-  return Tenant(*uid, nullptr);
+  return Tenant(UidOwners::HostCountedAs(*uid), nullptr);
 }
 
 std::optional<std::string> RuntimeService::AdmitPending(const Tenant& tenant) {
@@ -514,6 +515,7 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
   // later, the pid may be another process's (which would then pass the
   // whitelists that name it, and lend this session its name).
   peer.start_ticks = credentials.start_ticks;
+  peer.range_owner = credentials.range_owner;
   const bool still_there = peer.start_ticks != 0 &&
                            ProcessStartTicks(peer.pid).value_or(0) == peer.start_ticks;
   // What the operator sees comes from the kernel too, bounded and escaped.
@@ -524,7 +526,7 @@ PeerInfo RuntimeService::PeerFromKernel(const PeerCredentials& credentials) {
 void RuntimeService::ShowCommandLineOnceRead(const Live& live, const PeerInfo& peer) {
   // Not `this`: the reader's last `done` may run while this service is
   // being destroyed (its destructor waits for it); the runtime outlives both.
-  command_reader_.Ask(peer.pid, Tenant(live.uid, live.group),
+  command_reader_.Ask(peer.pid, live.tenant,
                       [runtime = &runtime_, session = live.id, pid = peer.pid,
                        started = peer.start_ticks](std::string command) {
     // Read long after the open, perhaps: the pid may be another process's
@@ -549,6 +551,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
   live->pid = peer.pid;
   live->start_ticks = peer.start_ticks;
   live->group = entrance.group;
+  live->tenant = Tenant(peer.counted_uid(), entrance.group);
   live->context = context;
   const QuotaGroup* group = entrance.group.get();
   SessionId session = 0;
@@ -556,7 +559,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
   grpc::StatusCode code = grpc::StatusCode::RESOURCE_EXHAUSTED;
   {
     absl::MutexLock lock(&mu_);
-    auto of_uid = sessions_per_uid_.find(peer.uid);
+    auto of_uid = sessions_per_uid_.find(peer.counted_uid());
     if (!accepting_) {
       code = grpc::StatusCode::UNAVAILABLE;
       refusal = "acld is shutting down";
@@ -579,7 +582,9 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
     } else if (of_uid != sessions_per_uid_.end() &&
                of_uid->second >= limits_.max_sessions_per_uid) {
       refusal = absl::StrCat("acld already serves ", limits_.max_sessions_per_uid,
-                             " sessions of uid ", peer.uid, " (--max_sessions_per_uid)");
+                             " sessions of uid ", peer.counted_uid(),
+                             peer.range_owner.has_value() ? " (with its subordinate uids)" : "",
+                             " (--max_sessions_per_uid)");
     }
     if (refusal.empty()) {
       session = runtime_.OpenSession(peer, entrance.group);
@@ -587,7 +592,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       // A client that stops reading while its queue passes the bound is ended:
       // cancelled, and its connection cut.
       std::weak_ptr<Live> weak = live;
-      const Tenant tenant(peer.uid, entrance.group);
+      const Tenant& tenant = live->tenant;
       live->writer = std::make_shared<SessionWriter>(
           limits_.max_queued_bytes_per_session,
           [this, weak] {
@@ -601,7 +606,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       if (group != nullptr) {
         ++sessions_per_group_[group];
       } else {
-        ++sessions_per_uid_[peer.uid];
+        ++sessions_per_uid_[peer.counted_uid()];
       }
       ++handlers_;
     }
@@ -610,18 +615,22 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
   live->writer->SetCarrier(std::move(first_carrier));
   // Limited like every line a client causes: a tenant opening sessions over
   // and over floods nothing.
-  SessionLog::Open(session, Tenant(peer.uid, entrance.group))
-      ->Info("opened: pid {} uid {} gid {} '{}'", peer.pid, peer.uid, peer.gid, peer.command);
+  SessionLog::Open(session, live->tenant)
+      ->Info("opened: pid {} uid {}{} gid {} '{}'", peer.pid, peer.uid,
+             peer.range_owner.has_value()
+                 ? absl::StrCat(" (subordinate: counted as uid ", *peer.range_owner, ")")
+                 : "",
+             peer.gid, peer.command);
 
   const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session,
                                                  limits_.max_host_segments_per_session, segments_,
-                                                 Tenant(peer.uid, entrance.group)};
+                                                 live->tenant};
   const std::shared_ptr<SessionWriter> writer = live->writer;
   auto handler = std::make_shared<SessionHandler>(
       runtime_, session, peer.uid, peer.pid, entrance.desk, shared_memory_limits,
       [writer](const ServerMessage& message) { writer->Write(message); },
       group != nullptr ? group->view() : DeviceView::Host(runtime_.DeviceCount()),
-      SyncTransfers::Threads{[this, tenant = Tenant(peer.uid, entrance.group)](
+      SyncTransfers::Threads{[this, tenant = live->tenant](
                                  std::function<void()> task) { pool_.Post(std::move(task), tenant); },
                              [this] { return pool_.OthersRang(); }});
   {
@@ -655,7 +664,7 @@ void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
     absl::MutexLock lock(&live->mu);
     if (live->cancelled) return;  // ended already (its process went at once)
     live->turn = turn;
-    id = pool_.Add(live->ring->doorbell(), turn, Tenant(live->uid, live->group));
+    id = pool_.Add(live->ring->doorbell(), turn, live->tenant);
     if (id.ok()) {
       live->pool_id = *id;
       turn->SetId(*id);
@@ -671,7 +680,7 @@ void RuntimeService::Reap(std::shared_ptr<Live> live, std::shared_ptr<SessionHan
                           std::function<void()> finish) {
   // In its tenant's turn: a tenant ending sessions by the hundred holds
   // back only its own turns.
-  const Tenant tenant(live->uid, live->group);
+  const Tenant tenant = live->tenant;
   pool_.Post([this, live = std::move(live), handler = std::move(handler),
               finish = std::move(finish)]() mutable {
     const absl::Time reap_start = absl::Now();
@@ -723,7 +732,7 @@ std::shared_ptr<RuntimeService::Live> RuntimeService::Forget(SessionId session) 
       sessions_per_group_.erase(count);
     }
   } else {
-    auto count = sessions_per_uid_.find(live->uid);
+    auto count = sessions_per_uid_.find(live->tenant.uid());
     if (count != sessions_per_uid_.end() && --count->second == 0) sessions_per_uid_.erase(count);
   }
   return live;

@@ -203,6 +203,9 @@ class RuntimeService final
     uint64_t start_ticks = 0;  // its process's (PeerCredentials), 0 if unknown
     PeerCredentials Process() const { return PeerCredentials{pid, uid, 0, start_ticks}; }
     std::shared_ptr<QuotaGroup> group;  // its caps count it per group, not per uid
+    // Whom its limits charge: its group, else its uid or the owner of the
+    // subordinate range its uid is in (uid_owners.h), fixed at the open.
+    Tenant tenant;
     grpc::CallbackServerContext* context = nullptr;
     // A session opened on the identity socket: what Cancel() runs to end it
     // (its connection plays the stream's part, direct_sessions.cc).

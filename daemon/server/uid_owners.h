@@ -1,0 +1,82 @@
+// Whom a uid's processes are counted as, for every per-uid limit.
+//
+// A user with subordinate uids (/etc/subuid, as rootless containers use) can
+// run processes as each of them. Counted by the kernel's uid alone, each
+// would be a tenant of its own, and one user's thousands of them together
+// could fill what is bounded for everyone (pending identity connections,
+// tickets, sessions: docs/security.md). So a uid inside a subordinate range
+// counts as the user who owns the range. The kernel's uid stays the
+// process's identity everywhere else (tokens, whitelists, SameProcess).
+#ifndef ACLD_DAEMON_SERVER_UID_OWNERS_H_
+#define ACLD_DAEMON_SERVER_UID_OWNERS_H_
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace acld::server {
+
+class UidOwners {
+ public:
+  using UidOfName = std::function<std::optional<uint32_t>(const std::string& name)>;
+
+  // No ranges: every uid counts as itself.
+  UidOwners() = default;
+
+  // /etc/subuid's lines, "owner:first:count", the owner a user name or a
+  // uid. Lines that do not parse, names `uid_of` does not know, and ranges
+  // that overlap an earlier one are skipped (skipped() counts them).
+  static UidOwners Parse(absl::string_view text, const UidOfName& uid_of);
+  // The file at `path`, names resolved by the system's user database. A
+  // missing file has no ranges; an unreadable or oversized one is an error.
+  static absl::StatusOr<UidOwners> Read(const std::string& path);
+
+  // The owner of the range `uid` is in, else `uid`.
+  uint32_t CountedAs(uint32_t uid) const;
+  size_t ranges() const { return ranges_.size(); }
+  size_t skipped() const { return skipped_; }
+
+  // The table acld counts by: none until set. Read where a process's
+  // identity is taken (once per connection or session, kept with it, so
+  // that what was charged is given back to the same tenant after a reload).
+  static std::shared_ptr<const UidOwners> Host();
+  static void SetHost(std::shared_ptr<const UidOwners> owners);
+  // Host()->CountedAs(uid).
+  static uint32_t HostCountedAs(uint32_t uid) { return Host()->CountedAs(uid); }
+
+ private:
+  struct Range {
+    uint32_t first = 0;
+    uint64_t end = 0;  // one past the last uid
+    uint32_t owner = 0;
+  };
+  std::vector<Range> ranges_;  // by first, disjoint
+  size_t skipped_ = 0;
+};
+
+// Keeps UidOwners::Host() in step with a file (--subuid_file): Refresh()
+// reads it again when it changed (its inode, size or times), so a range an
+// administrator adds counts without a restart.
+class UidOwnersFile {
+ public:
+  explicit UidOwnersFile(std::string path) : path_(std::move(path)) {}
+  // Whether the host's table was replaced. Logs what it read, or why it
+  // kept the table it had.
+  bool Refresh();
+
+ private:
+  std::string path_;
+  std::optional<struct stat> seen_;
+};
+
+}  // namespace acld::server
+
+#endif  // ACLD_DAEMON_SERVER_UID_OWNERS_H_
