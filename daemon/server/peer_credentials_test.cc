@@ -26,6 +26,7 @@
 #include "acl/acl_base.h"
 #include "proto/acl/acl_status.h"
 #include "daemon/server/server_test_support.h"
+#include "daemon/server/uid_owners.h"
 #include "daemon/server/socket_path.h"
 #include "gtest/gtest.h"
 
@@ -234,6 +235,43 @@ TEST_F(PeerDeskTest, AUidsFloodOfTokensPushesOutOnlyItsOwn) {
   const std::optional<PeerCredentials> redeemed = desk.Redeem(others);
   ASSERT_TRUE(redeemed.has_value());
   EXPECT_EQ(redeemed->uid, 65534u);
+}
+
+// As AUidsFloodOfTokensPushesOutOnlyItsOwn, with the other uid inside this
+// uid's subordinate range: its token is this user's, and goes with the flood.
+TEST_F(PeerDeskTest, ASubordinateUidsTokensCountAsItsOwners) {
+  UidOwners::SetHost(std::make_shared<UidOwners>(UidOwners::Parse(
+      absl::StrCat(getuid(), ":65530:8\n"), [](const std::string&) { return std::nullopt; })));
+  PeerDeskOptions options;
+  options.max_tokens = 1000;
+  options.max_tokens_per_uid = 100;
+  PeerCredentialDesk& desk = Start(options);
+  ASSERT_EQ(chmod(dir_.c_str(), 0711), 0);
+  ASSERT_EQ(chmod(path_.c_str(), 0777), 0);
+  int answer[2];
+  ASSERT_EQ(pipe(answer), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(answer[0]);
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(1);
+    const std::string token = Ask(path_, "T\n");
+    _exit(write(answer[1], token.data(), token.size()) == static_cast<ssize_t>(token.size()) ? 0
+                                                                                             : 1);
+  }
+  close(answer[1]);
+  const std::string subordinate = ReadAll(answer[0]);
+  close(answer[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(IsId(subordinate)) << subordinate;
+  std::optional<PeerCredentials> early = desk.Redeem(Ask(path_, "T\n"));
+  ASSERT_TRUE(early.has_value());
+  EXPECT_FALSE(early->range_owner.has_value()) << "this uid is in no range";
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(IsId(Ask(path_, "T\n")));
+  EXPECT_EQ(desk.outstanding_tokens(), 100u) << "one user's 100, its subordinate's among them";
+  EXPECT_FALSE(desk.Redeem(subordinate).has_value());
+  UidOwners::SetHost(nullptr);
 }
 
 TEST_F(PeerDeskTest, ASilentPeerIsDroppedAtItsDeadline) {

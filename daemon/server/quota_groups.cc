@@ -136,7 +136,8 @@ absl::StatusOr<std::shared_ptr<QuotaGroups::Served>> QuotaGroups::Serve(
   });
   absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> acceptor = RuntimeAcceptor::Start(
       runtime_fd, absl::StrCat("group ", QuotaGroupName(record.id), " runtime socket"), hand_off_,
-      absl::Milliseconds(100), options_.max_connections_per_uid, options_.gate);
+      absl::Milliseconds(100), options_.max_connections_per_uid, options_.gate,
+      RuntimeAcceptor::Counting::kAsOneTenant);
   if (!acceptor.ok()) {
     served->Close();
     return acceptor.status();

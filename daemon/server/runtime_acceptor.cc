@@ -21,16 +21,16 @@ namespace acld::server {
 
 absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Start(
     int listen_fd, std::string name, std::function<void(int)> hand_off, absl::Duration pause,
-    size_t max_per_uid, FrameGate* gate) {
+    size_t max_per_uid, FrameGate* gate, Counting counting) {
   absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> acceptor =
-      Create(listen_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate);
+      Create(listen_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate, counting);
   if (acceptor.ok()) (*acceptor)->StartAccepting();
   return acceptor;
 }
 
 absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Create(
     int listen_fd, std::string name, std::function<void(int)> hand_off, absl::Duration pause,
-    size_t max_per_uid, FrameGate* gate) {
+    size_t max_per_uid, FrameGate* gate, Counting counting) {
   const int flags = fcntl(listen_fd, F_GETFL);
   if (flags < 0 || fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
     const std::string error = std::strerror(errno);
@@ -47,7 +47,7 @@ absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Create(
     return absl::ResourceExhaustedError(absl::StrCat("eventfd: ", error));
   }
   return std::unique_ptr<RuntimeAcceptor>(new RuntimeAcceptor(
-      listen_fd, stop_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate));
+      listen_fd, stop_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate, counting));
 }
 
 void RuntimeAcceptor::StartAccepting() {
@@ -57,7 +57,7 @@ void RuntimeAcceptor::StartAccepting() {
 
 RuntimeAcceptor::RuntimeAcceptor(int listen_fd, int stop_fd, std::string name,
                                  std::function<void(int)> hand_off, absl::Duration pause,
-                                 size_t max_per_uid, FrameGate* gate)
+                                 size_t max_per_uid, FrameGate* gate, Counting counting)
     : listen_fd_(listen_fd),
       stop_fd_(stop_fd),
       name_(std::move(name)),
@@ -65,6 +65,7 @@ RuntimeAcceptor::RuntimeAcceptor(int listen_fd, int stop_fd, std::string name,
       pause_(pause),
       gate_(gate),
       max_per_uid_(max_per_uid),
+      counting_(counting),
       over_cap_log_(name_, LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}),
       pause_log_(name_, LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}) {}
 
@@ -170,7 +171,7 @@ bool RuntimeAcceptor::StillOpen(const Connection& connection) {
          info.st_ino == connection.inode;
 }
 
-RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) {
+RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) const {
   Connection connection{fd, 0, 0, static_cast<uid_t>(-1), 0, static_cast<uid_t>(-1)};
   struct stat info {};
   if (fstat(fd, &info) == 0) connection.inode = info.st_ino;
@@ -179,7 +180,8 @@ RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) {
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
     connection.pid = credentials.pid;
     connection.uid = credentials.uid;
-    connection.counted_uid = UidOwners::HostCountedAs(credentials.uid);
+    connection.counted_uid =
+        counting_ == Counting::kAsOneTenant ? 0 : UidOwners::HostCountedAs(credentials.uid);
     connection.start_ticks = ProcessStartTicks(credentials.pid).value_or(0);
   }
   return connection;

@@ -43,10 +43,19 @@ class RuntimeAcceptor {
   // `max_per_uid`: 0 for no limit. With a `gate` (which must outlive the
   // acceptor), `hand_off` receives the gate's end for each connection
   // instead (frame_gate.h).
+  // `counting`: whom max_per_uid and the gate's per-uid bounds count.
+  enum class Counting {
+    kPerUid,  // each uid (a subordinate one as its range's owner, uid_owners.h)
+    // Every connection alike, as uid 0: a quota group's socket, whose
+    // processes are one tenant and, root in a pod, may take any uid they
+    // like (counted per uid, one pod's setuid children held a uid's share
+    // each of acld's descriptors).
+    kAsOneTenant,
+  };
   static absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> Start(
       int listen_fd, std::string name, std::function<void(int)> hand_off,
       absl::Duration pause = absl::Milliseconds(100), size_t max_per_uid = 0,
-      FrameGate* gate = nullptr);
+      FrameGate* gate = nullptr, Counting counting = Counting::kPerUid);
   // As Start, but nothing is accepted before StartAccepting(): whatever looks
   // connections up here (PeerUid, Holds) can be in place before the first
   // one. A client may connect as soon as the socket listens, before acld
@@ -55,7 +64,7 @@ class RuntimeAcceptor {
   static absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> Create(
       int listen_fd, std::string name, std::function<void(int)> hand_off,
       absl::Duration pause = absl::Milliseconds(100), size_t max_per_uid = 0,
-      FrameGate* gate = nullptr);
+      FrameGate* gate = nullptr, Counting counting = Counting::kPerUid);
   // Starts accepting (once).
   void StartAccepting();
   // Stops accepting and closes the listening socket.
@@ -90,7 +99,7 @@ class RuntimeAcceptor {
 
  private:
   RuntimeAcceptor(int listen_fd, int stop_fd, std::string name, std::function<void(int)> hand_off,
-                  absl::Duration pause, size_t max_per_uid, FrameGate* gate);
+                  absl::Duration pause, size_t max_per_uid, FrameGate* gate, Counting counting);
   void Loop();
   // Sleeps for `timeout` unless stopped; false once stopped.
   bool WaitUnlessStopped(absl::Duration timeout);
@@ -117,7 +126,7 @@ class RuntimeAcceptor {
   };
   // The peer of connection `fd` (the kernel's word), to be kept once it is
   // handed off (Remember).
-  static Connection PeerOf(int fd);
+  Connection PeerOf(int fd) const;
   // Whether `counted_uid` may open one more connection (it holds fewer than
   // max_per_uid).
   bool HasRoomFor(uid_t counted_uid);
@@ -131,6 +140,7 @@ class RuntimeAcceptor {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t max_per_uid_;
+  const Counting counting_;
   absl::Mutex mu_;
   std::vector<Connection> connections_ ABSL_GUARDED_BY(mu_);
   struct UidConnections {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -13,11 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "daemon/core/process_clock.h"
 #include "daemon/server/server_test_support.h"
 #include "daemon/server/socket_path.h"
+#include "daemon/server/uid_owners.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
@@ -164,6 +167,47 @@ TEST(RuntimeAcceptorTest, AUidHoldsAtMostItsConnections) {
   EXPECT_EQ((*acceptor)->max_per_uid(), 3u);
   (*acceptor)->Stop();
   for (int fd : clients) close(fd);
+}
+
+// A subordinate uid's connections count as its range owner's; on a quota
+// group's socket every connection counts alike, whatever uid a pod's root
+// process takes.
+TEST(RuntimeAcceptorTest, CountsASubordinateUidAsItsOwnerAndAGroupsSocketAsOne) {
+  if (geteuid() != 0) GTEST_SKIP() << "connects as other uids";
+  ASSERT_EQ(chmod(TempDir().c_str(), 0711), 0);
+  UidOwners::SetHost(std::make_shared<UidOwners>(UidOwners::Parse(
+      absl::StrCat(getuid(), ":65530:8\n"), [](const std::string&) { return std::nullopt; })));
+  for (const auto counting :
+       {RuntimeAcceptor::Counting::kPerUid, RuntimeAcceptor::Counting::kAsOneTenant}) {
+    const std::string path = TempDir() + "/counted.sock";
+    Accepted accepted;
+    auto acceptor = RuntimeAcceptor::Start(
+        Listen(path), "test socket", [&](int fd) { accepted.Keep(fd); }, absl::Milliseconds(100),
+        /*max_per_uid=*/2, /*gate=*/nullptr, counting);
+    ASSERT_TRUE(acceptor.ok());
+    ASSERT_EQ(chmod(path.c_str(), 0777), 0);
+    std::vector<int> clients;
+    for (int i = 0; i < 2; ++i) {
+      clients.push_back(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      ASSERT_TRUE(Connect(clients.back(), path));
+    }
+    ASSERT_TRUE(Eventually([&] { return accepted.count() == 2; }));
+    // 65534 is in this uid's range: its connection finds no room.
+    ASSERT_TRUE(ConnectAsUid(65534, path));
+    EXPECT_TRUE(Eventually([&] { return (*acceptor)->refused() == 1; }));
+    // 65520 is in no range: a tenant of its own, unless the socket is a group's.
+    ASSERT_TRUE(ConnectAsUid(65520, path));
+    if (counting == RuntimeAcceptor::Counting::kPerUid) {
+      EXPECT_TRUE(Eventually([&] { return accepted.count() == 3; }));
+      EXPECT_EQ((*acceptor)->refused(), 1u);
+    } else {
+      EXPECT_TRUE(Eventually([&] { return (*acceptor)->refused() == 2; }));
+      EXPECT_EQ(accepted.count(), 2u);
+    }
+    (*acceptor)->Stop();
+    for (int fd : clients) close(fd);
+  }
+  UidOwners::SetHost(nullptr);
 }
 
 TEST(RuntimeAcceptorTest, OutOfDescriptorsPausesWithoutSpinningAndRecovers) {

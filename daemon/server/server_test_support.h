@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -49,6 +50,21 @@ inline int Listen(const std::string& path) {
 inline bool Connect(int fd, const std::string& path) {
   sockaddr_un address = UnixSocketAddress(path);
   return connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+}
+
+// Connects to `path` from a child process running as `uid` (the kernel
+// records the uid at connect time), which then exits; whether it connected.
+// The socket and its directory must let that user in.
+inline bool ConnectAsUid(uid_t uid, const std::string& path) {
+  const pid_t child = fork();
+  if (child == 0) {
+    if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) _exit(1);
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    _exit(Connect(fd, path) ? 0 : 1);
+  }
+  int status = 0;
+  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
 }
 
 // Polls `condition` every 5 ms until it holds (true) or `timeout` passes (false).
