@@ -36,8 +36,7 @@ Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& op
       max_events_per_tenant_(options.max_events_per_uid),
       max_queued_bytes_(options.max_queued_bytes_per_session),
       max_queued_bytes_per_tenant_(options.max_queued_bytes_per_uid),
-      max_binary_bytes_(options.max_binary_bytes_per_session),
-      binary_bytes_by_tenant_(options.max_binary_bytes_per_uid),
+      binary_charges_(options.max_binary_bytes_per_session, options.max_binary_bytes_per_uid),
       queue_patience_(options.queue_patience),
       readers_await_queue_room_(options.readers_await_queue_room) {
   memory_.SetDefaultQuota(options.default_memory_quota);
@@ -646,8 +645,7 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
       continue;
     }
     for (const auto& [name, function] : it->second.functions) session.functions.erase(function);
-    UnchargeBinaryLocked(session, it->second.bytes);
-    // Launches already made keep the executable alive until they ran.
+    // Launches already made keep the executable, and its charge, until they ran.
     released.binaries.push_back(std::move(it->second.executable));
     it = session.binaries.erase(it);
   }
@@ -759,7 +757,7 @@ std::vector<TenantSnapshot> Runtime::TenantsLocked() const {
   for (const auto& [tenant, count] : memory_.AllocationsByTenant()) {
     entry(tenant).memory_allocations = count;
   }
-  for (const auto& [tenant, bytes] : binary_bytes_by_tenant_.all()) entry(tenant).binary_bytes = bytes;
+  for (const auto& [tenant, bytes] : binary_charges_.ByTenant()) entry(tenant).binary_bytes = bytes;
   for (const auto& [tenant, weak] : tenant_queues_) {
     const std::shared_ptr<TenantQueue> queue = weak.lock();
     if (queue != nullptr && queue->used() > 0) entry(tenant).queued_bytes = queue->used();
@@ -806,7 +804,8 @@ RuntimeSnapshot Runtime::Snapshot() const {
     entry.callback_timeouts = broker_.Timeouts(session_id);
     entry.queued_bytes = session.queue_budget->used();
     entry.queued_bytes_limit = session.queue_budget->limit();
-    entry.binary_bytes_limit = max_binary_bytes_;
+    entry.binary_bytes = binary_charges_.OfSession(session_id);
+    entry.binary_bytes_limit = binary_charges_.max_per_session();
     entry.physical = physical_.UsageOf(session_id);
     entry.noticed_revocations = memory_.NoticedRangesOf(session_id);
     for (const auto& [stream_id, stream] : session.streams) {
@@ -823,7 +822,7 @@ RuntimeSnapshot Runtime::Snapshot() const {
   }
   snapshot.tenants = TenantsLocked();
   snapshot.max_allocations_per_tenant = memory_.MaxAllocationsPerTenant();
-  snapshot.max_binary_bytes_per_tenant = binary_bytes_by_tenant_.limit();
+  snapshot.max_binary_bytes_per_tenant = binary_charges_.max_per_tenant();
   snapshot.max_streams_per_tenant = max_streams_per_tenant_;
   snapshot.max_contexts_per_tenant = max_contexts_per_tenant_;
   snapshot.max_events_per_tenant = max_events_per_tenant_;

@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "daemon/core/binary_charges.h"
 #include "daemon/core/callback_broker.h"
 #include "daemon/core/device_object_ledger.h"
 #include "daemon/core/init_arbiter.h"
@@ -569,11 +570,6 @@ class Runtime {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What each tenant holds together (RuntimeSnapshot::tenants).
   std::vector<TenantSnapshot> TenantsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  absl::Status CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Binary bytes charged to (given back by) the session and its tenant.
-  void ChargeBinaryLocked(Session& session, uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void UnchargeBinaryLocked(Session& session, uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A launch's core limits, checked against device `device_id`'s counts.
   absl::StatusOr<hal::CoreLimits> CheckCoreLimits(int32_t device_id,
                                                   const CoreLimits& limits) const;
@@ -665,9 +661,9 @@ class Runtime {
   const uint64_t max_queued_bytes_per_tenant_;
   // Shared by the budgets of each tenant's sessions (acld only).
   std::map<Tenant, std::weak_ptr<TenantQueue>> tenant_queues_ ABSL_GUARDED_BY(mu_);
-  const uint64_t max_binary_bytes_;
-  // Binary bytes as charged to sessions, per tenant (limit: the per-uid option).
-  TenantTally binary_bytes_by_tenant_ ABSL_GUARDED_BY(mu_);
+  // What kernel binaries hold, per session and tenant, until the last
+  // launch of each let go (its own lock).
+  BinaryCharges binary_charges_;
   const absl::Duration queue_patience_;
   const bool readers_await_queue_room_;
 };

@@ -23,6 +23,8 @@ namespace {
 // many tiny binaries or handles cannot hold more than the limit says.
 constexpr uint64_t kBinaryOverheadBytes = 4096;
 constexpr uint64_t kFunctionOverheadBytes = 256;
+// Longer than any kernel's (mangled) name; a longer one is not looked up.
+constexpr size_t kMaxKernelNameBytes = 4096;
 
 // What a binary of `bytes` is charged (a size this close to the top of the
 // range is refused, not wrapped).
@@ -58,11 +60,15 @@ absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
                        backend_->device(device_id).LoadExecutable(binary));
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  // Checked again: another thread of the session may have loaded meanwhile.
-  ACL_RETURN_IF_ERROR(CheckBinaryRoomLocked(*session, charge));
+  // Charged now (another thread of the session may have loaded meanwhile),
+  // until the last holder of the executable lets go.
+  ACL_ASSIGN_OR_RETURN(std::unique_ptr<BinaryCharges::Held> held,
+                       binary_charges_.Charge(id, TenantOf(*session), charge));
   const BinaryId binary_id = next_handle_++;
-  session->binaries[binary_id] = LoadedBinary{device_id, std::move(executable), charge, {}};
-  ChargeBinaryLocked(*session, charge);
+  LoadedBinary& loaded = session->binaries[binary_id];
+  loaded.device = device_id;
+  loaded.executable =
+      BinaryCharges::Holding(std::move(executable), std::move(held), &loaded.charge);
   return binary_id;
 }
 
@@ -76,38 +82,7 @@ absl::Status Runtime::CheckBinaryLoad(SessionId id, int32_t device_id, uint64_t 
   }
   absl::ReaderMutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  return CheckBinaryRoomLocked(*session, BinaryCharge(bytes));
-}
-
-absl::Status Runtime::CheckBinaryRoomLocked(const Session& session, uint64_t bytes) const {
-  if (max_binary_bytes_ != 0 &&
-      bytes > max_binary_bytes_ - std::min(max_binary_bytes_, session.binary_bytes)) {
-    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat("kernel binaries: ", bytes, " more bytes would pass this "
-                                  "process's limit of ", max_binary_bytes_, " (", session.binary_bytes,
-                                  " held, binaries and function handles; "
-                                  "--max_binary_bytes_per_session)"));
-  }
-  const Tenant tenant = TenantOf(session);
-  if (!binary_bytes_by_tenant_.Fits(tenant, bytes)) {
-    return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat("kernel binaries: ", bytes, " more bytes would pass the limit of ",
-                                  binary_bytes_by_tenant_.limit(), " for all processes of ",
-                                  tenant.ToString(), " together (",
-                                  binary_bytes_by_tenant_.Of(tenant),
-                                  " held; --max_binary_bytes_per_uid)"));
-  }
-  return absl::OkStatus();
-}
-
-void Runtime::ChargeBinaryLocked(Session& session, uint64_t bytes) {
-  session.binary_bytes += bytes;
-  binary_bytes_by_tenant_.Add(TenantOf(session), bytes);
-}
-
-void Runtime::UnchargeBinaryLocked(Session& session, uint64_t bytes) {
-  session.binary_bytes -= bytes;
-  binary_bytes_by_tenant_.Subtract(TenantOf(session), bytes);
+  return binary_charges_.CheckRoom(id, TenantOf(*session), BinaryCharge(bytes));
 }
 
 absl::Status Runtime::UnloadBinary(SessionId id, BinaryId binary) {
@@ -117,7 +92,7 @@ absl::Status Runtime::UnloadBinary(SessionId id, BinaryId binary) {
   auto it = session->binaries.find(binary);
   if (it == session->binaries.end()) return UnknownBinary(binary);
   for (const auto& [name, function] : it->second.functions) session->functions.erase(function);
-  UnchargeBinaryLocked(*session, it->second.bytes);
+  // Its charge stays with launches of it still queued.
   unloaded = std::move(it->second.executable);
   session->binaries.erase(it);
   return absl::OkStatus();
@@ -125,25 +100,43 @@ absl::Status Runtime::UnloadBinary(SessionId id, BinaryId binary) {
 
 absl::StatusOr<FunctionId> Runtime::GetFunction(SessionId id, BinaryId binary,
                                                 const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  auto it = session->binaries.find(binary);
-  if (it == session->binaries.end()) return UnknownBinary(binary);
-  LoadedBinary& loaded = it->second;
-  // One handle per name: asking again cannot grow the table.
-  auto known = loaded.functions.find(name);
-  if (known != loaded.functions.end()) return known->second;
-  absl::StatusOr<const hal::Function*> function = loaded.executable->GetFunction(name);
+  if (name.size() > kMaxKernelNameBytes) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("aclrtBinaryGetFunction: a kernel name of ", name.size(),
+                                  " bytes; at most ", kMaxKernelNameBytes));
+  }
+  std::shared_ptr<hal::Executable> executable;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+    auto it = session->binaries.find(binary);
+    if (it == session->binaries.end()) return UnknownBinary(binary);
+    // One handle per name: asking again cannot grow the table.
+    auto known = it->second.functions.find(name);
+    if (known != it->second.functions.end()) return known->second;
+    executable = it->second.executable;
+  }
+  // Looked up with no lock held: the device's lookup in a hostile binary
+  // must not stall other sessions.
+  absl::StatusOr<const hal::Function*> function = executable->GetFunction(name);
   if (!function.ok()) {
     return AclStatus(ACL_ERROR_RT_KERNEL_LOOKUP,
                      absl::StrCat("aclrtBinaryGetFunction: the binary has no kernel named '",
                                   absl::CHexEscape(name.substr(0, 128)), "'"));
   }
-  ACL_RETURN_IF_ERROR(CheckBinaryRoomLocked(*session, kFunctionOverheadBytes));
+  absl::MutexLock lock(&mu_);
+  ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
+  auto it = session->binaries.find(binary);
+  // Unloaded meanwhile by another thread of the session.
+  if (it == session->binaries.end() || it->second.executable != executable) {
+    return UnknownBinary(binary);
+  }
+  LoadedBinary& loaded = it->second;
+  auto known = loaded.functions.find(name);  // asked for by another thread meanwhile
+  if (known != loaded.functions.end()) return known->second;
+  ACL_RETURN_IF_ERROR(loaded.charge->Add(kFunctionOverheadBytes));
   const FunctionId function_id = next_handle_++;
   loaded.functions[name] = function_id;
-  loaded.bytes += kFunctionOverheadBytes;  // given back with the binary
-  ChargeBinaryLocked(*session, kFunctionOverheadBytes);
   session->functions[function_id] =
       LoadedFunction{binary, loaded.device, *function, loaded.executable};
   return function_id;
@@ -255,13 +248,16 @@ absl::Status Runtime::PlacePlaceholders(SessionId id, int32_t device_id,
                                     " is not an aligned 8-byte slot of the ", args.size(),
                                     "-byte argument block"));
     }
-    if (placeholder.data.empty() || placeholder.data.size() > kMaxKernelArgsBytes ||
-        total > kMaxKernelArgsBytes) {
+    // Each is at most 64 KiB before it is rounded: no overflow below.
+    const uint64_t rounded = placeholder.data.size() > kMaxKernelArgsBytes
+                                 ? kMaxKernelArgsBytes + 1
+                                 : (placeholder.data.size() + 7) / 8 * 8;
+    if (placeholder.data.empty() || rounded > kMaxKernelArgsBytes - total) {
       return AclStatus(ACL_ERROR_INVALID_PARAM,
                        "kernel launch: placeholder data must be 1 byte .. 64 KiB in all");
     }
     data_offsets.push_back(total);
-    total += (placeholder.data.size() + 7) / 8 * 8;
+    total += rounded;
   }
   // The session never reaches it: only the launch's pin holds it.
   ACL_ASSIGN_OR_RETURN(ResolvedRange resolved,

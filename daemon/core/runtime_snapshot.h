@@ -26,6 +26,9 @@ struct SessionSnapshot {
   uint64_t callback_timeouts = 0;
   uint64_t queued_bytes = 0;        // work queued on its streams, as charged
   uint64_t queued_bytes_limit = 0;  // 0: none
+  // Kernel binaries it holds (binary_charges.h), unloaded ones with launches
+  // still queued included.
+  uint64_t binary_bytes = 0;
   uint64_t binary_bytes_limit = 0;  // 0: none
   PhysicalMemory::Usage physical;   // physical memory handles, reservations, mappings
   // Shared ranges revoked from it that it still reaches, until its process

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -640,11 +641,78 @@ TEST(RuntimeBinariesTest, TinyBinariesAndHandlesAreChargedTheirOverheadAndReleas
   absl::StatusOr<BinaryId> again = runtime.LoadBinary(id, 0, tiny);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(runtime.GetFunction(id, *again, "f").ok());
-  EXPECT_EQ(runtime.Snapshot().sessions[0].session.binary_bytes,
+  EXPECT_EQ(runtime.Snapshot().sessions[0].binary_bytes,
             (loaded.size() + 1) * (tiny.size() + 4096) + 256);
   for (BinaryId binary : loaded) ASSERT_TRUE(runtime.UnloadBinary(id, binary).ok());
   ASSERT_TRUE(runtime.UnloadBinary(id, *again).ok());
-  EXPECT_EQ(runtime.Snapshot().sessions[0].session.binary_bytes, 0u);
+  EXPECT_EQ(runtime.Snapshot().sessions[0].binary_bytes, 0u);
+}
+
+// A binary unloaded while launches of it are queued is still held (by the
+// launches, until they ran), so it stays charged: loading, launching behind
+// a stream that does not drain and unloading, over and over, made acld hold
+// binaries without bound.
+TEST(RuntimeBinariesTest, AnUnloadedBinaryStaysChargedWhileLaunchesOfItAreQueued) {
+  RuntimeOptions options;
+  options.max_binary_bytes_per_session = 64 << 10;
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), options);
+  const SessionId id = runtime.OpenSession({100, 0, 0, "a"});
+  const ContextInfo context = *runtime.SetDevice(id, 0);
+  const uint64_t memory = *runtime.Malloc(id, 0, 64);
+  // Holds the stream for about a second.
+  ASSERT_TRUE(runtime
+                  .LaunchKernel(id, context.default_stream, 0,
+                                {"spin_add_one_u32", 1, {memory, 1000000}})
+                  .ok());
+  const std::string tiny = hal::sim::EncodeSimBinary({{"f", "add_one_u32"}});
+  const uint64_t charge = tiny.size() + 4096 + 256;  // the binary, its tables, one handle
+  std::string args(8, '\0');
+  std::memcpy(args.data(), &memory, sizeof(memory));
+  int launched = 0;
+  absl::Status refused;
+  for (int i = 0; i < 100 && refused.ok(); ++i) {
+    absl::StatusOr<BinaryId> binary = runtime.LoadBinary(id, 0, tiny);
+    refused = binary.status();
+    if (!binary.ok()) break;
+    absl::StatusOr<FunctionId> function = runtime.GetFunction(id, *binary, "f");
+    if (!function.ok()) {  // its handle did not fit
+      refused = function.status();
+      ASSERT_TRUE(runtime.UnloadBinary(id, *binary).ok());
+      break;
+    }
+    FunctionLaunch launch;
+    launch.function = *function;
+    launch.block_dim = 1;
+    launch.args = args;
+    ASSERT_TRUE(runtime.LaunchFunction(id, context.default_stream, 0, launch).ok());
+    ASSERT_TRUE(runtime.UnloadBinary(id, *binary).ok());
+    ++launched;
+  }
+  EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_RT_MEMORY_ALLOCATION) << refused;
+  EXPECT_NE(refused.message().find("--max_binary_bytes_per_session"), std::string::npos);
+  EXPECT_EQ(static_cast<uint64_t>(launched), (64u << 10) / charge);
+  EXPECT_EQ(runtime.Snapshot().sessions[0].binary_bytes, launched * charge);
+  // Once the launches ran, nothing holds the binaries: their charge is back.
+  EXPECT_TRUE(Eventually([&] { return runtime.Snapshot().sessions[0].binary_bytes == 0; },
+                         absl::Seconds(20)));
+  EXPECT_TRUE(runtime.LoadBinary(id, 0, tiny).ok());
+  runtime.CloseSession(id);
+}
+
+TEST(RuntimeBinariesTest, AKernelNameIsBoundedBeforeItIsLookedUp) {
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), RuntimeOptions());
+  const SessionId id = runtime.OpenSession({100, 0, 0, "a"});
+  const std::string tiny = hal::sim::EncodeSimBinary({{"f", "add_one_u32"}});
+  const BinaryId binary = *runtime.LoadBinary(id, 0, tiny);
+  const absl::Status long_name = runtime.GetFunction(id, binary, std::string(4097, 'f')).status();
+  EXPECT_EQ(AclCodeOf(long_name), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(long_name.message().find("at most 4096"), std::string::npos) << long_name;
+  EXPECT_EQ(AclCodeOf(runtime.GetFunction(id, binary, std::string(4096, 'f')).status()),
+            ACL_ERROR_RT_KERNEL_LOOKUP);
+  // Unloaded: the handle is gone, and so is any lookup of it.
+  ASSERT_TRUE(runtime.UnloadBinary(id, binary).ok());
+  EXPECT_EQ(AclCodeOf(runtime.GetFunction(id, binary, "f").status()), ACL_ERROR_INVALID_PARAM);
+  runtime.CloseSession(id);
 }
 
 // The sessions of one uid are bounded together: a user cannot multiply the
@@ -690,6 +758,7 @@ TEST(RuntimeBinariesTest, TheSessionsOfAUidHoldAtMostTheirLimitTogether) {
   EXPECT_EQ(snapshot.tenants[0].sessions, 2u);
   EXPECT_EQ(snapshot.tenants[0].binary_bytes, (first_loaded + second_loaded) * charge);
   EXPECT_EQ(snapshot.tenants[1].binary_bytes, 0u);
+  snapshot = RuntimeSnapshot();  // a snapshot holds what it shows
   runtime.CloseSession(first);
   EXPECT_TRUE(runtime.CheckBinaryLoad(second, 0, binary.size()).ok());
   runtime.CloseSession(second);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "daemon/core/binary_charges.h"
 #include "daemon/core/event.h"
 #include "daemon/core/notify.h"
 #include "daemon/core/queue_budget.h"
@@ -52,8 +53,11 @@ using FunctionId = uint64_t;
 // A kernel binary the session loaded (aclrtBinaryLoadFromData/File).
 struct LoadedBinary {
   int32_t device = 0;
+  // Holds the binary's charge (binary_charges.h) as long as it, or a copy
+  // (a function handle, a queued launch), lives.
   std::shared_ptr<hal::Executable> executable;
-  uint64_t bytes = 0;  // charged to the session: its size, its tables, its function handles
+  // The charge `executable` holds: its size, its tables, its function handles.
+  BinaryCharges::Held* charge = nullptr;
   std::map<std::string, FunctionId> functions;  // handed out by aclrtBinaryGetFunction
 };
 
@@ -91,7 +95,6 @@ struct Session {
   size_t notify_whitelist_entries = 0;
   std::map<BinaryId, LoadedBinary> binaries;
   std::map<FunctionId, LoadedFunction> functions;
-  uint64_t binary_bytes = 0;                    // sum of the binaries' sizes
   std::set<StreamId> streams_with_allocator;    // carry a custom allocator (SPEC section 7)
   std::shared_ptr<const SessionEvents> notify;  // where its process hears of callbacks, failures
   uint32_t max_streams = 0;                     // quota; 0: no limit

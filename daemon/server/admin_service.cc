@@ -55,7 +55,7 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_max_waiting_calls(RuntimeService::max_waiting_calls());
   info.set_weight(session.weight);
   info.set_binaries(static_cast<uint32_t>(session.binaries.size()));
-  info.set_binary_bytes(session.binary_bytes);
+  info.set_binary_bytes(snapshot.binary_bytes);
   info.set_max_binary_bytes(snapshot.binary_bytes_limit);
   info.set_pending_callbacks(static_cast<uint32_t>(snapshot.pending_callbacks));
   info.set_callback_timeouts(snapshot.callback_timeouts);
