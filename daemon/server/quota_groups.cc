@@ -29,13 +29,15 @@ std::string DirectoryPart(const std::string& path) {
 }
 
 // Creates `path` with `mode` when missing, checks it is a directory acld may
-// keep sockets in (SocketDirectory) and gives it exactly `mode`.
+// keep sockets in (SocketDirectory), not a symlink (the socket directory may
+// be sticky and writable by all, as /tmp), and gives it exactly `mode`.
 absl::Status MakeDirectory(const std::string& path, mode_t mode) {
   if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create '", path, "': ", std::strerror(errno)));
   }
-  ACL_ASSIGN_OR_RETURN(SocketDirectory directory, SocketDirectory::Open(path));
+  ACL_ASSIGN_OR_RETURN(SocketDirectory directory,
+                       SocketDirectory::Open(path, SocketDirectory::Links::kRefuse));
   if (fchmod(directory.fd(), mode) != 0) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot set the mode of '", path, "': ", std::strerror(errno)));

@@ -2,10 +2,12 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -102,6 +104,37 @@ TEST_F(QuotaGroupsTest, AGroupBeingDeletedStillHasItsConnectionsCut) {
 TEST_F(QuotaGroupsTest, DeletingAGroupClosesItsConnections) {
   ASSERT_TRUE(groups_.Delete(group_.record.id, [](const QuotaGroup&) { return 0u; }).ok());
   EXPECT_TRUE(MemberCut()) << "the member's connection outlived its group";
+}
+
+// acld's socket directory may be sticky and writable by all, as /tmp: a user
+// who put a symlink where acld makes its groups directory made acld chmod
+// the symlink's target (and put the groups there).
+TEST(QuotaGroupsPlaceTest, AGroupsDirectoryThatIsASymlinkIsRefused) {
+  const std::string sticky = TempDir() + "/sticky";
+  const std::string victim = TempDir() + "/victim";
+  ASSERT_EQ(mkdir(sticky.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(sticky.c_str(), 01777), 0);
+  ASSERT_EQ(mkdir(victim.c_str(), 0700), 0);
+  ASSERT_EQ(symlink(victim.c_str(), (sticky + "/groups").c_str()), 0);
+  QuotaGroupsOptions options;
+  options.socket_path = sticky + "/acld.sock";
+  options.host_devices = 1;
+  QuotaGroups groups(
+      options,
+      [](const PeerCredentials&, uint32_t, ReceivedMemory, const Entrance&)
+          -> absl::StatusOr<std::function<void(UniqueFd)>> {
+        return absl::UnavailableError("no sessions in this test");
+      },
+      [](int fd) { close(fd); });
+  QuotaGroupSpec spec;
+  spec.devices = {0};
+  spec.memory_limits = {0};
+  const absl::StatusOr<GroupView> created = groups.Create(spec, {});
+  EXPECT_FALSE(created.ok());
+  struct stat info {};
+  ASSERT_EQ(stat(victim.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0700u) << "the symlink's target was changed";
+  EXPECT_TRUE(std::filesystem::is_empty(victim));
 }
 
 }  // namespace

@@ -79,14 +79,15 @@ sockaddr_un UnixSocketAddress(const std::string& path) {
   return address;
 }
 
-absl::StatusOr<SocketDirectory> SocketDirectory::Open(const std::string& path) {
+absl::StatusOr<SocketDirectory> SocketDirectory::Open(const std::string& path, Links links) {
   std::error_code error;
   std::filesystem::create_directories(path, error);
   if (error) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create socket directory '", path, "': ", error.message()));
   }
-  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                        (links == Links::kRefuse ? O_NOFOLLOW : 0));
   if (fd < 0) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot open socket directory '", path, "': ", std::strerror(errno)));

@@ -40,7 +40,12 @@ inline mode_t UmaskFor(mode_t mode) { return ~mode & 0777; }
 class SocketDirectory {
  public:
   // Opens (creating it, mode 0755, when missing) and checks the directory.
-  static absl::StatusOr<SocketDirectory> Open(const std::string& path);
+  // kRefuse: a symlink at `path` itself is refused, not followed (a
+  // directory acld makes inside a sticky one such as /tmp, where another
+  // user may have put a symlink first: acld would chmod its target).
+  enum class Links { kFollow, kRefuse };
+  static absl::StatusOr<SocketDirectory> Open(const std::string& path,
+                                              Links links = Links::kFollow);
   SocketDirectory(SocketDirectory&& other) noexcept;
   SocketDirectory& operator=(SocketDirectory&& other) noexcept;
   ~SocketDirectory();
