@@ -508,6 +508,16 @@ TEST(OperationsTest, ADisabledDeviceRefusesNewUsersAndKeepsThoseItHas) {
   const std::string devices = daemon.Aclctl({"devices"}).second;
   EXPECT_NE(devices.find("disabled"), std::string::npos) << devices;
   EXPECT_NE(devices.find("unhealthy"), std::string::npos) << devices;
+  // Devices are asked for without the sessions (a tenant chooses how much its
+  // session shows; the device plugin asks the same way every second).
+  ASSERT_GE(status.sessions_size(), 1);
+  const std::string devices_json = daemon.Aclctl({"--json", "devices"}).second;
+  acl::v1::StatusReply devices_only;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(devices_json, &devices_only).ok())
+      << devices_json;
+  EXPECT_EQ(devices_only.sessions_size(), 0);
+  EXPECT_EQ(devices_only.session_count(), static_cast<uint32_t>(status.sessions_size()));
+  EXPECT_EQ(devices_only.devices_size(), status.devices_size());
 
   auto set_device = [&](const std::string& device) {
     return RunToCompletion({"tests/device_client", "set_device", device}, daemon.client_env())

@@ -69,10 +69,18 @@ TEST_F(RuntimeTest, AClientsInitSettingsAreBounded) {
   }
   ASSERT_TRUE(runtime_.Initialize(a, many).ok());
   const std::map<std::string, std::string> shown = runtime_.Snapshot().sessions.at(0).session.config;
-  EXPECT_EQ(shown.size(), kMaxInitSettings);
+  // Four settings of 256 + 256 bytes fill the 2 KiB all of them may take.
+  EXPECT_EQ(shown.size(), kMaxInitSettingsBytes / (2 * kMaxInitSettingBytes));
   for (const auto& [key, value] : shown) {
     EXPECT_EQ(key.size(), kMaxInitSettingBytes);
     EXPECT_EQ(value, std::string(kMaxInitSettingBytes - 3, 'v') + "...");
+  }
+  InitSettings small;
+  for (int i = 0; i < 1000; ++i) small.settings[absl::StrCat("k", 1000 + i)] = "v";
+  const SessionId b = runtime_.OpenSession({101, 0, 0, "b"});
+  ASSERT_TRUE(runtime_.Initialize(b, small).ok());
+  for (const SessionSnapshot& session : runtime_.Snapshot().sessions) {
+    if (session.session.id == b) EXPECT_EQ(session.session.config.size(), kMaxInitSettings);
   }
 }
 

@@ -187,7 +187,7 @@ grpc::Status AdminService::LabelGroup(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::StatusRequest*,
+grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::StatusRequest* request,
                                      acl::v1::StatusReply* reply) {
   const RuntimeSnapshot snapshot = runtime_.Snapshot();
   reply->set_version(kAcldVersion);
@@ -228,8 +228,10 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   }
   const SessionLimits& limits = sessions_.limits();
   const std::map<SessionId, RuntimeService::SessionUsage> usage = sessions_.usage();
-  for (const SessionSnapshot& session : snapshot.sessions) {
-    ToProto(session, usage, limits, *reply->add_sessions());
+  if (!request->without_sessions()) {
+    for (const SessionSnapshot& session : snapshot.sessions) {
+      ToProto(session, usage, limits, *reply->add_sessions());
+    }
   }
   reply->set_session_count(static_cast<uint32_t>(snapshot.sessions.size()));
   // The runtime's tenants, with the segments this layer maps for them, the

@@ -19,9 +19,13 @@ namespace acld {
 
 // aclInit's settings are for operators (aclctl shows them): at most
 // kMaxInitSettings of them travel and are kept, each key and value cut to
-// kMaxInitSettingBytes, ending "..." when cut. The config itself goes whole.
+// kMaxInitSettingBytes, ending "..." when cut, and no more than
+// kMaxInitSettingsBytes of keys and values together (what every status
+// reply carries per session: 64 settings of 256 bytes, escaped, were 66 KB a
+// session). The config itself goes whole.
 inline constexpr size_t kMaxInitSettings = 64;
 inline constexpr size_t kMaxInitSettingBytes = 256;
+inline constexpr size_t kMaxInitSettingsBytes = 2048;
 template <typename Settings>  // a map or a list of (key, value)
 std::map<std::string, std::string> ShownInitSettings(const Settings& settings) {
   auto shown = [](const std::string& text) {
@@ -29,9 +33,13 @@ std::map<std::string, std::string> ShownInitSettings(const Settings& settings) {
                                                : text.substr(0, kMaxInitSettingBytes - 3) + "...";
   };
   std::map<std::string, std::string> kept;
+  size_t bytes = 0;
   for (const auto& [key, value] : settings) {
     if (kept.size() == kMaxInitSettings) break;
-    kept.emplace(shown(key), shown(value));
+    std::string shown_key = shown(key), shown_value = shown(value);
+    bytes += shown_key.size() + shown_value.size();
+    if (bytes > kMaxInitSettingsBytes) break;
+    kept.emplace(std::move(shown_key), std::move(shown_value));
   }
   return kept;
 }

@@ -485,7 +485,9 @@ int main(int argc, char** argv) {
   } else if (command == "sharing") {
     rpc = Show(&Stub::GetSharing, *stub, acl::v1::SharingRequest(), &SharingText);
   } else if (command == "devices") {
-    rpc = Show(&Stub::GetStatus, *stub, acl::v1::StatusRequest(), &DevicesText);
+    acl::v1::StatusRequest request;
+    request.set_without_sessions(true);
+    rpc = Show(&Stub::GetStatus, *stub, request, &DevicesText);
   } else if (command == "watch") {
     const int count = absl::GetFlag(FLAGS_count);
     for (int shown = 0; count == 0 || shown < count; ++shown) {
