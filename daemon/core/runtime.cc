@@ -767,6 +767,25 @@ std::vector<TenantSnapshot> Runtime::TenantsLocked() const {
   return all;
 }
 
+std::vector<StreamSnapshot> Runtime::StreamsSnapshot(SessionId only) const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<StreamSnapshot> streams;
+  for (const auto& [session_id, session] : sessions_.all()) {
+    if (only != 0 && session_id != only) continue;
+    for (const auto& [stream_id, stream] : session.streams) {
+      StreamSnapshot stream_info;
+      stream_info.id = stream_id;
+      stream_info.session = session_id;
+      stream_info.device = stream->options().device;
+      stream_info.priority = stream->options().priority;
+      stream_info.stats = stream->Stats();
+      stream_info.custom_allocator = session.streams_with_allocator.count(stream_id) > 0;
+      streams.push_back(stream_info);
+    }
+  }
+  return streams;
+}
+
 RuntimeSnapshot Runtime::Snapshot() const {
   // Asked before the lock: a backend may ask its vendor (the devices
   // themselves never change).
@@ -793,7 +812,21 @@ RuntimeSnapshot Runtime::Snapshot() const {
   }
   for (const auto& [session_id, session] : sessions_.all()) {
     SessionSnapshot entry;
-    entry.session = session;
+    entry.session = SessionSummary{session.id,
+                                   session.peer,
+                                   session.connected_since,
+                                   session.group,
+                                   session.device_refs,
+                                   session.config,
+                                   session.max_streams,
+                                   session.max_contexts,
+                                   session.max_events,
+                                   session.weight,
+                                   session.streams.size(),
+                                   session.closing_streams.size(),
+                                   ContextsCreated(session),
+                                   EventsHeld(session),
+                                   session.binaries.size()};
     entry.init_count = init_.CountOf(session_id);
     const MemoryManager::SessionUsage usage = memory_.UsageOf(session_id);
     entry.memory_bytes = usage.bytes;
@@ -808,16 +841,6 @@ RuntimeSnapshot Runtime::Snapshot() const {
     entry.binary_bytes_limit = binary_charges_.max_per_session();
     entry.physical = physical_.UsageOf(session_id);
     entry.noticed_revocations = memory_.NoticedRangesOf(session_id);
-    for (const auto& [stream_id, stream] : session.streams) {
-      StreamSnapshot stream_info;
-      stream_info.id = stream_id;
-      stream_info.session = session_id;
-      stream_info.device = stream->options().device;
-      stream_info.priority = stream->options().priority;
-      stream_info.stats = stream->Stats();
-      stream_info.custom_allocator = session.streams_with_allocator.count(stream_id) > 0;
-      snapshot.streams.push_back(stream_info);
-    }
     snapshot.sessions.push_back(std::move(entry));
   }
   snapshot.tenants = TenantsLocked();

@@ -423,7 +423,10 @@ class Runtime {
   // True when no stream of any session has unfinished work (shutdown drains).
   bool AllStreamsIdle() const;
 
+  // Devices, sessions (their counts, not their handles) and tenants.
   RuntimeSnapshot Snapshot() const;
+  // Every stream of session `only` (0: of every session), with its counts.
+  std::vector<StreamSnapshot> StreamsSnapshot(SessionId only = 0) const;
 
   // Host memory the daemon mapped for a session, registered with the backend
   // (hal::Backend::RegisterHostMemory); keep the handle while it is mapped.

@@ -15,8 +15,31 @@
 
 namespace acld {
 
+// What operators see of a session: who it is, what it set, and how many of
+// each kind of handle it holds. Counts, not copies: a snapshot is taken under
+// the runtime's lock (the device plugin asks every second), and copying a
+// session's tens of thousands of handles there held every other session's
+// calls back, for as long as a tenant with full maps liked.
+struct SessionSummary {
+  SessionId id = 0;
+  PeerInfo peer;
+  absl::Time connected_since;
+  std::shared_ptr<QuotaGroup> group;
+  std::map<int32_t, uint32_t> device_refs;
+  std::map<std::string, std::string> config;  // bounded (ShownInitSettings)
+  uint32_t max_streams = 0;
+  uint32_t max_contexts = 0;
+  uint32_t max_events = 0;
+  uint32_t weight = 1;
+  size_t streams = 0;
+  size_t closing_streams = 0;
+  size_t contexts = 0;  // created ones: default contexts excluded
+  size_t events = 0;    // notifies included
+  size_t binaries = 0;
+};
+
 struct SessionSnapshot {
-  Session session;  // the handle maps inside are shared, not deep copies
+  SessionSummary session;
   uint64_t init_count = 0;
   uint64_t memory_bytes = 0;
   uint64_t memory_quota = 0;       // 0: none
@@ -84,7 +107,6 @@ struct RuntimeSnapshot {
   uint64_t host_refcount = 0;
   std::vector<DeviceSnapshot> devices;
   std::vector<SessionSnapshot> sessions;
-  std::vector<StreamSnapshot> streams;
   // Every tenant with a session or with allocations; the limits (0: none).
   std::vector<TenantSnapshot> tenants;
   uint64_t max_allocations_per_tenant = 0;

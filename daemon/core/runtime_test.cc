@@ -224,7 +224,7 @@ class RuntimeHandlesTest : public ::testing::Test {
   // counts from the clock's time now.
   bool KernelOnDevice(StreamId stream) {
     return Eventually([&] {
-      for (const StreamSnapshot& each : runtime_.Snapshot().streams) {
+      for (const StreamSnapshot& each : runtime_.StreamsSnapshot()) {
         if (each.id == stream) return each.stats.state == "waiting on kernel";
       }
       return false;
@@ -766,7 +766,6 @@ TEST(RuntimeBinariesTest, TheSessionsOfAUidHoldAtMostTheirLimitTogether) {
   EXPECT_EQ(snapshot.tenants[0].sessions, 2u);
   EXPECT_EQ(snapshot.tenants[0].binary_bytes, (first_loaded + second_loaded) * charge);
   EXPECT_EQ(snapshot.tenants[1].binary_bytes, 0u);
-  snapshot = RuntimeSnapshot();  // a snapshot holds what it shows
   runtime.CloseSession(first);
   EXPECT_TRUE(runtime.CheckBinaryLoad(second, 0, binary.size()).ok());
   runtime.CloseSession(second);

@@ -20,13 +20,12 @@ namespace {
 void ToProto(const SessionSnapshot& snapshot,
              const std::map<SessionId, RuntimeService::SessionUsage>& usage,
              const SessionLimits& limits, acl::v1::SessionInfo& info) {
-  const Session& session = snapshot.session;
-  info.set_streams(static_cast<uint32_t>(session.streams.size()));
-  info.set_closing_streams(static_cast<uint32_t>(session.closing_streams.size()));
-  info.set_contexts(
-      static_cast<uint32_t>(session.contexts.size() - session.default_contexts.size()));
+  const SessionSummary& session = snapshot.session;
+  info.set_streams(static_cast<uint32_t>(session.streams));
+  info.set_closing_streams(static_cast<uint32_t>(session.closing_streams));
+  info.set_contexts(static_cast<uint32_t>(session.contexts));
   info.set_max_contexts(session.max_contexts);
-  info.set_events(static_cast<uint32_t>(session.events.size() + session.notifies.size()));
+  info.set_events(static_cast<uint32_t>(session.events));
   info.set_max_events(session.max_events);
   info.set_memory_bytes(snapshot.memory_bytes);
   info.set_memory_quota(snapshot.memory_quota);
@@ -54,7 +53,7 @@ void ToProto(const SessionSnapshot& snapshot,
   info.set_max_host_memory_segments(limits.max_host_segments_per_session);
   info.set_max_waiting_calls(RuntimeService::max_waiting_calls());
   info.set_weight(session.weight);
-  info.set_binaries(static_cast<uint32_t>(session.binaries.size()));
+  info.set_binaries(static_cast<uint32_t>(session.binaries));
   info.set_binary_bytes(snapshot.binary_bytes);
   info.set_max_binary_bytes(snapshot.binary_bytes_limit);
   info.set_pending_callbacks(static_cast<uint32_t>(snapshot.pending_callbacks));
@@ -342,8 +341,7 @@ grpc::Status AdminService::ListSessions(grpc::ServerContext*, const acl::v1::Ses
 
 grpc::Status AdminService::ListStreams(grpc::ServerContext*, const acl::v1::StreamsRequest* request,
                                        acl::v1::StreamsReply* reply) {
-  for (const StreamSnapshot& stream : runtime_.Snapshot().streams) {
-    if (request->session() != 0 && stream.session != request->session()) continue;
+  for (const StreamSnapshot& stream : runtime_.StreamsSnapshot(request->session())) {
     acl::v1::StreamInfo& info = *reply->add_streams();
     info.set_id(stream.id);
     info.set_session(stream.session);
