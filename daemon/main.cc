@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -42,6 +43,11 @@ ABSL_FLAG(std::string, admin_socket, "/run/acld/admin.sock",
 ABSL_FLAG(std::string, metrics_address, "",
           "serve Prometheus metrics at http://HOST:PORT/metrics (empty: no endpoint; port 0 "
           "picks one, logged); docs/operations.md lists them");
+ABSL_FLAG(std::string, metrics_credentials_file, "",
+          "a file holding USER:PASSWORD that every scrape of --metrics_address must present "
+          "(HTTP basic authentication; in Kubernetes a Secret): the metrics name every NPU pod, "
+          "and a network policy cannot keep the pod's own node from its port; empty: no "
+          "authentication");
 ABSL_FLAG(bool, metrics_per_session, false,
           "also export per-session series (pid and uid labels; their number grows with the "
           "sessions)");
@@ -311,6 +317,17 @@ int main(int argc, char** argv) {
   options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 0, 64);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);
+  if (const std::string file = absl::GetFlag(FLAGS_metrics_credentials_file); !file.empty()) {
+    std::ifstream credentials(file);
+    std::getline(credentials, options.metrics_credentials);
+    if (!credentials || options.metrics_credentials.find(':') == std::string::npos) {
+      spdlog::critical("--metrics_credentials_file {}: cannot read a USER:PASSWORD line", file);
+      return 2;
+    }
+    if (!options.metrics_credentials.empty() && options.metrics_credentials.back() == '\r') {
+      options.metrics_credentials.pop_back();
+    }
+  }
   options.state_dir = absl::GetFlag(FLAGS_state_dir);
   if (!options.state_dir.empty()) {
     // What acld restores from there decides who reaches which devices: only

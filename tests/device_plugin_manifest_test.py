@@ -130,6 +130,18 @@ class ManifestTest(unittest.TestCase):
         annotations = self.daemonset["spec"]["template"]["metadata"].get("annotations", {})
         self.assertEqual(annotations.get("prometheus.io/port"), str(port))
 
+    def test_metrics_ask_for_credentials_from_a_secret(self):
+        # A NetworkPolicy cannot keep out the users of the pod's own node.
+        flags = flags_of(self.containers["acld"]["command"])
+        credentials = flags["metrics_credentials_file"]
+        volumes = {v["name"]: v for v in self.pod["volumes"]}
+        mounts = [m for m in self.containers["acld"]["volumeMounts"]
+                  if credentials.startswith(m["mountPath"].rstrip("/") + "/")]
+        self.assertEqual(len(mounts), 1, "the credentials file is on one mount")
+        secret = volumes[mounts[0]["name"]].get("secret")
+        self.assertTrue(secret and secret.get("secretName"), "mounted from a Secret")
+        self.assertEqual(secret.get("defaultMode"), 0o400)
+
     def test_only_metrics_readers_reach_the_acld_pod(self):
         # Its metrics name every NPU pod and what it uses: any pod in the
         # cluster reaching 0.0.0.0:9464 read them.

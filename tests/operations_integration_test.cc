@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "daemon/server/socket_path.h"
@@ -350,8 +351,13 @@ std::string ReadWhole(const std::string& path) {
   return content.str();
 }
 
-// GET /metrics from 127.0.0.1:`port`: the body.
-std::string Scrape(int port) {
+// GET /metrics from 127.0.0.1:`port` (with `authorization`, a header's
+// value, if not empty): the status line and the body.
+struct Scraped {
+  std::string status;
+  std::string body;
+};
+Scraped ScrapeWith(int port, const std::string& authorization) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -359,9 +365,11 @@ std::string Scrape(int port) {
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     close(fd);
-    return "";
+    return {};
   }
-  const std::string request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  const std::string request =
+      absl::StrCat("GET /metrics HTTP/1.0\r\nHost: localhost\r\n",
+                   authorization.empty() ? "" : "Authorization: " + authorization + "\r\n", "\r\n");
   EXPECT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(request.size()));
   std::string response;
@@ -375,8 +383,11 @@ std::string Scrape(int port) {
   }
   close(fd);
   const size_t body = response.find("\r\n\r\n");
-  return body == std::string::npos ? "" : response.substr(body + 4);
+  if (body == std::string::npos) return {};
+  return Scraped{response.substr(0, response.find("\r\n")), response.substr(body + 4)};
 }
+
+std::string Scrape(int port) { return ScrapeWith(port, "").body; }
 
 // The value of the sample `series` (name and labels, as exposed), or -1.
 double Sample(const std::string& metrics, const std::string& series) {
@@ -389,17 +400,24 @@ double Sample(const std::string& metrics, const std::string& series) {
   return -1;
 }
 
-TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
-  AcldDaemon daemon({"--metrics_address=127.0.0.1:0", "--metrics_per_session"});
-  // The port acld picked, from its log.
+// The port acld picked for its metrics, from its log (0: none within 10 s).
+int MetricsPort(const AcldDaemon& daemon) {
   int port = 0;
-  ASSERT_TRUE(WaitUntil(
+  WaitUntil(
       [&] {
         const std::string text = ReadWhole(daemon.dir() + "/acld.log");
         const size_t at = text.find("(port ");
-        return at != std::string::npos && absl::SimpleAtoi(text.substr(at + 6, text.find(')', at) - at - 6), &port);
+        return at != std::string::npos &&
+               absl::SimpleAtoi(text.substr(at + 6, text.find(')', at) - at - 6), &port);
       },
-      absl::Seconds(10)));
+      absl::Seconds(10));
+  return port;
+}
+
+TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
+  AcldDaemon daemon({"--metrics_address=127.0.0.1:0", "--metrics_per_session"});
+  const int port = MetricsPort(daemon);
+  ASSERT_NE(port, 0);
   // Work that completes (kernels, copies and events on streams), then a
   // session that stays.
   const auto [ordering_code, ordering] =
@@ -535,6 +553,30 @@ TEST(OperationsTest, ADisabledDeviceRefusesNewUsersAndKeepsThoseItHas) {
   EXPECT_EQ(daemon.Aclctl({"device", "enable", "0"}).first, 0);
   EXPECT_TRUE(daemon.Status().devices(0).healthy());
   EXPECT_NE(set_device("0").find("set_device 0"), std::string::npos) << "back in";
+}
+
+
+// With credentials, only a scrape that presents them is answered: the
+// series name every NPU pod, and a network policy cannot keep the users of
+// acld's own node from its port.
+TEST(OperationsTest, MetricsWithCredentialsAnswerOnlyThoseWhoPresentThem) {
+  TempDir secret;
+  const std::string file = secret.path() + "/credentials";
+  std::ofstream(file) << "prometheus:s3cret\n";
+  AcldDaemon daemon({"--metrics_address=127.0.0.1:0", "--metrics_credentials_file=" + file});
+  const int port = MetricsPort(daemon);
+  ASSERT_NE(port, 0);
+  auto basic = [](const std::string& pair) { return "Basic " + absl::Base64Escape(pair); };
+  const Scraped anonymous = ScrapeWith(port, "");
+  EXPECT_NE(anonymous.status.find("401"), std::string::npos) << anonymous.status;
+  EXPECT_EQ(anonymous.body.find("acld_sessions"), std::string::npos) << anonymous.body;
+  for (const std::string wrong : {"prometheus:s3cre", "prometheus:s3creT", "Prometheus:s3cret"}) {
+    const Scraped refused = ScrapeWith(port, basic(wrong));
+    EXPECT_NE(refused.status.find("401"), std::string::npos) << wrong << ": " << refused.status;
+  }
+  const Scraped allowed = ScrapeWith(port, basic("prometheus:s3cret"));
+  EXPECT_NE(allowed.status.find("200"), std::string::npos) << allowed.status;
+  EXPECT_NE(allowed.body.find("acld_sessions"), std::string::npos) << allowed.body;
 }
 
 }  // namespace

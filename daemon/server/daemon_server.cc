@@ -276,7 +276,8 @@ absl::StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(Runtime& runti
   server->admin_acceptor_ = *std::move(admin_acceptor);
   if (!options.metrics_address.empty()) {
     absl::StatusOr<std::shared_ptr<MetricsExporter>> metrics = MetricsExporter::Start(
-        options.metrics_address, server->admin_service_, options.metrics_per_session);
+        options.metrics_address, server->admin_service_, options.metrics_per_session,
+        options.metrics_credentials);
     if (!metrics.ok()) {
       server->Shutdown();
       return metrics.status();

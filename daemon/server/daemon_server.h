@@ -40,6 +40,7 @@ struct ServerOptions {
   // per-session series (metrics_exporter.h).
   std::string metrics_address;
   bool metrics_per_session = false;
+  std::string metrics_credentials;  // "USER:PASSWORD" a scrape presents; empty: none
   // Where quota groups persist (quota_groups.h); empty: they last as long
   // as acld does.
   std::string state_dir;

@@ -32,6 +32,17 @@ void Add(MetricFamily& family, double value, std::vector<ClientMetric::Label> la
   family.metric.push_back(std::move(metric));
 }
 
+// Whether `given` is `expected`, in a time that tells nothing of how much
+// of it matched (only whether the lengths did).
+bool SameText(const std::string& given, const std::string& expected) {
+  if (given.size() != expected.size()) return false;
+  unsigned char differs = 0;
+  for (size_t i = 0; i < given.size(); ++i) {
+    differs |= static_cast<unsigned char>(given[i] ^ expected[i]);
+  }
+  return differs == 0;
+}
+
 }  // namespace
 
 MetricsExporter::MetricsExporter(AdminService& admin, bool per_session)
@@ -40,7 +51,12 @@ MetricsExporter::MetricsExporter(AdminService& admin, bool per_session)
 MetricsExporter::~MetricsExporter() = default;
 
 absl::StatusOr<std::shared_ptr<MetricsExporter>> MetricsExporter::Start(
-    const std::string& address, AdminService& admin, bool per_session) {
+    const std::string& address, AdminService& admin, bool per_session,
+    const std::string& credentials) {
+  const size_t colon = credentials.find(':');
+  if (!credentials.empty() && (colon == 0 || colon == std::string::npos)) {
+    return absl::InvalidArgumentError("metrics credentials must be USER:PASSWORD");
+  }
   std::shared_ptr<MetricsExporter> exporter(new MetricsExporter(admin, per_session));
   try {
     exporter->exposer_ = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/2);
@@ -51,6 +67,15 @@ absl::StatusOr<std::shared_ptr<MetricsExporter>> MetricsExporter::Start(
   const std::vector<int> ports = exporter->exposer_->GetListeningPorts();
   if (ports.empty()) return absl::UnavailableError(absl::StrCat("no port for ", address));
   exporter->port_ = ports.front();
+  if (!credentials.empty()) {
+    exporter->exposer_->RegisterAuth(
+        [user = credentials.substr(0, colon), password = credentials.substr(colon + 1)](
+            const std::string& given_user, const std::string& given_password) {
+          // Both compared whole, in time that does not tell how much matched.
+          return SameText(given_user, user) & SameText(given_password, password);
+        },
+        "acld");
+  }
   exporter->exposer_->RegisterCollectable(exporter);
   return exporter;
 }

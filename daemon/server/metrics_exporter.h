@@ -3,6 +3,9 @@
 // snapshot the admin service answers with, so the two never disagree.
 // Per-session series only with --metrics_per_session (their number grows
 // with the sessions). docs/operations.md lists the metrics.
+// With credentials, a scrape must present them (HTTP basic authentication):
+// the series name every NPU pod and what it uses, and a network policy
+// cannot keep the users of the acld pod's own node from its port.
 #ifndef ACLD_DAEMON_SERVER_METRICS_EXPORTER_H_
 #define ACLD_DAEMON_SERVER_METRICS_EXPORTER_H_
 
@@ -22,9 +25,11 @@ class MetricsExporter : public prometheus::Collectable {
  public:
   // Serves /metrics on `address` (HOST:PORT; port 0 picks one) from a fixed
   // few threads of its own (civetweb's: two workers and a listener).
+  // `credentials`: "USER:PASSWORD" a scrape must present; empty: none.
   static absl::StatusOr<std::shared_ptr<MetricsExporter>> Start(const std::string& address,
                                                                 AdminService& admin,
-                                                                bool per_session);
+                                                                bool per_session,
+                                                                const std::string& credentials);
   ~MetricsExporter() override;
 
   // The port it listens on.
