@@ -62,9 +62,9 @@ void LogLimiter::CountSuppressed(uint64_t lines, absl::Time now) {
   suppressed_ += lines;
 }
 
-bool LogLimiter::Rested(absl::Time now) const {
+bool LogLimiter::Refilled(absl::Time now) const {
   const double tokens = tokens_ + absl::ToDoubleSeconds(now - refilled_) * options_.per_second;
-  return suppressed_ == 0 && tokens >= options_.burst;
+  return tokens >= options_.burst;
 }
 
 uint64_t LogLimiter::TakeSuppressed(absl::Time now, absl::Duration* over) {
@@ -78,9 +78,9 @@ RateLimitedLog::RateLimitedLog(std::string subject, LogLimiter::Options options,
                                std::shared_ptr<RateLimitedLog> also)
     : subject_(std::move(subject)), also_(std::move(also)), limiter_(options) {}
 
-bool RateLimitedLog::Rested(absl::Time now) {
+bool RateLimitedLog::Refilled(absl::Time now) {
   absl::MutexLock lock(&mu_);
-  return limiter_.Rested(now);
+  return limiter_.Refilled(now);
 }
 
 RateLimitedLog::~RateLimitedLog() {
@@ -144,7 +144,10 @@ std::shared_ptr<SessionLog> SessionLog::Open(SessionId session, const Tenant& te
   if (registry.tenants.size() >= kTenantLogsKept) {
     const absl::Time now = absl::Now();
     for (auto it = registry.tenants.begin(); it != registry.tenants.end();) {
-      if (it->second.sessions == 0 && it->second.log->Rested(now)) {
+      // A tenant whose last lines were left out is forgotten too: its
+      // summary is logged as its log goes (before, such a tenant was kept
+      // for good, and a pod's churn grew the map without bound).
+      if (it->second.sessions == 0 && it->second.log->Refilled(now)) {
         forgotten.push_back(std::move(it->second.log));
         it = registry.tenants.erase(it);
       } else {

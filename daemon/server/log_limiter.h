@@ -53,8 +53,9 @@ class LogLimiter {
   uint64_t TakeSuppressed(absl::Time now, absl::Duration* over);
   // Lines left out elsewhere that this limiter's summary is to count.
   void CountSuppressed(uint64_t lines, absl::Time now);
-  // Whether it is as it was new: a full bucket, nothing left out.
-  bool Rested(absl::Time now) const;
+  // Whether its bucket is full again (forgetting it then gives no one a
+  // burst it would not have had; what it left out is summarized as it goes).
+  bool Refilled(absl::Time now) const;
 
  private:
   const Options options_;
@@ -85,7 +86,7 @@ class RateLimitedLog {
   void Warn(fmt::format_string<Args...> format, Args&&... args) {
     Emit(spdlog::level::warn, format, std::forward<Args>(args)...);
   }
-  bool Rested(absl::Time now);
+  bool Refilled(absl::Time now);
 
  private:
   void CountSuppressed(uint64_t lines);

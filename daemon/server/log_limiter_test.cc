@@ -126,5 +126,29 @@ TEST_F(SessionLogTest, GroupsWithAlikeNamesHaveTheirOwnRates) {
   SessionLog::Close(401);
 }
 
+
+// A tenant whose last lines were left out is forgotten once its bucket is
+// full again and it has no session (its summary is logged then), like any
+// other: such tenants were kept for good before.
+TEST_F(SessionLogTest, ATenantWithLinesLeftOutIsForgottenWithItsSummary) {
+  const LogLimiter::Options tenant_rate{/*per_second=*/1000, /*burst=*/2};
+  SessionLog::Open(500, Tenant(5000, nullptr), {}, tenant_rate);
+  for (int i = 0; i < 10; ++i) SessionLog::For(500)->Info("call failed");
+  SessionLog::Close(500);
+  ASSERT_EQ(sink_->lines.size(), 2u);
+  absl::SleepFor(absl::Milliseconds(20));  // its bucket refills
+  // Enough other tenants come and go for acld to forget some.
+  for (SessionId session = 501; session < 501 + 70; ++session) {
+    SessionLog::Open(session, Tenant(static_cast<uint32_t>(6000 + session), nullptr), {},
+                     tenant_rate);
+    SessionLog::Close(session);
+  }
+  bool summarized = false;
+  for (const std::string& line : sink_->lines) {
+    summarized |= line.rfind("uid 5000: suppressed 8 log lines", 0) == 0;
+  }
+  EXPECT_TRUE(summarized) << "the tenant's left-out lines were never summarized";
+}
+
 }  // namespace
 }  // namespace acld::server
