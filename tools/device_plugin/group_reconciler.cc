@@ -29,13 +29,18 @@ struct ContainerName {
 ReconcileActions PlanReconcile(const std::vector<ResourceSpec>& resources,
                                const GroupLabels& labels, const acl::v1::GroupsReply& groups,
                                const v1::ListPodResourcesResponse& pods, absl::Time now,
-                               absl::Duration grace) {
+                               absl::Duration grace,
+                               const std::map<std::string, absl::Time>& unlisted_since) {
   // Per resource: each container's set of units, and every unit held.
   std::map<std::string, std::map<std::set<UnitId>, ContainerName>> holder_of;
   std::map<std::string, std::set<UnitId>> held;
+  // A list read only in part may leave out what holds a group: nothing is
+  // retired on it.
+  bool cut_short = pods.pod_resources_size() > kMaxPods;
   int pod_count = 0;
   for (const v1::PodResources& pod : pods.pod_resources()) {
     if (++pod_count > kMaxPods) break;
+    cut_short |= pod.containers_size() > kMaxContainersPerPod;
     int container_count = 0;
     for (const v1::ContainerResources& container : pod.containers()) {
       if (++container_count > kMaxContainersPerPod) break;
@@ -46,6 +51,7 @@ ReconcileActions PlanReconcile(const std::vector<ResourceSpec>& resources,
             });
         if (resource == resources.end()) continue;
         std::set<UnitId> units;
+        cut_short |= devices.device_ids_size() > static_cast<int>(kMaxIdsPerContainer);
         for (const std::string& id : devices.device_ids()) {
           if (units.size() >= kMaxIdsPerContainer) break;
           if (std::optional<UnitId> unit = ParseUnitId(id, resource->kind); unit.has_value()) {
@@ -94,8 +100,14 @@ ReconcileActions PlanReconcile(const std::vector<ResourceSpec>& resources,
                                         [&in_use](const UnitId& unit) {
                                           return in_use.count(unit) != 0;
                                         });
+      if (any_held) continue;
+      const auto before = unlisted_since.find(group.id());
+      const absl::Time since = before != unlisted_since.end() ? before->second : now;
+      actions.unlisted_since[group.id()] = since;
       const absl::Time created = absl::FromUnixSeconds(group.created_unix_seconds());
-      if (!any_held && now - created >= grace) actions.retire.push_back(group.id());
+      if (!cut_short && now - since >= grace && now - created >= grace) {
+        actions.retire.push_back(group.id());
+      }
     }
   }
   return actions;
@@ -125,8 +137,9 @@ absl::Status GroupReconciler::ReconcileOnce() {
   if (!pods.ok()) return pods.status();
   absl::StatusOr<acl::v1::GroupsReply> groups = admin_.ListGroups();
   if (!groups.ok()) return groups.status();
-  const ReconcileActions actions =
-      PlanReconcile(resources_, labels_, *groups, *pods, absl::Now(), grace_);
+  ReconcileActions actions =
+      PlanReconcile(resources_, labels_, *groups, *pods, absl::Now(), grace_, unlisted_since_);
+  unlisted_since_ = std::move(actions.unlisted_since);
   absl::Status first_error;
   for (const ReconcileActions::Label& label : actions.labels) {
     acl::v1::LabelGroupRequest request;

@@ -30,14 +30,21 @@ struct ReconcileActions {
   };
   std::vector<Label> labels;
   std::vector<std::string> retire;  // group ids
+  // Since when each group no container holds has not been held (the next
+  // pass's `unlisted_since`).
+  std::map<std::string, absl::Time> unlisted_since;
 };
 
 // The decisions for acld's `groups` given the kubelet's `pods`, at `now`.
-// Pure: the caller carries them out.
+// A group is retired once no container has held its units for `grace`
+// (by `unlisted_since`, what the previous pass returned) and it is older
+// than `grace`: one answer that leaves it out (a kubelet that restarted, a
+// list cut short) retires nothing. Pure: the caller carries them out.
 ReconcileActions PlanReconcile(const std::vector<ResourceSpec>& resources,
                                const GroupLabels& labels, const acl::v1::GroupsReply& groups,
                                const v1::ListPodResourcesResponse& pods, absl::Time now,
-                               absl::Duration grace);
+                               absl::Duration grace,
+                               const std::map<std::string, absl::Time>& unlisted_since = {});
 
 class GroupReconciler {
  public:
@@ -56,6 +63,7 @@ class GroupReconciler {
   AdminClient& admin_;
   std::unique_ptr<v1::PodResourcesLister::Stub> pods_;
   const absl::Duration grace_;
+  std::map<std::string, absl::Time> unlisted_since_;  // ReconcileActions::unlisted_since
 };
 
 }  // namespace acld::device_plugin

@@ -74,10 +74,38 @@ TEST(PlanReconcileTest, RetiresGroupsNoContainerHoldsOnlyAfterTheGrace) {
   AddContainer(&pods, "p", "c", "acld.io/npu", {"npu-0"});
   // The same IDs under another resource do not keep a group alive.
   AddContainer(&pods, "q", "c", "other.io/npu", {"npu-1"});
-  const ReconcileActions actions = PlanReconcile(kResources, kLabels, groups, pods, kNow, kGrace);
-  EXPECT_THAT(actions.retire, ElementsAre("old"));
-  ASSERT_EQ(actions.labels.size(), 1u);
-  EXPECT_EQ(actions.labels[0].group, "held");
+  // Unlisted for the first time: nothing is retired yet, whatever its age
+  // (one answer that leaves a group out, as a restarted kubelet's may, is
+  // not enough).
+  const ReconcileActions first = PlanReconcile(kResources, kLabels, groups, pods, kNow, kGrace);
+  EXPECT_THAT(first.retire, IsEmpty());
+  ASSERT_EQ(first.labels.size(), 1u);
+  EXPECT_EQ(first.labels[0].group, "held");
+  EXPECT_EQ(first.unlisted_since.size(), 2u);
+  EXPECT_EQ(first.unlisted_since.at("old"), kNow);
+  // Still unlisted a grace later: retired, the young one too (older than
+  // the grace by then); a group held again is forgotten.
+  const ReconcileActions later = PlanReconcile(kResources, kLabels, groups, pods,
+                                               kNow + kGrace, kGrace, first.unlisted_since);
+  EXPECT_THAT(later.retire, ElementsAre("old", "young"));
+  // Just short of the grace: kept.
+  EXPECT_THAT(PlanReconcile(kResources, kLabels, groups, pods, kNow + kGrace - absl::Seconds(1),
+                            kGrace, first.unlisted_since)
+                  .retire,
+              IsEmpty());
+}
+
+TEST(PlanReconcileTest, AListCutShortRetiresNothing) {
+  acl::v1::GroupsReply groups;
+  *groups.add_groups() = Group("old", "acld.io/npu", "1", absl::Seconds(600));
+  v1::ListPodResourcesResponse pods;
+  for (int i = 0; i < 4097; ++i) AddContainer(&pods, "p", "c", "acld.io/npu", {"npu-0"});
+  const std::map<std::string, absl::Time> long_ago = {{"old", kNow - absl::Hours(1)}};
+  EXPECT_THAT(PlanReconcile(kResources, kLabels, groups, pods, kNow, kGrace, long_ago).retire,
+              IsEmpty());
+  pods.mutable_pod_resources()->DeleteSubrange(0, 4000);
+  EXPECT_THAT(PlanReconcile(kResources, kLabels, groups, pods, kNow, kGrace, long_ago).retire,
+              ElementsAre("old"));
 }
 
 TEST(PlanReconcileTest, KeepsAGroupPartlyHeldAndSkipsUnusableNames) {
