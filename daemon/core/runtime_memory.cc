@@ -12,11 +12,22 @@ namespace acld {
 
 absl::StatusOr<uint64_t> Runtime::Malloc(SessionId id, int32_t device_id, uint64_t size) {
   ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
-  // Held (shared) across the allocation: an eviction cannot slip in between
-  // the check and the allocation and leave memory owned by a dead session.
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ACL_RETURN_IF_ERROR(FindSession(id).status());
+  }
+  // With no lock of the runtime held: the device clears what it hands out,
+  // which for a large allocation takes long, and a writer waiting on the
+  // lock meanwhile would hold every other session's calls back behind it.
+  ACL_ASSIGN_OR_RETURN(const uint64_t address, memory_.Allocate(id, device_id, size));
   absl::ReaderMutexLock lock(&mu_);
-  ACL_RETURN_IF_ERROR(FindSession(id).status());
-  return memory_.Allocate(id, device_id, size);
+  if (absl::StatusOr<Session*> session = FindSession(id); !session.ok()) {
+    // Ended (or evicted) meanwhile, after its memory was released: what was
+    // just allocated for it goes too, rather than stay owned by no one.
+    (void)memory_.Free(id, address);
+    return session.status();
+  }
+  return address;
 }
 
 absl::Status Runtime::Free(SessionId id, uint64_t address) { return memory_.Free(id, address); }

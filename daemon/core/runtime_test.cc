@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -384,6 +385,33 @@ TEST_F(RuntimeHandlesTest, ResetWaitsForLaunchedWorkInsteadOfDiscardingIt) {
   ASSERT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_TRUE(sync_status.ok()) << sync_status;
   EXPECT_EQ(runtime_.Snapshot().devices[0].used_bytes, 0u);
+}
+
+// Allocations run with no lock of the runtime held (the device clears what
+// it hands out): one that a session's end overtakes is given back, not left
+// owned by no one.
+TEST(RuntimeMemoryTest, AllocationsRacingTheSessionsEndLeaveNothingBehind) {
+  Runtime runtime(hal::sim::CreateSimBackend({1, 64 << 20}), RuntimeOptions());
+  for (int round = 0; round < 20; ++round) {
+    const SessionId id = runtime.OpenSession({100, 0, 0, "a"});
+    std::atomic<bool> ended{false};
+    std::vector<std::thread> allocators;
+    for (int t = 0; t < 3; ++t) {
+      allocators.emplace_back([&] {
+        for (int i = 0; i < 2000 && !ended.load(); ++i) {
+          absl::StatusOr<uint64_t> address = runtime.Malloc(id, 0, 4096);
+          if (address.ok()) (void)runtime.Free(id, *address);
+          (void)runtime.Malloc(id, 0, 4096);  // kept: the session's end releases it
+        }
+      });
+    }
+    absl::SleepFor(absl::Microseconds(200 * round));
+    runtime.CloseSession(id);
+    ended = true;
+    for (std::thread& allocator : allocators) allocator.join();
+    EXPECT_TRUE(Eventually([&] { return runtime.Snapshot().devices[0].used_bytes == 0; }))
+        << "round " << round << ": " << runtime.Snapshot().devices[0].used_bytes << " bytes left";
+  }
 }
 
 TEST_F(RuntimeHandlesTest, AFreeRacingABusyKernelWaitsForIt) {
