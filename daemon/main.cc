@@ -371,7 +371,8 @@ int main(int argc, char** argv) {
   while (signal_number != SIGTERM && signal_number != SIGINT) {
     const timespec every{5, 0};
     signal_number = sigtimedwait(&taken_signals, nullptr, &every);
-    if (!subuid_file.empty()) subuids.Refresh();  // a no-op unless the file changed
+    // Every 5 s a no-op unless the file changed; at SIGHUP read whatever.
+    if (!subuid_file.empty()) subuids.Refresh(/*force=*/signal_number == SIGHUP);
   }
   spdlog::info("received {}; ending sessions and shutting down", strsignal(signal_number));
   notifier.Stopping();

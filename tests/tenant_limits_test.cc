@@ -200,10 +200,12 @@ struct Holder {
   std::string line;
 };
 
-Holder Hold(const AcldDaemon& daemon) {
+// Runs `argv` (a tenant_client "hold", perhaps behind setpriv) until its
+// session is open or refused.
+Holder HoldWith(const std::vector<std::string>& argv,
+                const std::map<std::string, std::string>& env) {
   Holder holder;
-  holder.process = std::make_unique<Process>(std::vector<std::string>{kTenantClient, "hold"},
-                                             daemon.client_env());
+  holder.process = std::make_unique<Process>(argv, env);
   if (!holder.process->WaitForLine("init ", absl::Seconds(20))) return holder;
   const std::string& output = holder.process->output();
   const size_t start = output.rfind("init ");
@@ -214,6 +216,8 @@ Holder Hold(const AcldDaemon& daemon) {
   }
   return holder;
 }
+
+Holder Hold(const AcldDaemon& daemon) { return HoldWith({kTenantClient, "hold"}, daemon.client_env()); }
 
 void Release(Holder& holder) {
   holder.process->WriteLine("release");
@@ -255,28 +259,43 @@ TEST(TenantLimitsTest, OverTheSessionCapsTheNextClientGetsOverLimit) {
 }
 
 TEST(TenantLimitsTest, ASubordinateUidCountsAsTheUserWhoOwnsItsRange) {
-  // Root's range holds nobody (kOtherUser): as rootless containers are set
-  // up, a user who owns a range can run processes as each of its uids.
+  // A user's range holds nobody (kOtherUser): as rootless containers are
+  // set up, the user who owns a range can run processes as each of its uids.
+  constexpr uid_t kOwner = kOtherUser - 1;
   TempDir files;
   const std::string subuid = files.path() + "/subuid";
-  std::ofstream(subuid) << "# owner:first:count\n" << getuid() << ":" << kOtherUser - 4 << ":8\n";
+  std::ofstream(subuid) << "# owner:first:count\n"
+                        << kOwner << ":" << kOtherUser - 4 << ":5\n"
+                        // Root's range (a service's pool: LXD's containers
+                        // are tenants of their own) counts no one as root.
+                        << "0:" << kOtherUser - 10 << ":5\n";
   chmod(subuid.c_str(), 0644);
   AcldDaemon daemon({"--max_sessions_per_uid=2", "--subuid_file=" + subuid});
-  Holder first = Hold(daemon), second = Hold(daemon);
-  ASSERT_EQ(first.code, 0) << first.line;
-  ASSERT_EQ(second.code, 0) << second.line;
   chmod(daemon.dir().c_str(), 0711);  // another user must reach the sockets
   const std::string copy = CopyForAnotherUser(daemon.dir(), kTenantClient);
   const std::string address = daemon.client_env().at("ACLD_ADDRESS");
+  std::map<std::string, std::string> env = daemon.client_env();
+  env["LD_LIBRARY_PATH"] = daemon.dir();
+  const std::vector<std::string> as_owner = {"/usr/bin/setpriv",
+                                             absl::StrCat("--reuid=", kOwner),
+                                             absl::StrCat("--regid=", kOwner),
+                                             "--clear-groups",
+                                             copy,
+                                             "hold"};
+  Holder first = HoldWith(as_owner, env), second = HoldWith(as_owner, env);
+  ASSERT_EQ(first.code, 0) << first.line << first.process->output();
+  ASSERT_EQ(second.code, 0) << second.line;
   // Counted as the range's owner, it finds its owner's two sessions open.
   EXPECT_EQ(RunAsUser(kOtherUser,
                       {copy, "init_expect", "207012",
-                       absl::StrCat("acld already serves 2 sessions of uid ", getuid(),
+                       absl::StrCat("acld already serves 2 sessions of uid ", kOwner,
                                     " (with its subordinate uids) (--max_sessions_per_uid)")},
                       daemon.dir(), address),
             0);
-  // A uid outside every range is a tenant of its own.
+  // A uid outside every user's range is a tenant of its own: outside every
+  // range, or in root's.
   EXPECT_EQ(RunAsUser(kOtherUser - 5, {copy, "init_expect", "0", ""}, daemon.dir(), address), 0);
+  EXPECT_EQ(RunAsUser(kOtherUser - 8, {copy, "init_expect", "0", ""}, daemon.dir(), address), 0);
   EXPECT_GE(daemon.Status().sessions_refused(), 1u);
   // Once the owner's session ends, its subordinate uid takes the room.
   Release(first);

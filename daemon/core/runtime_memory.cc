@@ -20,12 +20,17 @@ absl::StatusOr<uint64_t> Runtime::Malloc(SessionId id, int32_t device_id, uint64
   // which for a large allocation takes long, and a writer waiting on the
   // lock meanwhile would hold every other session's calls back behind it.
   ACL_ASSIGN_OR_RETURN(const uint64_t address, memory_.Allocate(id, device_id, size));
-  absl::ReaderMutexLock lock(&mu_);
-  if (absl::StatusOr<Session*> session = FindSession(id); !session.ok()) {
+  absl::Status ended;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ended = FindSession(id).status();
+  }
+  if (!ended.ok()) {
     // Ended (or evicted) meanwhile, after its memory was released: what was
-    // just allocated for it goes too, rather than stay owned by no one.
+    // just allocated for it goes too (no lock held: the device frees it),
+    // rather than stay owned by no one.
     (void)memory_.Free(id, address);
-    return session.status();
+    return ended;
   }
   return address;
 }

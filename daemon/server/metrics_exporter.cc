@@ -54,8 +54,10 @@ absl::StatusOr<std::shared_ptr<MetricsExporter>> MetricsExporter::Start(
     const std::string& address, AdminService& admin, bool per_session,
     const std::string& credentials) {
   const size_t colon = credentials.find(':');
-  if (!credentials.empty() && (colon == 0 || colon == std::string::npos)) {
-    return absl::InvalidArgumentError("metrics credentials must be USER:PASSWORD");
+  if (!credentials.empty() &&
+      (colon == 0 || colon == std::string::npos || colon + 1 == credentials.size())) {
+    return absl::InvalidArgumentError(
+        "metrics credentials must be USER:PASSWORD, neither of them empty");
   }
   std::shared_ptr<MetricsExporter> exporter(new MetricsExporter(admin, per_session));
   try {

@@ -240,8 +240,9 @@ TEST_F(PeerDeskTest, AUidsFloodOfTokensPushesOutOnlyItsOwn) {
 // As AUidsFloodOfTokensPushesOutOnlyItsOwn, with the other uid inside this
 // uid's subordinate range: its token is this user's, and goes with the flood.
 TEST_F(PeerDeskTest, ASubordinateUidsTokensCountAsItsOwners) {
-  UidOwners::SetHost(std::make_shared<UidOwners>(UidOwners::Parse(
-      absl::StrCat(getuid(), ":65530:8\n"), [](const std::string&) { return std::nullopt; })));
+  const ScopedHostUidOwners owners(UidOwners::Parse(
+      absl::StrCat(getuid(), ":65530:8\n"), [](const std::string&) { return std::nullopt; },
+      /*first_user_uid=*/0));  // root stands for a user here
   PeerDeskOptions options;
   options.max_tokens = 1000;
   options.max_tokens_per_uid = 100;
@@ -271,7 +272,6 @@ TEST_F(PeerDeskTest, ASubordinateUidsTokensCountAsItsOwners) {
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(IsId(Ask(path_, "T\n")));
   EXPECT_EQ(desk.outstanding_tokens(), 100u) << "one user's 100, its subordinate's among them";
   EXPECT_FALSE(desk.Redeem(subordinate).has_value());
-  UidOwners::SetHost(nullptr);
 }
 
 TEST_F(PeerDeskTest, ASilentPeerIsDroppedAtItsDeadline) {

@@ -202,9 +202,11 @@ bool RuntimeAcceptor::HasRoomFor(uid_t uid) {
   }
   if (count->second.open < max_per_uid_) return true;
   over_cap_log_.Warn(
-      "uid {} holds {} connections, the most one user may (--max_connections_per_uid); its "
-      "next ones are closed at once",
-      uid, max_per_uid_);
+      "{} {} connections, the most one tenant may (--max_connections_per_uid); its next ones "
+      "are closed at once",
+      counting_ == Counting::kAsOneTenant ? std::string("its processes hold")
+                                          : absl::StrCat("uid ", uid, " holds"),
+      max_per_uid_);
   return false;
 }
 

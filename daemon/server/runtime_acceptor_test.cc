@@ -175,8 +175,9 @@ TEST(RuntimeAcceptorTest, AUidHoldsAtMostItsConnections) {
 TEST(RuntimeAcceptorTest, CountsASubordinateUidAsItsOwnerAndAGroupsSocketAsOne) {
   if (geteuid() != 0) GTEST_SKIP() << "connects as other uids";
   ASSERT_EQ(chmod(TempDir().c_str(), 0711), 0);
-  UidOwners::SetHost(std::make_shared<UidOwners>(UidOwners::Parse(
-      absl::StrCat(getuid(), ":65530:8\n"), [](const std::string&) { return std::nullopt; })));
+  const ScopedHostUidOwners owners(UidOwners::Parse(
+      absl::StrCat(getuid(), ":65530:8\n"), [](const std::string&) { return std::nullopt; },
+      /*first_user_uid=*/0));  // root stands for a user here
   for (const auto counting :
        {RuntimeAcceptor::Counting::kPerUid, RuntimeAcceptor::Counting::kAsOneTenant}) {
     const std::string path = TempDir() + "/counted.sock";
@@ -207,7 +208,6 @@ TEST(RuntimeAcceptorTest, CountsASubordinateUidAsItsOwnerAndAGroupsSocketAsOne) 
     (*acceptor)->Stop();
     for (int fd : clients) close(fd);
   }
-  UidOwners::SetHost(nullptr);
 }
 
 TEST(RuntimeAcceptorTest, OutOfDescriptorsPausesWithoutSpinningAndRecovers) {

@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <system_error>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "daemon/server/socket_path.h"
+#include "daemon/server/uid_owners.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
@@ -66,6 +68,17 @@ inline bool ConnectAsUid(uid_t uid, const std::string& path) {
   return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
          WEXITSTATUS(status) == 0;
 }
+
+// `owners` count for the host (uid_owners.h) for as long as it lives.
+class ScopedHostUidOwners {
+ public:
+  explicit ScopedHostUidOwners(UidOwners owners) {
+    UidOwners::SetHost(std::make_shared<UidOwners>(std::move(owners)));
+  }
+  ~ScopedHostUidOwners() { UidOwners::SetHost(nullptr); }
+  ScopedHostUidOwners(const ScopedHostUidOwners&) = delete;
+  ScopedHostUidOwners& operator=(const ScopedHostUidOwners&) = delete;
+};
 
 // Polls `condition` every 5 ms until it holds (true) or `timeout` passes (false).
 template <typename Condition>

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 
 #include "absl/strings/numbers.h"
@@ -37,6 +38,18 @@ std::optional<uint32_t> UidOfUserName(const std::string& name) {
   }
 }
 
+// UID_MIN of /etc/login.defs: the first uid a user (not a service) gets.
+uint32_t FirstUserUid() {
+  std::ifstream defs("/etc/login.defs");
+  for (std::string line; std::getline(defs, line);) {
+    std::vector<absl::string_view> words =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    uint32_t uid = 0;
+    if (words.size() >= 2 && words[0] == "UID_MIN" && absl::SimpleAtoi(words[1], &uid)) return uid;
+  }
+  return UidOwners::kDefaultFirstUserUid;
+}
+
 std::mutex host_mu;
 std::shared_ptr<const UidOwners>& HostTable() {
   static auto* table = new std::shared_ptr<const UidOwners>(std::make_shared<UidOwners>());
@@ -45,7 +58,8 @@ std::shared_ptr<const UidOwners>& HostTable() {
 
 }  // namespace
 
-UidOwners UidOwners::Parse(absl::string_view text, const UidOfName& uid_of) {
+UidOwners UidOwners::Parse(absl::string_view text, const UidOfName& uid_of,
+                           uint32_t first_user_uid) {
   UidOwners owners;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (line.empty() || line.front() == '#') continue;
@@ -64,7 +78,7 @@ UidOwners UidOwners::Parse(absl::string_view text, const UidOfName& uid_of) {
         named = uid_of(std::string(fields[0]));
       }
     }
-    if (!named.has_value()) {
+    if (!named.has_value() || *named < first_user_uid) {
       ++owners.skipped_;
       continue;
     }
@@ -72,8 +86,8 @@ UidOwners UidOwners::Parse(absl::string_view text, const UidOfName& uid_of) {
   }
   std::stable_sort(owners.ranges_.begin(), owners.ranges_.end(),
                    [](const Range& a, const Range& b) { return a.first < b.first; });
-  // A uid in two users' ranges would count as whichever came first; keep the
-  // first-starting range and skip what overlaps it.
+  // A uid in two users' ranges would count as either; keep the range that
+  // starts lower and skip what overlaps it.
   std::vector<Range> disjoint;
   for (const Range& range : owners.ranges_) {
     if (!disjoint.empty() && range.first < disjoint.back().end) {
@@ -116,7 +130,7 @@ absl::StatusOr<UidOwners> UidOwners::Read(const std::string& path) {
   }
   close(fd);
   if (!status.ok()) return status;
-  return Parse(text, UidOfUserName);
+  return Parse(text, UidOfUserName, FirstUserUid());
 }
 
 uint32_t UidOwners::CountedAs(uint32_t uid) const {
@@ -138,10 +152,10 @@ void UidOwners::SetHost(std::shared_ptr<const UidOwners> owners) {
   HostTable() = std::move(owners);
 }
 
-bool UidOwnersFile::Refresh() {
+bool UidOwnersFile::Refresh(bool force) {
   struct stat info {};
   const bool exists = stat(path_.c_str(), &info) == 0;
-  if (seen_.has_value() == exists &&
+  if (!force && seen_.has_value() == exists &&
       (!exists || (seen_->st_ino == info.st_ino && seen_->st_size == info.st_size &&
                    seen_->st_mtim.tv_sec == info.st_mtim.tv_sec &&
                    seen_->st_mtim.tv_nsec == info.st_mtim.tv_nsec &&

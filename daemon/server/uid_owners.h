@@ -7,6 +7,14 @@
 // tickets, sessions: docs/security.md). So a uid inside a subordinate range
 // counts as the user who owns the range. The kernel's uid stays the
 // process's identity everywhere else (tokens, whitelists, SameProcess).
+//
+// Only a user's ranges: one owned by root or a service account (uid below
+// the system's first user uid, UID_MIN) is a pool the service carves up
+// among tenants of their own (LXD's containers, a kubelet's pods, rootful
+// podman's --userns=auto), and each of its uids stays a tenant of its own.
+// A user's range that takes in uids of other users (a directory's uids
+// above 100000) merges them with the owner, who can become them anyway
+// (newuidmap).
 #ifndef ACLD_DAEMON_SERVER_UID_OWNERS_H_
 #define ACLD_DAEMON_SERVER_UID_OWNERS_H_
 
@@ -32,12 +40,17 @@ class UidOwners {
   UidOwners() = default;
 
   // /etc/subuid's lines, "owner:first:count", the owner a user name or a
-  // uid. Lines that do not parse, names `uid_of` does not know, and ranges
-  // that overlap an earlier one are skipped (skipped() counts them).
-  static UidOwners Parse(absl::string_view text, const UidOfName& uid_of);
-  // The file at `path`, names resolved by the system's user database. A
-  // missing file has no ranges; an unreadable or oversized one is an error.
+  // uid. Skipped (skipped() counts them): lines that do not parse, names
+  // `uid_of` does not know, owners below `first_user_uid` (a service's
+  // pool, above), and ranges that overlap one starting lower.
+  static UidOwners Parse(absl::string_view text, const UidOfName& uid_of,
+                         uint32_t first_user_uid = kDefaultFirstUserUid);
+  // The file at `path`, names resolved by the system's user database, users
+  // from UID_MIN of /etc/login.defs on. A missing file has no ranges; an
+  // unreadable or oversized one is an error.
   static absl::StatusOr<UidOwners> Read(const std::string& path);
+  // Debian's UID_MIN, where /etc/login.defs does not say.
+  static constexpr uint32_t kDefaultFirstUserUid = 1000;
 
   // The owner of the range `uid` is in, else `uid`.
   uint32_t CountedAs(uint32_t uid) const;
@@ -68,9 +81,11 @@ class UidOwners {
 class UidOwnersFile {
  public:
   explicit UidOwnersFile(std::string path) : path_(std::move(path)) {}
-  // Whether the host's table was replaced. Logs what it read, or why it
-  // kept the table it had.
-  bool Refresh();
+  // Whether the host's table was replaced: read again when the file
+  // changed, or whatever it looks like when `force`d (SIGHUP: the user
+  // database may answer for names it could not resolve before). Logs what
+  // it read, or why it kept the table it had.
+  bool Refresh(bool force = false);
 
  private:
   std::string path_;

@@ -58,6 +58,25 @@ TEST(UidOwnersTest, LinesThatDoNotParseAreSkippedNotGuessed) {
   EXPECT_EQ(owners.CountedAs(4294967289u), 4294967289u);
 }
 
+// Root's and services' ranges are pools they carve up among tenants of
+// their own (LXD's containers, a kubelet's pods): no one counts as them.
+TEST(UidOwnersTest, RangesOfRootAndServicesCountNoOneAsTheirOwner) {
+  const UidOwners owners = UidOwners::Parse(
+      "root:100000:10\n0:200000:10\n999:300000:10\nalice:400000:10\n",
+      [](const std::string& name) -> std::optional<uint32_t> {
+        return name == "root" ? 0 : name == "alice" ? std::optional<uint32_t>(1000) : std::nullopt;
+      });
+  EXPECT_EQ(owners.ranges(), 1u);
+  EXPECT_EQ(owners.skipped(), 3u);
+  EXPECT_EQ(owners.CountedAs(100005), 100005u);
+  EXPECT_EQ(owners.CountedAs(200005), 200005u);
+  EXPECT_EQ(owners.CountedAs(300005), 300005u);
+  EXPECT_EQ(owners.CountedAs(400005), 1000u);
+  // Where the system's users start elsewhere (UID_MIN), so do owners.
+  EXPECT_EQ(UidOwners::Parse("999:300000:10\n", Users, /*first_user_uid=*/500).CountedAs(300005),
+            999u);
+}
+
 TEST(UidOwnersTest, ARangeOverlappingAnEarlierOneIsSkipped) {
   const UidOwners owners =
       UidOwners::Parse("bob:100050:100\nalice:100000:100\nbob:100099:1\nbob:100100:1\n", Users);
@@ -94,19 +113,20 @@ TEST_F(UidOwnersFileTest, TheHostTableFollowsTheFileAndKeepsItsLastGoodRead) {
   EXPECT_FALSE(file.Refresh()) << "no file: nothing to read";
   EXPECT_EQ(UidOwners::HostCountedAs(100005), 100005u);
 
-  Write("0:100000:10\n");
+  Write("60000:100000:10\n");
   EXPECT_TRUE(file.Refresh());
-  EXPECT_EQ(UidOwners::HostCountedAs(100005), 0u);
+  EXPECT_EQ(UidOwners::HostCountedAs(100005), 60000u);
   EXPECT_FALSE(file.Refresh()) << "unchanged: not read again";
+  EXPECT_TRUE(file.Refresh(/*force=*/true)) << "SIGHUP reads it whatever";
 
-  Write("0:100000:10\n1:200000:10\n", 0666);  // writable by anyone: not trusted
+  Write("60000:100000:10\n60001:200000:10\n", 0666);  // writable by anyone: not trusted
   EXPECT_FALSE(file.Refresh());
   EXPECT_EQ(UidOwners::HostCountedAs(200005), 200005u);
-  EXPECT_EQ(UidOwners::HostCountedAs(100005), 0u) << "the last good read still holds";
+  EXPECT_EQ(UidOwners::HostCountedAs(100005), 60000u) << "the last good read still holds";
 
   chmod(path_.c_str(), 0644);
   EXPECT_TRUE(file.Refresh());
-  EXPECT_EQ(UidOwners::HostCountedAs(200005), 1u);
+  EXPECT_EQ(UidOwners::HostCountedAs(200005), 60001u);
 
   std::remove(path_.c_str());
   EXPECT_TRUE(file.Refresh()) << "gone: no ranges";
