@@ -142,6 +142,28 @@ class PeerDeskTest : public ::testing::Test {
     desk_ = *std::move(desk);
     return *desk_;
   }
+  // A token the desk gives a child dropped to `uid` (empty if it got none).
+  std::string TokenOfUid(uid_t uid) {
+    if (chmod(dir_.c_str(), 0711) != 0 || chmod(path_.c_str(), 0777) != 0) return "";
+    int answer[2];
+    if (pipe(answer) != 0) return "";
+    const pid_t child = fork();
+    if (child == 0) {
+      close(answer[0]);
+      if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) _exit(1);
+      const std::string token = Ask(path_, "T\n");
+      _exit(write(answer[1], token.data(), token.size()) == static_cast<ssize_t>(token.size())
+                ? 0
+                : 1);
+    }
+    close(answer[1]);
+    const std::string token = ReadAll(answer[0]);
+    close(answer[0]);
+    int status = 0;
+    const bool exited = waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+                        WEXITSTATUS(status) == 0;
+    return exited ? token : "";
+  }
 
   std::string dir_;
   std::string path_;
@@ -203,25 +225,7 @@ TEST_F(PeerDeskTest, AUidsFloodOfTokensPushesOutOnlyItsOwn) {
   options.max_tokens = 1000;
   options.max_tokens_per_uid = 100;
   PeerCredentialDesk& desk = Start(options);
-  ASSERT_EQ(chmod(dir_.c_str(), 0711), 0);  // the other user reaches the socket
-  ASSERT_EQ(chmod(path_.c_str(), 0777), 0);
-  // Another user's token: fetched by a child dropped to another uid.
-  int answer[2];
-  ASSERT_EQ(pipe(answer), 0);
-  const pid_t child = fork();
-  if (child == 0) {
-    close(answer[0]);
-    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(1);
-    const std::string token = Ask(path_, "T\n");
-    _exit(write(answer[1], token.data(), token.size()) == static_cast<ssize_t>(token.size()) ? 0
-                                                                                             : 1);
-  }
-  close(answer[1]);
-  const std::string others = ReadAll(answer[0]);
-  close(answer[0]);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const std::string others = TokenOfUid(65534);  // another user's
   ASSERT_TRUE(IsId(others)) << others;
   const std::string first = Ask(path_, "T\n");
   std::string last;
@@ -247,24 +251,7 @@ TEST_F(PeerDeskTest, ASubordinateUidsTokensCountAsItsOwners) {
   options.max_tokens = 1000;
   options.max_tokens_per_uid = 100;
   PeerCredentialDesk& desk = Start(options);
-  ASSERT_EQ(chmod(dir_.c_str(), 0711), 0);
-  ASSERT_EQ(chmod(path_.c_str(), 0777), 0);
-  int answer[2];
-  ASSERT_EQ(pipe(answer), 0);
-  const pid_t child = fork();
-  if (child == 0) {
-    close(answer[0]);
-    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(1);
-    const std::string token = Ask(path_, "T\n");
-    _exit(write(answer[1], token.data(), token.size()) == static_cast<ssize_t>(token.size()) ? 0
-                                                                                             : 1);
-  }
-  close(answer[1]);
-  const std::string subordinate = ReadAll(answer[0]);
-  close(answer[0]);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const std::string subordinate = TokenOfUid(65534);
   ASSERT_TRUE(IsId(subordinate)) << subordinate;
   std::optional<PeerCredentials> early = desk.Redeem(Ask(path_, "T\n"));
   ASSERT_TRUE(early.has_value());
