@@ -72,12 +72,6 @@ absl::Status BinaryCharges::Held::Add(uint64_t bytes) {
   return absl::OkStatus();
 }
 
-absl::Status BinaryCharges::CheckRoom(SessionId session, const Tenant& tenant,
-                                      uint64_t bytes) const {
-  absl::ReaderMutexLock lock(&ledger_->mu);
-  return ledger_->CheckRoomLocked(session, tenant, bytes);
-}
-
 absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> BinaryCharges::Charge(SessionId session,
                                                                           const Tenant& tenant,
                                                                           uint64_t bytes) {

@@ -50,8 +50,6 @@ class BinaryCharges {
     uint64_t bytes_;  // guarded by the ledger's lock
   };
 
-  // Whether `bytes` more fit `session`'s limit and its tenant's.
-  absl::Status CheckRoom(SessionId session, const Tenant& tenant, uint64_t bytes) const;
   // Charges `bytes` to `session` and `tenant` if they fit.
   absl::StatusOr<std::unique_ptr<Held>> Charge(SessionId session, const Tenant& tenant,
                                                uint64_t bytes);

@@ -366,12 +366,18 @@ class Runtime {
 
   // Kernel binaries (aclrtBinaryLoadFromData: `binary` is hostile bytes) on
   // one device, their functions by name, and launches of them.
+  // `reserved`: what ReserveBinaryLoad charged for it (none: charged here).
   absl::StatusOr<BinaryId> LoadBinary(SessionId session, int32_t device_id,
-                                      absl::string_view binary);
-  // Whether a binary of `bytes` may be loaded on `device_id`: the device
-  // takes binaries that large, and it fits the session's limit (checked
-  // before the daemon copies a binary out of a process's shared memory).
-  absl::Status CheckBinaryLoad(SessionId session, int32_t device_id, uint64_t bytes);
+                                      absl::string_view binary,
+                                      std::unique_ptr<BinaryCharges::Held> reserved = nullptr);
+  // Charges a binary of `bytes` to be loaded on `device_id`, if the device
+  // takes binaries that large and it fits the session's limits: before the
+  // daemon copies a binary out of a process's shared memory, so that loads
+  // under way at once cannot together pass a limit each alone respects.
+  // The charge goes with the returned one unless LoadBinary takes it.
+  absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> ReserveBinaryLoad(SessionId session,
+                                                                         int32_t device_id,
+                                                                         uint64_t bytes);
   // Its functions become invalid; launches already made still run.
   absl::Status UnloadBinary(SessionId session, BinaryId binary);
   absl::StatusOr<FunctionId> GetFunction(SessionId session, BinaryId binary,

@@ -48,22 +48,21 @@ absl::Status UnknownFunction(FunctionId function) {
 }  // namespace
 
 absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
-                                             absl::string_view binary) {
+                                             absl::string_view binary,
+                                             std::unique_ptr<BinaryCharges::Held> held) {
   if (binary.empty()) {
     return AclStatus(ACL_ERROR_INVALID_PARAM, "aclrtBinaryLoadFromData: the binary is empty");
   }
-  // Checked before the device parses anything.
-  ACL_RETURN_IF_ERROR(CheckBinaryLoad(id, device_id, binary.size()));
-  const uint64_t charge = BinaryCharge(binary.size());
+  // Charged before the device parses anything, until the last holder of
+  // the executable lets go.
+  if (held == nullptr) {
+    ACL_ASSIGN_OR_RETURN(held, ReserveBinaryLoad(id, device_id, binary.size()));
+  }
   // Parsed with no lock held: a large binary must not stall other sessions.
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::Executable> executable,
                        backend_->device(device_id).LoadExecutable(binary));
   absl::MutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  // Charged now (another thread of the session may have loaded meanwhile),
-  // until the last holder of the executable lets go.
-  ACL_ASSIGN_OR_RETURN(std::unique_ptr<BinaryCharges::Held> held,
-                       binary_charges_.Charge(id, TenantOf(*session), charge));
   const BinaryId binary_id = next_handle_++;
   LoadedBinary& loaded = session->binaries[binary_id];
   loaded.device = device_id;
@@ -72,7 +71,8 @@ absl::StatusOr<BinaryId> Runtime::LoadBinary(SessionId id, int32_t device_id,
   return binary_id;
 }
 
-absl::Status Runtime::CheckBinaryLoad(SessionId id, int32_t device_id, uint64_t bytes) {
+absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> Runtime::ReserveBinaryLoad(
+    SessionId id, int32_t device_id, uint64_t bytes) {
   ACL_RETURN_IF_ERROR(CheckDeviceId(device_id));
   const uint64_t device_limit = backend_->device(device_id).info().max_executable_bytes;
   if (device_limit != 0 && bytes > device_limit) {
@@ -82,7 +82,7 @@ absl::Status Runtime::CheckBinaryLoad(SessionId id, int32_t device_id, uint64_t 
   }
   absl::ReaderMutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));
-  return binary_charges_.CheckRoom(id, TenantOf(*session), BinaryCharge(bytes));
+  return binary_charges_.Charge(id, TenantOf(*session), BinaryCharge(bytes));
 }
 
 absl::Status Runtime::UnloadBinary(SessionId id, BinaryId binary) {

@@ -735,6 +735,30 @@ TEST(RuntimeBinariesTest, AnUnloadedBinaryStaysChargedWhileLaunchesOfItAreQueued
   runtime.CloseSession(id);
 }
 
+// A load is charged before acld copies the binary out of the process's
+// memory: loads under way at once cannot together pass the limit each
+// alone respects (each held a copy of up to 256 MiB on a pool thread).
+TEST(RuntimeBinariesTest, LoadsUnderWayAreChargedBeforeTheyCopy) {
+  RuntimeOptions options;
+  options.max_binary_bytes_per_session = 64 << 10;
+  Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), options);
+  const SessionId id = runtime.OpenSession({100, 0, 0, "a"});
+  absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> first =
+      runtime.ReserveBinaryLoad(id, 0, 40 << 10);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const absl::Status second = runtime.ReserveBinaryLoad(id, 0, 40 << 10).status();
+  EXPECT_EQ(AclCodeOf(second), ACL_ERROR_RT_MEMORY_ALLOCATION) << second;
+  EXPECT_EQ(runtime.Snapshot().sessions[0].binary_bytes, (40u << 10) + 4096);
+  // The reservation becomes the binary's charge, not a second one.
+  const std::string tiny = hal::sim::EncodeSimBinary({{"f", "add_one_u32"}});
+  ASSERT_TRUE(runtime.LoadBinary(id, 0, tiny, *std::move(first)).ok());
+  EXPECT_EQ(runtime.Snapshot().sessions[0].binary_bytes, (40u << 10) + 4096);
+  // A reservation given up gives its charge back.
+  { ASSERT_TRUE(runtime.ReserveBinaryLoad(id, 0, 10 << 10).ok()); }
+  EXPECT_EQ(runtime.Snapshot().sessions[0].binary_bytes, (40u << 10) + 4096);
+  runtime.CloseSession(id);
+}
+
 TEST(RuntimeBinariesTest, AKernelNameIsBoundedBeforeItIsLookedUp) {
   Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), RuntimeOptions());
   const SessionId id = runtime.OpenSession({100, 0, 0, "a"});
@@ -763,7 +787,7 @@ TEST(RuntimeBinariesTest, TheSessionsOfAUidHoldAtMostTheirLimitTogether) {
   const SessionId second = runtime.OpenSession({101, 1000, 0, "b"});
   const SessionId other = runtime.OpenSession({102, 1001, 0, "c"});
   const std::string binary(20 << 10, '\0');  // only its size matters for the check
-  ASSERT_TRUE(runtime.CheckBinaryLoad(first, 0, binary.size()).ok());
+  ASSERT_TRUE(runtime.ReserveBinaryLoad(first, 0, binary.size()).ok());
   const std::string tiny = hal::sim::EncodeSimBinary({{"f", "add_one_u32"}});
   auto load_until_refused = [&](SessionId session) {
     absl::Status refused;
@@ -784,9 +808,9 @@ TEST(RuntimeBinariesTest, TheSessionsOfAUidHoldAtMostTheirLimitTogether) {
   EXPECT_NE(second_refused.message().find("--max_binary_bytes_per_uid"), std::string::npos)
       << second_refused;
   EXPECT_NE(second_refused.message().find("uid 1000"), std::string::npos) << second_refused;
-  EXPECT_EQ(AclCodeOf(runtime.CheckBinaryLoad(second, 0, binary.size())),
+  EXPECT_EQ(AclCodeOf(runtime.ReserveBinaryLoad(second, 0, binary.size()).status()),
             ACL_ERROR_RT_MEMORY_ALLOCATION);
-  EXPECT_TRUE(runtime.CheckBinaryLoad(other, 0, binary.size()).ok());
+  EXPECT_TRUE(runtime.ReserveBinaryLoad(other, 0, binary.size()).ok());
   RuntimeSnapshot snapshot = runtime.Snapshot();
   EXPECT_EQ(snapshot.max_binary_bytes_per_tenant, 96u << 10);
   ASSERT_EQ(snapshot.tenants.size(), 2u);
@@ -795,7 +819,7 @@ TEST(RuntimeBinariesTest, TheSessionsOfAUidHoldAtMostTheirLimitTogether) {
   EXPECT_EQ(snapshot.tenants[0].binary_bytes, (first_loaded + second_loaded) * charge);
   EXPECT_EQ(snapshot.tenants[1].binary_bytes, 0u);
   runtime.CloseSession(first);
-  EXPECT_TRUE(runtime.CheckBinaryLoad(second, 0, binary.size()).ok());
+  EXPECT_TRUE(runtime.ReserveBinaryLoad(second, 0, binary.size()).ok());
   runtime.CloseSession(second);
   snapshot = runtime.Snapshot();
   ASSERT_EQ(snapshot.tenants.size(), 1u);  // nothing of uid 1000 is left
@@ -927,13 +951,13 @@ TEST(RuntimeBinariesTest, ABinaryTooLargeForTheDeviceIsRefusedByItsSize) {
   Runtime runtime(hal::sim::CreateSimBackend({1, 1 << 20}), RuntimeOptions{});
   const SessionId id = runtime.OpenSession({100, 0, 0, "a"});
   const uint64_t device_limit = hal::sim::kMaxSimBinaryBytes;
-  EXPECT_TRUE(runtime.CheckBinaryLoad(id, 0, device_limit).ok());
+  EXPECT_TRUE(runtime.ReserveBinaryLoad(id, 0, device_limit).ok());
   for (uint64_t bytes : {device_limit + 1, uint64_t{255} << 20, ~uint64_t{0}}) {
-    absl::Status refused = runtime.CheckBinaryLoad(id, 0, bytes);
+    absl::Status refused = runtime.ReserveBinaryLoad(id, 0, bytes).status();
     EXPECT_EQ(AclCodeOf(refused), ACL_ERROR_INVALID_PARAM) << bytes;
     EXPECT_NE(refused.message().find("loads at most"), absl::string_view::npos) << refused;
   }
-  EXPECT_EQ(AclCodeOf(runtime.CheckBinaryLoad(id, 7, 10)), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_EQ(AclCodeOf(runtime.ReserveBinaryLoad(id, 7, 10).status()), ACL_ERROR_RT_INVALID_DEVICEID);
   EXPECT_EQ(AclCodeOf(runtime.LoadBinary(id, 0, std::string(device_limit + 1, 'x')).status()),
             ACL_ERROR_INVALID_PARAM);
 }

@@ -806,14 +806,16 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
     case ClientMessage::kLoadBinary: {
       const acl::v1::LoadBinaryRequest& load = request.load_binary();
       if (load.has_shared()) {
-        absl::Status room = runtime_.CheckBinaryLoad(session_, load.device_id(), load.size());
-        if (!room.ok()) return answer_status(room);
+        absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> reserved =
+            runtime_.ReserveBinaryLoad(session_, load.device_id(), load.size());
+        if (!reserved.ok()) return answer_status(reserved.status());
         absl::StatusOr<HostSpan> span =
             shared_memory_.Resolve(load.shared().segment(), load.shared().offset(), load.size());
         if (!span.ok()) return answer_status(span.status());
         // The process can still write its segment: the device parses a copy.
         const std::string bytes(reinterpret_cast<const char*>(span->data), load.size());
-        return answer_handle(runtime_.LoadBinary(session_, load.device_id(), bytes));
+        return answer_handle(
+            runtime_.LoadBinary(session_, load.device_id(), bytes, *std::move(reserved)));
       }
       return answer_handle(runtime_.LoadBinary(session_, load.device_id(), load.inline_data()));
     }
