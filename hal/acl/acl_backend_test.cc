@@ -1512,6 +1512,11 @@ TEST_F(AclLegacyVendorTest, FallsBackWhereTheVendorIsOlder) {
 
   // No notify functions or aclrtStreamAbort: a stream cannot hold for the host.
   EXPECT_EQ(AclCodeOf(stream->HostCallbackPoint().status()), ACL_ERROR_API_NOT_SUPPORT);
+  // Nor wait on a value (nothing could end a wait nothing satisfies), refused
+  // before the vendor is asked.
+  log_->Clear();
+  EXPECT_EQ(AclCodeOf(stream->WaitValue(Span(buffer), 1, 0).status()), ACL_ERROR_API_NOT_SUPPORT);
+  EXPECT_EQ(CountCalls(log_->Read(), "aclrtValueWait"), 0);
   // Nor stop a task.
   EXPECT_FALSE(stream->can_stop_items());
   EXPECT_EQ(AclCodeOf(stream->StopItem(3, acld::AclStatus(ACL_ERROR_RT_INTERNAL_ERROR, "stop"))),

@@ -688,6 +688,14 @@ absl::StatusOr<uint64_t> AclStream::Core::WaitValue(const DeviceSpan& address, u
   if (api_.aclrtValueWait == nullptr) {
     return BackendError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the vendor runtime has no aclrtValueWait");
   }
+  // A wait on a value nothing writes holds the stream for good: without a
+  // way to discard it, the session's end would wait on it forever (and hold
+  // the thread ending it).
+  if (api_.aclrtStreamAbort == nullptr) {
+    return BackendError(ACL_ERROR_API_NOT_SUPPORT,
+                        absl::StrCat(api_.library, " lacks aclrtStreamAbort: a stream waiting on "
+                                                   "a value could not be ended"));
+  }
   return Submit(ItemKind::kWaitValue, [&](Item& item) {
     item.has_task = true;
     return CheckVendor(api_.aclrtValueWait(VendorPointer(address), value, flag, stream_),

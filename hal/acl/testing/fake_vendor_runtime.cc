@@ -910,6 +910,17 @@ aclError aclrtResetStreamResLimit(aclrtStream handle) {
   });
 }
 
+#else
+// An older CANN with aclrtValueWait and no aclrtStreamAbort: the backend must
+// refuse value waits before it gets here (a wait nothing ends could not be
+// discarded), so this only says it was called.
+aclError aclrtValueWait(void* /*address*/, uint64_t /*value*/, uint32_t /*flag*/,
+                        aclrtStream /*handle*/) {
+  return Logged("aclrtValueWait", [] { return ACL_ERROR_RT_INTERNAL_ERROR; });
+}
+#endif
+
+#ifndef FAKE_VENDOR_LEGACY
 aclError aclrtStreamAbort(aclrtStream handle) {
   return Logged("aclrtStreamAbort", [&] {
     std::lock_guard<std::mutex> lock(state_mu);
