@@ -17,6 +17,10 @@ namespace {
 
 // Tasks a worker runs from one stream before giving others a turn.
 constexpr int kTasksPerTurn = 64;
+// And at most about this long: each task may take up to a piece of device
+// work (about a millisecond) or a host task's time, and a device's workers
+// serve every tenant's streams.
+constexpr absl::Duration kTurnTime = absl::Milliseconds(1);
 // How long a drained stream keeps the storage its queues grew to: a stream
 // fed batch after batch reuses it, an idle one gives it back.
 constexpr absl::Duration kSpareStorageKept = absl::Milliseconds(100);
@@ -560,7 +564,9 @@ void Stream::RunSome() {
     bool draining = false;
     std::vector<Task> run;  // device tasks submitted together
     if (!queue_.empty() && queue_.front().launch.has_value()) run.reserve(kTasksPerTurn);
-    for (int n = 0; n < kTasksPerTurn && !queue_.empty(); ++n) {
+    const absl::Time turn_end = absl::Now() + kTurnTime;
+    for (int n = 0; n < kTasksPerTurn && !queue_.empty() && (n == 0 || absl::Now() < turn_end);
+         ++n) {
       if (queue_.front().is_device_work() && device_aborts_pending_ > 0) {
         // An abort of the device is on its way: work submitted now would be
         // dropped with what it was meant to drop.

@@ -326,6 +326,43 @@ TEST(SimDeviceTest, AThreadEndingAHoldRunsNoCopyAndOnlyAFewItems) {
   device.Free(buffer);
 }
 
+// A thread that submits behind a backlog (a channel thread, a device's
+// engine worker: both serve every tenant) runs none of it, however many
+// submits it makes: a request of thousands of operations, each to a stream
+// whose backlog nobody was pumping, held such a thread for a piece each.
+TEST(SimDeviceTest, AThreadSubmittingBehindABacklogRunsNoneOfIt) {
+  SimDevice device(0, uint64_t{128} << 20);
+  DeviceBuffer buffer = *device.Allocate(uint64_t{64} << 20);
+  const std::thread::id here = std::this_thread::get_id();
+  absl::Mutex mu;
+  size_t completed = 0, completed_here = 0;
+  StreamOptions options;
+  options.on_complete = [&](uint64_t, const absl::Status&) {
+    absl::MutexLock lock(&mu);
+    ++completed;
+    if (std::this_thread::get_id() == here) ++completed_here;
+  };
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (int i = 0; i < 8; ++i) streams.push_back(*device.CreateStream(options));
+  // Each stream's first fill is many pieces: this thread runs a slice of it
+  // and leaves the rest to the device's thread, and everything behind it
+  // waits there too.
+  constexpr int kFills = 40;
+  for (int i = 0; i < kFills; ++i) {
+    ASSERT_TRUE(streams[i % streams.size()]
+                    ->Fill(DeviceSpan{buffer, 0}, static_cast<uint8_t>(i), uint64_t{64} << 20)
+                    .ok());
+  }
+  {
+    absl::MutexLock lock(&mu);
+    auto all = [&]() { return completed == static_cast<size_t>(kFills); };
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all), absl::Seconds(120)));
+    EXPECT_EQ(completed_here, 0u) << "the submitting thread ran fills of the backlog";
+  }
+  streams.clear();
+  device.Free(buffer);
+}
+
 // A copy or fill of many megabytes is sliced like a backlog: the thread that
 // submits it, or that ends the hold before it (a channel thread delivering a
 // callback's answer), runs a slice of it and leaves the rest to the device's

@@ -149,11 +149,12 @@ struct SimStream::State : std::enable_shared_from_this<State> {
   // Runs items until the queue is empty or the head holds. One thread pumps
   // at a time; a thread that finds another pumping leaves the work to it.
   // `borrowed`: the caller is a thread that serves every session and ended a
-  // hold (a callback's answer, its timeout): it runs no work that moves or
-  // computes data (copies, fills, kernels, reductions, random numbers) and at
-  // most kBorrowedLooks other items; the device's thread runs the rest. A
-  // tenant whose thousands of streams' callbacks time out together must not
-  // hold the core's timer for a slice each.
+  // hold (a callback's answer, its timeout) or submitted behind a backlog: it
+  // runs no work that moves or computes data (copies, fills, kernels,
+  // reductions, random numbers) and at most kBorrowedLooks other items; the
+  // device's thread runs the rest. A tenant whose thousands of streams'
+  // callbacks time out together must not hold the core's timer for a slice
+  // each.
   void Pump(bool borrowed = false);
   static constexpr size_t kBorrowedLooks = 16;
   // How long one thread pumps before it leaves the rest to the device's
@@ -304,9 +305,15 @@ absl::StatusOr<uint64_t> SimStream::State::Submit(Item item) {
   mu.Lock();
   const uint64_t sequence = item.sequence = next_sequence++;
   if (pumping || !queue.empty() || hold != Hold::kNone || !RunsAtOnce(item)) {
+    // Behind other work, the submitting thread (a channel or engine thread
+    // that serves every tenant) runs none of that backlog: one request's
+    // thousands of submits, each to a stream with a backlog nobody was
+    // pumping, held it for a slice each (seconds in all). The device's
+    // thread runs it, in its owner's turns.
+    const bool behind_others = !queue.empty() || hold != Hold::kNone;
     queue.push_back(std::move(item));
     mu.Unlock();
-    Pump();
+    Pump(/*borrowed=*/behind_others);
     return sequence;
   }
   // Nothing before it and nothing to wait for: it runs here without a trip
