@@ -47,7 +47,8 @@ absl::StatusOr<std::unique_ptr<RuntimeAcceptor>> RuntimeAcceptor::Create(
     return absl::ResourceExhaustedError(absl::StrCat("eventfd: ", error));
   }
   return std::unique_ptr<RuntimeAcceptor>(new RuntimeAcceptor(
-      listen_fd, stop_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate, counting));
+      listen_fd, stop_fd, std::move(name), std::move(hand_off), pause, max_per_uid, gate,
+      counting));
 }
 
 void RuntimeAcceptor::StartAccepting() {
@@ -187,16 +188,16 @@ RuntimeAcceptor::Connection RuntimeAcceptor::PeerOf(int fd) const {
   return connection;
 }
 
-bool RuntimeAcceptor::HasRoomFor(uid_t uid) {
+bool RuntimeAcceptor::HasRoomFor(uid_t counted_uid) {
   absl::MutexLock lock(&mu_);
   if (max_per_uid_ == 0) return true;
-  auto count = per_uid_.find(uid);
+  auto count = per_uid_.find(counted_uid);
   if (count == per_uid_.end() || count->second.open < max_per_uid_) return true;
   // Only its own connections are looked at again (at most max_per_uid).
   const absl::Time now = absl::Now();
   if (now - count->second.counted >= kRecountEvery) {
-    ForgetClosedLocked(uid);
-    count = per_uid_.find(uid);
+    ForgetClosedLocked(counted_uid);
+    count = per_uid_.find(counted_uid);
     if (count == per_uid_.end()) return true;
     count->second.counted = now;
   }
@@ -205,7 +206,7 @@ bool RuntimeAcceptor::HasRoomFor(uid_t uid) {
       "{} {} connections, the most one tenant may (--max_connections_per_uid); its next ones "
       "are closed at once",
       counting_ == Counting::kAsOneTenant ? std::string("its processes hold")
-                                          : absl::StrCat("uid ", uid, " holds"),
+                                          : absl::StrCat("uid ", counted_uid, " holds"),
       max_per_uid_);
   return false;
 }
@@ -224,7 +225,9 @@ void RuntimeAcceptor::Remember(const Connection& connection) {
 void RuntimeAcceptor::ForgetClosedLocked(std::optional<uid_t> counted_uid) {
   connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
                                     [&](const Connection& c) {
-                                      if (counted_uid.has_value() && c.counted_uid != *counted_uid) return false;
+                                      if (counted_uid.has_value() && c.counted_uid != *counted_uid) {
+                                        return false;
+                                      }
                                       if (StillOpen(c)) return false;
                                       auto count = per_uid_.find(c.counted_uid);
                                       if (count != per_uid_.end() && --count->second.open == 0) {

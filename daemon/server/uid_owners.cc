@@ -71,8 +71,9 @@ UidOwners UidOwners::Parse(absl::string_view text, const UidOfName& uid_of,
                         absl::SimpleAtoi(fields[2], &count) && count > 0;
     if (parsed) {
       // As shadow's own tools read it: all digits is a uid, else a name.
-      if (absl::SimpleAtoi(fields[0], &owner) &&
-          std::all_of(fields[0].begin(), fields[0].end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      const bool digits = std::all_of(fields[0].begin(), fields[0].end(),
+                                      [](char c) { return c >= '0' && c <= '9'; });
+      if (digits && absl::SimpleAtoi(fields[0], &owner)) {
         named = owner;
       } else {
         named = uid_of(std::string(fields[0]));
@@ -134,8 +135,9 @@ absl::StatusOr<UidOwners> UidOwners::Read(const std::string& path) {
 }
 
 uint32_t UidOwners::CountedAs(uint32_t uid) const {
-  auto after = std::upper_bound(ranges_.begin(), ranges_.end(), uid,
-                                [](uint32_t value, const Range& range) { return value < range.first; });
+  auto after =
+      std::upper_bound(ranges_.begin(), ranges_.end(), uid,
+                       [](uint32_t value, const Range& range) { return value < range.first; });
   if (after == ranges_.begin()) return uid;
   const Range& range = *std::prev(after);
   return uid < range.end ? range.owner : uid;
