@@ -231,7 +231,7 @@ class PeerCredentialDesk::Tables {
     ExpireLocked(absl::Now(), dropped);
     // All tokens live equally long: the oldest is the least likely to be
     // used; a uid at its share loses its own oldest, not another's.
-    UidTokens& own = tokens_of_uid_[peer.counted_uid()];
+    UidTokens& own = tokens_of_uid_[TenantOf(peer)];
     if (own.live >= options_.max_tokens_per_uid) {
       while (!own.order.empty()) {
         std::optional<PeerCredentials> oldest = tokens_.Take(own.order.front());
@@ -244,9 +244,9 @@ class PeerCredentialDesk::Tables {
     }
     if (tokens_.full()) {
       std::optional<PeerCredentials> oldest = tokens_.TakeOldest(absl::InfiniteFuture());
-      if (oldest.has_value()) ForgetToken(oldest->counted_uid());
+      if (oldest.has_value()) ForgetToken(TenantOf(*oldest));
     }
-    UidTokens& mine = tokens_of_uid_[peer.counted_uid()];  // ForgetToken may have erased another's
+    UidTokens& mine = tokens_of_uid_[TenantOf(peer)];  // ForgetToken may have erased another's
     mine.order.push_back(token);
     ++mine.live;
     // Tokens redeemed or dropped elsewhere stay listed until they reach the
@@ -268,7 +268,7 @@ class PeerCredentialDesk::Tables {
     const PeerCredentials* issued = tokens_.Find(token);
     if (issued == nullptr || (uid.has_value() && issued->uid != *uid)) return std::nullopt;
     std::optional<PeerCredentials> taken = tokens_.Take(token);
-    if (taken.has_value()) ForgetToken(taken->counted_uid());
+    if (taken.has_value()) ForgetToken(TenantOf(*taken));
     return taken;
   }
 
@@ -277,13 +277,14 @@ class PeerCredentialDesk::Tables {
     std::vector<IssuedMemory> dropped;
     absl::MutexLock lock(&mu_);
     ExpireLocked(absl::Now(), dropped);
-    size_t& per_uid = tickets_per_uid_[issued.owner.counted_uid()];
+    size_t& per_uid = tickets_per_uid_[TenantOf(issued.owner)];
     if (tickets_.full() || per_uid >= options_.max_memory_tickets_per_uid) {
-      if (per_uid == 0) tickets_per_uid_.erase(issued.owner.counted_uid());
+      if (per_uid == 0) tickets_per_uid_.erase(TenantOf(issued.owner));
       dropped.push_back(std::move(issued));
       return absl::ResourceExhaustedError(absl::StrCat(
           "too many shared memory tickets outstanding (at most ", options_.max_memory_tickets, ", ",
-          options_.max_memory_tickets_per_uid, " per user)"));
+          options_.max_memory_tickets_per_uid,
+          options_.as_one_tenant ? " for the socket's processes together)" : " per user)"));
     }
     ++per_uid;
     tickets_.Add(std::move(ticket), std::move(issued), absl::Now() + options_.lifetime);
@@ -303,7 +304,7 @@ class PeerCredentialDesk::Tables {
                        "the shared memory ticket was issued to another process");
     }
     std::optional<IssuedMemory> taken = tickets_.Take(ticket);
-    Forget(taken->owner.counted_uid());
+    Forget(TenantOf(taken->owner));
     return std::move(taken->memory);
   }
 
@@ -312,14 +313,14 @@ class PeerCredentialDesk::Tables {
     absl::MutexLock lock(&mu_);
     std::optional<IssuedMemory> taken = tickets_.Take(ticket);
     if (!taken.has_value()) return;
-    Forget(taken->owner.counted_uid());
+    Forget(TenantOf(taken->owner));
     dropped.push_back(*std::move(taken));
   }
 
   void RevokeToken(const std::string& token) {
     absl::MutexLock lock(&mu_);
     std::optional<PeerCredentials> taken = tokens_.Take(token);
-    if (taken.has_value()) ForgetToken(taken->counted_uid());
+    if (taken.has_value()) ForgetToken(TenantOf(*taken));
   }
 
   // Drops what expired, and the tickets of processes that are gone (a client
@@ -335,7 +336,7 @@ class PeerCredentialDesk::Tables {
           return kill(issued.owner.pid, 0) != 0 && errno == ESRCH;
         },
         orphaned);
-    for (const IssuedMemory& gone : orphaned) Forget(gone.owner.counted_uid());
+    for (const IssuedMemory& gone : orphaned) Forget(TenantOf(gone.owner));
     std::optional<absl::Time> next = tokens_.next_expiry();
     std::optional<absl::Time> next_ticket = tickets_.next_expiry();
     if (next_ticket.has_value()) next_ticket = std::min(*next_ticket, absl::Now() + kOwnerCheck);
@@ -355,13 +356,14 @@ class PeerCredentialDesk::Tables {
   }
 
  private:
+  uid_t TenantOf(const PeerCredentials& peer) const { return options_.TenantOf(peer); }
   void ExpireLocked(absl::Time now, std::vector<IssuedMemory>& dropped)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     while (std::optional<PeerCredentials> expired = tokens_.TakeOldest(now)) {
-      ForgetToken(expired->counted_uid());
+      ForgetToken(TenantOf(*expired));
     }
     while (std::optional<IssuedMemory> expired = tickets_.TakeOldest(now)) {
-      Forget(expired->owner.counted_uid());
+      Forget(TenantOf(expired->owner));
       dropped.push_back(*std::move(expired));
     }
   }
@@ -565,20 +567,25 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     ucred credentials{};
     socklen_t length = sizeof(credentials);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) continue;
+    PeerCredentials peer{credentials.pid, credentials.uid, credentials.gid,
+                         ProcessStartTicks(credentials.pid).value_or(0)};
     const uid_t counted_uid = UidOwners::HostCountedAs(credentials.uid);
-    const size_t of_uid = std::count_if(
+    if (counted_uid != credentials.uid) peer.range_owner = counted_uid;
+    const uid_t tenant = options_.TenantOf(peer);
+    const size_t of_tenant = std::count_if(
         connections.begin(), connections.end(),
-        [&](const Connection& c) { return c.peer.counted_uid() == counted_uid; });
-    if (of_uid >= options_.max_pending_connections_per_uid) {
-      TellBusy(fd, absl::StrCat("acld is serving ", of_uid, " identity requests of uid ",
-                                counted_uid, " already"));
+        [&](const Connection& c) { return options_.TenantOf(c.peer) == tenant; });
+    if (of_tenant >= options_.max_pending_connections_per_uid) {
+      TellBusy(fd, options_.as_one_tenant
+                       ? absl::StrCat("acld is serving ", of_tenant,
+                                      " identity requests of this socket's processes already")
+                       : absl::StrCat("acld is serving ", of_tenant,
+                                      " identity requests of uid ", counted_uid, " already"));
       continue;
     }
     Connection connection;
     connection.socket = std::move(socket);
-    connection.peer = {credentials.pid, credentials.uid, credentials.gid,
-                       ProcessStartTicks(credentials.pid).value_or(0)};
-    if (counted_uid != credentials.uid) connection.peer.range_owner = counted_uid;
+    connection.peer = std::move(peer);
     const absl::Time accepted = absl::Now();
     connection.deadline = accepted + options_.request_timeout;
     connection.first_byte_deadline = accepted + kFirstByteTimeout;

@@ -150,6 +150,14 @@ struct PeerDeskOptions {
   // per user; beyond, requests are refused ("E too many").
   size_t max_memory_tickets = 1024;
   size_t max_memory_tickets_per_uid = 64;
+  // Whether the per-uid bounds above count every connection as one tenant:
+  // a quota group's desk, whose pod's root can take any uid (each uid its
+  // own share would let one pod hold the desk's every place), and whose
+  // group is the tenant. Otherwise a peer counts as its counted uid.
+  bool as_one_tenant = false;
+  uid_t TenantOf(const PeerCredentials& peer) const {
+    return as_one_tenant ? 0 : peer.counted_uid();
+  }
 };
 
 // Opens a session on the channel a process handed over with "S" (its

@@ -261,6 +261,32 @@ TEST_F(PeerDeskTest, ASubordinateUidsTokensCountAsItsOwners) {
   EXPECT_FALSE(desk.Redeem(subordinate).has_value());
 }
 
+// A quota group's desk counts its processes as one tenant whatever their
+// uids (a pod's root can take any): another uid's token goes with the flood,
+// and another uid's connection finds the tenant's pending places taken.
+TEST_F(PeerDeskTest, ADeskOfOneTenantCountsEveryUidTogether) {
+  PeerDeskOptions options;
+  options.max_tokens = 1000;
+  options.max_tokens_per_uid = 100;
+  options.max_pending_connections_per_uid = 2;
+  options.as_one_tenant = true;
+  PeerCredentialDesk& desk = Start(options);
+  const std::string others = TokenOfUid(65534);
+  ASSERT_TRUE(IsId(others)) << others;
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(IsId(Ask(path_, "T\n")));
+  EXPECT_EQ(desk.outstanding_tokens(), 100u) << "one tenant's 100, the other uid's among them";
+  EXPECT_FALSE(desk.Redeem(others).has_value());
+
+  const int first = Connect(path_), second = Connect(path_);
+  ASSERT_TRUE(Eventually([&] { return desk.pending_connections() == 2; }));
+  const std::string refused = TokenOfUid(65534);
+  EXPECT_TRUE(absl::StartsWith(refused, std::string(kPeerBusy) + "acld is serving 2 identity "
+                                                                 "requests of this socket's"))
+      << refused;
+  close(first);
+  close(second);
+}
+
 TEST_F(PeerDeskTest, ASilentPeerIsDroppedAtItsDeadline) {
   PeerDeskOptions options;
   options.request_timeout = absl::Milliseconds(200);

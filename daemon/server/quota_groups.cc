@@ -112,7 +112,10 @@ absl::StatusOr<std::shared_ptr<QuotaGroups::Served>> QuotaGroups::Serve(
     // As the host's identity socket is made (daemon_server.cc); the umask is
     // the process's for this instant.
     ScopedUmask mask(UmaskFor(options_.socket_mode));
-    desk = PeerCredentialDesk::Listen(peer_path);
+    // Its processes are one tenant here, as on the group's runtime socket.
+    PeerDeskOptions desk_options;
+    desk_options.as_one_tenant = true;
+    desk = PeerCredentialDesk::Listen(peer_path, desk_options);
   }
   if (!desk.ok()) {
     close(runtime_fd);
