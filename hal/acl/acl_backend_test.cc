@@ -73,10 +73,12 @@ class CallLog {
     wait_until_holding_ =
         reinterpret_cast<int (*)(int)>(dlsym(handle_, "fakeVendorWaitUntilHolding"));
     let_go_ = reinterpret_cast<void (*)()>(dlsym(handle_, "fakeVendorLetGo"));
+    set_next_task_id_ =
+        reinterpret_cast<void (*)(uint32_t)>(dlsym(handle_, "fakeVendorSetNextTaskId"));
   }
   bool ok() const {
     return read_ != nullptr && clear_ != nullptr && fail_next_ != nullptr &&
-           wait_until_holding_ != nullptr && let_go_ != nullptr;
+           wait_until_holding_ != nullptr && let_go_ != nullptr && set_next_task_id_ != nullptr;
   }
   void Clear() { clear_(); }
   // The vendor's next call of `name` fails with `code`; with `hold`, it
@@ -86,6 +88,8 @@ class CallLog {
   }
   bool WaitUntilHolding() { return wait_until_holding_(10000) != 0; }
   void LetGo() { let_go_(); }
+  // Every stream's next task gets id `id` (task ids come round again).
+  void SetNextTaskId(uint32_t id) { set_next_task_id_(id); }
 
   std::vector<Call> Read() const {
     std::string text(read_(nullptr, 0) + 1, '\0');
@@ -110,6 +114,7 @@ class CallLog {
   void (*fail_next_)(const char*, aclError, int) = nullptr;
   int (*wait_until_holding_)(int) = nullptr;
   void (*let_go_)() = nullptr;
+  void (*set_next_task_id_)(uint32_t) = nullptr;
 };
 
 int CountCalls(const std::vector<Call>& calls, const std::string& name) {
@@ -821,6 +826,38 @@ TEST_F(AclBackendTest, VendorErrorsKeepTheirExactCodes) {
   stray.device_dst = DeviceSpan{DeviceBuffer{64, 16, 64, nullptr}, 0};
   stray.count = 16;
   EXPECT_EQ(AclCodeOf(stream->Copy(stray).status()), ACL_ERROR_RT_PARAM_INVALID);
+}
+
+// A failure goes to its own item, never to a later one: task ids come round
+// again, and a failure left over would report a later item of the same id
+// failed (or done before it ran). A kernel whose task id the vendor did not
+// tell still gets its failure.
+TEST_F(AclBackendTest, AFailureIsItsItemsEvenWhenItsTaskIdIsUnknownOrComesRoundAgain) {
+  std::shared_ptr<Executable> executable = LoadKernels();
+  ASSERT_NE(executable, nullptr);
+  const Function* explode = *executable->GetFunction("explode");
+  const Function* increment = *executable->GetFunction("increment");
+  DeviceBuffer buffer = Allocate(16);
+  StreamReports reports;
+  std::unique_ptr<Stream> stream = NewStream(reports);
+  ASSERT_NE(stream, nullptr);
+  LaunchParams params;
+  params.block_dim = 1;
+  params.args = IncrementArgs(buffer, 16);
+  log_->SetNextTaskId(100);
+  log_->FailNext("aclrtGetThreadLastTaskId", ACL_ERROR_RT_INTERNAL_ERROR);
+  ASSERT_EQ(*stream->Launch(*explode, params), 1u);
+  ASSERT_TRUE(reports.WaitForCompleted(1));
+  EXPECT_EQ(AclCodeOf(reports.completed()[0].second), ACL_ERROR_RT_AICORE_EXCEPTION)
+      << "its task id unknown, the failed kernel was reported "
+      << reports.completed()[0].second;
+
+  // The same task ids again: the increment is reported for what it did.
+  log_->SetNextTaskId(100);
+  ASSERT_EQ(*stream->Launch(*increment, params), 2u);
+  ASSERT_TRUE(reports.WaitForCompleted(2));
+  EXPECT_TRUE(reports.completed()[1].second.ok()) << reports.completed()[1].second;
+  EXPECT_TRUE(AllBytes(Read(buffer), 1));
 }
 
 TEST_F(AclBackendTest, EventsCompleteAndCarryDeviceTimestamps) {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -29,9 +30,9 @@ constexpr uint64_t kFirstArgsRingBytes = uint64_t{8} << 10;
 // Notifies a stream keeps for reuse (within the device's
 // IdleBudgets::notifies): more are destroyed when their wait passed.
 constexpr size_t kMaxPooledNotifies = 4;
-// Failures whose task id matches no item (a task the vendor ran for itself)
-// are forgotten beyond this many.
-constexpr size_t kMaxPendingFailures = 64;
+// Failures no item has claimed yet (task ids unknown; or arrived while a
+// submission read its task id) are forgotten beyond this many.
+constexpr size_t kMaxUnclaimedFailures = 64;
 
 enum class ItemKind : uint8_t {
   kCopy,
@@ -57,8 +58,12 @@ struct Item {
   uint64_t sequence = 0;
   ItemKind kind = ItemKind::kCopy;
   bool has_task = false;  // vendor work was enqueued (not a no-op)
-  bool has_task_id = false;
-  uint32_t task_id = 0;
+  // The vendor's ids of the item's tasks (aclrtGetThreadLastTaskId): its
+  // last task's, and a launch's argument copy's. A failure names one.
+  std::optional<uint32_t> task_id;
+  std::optional<uint32_t> args_copy_task_id;
+  // The vendor's code for a failed task of the item (the first one).
+  std::optional<int32_t> failure;
   std::shared_ptr<AclEvent> event;  // kRecord
   uint64_t record = 0;
   std::shared_ptr<ArgsRing> args_ring;  // kLaunch
@@ -180,8 +185,17 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   std::shared_ptr<ArgsRing> ReplaceArgsRingLocked(std::shared_ptr<ArgsRing> ring)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(args_mu_);
   absl::Status StatusOfLocked(const Item& item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The vendor reported `item` failed (by its task id): it is done.
-  bool FailedLocked(const Item& item) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The unreported item a failure of task `task_id` belongs to: the one of
+  // that task id, else (`or_unknown`) the oldest whose task id is unknown
+  // (the vendor did not tell it).
+  // Null for a task of no item (one the vendor ran for itself, or of work
+  // an abort discarded). A failure is never kept for a later item: task ids
+  // come round again, and a stale failure would report a later item of the
+  // same id done before it ran, letting go of what the device still uses.
+  Item* ItemOfFailureLocked(uint32_t task_id, bool or_unknown) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The failures that arrived while the item at the back was being
+  // submitted go to their items now that its task ids are known.
+  void ClaimFailuresLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stops reports (abort or shutdown) and waits for a listener call in
   // progress, unless the caller is that listener.
   void StopReportingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -197,6 +211,9 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // (reported already, or never reserved).
   std::optional<size_t> IndexLocked(uint64_t sequence) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status NotSameDevice(int32_t device, const char* what) const;
+  // The id of the task the calling thread enqueued last; nullopt when the
+  // vendor does not tell (no aclrtGetThreadLastTaskId, or it failed).
+  std::optional<uint32_t> LastTaskId() const;
   absl::StatusOr<std::shared_ptr<AclEvent>> EventOfThisDevice(Event& event) const;
 
   const std::shared_ptr<DeviceContext> context_;
@@ -262,11 +279,16 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // listener heard of it.
   uint64_t point_reached_ ABSL_GUARDED_BY(mu_) = 0;
   bool point_announced_ ABSL_GUARDED_BY(mu_) = false;
+  // An item is reserved and its vendor calls are under way (Submit).
+  bool submitting_ ABSL_GUARDED_BY(mu_) = false;
   struct Failure {
     uint32_t task_id;
     int32_t code;
   };
-  std::vector<Failure> failures_ ABSL_GUARDED_BY(mu_);
+  // Failures no item has claimed yet: with task ids, those that arrived
+  // during a submission (claimed when it ends); without, every failure, for
+  // the next item reported.
+  std::vector<Failure> unclaimed_failures_ ABSL_GUARDED_BY(mu_);
 };
 
 absl::Status AclStream::Core::Start() {
@@ -470,6 +492,14 @@ absl::Status AclStream::Core::NotSameDevice(int32_t device, const char* what) co
                                    context_->device()));
 }
 
+std::optional<uint32_t> AclStream::Core::LastTaskId() const {
+  uint32_t task_id = 0;
+  if (!task_ids_known_ || api_.aclrtGetThreadLastTaskId(&task_id) != ACL_SUCCESS) {
+    return std::nullopt;
+  }
+  return task_id;
+}
+
 template <typename Op>
 absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
   absl::MutexLock submit(&submit_mu_);
@@ -482,6 +512,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
     // reached (and resumed) before this call returns.
     absl::MutexLock lock(&mu_);
     sequence = ++reserved_;
+    submitting_ = true;
     Item item;
     item.sequence = sequence;
     item.kind = kind;
@@ -490,21 +521,15 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
   Item filled;
   status = op(filled);
   if (status.ok()) {
-    if (filled.has_task && task_ids_known_) {
-      uint32_t task_id = 0;
-      if (api_.aclrtGetThreadLastTaskId(&task_id) == ACL_SUCCESS) {
-        filled.has_task_id = true;
-        filled.task_id = task_id;
-      }
-    }
+    if (filled.has_task) filled.task_id = LastTaskId();
     bool failed_already;
     {
       // Filled in before the marker exists: the dispatcher reads it then.
       absl::MutexLock lock(&mu_);
       Item& item = items_.back();
       item.has_task = filled.has_task;
-      item.has_task_id = filled.has_task_id;
       item.task_id = filled.task_id;
+      item.args_copy_task_id = filled.args_copy_task_id;
       item.event = filled.event;
       item.record = filled.record;
       item.waited = filled.waited;
@@ -515,7 +540,8 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       rings_under_copies_.clear();
       item.memory = std::move(filled.memory);
       if (filled.notify != nullptr) item.notify = filled.notify;
-      failed_already = FailedLocked(item);
+      ClaimFailuresLocked();
+      failed_already = item.failure.has_value();
     }
     // Its failure arrived before its task id was known: a stopped stream
     // runs no marker, so the dispatcher must look again.
@@ -543,6 +569,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
     absl::MutexLock lock(&mu_);
     failed = items_.pop_back();
     --reserved_;
+    ClaimFailuresLocked();  // a failure of its argument copy has no item left
   }
   return status;
 }
@@ -765,6 +792,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Launch(const Function& function,
                                                  bytes, ACL_MEMCPY_HOST_TO_DEVICE, stream_),
                            "aclrtMemcpyAsync (kernel arguments)");
       copy_queued = status.ok();
+      if (copy_queued) item.args_copy_task_id = LastTaskId();
     }
     if (status.ok()) {
       status = CheckVendor(
@@ -914,19 +942,42 @@ void AclStream::Core::OnFence(uint32_t generation) {
 void AclStream::Core::OnTaskFailure(uint32_t task_id, int32_t acl_code) {
   {
     absl::MutexLock lock(&mu_);
-    failures_.push_back(Failure{task_id, acl_code});
-    if (failures_.size() > kMaxPendingFailures) failures_.erase(failures_.begin());
+    // During a submission, an id no item has yet may be the submitted one's.
+    Item* failed =
+        task_ids_known_ ? ItemOfFailureLocked(task_id, /*or_unknown=*/!submitting_) : nullptr;
+    if (failed != nullptr) {
+      if (!failed->failure.has_value()) failed->failure = acl_code;
+    } else if (!task_ids_known_ || submitting_) {
+      unclaimed_failures_.push_back(Failure{task_id, acl_code});
+      if (unclaimed_failures_.size() > kMaxUnclaimedFailures) {
+        unclaimed_failures_.erase(unclaimed_failures_.begin());
+      }
+    }
   }
-  // The failed item may be done without its marker (FailedLocked).
+  // The failed item may be done without its marker (Dispatch).
   dispatcher_->Notify(shared_from_this());
 }
 
-bool AclStream::Core::FailedLocked(const Item& item) const {
-  if (!task_ids_known_ || !item.has_task_id) return false;
-  for (const Failure& failure : failures_) {
-    if (failure.task_id == item.task_id) return true;
+Item* AclStream::Core::ItemOfFailureLocked(uint32_t task_id, bool or_unknown) {
+  Item* unknown = nullptr;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    Item& item = items_.at(i);
+    // A point's status is the host's (ResumeCallbackPoint).
+    if (!item.has_task || item.kind == ItemKind::kCallbackPoint) continue;
+    if (item.task_id == task_id || item.args_copy_task_id == task_id) return &item;
+    if (!item.task_id.has_value() && unknown == nullptr) unknown = &item;
   }
-  return false;
+  return or_unknown ? unknown : nullptr;
+}
+
+void AclStream::Core::ClaimFailuresLocked() {
+  submitting_ = false;
+  if (!task_ids_known_) return;
+  for (const Failure& unclaimed : unclaimed_failures_) {
+    Item* failed = ItemOfFailureLocked(unclaimed.task_id, /*or_unknown=*/true);
+    if (failed != nullptr && !failed->failure.has_value()) failed->failure = unclaimed.code;
+  }
+  unclaimed_failures_.clear();
 }
 
 absl::Status AclStream::Core::SetStopOnFailure(bool stop) {
@@ -978,15 +1029,14 @@ absl::Status AclStream::Core::StopTask(uint64_t sequence) {
 
 absl::Status AclStream::Core::StatusOfLocked(const Item& item) {
   if (item.kind == ItemKind::kCallbackPoint) return item.point_status;
-  if (failures_.empty() || !item.has_task) return absl::OkStatus();
-  auto failure = failures_.begin();
-  if (task_ids_known_) {
-    if (!item.has_task_id) return absl::OkStatus();
-    while (failure != failures_.end() && failure->task_id != item.task_id) ++failure;
-    if (failure == failures_.end()) return absl::OkStatus();
+  if (!item.has_task) return absl::OkStatus();
+  std::optional<int32_t> failure = item.failure;
+  if (!task_ids_known_ && !unclaimed_failures_.empty()) {
+    failure = unclaimed_failures_.front().code;
+    unclaimed_failures_.erase(unclaimed_failures_.begin());
   }
-  const int32_t code = failure->code;
-  failures_.erase(failure);
+  if (!failure.has_value()) return absl::OkStatus();
+  const int32_t code = *failure;
   return BackendError(code,
                       absl::StrCat("device ", context_->device(), " stream ", stream_id_, ": item ",
                                    item.sequence, " failed on the device with ", code));
@@ -996,7 +1046,7 @@ void AclStream::Core::Dispatch() {
   absl::MutexLock lock(&mu_);
   while (aborting_ == 0 && !shut_down_) {
     if (!items_.empty() &&
-        (items_.front().sequence <= device_done_ || FailedLocked(items_.front()))) {
+        (items_.front().sequence <= device_done_ || items_.front().failure.has_value())) {
       Item item = items_.pop_front();
       const uint64_t sequence = item.sequence;
       const absl::Status status = StatusOfLocked(item);
@@ -1068,7 +1118,7 @@ void AclStream::Core::Abort() {
       absl::MutexLock lock(&mu_);
       dropped = TakeAllLocked();
       reported_ = device_done_ = reserved_;
-      failures_.clear();
+      unclaimed_failures_.clear();
       ignore_markers_ = true;
       fence_generation_ = (fence_generation_ + 1) & ReportThread::kMaxValue;
       generation = fence_generation_;

@@ -21,14 +21,16 @@
 // Failures: a failed task (a kernel's exception, a DMA error) does not stop a
 // CANN stream (ACL_CONTINUE_ON_FAILURE is its default; the core applies
 // STOP_ON_FAILURE itself). The vendor reports it through its exception
-// callback with the stream and task id (exception_router.h); the item whose
-// task id matches is reported with the vendor's code. The vendor calls that
-// callback while it processes the failed task, before the marker after it
-// can run, so the failure is known when the item is reported. An item whose
-// failure arrived is done even before its marker ran (a stream stopped on
-// failure never runs that marker). Without aclrtGetThreadLastTaskId (older
-// CANN) the task ids are unknown and a failure goes to the next item reported
-// after it arrived.
+// callback with the stream and task id (exception_router.h); the unreported
+// item with that task id (its last task's, or a launch's argument copy's)
+// takes the vendor's code, else the oldest whose task id the vendor did not
+// tell. A failure no item takes is forgotten at once, never kept for a later
+// item: task ids come round again. The vendor calls that callback while it
+// processes the failed task, before the marker after it can run, so the
+// failure is known when the item is reported. An item whose failure arrived
+// is done even before its marker ran (a stream stopped on failure never runs
+// that marker). Without aclrtGetThreadLastTaskId (older CANN) the task ids
+// are unknown and a failure goes to the next item reported after it arrived.
 //
 // Abort: aclrtStreamAbort (when the vendor has it) then
 // aclrtSynchronizeStream; no item submitted before Abort is reported

@@ -35,7 +35,8 @@
 // Every exported call is logged as "<name> <pthread id> <result>[ <note>]";
 // fakeVendorCallLog() copies the log out, fakeVendorClearCallLog() empties it,
 // and fakeVendorFailNext(name, code, hold) makes the next call of `name` fail
-// (held, if asked, until fakeVendorLetGo()).
+// (held, if asked, until fakeVendorLetGo()); fakeVendorSetNextTaskId(id)
+// makes task ids come round again.
 // Compiled with FAKE_VENDOR_LEGACY it lacks the backend's optional symbols
 // (an older CANN); with FAKE_VENDOR_WITHOUT_LAUNCH_KERNEL it lacks a required
 // one.
@@ -493,6 +494,12 @@ int fakeVendorWaitUntilHolding(int timeout_ms) {
   std::unique_lock<std::mutex> lock(log_mu);
   return log_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [] { return holding; }) ? 1
                                                                                                : 0;
+}
+
+// Every stream's next task gets id `id`: a vendor's task ids come round again.
+void fakeVendorSetNextTaskId(uint32_t id) {
+  std::lock_guard<std::mutex> lock(state_mu);
+  for (auto& stream : state.streams) stream->next_task_id = id;
 }
 
 void fakeVendorLetGo() {
