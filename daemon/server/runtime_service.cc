@@ -595,7 +595,8 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       const Tenant& tenant = live->tenant;
       live->writer = std::make_shared<SessionWriter>(
           limits_.max_queued_bytes_per_session,
-          [this, weak] {
+          [this, weak, session](const std::string& why) {
+            SessionLog::For(session)->Warn("its outgoing messages are refused: {}; it ends", why);
             if (auto ended = weak.lock()) CutOff(*ended);
           },
           std::make_unique<MessageBudget::Hold>(messages_, tenant));

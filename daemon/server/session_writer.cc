@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "spdlog/spdlog.h"
 
 namespace acld::server {
 
-SessionWriter::SessionWriter(uint64_t max_queued_bytes, std::function<void()> on_overflow,
+SessionWriter::SessionWriter(uint64_t max_queued_bytes,
+                             std::function<void(const std::string&)> on_overflow,
                              std::unique_ptr<MessageBudget::Hold> budget)
     : max_queued_bytes_(max_queued_bytes),
       on_overflow_(std::move(on_overflow)),
@@ -24,7 +24,7 @@ void SessionWriter::SetCarrier(std::shared_ptr<Carrier> carrier) {
 }
 
 void SessionWriter::Write(const acl::v1::ServerMessage& message) {
-  bool overflowed = false;
+  std::string overflowed;  // why, when it did
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return;
@@ -36,27 +36,27 @@ void SessionWriter::Write(const acl::v1::ServerMessage& message) {
     const uint64_t queue_after = after - carried_bytes_;
     absl::Status charged;
     if (max_queued_bytes_ != 0 && queue_after > max_queued_bytes_) {
-      OverflowLocked(absl::StrCat("a client stopped reading: ", queue_after,
-                                  " bytes of messages would wait for it, more than "
-                                  "--max_queued_bytes_per_session"));
-      overflowed = true;
+      overflowed = absl::StrCat("a client stopped reading: ", queue_after,
+                                " bytes of messages would wait for it, more than "
+                                "--max_queued_bytes_per_session");
     } else if (budget_ != nullptr && !(charged = budget_->Resize(after)).ok()) {
-      OverflowLocked(std::string(charged.message()));
-      overflowed = true;
+      overflowed = std::string(charged.message());
+    }
+    if (!overflowed.empty()) {
+      OverflowLocked();
     } else {
       queued_bytes_ = after;
       queue_.push_back(Queued{message, bytes});
     }
   }
-  if (overflowed) {
-    if (on_overflow_) on_overflow_();
+  if (!overflowed.empty()) {
+    if (on_overflow_) on_overflow_(overflowed);
     return;
   }
   Pump();
 }
 
-void SessionWriter::OverflowLocked(const std::string& reason) {
-  spdlog::warn("a session's outgoing messages are refused: {}; the session ends", reason);
+void SessionWriter::OverflowLocked() {
   closed_ = true;
   if (!pumping_) DropQueueLocked();  // else the pump drops it as it leaves
 }

@@ -15,7 +15,9 @@
 // it without limit. Past `max_queued_bytes` of queued messages, or past what
 // its user's budget lets it hold — the queue and the message the carrier is
 // still sending (message_budget.h) — the writer gives up on the client: it drops the queue,
-// writes nothing more and calls `on_overflow` (which ends the session).
+// writes nothing more and calls `on_overflow` with why (its owner logs it
+// as the session's, within the session's and its tenant's log rates, and
+// ends the session).
 #ifndef ACLD_DAEMON_SERVER_SESSION_WRITER_H_
 #define ACLD_DAEMON_SERVER_SESSION_WRITER_H_
 
@@ -57,7 +59,7 @@ class SessionWriter {
 
   // `max_queued_bytes` 0: no bound; `budget` null: none.
   explicit SessionWriter(uint64_t max_queued_bytes = 0,
-                         std::function<void()> on_overflow = nullptr,
+                         std::function<void(const std::string& why)> on_overflow = nullptr,
                          std::unique_ptr<MessageBudget::Hold> budget = nullptr);
 
   // Later messages go to `carrier` (the first one, or the session moved to
@@ -86,15 +88,15 @@ class SessionWriter {
   bool DrainedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Only while no pump holds a queued message.
   void DropQueueLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Gives up on the client (see above): a reason to log, then `on_overflow`.
-  void OverflowLocked(const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives up on the client (see above); the caller then calls `on_overflow`.
+  void OverflowLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The carrier sent what it held.
   void CarrierFreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The budget holds queued_bytes_ (giving back never fails).
   void ChargeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const uint64_t max_queued_bytes_;
-  const std::function<void()> on_overflow_;
+  const std::function<void(const std::string& why)> on_overflow_;
   const std::unique_ptr<MessageBudget::Hold> budget_;
   mutable absl::Mutex mu_;
   std::shared_ptr<Carrier> carrier_ ABSL_GUARDED_BY(mu_);

@@ -63,8 +63,12 @@ TEST(SessionWriterTest, TheMessageACarrierStillSendsCountsUntilItIsSent) {
 TEST(SessionWriterTest, TheSessionsBoundIsItsQueuesNotCountingTheCarriersMessage) {
   auto carrier = std::make_shared<HeldCarrier>();
   std::atomic<int> overflows{0};
+  std::string why;
   const uint64_t one = Counted(Message(1000));
-  SessionWriter writer(/*max_queued_bytes=*/one, [&] { ++overflows; });
+  SessionWriter writer(/*max_queued_bytes=*/one, [&](const std::string& given) {
+    why = given;
+    ++overflows;
+  });
   writer.SetCarrier(carrier);
   writer.Write(Message(1000));  // in the carrier
   writer.Write(Message(1000));  // queued: at the bound
@@ -72,6 +76,7 @@ TEST(SessionWriterTest, TheSessionsBoundIsItsQueuesNotCountingTheCarriersMessage
   EXPECT_EQ(writer.queued_bytes(), 2 * one);
   writer.Write(Message(10));
   EXPECT_EQ(overflows.load(), 1) << "the queue passed its bound";
+  EXPECT_NE(why.find("--max_queued_bytes_per_session"), std::string::npos) << why;
   EXPECT_EQ(writer.queued_bytes(), 0u) << "the queue is dropped";
 }
 
@@ -80,7 +85,7 @@ TEST(SessionWriterTest, TheSessionsBoundIsItsQueuesNotCountingTheCarriersMessage
 TEST(SessionWriterTest, TinyMessagesCountWhatTheyCostNotOnlyTheirBytes) {
   auto carrier = std::make_shared<HeldCarrier>();
   std::atomic<int> overflows{0};
-  SessionWriter writer(/*max_queued_bytes=*/64 << 10, [&] { ++overflows; });
+  SessionWriter writer(/*max_queued_bytes=*/64 << 10, [&](const std::string&) { ++overflows; });
   writer.SetCarrier(carrier);
   acl::v1::ServerMessage tiny;
   tiny.set_call_id(1);
@@ -102,7 +107,7 @@ TEST(SessionWriterTest, PastItsUsersBudgetTheSessionEndsAndGivesEverythingBack) 
   ASSERT_TRUE(other.Resize(1500).ok());
   auto carrier = std::make_shared<HeldCarrier>();
   std::atomic<int> overflows{0};
-  SessionWriter writer(/*max_queued_bytes=*/0, [&] { ++overflows; },
+  SessionWriter writer(/*max_queued_bytes=*/0, [&](const std::string&) { ++overflows; },
                        std::make_unique<MessageBudget::Hold>(budget, user));
   writer.SetCarrier(carrier);
   writer.Write(Message(1000));
