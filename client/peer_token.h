@@ -19,8 +19,8 @@ namespace acl_client {
 // Connects to `path` and returns the identity token it is given.
 absl::StatusOr<std::string> FetchPeerToken(const std::string& path, absl::Duration timeout);
 
-// Hands the memfd `fd` (sealed with F_SEAL_SHRINK | F_SEAL_SEAL, at least
-// `size` bytes) to the daemon at `path` and returns the ticket that registers
+// Hands the memfd `fd` (sealed_memfd.h: at least `size` bytes, allocated,
+// sealed against shrinking) to the daemon at `path` and returns the ticket that registers
 // it in this process's session. `doorbell` (a session channel's, -1: none)
 // is an eventfd sent along, which the daemon waits on. The caller keeps (and
 // may close) its descriptors.

@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
+#include "daemon/server/peer_credentials.h"
 #include "daemon/server/segment_budget.h"
 #include "daemon/server/service_notifier.h"
 #include "daemon/server/uid_owners.h"
@@ -51,6 +52,11 @@ ABSL_FLAG(std::string, metrics_credentials_file, "",
 ABSL_FLAG(bool, metrics_per_session, false,
           "also export per-session series (pid and uid labels; their number grows with the "
           "sessions)");
+ABSL_FLAG(bool, map_unsealed_client_memory, false,
+          "also map shared memory that acld cannot seal against hole punching (a libascendcl "
+          "before protocol version 5 seals it with F_SEAL_SEAL): acld's own memory then pays "
+          "for the pages it touches in it, for as long as the client keeps the file. Only "
+          "where every local user is trusted (docs/security.md)");
 ABSL_FLAG(std::string, state_dir, "",
           "directory where acld keeps its quota groups (groups.json; created mode 0700 when "
           "missing), so that they survive restarts; empty: groups last as long as acld "
@@ -317,6 +323,7 @@ int main(int argc, char** argv) {
   options.limits.channel_threads = std::clamp(absl::GetFlag(FLAGS_channel_threads), 0, 64);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);
+  acld::server::SetAcceptsUnsealableMemory(absl::GetFlag(FLAGS_map_unsealed_client_memory));
   if (const std::string file = absl::GetFlag(FLAGS_metrics_credentials_file); !file.empty()) {
     // Its shape (USER:PASSWORD) is the exporter's to check.
     std::ifstream credentials(file);

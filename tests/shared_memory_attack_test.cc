@@ -35,12 +35,15 @@ using acl::v1::ClientMessage;
 using acl::v1::Reply;
 
 constexpr uint64_t kPage = 4096;
-constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+// As libascendcl seals its memory (client/sealed_memfd.h); it also allocates it.
+constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW;
 
-int Memfd(uint64_t bytes, int seals) {
+// `allocated`: its pages allocated, as libascendcl's are.
+int Memfd(uint64_t bytes, int seals, bool allocated = true) {
   const int fd = memfd_create("attack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  if (allocated && bytes > 0) EXPECT_EQ(fallocate(fd, 0, 0, static_cast<off_t>(bytes)), 0);
   if (seals != 0) {
     EXPECT_EQ(fcntl(fd, F_ADD_SEALS, seals), 0);
   }
@@ -113,11 +116,9 @@ TEST(SharedMemoryAttackTest, MemoryThatCouldShrinkIsRefused) {
   const int unsealed = Memfd(1 << 20, 0);
   const std::string refused = AskDesk(session.desk(), "M 1048576\n", unsealed);
   EXPECT_TRUE(absl::StartsWith(refused, "E ")) << refused;
-  // Sealed against growth only, or without F_SEAL_SEAL: refused as well.
+  // Sealed against growth only: refused as well.
   const int grow_sealed = Memfd(1 << 20, F_SEAL_GROW | F_SEAL_SEAL);
   EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 1048576\n", grow_sealed), "E "));
-  const int unsealable = Memfd(1 << 20, F_SEAL_SHRINK);
-  EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 1048576\n", unsealable), "E "));
   // More than the memfd holds.
   const int sealed_small = Memfd(kPage, kSealed);
   EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 8192\n", sealed_small), "E "));
@@ -138,7 +139,7 @@ TEST(SharedMemoryAttackTest, MemoryThatCouldShrinkIsRefused) {
   ASSERT_EQ(ftruncate(unsealed, 0), 0);
   EXPECT_NE(session.Copy(true, device, 1, 0, 1 << 20).acl_error(), 0);
 
-  for (int fd : {unsealed, grow_sealed, unsealable, sealed_small, plain}) close(fd);
+  for (int fd : {unsealed, grow_sealed, sealed_small, plain}) close(fd);
   ExpectAcldServes(daemon);
 }
 
@@ -160,8 +161,14 @@ TEST(SharedMemoryAttackTest, RegisteredMemoryCannotShrink) {
   EXPECT_EQ(errno, EPERM);
   // Removing the seal is impossible too.
   EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), -1);
-  // Punching holes is allowed; a hole reads as zeros and takes writes, never a fault.
-  ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 1 << 20), 0);
+  // (c) No hole can be punched either: acld's copies would fill it with
+  // pages its own memory cgroup pays for, kept for as long as the client
+  // keeps the file.
+  EXPECT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 1 << 20), -1);
+  EXPECT_EQ(errno, EPERM);
+  struct stat info {};
+  ASSERT_EQ(fstat(fd, &info), 0);
+  EXPECT_GE(info.st_blocks * 512, 1 << 20) << "every page still allocated";
   Reply copied = session.Copy(true, device, segment, 0, 1 << 20);
   EXPECT_EQ(copied.acl_error(), 0) << copied.error_message();
   copied = session.Copy(false, device, segment, 0, 1 << 20);
@@ -171,11 +178,44 @@ TEST(SharedMemoryAttackTest, RegisteredMemoryCannotShrink) {
   EXPECT_EQ(session.Copy(true, device, segment, 1, 1 << 20).acl_error(), ACL_ERROR_INVALID_PARAM);
 
   // A ticket is good once.
-  const std::string ticket = AskDesk(session.desk(), "M 1048576\n", fd);
+  const int another = Memfd(1 << 20, kSealed);
+  const std::string ticket = AskDesk(session.desk(), "M 1048576\n", another);
+  close(another);
   ASSERT_EQ(session.Register(ticket, 1 << 20).acl_error(), 0);
   EXPECT_EQ(session.Register(ticket, 1 << 20).acl_error(), ACL_ERROR_INVALID_PARAM);
   close(fd);
   ExpectAcldServes(daemon);
+}
+
+// Memory with holes is refused when it is mapped (acld would allocate the
+// pages it touched there); memory an older libascendcl sealed for good
+// (F_SEAL_SEAL) is refused unless the operator accepts it.
+TEST(SharedMemoryAttackTest, MemoryWithHolesOrThatCannotBeSealedAgainstThemIsRefused) {
+  AcldDaemon daemon;
+  HostileSession session(daemon);
+  ASSERT_TRUE(session.opened());
+  const int holes = memfd_create("attack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(holes, 0);
+  ASSERT_EQ(ftruncate(holes, 1 << 20), 0);
+  ASSERT_EQ(fcntl(holes, F_ADD_SEALS, kSealed), 0);
+  Reply refused = session.Share(holes, 1 << 20);
+  EXPECT_EQ(refused.acl_error(), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(refused.error_message().find("allocated"), std::string::npos)
+      << refused.error_message();
+  close(holes);
+
+  const int older = Memfd(1 << 20, kSealed | F_SEAL_SEAL);
+  const std::string answer = AskDesk(session.desk(), "M 1048576\n", older);
+  EXPECT_TRUE(absl::StartsWith(answer, "E ")) << answer;
+  EXPECT_NE(answer.find("--map_unsealed_client_memory"), std::string::npos) << answer;
+  ExpectAcldServes(daemon);
+
+  AcldDaemon trusting({"--map_unsealed_client_memory"});
+  HostileSession accepted(trusting);
+  ASSERT_TRUE(accepted.opened());
+  Reply registered = accepted.Share(older, 1 << 20);
+  EXPECT_EQ(registered.acl_error(), 0) << registered.error_message();
+  close(older);
 }
 
 TEST(SharedMemoryAttackTest, AnotherProcesssTicketIsUseless) {
@@ -222,34 +262,39 @@ TEST(SharedMemoryAttackTest, AnotherProcesssTicketIsUseless) {
 }
 
 TEST(SharedMemoryAttackTest, ASessionCannotMapUnboundedMemory) {
-  AcldDaemon daemon;
+  AcldDaemon daemon({"--max_host_memory_per_session=" + std::to_string(32 << 20)});
   HostileSession session(daemon);
   ASSERT_TRUE(session.opened());
 
-  // (c) Sparse segments cost the client nothing and acld address space: up
-  // to the per-session limit (16 GiB by default), then refused.
-  const uint64_t kEight = 8ull << 30;
-  const int big = Memfd(kEight, kSealed);
-  Reply first = session.Share(big, kEight);
+  // (c) Segments are mapped up to the per-session limit (here 32 MiB), then
+  // refused. Each is a memfd of its own: acld seals what it maps against
+  // writable mappings made later, its own included.
+  const uint64_t kSixteen = 16ull << 20;
+  const int big = Memfd(kSixteen, kSealed), big_too = Memfd(kSixteen, kSealed);
+  Reply first = session.Share(big, kSixteen);
   ASSERT_EQ(first.acl_error(), 0) << first.error_message();
-  ASSERT_EQ(session.Share(big, kEight).acl_error(), 0);
+  ASSERT_EQ(session.Share(big_too, kSixteen).acl_error(), 0);
   const int small = Memfd(kPage, kSealed);
   Reply over = session.Share(small, kPage);
   EXPECT_EQ(over.acl_error(), ACL_ERROR_RT_MEMORY_ALLOCATION);
   EXPECT_TRUE(absl::StrContains(over.error_message(), "--max_host_memory_per_session"))
       << over.error_message();
-  const int huge = Memfd(1ull << 40, kSealed);
+  // Refused before acld maps (or looks at the pages of) it.
+  const int huge = Memfd(1ull << 40, kSealed, /*allocated=*/false);
   EXPECT_EQ(session.Share(huge, 1ull << 40).acl_error(), ACL_ERROR_RT_MEMORY_ALLOCATION);
   // Beyond 1 TiB the identity socket refuses outright.
   EXPECT_TRUE(absl::StartsWith(AskDesk(session.desk(), "M 1099511627777\n", huge), "E "));
   ASSERT_EQ(session.Unregister(first.handle().handle()).acl_error(), 0);
   EXPECT_EQ(session.Share(small, kPage).acl_error(), 0);
 
-  // Many small segments: up to the segment limit (4096), then refused.
-  int registered = 2;  // the 8 GiB one and the page above
+  // Many small segments: up to the segment limit (4096), then refused
+  // (16 MiB and 4095 pages stay within the 32 MiB).
+  int registered = 2;  // the second 16 MiB one and the page above
   Reply last;
   while (registered < 5000) {
-    last = session.Share(small, kPage);
+    const int page = Memfd(kPage, kSealed);
+    last = session.Share(page, kPage);
+    close(page);
     if (last.acl_error() != 0) break;
     ++registered;
   }
@@ -257,7 +302,7 @@ TEST(SharedMemoryAttackTest, ASessionCannotMapUnboundedMemory) {
   EXPECT_EQ(last.acl_error(), ACL_ERROR_RT_MEMORY_ALLOCATION) << last.error_message();
   EXPECT_TRUE(absl::StrContains(last.error_message(), "4096")) << last.error_message();
 
-  for (int fd : {big, small, huge}) close(fd);
+  for (int fd : {big, big_too, small, huge}) close(fd);
   ExpectAcldServes(daemon);
 }
 

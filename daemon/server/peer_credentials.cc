@@ -162,6 +162,54 @@ void UniqueFd::reset(int fd) {
   fd_ = fd;
 }
 
+namespace {
+
+std::atomic<bool> accepts_unsealable_memory{false};
+
+// Sealed with F_SEAL_SEAL, not against writes: a libascendcl before protocol
+// version 5, whose memory acld cannot seal against hole punching.
+bool SealedByAnOlderClient(int seals) {
+  return (seals & F_SEAL_SEAL) != 0 && (seals & F_SEAL_FUTURE_WRITE) == 0;
+}
+
+absl::Status UnsealableRefused() {
+  return absl::InvalidArgumentError(
+      "shared memory sealed with F_SEAL_SEAL (a libascendcl before protocol version 5) cannot "
+      "be sealed against hole punching, and acld would pay for the pages it touched in it; "
+      "upgrade libascendcl, or start acld with --map_unsealed_client_memory where every local "
+      "user is trusted");
+}
+
+}  // namespace
+
+void SetAcceptsUnsealableMemory(bool accepts) { accepts_unsealable_memory.store(accepts); }
+
+absl::Status SealAgainstHoles(int fd) {
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0) return absl::InvalidArgumentError("shared memory must be a sealable memfd");
+  if (SealedByAnOlderClient(seals)) {
+    return accepts_unsealable_memory.load() ? absl::OkStatus() : UnsealableRefused();
+  }
+  // No hole can be punched from now on (fallocate and MADV_REMOVE fail with
+  // EPERM), and F_SEAL_SHRINK keeps the file from losing pages by truncation.
+  if ((seals & F_SEAL_SEAL) == 0 &&
+      fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shared memory cannot be sealed against hole punching: ", std::strerror(errno)));
+  }
+  // A page swapped out still counts; blocks are 512 bytes.
+  struct stat info {};
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (fstat(fd, &info) != 0 || info.st_size < 0 || info.st_blocks < 0 ||
+      static_cast<uint64_t>(info.st_blocks) * 512 <
+          (static_cast<uint64_t>(info.st_size) + page - 1) / page * page) {
+    return absl::InvalidArgumentError(
+        "shared memory must come with its pages allocated (fallocate before handing it over): "
+        "acld would otherwise allocate them, and pay for them");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSealedMemory(int fd, uint64_t size) {
   if (size == 0 || size > kMaxSharedMemoryBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -173,10 +221,13 @@ absl::Status CheckSealedMemory(int fd, uint64_t size) {
     return absl::InvalidArgumentError(
         "shared memory must be a sealable memfd (memfd_create with MFD_ALLOW_SEALING)");
   }
-  if ((seals & (F_SEAL_SHRINK | F_SEAL_SEAL)) != (F_SEAL_SHRINK | F_SEAL_SEAL)) {
+  if ((seals & F_SEAL_SHRINK) == 0) {
     return absl::InvalidArgumentError(
-        "shared memory must be sealed with F_SEAL_SHRINK | F_SEAL_SEAL, or it could shrink "
-        "under acld's mapping");
+        "shared memory must be sealed with F_SEAL_SHRINK, or it could shrink under acld's "
+        "mapping");
+  }
+  if (SealedByAnOlderClient(seals) && !accepts_unsealable_memory.load()) {
+    return UnsealableRefused();
   }
   if ((seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) != 0) {
     return absl::InvalidArgumentError("shared memory sealed against writing cannot receive copies");

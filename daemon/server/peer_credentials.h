@@ -20,9 +20,13 @@
 // Shared memory travels as a file descriptor, never by name: a name works only
 // where client and daemon share /dev/shm, and an object opened by name can be
 // truncated under the daemon's mapping (SIGBUS). The memfd must be sealed
-// against shrinking (F_SEAL_SHRINK | F_SEAL_SEAL), so it can never become
-// smaller than what acld maps. A ticket is redeemable only by a session of
-// the process (pid and uid) that sent the memfd.
+// against shrinking (F_SEAL_SHRINK), so it can never become smaller than what
+// acld maps, and come with its pages allocated (fallocate): once acld mapped
+// it, acld seals it against hole punching (SealAgainstHoles) and checks that
+// it has none, so that acld never allocates a page of a client's file (its own
+// memory cgroup would pay for it, for as long as the client keeps the file).
+// A ticket is redeemable only by a session of the process (pid and uid) that
+// sent the memfd.
 //
 // Tokens and tickets are valid once, for 30 s. The desk is one thread with a
 // poll() loop: a client that connects and says nothing costs a slot until its
@@ -124,6 +128,20 @@ inline constexpr uint64_t kMaxSharedMemoryBytes = uint64_t{1} << 40;
 // that can never shrink below that (0 < size <= kMaxSharedMemoryBytes);
 // otherwise an error whose message says what is wrong with it.
 absl::Status CheckSealedMemory(int fd, uint64_t size);
+
+// For a memfd acld has just mapped: seals it against hole punching
+// (F_SEAL_FUTURE_WRITE | F_SEAL_SEAL; acld's mapping and the client's stay
+// writable) and checks that every page of it is allocated. Then no fault of
+// acld's on it allocates a page. Memory a libascendcl before protocol
+// version 5 sealed with F_SEAL_SEAL cannot be sealed so: refused unless
+// acld accepts it (SetAcceptsUnsealableMemory).
+absl::Status SealAgainstHoles(int fd);
+
+// --map_unsealed_client_memory: whether acld also maps memory it cannot seal
+// against hole punching (older clients'), paying for the pages it touches in
+// it. For hosts whose local users are all trusted. Process-wide; off by
+// default.
+void SetAcceptsUnsealableMemory(bool accepts);
 
 // OK when `fd` is an eventfd (what a doorbell must be: epoll can wait on it
 // and nothing in it can block acld); otherwise an error saying so.

@@ -33,7 +33,8 @@
 namespace acld::server {
 namespace {
 
-constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+// As libascendcl seals its memory (client/sealed_memfd.h); it also allocates it.
+constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW;
 
 int Connect(const std::string& path) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -96,6 +97,7 @@ int Memfd(uint64_t bytes, int seals) {
   const int fd = memfd_create("desk-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  if (bytes > 0) EXPECT_EQ(fallocate(fd, 0, 0, static_cast<off_t>(bytes)), 0);  // as libascendcl does
   if (seals != 0) {
     EXPECT_EQ(fcntl(fd, F_ADD_SEALS, seals), 0);
   }

@@ -82,6 +82,10 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
         ACL_ERROR_RT_MEMORY_ALLOCATION,
         absl::StrCat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
   }
+  if (absl::Status holes = SealAgainstHoles(memory.fd.get()); !holes.ok()) {
+    munmap(base, size);
+    return AclStatus(ACL_ERROR_INVALID_PARAM, holes.message());
+  }
   // A client's memory has no place in acld's core dumps.
   (void)madvise(base, size, MADV_DONTDUMP);
   usage_->bytes.fetch_add(size);

@@ -14,14 +14,20 @@
 namespace acld::server {
 namespace {
 
-constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+// As libascendcl seals its memory (client/sealed_memfd.h); it also allocates it.
+constexpr int kSealed = F_SEAL_SHRINK | F_SEAL_GROW;
 
 // A memfd as the client library makes one: `file_bytes` long with `seals`,
 // handed over as `size` bytes.
-ReceivedMemory MakeMemory(uint64_t file_bytes, int seals = kSealed, uint64_t size = 0) {
+// `allocated`: its pages allocated, as libascendcl's are.
+ReceivedMemory MakeMemory(uint64_t file_bytes, int seals = kSealed, uint64_t size = 0,
+                          bool allocated = true) {
   const int fd = memfd_create("registry-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(ftruncate(fd, static_cast<off_t>(file_bytes)), 0);
+  if (allocated && file_bytes > 0) {
+    EXPECT_EQ(fallocate(fd, 0, 0, static_cast<off_t>(file_bytes)), 0);
+  }
   if (seals != 0) {
     EXPECT_EQ(fcntl(fd, F_ADD_SEALS, seals), 0);
   }
@@ -77,6 +83,49 @@ TEST(SharedMemoryTest, MappingsAreRegisteredWithTheDevicesUntilTheLastCopyEnds) 
   EXPECT_EQ(registered, 0);
 }
 
+// acld never allocates a page of a client's memory (its own memory cgroup
+// would pay for it for as long as the client keeps the file): memory with a
+// hole is refused, and once mapped none can be punched into it. Memory an
+// older libascendcl sealed for good (F_SEAL_SEAL) cannot be so sealed: mapped
+// only when the operator accepts it.
+TEST(SharedMemoryTest, MemoryHasNoHolesNorCanGetAnyOnceMapped) {
+  SharedMemoryRegistry registry;
+  const int holes = memfd_create("registry-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(holes, 0);
+  ASSERT_EQ(ftruncate(holes, 3 * 4096), 0);
+  ASSERT_EQ(fallocate(holes, 0, 0, 4096), 0);  // one page of three
+  ASSERT_EQ(fcntl(holes, F_ADD_SEALS, kSealed), 0);
+  absl::StatusOr<uint64_t> refused = registry.Register(ReceivedMemory{UniqueFd(holes), 3 * 4096});
+  EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(refused.status().message().find("allocated"), std::string::npos) << refused.status();
+  EXPECT_EQ(registry.segment_count(), 0u);
+
+  ReceivedMemory memory = MakeMemory(2 * 4096);
+  const int client_fd = dup(memory.fd.get());
+  ASSERT_GE(client_fd, 0);
+  auto* client_view = static_cast<uint8_t*>(
+      mmap(nullptr, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, client_fd, 0));
+  ASSERT_NE(client_view, MAP_FAILED);
+  absl::StatusOr<uint64_t> segment = registry.Register(std::move(memory));
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  EXPECT_NE(fallocate(client_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096), 0);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_NE(madvise(client_view, 4096, MADV_REMOVE), 0);
+  client_view[5] = 7;  // the client's mapping stays writable
+  absl::StatusOr<HostSpan> span = registry.Resolve(*segment, 0, 8);
+  ASSERT_TRUE(span.ok());
+  EXPECT_EQ(span->data[5], 7);
+  munmap(client_view, 2 * 4096);
+  close(client_fd);
+
+  EXPECT_EQ(AclCodeOf(registry.Register(MakeMemory(4096, kSealed | F_SEAL_SEAL)).status()),
+            ACL_ERROR_INVALID_PARAM);
+  SetAcceptsUnsealableMemory(true);
+  absl::StatusOr<uint64_t> accepted = registry.Register(MakeMemory(4096, kSealed | F_SEAL_SEAL));
+  SetAcceptsUnsealableMemory(false);
+  EXPECT_TRUE(accepted.ok()) << accepted.status();
+}
+
 TEST(SharedMemoryTest, OnlySealedMemoryOfTheAnnouncedSize) {
   SharedMemoryRegistry registry;
   // Unsealed: the client could truncate it under the mapping (SIGBUS).
@@ -110,7 +159,8 @@ TEST(SharedMemoryTest, BytesAreLimitedPerSession) {
 TEST(SharedMemoryTest, SparseHugeSegmentsAreRefusedByTheByteLimit) {
   // 1 TiB that costs the client nothing (sparse) would cost acld address space.
   SharedMemoryRegistry registry;
-  absl::StatusOr<uint64_t> refused = registry.Register(MakeMemory(uint64_t{1} << 40));
+  absl::StatusOr<uint64_t> refused = registry.Register(
+      MakeMemory(uint64_t{1} << 40, kSealed, 0, /*allocated=*/false));
   EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_RT_MEMORY_ALLOCATION) << refused.status();
   EXPECT_EQ(registry.mapped_bytes(), 0u);
 }

@@ -12,11 +12,14 @@ namespace acld {
 // (Hello.ring_ticket); version 3 hands the channel's doorbell (an eventfd)
 // over with it, since acld serves channels from threads waiting in epoll;
 // version 4 opens the session on the identity socket with its channel
-// (proto/acl/peer_socket.h, "S"), so that a client needs no gRPC at all.
-// acld still serves version 1 to 3 clients, on the gRPC stream (a version 2
-// channel without a doorbell is declined), and refuses any other version
-// naming both.
-inline constexpr uint32_t kProtocolVersion = 4;
+// (proto/acl/peer_socket.h, "S"), so that a client needs no gRPC at all;
+// version 5 hands memory over allocated and not sealed with F_SEAL_SEAL, so
+// that acld can seal it against hole punching (a hole acld's fault filled
+// would be paid for by acld's memory cgroup, not the client's). acld still
+// serves version 1 to 4 clients (version 1 to 3 on the gRPC stream; a version
+// 2 channel without a doorbell is declined), but maps their memory only with
+// --map_unsealed_client_memory, and refuses any other version naming both.
+inline constexpr uint32_t kProtocolVersion = 5;
 inline constexpr uint32_t kOldestProtocolVersion = 1;
 // What a client says in the Hello of a session on the gRPC stream (the
 // fallback): the newest such version, which acld 3 serves as well.
