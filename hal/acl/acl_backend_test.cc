@@ -75,10 +75,13 @@ class CallLog {
     let_go_ = reinterpret_cast<void (*)()>(dlsym(handle_, "fakeVendorLetGo"));
     set_next_task_id_ =
         reinterpret_cast<void (*)(uint32_t)>(dlsym(handle_, "fakeVendorSetNextTaskId"));
+    fail_next_calls_ = reinterpret_cast<void (*)(const char*, aclError, int)>(
+        dlsym(handle_, "fakeVendorFailNextCalls"));
   }
   bool ok() const {
     return read_ != nullptr && clear_ != nullptr && fail_next_ != nullptr &&
-           wait_until_holding_ != nullptr && let_go_ != nullptr && set_next_task_id_ != nullptr;
+           wait_until_holding_ != nullptr && let_go_ != nullptr && set_next_task_id_ != nullptr &&
+           fail_next_calls_ != nullptr;
   }
   void Clear() { clear_(); }
   // The vendor's next call of `name` fails with `code`; with `hold`, it
@@ -90,6 +93,10 @@ class CallLog {
   void LetGo() { let_go_(); }
   // Every stream's next task gets id `id` (task ids come round again).
   void SetNextTaskId(uint32_t id) { set_next_task_id_(id); }
+  // The next `times` calls of `name` fail with `code`.
+  void FailNextCalls(const char* name, aclError code, int times) {
+    fail_next_calls_(name, code, times);
+  }
 
   std::vector<Call> Read() const {
     std::string text(read_(nullptr, 0) + 1, '\0');
@@ -115,6 +122,7 @@ class CallLog {
   int (*wait_until_holding_)(int) = nullptr;
   void (*let_go_)() = nullptr;
   void (*set_next_task_id_)(uint32_t) = nullptr;
+  void (*fail_next_calls_)(const char*, aclError, int) = nullptr;
 };
 
 int CountCalls(const std::vector<Call>& calls, const std::string& name) {
@@ -144,6 +152,14 @@ constexpr char kKernels[] =
     "FAKEKERNELS\n"
     "increment increment\n"
     "explode fail 507015\n";
+
+// Stands for a launch's pins (LaunchParams::memory): tests watch its lifetime.
+class NoMemory : public MemoryResolver {
+ public:
+  absl::StatusOr<DeviceSpan> Resolve(uint64_t, uint64_t) override {
+    return absl::InvalidArgumentError("none");
+  }
+};
 
 std::string IncrementArgs(const DeviceBuffer& buffer, uint64_t count) {
   uint64_t fields[2] = {buffer.address, count};
@@ -720,12 +736,6 @@ TEST_F(AclBackendTest, TheNotifiesAStreamUsesAreChargedToItsOwner) {
 // the vendor ran it, and memory freed before that could be handed to another
 // process's allocation at the same address.
 TEST_F(AclBackendTest, ALaunchHoldsItsMemoryUntilItIsReportedOrDropped) {
-  class NoMemory : public MemoryResolver {
-   public:
-    absl::StatusOr<DeviceSpan> Resolve(uint64_t, uint64_t) override {
-      return absl::InvalidArgumentError("none");
-    }
-  };
   const Function* kernel = Increment();
   ASSERT_NE(kernel, nullptr);
   const Function& increment = *kernel;
@@ -756,6 +766,47 @@ TEST_F(AclBackendTest, ALaunchHoldsItsMemoryUntilItIsReportedOrDropped) {
   EXPECT_FALSE(dropped_pins.expired());
   stream->Abort();
   EXPECT_TRUE(dropped_pins.expired()) << "aborted, the launch still holds its memory";
+}
+
+// An abort that cannot reach the vendor (setting the context fails) cannot
+// discard or wait for the device work: what that work uses is kept until the
+// device is reset, not handed back for another session to reuse. One
+// failure is retried.
+TEST_F(AclBackendTest, AnAbortThatCannotReachTheVendorKeepsWhatTheDeviceMayUse) {
+  const Function* kernel = Increment();
+  ASSERT_NE(kernel, nullptr);
+  DeviceBuffer buffer = Allocate(64);
+  LaunchParams params;
+  params.block_dim = 1;
+  params.args = IncrementArgs(buffer, 8);
+  for (const int failures : {1, 2}) {
+    StreamReports reports;
+    std::unique_ptr<Stream> stream = NewStreamHeldAtAPoint(reports);
+    ASSERT_NE(stream, nullptr);
+    auto pins = std::make_shared<NoMemory>();
+    std::weak_ptr<MemoryResolver> held = pins;
+    params.memory = std::move(pins);
+    ASSERT_EQ(*stream->Launch(*kernel, params), 2u);
+    params.memory.reset();
+    log_->Clear();
+    log_->FailNextCalls("aclrtSetCurrentContext", ACL_ERROR_RT_CONTEXT_NULL, failures);
+    // A thread of its own: no context is current there yet.
+    std::thread([&] { stream->Abort(); }).join();
+    const std::vector<Call> calls = log_->Read();
+    if (failures == 1) {
+      EXPECT_EQ(CountCalls(calls, "aclrtStreamAbort"), 1) << "retried";
+      EXPECT_TRUE(held.expired()) << "discarded by the vendor, the launch still holds its memory";
+      continue;
+    }
+    EXPECT_EQ(CountCalls(calls, "aclrtStreamAbort"), 0);
+    EXPECT_EQ(CountCalls(calls, "aclrtDestroyNotify"), 0) << "a wait may still hold it";
+    EXPECT_FALSE(held.expired()) << "let go of while the device may still run the launch";
+    EXPECT_FALSE(stream->Launch(*kernel, params).ok()) << "the stream takes no more work";
+    stream.reset();
+    EXPECT_FALSE(held.expired()) << "let go of with the stream";
+    TearDown();  // the backend's end resets the device
+    EXPECT_TRUE(held.expired()) << "the device's reset ended the work";
+  }
 }
 
 // A launch's core limits become the vendor stream's before the launch, once

@@ -156,8 +156,10 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // retired the notifies of `generation` meanwhile.
   void ReleaseNotify(aclrtNotify notify, uint64_t generation);
   // After the vendor discarded the queued waits: the notifies of unreported
-  // items may hold a stray record, so they are destroyed, not reused.
-  void RetireNotifiesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
+  // items may hold a stray record, so they are destroyed, not reused (only
+  // uncharged when the vendor could not be reached: a wait may still hold
+  // one).
+  void RetireNotifiesLocked(bool vendor) ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
 
   // Runs `op` (the item's vendor calls, which fill in the item) and enqueues
   // the completion marker; the item's sequence number.
@@ -202,10 +204,22 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // The vendor side of an abort or shutdown: discards the queued work
   // (aclrtStreamAbort) with a held host-callback point's wait, waits for the
   // rest, and retires the points' notify (a record may be left in it). False
-  // when the device is gone.
+  // when the vendor could not be reached (the device is gone, or setting its
+  // context failed twice).
   bool AbortVendorStream() ABSL_EXCLUSIVE_LOCKS_REQUIRED(submit_mu_);
   // Hands back what unreported items hold; `items` in submission order.
   void Drop(std::vector<Item>& items);
+  // After an abort that could not reach the vendor of a device still up: the
+  // device may still run the items, so what it may read or write (their
+  // memory, argument slices and rings, and `rings_under_copies`) is kept
+  // with the device's context until its reset (DeviceContext::
+  // HoldUntilDestroyed), never handed back to be reused by another session.
+  // Their events and waits learn that they are gone, as in Drop.
+  void Quarantine(std::vector<Item>& items,
+                  std::vector<std::shared_ptr<ArgsRing>> rings_under_copies);
+  // What Drop and Quarantine both tell of `item`: its record will not happen,
+  // its wait is no longer released.
+  static void ForgetRecordAndWait(Item& item);
   std::vector<Item> TakeAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where item `sequence` is in items_; nullopt when it is not there
   // (reported already, or never reserved).
@@ -327,16 +341,18 @@ void AclStream::Core::StopReportingLocked() {
 }
 
 bool AclStream::Core::AbortVendorStream() {
-  const bool vendor = context_->MakeCurrent().ok();
+  // A vendor that refused once may not refuse again; without it, the work
+  // queued may still run, and must keep what it uses (Quarantine).
+  const bool vendor = context_->MakeCurrent().ok() || context_->MakeCurrent().ok();
   // A held point's wait is discarded with the rest of the queue.
   if (vendor && api_.aclrtStreamAbort != nullptr) api_.aclrtStreamAbort(stream_);
   // ACL_ERROR_RT_STREAM_ABORT after an abort: expected.
   if (vendor) api_.aclrtSynchronizeStream(stream_);
-  RetireNotifiesLocked();
+  RetireNotifiesLocked(vendor);
   return vendor;
 }
 
-void AclStream::Core::RetireNotifiesLocked() {
+void AclStream::Core::RetireNotifiesLocked(bool vendor) {
   std::vector<aclrtNotify> retired;
   {
     absl::MutexLock notify_lock(&notify_mu_);
@@ -350,8 +366,13 @@ void AclStream::Core::RetireNotifiesLocked() {
     point_reached_ = 0;
     point_announced_ = false;
   }
-  if (retired.empty() || !context_->MakeCurrent().ok()) return;
-  for (aclrtNotify notify : retired) DestroyNotify(notify);
+  for (aclrtNotify notify : retired) {
+    if (vendor) {
+      DestroyNotify(notify);
+    } else {
+      Uncharge(notify);  // left to the device's reset: a wait may hold it still
+    }
+  }
 }
 
 void AclStream::Core::Uncharge(aclrtNotify notify) {
@@ -441,12 +462,28 @@ std::vector<Item> AclStream::Core::TakeAllLocked() {
   return items;
 }
 
+void AclStream::Core::ForgetRecordAndWait(Item& item) {
+  if (item.event != nullptr) item.event->OnRecordDropped(item.record);
+  if (item.waited != nullptr) item.waited->CancelWait(item.release_id);
+}
+
 void AclStream::Core::Drop(std::vector<Item>& items) {
   for (Item& item : items) {
-    if (item.event != nullptr) item.event->OnRecordDropped(item.record);
-    if (item.waited != nullptr) item.waited->CancelWait(item.release_id);
+    ForgetRecordAndWait(item);
     if (item.args_ring != nullptr) GiveArgs(item.args_ring, item.args_slice);
   }
+  items.clear();
+}
+
+void AclStream::Core::Quarantine(std::vector<Item>& items,
+                                 std::vector<std::shared_ptr<ArgsRing>> rings_under_copies) {
+  struct Kept {
+    std::vector<Item> items;
+    std::vector<std::shared_ptr<ArgsRing>> rings;
+  };
+  for (Item& item : items) ForgetRecordAndWait(item);
+  context_->HoldUntilDestroyed(
+      std::make_shared<Kept>(Kept{std::move(items), std::move(rings_under_copies)}));
   items.clear();
 }
 
@@ -457,10 +494,13 @@ void AclStream::Core::Shutdown() {
     StopReportingLocked();
   }
   std::vector<Item> dropped;
-  std::vector<std::shared_ptr<ArgsRing>> under_copies;  // the abort synchronized: free to go
+  // The abort synchronized (or the device is reset): free to go.
+  std::vector<std::shared_ptr<ArgsRing>> under_copies;
+  bool unreachable;  // the device is up, and may still run the dropped items
   {
     absl::MutexLock submit(&submit_mu_);
     const bool vendor = AbortVendorStream();
+    unreachable = !vendor && context_->alive();
     under_copies.swap(rings_under_copies_);
     // Callbacks of this stream still due find no listener from now on.
     reports_->Unsubscribe(stream_, report_token_);
@@ -478,7 +518,11 @@ void AclStream::Core::Shutdown() {
     absl::MutexLock lock(&mu_);
     dropped = TakeAllLocked();
   }
-  Drop(dropped);
+  if (unreachable) {
+    Quarantine(dropped, std::move(under_copies));
+  } else {
+    Drop(dropped);
+  }
   std::shared_ptr<ArgsRing> ring;  // freed (and uncharged) now, not with the last reference
   {
     absl::MutexLock lock(&args_mu_);
@@ -1108,11 +1152,13 @@ void AclStream::Core::Abort() {
     StopReportingLocked();
   }
   std::vector<Item> dropped;
-  std::vector<std::shared_ptr<ArgsRing>> under_copies;  // synchronized: free to go
+  std::vector<std::shared_ptr<ArgsRing>> under_copies;  // synchronized (or reset): free to go
+  bool unreachable;  // the device is up, and may still run the dropped items
   {
     absl::MutexLock submit(&submit_mu_);
     const bool vendor = AbortVendorStream();
-    if (vendor) under_copies.swap(rings_under_copies_);
+    unreachable = !vendor && context_->alive();
+    if (vendor || unreachable) under_copies.swap(rings_under_copies_);
     uint32_t generation;
     {
       absl::MutexLock lock(&mu_);
@@ -1131,7 +1177,11 @@ void AclStream::Core::Abort() {
     absl::MutexLock lock(&mu_);
     --aborting_;
   }
-  Drop(dropped);
+  if (unreachable) {
+    Quarantine(dropped, std::move(under_copies));
+  } else {
+    Drop(dropped);
+  }
 }
 
 AclStream::~AclStream() { core_->Shutdown(); }

@@ -57,6 +57,26 @@ void DeviceContext::Destroy() {
   api_->aclrtDestroyContext(context_);
   api_->aclrtResetDevice(device_);
   ForgetThreadContext();
+  std::vector<std::shared_ptr<void>> released;  // the reset ended what used them
+  absl::MutexLock lock(&held_mu_);
+  released.swap(held_);
+}
+
+void DeviceContext::HoldUntilDestroyed(std::shared_ptr<void> held) {
+  {
+    absl::MutexLock lock(&held_mu_);
+    // Checked under the lock Destroy takes after it cleared alive_.
+    if (alive()) {
+      held_.push_back(std::move(held));
+      return;
+    }
+  }
+  held.reset();  // outside the lock: it may hold this context's last holder
+}
+
+size_t DeviceContext::held_count() const {
+  absl::MutexLock lock(&held_mu_);
+  return held_.size();
 }
 
 void DeviceContext::ForgetThreadContext() { thread_context_id = 0; }

@@ -16,9 +16,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "hal/acl/vendor_api.h"
 
 namespace hal::acl {
@@ -46,6 +48,14 @@ class DeviceContext {
   // aclrtDestroyContext + aclrtResetDevice. Idempotent.
   void Destroy();
 
+  // Keeps `held` until Destroy (at once let go of when destroyed already):
+  // what a stream's device work may still use after the vendor could not be
+  // reached to discard or wait for it (AclStream's abort). Only the device's
+  // reset ends that work. Held things that keep this context make a cycle
+  // that Destroy breaks (the backend's end): they are kept until then.
+  void HoldUntilDestroyed(std::shared_ptr<void> held);
+  size_t held_count() const;
+
   // For vendor calls that change the calling thread's context behind our back
   // (aclrtSetDevice, aclrtResetDevice, aclrtCreateContext): the next
   // MakeCurrent on this thread sets the context again.
@@ -60,6 +70,8 @@ class DeviceContext {
   // Never reused, unlike a vendor handle: what a thread remembers.
   const uint64_t id_;
   std::atomic<bool> alive_{true};
+  mutable absl::Mutex held_mu_;
+  std::vector<std::shared_ptr<void>> held_ ABSL_GUARDED_BY(held_mu_);
 };
 
 }  // namespace hal::acl

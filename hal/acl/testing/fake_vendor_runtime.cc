@@ -35,7 +35,8 @@
 // Every exported call is logged as "<name> <pthread id> <result>[ <note>]";
 // fakeVendorCallLog() copies the log out, fakeVendorClearCallLog() empties it,
 // and fakeVendorFailNext(name, code, hold) makes the next call of `name` fail
-// (held, if asked, until fakeVendorLetGo()); fakeVendorSetNextTaskId(id)
+// (held, if asked, until fakeVendorLetGo()), fakeVendorFailNextCalls(name,
+// code, times) the next `times` calls; fakeVendorSetNextTaskId(id)
 // makes task ids come round again.
 // Compiled with FAKE_VENDOR_LEGACY it lacks the backend's optional symbols
 // (an older CANN); with FAKE_VENDOR_WITHOUT_LAUNCH_KERNEL it lacks a required
@@ -237,6 +238,7 @@ struct InjectedFailure {
   std::string name;
   aclError code = ACL_SUCCESS;
   bool hold = false;
+  int times = 1;  // calls of `name` that fail
 };
 InjectedFailure injected_failure;  // fakeVendorFailNext's
 bool holding = false;              // a failing call waits for fakeVendorLetGo
@@ -259,7 +261,7 @@ aclError TakeInjectedFailure(const char* name) {
   std::unique_lock<std::mutex> lock(log_mu);
   if (injected_failure.name != name) return ACL_SUCCESS;
   const InjectedFailure taken = injected_failure;
-  injected_failure = {};
+  if (--injected_failure.times <= 0) injected_failure = {};
   if (taken.hold) {
     holding = true;
     log_cv.notify_all();
@@ -487,6 +489,12 @@ void fakeVendorClearCallLog() {
 void fakeVendorFailNext(const char* name, aclError code, int hold) {
   std::lock_guard<std::mutex> lock(log_mu);
   injected_failure = {name, code, hold != 0};
+}
+
+// The next `times` calls of `name` fail with `code`.
+void fakeVendorFailNextCalls(const char* name, aclError code, int times) {
+  std::lock_guard<std::mutex> lock(log_mu);
+  injected_failure = {name, code, false, times};
 }
 
 // Waits up to `timeout_ms` for a held failing call to be under way; 1 if it is.
