@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
+#include "daemon/server/metrics_exporter.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/segment_budget.h"
 #include "daemon/server/service_notifier.h"
@@ -325,15 +326,15 @@ int main(int argc, char** argv) {
   options.metrics_per_session = absl::GetFlag(FLAGS_metrics_per_session);
   acld::server::SetAcceptsUnsealableMemory(absl::GetFlag(FLAGS_map_unsealed_client_memory));
   if (const std::string file = absl::GetFlag(FLAGS_metrics_credentials_file); !file.empty()) {
-    // Its shape (USER:PASSWORD) is the exporter's to check.
-    std::ifstream credentials(file);
-    if (!std::getline(credentials, options.metrics_credentials)) {
-      spdlog::critical("--metrics_credentials_file {}: cannot read a line", file);
+    // Its shape (USER:PASSWORD) is checked as the exporter starts.
+    absl::StatusOr<std::string> credentials =
+        acld::server::MetricsExporter::ReadCredentials(file);
+    if (!credentials.ok()) {
+      spdlog::critical("--metrics_credentials_file: {}",
+                       std::string(credentials.status().message()));
       return 2;
     }
-    if (!options.metrics_credentials.empty() && options.metrics_credentials.back() == '\r') {
-      options.metrics_credentials.pop_back();
-    }
+    options.metrics_credentials = *std::move(credentials);
   }
   options.state_dir = absl::GetFlag(FLAGS_state_dir);
   if (!options.state_dir.empty()) {
@@ -356,7 +357,14 @@ int main(int argc, char** argv) {
   // of a subordinate uid from the start.
   const std::string subuid_file = absl::GetFlag(FLAGS_subuid_file);
   acld::server::UidOwnersFile subuids(subuid_file);
-  if (!subuid_file.empty()) subuids.Refresh();
+  std::optional<acld::server::UidOwnersWatcher> subuids_watcher;
+  if (!subuid_file.empty()) {
+    subuids.Refresh();
+    // Then within 5 s of a change, or at SIGHUP (the user database may answer
+    // for names it could not resolve before).
+    subuids_watcher.emplace([&subuids](bool force) { subuids.Refresh(force); },
+                            absl::Seconds(5));
+  }
   auto server = acld::server::DaemonServer::Start(runtime, options);
   if (!server.ok()) {
     spdlog::critical("acld cannot start: {}", server.status().ToString());
@@ -376,10 +384,8 @@ int main(int argc, char** argv) {
 
   int signal_number = 0;
   while (signal_number != SIGTERM && signal_number != SIGINT) {
-    const timespec every{5, 0};
-    signal_number = sigtimedwait(&taken_signals, nullptr, &every);
-    // Every 5 s a no-op unless the file changed; at SIGHUP read whatever.
-    if (!subuid_file.empty()) subuids.Refresh(/*force=*/signal_number == SIGHUP);
+    signal_number = sigwaitinfo(&taken_signals, nullptr);
+    if (signal_number == SIGHUP && subuids_watcher.has_value()) subuids_watcher->ReadNow();
   }
   spdlog::info("received {}; ending sessions and shutting down", strsignal(signal_number));
   notifier.Stopping();

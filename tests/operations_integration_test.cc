@@ -564,6 +564,14 @@ TEST(OperationsTest, MetricsWithCredentialsAnswerOnlyThoseWhoPresentThem) {
   TempDir secret;
   const std::string file = secret.path() + "/credentials";
   std::ofstream(file) << "prometheus:s3cret\n";
+  // Others may read it: refused, as ssh refuses a key others may read.
+  ASSERT_EQ(chmod(file.c_str(), 0644), 0);
+  EXPECT_EQ(RunToCompletion({kAcldBinary, "--socket=" + secret.path() + "/s",
+                             "--metrics_address=127.0.0.1:0",
+                             "--metrics_credentials_file=" + file})
+                .first,
+            2);
+  ASSERT_EQ(chmod(file.c_str(), 0600), 0);
   AcldDaemon daemon({"--metrics_address=127.0.0.1:0", "--metrics_credentials_file=" + file});
   const int port = MetricsPort(daemon);
   ASSERT_NE(port, 0);

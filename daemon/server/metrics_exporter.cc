@@ -1,5 +1,11 @@
 #include "daemon/server/metrics_exporter.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -32,16 +38,18 @@ void Add(MetricFamily& family, double value, std::vector<ClientMetric::Label> la
   family.metric.push_back(std::move(metric));
 }
 
-// Whether `given` is `expected`, in a time that tells nothing of how much
-// of it matched (only whether the lengths did).
+// Whether `given` is `expected` (not empty), in a time that depends on
+// `given` alone: it tells nothing of how much matched, nor how long
+// `expected` is.
 bool SameText(const std::string& given, const std::string& expected) {
-  if (given.size() != expected.size()) return false;
-  unsigned char differs = 0;
+  size_t differs = given.size() ^ expected.size();
   for (size_t i = 0; i < given.size(); ++i) {
-    differs |= static_cast<unsigned char>(given[i] ^ expected[i]);
+    differs |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
   }
   return differs == 0;
 }
+
+constexpr size_t kMaxCredentialsBytes = 4096;
 
 }  // namespace
 
@@ -49,6 +57,35 @@ MetricsExporter::MetricsExporter(AdminService& admin, bool per_session)
     : admin_(admin), per_session_(per_session) {}
 
 MetricsExporter::~MetricsExporter() = default;
+
+absl::StatusOr<std::string> MetricsExporter::ReadCredentials(const std::string& path) {
+  // Followed if a symlink: a Kubernetes Secret's files are.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  struct stat info {};
+  std::string text(kMaxCredentialsBytes + 1, '\0');
+  ssize_t read_bytes = -1;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    read_bytes = pread(fd, text.data(), text.size(), 0);
+  }
+  close(fd);
+  if (!S_ISREG(info.st_mode) || (info.st_uid != 0 && info.st_uid != geteuid()) ||
+      (info.st_mode & 077) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        path, " must be a regular file of root or acld's user that nobody else may read or "
+              "write (mode 0600 or 0400)"));
+  }
+  if (read_bytes < 0 || static_cast<size_t>(read_bytes) > kMaxCredentialsBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read ", path, ", or it is over ", kMaxCredentialsBytes, " bytes"));
+  }
+  text.resize(static_cast<size_t>(read_bytes));
+  text = text.substr(0, text.find('\n'));
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  return text;
+}
 
 absl::StatusOr<std::shared_ptr<MetricsExporter>> MetricsExporter::Start(
     const std::string& address, AdminService& admin, bool per_session,

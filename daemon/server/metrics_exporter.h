@@ -32,6 +32,11 @@ class MetricsExporter : public prometheus::Collectable {
                                                                 const std::string& credentials);
   ~MetricsExporter() override;
 
+  // The first line of --metrics_credentials_file: a regular file of root or
+  // acld's user that nobody else may read or write (mode 0600 or 0400, as a
+  // Kubernetes Secret mounted with defaultMode 0400 is), at most 4 KiB.
+  static absl::StatusOr<std::string> ReadCredentials(const std::string& path);
+
   // The port it listens on.
   int port() const { return port_; }
   // Stops serving (joins its threads): call while still holding the exporter,
