@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -180,6 +181,36 @@ bool UidOwnersFile::Refresh(bool force) {
                read->ranges(), path_, read->skipped());
   UidOwners::SetHost(std::make_shared<UidOwners>(*std::move(read)));
   return true;
+}
+
+UidOwnersWatcher::UidOwnersWatcher(std::function<void(bool force)> refresh,
+                                   absl::Duration every)
+    : refresh_(std::move(refresh)), every_(every), thread_([this] { Run(); }) {}
+
+UidOwnersWatcher::~UidOwnersWatcher() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+void UidOwnersWatcher::ReadNow() {
+  absl::MutexLock lock(&mu_);
+  forced_ = true;
+}
+
+void UidOwnersWatcher::Run() {
+  while (true) {
+    bool force;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(this, &UidOwnersWatcher::Asked), every_);
+      if (stopping_) return;
+      force = std::exchange(forced_, false);
+    }
+    refresh_(force);
+  }
 }
 
 }  // namespace acld::server

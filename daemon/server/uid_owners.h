@@ -25,10 +25,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace acld::server {
 
@@ -90,6 +93,33 @@ class UidOwnersFile {
  private:
   std::string path_;
   std::optional<struct stat> seen_;
+};
+
+// Calls `refresh` (UidOwnersFile::Refresh) on a thread of its own: every
+// `every`, and at once after ReadNow (SIGHUP). Owner names resolve through
+// the user database (NSS: LDAP, sssd), which can hang; the thread that
+// answers SIGTERM must never wait for it.
+class UidOwnersWatcher {
+ public:
+  UidOwnersWatcher(std::function<void(bool force)> refresh, absl::Duration every);
+  // Waits for a read under way (acld's shutdown watchdog bounds a hung one).
+  ~UidOwnersWatcher();
+  UidOwnersWatcher(const UidOwnersWatcher&) = delete;
+  UidOwnersWatcher& operator=(const UidOwnersWatcher&) = delete;
+
+  // The next read is forced, and starts now unless one is under way.
+  void ReadNow();
+
+ private:
+  void Run();
+  bool Asked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || forced_; }
+
+  const std::function<void(bool force)> refresh_;
+  const absl::Duration every_;
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool forced_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
 };
 
 }  // namespace acld::server

@@ -3,11 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
@@ -131,6 +134,40 @@ TEST_F(UidOwnersFileTest, TheHostTableFollowsTheFileAndKeepsItsLastGoodRead) {
   std::remove(path_.c_str());
   EXPECT_TRUE(file.Refresh()) << "gone: no ranges";
   EXPECT_EQ(UidOwners::HostCountedAs(200005), 200005u);
+}
+
+// A read that hangs (the user database does not answer) holds only the
+// watcher's thread: asking for another read returns at once, and the reads
+// go on once it answers, forced when asked, periodic otherwise.
+TEST(UidOwnersWatcherTest, AHungReadHoldsOnlyTheWatchersThread) {
+  absl::Notification answer;
+  std::atomic<int> reads{0}, forced_reads{0};
+  {
+    UidOwnersWatcher watcher(
+        [&](bool force) {
+          if (reads.fetch_add(1) == 0) answer.WaitForNotification();
+          if (force) forced_reads.fetch_add(1);
+        },
+        absl::Milliseconds(20));
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (reads.load() == 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+    ASSERT_EQ(reads.load(), 1) << "the first periodic read";
+    const absl::Time asked = absl::Now();
+    watcher.ReadNow();
+    watcher.ReadNow();
+    EXPECT_LT(absl::Now() - asked, absl::Milliseconds(100)) << "ReadNow waited for the read";
+    EXPECT_EQ(reads.load(), 1);
+    answer.Notify();
+    while (forced_reads.load() == 0 && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    EXPECT_EQ(forced_reads.load(), 1) << "the asked-for read, once for both asks";
+    while (reads.load() < 4 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+    EXPECT_GE(reads.load(), 4) << "periodic reads go on";
+  }
+  const int after = reads.load();
+  absl::SleepFor(absl::Milliseconds(60));
+  EXPECT_EQ(reads.load(), after) << "stopped with the watcher";
 }
 
 }  // namespace
