@@ -43,7 +43,9 @@ int Memfd(uint64_t bytes, int seals, bool allocated = true) {
   const int fd = memfd_create("attack", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
-  if (allocated && bytes > 0) EXPECT_EQ(fallocate(fd, 0, 0, static_cast<off_t>(bytes)), 0);
+  if (allocated && bytes > 0) {
+    EXPECT_EQ(fallocate(fd, 0, 0, static_cast<off_t>(bytes)), 0);
+  }
   if (seals != 0) {
     EXPECT_EQ(fcntl(fd, F_ADD_SEALS, seals), 0);
   }
