@@ -82,7 +82,9 @@ ABSL_FLAG(uint32_t, sim_device_events, 0,
 ABSL_FLAG(uint64_t, sim_device_memory, 4ull << 30,
           "memory of each simulated device in bytes (committed lazily)");
 ABSL_FLAG(std::string, log_level, "info", "trace, debug, info, warn, error, critical or off");
-ABSL_FLAG(std::string, log_file, "", "append logs to this file instead of stderr");
+ABSL_FLAG(std::string, log_file, "",
+          "append logs to this file (a regular file, created 0600; never a symlink) instead of "
+          "stderr");
 ABSL_FLAG(int32_t, callback_timeout, 60,
           "seconds a stream waits for a client to acknowledge a callback before failing");
 ABSL_FLAG(std::string, socket_mode, "0666",
@@ -179,9 +181,21 @@ bool SetUpLogging() {
   try {
     const std::string& file = absl::GetFlag(FLAGS_log_file);
     // Created 0600: the log names processes, users and what they asked for.
+    // Never through a symlink, and only a regular file: in a directory others
+    // can write, a link planted there would have root append to its target.
     if (!file.empty()) {
-      const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      const int fd =
+          open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+               0600);
+      struct stat info {};
+      const bool regular = fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+      const int error = errno;
       if (fd >= 0) close(fd);
+      if (!regular) {
+        std::fprintf(stderr, "acld: --log_file %s must be a regular file, not a symlink: %s\n",
+                     file.c_str(), fd < 0 ? std::strerror(error) : "it is not one");
+        return false;
+      }
     }
     logger = file.empty() ? spdlog::stderr_logger_mt("acld")
                           : spdlog::basic_logger_mt("acld", file, /*truncate=*/false);

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -168,6 +169,22 @@ TEST(OperationsTest, SocketModeAndGroup) {
     EXPECT_EQ(info.st_gid, daemon_group->gr_gid) << path;
   }
   EXPECT_EQ(RunToCompletion({kAcldBinary, "--socket_mode=999"}).first, 2);
+}
+
+// acld never writes its log through a symlink: in a directory others can
+// write, one planted there would have root append to its target.
+TEST(OperationsTest, ALogFileThatIsASymlinkIsRefused) {
+  TempDir dir;
+  const std::string target = dir.path() + "/target", link = dir.path() + "/acld.log";
+  std::ofstream(target) << "untouched\n";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_EQ(
+      RunToCompletion({kAcldBinary, "--socket=" + dir.path() + "/s", "--log_file=" + link}).first,
+      2);
+  std::ifstream read(target);
+  const std::string content((std::istreambuf_iterator<char>(read)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "untouched\n");
 }
 
 TEST(OperationsTest, ShutdownDrainsQueuedWorkAndARestartServesAtOnce) {
