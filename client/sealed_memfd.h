@@ -1,7 +1,7 @@
 // Memory the client shares with acld: a memfd sealed to its size (it can
 // never shrink or grow, so acld's mapping of it never faults), its pages
-// allocated (charged to this process; acld seals it against hole punching
-// once mapped, so that it never pays for them), mapped shared here. The caller hands `fd` over on the identity socket, then closes it;
+// written (allocated, charged to this process; acld seals it against hole
+// punching once mapped, so that it never pays for them), mapped shared here. The caller hands `fd` over on the identity socket, then closes it;
 // the mapping keeps this process's reference.
 #ifndef ACLD_CLIENT_SEALED_MEMFD_H_
 #define ACLD_CLIENT_SEALED_MEMFD_H_

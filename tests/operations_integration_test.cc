@@ -69,7 +69,7 @@ class HandSession : public RawSession {
     const int fd = memfd_create("operations", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     EXPECT_GE(fd, 0);
     EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
-    EXPECT_EQ(fallocate(fd, 0, 0, static_cast<off_t>(bytes)), 0);
+    EXPECT_TRUE(WriteEveryPage(fd, bytes));
     EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);  // as libascendcl
     const acl::v1::Reply reply = Share(fd, bytes);
     close(fd);

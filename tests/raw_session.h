@@ -4,6 +4,8 @@
 #ifndef ACLD_TESTS_RAW_SESSION_H_
 #define ACLD_TESTS_RAW_SESSION_H_
 
+#include <unistd.h>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +14,20 @@
 #include "proto/acl/v1/runtime.grpc.pb.h"
 
 namespace acld_test {
+
+// Writes zeros over the first `bytes` of memfd `fd`, as libascendcl writes
+// every page of the memory it shares (client/sealed_memfd.h): acld refuses
+// memory with holes. True when all were written.
+inline bool WriteEveryPage(int fd, uint64_t bytes) {
+  static const std::string zeros(1 << 16, '\0');
+  for (uint64_t offset = 0; offset < bytes;) {
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(zeros.size(), bytes - offset));
+    const ssize_t written = pwrite(fd, zeros.data(), chunk, static_cast<off_t>(offset));
+    if (written <= 0) return false;
+    offset += static_cast<uint64_t>(written);
+  }
+  return true;
+}
 
 // One request line on the identity socket at `path` (with `fd` attached
 // unless -1); the answer line without its newline ("connect failed" when

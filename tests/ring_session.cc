@@ -23,7 +23,7 @@ RingSession::RingSession(const std::string& socket, size_t region_bytes, uint32_
   const int fd = memfd_create("test-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size_)), 0);
-  EXPECT_EQ(fallocate(fd, 0, 0, static_cast<off_t>(size_)), 0);
+  EXPECT_TRUE(WriteEveryPage(fd, size_));
   EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);  // as libascendcl
   base_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   EXPECT_NE(base_, MAP_FAILED);

@@ -184,7 +184,7 @@ absl::Status UnsealableRefused() {
 
 void SetAcceptsUnsealableMemory(bool accepts) { accepts_unsealable_memory.store(accepts); }
 
-absl::Status SealAgainstHoles(int fd) {
+absl::Status SealAgainstHoles(int fd, uint64_t size) {
   const int seals = fcntl(fd, F_GET_SEALS);
   if (seals < 0) return absl::InvalidArgumentError("shared memory must be a sealable memfd");
   if (SealedByAnOlderClient(seals)) {
@@ -194,18 +194,20 @@ absl::Status SealAgainstHoles(int fd) {
   // EPERM), and F_SEAL_SHRINK keeps the file from losing pages by truncation.
   if ((seals & F_SEAL_SEAL) == 0 &&
       fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0) {
+    // EINVAL: a kernel before 5.1, which has no F_SEAL_FUTURE_WRITE.
+    if (errno == EINVAL && accepts_unsealable_memory.load()) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(
-        "shared memory cannot be sealed against hole punching: ", std::strerror(errno)));
+        "shared memory cannot be sealed against hole punching (", std::strerror(errno),
+        "; Linux 5.1 or later can, or --map_unsealed_client_memory accepts it anyway)"));
   }
-  // A page swapped out still counts; blocks are 512 bytes.
-  struct stat info {};
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  if (fstat(fd, &info) != 0 || info.st_size < 0 || info.st_blocks < 0 ||
-      static_cast<uint64_t>(info.st_blocks) * 512 <
-          (static_cast<uint64_t>(info.st_size) + page - 1) / page * page) {
+  // No hole where acld maps. A page allocated but never written (fallocate)
+  // reads as a hole too, and one swapped out as data; pages beyond the end
+  // of the file (fallocate's KEEP_SIZE) are not looked at.
+  const off_t hole = lseek(fd, 0, SEEK_HOLE);
+  if (hole < 0 || static_cast<uint64_t>(hole) < size) {
     return absl::InvalidArgumentError(
-        "shared memory must come with its pages allocated (fallocate before handing it over): "
-        "acld would otherwise allocate them, and pay for them");
+        "shared memory must come with every page written (MADV_POPULATE_WRITE before handing "
+        "it over): acld would otherwise allocate its holes, and pay for them");
   }
   return absl::OkStatus();
 }

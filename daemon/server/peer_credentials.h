@@ -21,9 +21,9 @@
 // where client and daemon share /dev/shm, and an object opened by name can be
 // truncated under the daemon's mapping (SIGBUS). The memfd must be sealed
 // against shrinking (F_SEAL_SHRINK), so it can never become smaller than what
-// acld maps, and come with its pages allocated (fallocate): once acld mapped
-// it, acld seals it against hole punching (SealAgainstHoles) and checks that
-// it has none, so that acld never allocates a page of a client's file (its own
+// acld maps, and come with its pages written: once acld mapped it, acld seals
+// it against hole punching (SealAgainstHoles) and checks that what it maps
+// has none, so that acld never allocates a page of a client's file (its own
 // memory cgroup would pay for it, for as long as the client keeps the file).
 // A ticket is redeemable only by a session of the process (pid and uid) that
 // sent the memfd.
@@ -129,13 +129,13 @@ inline constexpr uint64_t kMaxSharedMemoryBytes = uint64_t{1} << 40;
 // otherwise an error whose message says what is wrong with it.
 absl::Status CheckSealedMemory(int fd, uint64_t size);
 
-// For a memfd acld has just mapped: seals it against hole punching
-// (F_SEAL_FUTURE_WRITE | F_SEAL_SEAL; acld's mapping and the client's stay
-// writable) and checks that every page of it is allocated. Then no fault of
-// acld's on it allocates a page. Memory a libascendcl before protocol
+// For a memfd acld has just mapped (its first `size` bytes): seals it against
+// hole punching (F_SEAL_FUTURE_WRITE | F_SEAL_SEAL; acld's mapping and the
+// client's stay writable) and checks that no page of what acld maps is a
+// hole. Then no fault of acld's on it allocates a page. Memory a libascendcl before protocol
 // version 5 sealed with F_SEAL_SEAL cannot be sealed so: refused unless
 // acld accepts it (SetAcceptsUnsealableMemory).
-absl::Status SealAgainstHoles(int fd);
+absl::Status SealAgainstHoles(int fd, uint64_t size);
 
 // --map_unsealed_client_memory: whether acld also maps memory it cannot seal
 // against hole punching (older clients'), paying for the pages it touches in

@@ -28,11 +28,12 @@ absl::StatusOr<std::shared_ptr<SessionRing>> SessionRing::Map(ReceivedMemory mem
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot map the session channel: ", std::strerror(errno)));
   }
-  if (absl::Status holes = SealAgainstHoles(memory.fd.get()); !holes.ok()) {
+  if (absl::Status holes = SealAgainstHoles(memory.fd.get(), size); !holes.ok()) {
     munmap(base, size);
     return holes;
   }
   (void)madvise(base, size, MADV_DONTDUMP);  // a client's bytes have no place in acld's core dumps
+  (void)madvise(base, size, MADV_NOHUGEPAGE);  // nor a huge page acld's cgroup would pay for
   return std::shared_ptr<SessionRing>(new SessionRing(base, size, std::move(memory.doorbell)));
 }
 

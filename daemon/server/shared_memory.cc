@@ -82,12 +82,15 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
         ACL_ERROR_RT_MEMORY_ALLOCATION,
         absl::StrCat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
   }
-  if (absl::Status holes = SealAgainstHoles(memory.fd.get()); !holes.ok()) {
+  if (absl::Status holes = SealAgainstHoles(memory.fd.get(), size); !holes.ok()) {
     munmap(base, size);
     return AclStatus(ACL_ERROR_INVALID_PARAM, holes.message());
   }
   // A client's memory has no place in acld's core dumps.
   (void)madvise(base, size, MADV_DONTDUMP);
+  // Nor may a huge page be made of it through acld's mapping (its memory
+  // cgroup would pay for that page).
+  (void)madvise(base, size, MADV_NOHUGEPAGE);
   usage_->bytes.fetch_add(size);
   usage_->segments.fetch_add(1);
   if (reserved) usage_->staging_mapped.store(true);

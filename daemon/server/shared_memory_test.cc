@@ -25,8 +25,9 @@ ReceivedMemory MakeMemory(uint64_t file_bytes, int seals = kSealed, uint64_t siz
   const int fd = memfd_create("registry-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(ftruncate(fd, static_cast<off_t>(file_bytes)), 0);
-  if (allocated && file_bytes > 0) {
-    EXPECT_EQ(fallocate(fd, 0, 0, static_cast<off_t>(file_bytes)), 0);
+  if (allocated) {  // every page written, as libascendcl does
+    const std::string zeros(file_bytes, '\0');
+    EXPECT_EQ(pwrite(fd, zeros.data(), zeros.size(), 0), static_cast<ssize_t>(zeros.size()));
   }
   if (seals != 0) {
     EXPECT_EQ(fcntl(fd, F_ADD_SEALS, seals), 0);
@@ -93,11 +94,25 @@ TEST(SharedMemoryTest, MemoryHasNoHolesNorCanGetAnyOnceMapped) {
   const int holes = memfd_create("registry-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   ASSERT_GE(holes, 0);
   ASSERT_EQ(ftruncate(holes, 3 * 4096), 0);
-  ASSERT_EQ(fallocate(holes, 0, 0, 4096), 0);  // one page of three
+  ASSERT_EQ(pwrite(holes, "x", 1, 0), 1);  // one page of three
   ASSERT_EQ(fcntl(holes, F_ADD_SEALS, kSealed), 0);
   absl::StatusOr<uint64_t> refused = registry.Register(ReceivedMemory{UniqueFd(holes), 3 * 4096});
   EXPECT_EQ(AclCodeOf(refused.status()), ACL_ERROR_INVALID_PARAM);
-  EXPECT_NE(refused.status().message().find("allocated"), std::string::npos) << refused.status();
+  EXPECT_NE(refused.status().message().find("written"), std::string::npos) << refused.status();
+  // Pages allocated beyond the end of the file (fallocate's KEEP_SIZE), or
+  // allocated and never written, leave holes where acld maps.
+  const int beyond = memfd_create("registry-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(beyond, 0);
+  ASSERT_EQ(ftruncate(beyond, 2 * 4096), 0);
+  ASSERT_EQ(fallocate(beyond, FALLOC_FL_KEEP_SIZE, 2 * 4096, 2 * 4096), 0);
+  ASSERT_EQ(fcntl(beyond, F_ADD_SEALS, kSealed), 0);
+  EXPECT_FALSE(registry.Register(ReceivedMemory{UniqueFd(beyond), 2 * 4096}).ok());
+  const int unwritten = memfd_create("registry-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_GE(unwritten, 0);
+  ASSERT_EQ(ftruncate(unwritten, 2 * 4096), 0);
+  ASSERT_EQ(fallocate(unwritten, 0, 0, 2 * 4096), 0);
+  ASSERT_EQ(fcntl(unwritten, F_ADD_SEALS, kSealed), 0);
+  EXPECT_FALSE(registry.Register(ReceivedMemory{UniqueFd(unwritten), 2 * 4096}).ok());
   EXPECT_EQ(registry.segment_count(), 0u);
 
   ReceivedMemory memory = MakeMemory(2 * 4096);
