@@ -588,6 +588,15 @@ TEST(OperationsTest, MetricsWithCredentialsAnswerOnlyThoseWhoPresentThem) {
                              "--metrics_credentials_file=" + file})
                 .first,
             2);
+  // Empty: refused too, not served without authentication.
+  const std::string empty = secret.path() + "/empty";
+  std::ofstream(empty) << "\n";
+  ASSERT_EQ(chmod(empty.c_str(), 0600), 0);
+  EXPECT_EQ(RunToCompletion({kAcldBinary, "--socket=" + secret.path() + "/s",
+                             "--metrics_address=127.0.0.1:0",
+                             "--metrics_credentials_file=" + empty})
+                .first,
+            2);
   ASSERT_EQ(chmod(file.c_str(), 0600), 0);
   AcldDaemon daemon({"--metrics_address=127.0.0.1:0", "--metrics_credentials_file=" + file});
   const int port = MetricsPort(daemon);

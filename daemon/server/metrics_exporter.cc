@@ -84,6 +84,8 @@ absl::StatusOr<std::string> MetricsExporter::ReadCredentials(const std::string& 
   text.resize(static_cast<size_t>(read_bytes));
   text = text.substr(0, text.find('\n'));
   if (!text.empty() && text.back() == '\r') text.pop_back();
+  // Empty would mean no authentication at all: never what a file was given for.
+  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " holds no credentials"));
   return text;
 }
 

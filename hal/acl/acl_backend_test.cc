@@ -804,7 +804,9 @@ TEST_F(AclBackendTest, AnAbortThatCannotReachTheVendorKeepsWhatTheDeviceMayUse) 
     EXPECT_FALSE(stream->Launch(*kernel, params).ok()) << "the stream takes no more work";
     stream.reset();
     EXPECT_FALSE(held.expired()) << "let go of with the stream";
-    TearDown();  // the backend's end resets the device
+    // What is kept holds the context: released, the device is reset at
+    // once (it would otherwise stay up until acld ends).
+    device_->Release();
     EXPECT_TRUE(held.expired()) << "the device's reset ended the work";
   }
 }
@@ -896,8 +898,10 @@ TEST_F(AclBackendTest, AFailureIsItsItemsEvenWhenItsTaskIdIsUnknownOrComesRoundA
   params.block_dim = 1;
   params.args = IncrementArgs(buffer, 16);
   log_->SetNextTaskId(100);
-  log_->FailNext("aclrtGetThreadLastTaskId", ACL_ERROR_RT_INTERNAL_ERROR);
+  // Neither the argument copy's task id nor the kernel's is told.
+  log_->FailNextCalls("aclrtGetThreadLastTaskId", ACL_ERROR_RT_INTERNAL_ERROR, 2);
   ASSERT_EQ(*stream->Launch(*explode, params), 1u);
+  EXPECT_GE(CountCalls(log_->Read(), "aclrtGetThreadLastTaskId"), 2);
   ASSERT_TRUE(reports.WaitForCompleted(1));
   EXPECT_EQ(AclCodeOf(reports.completed()[0].second), ACL_ERROR_RT_AICORE_EXCEPTION)
       << "its task id unknown, the failed kernel was reported "

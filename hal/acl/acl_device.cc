@@ -65,8 +65,11 @@ void AclDevice::Release() {
   // stream, event or buffer holding the context lets go of it
   // (~DeviceContext): the core releases a device under its lock, before the
   // streams of an ended session are aborted, and aclrtResetDevice waits for
-  // the work still queued on them.
-  TakeContext();
+  // the work still queued on them. What an abort that could not reach the
+  // vendor keeps (HoldUntilDestroyed) holds the context itself: reset now,
+  // which ends that work, or it would be kept until acld ends.
+  std::shared_ptr<DeviceContext> context = TakeContext();
+  if (context != nullptr && context->held_count() > 0) context->Destroy();
 }
 
 bool AclDevice::is_up() const {

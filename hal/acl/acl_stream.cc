@@ -64,6 +64,13 @@ struct Item {
   std::optional<uint32_t> args_copy_task_id;
   // The vendor's code for a failed task of the item (the first one).
   std::optional<int32_t> failure;
+  // That failure makes the item done before its marker ran: it was the
+  // item's last task's (a stream stopped there never runs the marker), or
+  // the stream stops on failure (nothing after the failed task runs). A
+  // failure of an earlier task (a launch's argument copy) on a stream that
+  // goes on leaves the kernel queued: the item waits for its marker, and
+  // keeps what the kernel uses until then.
+  bool done_by_failure = false;
   std::shared_ptr<AclEvent> event;  // kRecord
   uint64_t record = 0;
   std::shared_ptr<ArgsRing> args_ring;  // kLaunch
@@ -198,6 +205,9 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   // The failures that arrived while the item at the back was being
   // submitted go to their items now that its task ids are known.
   void ClaimFailuresLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `item`'s task `task_id` failed with `code`.
+  void RecordFailureLocked(Item& item, uint32_t task_id, int32_t code)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stops reports (abort or shutdown) and waits for a listener call in
   // progress, unless the caller is that listener.
   void StopReportingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -295,6 +305,7 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   bool point_announced_ ABSL_GUARDED_BY(mu_) = false;
   // An item is reserved and its vendor calls are under way (Submit).
   bool submitting_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_on_failure_ ABSL_GUARDED_BY(mu_) = false;  // the vendor stream's mode
   struct Failure {
     uint32_t task_id;
     int32_t code;
@@ -563,6 +574,7 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
     items_.push_back(std::move(item));
   }
   Item filled;
+  Item taken_back;  // a failed submission's item, let go of outside the lock
   status = op(filled);
   if (status.ok()) {
     if (filled.has_task) filled.task_id = LastTaskId();
@@ -585,13 +597,21 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
       item.memory = std::move(filled.memory);
       if (filled.notify != nullptr) item.notify = filled.notify;
       ClaimFailuresLocked();
-      failed_already = item.failure.has_value();
+      failed_already = item.done_by_failure;
     }
     // Its failure arrived before its task id was known: a stopped stream
     // runs no marker, so the dispatcher must look again.
     if (failed_already) dispatcher_->Notify(shared_from_this());
     status = reports_->Launch(stream_, report_token_, kMarker, 0);
     if (!status.ok()) {
+      {
+        // Taken back before the dispatcher can report it; one it reported
+        // already (its failure made it done) has nothing left to undo.
+        absl::MutexLock lock(&mu_);
+        if (items_.empty() || items_.back().sequence != sequence) return sequence;
+        taken_back = items_.pop_back();
+        --reserved_;
+      }
       // The item's work is on the device but would never be reported: wait
       // for it, so that nothing it uses is released while it runs, and fail
       // the submission.
@@ -608,11 +628,12 @@ absl::StatusOr<uint64_t> AclStream::Core::Submit(ItemKind kind, Op op) {
     }
   }
   if (status.ok()) return sequence;
-  Item failed;  // let go of outside the lock (an event's last reference)
   {
     absl::MutexLock lock(&mu_);
-    failed = items_.pop_back();
-    --reserved_;
+    if (taken_back.sequence == 0) {
+      taken_back = items_.pop_back();
+      --reserved_;
+    }
     ClaimFailuresLocked();  // a failure of its argument copy has no item left
   }
   return status;
@@ -990,7 +1011,7 @@ void AclStream::Core::OnTaskFailure(uint32_t task_id, int32_t acl_code) {
     Item* failed =
         task_ids_known_ ? ItemOfFailureLocked(task_id, /*or_unknown=*/!submitting_) : nullptr;
     if (failed != nullptr) {
-      if (!failed->failure.has_value()) failed->failure = acl_code;
+      RecordFailureLocked(*failed, task_id, acl_code);
     } else if (!task_ids_known_ || submitting_) {
       unclaimed_failures_.push_back(Failure{task_id, acl_code});
       if (unclaimed_failures_.size() > kMaxUnclaimedFailures) {
@@ -1014,12 +1035,17 @@ Item* AclStream::Core::ItemOfFailureLocked(uint32_t task_id, bool or_unknown) {
   return or_unknown ? unknown : nullptr;
 }
 
+void AclStream::Core::RecordFailureLocked(Item& item, uint32_t task_id, int32_t code) {
+  if (!item.failure.has_value()) item.failure = code;
+  if (item.task_id == task_id || stop_on_failure_) item.done_by_failure = true;
+}
+
 void AclStream::Core::ClaimFailuresLocked() {
   submitting_ = false;
   if (!task_ids_known_) return;
   for (const Failure& unclaimed : unclaimed_failures_) {
     Item* failed = ItemOfFailureLocked(unclaimed.task_id, /*or_unknown=*/true);
-    if (failed != nullptr && !failed->failure.has_value()) failed->failure = unclaimed.code;
+    if (failed != nullptr) RecordFailureLocked(*failed, unclaimed.task_id, unclaimed.code);
   }
   unclaimed_failures_.clear();
 }
@@ -1034,9 +1060,12 @@ absl::Status AclStream::Core::SetStopOnFailure(bool stop) {
                                      "aclrtGetThreadLastTaskId: streams cannot stop on failure"));
   }
   ACL_RETURN_IF_ERROR(context_->MakeCurrent());
-  return CheckVendor(api_.aclrtSetStreamFailureMode(
-                         stream_, stop ? ACL_STOP_ON_FAILURE : ACL_CONTINUE_ON_FAILURE),
-                     "aclrtSetStreamFailureMode");
+  ACL_RETURN_IF_ERROR(CheckVendor(api_.aclrtSetStreamFailureMode(
+                                      stream_, stop ? ACL_STOP_ON_FAILURE : ACL_CONTINUE_ON_FAILURE),
+                                  "aclrtSetStreamFailureMode"));
+  absl::MutexLock lock(&mu_);
+  stop_on_failure_ = stop;
+  return absl::OkStatus();
 }
 
 absl::Status AclStream::Core::StopTask(uint64_t sequence) {
@@ -1090,7 +1119,7 @@ void AclStream::Core::Dispatch() {
   absl::MutexLock lock(&mu_);
   while (aborting_ == 0 && !shut_down_) {
     if (!items_.empty() &&
-        (items_.front().sequence <= device_done_ || items_.front().failure.has_value())) {
+        (items_.front().sequence <= device_done_ || items_.front().done_by_failure)) {
       Item item = items_.pop_front();
       const uint64_t sequence = item.sequence;
       const absl::Status status = StatusOfLocked(item);
