@@ -179,6 +179,17 @@ class Stream {
   // Discards every item not yet run, and returns once no item is running.
   // Dropped items are not reported; the stream takes new work afterwards.
   virtual void Abort() = 0;
+  // Abort, for a caller whose `in_use` (may be null) holds what the dropped
+  // items use: true once no item runs. False when the device could not be
+  // reached to discard or wait for them (hal/acl/README.md): they may run
+  // until the device is reset, so the stream keeps `in_use` until then, and
+  // the caller must not let go of what it holds through it either; the
+  // stream then takes no new work.
+  virtual bool AbortKeeping(std::shared_ptr<void> in_use) {
+    (void)in_use;
+    Abort();
+    return true;
+  }
 
  private:
   // ACL_ERROR_RT_FEATURE_NOT_SUPPORT: "this device does not <what>".

@@ -326,7 +326,7 @@ void Stream::SubmittedLocked(Task task, uint64_t early_point,
     ReturnPlaceLocked(task, after);
     if (dropped == nullptr) {
       dropped = std::make_shared<std::vector<Task>>();
-      AbortDeviceLocked(after, [dropped] {});
+      AbortDeviceLocked(after, dropped);
     }
     dropped->push_back(std::move(task));
     AdvanceFinishedLocked(discarded_through_);
@@ -505,9 +505,9 @@ bool Stream::EndDrainLocked() {
 }
 
 void Stream::AbortDeviceLocked(std::vector<std::function<void()>>& after,
-                               std::function<void()> then) {
+                               std::shared_ptr<std::vector<Task>> dropped) {
   ++device_aborts_pending_;
-  after.push_back([this, then = std::move(then)] {
+  after.push_back([this, dropped = std::move(dropped)] {
     // A hand-over under way ends first (unless it is this thread's own: a
     // failure reported inside it), and none starts until this abort has run
     // (device_aborts_pending_). Not held across the abort: on acl, Abort
@@ -516,8 +516,15 @@ void Stream::AbortDeviceLocked(std::vector<std::function<void()>>& after,
     if (handing_over_thread_.load() != std::this_thread::get_id()) {
       absl::MutexLock hand_over_ended(&submit_mu_);
     }
-    device_->Abort();
-    then();
+    // The device lets go of the tasks first: a copy may still read host
+    // memory that a task's hold keeps mapped.
+    const bool ended = device_->AbortKeeping(dropped);
+    if (dropped != nullptr) {
+      for (Task& task : *dropped) {
+        if (auto discard = task.TakeOnDiscard()) discard();
+      }
+      if (ended) dropped->clear();  // else the device keeps them until its reset
+    }
     bool make_ready;
     std::vector<std::function<void()>> done;
     {
@@ -764,27 +771,21 @@ void Stream::AdvanceFinishedLocked(uint64_t id) {
 
 void Stream::DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id,
                                    bool abort_device) {
-  auto dropped = std::make_shared<std::deque<Task>>();
+  auto dropped = std::make_shared<std::vector<Task>>();
   while (!in_flight_.empty() && in_flight_.back().id > after_id) {
-    dropped->push_front(PopInFlightLocked(/*front=*/false, after));
+    dropped->push_back(PopInFlightLocked(/*front=*/false, after));
   }
+  std::reverse(dropped->begin(), dropped->end());  // in submission order
   if (dropped->empty()) {
     // Work still on the device before the failure means it failed at its
     // submit: the device did not stop, and the earlier work must go on.
-    if (abort_device && in_flight_.empty() && device_ != nullptr) AbortDeviceLocked(after, [] {});
+    if (abort_device && in_flight_.empty() && device_ != nullptr) AbortDeviceLocked(after, nullptr);
     return;
   }
   CountDiscardedLocked(dropped->size());
   counters_.queued -= dropped->size();
   early_device_results_.clear();
-  // The device lets go of them first: a copy may still read host memory that
-  // a task's hold keeps mapped.
-  AbortDeviceLocked(after, [dropped] {
-    for (Task& task : *dropped) {
-      if (auto discard = task.TakeOnDiscard()) discard();
-    }
-    dropped->clear();
-  });
+  AbortDeviceLocked(after, std::move(dropped));
   // Its queue is discarded next (DiscardQueuedLocked): nothing is left to wait for.
   if (state_ == State::kDraining) state_ = State::kIdle;
 }
@@ -810,7 +811,7 @@ void Stream::DiscardQueuedLocked(std::vector<std::function<void()>>& after, uint
   discarded_mark_.store(discarded_through_, std::memory_order_release);
   // A task being handed over may reach the device after this: the device
   // is aborted after that hand-over (see submit_mu_).
-  if (handing_over_) AbortDeviceLocked(after, [] {});
+  if (handing_over_) AbortDeviceLocked(after, nullptr);
   // A task still running finishes first; otherwise everything is done now.
   // (A worker may be between tasks, reporting what finished: the stream is
   // then kRunning with no task running, and nothing would finish it later.)

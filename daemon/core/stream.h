@@ -307,9 +307,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void DiscardInFlightLocked(std::vector<std::function<void()>>& after, uint64_t after_id,
                              bool abort_device = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Aborts the device stream from `after` (then runs `then`); until it has,
-  // no device work is submitted, or it would be dropped with the old work.
-  void AbortDeviceLocked(std::vector<std::function<void()>>& after, std::function<void()> then)
+  // Aborts the device stream from `after`, then runs the discards of
+  // `dropped` (may be null) and lets go of the tasks, unless the device could
+  // not be reached: it keeps them until its reset then (hal/stream.h,
+  // AbortKeeping). Until it has, no device work is submitted, or it would be
+  // dropped with the old work.
+  void AbortDeviceLocked(std::vector<std::function<void()>>& after,
+                         std::shared_ptr<std::vector<Task>> dropped)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records the end of the current task; collects callbacks to run unlocked.
   void FinishLocked(const Task& task, absl::Status status,

@@ -739,6 +739,26 @@ class ScriptedDeviceStream final : public hal::Stream {
     absl::MutexLock lock(&mu_);
     log_.push_back("abort");
   }
+  // With `unreachable`, an abort cannot reach the device, and keeps what the
+  // caller handed it (hal/stream.h).
+  bool AbortKeeping(std::shared_ptr<void> in_use) override {
+    Abort();
+    absl::MutexLock lock(&mu_);
+    if (!unreachable_) return true;
+    kept_ = std::move(in_use);
+    return false;
+  }
+  void MakeUnreachable() {
+    absl::MutexLock lock(&mu_);
+    unreachable_ = true;
+  }
+  // What an abort that could not reach the device kept; the device's reset
+  // lets go of it.
+  void Reset() {
+    std::shared_ptr<void> kept;
+    absl::MutexLock lock(&mu_);
+    kept = std::move(kept_);
+  }
 
   uint64_t submitted() {
     absl::MutexLock lock(&mu_);
@@ -770,6 +790,8 @@ class ScriptedDeviceStream final : public hal::Stream {
   uint64_t next_ = 1;
   std::vector<std::string> log_;
   std::vector<std::pair<uint64_t, absl::Status>> resumed_;
+  bool unreachable_ = false;
+  std::shared_ptr<void> kept_;
 };
 
 // A sim device whose streams are scripted; keeps their listeners.
@@ -811,6 +833,28 @@ class ScriptedStreamTest : public ::testing::Test {
     }));
   }
 };
+
+// An abort the device could not take (the vendor unreachable) leaves the
+// dropped work possibly running: its holds (the memory it reads and writes)
+// stay with the device stream until the device's reset, and its owner still
+// hears it was discarded.
+TEST_F(ScriptedStreamTest, WorkAnAbortCouldNotEndKeepsItsHoldsUntilTheDevicesReset) {
+  PutAFillOnTheDevice();
+  device.stream_->MakeUnreachable();
+  auto hold = std::make_shared<int>(0);
+  std::weak_ptr<int> held = hold;
+  std::atomic<int> discarded{0};
+  ASSERT_TRUE((*stream)
+                  ->EnqueueDeviceWork([](hal::Stream& d) { return d.Fill({}, 0, 1); }, "fill", 0,
+                                      [&] { ++discarded; }, nullptr, std::move(hold))
+                  .ok());
+  ASSERT_TRUE(hal::testing::Eventually([&] { return device.stream_->submitted() == 2; }));
+  (*stream)->Abort(AclStatus(ACL_ERROR_RT_STREAM_ABORT, "aborted"));
+  EXPECT_TRUE(hal::testing::Eventually([&] { return discarded.load() == 1; }));
+  EXPECT_FALSE(held.expired()) << "let go of while the device may still run it";
+  device.stream_->Reset();
+  EXPECT_TRUE(held.expired());
+}
 
 TEST_F(ScriptedStreamTest, AFailureReportedInsideAHandOverAbortsTheDeviceThere) {
   ASSERT_TRUE(stream.ok());

@@ -790,14 +790,23 @@ TEST_F(AclBackendTest, AnAbortThatCannotReachTheVendorKeepsWhatTheDeviceMayUse) 
     params.memory.reset();
     log_->Clear();
     log_->FailNextCalls("aclrtSetCurrentContext", ACL_ERROR_RT_CONTEXT_NULL, failures);
+    // The caller's own holds (the core's tasks: copies' host and device
+    // memory) are kept with the launch's.
+    auto callers = std::make_shared<int>(0);
+    std::weak_ptr<int> callers_held = callers;
+    bool ended = false;
     // A thread of its own: no context is current there yet.
-    std::thread([&] { stream->Abort(); }).join();
+    std::thread([&] { ended = stream->AbortKeeping(std::move(callers)); }).join();
     const std::vector<Call> calls = log_->Read();
     if (failures == 1) {
+      EXPECT_TRUE(ended);
       EXPECT_EQ(CountCalls(calls, "aclrtStreamAbort"), 1) << "retried";
       EXPECT_TRUE(held.expired()) << "discarded by the vendor, the launch still holds its memory";
+      EXPECT_TRUE(callers_held.expired());
       continue;
     }
+    EXPECT_FALSE(ended);
+    EXPECT_FALSE(callers_held.expired()) << "the caller's holds were let go of";
     EXPECT_EQ(CountCalls(calls, "aclrtStreamAbort"), 0);
     EXPECT_EQ(CountCalls(calls, "aclrtDestroyNotify"), 0) << "a wait may still hold it";
     EXPECT_FALSE(held.expired()) << "let go of while the device may still run the launch";
@@ -808,6 +817,7 @@ TEST_F(AclBackendTest, AnAbortThatCannotReachTheVendorKeepsWhatTheDeviceMayUse) 
     // once (it would otherwise stay up until acld ends).
     device_->Release();
     EXPECT_TRUE(held.expired()) << "the device's reset ended the work";
+    EXPECT_TRUE(callers_held.expired());
   }
 }
 

@@ -132,7 +132,9 @@ class AclStream::Core final : public CompletionDispatcher::Client,
   }
   absl::Status StopTask(uint64_t sequence);
   bool can_stop_tasks() const { return api_.aclrtStreamStop != nullptr; }
-  void Abort();
+  // False when the vendor could not be reached (Quarantine); `in_use` is
+  // then kept with the items.
+  bool Abort(std::shared_ptr<void> in_use);
 
   void Dispatch() override;
   void OnTaskFailure(uint32_t task_id, int32_t acl_code) override;
@@ -1174,7 +1176,7 @@ void AclStream::Core::ResumeCallbackPoint(uint64_t sequence, absl::Status status
   reports_->RecordNotify(notify).IgnoreError();
 }
 
-void AclStream::Core::Abort() {
+bool AclStream::Core::Abort(std::shared_ptr<void> in_use) {
   {
     absl::MutexLock lock(&mu_);
     ++aborting_;
@@ -1206,11 +1208,13 @@ void AclStream::Core::Abort() {
     absl::MutexLock lock(&mu_);
     --aborting_;
   }
-  if (unreachable) {
-    Quarantine(dropped, std::move(under_copies));
-  } else {
+  if (!unreachable) {
     Drop(dropped);
+    return true;
   }
+  Quarantine(dropped, std::move(under_copies));
+  if (in_use != nullptr) context_->HoldUntilDestroyed(std::move(in_use));
+  return false;
 }
 
 AclStream::~AclStream() { core_->Shutdown(); }
@@ -1272,6 +1276,10 @@ absl::Status AclStream::StopItem(uint64_t sequence, const absl::Status& why) {
   return core_->StopTask(sequence);
 }
 
-void AclStream::Abort() { core_->Abort(); }
+void AclStream::Abort() { core_->Abort(nullptr); }
+
+bool AclStream::AbortKeeping(std::shared_ptr<void> in_use) {
+  return core_->Abort(std::move(in_use));
+}
 
 }  // namespace hal::acl

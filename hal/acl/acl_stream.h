@@ -111,6 +111,7 @@ class AclStream final : public Stream {
   absl::Status StopItem(uint64_t sequence, const absl::Status& why) override;
   bool can_stop_items() const override;
   void Abort() override;
+  bool AbortKeeping(std::shared_ptr<void> in_use) override;
 
   class Core;
 
