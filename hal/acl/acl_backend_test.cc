@@ -230,13 +230,22 @@ class AclBackendTest : public ::testing::Test {
     return executable.ok() ? *executable : nullptr;
   }
 
-  // The fake's increment kernel, its executable kept until the test ends;
-  // null when it could not be loaded.
-  const Function* Increment() {
+  // The fake's kernel `name` ("increment", "explode"), its executable kept
+  // until the test ends; null when it could not be loaded.
+  const Function* Kernel(const char* name) {
     if (kernels_ == nullptr) kernels_ = LoadKernels();
     if (kernels_ == nullptr) return nullptr;
-    absl::StatusOr<const Function*> function = kernels_->GetFunction("increment");
+    absl::StatusOr<const Function*> function = kernels_->GetFunction(name);
     return function.ok() ? *function : nullptr;
+  }
+  const Function* Increment() { return Kernel("increment"); }
+
+  // One block adding one to each of `buffer`'s first `count` bytes.
+  static LaunchParams Incrementing(const DeviceBuffer& buffer, uint64_t count) {
+    LaunchParams params;
+    params.block_dim = 1;
+    params.args = IncrementArgs(buffer, count);
+    return params;
   }
 
   std::string library_;
@@ -860,17 +869,14 @@ TEST_F(AclBackendTest, VendorErrorsKeepTheirExactCodes) {
   absl::StatusOr<std::shared_ptr<Executable>> garbage = device_->LoadExecutable("not a binary");
   EXPECT_EQ(AclCodeOf(garbage.status()), ACL_ERROR_RT_PARAM_INVALID);
 
-  std::shared_ptr<Executable> executable = LoadKernels();
-  ASSERT_NE(executable, nullptr);
-  const Function* explode = *executable->GetFunction("explode");
-  const Function* increment = *executable->GetFunction("increment");
+  const Function* explode = Kernel("explode");
+  const Function* increment = Kernel("increment");
+  ASSERT_TRUE(explode != nullptr && increment != nullptr);
   DeviceBuffer buffer = Allocate(16);
   StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
-  LaunchParams params;
-  params.block_dim = 1;
-  params.args = IncrementArgs(buffer, 16);
+  const LaunchParams params = Incrementing(buffer, 16);
   ASSERT_TRUE(stream->Launch(*increment, params).ok());
   ASSERT_TRUE(stream->Launch(*explode, params).ok());
   ASSERT_TRUE(stream->Launch(*increment, params).ok());
@@ -896,17 +902,14 @@ TEST_F(AclBackendTest, VendorErrorsKeepTheirExactCodes) {
 // failed (or done before it ran). A kernel whose task id the vendor did not
 // tell still gets its failure.
 TEST_F(AclBackendTest, AFailureIsItsItemsEvenWhenItsTaskIdIsUnknownOrComesRoundAgain) {
-  std::shared_ptr<Executable> executable = LoadKernels();
-  ASSERT_NE(executable, nullptr);
-  const Function* explode = *executable->GetFunction("explode");
-  const Function* increment = *executable->GetFunction("increment");
+  const Function* explode = Kernel("explode");
+  const Function* increment = Kernel("increment");
+  ASSERT_TRUE(explode != nullptr && increment != nullptr);
   DeviceBuffer buffer = Allocate(16);
   StreamReports reports;
   std::unique_ptr<Stream> stream = NewStream(reports);
   ASSERT_NE(stream, nullptr);
-  LaunchParams params;
-  params.block_dim = 1;
-  params.args = IncrementArgs(buffer, 16);
+  const LaunchParams params = Incrementing(buffer, 16);
   log_->SetNextTaskId(100);
   // Neither the argument copy's task id nor the kernel's is told.
   log_->FailNextCalls("aclrtGetThreadLastTaskId", ACL_ERROR_RT_INTERNAL_ERROR, 2);
