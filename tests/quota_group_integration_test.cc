@@ -222,12 +222,15 @@ TEST(QuotaGroupTest, ATokenIsRedeemableOnlyOnTheRuntimeSocketOfTheDeskThatIssued
     EXPECT_FALSE(group_token_at_host.opened());
     EXPECT_TRUE(daemon.Status().sessions().empty());
   }
-  // A connection to its identity socket that says nothing holds a slot there,
-  // which aclctl shows, until acld drops it.
+  // A connection to its identity socket that starts a request and never ends
+  // it holds a slot there (for the request's 5 s), which aclctl shows, until
+  // acld drops it. (One that sent nothing would be told to come back after
+  // 250 ms: too soon for a slow run to see it.)
   {
     const int silent = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const sockaddr_un address = acld::server::UnixSocketAddress(group_socket + ".peer");
     ASSERT_EQ(connect(silent, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+    ASSERT_EQ(write(silent, "T", 1), 1);
     EXPECT_TRUE(WaitUntil([&] { return Show(daemon, group).pending_identity_connections() == 1; },
                           absl::Seconds(5)));
     close(silent);
