@@ -494,6 +494,9 @@ void AclStream::Core::Quarantine(std::vector<Item>& items,
     std::vector<Item> items;
     std::vector<std::shared_ptr<ArgsRing>> rings;
   };
+  // Nothing to keep adds nothing: a broken stream's owner may abort it
+  // again and again, and the context's list would grow with every call.
+  if (items.empty() && rings_under_copies.empty()) return;
   for (Item& item : items) ForgetRecordAndWait(item);
   context_->HoldUntilDestroyed(
       std::make_shared<Kept>(Kept{std::move(items), std::move(rings_under_copies)}));
