@@ -620,8 +620,7 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     ucred credentials{};
     socklen_t length = sizeof(credentials);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) continue;
-    PeerCredentials peer{credentials.pid, credentials.uid, credentials.gid,
-                         ProcessStartTicks(credentials.pid).value_or(0)};
+    PeerCredentials peer{credentials.pid, credentials.uid, credentials.gid};
     const uid_t counted_uid = UidOwners::HostCountedAs(credentials.uid);
     if (counted_uid != credentials.uid) peer.range_owner = counted_uid;
     const uid_t tenant = options_.TenantOf(peer);
@@ -636,6 +635,8 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
                                       " identity requests of uid ", counted_uid, " already"));
       continue;
     }
+    // Read only for a connection that is served (it reads /proc).
+    peer.start_ticks = ProcessStartTicks(credentials.pid).value_or(0);
     Connection connection;
     connection.socket = std::move(socket);
     connection.peer = std::move(peer);
