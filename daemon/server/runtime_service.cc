@@ -633,7 +633,10 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
       group != nullptr ? group->view() : DeviceView::Host(runtime_.DeviceCount()),
       SyncTransfers::Threads{[this, tenant = live->tenant](
                                  std::function<void()> task) { pool_.Post(std::move(task), tenant); },
-                             [this] { return pool_.OthersRang(); }});
+                             [this] { return pool_.OthersRang(); }},
+      [this, tenant = live->tenant](std::function<void()> call) {
+        long_calls_.Run(tenant, std::move(call));
+      });
   {
     absl::MutexLock lock(&live->mu);
     live->handler = handler;

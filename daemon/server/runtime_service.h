@@ -29,6 +29,7 @@
 #include "daemon/server/channel_pool.h"
 #include "daemon/server/command_reader.h"
 #include "daemon/server/hello_deadlines.h"
+#include "daemon/server/long_calls.h"
 #include "daemon/server/log_limiter.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/message_budget.h"
@@ -321,7 +322,10 @@ class RuntimeService final
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
   CommandReader command_reader_;
-  // Last: its threads run sessions' turns and reaps, which use the above.
+  // Its thread runs sessions' long calls (binary loads), which use the above.
+  LongCalls long_calls_;
+  // Last: its threads run sessions' turns and reaps, which use the above
+  // (and hand long calls over).
   ChannelPool pool_;
 };
 

@@ -100,6 +100,61 @@ void SessionHandler::RunSync(uint64_t call_id, absl::StatusOr<PiecewiseTransfer>
   sync_transfers_->Add(*std::move(transfer), AnswerWhenDone(call_id));
 }
 
+void SessionHandler::AnswerHandle(uint64_t call_id, const absl::StatusOr<uint64_t>& handle) {
+  if (!handle.ok()) return AnswerStatus(call_id, handle.status());
+  Reply reply;
+  reply.mutable_handle()->set_handle(*handle);
+  Answer(call_id, std::move(reply));
+}
+
+void SessionHandler::LoadBinary(uint64_t call_id, const acl::v1::LoadBinaryRequest& load) {
+  // What a load needs once its bytes are ready; a copy of the binary is
+  // taken only where the load runs.
+  struct Load {
+    int32_t device = 0;
+    uint64_t bytes = 0;
+    std::string inline_data;
+    HostSpan shared;  // keeps the segment mapped until the copy is made
+    std::unique_ptr<BinaryCharges::Held> held;
+  };
+  auto pending = std::make_shared<Load>();
+  pending->device = load.device_id();
+  pending->bytes = load.has_shared() ? load.size() : load.inline_data().size();
+  // Charged before anything is copied: what waits for the long-call thread
+  // is bounded by the tenant's binary bytes.
+  absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> reserved =
+      runtime_.ReserveBinaryLoad(session_, pending->device, pending->bytes);
+  if (!reserved.ok()) return AnswerStatus(call_id, reserved.status());
+  pending->held = *std::move(reserved);
+  if (load.has_shared()) {
+    absl::StatusOr<HostSpan> span =
+        shared_memory_.Resolve(load.shared().segment(), load.shared().offset(), load.size());
+    if (!span.ok()) return AnswerStatus(call_id, span.status());
+    pending->shared = *std::move(span);
+  }
+  auto run = [this](Load& load, absl::string_view inline_data) {
+    // The process can still write its segment: the device parses a copy.
+    const bool shared = load.shared.data != nullptr;
+    const std::string copied =
+        shared ? std::string(reinterpret_cast<const char*>(load.shared.data), load.bytes) : "";
+    load.shared = HostSpan();
+    return runtime_.LoadBinary(session_, load.device, shared ? copied : inline_data,
+                               std::move(load.held));
+  };
+  if (pending->bytes <= kLongLoadBytes) {
+    return AnswerHandle(call_id, run(*pending, load.inline_data()));
+  }
+  if (!AdmitWaiting(call_id)) return;
+  if (!load.has_shared()) pending->inline_data = load.inline_data();
+  run_long_([weak = weak_from_this(), call_id, pending, run] {
+    std::shared_ptr<SessionHandler> self = weak.lock();
+    if (self == nullptr || self->closed_.load()) return;
+    absl::StatusOr<uint64_t> handle = run(*pending, pending->inline_data);
+    self->waiting_calls_.fetch_sub(1);
+    self->AnswerHandle(call_id, handle);
+  });
+}
+
 absl::Status SessionHandler::TakeDeferredError() {
   absl::MutexLock lock(&mu_);
   absl::Status error = std::move(deferred_error_);
@@ -803,22 +858,8 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
       }
       return answer_handle(shared_memory_.Register(*std::move(memory), shared.staging()));
     }
-    case ClientMessage::kLoadBinary: {
-      const acl::v1::LoadBinaryRequest& load = request.load_binary();
-      if (load.has_shared()) {
-        absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> reserved =
-            runtime_.ReserveBinaryLoad(session_, load.device_id(), load.size());
-        if (!reserved.ok()) return answer_status(reserved.status());
-        absl::StatusOr<HostSpan> span =
-            shared_memory_.Resolve(load.shared().segment(), load.shared().offset(), load.size());
-        if (!span.ok()) return answer_status(span.status());
-        // The process can still write its segment: the device parses a copy.
-        const std::string bytes(reinterpret_cast<const char*>(span->data), load.size());
-        return answer_handle(
-            runtime_.LoadBinary(session_, load.device_id(), bytes, *std::move(reserved)));
-      }
-      return answer_handle(runtime_.LoadBinary(session_, load.device_id(), load.inline_data()));
-    }
+    case ClientMessage::kLoadBinary:
+      return LoadBinary(call_id, request.load_binary());
     case ClientMessage::kUnloadBinary:
       return answer_status(runtime_.UnloadBinary(session_, request.unload_binary().binary()));
     case ClientMessage::kGetFunction:

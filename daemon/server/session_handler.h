@@ -33,10 +33,13 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // Without a desk (unit tests) shared memory registration is refused.
   // `devices` is what the session sees (its quota group's, or the host's).
   // `threads` serve every session (the channel pool's): large synchronous
-  // copies and fills run there a slice at a time.
+  // copies and fills run there a slice at a time. `run_long` runs a call
+  // that may take long, such as a large binary's load, away from them
+  // (LongCalls::Run, in the session's tenant's turn).
+  using LongCallRunner = std::function<void(std::function<void()>)>;
   SessionHandler(Runtime& runtime, SessionId session, uid_t uid, pid_t pid,
                  std::shared_ptr<PeerCredentialDesk> desk, SharedMemoryLimits limits, Writer write,
-                 DeviceView devices, SyncTransfers::Threads threads)
+                 DeviceView devices, SyncTransfers::Threads threads, LongCallRunner run_long)
       : runtime_(runtime),
         session_(session),
         queue_budget_(runtime.QueueBudgetOf(session)),
@@ -48,11 +51,16 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
         shared_memory_(limits, [&runtime](void* data, uint64_t bytes) {
           return runtime.RegisterHostMemory(data, bytes);
         }),
-        sync_transfers_(std::make_shared<SyncTransfers>(std::move(threads))) {}
+        sync_transfers_(std::make_shared<SyncTransfers>(std::move(threads))),
+        run_long_(std::move(run_long)) {}
   // The session ended: drops its synchronous transfers not finished, which
-  // nobody waits for (and whose memory may go). Completions of calls still
-  // waiting in the core can keep the handler itself a while longer.
-  void Close() { sync_transfers_->Close(); }
+  // nobody waits for (and whose memory may go), and skips its long calls not
+  // started. Completions of calls still waiting in the core can keep the
+  // handler itself a while longer.
+  void Close() {
+    closed_.store(true);
+    sync_transfers_->Close();
+  }
   ~SessionHandler() { Close(); }
 
   SessionId session() const { return session_; }
@@ -79,6 +87,7 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   void Dispatch(const acl::v1::ClientMessage& request);
   void Answer(uint64_t call_id, acl::v1::Reply reply);
   void AnswerStatus(uint64_t call_id, const absl::Status& status);
+  void AnswerHandle(uint64_t call_id, const absl::StatusOr<uint64_t>& handle);
   // A session may have this many calls waiting in the core at once (each
   // holds a completion there); a well-behaved process has one per thread.
   static constexpr int kMaxWaitingCalls = 4096;
@@ -108,6 +117,12 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   void RunSync(uint64_t call_id, absl::StatusOr<PiecewiseTransfer> transfer);
   // The deferred error of an earlier asynchronous operation, taken once.
   absl::Status TakeDeferredError();
+  // aclrtBinaryLoadFromData: a binary larger than kLongLoadBytes is copied
+  // and loaded by run_long_, answered from there.
+  void LoadBinary(uint64_t call_id, const acl::v1::LoadBinaryRequest& load);
+  // The largest binary loaded where its request is read: the size our
+  // client sends inline, which the device parses in microseconds.
+  static constexpr uint64_t kLongLoadBytes = 64 << 10;
 
   Runtime& runtime_;
   const SessionId session_;
@@ -120,6 +135,8 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   const DeviceRenumbering renumbering_;
   SharedMemoryRegistry shared_memory_;
   const std::shared_ptr<SyncTransfers> sync_transfers_;
+  const LongCallRunner run_long_;
+  std::atomic<bool> closed_{false};
   std::atomic<int> waiting_calls_{0};
   absl::Mutex mu_;
   absl::Status deferred_error_ ABSL_GUARDED_BY(mu_);
