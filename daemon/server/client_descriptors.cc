@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -81,24 +82,28 @@ void Empty(int socket, int depth) {
   }
 }
 
-// Files whose close never waits on anyone: memory, pipes, eventfds and
-// other anonymous inodes, files of /proc and /sys. Not a device node: /dev
-// is tmpfs too, and a tty's close may wait for its output to drain.
+// Files whose close never waits on anyone: what our clients hand over, a
+// memfd (a regular file of tmpfs or hugetlbfs) and an eventfd. Nothing else:
+// a pipe's or FIFO's last close takes the pipe's lock, which its sender can
+// hold for ever (a splice() from it into a socket nobody reads); other
+// anonymous inodes (epoll, io_uring, userfaultfd...) have locks of their own;
+// a device node's close may wait for its output to drain (/dev is tmpfs too).
 // (fstatfs and fstat of a file on another user's FUSE mount are answered by
 // the kernel, not by that mount's server, unless it allows others in.)
 bool ClosesAtOnce(int fd, mode_t mode) {
   struct statfs fs {};
   if (fstatfs(fd, &fs) != 0) return false;
-  const bool plain = S_ISREG(mode) || S_ISDIR(mode) || S_ISFIFO(mode);
   switch (static_cast<unsigned long>(fs.f_type)) {
-    case PIPEFS_MAGIC:
-    case ANON_INODE_FS_MAGIC:
-      return true;
     case TMPFS_MAGIC:
     case HUGETLBFS_MAGIC:
-    case PROC_SUPER_MAGIC:
-    case SYSFS_MAGIC:
-      return plain;
+      return S_ISREG(mode);
+    case ANON_INODE_FS_MAGIC: {
+      // Which anonymous inode it is shows only in its name.
+      char link[64] = {};
+      const std::string path = "/proc/self/fd/" + std::to_string(fd);
+      const ssize_t n = readlink(path.c_str(), link, sizeof(link) - 1);
+      return n > 0 && std::strcmp(link, "anon_inode:[eventfd]") == 0;
+    }
     default:
       return false;
   }

@@ -13,8 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "daemon/server/descriptor_traps.h"
@@ -151,6 +153,47 @@ TEST(ClientDescriptorsTest, FilesWhoseCloseMayWaitGoToTheSlowCloser) {
   CloseReceived(file);
   EXPECT_TRUE(Eventually([&] { return SlowCloseCounts().closed == before.closed + 1; }));
   EXPECT_EQ(SlowCloseCounts().waiting, 0u);
+}
+
+// A pipe's last close takes the pipe's lock, which its sender can hold for as
+// long as it likes: a splice() from the pipe into a socket nobody reads holds
+// it while it waits for room there.
+TEST(ClientDescriptorsTest, APipeWhoseLockItsSenderHoldsDoesNotHoldTheClose) {
+  int full[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, full), 0);
+  ASSERT_EQ(fcntl(full[0], F_SETFL, O_NONBLOCK), 0);
+  const std::string chunk(4096, 'x');
+  while (write(full[0], chunk.data(), chunk.size()) > 0) {
+  }
+  ASSERT_EQ(fcntl(full[0], F_SETFL, 0), 0);
+  int pipe_ends[2];
+  ASSERT_EQ(pipe2(pipe_ends, O_CLOEXEC), 0);
+  ASSERT_EQ(write(pipe_ends[1], chunk.data(), chunk.size()), 4096);
+  std::thread splicing([&] {
+    splice(pipe_ends[0], nullptr, full[0], nullptr, chunk.size(), 0);  // waits for room
+  });
+  // Room comes only after the close returned, or after 10 s if it waited.
+  absl::Notification closed;
+  std::thread reader([&] {
+    closed.WaitForNotificationWithTimeout(absl::Seconds(10));
+    std::string sink(1 << 20, '\0');
+    for (int i = 0; i < 64 && read(full[1], sink.data(), sink.size()) > 0; ++i) {
+      if (fcntl(full[1], F_SETFL, O_NONBLOCK) != 0) break;
+    }
+  });
+  absl::SleepFor(absl::Milliseconds(200));  // the splice is under way, holding the lock
+  const SlowCloses before = SlowCloseCounts();
+  const absl::Time start = absl::Now();
+  CloseReceived(pipe_ends[1]);  // the write end's only reference: its last close
+  const absl::Duration took = absl::Now() - start;
+  closed.Notify();
+  EXPECT_LT(took, absl::Seconds(5)) << "the close waited for the sender's splice";
+  reader.join();
+  splicing.join();
+  EXPECT_TRUE(Eventually([&] { return SlowCloseCounts().closed >= before.closed + 1; }));
+  close(pipe_ends[0]);
+  close(full[0]);
+  close(full[1]);
 }
 
 // Where the kernel can (Linux 6.16 on), a socket that expects no descriptor
