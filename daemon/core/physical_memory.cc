@@ -52,7 +52,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t dev
   constexpr const char* kApi = "aclrtMallocPhysical";
   ACL_ASSIGN_OR_RETURN(const uint64_t rounded, RoundedSize(device, size, kApi));
   {  // a full session's call costs no allocation
-    absl::MutexLock lock(&mu_);
+    DroppingLock lock(this);
     if (holdings_[session].handles.size() >= kMaxPerSession) {
       return OverLimit(kApi, "physical memory handles");
     }
@@ -65,7 +65,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t dev
   handle->size = rounded;
   handle->huge_pages = huge_pages;
   handle->memory = std::move(memory);
-  absl::MutexLock lock(&mu_);  // released before `handle`, and with it the memory, goes
+  DroppingLock lock(this);  // released before `handle`, and with it the memory, goes
   // Again: calls of one session racing for its last slot must not pass the bound.
   auto& handles = holdings_[session].handles;
   if (handles.size() >= kMaxPerSession) return OverLimit(kApi, "physical memory handles");
@@ -86,17 +86,18 @@ absl::StatusOr<std::shared_ptr<PhysicalMemory::Handle>> PhysicalMemory::HandleLo
 }
 
 absl::Status PhysicalMemory::Free(SessionId session, uint64_t id) {
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle,
                        HandleLocked(session, id, "aclrtFreePhysical"));
   if (--handle->references > 0) return absl::OkStatus();
   holdings_[session].handles.erase(id);
   DropHandleLocked(session, handle, "the exporting process freed it");
+  DropLocked(std::move(handle));
   return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> PhysicalMemory::Retain(SessionId session, uint64_t address) {
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(MappingAt at,
                        MappingAtLocked(session, address, "aclrtMemRetainAllocationHandle"));
   const std::shared_ptr<Handle>& handle = at.mapping->handle;
@@ -119,7 +120,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Retain(SessionId session, uint64_t addr
 
 absl::StatusOr<PhysicalMemory::Properties> PhysicalMemory::PropertiesOf(SessionId session,
                                                                        uint64_t id) {
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle,
                        HandleLocked(session, id, "aclrtMemGetAllocationPropertiesFromHandle"));
   return Properties{handle->device, handle->huge_pages};
@@ -127,7 +128,7 @@ absl::StatusOr<PhysicalMemory::Properties> PhysicalMemory::PropertiesOf(SessionI
 
 absl::StatusOr<bool> PhysicalMemory::Readable(SessionId session, uint64_t address,
                                               int32_t device) {
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(MappingAt at, MappingAtLocked(session, address, "aclrtMemGetAccess"));
   return device == at.reservation->device && at.mapping->accessible &&
          at.mapping->handle->revoked.empty();
@@ -144,7 +145,13 @@ void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<H
     // it is left: one freed while still mapped stays listed, so that the
     // owner's free, reset or end still revokes those mappings (UnmapLocked
     // drops it with its last one).
-    if (handle->mappings == 0) entry.imports.erase(handle.get());
+    if (handle->mappings == 0) {
+      auto import = entry.imports.find(handle.get());
+      if (import != entry.imports.end()) {
+        DropLocked(std::move(import->second.handle));
+        entry.imports.erase(import);
+      }
+    }
     return;
   }
   // The owner's: every import is revoked, and the mappings of it stop
@@ -153,6 +160,7 @@ void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<H
   for (auto& [raw, import] : entry.imports) {
     const std::shared_ptr<Handle>& imported = import.handle;
     imported->revoked = reason;
+    DropLocked(std::move(imported->memory.keepalive));
     imported->memory = ResolvedRange{};
     if (imported->mappings == 0) continue;
     for (auto& [start, reservation] : holdings_[import.session].reservations) {
@@ -169,6 +177,8 @@ void PhysicalMemory::DropHandleLocked(SessionId session, const std::shared_ptr<H
   --owner.exports;
   KernelWhitelist::Uncount(owner.whitelist_entries, entry.whitelist.size());
   handle->shareable = 0;  // retained while mapped, it may be exported again
+  DropLocked(std::move(entry.handle));
+  for (auto& [raw, import] : entry.imports) DropLocked(std::move(import.handle));
   exports_.erase(it);
 }
 
@@ -179,7 +189,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Reserve(SessionId session, int32_t devi
   const uint64_t granularity = GranularityOf(device);
   hal::Device& hal_device = backend_.device(device);
   const uint64_t bound = hal_device.info().memory_bytes * kReservedPerMemory;
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   Holdings& holdings = holdings_[session];
   if (holdings.reservations.size() >= kMaxPerSession) return OverLimit(kApi, "reservations");
   uint64_t& reserved = holdings.reserved_bytes[device];
@@ -226,7 +236,7 @@ absl::StatusOr<PhysicalMemory::MappingAt> PhysicalMemory::MappingAtLocked(Sessio
 
 absl::Status PhysicalMemory::Release(SessionId session, uint64_t address) {
   constexpr const char* kApi = "aclrtReleaseMemAddress";
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, 1, kApi));
   if (reservation->first != address) {
     return Invalid(kApi, absl::StrFormat("0x%x is not the start of a reservation", address));
@@ -261,7 +271,7 @@ void PhysicalMemory::ApplyLocked(SessionId session, uint64_t address, const Mapp
 absl::Status PhysicalMemory::Map(SessionId session, uint64_t address, uint64_t size,
                                  uint64_t offset, uint64_t id, bool accessible) {
   const char* api = accessible ? "aclrtMapMem" : "aclrtMemMapNoAccess";
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, size, api));
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, HandleLocked(session, id, api));
   if (!handle->revoked.empty()) {
@@ -304,7 +314,7 @@ absl::Status PhysicalMemory::Map(SessionId session, uint64_t address, uint64_t s
 void PhysicalMemory::UnmapLocked(SessionId session, Reservation& reservation, uint64_t address) {
   auto mapping = reservation.mappings.find(address);
   memory_.Unmap(session, address);
-  const std::shared_ptr<Handle> handle = std::move(mapping->second.handle);
+  std::shared_ptr<Handle> handle = std::move(mapping->second.handle);
   --handle->mappings;
   --holdings_[session].mappings;
   reservation.mappings.erase(mapping);
@@ -312,10 +322,11 @@ void PhysicalMemory::UnmapLocked(SessionId session, Reservation& reservation, ui
   if (handle->mappings == 0 && handle->references == 0) {
     DropHandleLocked(session, handle, "the exporting process freed it");
   }
+  DropLocked(std::move(handle));
 }
 
 absl::Status PhysicalMemory::Unmap(SessionId session, uint64_t address) {
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(MappingAt at, MappingAtLocked(session, address, "aclrtUnmapMem"));
   UnmapLocked(session, *at.reservation, address);
   return absl::OkStatus();
@@ -324,7 +335,7 @@ absl::Status PhysicalMemory::Unmap(SessionId session, uint64_t address) {
 absl::Status PhysicalMemory::SetAccess(SessionId session, uint64_t address, uint64_t size,
                                        int32_t device, bool readwrite) {
   constexpr const char* kApi = "aclrtMemSetAccess";
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(auto* reservation, ReservationLocked(session, address, size, kApi));
   auto mapping = reservation->second.mappings.find(address);
   if (mapping == reservation->second.mappings.end() || mapping->second.size != size) {
@@ -345,7 +356,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Export(SessionId session, uint64_t id,
                                                 bool pid_validation) {
   constexpr const char* kApi = "aclrtMemExportToShareableHandle";
   ACL_ASSIGN_OR_RETURN(uint64_t shareable, NewCapabilityNumber());
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle, HandleLocked(session, id, kApi));
   if (handle->owner != session) {
     return Invalid(kApi, "the handle was imported; only the process that allocated the memory "
@@ -368,7 +379,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Export(SessionId session, uint64_t id,
 absl::Status PhysicalMemory::SetImportPids(SessionId owner, uint64_t shareable,
                                            const std::vector<int32_t>& pids) {
   constexpr const char* kApi = "aclrtMemSetPidToShareableHandle";
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   auto it = exports_.find(shareable);
   // The same answer for a handle of another process as for none, so that
   // shareable handles cannot be probed.
@@ -382,7 +393,7 @@ absl::Status PhysicalMemory::SetImportPids(SessionId owner, uint64_t shareable,
 absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, uint64_t shareable,
                                                 int32_t device) {
   constexpr const char* kApi = "aclrtMemImportFromShareableHandle";
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   auto it = exports_.find(shareable);
   if (it == exports_.end()) {
     return Invalid(kApi, "no export has this shareable handle (never made, or its memory was "
@@ -404,6 +415,14 @@ absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, 
     return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
                      absl::StrCat(kApi, ": the memory is imported ", entry.imports.size(),
                                   " times already, the most one export may be"));
+  }
+  const size_t by_importer = static_cast<size_t>(
+      std::count_if(entry.imports.begin(), entry.imports.end(),
+                    [&](const auto& held) { return held.second.session == importer.session; }));
+  if (by_importer >= kMaxImportsPerImporter) {
+    return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                     absl::StrCat(kApi, ": this process imported the memory ", by_importer,
+                                  " times already, the most one process may at once"));
   }
   // Last: passing the whitelist binds its entry to this session, which must
   // then hold the import (its end unbinds the entry).
@@ -431,10 +450,12 @@ absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, 
   return id;
 }
 
-void PhysicalMemory::Released(SessionId session, std::optional<int32_t> device) {
-  absl::MutexLock lock(&mu_);
+PhysicalMemory::Dropped PhysicalMemory::Released(SessionId session,
+                                                 std::optional<int32_t> device) {
+  Dropped dropped;
+  DroppingLock lock(this, &dropped);
   auto holdings = holdings_.find(session);
-  if (holdings == holdings_.end()) return;
+  if (holdings == holdings_.end()) return dropped;
   auto on_device = [&](int32_t d) { return !device.has_value() || *device == d; };
   auto& reservations = holdings->second.reservations;
   for (auto it = reservations.begin(); it != reservations.end();) {
@@ -455,19 +476,21 @@ void PhysicalMemory::Released(SessionId session, std::optional<int32_t> device) 
       ++it;
       continue;
     }
-    const std::shared_ptr<Handle> handle = std::move(it->second);
+    std::shared_ptr<Handle> handle = std::move(it->second);
     it = handles.erase(it);
     DropHandleLocked(session, handle,
                      device.has_value() ? "the exporting process reset its device"
                                         : "the exporting process ended");
+    DropLocked(std::move(handle));
   }
+  return dropped;
 }
 
-void PhysicalMemory::SessionEnded(SessionId session) {
-  Released(session, std::nullopt);
-  absl::MutexLock lock(&mu_);
+PhysicalMemory::Dropped PhysicalMemory::SessionEnded(SessionId session) {
+  Dropped dropped = Released(session, std::nullopt);
+  DroppingLock lock(this, &dropped);
   auto holdings = holdings_.find(session);
-  if (holdings == holdings_.end()) return;
+  if (holdings == holdings_.end()) return dropped;
   for (uint64_t shareable : holdings->second.bound) {
     auto it = exports_.find(shareable);
     if (it == exports_.end()) continue;
@@ -476,10 +499,27 @@ void PhysicalMemory::SessionEnded(SessionId session) {
     if (owner != holdings_.end()) KernelWhitelist::Uncount(owner->second.whitelist_entries, unbound);
   }
   holdings_.erase(holdings);
+  return dropped;
+}
+
+PhysicalMemory::DroppingLock::DroppingLock(const PhysicalMemory* memory, Dropped* out)
+    : memory_(memory), out_(out) {
+  memory_->mu_.Lock();
+}
+
+PhysicalMemory::DroppingLock::~DroppingLock() {
+  Dropped dropped = std::move(memory_->dropped_);
+  memory_->dropped_.clear();
+  memory_->mu_.Unlock();
+  if (out_ != nullptr) {
+    out_->insert(out_->end(), std::make_move_iterator(dropped.begin()),
+                 std::make_move_iterator(dropped.end()));
+  }
+  // Else `dropped` goes here, with no lock of this class held.
 }
 
 PhysicalMemory::Usage PhysicalMemory::UsageOf(SessionId session) const {
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   auto holdings = holdings_.find(session);
   if (holdings == holdings_.end()) return {};
   const Holdings& held = holdings->second;
@@ -491,7 +531,7 @@ PhysicalMemory::Usage PhysicalMemory::UsageOf(SessionId session) const {
 }
 
 std::vector<PhysicalMemory::ExportView> PhysicalMemory::Snapshot() const {
-  absl::MutexLock lock(&mu_);
+  DroppingLock lock(this);
   std::vector<ExportView> views;
   for (const auto& [shareable, entry] : exports_) {
     ExportView view;

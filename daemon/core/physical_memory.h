@@ -48,6 +48,9 @@ class PhysicalMemory {
   // the runtime's lock; without a bound, one user's sessions made it
   // hundreds of thousands.
   static constexpr size_t kMaxImportsPerExport = 1024;
+  // Imports of one export by one session at once: a whitelisted importer
+  // must not take every place of the export from the others the owner let in.
+  static constexpr size_t kMaxImportsPerImporter = 16;
   // The addresses a session may hold reserved on a device, in multiples of
   // its memory: every session shares the device's address window.
   static constexpr uint64_t kReservedPerMemory = 2;
@@ -107,9 +110,12 @@ class PhysicalMemory {
                                   int32_t device);
 
   // A reset of `device` (or, without one, the end of the session): what it
-  // held there goes, its own handles' imports revoked.
-  void Released(SessionId session, std::optional<int32_t> device);
-  void SessionEnded(SessionId session);
+  // held there goes, its own handles' imports revoked. The memory whose last
+  // hold went is returned, for the caller to let go of once it holds no lock
+  // (freeing gigabytes takes a while, and the caller holds the runtime's).
+  using Dropped = std::vector<std::shared_ptr<void>>;
+  [[nodiscard]] Dropped Released(SessionId session, std::optional<int32_t> device);
+  [[nodiscard]] Dropped SessionEnded(SessionId session);
 
   // What a session holds here, for operators (aclctl --json sessions).
   struct Usage {
@@ -217,10 +223,29 @@ class PhysicalMemory {
   void ReleaseLocked(SessionId session, uint64_t address, const Reservation& reservation)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // mu_, held for a call: what the call let go of (Drop) goes once mu_ is
+  // released, or to `out` for the caller to let go of later. Freeing a
+  // handle's memory under mu_ made every physical memory call wait for it.
+  class ABSL_SCOPED_LOCKABLE DroppingLock {
+   public:
+    explicit DroppingLock(const PhysicalMemory* memory, Dropped* out = nullptr)
+        ABSL_EXCLUSIVE_LOCK_FUNCTION(memory->mu_);
+    ~DroppingLock() ABSL_UNLOCK_FUNCTION();
+
+   private:
+    const PhysicalMemory* memory_;
+    Dropped* out_;
+  };
+  // Keeps what `held` holds until the lock goes (DroppingLock).
+  void DropLocked(std::shared_ptr<void> held) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (held != nullptr) dropped_.push_back(std::move(held));
+  }
+
   MemoryManager& memory_;
   hal::Backend& backend_;
   const std::function<uint64_t()> now_ticks_;
   mutable absl::Mutex mu_;
+  mutable Dropped dropped_ ABSL_GUARDED_BY(mu_);
   std::map<SessionId, Holdings> holdings_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Exported> exports_ ABSL_GUARDED_BY(mu_);  // by shareable handle
   uint64_t next_handle_ ABSL_GUARDED_BY(mu_) = 1;

@@ -256,7 +256,7 @@ TEST_F(PhysicalMemoryTest, AnImportFreedWhileMappedLeavesItsExportWithItsLastMap
   ASSERT_TRUE(physical_.Unmap(kImporter, importer.address).ok());
   EXPECT_TRUE(physical_.Snapshot().at(0).imports.empty());
   const Mapped again = MapNew(kImporter, *physical_.Import(Importer(), shareable, 0));
-  physical_.SessionEnded(kImporter);
+  (void)physical_.SessionEnded(kImporter);
   memory_.ReleaseSession(kImporter);
   EXPECT_TRUE(physical_.Snapshot().at(0).imports.empty());
   (void)again;
@@ -266,13 +266,13 @@ TEST_F(PhysicalMemoryTest, AnEndedExporterRevokesAndAnEndedImporterLeaksNothing)
   const Mapped owner = MapNew(kOwner);
   const uint64_t shareable = *physical_.Export(kOwner, owner.handle, false);
   const Mapped importer = MapNew(kImporter, *physical_.Import(Importer(), shareable, 0));
-  physical_.SessionEnded(kImporter);
+  (void)physical_.SessionEnded(kImporter);
   memory_.ReleaseSession(kImporter);
   EXPECT_TRUE(physical_.Snapshot().at(0).imports.empty());
   EXPECT_FALSE(memory_.Resolve(kImporter, importer.address, 1).ok());
 
   const Mapped again = MapNew(kStranger, *physical_.Import({kStranger, 300, 50}, shareable, 0));
-  physical_.SessionEnded(kOwner);
+  (void)physical_.SessionEnded(kOwner);
   memory_.ReleaseSession(kOwner);
   const absl::Status refused = memory_.Resolve(kStranger, again.address, 1).status();
   EXPECT_NE(refused.message().find("the exporting process ended"), std::string::npos)
@@ -363,7 +363,7 @@ TEST(PhysicalMemoryBoundsTest, ConcurrentAllocationsNeverPassTheHandleBound) {
   EXPECT_EQ(physical.UsageOf(kOwner).handles, PhysicalMemory::kMaxPerSession);
   // What the losers of a race allocated went back to the device.
   EXPECT_EQ(backend->device(0).used_bytes(), PhysicalMemory::kMaxPerSession * kGranularity);
-  physical.SessionEnded(kOwner);
+  (void)physical.SessionEnded(kOwner);
   memory.ReleaseSession(kOwner);
   EXPECT_EQ(backend->device(0).used_bytes(), 0u);
 }
@@ -376,7 +376,7 @@ TEST_F(PhysicalMemoryTest, AnExportIsImportedABoundedNumberOfTimes) {
   const uint64_t shareable = *physical_.Export(kOwner, owner, /*pid_validation=*/false);
   std::vector<uint64_t> imports;
   for (SessionId session = 10; imports.size() < PhysicalMemory::kMaxImportsPerExport; ++session) {
-    for (size_t i = 0; i < PhysicalMemory::kMaxPerSession &&
+    for (size_t i = 0; i < PhysicalMemory::kMaxImportsPerImporter &&
                        imports.size() < PhysicalMemory::kMaxImportsPerExport;
          ++i) {
       imports.push_back(*physical_.Import(KernelIdentity{session, 300, 50}, shareable, 0));
@@ -392,6 +392,41 @@ TEST_F(PhysicalMemoryTest, AnExportIsImportedABoundedNumberOfTimes) {
   ASSERT_TRUE(physical_.Free(kOwner, owner).ok());
   EXPECT_TRUE(physical_.Snapshot().empty());
   EXPECT_TRUE(physical_.Free(kImporter, imported).ok()) << "importers still free theirs";
+}
+
+// What a session's end or reset lets go of is handed to the caller, which
+// frees it once it holds no lock (the runtime's is held then).
+TEST_F(PhysicalMemoryTest, TheMemoryASessionsEndLetsGoOfIsFreedByTheCaller) {
+  MapNew(kOwner);
+  const uint64_t shareable =
+      *physical_.Export(kOwner, *physical_.Allocate(kOwner, 0, kGranularity, false), false);
+  ASSERT_TRUE(physical_.Import(Importer(), shareable, 0).ok());
+  ASSERT_EQ(Used(), 2 * kGranularity);
+  PhysicalMemory::Dropped dropped = physical_.SessionEnded(kOwner);
+  EXPECT_FALSE(dropped.empty());
+  EXPECT_EQ(Used(), 2 * kGranularity) << "freed before the caller let go";
+  dropped.clear();
+  EXPECT_EQ(Used(), 0u) << "the importer's revoked handle kept the memory";
+}
+
+// One importer takes a bounded share of an export's places: the other
+// processes its owner let in can still import it.
+TEST_F(PhysicalMemoryTest, OneImporterTakesABoundedShareOfAnExportsPlaces) {
+  const uint64_t owner = *physical_.Allocate(kOwner, 0, kGranularity, false);
+  const uint64_t shareable = *physical_.Export(kOwner, owner, /*pid_validation=*/false);
+  std::vector<uint64_t> imports;
+  for (size_t i = 0; i < PhysicalMemory::kMaxImportsPerImporter; ++i) {
+    imports.push_back(*physical_.Import(Importer(), shareable, 0));
+  }
+  const absl::Status refused = physical_.Import(Importer(), shareable, 0).status();
+  EXPECT_EQ(Code(refused), ACL_ERROR_RT_OVER_LIMIT);
+  EXPECT_NE(refused.message().find("this process imported the memory 16 times"),
+            absl::string_view::npos)
+      << refused;
+  EXPECT_TRUE(physical_.Import(KernelIdentity{kImporter + 1, 300, 50}, shareable, 0).ok())
+      << "another importer was refused";
+  ASSERT_TRUE(physical_.Free(kImporter, imports[0]).ok());
+  EXPECT_TRUE(physical_.Import(Importer(), shareable, 0).ok()) << "its free made no room";
 }
 
 // A handle freed while mapped and retained again is exported again (its
@@ -422,7 +457,7 @@ TEST_F(PhysicalMemoryTest, AnOwnersWhitelistsTogetherAreBounded) {
   const uint64_t handle = *physical_.Allocate(kOwner, 0, kGranularity, false);
   const uint64_t last = *physical_.Export(kOwner, handle, true);
   EXPECT_EQ(Code(physical_.SetImportPids(kOwner, last, {200})), ACL_ERROR_RT_OVER_LIMIT);
-  physical_.Released(kOwner, 0);  // a reset: every export ends
+  (void)physical_.Released(kOwner, 0);  // a reset: every export ends
   const uint64_t again = *physical_.Allocate(kOwner, 0, kGranularity, false);
   EXPECT_TRUE(physical_.SetImportPids(kOwner, *physical_.Export(kOwner, again, true), {200}).ok());
 }

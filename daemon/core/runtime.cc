@@ -167,8 +167,10 @@ bool Runtime::CloseSession(SessionId id) {
     if (session == nullptr) return false;
     // Its exports go first, so that their importers learn why.
     exports_.SessionEnded(id);
-    physical_.SessionEnded(id);
+    PhysicalMemory::Dropped physical = physical_.SessionEnded(id);
     released = ReleaseSessionResources(*session, std::nullopt);
+    released.memory.insert(released.memory.end(), std::make_move_iterator(physical.begin()),
+                           std::make_move_iterator(physical.end()));
     budget = session->queue_budget;
     broker_.ForgetSession(id);
     memory_.RemoveSession(id);
@@ -649,8 +651,10 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
     released.binaries.push_back(std::move(it->second.executable));
     it = session.binaries.erase(it);
   }
-  physical_.Released(session.id, device);
+  PhysicalMemory::Dropped physical = physical_.Released(session.id, device);
   released.memory = memory_.ReleaseSession(session.id, device);
+  released.memory.insert(released.memory.end(), std::make_move_iterator(physical.begin()),
+                         std::make_move_iterator(physical.end()));
   return released;
 }
 

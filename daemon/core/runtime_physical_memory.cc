@@ -11,9 +11,27 @@ namespace acld {
 absl::StatusOr<uint64_t> Runtime::MallocPhysical(SessionId id, int32_t device, uint64_t size,
                                                  bool huge_pages) {
   ACL_RETURN_IF_ERROR(CheckDeviceId(device));
-  absl::ReaderMutexLock lock(&mu_);
-  ACL_RETURN_IF_ERROR(FindSession(id).status());
-  return physical_.Allocate(id, device, size, huge_pages);
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ACL_RETURN_IF_ERROR(FindSession(id).status());
+  }
+  // Allocated with no lock of the runtime's held, as Malloc: the device may
+  // take its time, and a writer waiting for the lock would hold every
+  // reader back meanwhile.
+  absl::StatusOr<uint64_t> handle = physical_.Allocate(id, device, size, huge_pages);
+  if (!handle.ok()) return handle;
+  absl::Status live;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    live = FindSession(id).status();
+  }
+  if (!live.ok()) {
+    // The session ended meanwhile (CloseSession let go of what it held
+    // then): what it was just given goes too, here, with no lock held.
+    PhysicalMemory::Dropped dropped = physical_.SessionEnded(id);
+    return live;
+  }
+  return handle;
 }
 
 absl::Status Runtime::FreePhysical(SessionId id, uint64_t handle) {
