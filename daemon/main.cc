@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/runtime.h"
 #include "daemon/server/daemon_server.h"
+#include "daemon/server/log_file.h"
 #include "daemon/server/metrics_exporter.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/segment_budget.h"
@@ -35,7 +36,6 @@
 #include "hal/registry.h"
 #include "proto/acl/help_lists_own_flags.h"
 #include "proto/acl/lock_order_checks.h"
-#include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -180,25 +180,18 @@ bool SetUpLogging() {
   std::shared_ptr<spdlog::logger> logger;
   try {
     const std::string& file = absl::GetFlag(FLAGS_log_file);
-    // Created 0600: the log names processes, users and what they asked for.
-    // Never through a symlink, and only a regular file: in a directory others
-    // can write, a link planted there would have root append to its target.
-    if (!file.empty()) {
-      const int fd =
-          open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-               0600);
-      struct stat info {};
-      const bool regular = fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
-      const int error = errno;
-      if (fd >= 0) close(fd);
-      if (!regular) {
-        std::fprintf(stderr, "acld: --log_file %s must be a regular file, not a symlink: %s\n",
-                     file.c_str(), fd < 0 ? std::strerror(error) : "it is not one");
+    if (file.empty()) {
+      logger = spdlog::stderr_logger_mt("acld");
+    } else {
+      absl::StatusOr<std::shared_ptr<spdlog::sinks::sink>> sink =
+          acld::server::OpenLogFile(file);
+      if (!sink.ok()) {
+        std::fprintf(stderr, "acld: %s\n", std::string(sink.status().message()).c_str());
         return false;
       }
+      logger = std::make_shared<spdlog::logger>("acld", *std::move(sink));
+      spdlog::register_logger(logger);
     }
-    logger = file.empty() ? spdlog::stderr_logger_mt("acld")
-                          : spdlog::basic_logger_mt("acld", file, /*truncate=*/false);
   } catch (const spdlog::spdlog_ex& error) {
     std::fprintf(stderr, "acld: cannot open log: %s\n", error.what());
     return false;

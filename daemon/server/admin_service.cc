@@ -112,6 +112,7 @@ void ToProto(const GroupView& view, const RuntimeSnapshot& runtime, acl::v1::Gro
   info.set_directory(view.directory);
   info.set_created_unix_seconds(record.created_unix_seconds);
   info.set_pending_identity_connections(static_cast<uint32_t>(view.pending_identity_connections));
+  info.set_identity_busy(view.identity_busy);
   // A group is a tenant of its own (daemon/core/tenant.h).
   if (view.group == nullptr) return;
   const Tenant tenant(0, view.group);

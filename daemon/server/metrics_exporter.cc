@@ -100,7 +100,12 @@ absl::StatusOr<std::shared_ptr<MetricsExporter>> MetricsExporter::Start(
   }
   std::shared_ptr<MetricsExporter> exporter(new MetricsExporter(admin, per_session));
   try {
-    exporter->exposer_ = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/2);
+    // A connection that sends nothing holds a worker until the request
+    // timeout (civetweb's default: 30 s), before any authentication: two
+    // idle connections renewed every half minute blinded the scrapes. Now
+    // each is dropped after 2 s, and it takes more of them.
+    exporter->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", address, "num_threads", "4", "request_timeout_ms", "2000"});
   } catch (const std::exception& error) {
     return absl::UnavailableError(
         absl::StrCat("cannot serve metrics on ", address, ": ", error.what()));

@@ -53,8 +53,9 @@ constexpr size_t kMaxFdsPerRead = 253;
 // Accepts per poll round, so that a flood of connects cannot starve the
 // connections already accepted.
 constexpr int kAcceptsPerRound = 64;
-// How long a connection may stay silent (Connection::first_byte_deadline).
-constexpr absl::Duration kFirstByteTimeout = absl::Milliseconds(250);
+// How long a connection may take to send its whole request
+// (Connection::request_deadline).
+constexpr absl::Duration kRequestTimeout = absl::Milliseconds(250);
 constexpr absl::Duration kAcceptPause = absl::Milliseconds(100);
 
 // The answer line that refuses a request (without its '\n').
@@ -447,14 +448,14 @@ struct PeerCredentialDesk::Connection {
   UniqueFd socket;
   PeerCredentials peer;
   absl::Time deadline;
-  // A client sends its request right after it connects: one that has sent
-  // nothing by then is told to come back ("E busy"), so that silent
-  // connections hold a place for a moment, not for the whole deadline.
-  absl::Time first_byte_deadline;
+  // A client sends its whole request, in one message, right after it
+  // connects: one whose request has not come whole by then is told to come
+  // back ("E busy"), so that a connection holds a place for a moment, not
+  // for the whole deadline. Before, one byte bought the whole deadline: a
+  // few users renewing connections that sent a byte held every place.
+  absl::Time request_deadline;
   bool Heard() const { return !line.empty() || fds_received > 0; }
-  absl::Time DeadlineNow() const {
-    return Heard() ? deadline : std::min(deadline, first_byte_deadline);
-  }
+  absl::Time DeadlineNow() const { return std::min(deadline, request_deadline); }
   std::string line;
   UniqueFd memory;          // the first descriptor received
   UniqueFd doorbell;        // the second
@@ -537,12 +538,14 @@ void PeerCredentialDesk::Run() {
   absl::Time paused_until = absl::InfinitePast();
   while (true) {
     const absl::Time now = absl::Now();
-    // A client that did not finish its line in time is dropped unanswered;
-    // one that sent nothing yet is told to come back.
+    // A client that did not send its whole request in time is told to come
+    // back.
     connections.erase(std::remove_if(connections.begin(), connections.end(),
                                      [&](const Connection& c) {
                                        if (c.DeadlineNow() > now) return false;
-                                       if (!c.Heard()) TellBusy(c.socket.get(), "it sent nothing");
+                                       TellBusy(c.socket.get(),
+                                                c.Heard() ? "its request did not come whole in time"
+                                                          : "it sent nothing");
                                        return true;
                                      }),
                       connections.end());
@@ -642,7 +645,7 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     connection.peer = std::move(peer);
     const absl::Time accepted = absl::Now();
     connection.deadline = accepted + options_.request_timeout;
-    connection.first_byte_deadline = accepted + kFirstByteTimeout;
+    connection.request_deadline = accepted + kRequestTimeout;
     connections.push_back(std::move(connection));
   }
   return true;

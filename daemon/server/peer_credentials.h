@@ -218,8 +218,8 @@ class PeerCredentialDesk {
 
   // Connections accepted and not yet answered (for `aclctl status`).
   size_t pending_connections() const;
-  // Connections answered "E busy" (their uid was at its pending cap, or they
-  // sent nothing in their first 250 ms).
+  // Connections answered "E busy" (their uid was at its pending cap, or their
+  // whole request had not come in their first 250 ms).
   uint64_t busy_refusals() const { return busy_refusals_.load(std::memory_order_relaxed); }
   // Tokens and tickets issued, not yet redeemed or expired.
   size_t outstanding_tokens() const;

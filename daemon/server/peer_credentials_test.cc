@@ -304,6 +304,22 @@ TEST_F(PeerDeskTest, ASilentPeerIsDroppedAtItsDeadline) {
   EXPECT_EQ(desk.outstanding_tokens(), 1u);
 }
 
+// A byte does not buy a connection the whole deadline: a request that has not
+// come whole in its first moment is told to come back, like a silent one.
+TEST_F(PeerDeskTest, ARequestThatDoesNotComeWholeAtOnceIsToldToComeBack) {
+  PeerDeskOptions options;
+  options.request_timeout = absl::Seconds(30);
+  PeerCredentialDesk& desk = Start(options);
+  const int partial = Connect(path_);
+  ASSERT_EQ(write(partial, "T", 1), 1);
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(ReadAll(partial),
+            std::string(kPeerBusy) + "its request did not come whole in time\n");
+  EXPECT_LT(absl::Now() - start, absl::Seconds(15)) << "it kept its place for the deadline";
+  close(partial);
+  EXPECT_TRUE(Eventually([&] { return desk.pending_connections() == 0; }));
+}
+
 TEST_F(PeerDeskTest, PendingConnectionsAreBoundedWithoutSpinning) {
   PeerDeskOptions options;
   options.request_timeout = absl::Milliseconds(600);

@@ -283,7 +283,7 @@ absl::StatusOr<std::vector<GroupView>> QuotaGroups::List(const std::string& id) 
 
 GroupView QuotaGroups::ViewOf(const Served& served) const {
   return GroupView{served.record, served.group, DirectoryOf(served.record.id),
-                   served.desk->pending_connections()};
+                   served.desk->pending_connections(), served.desk->busy_refusals()};
 }
 
 std::optional<Entrance> QuotaGroups::EntranceOf(int fd) const {

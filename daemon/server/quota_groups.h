@@ -56,6 +56,7 @@ struct GroupView {
   std::shared_ptr<QuotaGroup> group;  // its usage
   std::string directory;
   size_t pending_identity_connections = 0;  // its desk's, not answered yet
+  uint64_t identity_busy = 0;                // its desk's, told to come back
 };
 
 class QuotaGroups {
