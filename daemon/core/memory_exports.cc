@@ -103,7 +103,14 @@ absl::StatusOr<uint64_t> MemoryExports::Import(const KernelIdentity& importer,
     return Invalid(kApi, "a process cannot import its own export; it uses the memory directly");
   }
   auto imported = entry.imports.find(importer.session);
-  if (imported != entry.imports.end()) return imported->second;
+  if (imported != entry.imports.end()) {
+    // Its owner may have freed or reset the memory since: the address given
+    // before now reaches nothing, and saying it again would say otherwise.
+    if (!memory_.IsAllocated(entry.allocation, entry.address)) {
+      return Invalid(kApi, "the shared memory was freed by the process that exported it");
+    }
+    return imported->second;
+  }
   SessionKeys& keys = sessions_[importer.session];
   if (keys.imported.size() >= kMaxImportsPerSession) {
     return AclStatus(ACL_ERROR_RT_OVER_LIMIT,

@@ -108,6 +108,8 @@ TEST_F(MemoryExportsTest, TheOwnersCloseFreeOrEndRevokesImportsAndSaysWhy) {
   EXPECT_EQ(Code(exports_.Import(KernelIdentity{kStranger, 9, 1}, again).status()),
             ACL_ERROR_INVALID_PARAM)
       << "an export of freed memory imports nothing";
+  EXPECT_EQ(Code(exports_.Import(Importer(), again).status()), ACL_ERROR_INVALID_PARAM)
+      << "importing freed memory again answered its old address";
 
   const uint64_t other = *memory_.Allocate(kOwner, 0, 64);
   const std::string third = *exports_.Export(kOwner, other, 64, 1);

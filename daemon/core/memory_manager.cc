@@ -177,8 +177,8 @@ absl::StatusOr<uint64_t> MemoryManager::ReservedOn(int32_t device_id, uint64_t s
   const std::optional<uint64_t> reserved = device.ReservedBytes(size);
   if (!reserved.has_value()) {
     return AclStatus(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     absl::StrCat(api, ": ", size, " bytes is more than device ", device_id,
-                                  " has (", device.info().memory_bytes, " bytes)"));
+                     absl::StrCat(api, ": ", size, " bytes is more than the device has (",
+                                  device.info().memory_bytes, " bytes)"));
   }
   return *reserved;
 }
@@ -309,6 +309,12 @@ absl::Status MemoryManager::GrantRoom(const std::weak_ptr<void>& allocation, uin
   return GrantRoomLocked(LiveBlockLocked(held, address), importer);
 }
 
+bool MemoryManager::IsAllocated(const std::weak_ptr<void>& allocation, uint64_t address) const {
+  const std::shared_ptr<void> held = allocation.lock();  // released after the lock
+  absl::ReaderMutexLock lock(&mu_);
+  return LiveBlockLocked(held, address) != nullptr;
+}
+
 absl::Status MemoryManager::GrantRoomLocked(const Block* block, SessionId importer) const {
   if (block == nullptr) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
@@ -428,6 +434,9 @@ void MemoryManager::TellUntold() {
 
 void MemoryManager::TellRevocations(SessionId importer, RevocationNotice tell) {
   absl::MutexLock lock(&mu_);
+  // A session that ended meanwhile (its end may run beside the request that
+  // asked for notices) is told nothing: an entry made now would stay.
+  if (revocations_.count(importer) == 0) return;
   noticing_[importer] = std::move(tell);
 }
 

@@ -127,6 +127,9 @@ class MemoryManager {
   // entry binds to the importer, so that only a race refuses it after).
   absl::Status GrantRoom(const std::weak_ptr<void>& allocation, uint64_t address,
                          SessionId importer) const;
+  // Whether `allocation` (at `address`) is still allocated: not freed, nor
+  // taken away by its owner's reset or end (it may still be pinned).
+  bool IsAllocated(const std::weak_ptr<void>& allocation, uint64_t address) const;
   // Ends one grant of [address, +bytes) of `allocation` (as given to Grant)
   // to each of `importers`, in one pass over the allocation's grants (an
   // export's end revokes up to kMaxGrantsPerAllocation at once, under the

@@ -333,6 +333,18 @@ TEST_F(MemoryManagerTest, AnImportersEndReleasesWhatAwaitedItsNotice) {
   EXPECT_EQ(memory_.UsageOf(1).bytes, 0u);
 }
 
+// A session's end may run beside its request for notices: one that came
+// after the end keeps nothing (what it holds, the session's events, would
+// stay for ever).
+TEST_F(MemoryManagerTest, NoticesAskedForAfterTheSessionEndedKeepNothing) {
+  memory_.RemoveSession(2);
+  auto events = std::make_shared<int>(0);
+  std::weak_ptr<int> watch = events;
+  memory_.TellRevocations(2, [events](uint64_t, const std::string&) {});
+  events.reset();
+  EXPECT_TRUE(watch.expired()) << "an ended session's listener was kept";
+}
+
 TEST_F(MemoryManagerTest, AFreeWaitsForThePinsAndStaysCharged) {
   const uint64_t address = *memory_.Allocate(1, 0, 4096);
   ResolvedRange pinned = *memory_.Resolve(1, address, 4096);

@@ -38,7 +38,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::RoundedSize(int32_t device, uint64_t si
   const uint64_t granularity = GranularityOf(device);
   if (granularity == 0) {
     return AclStatus(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                     absl::StrCat(api, ": device ", device, " does not manage virtual addresses"));
+                     absl::StrCat(api, ": the device does not manage virtual addresses"));
   }
   // Checked before rounding, so that a size near 2^64 cannot round to 0.
   if (size == 0 || size > UINT64_MAX - (granularity - 1)) {
@@ -196,7 +196,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Reserve(SessionId session, int32_t devi
   if (rounded > bound - std::min(bound, reserved)) {
     return AclStatus(ACL_ERROR_RT_OVER_LIMIT,
                      absl::StrCat(kApi, ": ", rounded, " more bytes of addresses would pass this "
-                                  "process's bound on device ", device, ", ", bound,
+                                  "process's bound on the device, ", bound,
                                   " bytes (", kReservedPerMemory, " times its memory; ", reserved,
                                   " reserved); release some"));
   }
@@ -279,8 +279,7 @@ absl::Status PhysicalMemory::Map(SessionId session, uint64_t address, uint64_t s
   }
   Reservation& reserved = reservation->second;
   if (handle->device != reserved.device) {
-    return Invalid(api, absl::StrCat("the handle's memory is on device ", handle->device,
-                                     ", the reservation on device ", reserved.device));
+    return Invalid(api, "the handle's memory and the reservation are on different devices");
   }
   if (offset != 0 || size != handle->size) {
     return Invalid(api, absl::StrCat("a mapping is the whole physical memory: offset 0 and size ",
@@ -405,9 +404,8 @@ absl::StatusOr<uint64_t> PhysicalMemory::Import(const KernelIdentity& importer, 
     return Invalid(kApi, "a process cannot import its own export; it maps its handle directly");
   }
   if (device != exported.device) {
-    return Invalid(kApi, absl::StrCat("the memory is on device ", exported.device,
-                                      "; acld imports it on that device only, not on device ",
-                                      device));
+    return Invalid(kApi, "the memory is on another device; acld imports it on its own device "
+                         "only");
   }
   Holdings& holdings = holdings_[importer.session];
   if (holdings.handles.size() >= kMaxPerSession) return OverLimit(kApi, "physical memory handles");

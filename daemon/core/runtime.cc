@@ -335,8 +335,8 @@ absl::Status Runtime::CheckNewDeviceReferenceLocked(const Session& session,
     return absl::OkStatus();
   }
   return AclStatus(ACL_ERROR_RT_NO_DEVICE,
-                   absl::StrCat("device ", device_id, " is disabled by the operator (aclctl "
-                                "device enable ", device_id, " brings it back)"));
+                   "the device is disabled by the operator (aclctl device enable brings it "
+                   "back)");
 }
 
 absl::StatusOr<ContextInfo> Runtime::SetDevice(SessionId id, int32_t device_id) {

@@ -46,7 +46,7 @@ absl::StatusOr<uint64_t> Runtime::EnqueueOverflow(SessionId id, StreamId stream_
   const int32_t device = stream->options().device;
   if (!backend_->device(device).features().float_overflow) {
     return AclStatus(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                     absl::StrCat("device ", device, " does not detect float overflows"));
+                     "the stream's device does not detect float overflows");
   }
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<hal::OverflowStatus> status, OverflowStatusOf(id, device));
   switch (overflow.kind) {

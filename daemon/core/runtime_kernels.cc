@@ -78,7 +78,7 @@ absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> Runtime::ReserveBinaryLoad(
   if (device_limit != 0 && bytes > device_limit) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("aclrtBinaryLoadFromData: a binary of ", bytes,
-                                  " bytes; device ", device_id, " loads at most ", device_limit));
+                                  " bytes; the device loads at most ", device_limit));
   }
   absl::ReaderMutexLock lock(&mu_);
   ACL_ASSIGN_OR_RETURN(Session * session, FindSession(id));

@@ -455,7 +455,7 @@ absl::StatusOr<hal::CoreLimits> Runtime::CheckCoreLimits(int32_t device_id,
     if (count == info.end() || value > count->second) {
       return AclStatus(ACL_ERROR_INVALID_PARAM,
                        absl::StrCat("kernel launch: a limit of ", value, " ", kind,
-                                    " cores; device ", device_id, " has ",
+                                    " cores; the device has ",
                                     count == info.end() ? 0 : count->second));
     }
   }

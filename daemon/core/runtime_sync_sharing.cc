@@ -70,8 +70,8 @@ absl::Status Runtime::CheckGroupSees(const Session& session, int32_t device, con
     return absl::OkStatus();
   }
   return AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
-                   absl::StrCat(call, ": it lives on host device ", device,
-                                ", which is outside this process's quota group"));
+                   absl::StrCat(call, ": it lives on a device outside this process's quota "
+                                "group"));
 }
 
 void Runtime::RevokeHandleLocked(SessionId opener, uint64_t handle) {

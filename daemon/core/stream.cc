@@ -960,7 +960,7 @@ absl::Status Stream::SetFailureMode(FailureMode mode) {
 absl::Status Stream::StopRunningTask(const absl::Status& why) {
   if (device_ == nullptr || !device_->can_stop_items()) {
     return AclStatus(ACL_ERROR_API_NOT_SUPPORT,
-                     absl::StrCat("device ", options_.device, " cannot stop a running task"));
+                     "the stream's device cannot stop a running task");
   }
   std::vector<std::function<void()>> after;
   bool make_ready = false;

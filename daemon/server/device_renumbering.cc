@@ -94,8 +94,7 @@ absl::Status DeviceRenumbering::Walk(google::protobuf::Message& message,
         std::optional<int32_t> own = view_.ToSession(device);
         if (!own.has_value()) {
           return AclStatus(ACL_ERROR_RT_INVALID_DEVICEID,
-                           absl::StrCat("it lives on host device ", device,
-                                        ", which is outside this process's quota group"));
+                           "it lives on a device outside this process's quota group");
         }
         reflection.SetInt32(&message, &field, *own);
       }
