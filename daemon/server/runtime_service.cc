@@ -636,7 +636,8 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
                              [this] { return pool_.OthersRang(); }},
       [this, tenant = live->tenant](std::function<void()> call) {
         long_calls_.Run(tenant, std::move(call));
-      });
+      },
+      tenant_waiting_);
   {
     absl::MutexLock lock(&live->mu);
     live->handler = handler;

@@ -30,6 +30,7 @@
 #include "daemon/server/command_reader.h"
 #include "daemon/server/hello_deadlines.h"
 #include "daemon/server/long_calls.h"
+#include "daemon/server/tenant_waiting_calls.h"
 #include "daemon/server/log_limiter.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/message_budget.h"
@@ -322,6 +323,8 @@ class RuntimeService final
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   bool accepting_ ABSL_GUARDED_BY(mu_) = true;
   CommandReader command_reader_;
+  const std::shared_ptr<TenantWaitingCalls> tenant_waiting_ =
+      std::make_shared<TenantWaitingCalls>();
   // Its thread runs sessions' long calls (binary loads), which use the above.
   LongCalls long_calls_;
   // Last: its threads run sessions' turns and reaps, which use the above

@@ -63,14 +63,30 @@ void SessionHandler::AnswerStatus(uint64_t call_id, const absl::Status& status) 
 }
 
 bool SessionHandler::AdmitWaiting(uint64_t call_id) {
-  if (waiting_calls_.fetch_add(1) < kMaxWaitingCalls) return true;
+  if (waiting_calls_.fetch_add(1) >= kMaxWaitingCalls) {
+    waiting_calls_.fetch_sub(1);
+    AnswerStatus(call_id,
+                 AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                           absl::StrCat("this process already has ", kMaxWaitingCalls,
+                                        " calls waiting in acld (one per waiting thread is "
+                                        "usual); wait for some to finish")));
+    return false;
+  }
+  if (tenant_waiting_ != nullptr && !tenant_waiting_->Take(tenant_)) {
+    waiting_calls_.fetch_sub(1);
+    AnswerStatus(call_id, AclStatus(ACL_ERROR_RT_OVER_LIMIT,
+                                    absl::StrCat("the processes of ", tenant_.ToString(),
+                                                 " already have ", tenant_waiting_->per_tenant(),
+                                                 " calls waiting in acld together; wait for "
+                                                 "some to finish")));
+    return false;
+  }
+  return true;
+}
+
+void SessionHandler::FinishWaiting() {
   waiting_calls_.fetch_sub(1);
-  AnswerStatus(call_id,
-               AclStatus(ACL_ERROR_RT_OVER_LIMIT,
-                         absl::StrCat("this process already has ", kMaxWaitingCalls,
-                                      " calls waiting in acld (one per waiting thread is "
-                                      "usual); wait for some to finish")));
-  return false;
+  if (tenant_waiting_ != nullptr) tenant_waiting_->Give(tenant_);
 }
 
 Done SessionHandler::Later(uint64_t call_id) {
@@ -86,7 +102,7 @@ Done SessionHandler::AnswerWhenDone(uint64_t call_id) {
   return [weak = weak_from_this(), call_id](absl::Status status) {
     std::shared_ptr<SessionHandler> self = weak.lock();
     if (self == nullptr) return;
-    self->waiting_calls_.fetch_sub(1);
+    self->FinishWaiting();
     self->AnswerStatus(call_id, status);
   };
 }
@@ -150,7 +166,7 @@ void SessionHandler::LoadBinary(uint64_t call_id, const acl::v1::LoadBinaryReque
     std::shared_ptr<SessionHandler> self = weak.lock();
     if (self == nullptr || self->closed_.load()) return;
     absl::StatusOr<uint64_t> handle = run(*pending, pending->inline_data);
-    self->waiting_calls_.fetch_sub(1);
+    self->FinishWaiting();
     self->AnswerHandle(call_id, handle);
   });
 }

@@ -20,6 +20,7 @@
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/shared_memory.h"
 #include "daemon/server/sync_transfers.h"
+#include "daemon/server/tenant_waiting_calls.h"
 #include "proto/acl/v1/runtime.pb.h"
 
 namespace acld::server {
@@ -35,16 +36,19 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // `threads` serve every session (the channel pool's): large synchronous
   // copies and fills run there a slice at a time. `run_long` runs a call
   // that may take long, such as a large binary's load, away from them
-  // (LongCalls::Run, in the session's tenant's turn).
+  // (LongCalls::Run, in the session's tenant's turn). `tenant_waiting`
+  // bounds the calls all sessions of the tenant (limits.tenant) have waiting.
   using LongCallRunner = std::function<void(std::function<void()>)>;
   SessionHandler(Runtime& runtime, SessionId session, uid_t uid, pid_t pid,
                  std::shared_ptr<PeerCredentialDesk> desk, SharedMemoryLimits limits, Writer write,
-                 DeviceView devices, SyncTransfers::Threads threads, LongCallRunner run_long)
+                 DeviceView devices, SyncTransfers::Threads threads, LongCallRunner run_long,
+                 std::shared_ptr<TenantWaitingCalls> tenant_waiting)
       : runtime_(runtime),
         session_(session),
         queue_budget_(runtime.QueueBudgetOf(session)),
         uid_(uid),
         pid_(pid),
+        tenant_(limits.tenant),
         desk_(std::move(desk)),
         write_(std::move(write)),
         renumbering_(std::move(devices)),
@@ -52,7 +56,8 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
           return runtime.RegisterHostMemory(data, bytes);
         }),
         sync_transfers_(std::make_shared<SyncTransfers>(std::move(threads))),
-        run_long_(std::move(run_long)) {}
+        run_long_(std::move(run_long)),
+        tenant_waiting_(std::move(tenant_waiting)) {}
   // The session ended: drops its synchronous transfers not finished, which
   // nobody waits for (and whose memory may go), and skips its long calls not
   // started. Completions of calls still waiting in the core can keep the
@@ -61,7 +66,14 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
     closed_.store(true);
     sync_transfers_->Close();
   }
-  ~SessionHandler() { Close(); }
+  ~SessionHandler() {
+    Close();
+    // Calls still waiting are answered no more (their completions find the
+    // handler gone): the tenant has them back.
+    if (tenant_waiting_ != nullptr && waiting_calls_.load() > 0) {
+      tenant_waiting_->Give(tenant_, static_cast<uint64_t>(waiting_calls_.load()));
+    }
+  }
 
   SessionId session() const { return session_; }
 
@@ -95,6 +107,8 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   // Counts a call that finishes later; false (the call already answered with
   // ACL_ERROR_RT_OVER_LIMIT) when the session has kMaxWaitingCalls waiting.
   bool AdmitWaiting(uint64_t call_id);
+  // A call AdmitWaiting counted is answered (or dropped).
+  void FinishWaiting();
   // A completion for a call that finishes later (AnswerWhenDone); nullptr
   // (the call already answered with ACL_ERROR_RT_OVER_LIMIT) when the
   // session has kMaxWaitingCalls waiting.
@@ -130,12 +144,14 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   const std::shared_ptr<QueueBudget> queue_budget_;
   const uid_t uid_;
   const pid_t pid_;
+  const Tenant tenant_;
   const std::shared_ptr<PeerCredentialDesk> desk_;
   const Writer write_;
   const DeviceRenumbering renumbering_;
   SharedMemoryRegistry shared_memory_;
   const std::shared_ptr<SyncTransfers> sync_transfers_;
   const LongCallRunner run_long_;
+  const std::shared_ptr<TenantWaitingCalls> tenant_waiting_;
   std::atomic<bool> closed_{false};
   std::atomic<int> waiting_calls_{0};
   absl::Mutex mu_;
