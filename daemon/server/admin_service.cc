@@ -384,15 +384,25 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
   for (const SessionSnapshot& session : runtime_.Snapshot().sessions) {
     pids[session.session.id] = session.session.peer.pid;
   }
+  // Entries past kMaxSharingReplyBytes are counted, not listed: one user's
+  // sessions may hold thousands of exports with whitelists of thousands.
+  size_t bytes = 0;
+  auto fits = [&](const google::protobuf::Message& added) {
+    bytes += added.ByteSizeLong();
+    if (bytes <= kMaxSharingReplyBytes) return true;
+    reply->set_left_out(reply->left_out() + 1);
+    return false;
+  };
   for (const MemoryExports::ExportView& view : runtime_.SharingSnapshot()) {
     acl::v1::SharedMemoryExport& out = AddExport(view, "ipc", pids, reply);
     out.set_address(view.address);
     for (size_t i = 0; i < view.imports.size(); ++i) {
       out.mutable_imports(static_cast<int>(i))->set_address(view.imports[i].address);
     }
+    if (!fits(out)) reply->mutable_exports()->RemoveLast();
   }
   for (const PhysicalMemory::ExportView& view : runtime_.PhysicalSharingSnapshot()) {
-    AddExport(view, "physical", pids, reply);
+    if (!fits(AddExport(view, "physical", pids, reply))) reply->mutable_exports()->RemoveLast();
   }
   for (const Runtime::SharedEventView& view : runtime_.SharedEventsSnapshot()) {
     acl::v1::SharedEvent& out = *reply->add_events();
@@ -406,6 +416,7 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
       in.set_session(opener);
       in.set_pid(pids[opener]);
     }
+    if (!fits(out)) reply->mutable_events()->RemoveLast();
   }
   return grpc::Status::OK;
 }

@@ -37,6 +37,9 @@ struct ListenerStats {
 
 class AdminService final : public acl::v1::Admin::Service {
  public:
+  // GetSharing lists entries up to this size and counts the rest.
+  static constexpr size_t kMaxSharingReplyBytes = 16 << 20;
+
   // `health` is acld's (health.h's CheckHealth on its sockets); null: healthy.
   AdminService(Runtime& runtime, RuntimeService& sessions, absl::Time started,
                std::function<ListenerStats()> listener_stats = nullptr,

@@ -342,7 +342,11 @@ std::string SharingText(const acl::v1::SharingReply& reply) {
                    absl::StrCat(shared.owner_pid()), absl::StrCat(shared.device()),
                    openers.empty() ? "-" : absl::StrJoin(openers, ", ")});
   }
-  return exports.Render() + "\n" + events.Render();
+  std::string text = exports.Render() + "\n" + events.Render();
+  if (reply.left_out() > 0) {
+    text += absl::StrCat("\n", reply.left_out(), " more exports and events not listed\n");
+  }
+  return text;
 }
 
 // Runs one unary admin call and prints its reply as JSON or as text.
