@@ -119,6 +119,9 @@ struct ReceivedMemory {
   // An eventfd (CheckDoorbell) sent along, or none: a session channel's
   // doorbell, which acld waits on in epoll and never reads or writes.
   UniqueFd doorbell;
+  // Who handed it over, as the desk counts tenants (never shown): whose
+  // memory SealClientMemory refuses for a while once it could not be sealed.
+  std::string sender;
 };
 
 // The largest shared memory segment acld accepts.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/server/memory_sealer.h"
 #include "daemon/server/message_shape.h"
 
 namespace acld::server {
@@ -28,7 +29,7 @@ absl::StatusOr<std::shared_ptr<SessionRing>> SessionRing::Map(ReceivedMemory mem
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot map the session channel: ", std::strerror(errno)));
   }
-  if (absl::Status holes = SealAgainstHoles(memory.fd.get(), size); !holes.ok()) {
+  if (absl::Status holes = SealClientMemory(memory.fd.get(), size, memory.sender); !holes.ok()) {
     munmap(base, size);
     return holes;
   }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
+#include "daemon/server/memory_sealer.h"
 #include "proto/acl/acl_status.h"
 
 namespace acld::server {
@@ -82,7 +83,8 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
         ACL_ERROR_RT_MEMORY_ALLOCATION,
         absl::StrCat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
   }
-  if (absl::Status holes = SealAgainstHoles(memory.fd.get(), size); !holes.ok()) {
+  if (absl::Status holes = SealClientMemory(memory.fd.get(), size, memory.sender);
+      !holes.ok()) {
     munmap(base, size);
     return AclStatus(ACL_ERROR_INVALID_PARAM, holes.message());
   }
