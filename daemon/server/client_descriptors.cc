@@ -109,8 +109,11 @@ bool ClosesAtOnce(int fd, mode_t mode) {
   }
 }
 
-// One thread that closes received descriptors whose close may wait (a file
-// on a client's FUSE mount): if it waits forever, only it does.
+// Threads that close received descriptors whose close may wait (a file on a
+// client's FUSE mount, a pipe whose lock its sender holds): if one waits
+// forever, only it does. A new one starts while none is free, up to
+// kMaxSlowCloserThreads: one close its sender holds must not keep every
+// later one waiting (and, past kMaxSlowCloses waiting, open).
 class SlowCloser {
  public:
   void Add(int fd) {
@@ -118,8 +121,8 @@ class SlowCloser {
       absl::MutexLock lock(&mu_);
       if (queue_.size() < kMaxSlowCloses) {
         queue_.push_back(fd);
-        if (!started_) {
-          started_ = true;
+        if (idle_ == 0 && threads_ < kMaxSlowCloserThreads) {
+          ++threads_;
           std::thread([this] { Run(); }).detach();
         }
         return;
@@ -127,10 +130,10 @@ class SlowCloser {
       ++kept_open_;
     }
     // Kept open: closing it here could hold a thread that serves everyone.
-    log_.Warn("{} received descriptors wait to be closed, the most acld lets wait (the one being "
-              "closed is likely a file on a client's FUSE mount that does not answer); this "
-              "one (fd {}) is kept open",
-              kMaxSlowCloses, fd);
+    log_.Warn("{} received descriptors wait to be closed, the most acld lets wait ({} closes "
+              "hang: files of a client's FUSE mount that does not answer, or pipes their "
+              "sender holds); this one (fd {}) is kept open",
+              kMaxSlowCloses, kMaxSlowCloserThreads, fd);
   }
 
   SlowCloses Counts() {
@@ -144,8 +147,10 @@ class SlowCloser {
       int fd;
       {
         absl::MutexLock lock(&mu_);
+        ++idle_;
         mu_.Await(absl::Condition(
             +[](std::deque<int>* queue) { return !queue->empty(); }, &queue_));
+        --idle_;
         fd = queue_.front();
         queue_.pop_front();
       }
@@ -157,14 +162,15 @@ class SlowCloser {
 
   absl::Mutex mu_;
   std::deque<int> queue_ ABSL_GUARDED_BY(mu_);
-  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  int threads_ ABSL_GUARDED_BY(mu_) = 0;
+  int idle_ ABSL_GUARDED_BY(mu_) = 0;  // threads waiting for a descriptor
   uint64_t closed_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t kept_open_ ABSL_GUARDED_BY(mu_) = 0;
   RateLimitedLog log_{"received descriptors", LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}};
 };
 
 SlowCloser& TheSlowCloser() {
-  static SlowCloser* closer = new SlowCloser;  // its thread outlives every other object
+  static SlowCloser* closer = new SlowCloser;  // its threads outlive every other object
   return *closer;
 }
 

@@ -63,6 +63,7 @@ struct SlowCloses {
   uint64_t kept_open = 0;
 };
 inline constexpr size_t kMaxSlowCloses = 1024;
+inline constexpr int kMaxSlowCloserThreads = 16;
 SlowCloses SlowCloseCounts();
 
 }  // namespace acld::server
