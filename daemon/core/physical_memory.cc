@@ -52,8 +52,9 @@ absl::StatusOr<uint64_t> PhysicalMemory::Allocate(SessionId session, int32_t dev
   constexpr const char* kApi = "aclrtMallocPhysical";
   ACL_ASSIGN_OR_RETURN(const uint64_t rounded, RoundedSize(device, size, kApi));
   {  // a full session's call costs no allocation
-    DroppingLock lock(this);
-    if (holdings_[session].handles.size() >= kMaxPerSession) {
+    absl::MutexLock lock(&mu_);
+    auto holdings = holdings_.find(session);  // none made for a session that ended meanwhile
+    if (holdings != holdings_.end() && holdings->second.handles.size() >= kMaxPerSession) {
       return OverLimit(kApi, "physical memory handles");
     }
   }
@@ -120,7 +121,7 @@ absl::StatusOr<uint64_t> PhysicalMemory::Retain(SessionId session, uint64_t addr
 
 absl::StatusOr<PhysicalMemory::Properties> PhysicalMemory::PropertiesOf(SessionId session,
                                                                        uint64_t id) {
-  DroppingLock lock(this);
+  absl::MutexLock lock(&mu_);  // drops nothing
   ACL_ASSIGN_OR_RETURN(std::shared_ptr<Handle> handle,
                        HandleLocked(session, id, "aclrtMemGetAllocationPropertiesFromHandle"));
   return Properties{handle->device, handle->huge_pages};
@@ -128,7 +129,7 @@ absl::StatusOr<PhysicalMemory::Properties> PhysicalMemory::PropertiesOf(SessionI
 
 absl::StatusOr<bool> PhysicalMemory::Readable(SessionId session, uint64_t address,
                                               int32_t device) {
-  DroppingLock lock(this);
+  absl::MutexLock lock(&mu_);  // drops nothing
   ACL_ASSIGN_OR_RETURN(MappingAt at, MappingAtLocked(session, address, "aclrtMemGetAccess"));
   return device == at.reservation->device && at.mapping->accessible &&
          at.mapping->handle->revoked.empty();
@@ -517,7 +518,7 @@ PhysicalMemory::DroppingLock::~DroppingLock() {
 }
 
 PhysicalMemory::Usage PhysicalMemory::UsageOf(SessionId session) const {
-  DroppingLock lock(this);
+  absl::MutexLock lock(&mu_);  // drops nothing
   auto holdings = holdings_.find(session);
   if (holdings == holdings_.end()) return {};
   const Holdings& held = holdings->second;
@@ -529,7 +530,7 @@ PhysicalMemory::Usage PhysicalMemory::UsageOf(SessionId session) const {
 }
 
 std::vector<PhysicalMemory::ExportView> PhysicalMemory::Snapshot() const {
-  DroppingLock lock(this);
+  absl::MutexLock lock(&mu_);  // drops nothing
   std::vector<ExportView> views;
   for (const auto& [shareable, entry] : exports_) {
     ExportView view;

@@ -20,6 +20,11 @@ std::vector<hal::DeviceObjectLimits> DeviceNumbers(hal::Backend& backend) {
   return numbers;
 }
 
+// Adds what `from` holds to what a release lets go of with no lock held.
+void AppendTo(std::vector<std::shared_ptr<void>>& to, std::vector<std::shared_ptr<void>> from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
 }  // namespace
 
 Runtime::Runtime(std::unique_ptr<hal::Backend> backend, const RuntimeOptions& options)
@@ -169,8 +174,7 @@ bool Runtime::CloseSession(SessionId id) {
     exports_.SessionEnded(id);
     PhysicalMemory::Dropped physical = physical_.SessionEnded(id);
     released = ReleaseSessionResources(*session, std::nullopt);
-    released.memory.insert(released.memory.end(), std::make_move_iterator(physical.begin()),
-                           std::make_move_iterator(physical.end()));
+    AppendTo(released.memory, std::move(physical));
     budget = session->queue_budget;
     broker_.ForgetSession(id);
     memory_.RemoveSession(id);
@@ -334,9 +338,12 @@ absl::Status Runtime::CheckNewDeviceReferenceLocked(const Session& session,
   if (disabled_devices_.count(device_id) == 0 || session.device_refs.count(device_id) != 0) {
     return absl::OkStatus();
   }
+  // A quota group's process knows the device by another number: only a
+  // host session is told the host's, which the operator's command takes.
   return AclStatus(ACL_ERROR_RT_NO_DEVICE,
-                   "the device is disabled by the operator (aclctl device enable brings it "
-                   "back)");
+                   absl::StrCat("the device is disabled by the operator (aclctl device enable ",
+                                session.group == nullptr ? absl::StrCat(device_id) : "<device>",
+                                " brings it back)"));
 }
 
 absl::StatusOr<ContextInfo> Runtime::SetDevice(SessionId id, int32_t device_id) {
@@ -653,8 +660,7 @@ Runtime::Released Runtime::ReleaseSessionResources(Session& session,
   }
   PhysicalMemory::Dropped physical = physical_.Released(session.id, device);
   released.memory = memory_.ReleaseSession(session.id, device);
-  released.memory.insert(released.memory.end(), std::make_move_iterator(physical.begin()),
-                         std::make_move_iterator(physical.end()));
+  AppendTo(released.memory, std::move(physical));
   return released;
 }
 

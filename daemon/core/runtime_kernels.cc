@@ -160,9 +160,8 @@ absl::StatusOr<uint64_t> Runtime::LaunchFunction(SessionId id, StreamId stream_i
   }
   if (function.device != stream->options().device) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat("kernel launch: the binary was loaded on device ",
-                                  function.device, ", the stream is on device ",
-                                  stream->options().device));
+                     "kernel launch: the binary was loaded on another device than the "
+                     "stream's");
   }
   if (launch.args_address == 0) {
     return Launch(id, stream, thread, *function.function, std::move(function.executable),

@@ -146,8 +146,7 @@ absl::StatusOr<ResolvedRange> Runtime::ResolveForStream(SessionId id, const Stre
   ACL_ASSIGN_OR_RETURN(ResolvedRange range, memory_.Resolve(id, address, bytes));
   if (range.device != stream.options().device) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
-                     absl::StrCat(what, " is not memory of device ", stream.options().device,
-                                  ", the stream's"));
+                     absl::StrCat(what, " is not memory of the stream's device"));
   }
   return range;
 }

@@ -386,10 +386,11 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
   }
   // Entries past kMaxSharingReplyBytes are counted, not listed: one user's
   // sessions may hold thousands of exports with whitelists of thousands.
-  size_t bytes = 0;
-  auto fits = [&](const google::protobuf::Message& added) {
+  // Exports and events have half each, so that either is listed.
+  size_t export_bytes = 0, event_bytes = 0;
+  auto fits = [&](const google::protobuf::Message& added, size_t& bytes) {
     bytes += added.ByteSizeLong();
-    if (bytes <= kMaxSharingReplyBytes) return true;
+    if (bytes <= kMaxSharingReplyBytes / 2) return true;
     reply->set_left_out(reply->left_out() + 1);
     return false;
   };
@@ -399,10 +400,12 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
     for (size_t i = 0; i < view.imports.size(); ++i) {
       out.mutable_imports(static_cast<int>(i))->set_address(view.imports[i].address);
     }
-    if (!fits(out)) reply->mutable_exports()->RemoveLast();
+    if (!fits(out, export_bytes)) reply->mutable_exports()->RemoveLast();
   }
   for (const PhysicalMemory::ExportView& view : runtime_.PhysicalSharingSnapshot()) {
-    if (!fits(AddExport(view, "physical", pids, reply))) reply->mutable_exports()->RemoveLast();
+    if (!fits(AddExport(view, "physical", pids, reply), export_bytes)) {
+      reply->mutable_exports()->RemoveLast();
+    }
   }
   for (const Runtime::SharedEventView& view : runtime_.SharedEventsSnapshot()) {
     acl::v1::SharedEvent& out = *reply->add_events();
@@ -416,7 +419,7 @@ grpc::Status AdminService::GetSharing(grpc::ServerContext*, const acl::v1::Shari
       in.set_session(opener);
       in.set_pid(pids[opener]);
     }
-    if (!fits(out)) reply->mutable_events()->RemoveLast();
+    if (!fits(out, event_bytes)) reply->mutable_events()->RemoveLast();
   }
   return grpc::Status::OK;
 }

@@ -121,7 +121,9 @@ class SlowCloser {
       absl::MutexLock lock(&mu_);
       if (queue_.size() < kMaxSlowCloses) {
         queue_.push_back(fd);
-        if (idle_ == 0 && threads_ < kMaxSlowCloserThreads) {
+        // Idle threads take one each (woken ones count as idle until they
+        // took it): more waiting than that wants another thread.
+        if (queue_.size() > static_cast<size_t>(idle_) && threads_ < kMaxSlowCloserThreads) {
           ++threads_;
           std::thread([this] { Run(); }).detach();
         }

@@ -5,7 +5,9 @@
 
 namespace acld::server {
 
-LongCalls::LongCalls() : thread_([this] { Loop(); }) {}
+LongCalls::LongCalls(int threads) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
 
 LongCalls::~LongCalls() {
   std::vector<std::function<void()>> dropped;
@@ -15,7 +17,7 @@ LongCalls::~LongCalls() {
     while (!queue_.empty()) dropped.push_back(queue_.Pop());
   }
   dropped.clear();  // what they hold goes now, without the lock
-  thread_.join();
+  for (std::thread& thread : threads_) thread.join();
 }
 
 void LongCalls::Run(const Tenant& tenant, std::function<void()> call) {

@@ -35,7 +35,7 @@ class Trace {
 };
 
 TEST(LongCallsTest, CallsTakeTurnsBetweenTenants) {
-  LongCalls calls;
+  LongCalls calls(/*threads=*/1);
   Trace trace;
   absl::Notification running, release;
   const Tenant busy(1000, nullptr), other(1001, nullptr);
@@ -58,8 +58,22 @@ TEST(LongCallsTest, CallsTakeTurnsBetweenTenants) {
   EXPECT_EQ(calls.queued(), 0u);
 }
 
+TEST(LongCallsTest, ACallThatHangsHoldsOneThreadNotTheOthers) {
+  LongCalls calls(/*threads=*/2);
+  absl::Notification running, release, other_ran;
+  calls.Run(Tenant(1000, nullptr), [&] {
+    running.Notify();
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+  });
+  ASSERT_TRUE(running.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  calls.Run(Tenant(1001, nullptr), [&] { other_ran.Notify(); });
+  EXPECT_TRUE(other_ran.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "a hanging call held every other";
+  release.Notify();
+}
+
 TEST(LongCallsTest, CallsNotStartedAreDroppedWithWhatTheyHold) {
-  auto calls = std::make_unique<LongCalls>();
+  auto calls = std::make_unique<LongCalls>(/*threads=*/1);
   absl::Notification running, release;
   calls->Run(Tenant(), [&] {
     running.Notify();

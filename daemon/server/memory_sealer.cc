@@ -4,59 +4,77 @@
 #include <unistd.h>
 
 #include <map>
-#include <system_error>
 #include <memory>
+#include <system_error>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "daemon/server/peer_credentials.h"
 
 namespace acld::server {
 namespace {
 
-// Senders whose sealing did not finish in time.
-class SlowSenders {
+std::string NotSealedInTime() {
+  return absl::StrCat(
+      "acld could not seal this user's shared memory in time (something held the file: a write "
+      "into it from a page that does not come, such as one of a FUSE mount that does not "
+      "answer); its memory is refused until that sealing ends and for ",
+      absl::FormatDuration(kSealCooldown), " after");
+}
+
+// The sealings under way of each sender, and the senders whose sealing did
+// not finish in time.
+class Senders {
  public:
-  // Why `sender`'s memory is refused now; empty when it is not.
-  std::string RefusalFor(const std::string& sender) {
+  // Counts a sealing of `sender` about to start; why not, when it may not.
+  std::string Start(const std::string& sender) {
     absl::MutexLock lock(&mu_);
-    auto it = senders_.find(sender);
-    if (it == senders_.end()) return "";
-    if (!it->second.waiting && absl::Now() >= it->second.until) {
-      senders_.erase(it);
-      return "";
+    Sender& known = senders_[sender];
+    if (known.late > 0 || absl::Now() < known.refused_until) {
+      return NotSealedInTime();
     }
-    return absl::StrCat(
-        "acld could not seal this user's shared memory within ", absl::FormatDuration(kSealWait),
-        " (something held the file: a write into it from a page that does not come, such as "
-        "one of a FUSE mount that does not answer); its memory is refused for ",
-        absl::FormatDuration(kSealCooldown), " after that");
+    if (known.running >= kMaxSealingsPerSender) {
+      return absl::StrCat("this user's shared memory is being sealed ", known.running,
+                          " times at once already, the most acld does; ask again");
+    }
+    ++known.running;
+    return "";
   }
-  void StartedWaiting(const std::string& sender) {
+  // Its caller stopped waiting for a sealing of `sender` still under way.
+  void Late(const std::string& sender) {
     absl::MutexLock lock(&mu_);
-    senders_[sender].waiting = true;
+    ++senders_[sender].late;
   }
-  void StoppedWaiting(const std::string& sender) {
+  // A sealing of `sender` ended; `late`: its caller had stopped waiting.
+  void Ended(const std::string& sender, bool late) {
     absl::MutexLock lock(&mu_);
-    Slow& slow = senders_[sender];
-    slow.waiting = false;
-    slow.until = absl::Now() + kSealCooldown;
+    Sender& known = senders_[sender];
+    --known.running;
+    if (late) {
+      --known.late;
+      known.refused_until = absl::Now() + kSealCooldown;
+    }
+    if (known.running == 0 && known.late == 0 && absl::Now() >= known.refused_until) {
+      senders_.erase(sender);
+    }
   }
 
  private:
-  struct Slow {
-    bool waiting = false;
-    absl::Time until = absl::InfinitePast();
+  struct Sender {
+    int running = 0;  // sealings under way
+    int late = 0;     // of which nobody waits for any more
+    absl::Time refused_until = absl::InfinitePast();
   };
   absl::Mutex mu_;
-  std::map<std::string, Slow> senders_ ABSL_GUARDED_BY(mu_);
+  // Senders with sealings under way, or refused for a while: at most the
+  // senders whose memory took too long (a tenant's), for kSealCooldown.
+  std::map<std::string, Sender> senders_ ABSL_GUARDED_BY(mu_);
 };
 
-SlowSenders& TheSlowSenders() {
-  static SlowSenders* senders = new SlowSenders;  // outlives the threads that wait
+Senders& TheSenders() {
+  static Senders* senders = new Senders;  // outlives the threads that seal
   return *senders;
 }
 
@@ -65,21 +83,24 @@ struct Sealing {
   absl::Mutex mu;
   absl::Status result ABSL_GUARDED_BY(mu);
   bool done ABSL_GUARDED_BY(mu) = false;
-  bool abandoned ABSL_GUARDED_BY(mu) = false;  // the caller stopped waiting
+  bool late ABSL_GUARDED_BY(mu) = false;  // the caller stopped waiting
 };
 
 }  // namespace
 
 absl::Status SealClientMemory(int fd, uint64_t size, const std::string& sender,
                               absl::Duration wait) {
-  SlowSenders& slow = TheSlowSenders();
-  if (std::string refusal = slow.RefusalFor(sender); !refusal.empty()) {
+  Senders& senders = TheSenders();
+  if (std::string refusal = senders.Start(sender); !refusal.empty()) {
     return absl::UnavailableError(refusal);
   }
   // The thread's own reference: the caller closes its descriptor when it
   // gives up.
   const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) return absl::ResourceExhaustedError("no descriptor left to seal the memory with");
+  if (own < 0) {
+    senders.Ended(sender, /*late=*/false);
+    return absl::ResourceExhaustedError("no descriptor left to seal the memory with");
+  }
   auto sealing = std::make_shared<Sealing>();
   try {
     std::thread([sealing, own, size, sender] {
@@ -88,17 +109,18 @@ absl::Status SealClientMemory(int fd, uint64_t size, const std::string& sender,
       absl::MutexLock lock(&sealing->mu);
       sealing->result = std::move(result);
       sealing->done = true;
-      if (sealing->abandoned) TheSlowSenders().StoppedWaiting(sender);
+      TheSenders().Ended(sender, sealing->late);
     }).detach();
   } catch (const std::system_error&) {
     close(own);
+    senders.Ended(sender, /*late=*/false);
     return absl::ResourceExhaustedError("no thread left to seal the memory on");
   }
   absl::MutexLock lock(&sealing->mu);
   if (sealing->mu.AwaitWithTimeout(absl::Condition(&sealing->done), wait)) return sealing->result;
-  sealing->abandoned = true;
-  slow.StartedWaiting(sender);
-  return absl::UnavailableError(slow.RefusalFor(sender));
+  sealing->late = true;
+  senders.Late(sender);
+  return absl::UnavailableError(NotSealedInTime());
 }
 
 }  // namespace acld::server

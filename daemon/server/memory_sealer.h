@@ -6,12 +6,11 @@
 // the sender's own FUSE mount, whose server never answers, holds it while
 // the kernel waits for that page. The desk's thread, a channel pool thread or
 // a gRPC thread that sealed such a file waited with it, and every user with
-// them. So the sealing runs on a thread of its own, and the caller waits for
-// it a moment at most: a sender whose memory could not be sealed in that
-// moment is refused, and its memory is refused at once while that thread
-// still waits and for a while after, so that it cannot make the shared
-// threads wait a moment at a time, over and over. At most one such thread
-// waits per sender.
+// them. So the sealing runs on a thread of its own and the caller waits for
+// it kSealWait at most. Memory not sealed by then is refused, and so is all
+// of that sender's memory until that sealing ends and for kSealCooldown
+// after: the shared threads wait kSealWait at most per cooldown per sender.
+// A sender has at most kMaxSealingsPerSender sealings (threads) under way.
 #ifndef ACLD_DAEMON_SERVER_MEMORY_SEALER_H_
 #define ACLD_DAEMON_SERVER_MEMORY_SEALER_H_
 
@@ -23,12 +22,16 @@
 
 namespace acld::server {
 
-// How long a caller waits for the sealing; sealing a memfd nobody holds
-// takes microseconds.
-inline constexpr absl::Duration kSealWait = absl::Milliseconds(100);
-// How long a sender's memory is refused after its sealing did not finish in
-// time (counted from when it finished, or from now while it still waits).
+// How long a caller waits for the sealing: sealing a memfd nobody holds
+// takes microseconds (and a few milliseconds to look through gigabytes), so
+// this leaves a busy host's scheduling plenty of room.
+inline constexpr absl::Duration kSealWait = absl::Milliseconds(250);
+// How long a sender's memory stays refused after a sealing its caller
+// stopped waiting for ended.
 inline constexpr absl::Duration kSealCooldown = absl::Seconds(30);
+// Sealings of one sender under way at once: about one per shared thread
+// that may ask (the desk's, the pool's, gRPC's).
+inline constexpr int kMaxSealingsPerSender = 8;
 
 // SealAgainstHoles(fd, size) for memory `sender` (ReceivedMemory::sender)
 // handed over, waiting at most `wait` for it.

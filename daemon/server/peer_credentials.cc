@@ -742,9 +742,7 @@ absl::StatusOr<ReceivedMemory> PeerCredentialDesk::TakeMemory(Connection& c,
   ACL_RETURN_IF_ERROR(CheckSealedMemory(c.memory.get(), size));
   if (c.doorbell.valid()) ACL_RETURN_IF_ERROR(CheckDoorbell(c.doorbell.get()));
   return ReceivedMemory{std::move(c.memory), size, std::move(c.doorbell),
-                        options_.as_one_tenant
-                            ? absl::StrCat("desk ", reinterpret_cast<uintptr_t>(this))
-                            : absl::StrCat("uid ", c.peer.counted_uid())};
+                        absl::StrCat("desk ", serial_, " uid ", c.peer.counted_uid())};
 }
 
 std::string PeerCredentialDesk::IssueTicket(Connection& c, const std::string& bytes,

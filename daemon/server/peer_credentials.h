@@ -119,7 +119,7 @@ struct ReceivedMemory {
   // An eventfd (CheckDoorbell) sent along, or none: a session channel's
   // doorbell, which acld waits on in epoll and never reads or writes.
   UniqueFd doorbell;
-  // Who handed it over, as the desk counts tenants (never shown): whose
+  // Who handed it over (its desk and counted uid; never shown): whose
   // memory SealClientMemory refuses for a while once it could not be sealed.
   std::string sender;
 };
@@ -258,6 +258,10 @@ class PeerCredentialDesk {
   std::unique_ptr<Tables> tables_;
   std::atomic<size_t> pending_{0};
   std::atomic<uint64_t> busy_refusals_{0};
+  // Tells this desk's senders from another desk's (ReceivedMemory::sender),
+  // never reused, unlike an address.
+  const uint64_t serial_ = next_serial_.fetch_add(1);
+  static inline std::atomic<uint64_t> next_serial_{1};
   bool accept_failing_ = false;  // Run() only: one warning per burst
   SessionOpener opener_;  // set before the thread starts, then only read by it
   std::thread thread_;

@@ -86,7 +86,11 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
   if (absl::Status holes = SealClientMemory(memory.fd.get(), size, memory.sender);
       !holes.ok()) {
     munmap(base, size);
-    return AclStatus(ACL_ERROR_INVALID_PARAM, holes.message());
+    // Memory with holes is the client's mistake; memory acld could not seal
+    // in time, or for want of a thread, is not.
+    return AclStatus(absl::IsInvalidArgument(holes) ? ACL_ERROR_INVALID_PARAM
+                                                    : ACL_ERROR_RT_MEMORY_ALLOCATION,
+                     holes.message());
   }
   // A client's memory has no place in acld's core dumps.
   (void)madvise(base, size, MADV_DONTDUMP);
