@@ -539,15 +539,18 @@ void PeerCredentialDesk::Run() {
   while (true) {
     const absl::Time now = absl::Now();
     // A client that did not send its whole request in time is told to come
-    // back.
+    // back. What came while this thread was busy elsewhere (sealing memory,
+    // another's request) is read first: it came in time.
+    for (Connection& c : connections) {
+      if (c.DeadlineNow() > now) continue;
+      if (!ReadFrom(c)) {
+        TellBusy(c.socket.get(),
+                 c.Heard() ? "its request did not come whole in time" : "it sent nothing");
+      }
+      c.socket.reset();
+    }
     connections.erase(std::remove_if(connections.begin(), connections.end(),
-                                     [&](const Connection& c) {
-                                       if (c.DeadlineNow() > now) return false;
-                                       TellBusy(c.socket.get(),
-                                                c.Heard() ? "its request did not come whole in time"
-                                                          : "it sent nothing");
-                                       return true;
-                                     }),
+                                     [](const Connection& c) { return !c.socket.valid(); }),
                       connections.end());
     pending_.store(connections.size(), std::memory_order_relaxed);
     const bool room = connections.size() < options_.max_pending_connections;
