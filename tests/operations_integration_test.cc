@@ -432,6 +432,28 @@ int MetricsPort(const AcldDaemon& daemon) {
   return port;
 }
 
+// Connections that send nothing hold the exporter's workers only a moment:
+// before, two of them, renewed every half minute, kept every scrape out.
+TEST(OperationsTest, IdleConnectionsDoNotKeepScrapesOut) {
+  AcldDaemon daemon({"--metrics_address=127.0.0.1:0"});
+  const int port = MetricsPort(daemon);
+  ASSERT_NE(port, 0);
+  std::vector<int> idle;
+  for (int i = 0; i < 6; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    idle.push_back(fd);
+  }
+  absl::SleepFor(absl::Milliseconds(200));  // taken by the workers
+  const Scraped scraped = ScrapeWith(port, "");
+  EXPECT_NE(scraped.status.find("200"), std::string::npos) << "the scrape was kept out";
+  for (int fd : idle) close(fd);
+}
+
 TEST(OperationsTest, PrometheusMetricsAreWhatAclctlShows) {
   AcldDaemon daemon({"--metrics_address=127.0.0.1:0", "--metrics_per_session"});
   const int port = MetricsPort(daemon);
