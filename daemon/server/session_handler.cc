@@ -136,7 +136,7 @@ void SessionHandler::LoadBinary(uint64_t call_id, const acl::v1::LoadBinaryReque
   auto pending = std::make_shared<Load>();
   pending->device = load.device_id();
   pending->bytes = load.has_shared() ? load.size() : load.inline_data().size();
-  // Charged before anything is copied: what waits for the long-call thread
+  // Charged before anything is copied: what waits for the long-call threads
   // is bounded by the tenant's binary bytes.
   absl::StatusOr<std::unique_ptr<BinaryCharges::Held>> reserved =
       runtime_.ReserveBinaryLoad(session_, pending->device, pending->bytes);
@@ -497,9 +497,7 @@ void SessionHandler::Dispatch(const ClientMessage& request) {
     Answer(call_id, std::move(reply));
   };
   auto answer_handle = [&](const absl::StatusOr<uint64_t>& handle) {
-    if (!handle.ok()) return answer_status(handle.status());
-    reply.mutable_handle()->set_handle(*handle);
-    Answer(call_id, std::move(reply));
+    AnswerHandle(call_id, handle);
   };
   auto answer_context = [&](const absl::StatusOr<ContextInfo>& context) {
     if (!context.ok()) return answer_status(context.status());

@@ -105,7 +105,8 @@ class SessionHandler : public std::enable_shared_from_this<SessionHandler> {
   static constexpr int kMaxWaitingCalls = 4096;
 
   // Counts a call that finishes later; false (the call already answered with
-  // ACL_ERROR_RT_OVER_LIMIT) when the session has kMaxWaitingCalls waiting.
+  // ACL_ERROR_RT_OVER_LIMIT) when the session has kMaxWaitingCalls waiting,
+  // or its tenant's sessions together their bound (TenantWaitingCalls).
   bool AdmitWaiting(uint64_t call_id);
   // A call AdmitWaiting counted is answered (or dropped).
   void FinishWaiting();
