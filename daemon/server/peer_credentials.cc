@@ -53,8 +53,8 @@ constexpr size_t kMaxFdsPerRead = 253;
 // Accepts per poll round, so that a flood of connects cannot starve the
 // connections already accepted.
 constexpr int kAcceptsPerRound = 64;
-// How long a connection may take to send its whole request
-// (Connection::request_deadline).
+// How long a connection may take to send its whole request, at most
+// (Connection::deadline).
 constexpr absl::Duration kRequestTimeout = absl::Milliseconds(250);
 constexpr absl::Duration kAcceptPause = absl::Milliseconds(100);
 
@@ -447,15 +447,13 @@ class PeerCredentialDesk::Tables {
 struct PeerCredentialDesk::Connection {
   UniqueFd socket;
   PeerCredentials peer;
-  absl::Time deadline;
   // A client sends its whole request, in one message, right after it
-  // connects: one whose request has not come whole by then is told to come
-  // back ("E busy"), so that a connection holds a place for a moment, not
-  // for the whole deadline. Before, one byte bought the whole deadline: a
-  // few users renewing connections that sent a byte held every place.
-  absl::Time request_deadline;
+  // connects: one whose request has not come whole by kRequestTimeout (or
+  // the desk's shorter request_timeout) is told to come back ("E busy"), so
+  // that a connection holds a place for a moment. Before, one byte bought
+  // 5 s: a few users renewing connections that sent a byte held every place.
+  absl::Time deadline;
   bool Heard() const { return !line.empty() || fds_received > 0; }
-  absl::Time DeadlineNow() const { return std::min(deadline, request_deadline); }
   std::string line;
   UniqueFd memory;          // the first descriptor received
   UniqueFd doorbell;        // the second
@@ -542,7 +540,7 @@ void PeerCredentialDesk::Run() {
     // back. What came while this thread was busy elsewhere (sealing memory,
     // another's request) is read first: it came in time.
     for (Connection& c : connections) {
-      if (c.DeadlineNow() > now) continue;
+      if (c.deadline > now) continue;
       if (!ReadFrom(c)) {
         TellBusy(c.socket.get(),
                  c.Heard() ? "its request did not come whole in time" : "it sent nothing");
@@ -557,7 +555,7 @@ void PeerCredentialDesk::Run() {
     const bool listening = room && now >= paused_until;
 
     absl::Time wake = absl::InfiniteFuture();
-    for (const Connection& c : connections) wake = std::min(wake, c.DeadlineNow());
+    for (const Connection& c : connections) wake = std::min(wake, c.deadline);
     if (room && !listening) wake = std::min(wake, paused_until);
     // Expired tickets close their descriptors on time, not at the next request.
     if (std::optional<absl::Time> expiry = tables_->Expire()) wake = std::min(wake, *expiry);
@@ -647,8 +645,7 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     connection.socket = std::move(socket);
     connection.peer = std::move(peer);
     const absl::Time accepted = absl::Now();
-    connection.deadline = accepted + options_.request_timeout;
-    connection.request_deadline = accepted + kRequestTimeout;
+    connection.deadline = accepted + std::min(options_.request_timeout, kRequestTimeout);
     connections.push_back(std::move(connection));
   }
   return true;

@@ -151,7 +151,8 @@ void SetAcceptsUnsealableMemory(bool accepts);
 absl::Status CheckDoorbell(int fd);
 
 struct PeerDeskOptions {
-  // How long a connected client has to send its request line.
+  // How long a connected client has to send its request line; the desk
+  // never waits more than 250 ms (peer_credentials.cc, kRequestTimeout).
   absl::Duration request_timeout = absl::Seconds(5);
   // Connections being served at once; beyond, new ones wait in the backlog.
   size_t max_pending_connections = 256;
