@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <system_error>
@@ -16,11 +17,11 @@
 namespace acld::server {
 namespace {
 
-std::string NotSealedInTime() {
+std::string NotDoneInTime() {
   return absl::StrCat(
-      "acld could not seal this user's shared memory in time (something held the file: a write "
-      "into it from a page that does not come, such as one of a FUSE mount that does not "
-      "answer); its memory is refused until that sealing ends and for ",
+      "acld could not seal or fill this user's shared memory in time (something held the file "
+      "or the process: a write into it from a page that does not come, such as one of a FUSE "
+      "mount that does not answer); its memory is refused until that work ends and for ",
       absl::FormatDuration(kSealCooldown), " after");
 }
 
@@ -33,7 +34,7 @@ class Senders {
     absl::MutexLock lock(&mu_);
     Sender& known = senders_[sender];
     if (known.late > 0 || absl::Now() < known.refused_until) {
-      return NotSealedInTime();
+      return NotDoneInTime();
     }
     if (known.running >= kMaxSealingsPerSender) {
       return absl::StrCat("this user's shared memory is being sealed ", known.running,
@@ -78,8 +79,8 @@ Senders& TheSenders() {
   return *senders;
 }
 
-// One sealing, shared by its caller and its thread.
-struct Sealing {
+// One run, shared by its caller and its thread.
+struct Run {
   absl::Mutex mu;
   absl::Status result ABSL_GUARDED_BY(mu);
   bool done ABSL_GUARDED_BY(mu) = false;
@@ -88,39 +89,42 @@ struct Sealing {
 
 }  // namespace
 
-absl::Status SealClientMemory(int fd, uint64_t size, const std::string& sender,
-                              absl::Duration wait) {
+absl::Status RunForSender(const std::string& sender, std::function<absl::Status()> work,
+                          absl::Duration wait) {
   Senders& senders = TheSenders();
   if (std::string refusal = senders.Start(sender); !refusal.empty()) {
     return absl::UnavailableError(refusal);
   }
-  // The thread's own reference: the caller closes its descriptor when it
-  // gives up.
-  const int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) {
-    senders.Ended(sender, /*late=*/false);
-    return absl::ResourceExhaustedError("no descriptor left to seal the memory with");
-  }
-  auto sealing = std::make_shared<Sealing>();
+  auto run = std::make_shared<Run>();
   try {
-    std::thread([sealing, own, size, sender] {
-      absl::Status result = SealAgainstHoles(own, size);
-      close(own);
-      absl::MutexLock lock(&sealing->mu);
-      sealing->result = std::move(result);
-      sealing->done = true;
-      TheSenders().Ended(sender, sealing->late);
+    std::thread([run, work = std::move(work), sender] {
+      absl::Status result = work();
+      absl::MutexLock lock(&run->mu);
+      run->result = std::move(result);
+      run->done = true;
+      TheSenders().Ended(sender, run->late);
     }).detach();
   } catch (const std::system_error&) {
-    close(own);
     senders.Ended(sender, /*late=*/false);
-    return absl::ResourceExhaustedError("no thread left to seal the memory on");
+    return absl::ResourceExhaustedError("no thread left to work on the memory with");
   }
-  absl::MutexLock lock(&sealing->mu);
-  if (sealing->mu.AwaitWithTimeout(absl::Condition(&sealing->done), wait)) return sealing->result;
-  sealing->late = true;
+  absl::MutexLock lock(&run->mu);
+  if (run->mu.AwaitWithTimeout(absl::Condition(&run->done), wait)) return run->result;
+  run->late = true;
   senders.Late(sender);
-  return absl::UnavailableError(NotSealedInTime());
+  return absl::UnavailableError(NotDoneInTime());
+}
+
+absl::Status SealClientMemory(int fd, uint64_t size, const std::string& sender,
+                              absl::Duration wait) {
+  // The thread's own reference: the caller closes its descriptor when it
+  // gives up.
+  auto own = std::make_shared<UniqueFd>(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!own->valid()) {
+    return absl::ResourceExhaustedError("no descriptor left to seal the memory with");
+  }
+  return RunForSender(
+      sender, [own, size] { return SealAgainstHoles(own->get(), size); }, wait);
 }
 
 }  // namespace acld::server

@@ -1,5 +1,7 @@
-// Seals a client's memfd against hole punching (SealAgainstHoles) without
-// letting the client hold the thread that asks.
+// Work on a client's memory that the client can make wait (sealing its memfd
+// against hole punching, SealAgainstHoles; filling its holes from the
+// client's own mapping, client_page_filler.h), without letting the client
+// hold the thread that asks.
 //
 // Sealing and looking for holes take the file's inode lock, which its sender
 // can hold for as long as it likes: a write() into the memfd from a page of
@@ -11,10 +13,15 @@
 // of that sender's memory until that sealing ends and for kSealCooldown
 // after: the shared threads wait kSealWait at most per cooldown per sender.
 // A sender has at most kMaxSealingsPerSender sealings (threads) under way.
+// Filling a hole reads the sender's memory through /proc/<pid>/mem, which
+// waits for the sender's memory map lock, which the sender can hold as long
+// (an mlock() of a mapping of its FUSE mount): it runs the same way, and
+// counts the same.
 #ifndef ACLD_DAEMON_SERVER_MEMORY_SEALER_H_
 #define ACLD_DAEMON_SERVER_MEMORY_SEALER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -33,8 +40,13 @@ inline constexpr absl::Duration kSealCooldown = absl::Seconds(30);
 // that may ask (the desk's, the pool's, gRPC's).
 inline constexpr int kMaxSealingsPerSender = 8;
 
-// SealAgainstHoles(fd, size) for memory `sender` (ReceivedMemory::sender)
-// handed over, waiting at most `wait` for it.
+// Runs `work` for memory `sender` (ReceivedMemory::sender) handed over on a
+// thread of its own, and returns its status if it ends within `wait`;
+// Unavailable otherwise, or when the sender is refused (above).
+absl::Status RunForSender(const std::string& sender, std::function<absl::Status()> work,
+                          absl::Duration wait = kSealWait);
+
+// SealAgainstHoles(fd, size) that way.
 absl::Status SealClientMemory(int fd, uint64_t size, const std::string& sender,
                               absl::Duration wait = kSealWait);
 

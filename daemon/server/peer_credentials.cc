@@ -185,6 +185,13 @@ absl::Status UnsealableRefused() {
 
 void SetAcceptsUnsealableMemory(bool accepts) { accepts_unsealable_memory.store(accepts); }
 
+bool AcceptsUnsealableMemory() { return accepts_unsealable_memory.load(); }
+
+bool SealedForGood(int fd) {
+  const int seals = fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && SealedByAnOlderClient(seals);
+}
+
 absl::Status SealAgainstHoles(int fd, uint64_t size) {
   const int seals = fcntl(fd, F_GET_SEALS);
   if (seals < 0) return absl::InvalidArgumentError("shared memory must be a sealable memfd");
@@ -228,9 +235,6 @@ absl::Status CheckSealedMemory(int fd, uint64_t size) {
     return absl::InvalidArgumentError(
         "shared memory must be sealed with F_SEAL_SHRINK, or it could shrink under acld's "
         "mapping");
-  }
-  if (SealedByAnOlderClient(seals) && !accepts_unsealable_memory.load()) {
-    return UnsealableRefused();
   }
   if ((seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) != 0) {
     return absl::InvalidArgumentError("shared memory sealed against writing cannot receive copies");
@@ -742,7 +746,8 @@ absl::StatusOr<ReceivedMemory> PeerCredentialDesk::TakeMemory(Connection& c,
   ACL_RETURN_IF_ERROR(CheckSealedMemory(c.memory.get(), size));
   if (c.doorbell.valid()) ACL_RETURN_IF_ERROR(CheckDoorbell(c.doorbell.get()));
   return ReceivedMemory{std::move(c.memory), size, std::move(c.doorbell),
-                        absl::StrCat("desk ", serial_, " uid ", c.peer.counted_uid())};
+                        absl::StrCat("desk ", serial_, " uid ", c.peer.counted_uid()),
+                        c.peer.pid, c.peer.start_ticks};
 }
 
 std::string PeerCredentialDesk::IssueTicket(Connection& c, const std::string& bytes,

@@ -122,6 +122,11 @@ struct ReceivedMemory {
   // Who handed it over (its desk and counted uid; never shown): whose
   // memory SealClientMemory refuses for a while once it could not be sealed.
   std::string sender;
+  // The process that handed it over, and when it started (0: unknown):
+  // where acld fills the holes of an older client's memory from
+  // (client_memory.h).
+  pid_t sender_pid = 0;
+  uint64_t sender_start_ticks = 0;
 };
 
 // The largest shared memory segment acld accepts.
@@ -140,11 +145,17 @@ absl::Status CheckSealedMemory(int fd, uint64_t size);
 // acld accepts it (SetAcceptsUnsealableMemory).
 absl::Status SealAgainstHoles(int fd, uint64_t size);
 
-// --map_unsealed_client_memory: whether acld also maps memory it cannot seal
-// against hole punching (older clients'), paying for the pages it touches in
-// it. For hosts whose local users are all trusted. Process-wide; off by
-// default.
+// Whether `fd` was sealed with F_SEAL_SEAL and not against writing: memory of
+// a libascendcl before protocol version 5, which acld cannot seal against
+// hole punching (client_memory.h fills its holes from the client instead).
+bool SealedForGood(int fd);
+
+// --map_unsealed_client_memory: whether acld maps memory it cannot seal
+// against hole punching (older clients') as it comes, paying for the pages
+// it touches in it, rather than filling its holes from the client. For hosts
+// whose local users are all trusted. Process-wide; off by default.
 void SetAcceptsUnsealableMemory(bool accepts);
+bool AcceptsUnsealableMemory();
 
 // OK when `fd` is an eventfd (what a doorbell must be: epoll can wait on it
 // and nothing in it can block acld); otherwise an error saying so.

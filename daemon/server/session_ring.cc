@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "daemon/server/memory_sealer.h"
+#include "daemon/server/client_memory.h"
 #include "daemon/server/message_shape.h"
 
 namespace acld::server {
@@ -29,22 +29,37 @@ absl::StatusOr<std::shared_ptr<SessionRing>> SessionRing::Map(ReceivedMemory mem
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot map the session channel: ", std::strerror(errno)));
   }
-  if (absl::Status holes = SealClientMemory(memory.fd.get(), size, memory.sender); !holes.ok()) {
+  absl::StatusOr<std::unique_ptr<FilledFromClient>> filled =
+      PrepareClientMemory(memory, base, size);
+  if (!filled.ok()) {
     munmap(base, size);
-    return holes;
+    return filled.status();
   }
   (void)madvise(base, size, MADV_DONTDUMP);  // a client's bytes have no place in acld's core dumps
   (void)madvise(base, size, MADV_NOHUGEPAGE);  // nor a huge page acld's cgroup would pay for
-  return std::shared_ptr<SessionRing>(new SessionRing(base, size, std::move(memory.doorbell)));
+  return std::shared_ptr<SessionRing>(
+      new SessionRing(base, size, std::move(memory.doorbell), *std::move(filled)));
 }
 
-SessionRing::SessionRing(void* base, size_t size, UniqueFd doorbell)
+SessionRing::SessionRing(void* base, size_t size, UniqueFd doorbell,
+                         std::unique_ptr<FilledFromClient> filled)
     : base_(base),
       size_(size),
       doorbell_(std::move(doorbell)),
+      filled_(std::move(filled)),
       channel_(base, RingChannel::Side::kDaemon) {}
 
-SessionRing::~SessionRing() { munmap(base_, size_); }
+SessionRing::~SessionRing() {
+  filled_.reset();
+  munmap(base_, size_);
+}
+
+absl::Status SessionRing::GivenUp() const {
+  if (filled_ == nullptr || !filled_->given_up()) return absl::OkStatus();
+  return absl::DataLossError(
+      "acld gave up filling the holes of the session channel (the client no longer maps it, or "
+      "keeps punching holes in it)");
+}
 
 void SessionRing::ChargeFragmentsTo(std::unique_ptr<MessageBudget::Hold> hold) {
   fragments_ = std::move(hold);
@@ -54,6 +69,7 @@ void SessionRing::ChargeFragmentsTo(std::unique_ptr<MessageBudget::Hold> hold) {
 
 absl::StatusOr<const acl::v1::ClientMessage*> SessionRing::TryRead(
     google::protobuf::Arena& arena) {
+  if (absl::Status given_up = GivenUp(); !given_up.ok()) return given_up;
   absl::StatusOr<std::optional<std::string>> bytes = channel_.TryReceive();
   if (!bytes.ok()) return bytes.status();
   if (!bytes->has_value()) return nullptr;
@@ -87,6 +103,10 @@ bool SessionRing::Push() {
 
 void SessionRing::Take(const acl::v1::ServerMessage& message) {
   if (broken_) return;
+  if (absl::Status given_up = GivenUp(); !given_up.ok()) {
+    Broke(given_up);
+    return;
+  }
   absl::StatusOr<bool> taken = channel_.Offer(message.SerializeAsString());
   if (!taken.ok()) {
     Broke(taken.status());

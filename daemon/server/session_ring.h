@@ -18,6 +18,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "daemon/server/client_page_filler.h"
 #include "daemon/server/message_budget.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/session_writer.h"
@@ -73,12 +74,17 @@ class SessionRing : public SessionWriter::Carrier {
   bool Idle() const override { return !sending_.load(); }
 
  private:
-  SessionRing(void* base, size_t size, UniqueFd doorbell);
+  SessionRing(void* base, size_t size, UniqueFd doorbell,
+              std::unique_ptr<FilledFromClient> filled);
   void Broke(const absl::Status& status);
+  // An error once acld gave up filling an older client's channel
+  // (client_page_filler.h): its session is to end.
+  absl::Status GivenUp() const;
 
   void* const base_;
   const size_t size_;
   const UniqueFd doorbell_;
+  std::unique_ptr<FilledFromClient> filled_;  // an older client's channel
   RingChannel channel_;
   std::unique_ptr<MessageBudget::Hold> fragments_;
   std::function<void(const absl::Status&)> on_broken_;

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
-#include "daemon/server/memory_sealer.h"
+#include "daemon/server/client_memory.h"
 #include "proto/acl/acl_status.h"
 
 namespace acld::server {
@@ -26,11 +26,13 @@ struct SharedMemoryRegistry::Mapping {
   std::shared_ptr<Usage> usage;
   std::shared_ptr<void> registration;  // with the devices, undone before the unmap
   std::shared_ptr<void> shared_hold;   // its place in the tenant's and host's counts
+  std::unique_ptr<FilledFromClient> filled;  // an older client's memory: undone before the unmap
   bool staging = false;           // registered as a staging area (read next)
   bool reserved_staging = false;  // and holds the session's reservation
   ~Mapping() {
     if (base == nullptr) return;
     registration.reset();
+    filled.reset();
     munmap(base, size);
     usage->bytes.fetch_sub(size);
     usage->segments.fetch_sub(1);
@@ -83,14 +85,15 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
         ACL_ERROR_RT_MEMORY_ALLOCATION,
         absl::StrCat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
   }
-  if (absl::Status holes = SealClientMemory(memory.fd.get(), size, memory.sender);
-      !holes.ok()) {
+  absl::StatusOr<std::unique_ptr<FilledFromClient>> filled =
+      PrepareClientMemory(memory, base, size);
+  if (!filled.ok()) {
     munmap(base, size);
     // Memory with holes is the client's mistake; memory acld could not seal
     // in time, or for want of a thread, is not.
-    return AclStatus(absl::IsInvalidArgument(holes) ? ACL_ERROR_INVALID_PARAM
-                                                    : ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     holes.message());
+    return AclStatus(absl::IsInvalidArgument(filled.status()) ? ACL_ERROR_INVALID_PARAM
+                                                              : ACL_ERROR_RT_MEMORY_ALLOCATION,
+                     filled.status().message());
   }
   // A client's memory has no place in acld's core dumps.
   (void)madvise(base, size, MADV_DONTDUMP);
@@ -107,6 +110,7 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
   mapping->size = size;
   mapping->usage = usage_;
   mapping->shared_hold = std::move(shared_hold);
+  mapping->filled = *std::move(filled);
   if (registrar_) mapping->registration = registrar_(base, size);
   const uint64_t segment = next_segment_++;
   segments_[segment] = std::move(mapping);
@@ -134,6 +138,12 @@ absl::StatusOr<HostSpan> SharedMemoryRegistry::Resolve(uint64_t segment, uint64_
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("host range (segment ", segment, ", offset ", offset, ", ", count,
                                   " bytes) is outside this process's shared memory"));
+  }
+  if (it->second->filled != nullptr && it->second->filled->given_up()) {
+    return AclStatus(ACL_ERROR_INVALID_PARAM,
+                     absl::StrCat("shared memory segment ", segment,
+                                  " is refused: acld gave up filling its holes (this process no "
+                                  "longer maps it, or keeps punching holes in it)"));
   }
   HostSpan span{it->second->base + offset, it->second};
   span.read_next = it->second->staging;  // the client copies out of its slots at once

@@ -1,0 +1,288 @@
+#include "daemon/server/client_page_filler.h"
+
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "daemon/core/process_clock.h"
+#include "daemon/server/memory_sealer.h"
+#include "proto/acl/status_macros.h"
+
+namespace acld::server {
+
+struct FilledFromClient::Region {
+  uintptr_t base = 0;
+  uint64_t size = 0;
+  // The client's /proc/<pid>/mem, shared with fills that still run.
+  std::shared_ptr<UniqueFd> client_memory;
+  uint64_t client_address = 0;
+  std::string sender;
+  // Each chunk once, and a few more (a page the client itself punched out
+  // and wrote again); beyond, the client keeps punching holes.
+  uint64_t max_fills = 0;
+  std::atomic<uint64_t> fills{0};
+  std::atomic<bool> given_up{false};
+};
+
+namespace {
+
+using Region = FilledFromClient::Region;
+
+// The largest memory map acld reads looking for a client's mapping: the
+// kernel's default vm.max_map_count (65,530) of lines of about 100 bytes.
+constexpr size_t kMaxMapsBytes = 16 << 20;
+// Bytes read from the client at a time while filling (the filling thread's
+// stack holds them).
+constexpr size_t kReadBytes = 64 << 10;
+// Fills beyond one per chunk before acld gives up on a client's memory.
+constexpr uint64_t kSpareFills = 16;
+
+uintptr_t PageSize() { return static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)); }
+
+absl::StatusOr<std::string> ReadWhole(int fd, size_t limit) {
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t got = read(fd, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return absl::FailedPreconditionError(std::strerror(errno));
+    if (got == 0) return text;
+    if (text.size() + static_cast<size_t>(got) > limit) {
+      return absl::FailedPreconditionError(absl::StrCat("larger than ", limit, " bytes"));
+    }
+    text.append(buffer, static_cast<size_t>(got));
+  }
+}
+
+// One userfaultfd for all of acld's mappings of older clients' memory, and
+// the thread that serves its faults, one at a time: a fill waits kSealWait at
+// most (RunForSender), so a client that makes its fills wait delays the
+// others by that much, once per cooldown (memory_sealer.h).
+class PageFiller {
+ public:
+  // Created on first use and never destroyed: its thread serves for ever.
+  static absl::StatusOr<PageFiller*> Get() {
+    static const auto* filler = new absl::StatusOr<PageFiller*>(Create());
+    return *filler;
+  }
+
+  absl::Status Watch(const std::shared_ptr<Region>& region) {
+    absl::MutexLock lock(&mu_);
+    uffdio_register range{};
+    range.range.start = region->base;
+    range.range.len = region->size;
+    range.mode = UFFDIO_REGISTER_MODE_MISSING;
+    if (ioctl(uffd_, UFFDIO_REGISTER, &range) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot watch the mapping for holes: ", std::strerror(errno)));
+    }
+    regions_[region->base] = region;
+    return absl::OkStatus();
+  }
+
+  void Unwatch(const Region& region) {
+    absl::MutexLock lock(&mu_);
+    auto it = regions_.find(region.base);
+    if (it == regions_.end() || it->second.get() != &region) return;
+    regions_.erase(it);
+    if (region.given_up.load()) return;  // anonymous memory now, not watched
+    uffdio_range range{region.base, region.size};
+    (void)ioctl(uffd_, UFFDIO_UNREGISTER, &range);
+  }
+
+ private:
+  explicit PageFiller(int uffd) : uffd_(uffd) {}
+
+  static absl::StatusOr<PageFiller*> Create() {
+    const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
+    if (uffd < 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("no userfaultfd (", std::strerror(errno), ")"));
+    }
+    uffdio_api api{};
+    api.api = UFFD_API;
+    if (ioctl(uffd, UFFDIO_API, &api) != 0 || (api.features & UFFD_FEATURE_MISSING_SHMEM) == 0) {
+      close(uffd);
+      return absl::FailedPreconditionError("this kernel's userfaultfd cannot watch shared memory");
+    }
+    auto* filler = new PageFiller(uffd);
+    try {
+      std::thread([filler] { filler->Serve(); }).detach();
+    } catch (const std::system_error&) {
+      delete filler;
+      close(uffd);
+      return absl::ResourceExhaustedError("no thread left to fill holes on");
+    }
+    return filler;
+  }
+
+  void Serve() {
+    for (;;) {
+      uffd_msg message{};
+      const ssize_t got = read(uffd_, &message, sizeof(message));
+      if (got != static_cast<ssize_t>(sizeof(message))) continue;  // EINTR
+      if (message.event == UFFD_EVENT_PAGEFAULT) Fault(message.arg.pagefault.address);
+    }
+  }
+
+  void Fault(uintptr_t address) {
+    const uintptr_t page = address & ~(PageSize() - 1);
+    std::shared_ptr<Region> region;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = regions_.upper_bound(address);
+      if (it != regions_.begin() && address - (--it)->first < it->second->size) {
+        region = it->second;
+      }
+    }
+    if (region == nullptr || region->given_up.load()) {
+      Wake(page, PageSize());  // it finds what is mapped there now
+      return;
+    }
+    const uint64_t offset = (page - region->base) / kFillBytes * kFillBytes;
+    const uint64_t bytes = std::min<uint64_t>(kFillBytes, region->size - offset);
+    if (region->fills.fetch_add(1) >= region->max_fills || !Fill(*region, offset, bytes).ok()) {
+      GiveUp(region);
+      return;
+    }
+    Wake(region->base + offset, bytes);
+  }
+
+  // Reads [offset, offset + bytes) of the client's memory through its own
+  // mapping: the kernel allocates the holes there, charged to the client.
+  static absl::Status Fill(const Region& region, uint64_t offset, uint64_t bytes) {
+    std::shared_ptr<UniqueFd> memory = region.client_memory;
+    const uint64_t address = region.client_address + offset;
+    return RunForSender(region.sender, [memory, address, bytes] {
+      char buffer[kReadBytes];
+      for (uint64_t done = 0; done < bytes;) {
+        const size_t want = static_cast<size_t>(std::min<uint64_t>(kReadBytes, bytes - done));
+        const ssize_t got =
+            pread(memory->get(), buffer, want, static_cast<off_t>(address + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+          return absl::FailedPreconditionError("the client no longer maps its memory");
+        }
+        done += static_cast<uint64_t>(got);
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  // acld's mapping becomes private anonymous memory: the access under way
+  // ends there, and the memory's owner refuses it from now on.
+  void GiveUp(const std::shared_ptr<Region>& region) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = regions_.find(region->base);
+      // Unwatched meanwhile: its owner unmaps it (nothing faults there).
+      if (it == regions_.end() || it->second != region) return;
+      if (!region->given_up.exchange(true)) {
+        void* replaced = mmap(reinterpret_cast<void*>(region->base), region->size,
+                              PROT_READ | PROT_WRITE,
+                              MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (replaced == MAP_FAILED) {
+          // Out of memory for a mapping: let the access fault as before
+          // protocol 5 rather than hang; the memory is refused from now on.
+          uffdio_range range{region->base, region->size};
+          (void)ioctl(uffd_, UFFDIO_UNREGISTER, &range);
+        }
+      }
+    }
+    Wake(region->base, region->size);
+  }
+
+  void Wake(uintptr_t start, uint64_t bytes) {
+    uffdio_range range{start, bytes};
+    (void)ioctl(uffd_, UFFDIO_WAKE, &range);
+  }
+
+  const int uffd_;
+  absl::Mutex mu_;
+  std::map<uintptr_t, std::shared_ptr<Region>> regions_ ABSL_GUARDED_BY(mu_);  // by base
+};
+
+}  // namespace
+
+absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks, int fd,
+                                                uint64_t size) {
+  struct stat file {};
+  if (fstat(fd, &file) != 0) return absl::InvalidArgumentError(std::strerror(errno));
+  const std::string process = absl::StrCat("/proc/", pid);
+  UniqueFd maps(open((process + "/maps").c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd memory(open((process + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!maps.valid() || !memory.valid()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "acld cannot read the memory of the process that handed it over (", std::strerror(errno),
+        ")"));
+  }
+  // Opened before this look: if the process is still the one that connected,
+  // what was opened is its memory.
+  if (start_ticks != 0 && ProcessStartTicks(pid) != start_ticks) {
+    return absl::FailedPreconditionError("the process that handed it over is gone");
+  }
+  absl::StatusOr<std::string> text = ReadWhole(maps.get(), kMaxMapsBytes);
+  if (!text.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot read the memory map of the process that handed it over: ", text.status().message()));
+  }
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    unsigned long start = 0, end = 0, offset = 0, inode = 0;  // NOLINT(runtime/int): sscanf's
+    unsigned int major_number = 0, minor_number = 0;
+    char permissions[5] = {};
+    if (std::sscanf(std::string(line).c_str(), "%lx-%lx %4s %lx %x:%x %lu", &start, &end,
+                    permissions, &offset, &major_number, &minor_number, &inode) != 7) {
+      continue;
+    }
+    if (permissions[0] == 'r' && permissions[3] == 's' && offset == 0 &&
+        major_number == major(file.st_dev) && minor_number == minor(file.st_dev) &&
+        inode == file.st_ino && end > start && end - start >= size) {
+      return ClientMapping{std::move(memory), start};
+    }
+  }
+  return absl::FailedPreconditionError(
+      "the process that handed it over does not map it whole (acld fills its holes from there)");
+}
+
+FilledFromClient::~FilledFromClient() {
+  absl::StatusOr<PageFiller*> filler = PageFiller::Get();
+  if (filler.ok()) (*filler)->Unwatch(*region_);
+}
+
+bool FilledFromClient::given_up() const { return region_->given_up.load(); }
+
+uint64_t FilledFromClient::fills() const { return region_->fills.load(); }
+
+absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(void* base, uint64_t size,
+                                                                 ClientMapping client,
+                                                                 std::string sender) {
+  ACL_ASSIGN_OR_RETURN(PageFiller * filler, PageFiller::Get());
+  auto region = std::make_shared<Region>();
+  region->base = reinterpret_cast<uintptr_t>(base);
+  region->size = size;
+  region->client_memory = std::make_shared<UniqueFd>(std::move(client.memory));
+  region->client_address = client.address;
+  region->sender = std::move(sender);
+  region->max_fills = (size + kFillBytes - 1) / kFillBytes + kSpareFills;
+  ACL_RETURN_IF_ERROR(filler->Watch(region));
+  return std::unique_ptr<FilledFromClient>(new FilledFromClient(std::move(region)));
+}
+
+}  // namespace acld::server
