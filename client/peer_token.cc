@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "client/busy_retry.h"
+#include "client/spoken_protocol.h"
 #include "proto/acl/peer_socket.h"
 #include "proto/acl/protocol.h"
 
@@ -160,7 +161,7 @@ absl::StatusOr<int> OpenSessionOnIdentitySocket(const std::string& path, int cha
                                                 uint64_t size, int doorbell,
                                                 absl::Duration timeout) {
   absl::StatusOr<std::pair<std::string, int>> answered =
-      Ask(path, absl::StrCat(acld::kPeerSessionRequest, size, " ", acld::kProtocolVersion, "\n"),
+      Ask(path, absl::StrCat(acld::kPeerSessionRequest, size, " ", kSpokenProtocolVersion, "\n"),
           {channel, doorbell}, timeout);
   if (!answered.ok()) return answered.status();
   if (answered->first != acld::kPeerSessionOpened) {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "acl/acl_base.h"
 #include "client/busy_retry.h"
+#include "client/spoken_protocol.h"
 #include "client/peer_token.h"
 #include "proto/acl/protocol.h"
 #include "client/process_info.h"
@@ -127,7 +128,7 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::ConnectOverGrp
     if (acld::AclCodeOf(opened.status()) == ACL_ERROR_RT_OVER_LIMIT) return opened.status();
     return Unreachable(socket_path,
                        absl::StrCat(opened.status().message(), " (this libascendcl speaks protocol "
-                                    "version ", acld::kProtocolVersion, ")"));
+                                    "version ", kSpokenProtocolVersion, ")"));
   }
   if (opened->ring && ring != nullptr) transport->channel_->UseRing(std::move(ring));
   transport->session_ = *std::move(opened);
@@ -164,7 +165,7 @@ absl::StatusOr<std::unique_ptr<RemoteTransport>> RemoteTransport::ConnectDirect(
                                                 " refused this process's session: ", refusal));
     }
     return Unreachable(socket_path, absl::StrCat(refusal, " (this libascendcl speaks protocol "
-                                                 "version ", acld::kProtocolVersion, ")"));
+                                                 "version ", kSpokenProtocolVersion, ")"));
   }
   std::unique_ptr<RemoteTransport> transport(new RemoteTransport(*std::move(channel), socket_path));
   absl::StatusOr<codec::SessionInfo> opened = codec::SessionOpenedOf(transport->channel_->Finish(

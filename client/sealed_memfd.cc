@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "client/spoken_protocol.h"
 
 namespace acl_client {
 namespace {
@@ -42,9 +43,11 @@ absl::StatusOr<SealedMemfd> CreateSealedMemfd(const char* name, uint64_t size) {
   if (fd < 0) return absl::InternalError(absl::StrCat("memfd_create: ", std::strerror(errno)));
   // Not sealed with F_SEAL_SEAL: acld seals it against hole punching once it
   // has mapped it (F_SEAL_FUTURE_WRITE, which would refuse acld's writable
-  // mapping if set before).
+  // mapping if set before). The previous protocol's clients sealed it for
+  // good and wrote none of its pages (spoken_protocol.h).
+  constexpr bool kPrevious = kSpokenProtocolVersion < acld::kProtocolVersion;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
-      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) {
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | (kPrevious ? F_SEAL_SEAL : 0)) != 0) {
     const std::string error = std::strerror(errno);
     close(fd);
     return absl::InternalError(absl::StrCat("cannot size and seal it: ", error));
@@ -55,7 +58,7 @@ absl::StatusOr<SealedMemfd> CreateSealedMemfd(const char* name, uint64_t size) {
     close(fd);
     return absl::InternalError(absl::StrCat("cannot map it: ", error));
   }
-  absl::Status populated = Populate(base, size);
+  absl::Status populated = kPrevious ? absl::OkStatus() : Populate(base, size);
   if (!populated.ok()) {
     munmap(base, size);
     close(fd);

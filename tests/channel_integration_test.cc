@@ -3,6 +3,7 @@
 // client of the previous protocol is still served; a client that breaks its
 // channel ends its own session and nobody else's.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,13 +66,50 @@ TEST(ChannelTest, ClientsUseTheSharedMemoryChannelUnlessTheyAskForGrpc) {
   EXPECT_EQ(ring_session->channel_bytes(), RingChannel::RegionBytes());
   EXPECT_EQ(grpc_session->carrier(), "grpc");
   EXPECT_EQ(grpc_session->channel_bytes(), 0u);
+  EXPECT_EQ(ring_session->protocol_version(), acld::kProtocolVersion);
+  EXPECT_EQ(grpc_session->protocol_version(), acld::kStreamProtocolVersion);
   const auto [code, sessions] = daemon.Aclctl({"sessions"});
   EXPECT_EQ(code, 0);
   EXPECT_NE(sessions.find("VIA"), std::string::npos) << sessions;
+  EXPECT_NE(sessions.find(absl::StrCat("shm v", acld::kProtocolVersion)), std::string::npos)
+      << sessions;
   for (Process* client : {&on_ring, &on_grpc}) {
     client->WriteLine("go");
     EXPECT_EQ(client->Wait(absl::Seconds(20)), 0) << client->output();
   }
+  EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
+}
+
+// A libascendcl of the previous protocol version, as images built before an
+// upgrade of acld hold (//client:libascendcl_previous_protocol.so: it says
+// the version before and hands its memory over sealed for good, its pages
+// not written), runs unchanged against this acld, which fills the holes it
+// meets in that memory from the client's own mapping (client_page_filler.h).
+TEST(ChannelTest, AClientOfThePreviousProtocolVersionKeepsWorking) {
+  AcldDaemon daemon;
+  // The client binaries find libascendcl.so by name: this directory's first.
+  const std::string libraries = daemon.dir() + "/previous";
+  ASSERT_EQ(mkdir(libraries.c_str(), 0755), 0);
+  char* library = realpath("client/libascendcl_previous_protocol.so", nullptr);
+  ASSERT_NE(library, nullptr);
+  ASSERT_EQ(symlink(library, (libraries + "/libascendcl.so").c_str()), 0);
+  free(library);
+  std::map<std::string, std::string> env = daemon.client_env();
+  env["LD_LIBRARY_PATH"] = libraries;
+  env["ACLD_TRANSPORT"] = "shm";
+
+  Process older({kScenarioClient, "hold", "1"}, env);
+  ASSERT_TRUE(older.WaitForLine("ready", absl::Seconds(20))) << older.output();
+  const acl::v1::StatusReply status = daemon.Status();
+  const acl::v1::SessionInfo* session = SessionOf(status, older.pid());
+  ASSERT_NE(session, nullptr) << older.output() << status.DebugString();
+  EXPECT_EQ(session->protocol_version(), acld::kProtocolVersion - 1);
+  EXPECT_EQ(session->carrier(), "shm");
+  older.WriteLine("go");
+  EXPECT_EQ(older.Wait(absl::Seconds(20)), 0) << older.output();
+  // Its channel, staging memory and aclrtMallocHost memory, in every copy
+  // direction.
+  ExpectScenarioPasses({"tests/device_client", "roundtrip", "8"}, env);
   EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(5)));
 }
 

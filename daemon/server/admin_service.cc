@@ -46,6 +46,7 @@ void ToProto(const SessionSnapshot& snapshot,
     info.set_waiting_calls(found->second.waiting_calls);
     info.set_carrier(found->second.channel_bytes > 0 ? "shm" : "grpc");
     info.set_channel_bytes(found->second.channel_bytes);
+    info.set_protocol_version(found->second.protocol_version);
     info.set_outbound_bytes(found->second.outbound_bytes);
     info.set_inbound_bytes(found->second.inbound_bytes);
   }

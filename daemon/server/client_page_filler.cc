@@ -276,11 +276,12 @@ absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(void* base, uin
   ACL_ASSIGN_OR_RETURN(PageFiller * filler, PageFiller::Get());
   auto region = std::make_shared<Region>();
   region->base = reinterpret_cast<uintptr_t>(base);
-  region->size = size;
+  // As mmap() mapped it: whole pages (a userfaultfd watches nothing less).
+  region->size = (size + PageSize() - 1) / PageSize() * PageSize();
   region->client_memory = std::make_shared<UniqueFd>(std::move(client.memory));
   region->client_address = client.address;
   region->sender = std::move(sender);
-  region->max_fills = (size + kFillBytes - 1) / kFillBytes + kSpareFills;
+  region->max_fills = (region->size + kFillBytes - 1) / kFillBytes + kSpareFills;
   ACL_RETURN_IF_ERROR(filler->Watch(region));
   return std::unique_ptr<FilledFromClient>(new FilledFromClient(std::move(region)));
 }

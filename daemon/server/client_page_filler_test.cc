@@ -151,6 +151,22 @@ TEST(ClientPageFillerTest, HolesAcldMeetsAreFilledThroughTheClientsOwnMapping) {
   close(fd);
 }
 
+TEST(ClientPageFillerTest, MemoryOfNoWholeNumberOfPagesIsFilledToItsLastPage) {
+  const uint64_t size = 3 * 4096 - 10;  // a session channel's size need not be whole pages
+  const int fd = OlderClientMemfd(size);
+  Client client(fd, size);
+  absl::Status status;
+  Filled acld = Watch(fd, size, client, &status);
+  if (absl::StrContains(status.message(), "userfaultfd")) GTEST_SKIP() << status.message();
+  ASSERT_TRUE(status.ok()) << status.message();
+  std::memset(acld.base, 0x5a, size);
+  EXPECT_EQ(acld.filled->fills(), 1u);
+  EXPECT_FALSE(acld.filled->given_up());
+  acld.filled.reset();
+  munmap(acld.base, size);
+  close(fd);
+}
+
 TEST(ClientPageFillerTest, MemoryTheClientNoLongerMapsIsGivenUpWithoutAPageOfAcldsInIt) {
   const int fd = OlderClientMemfd(kSize);
   Client client(fd, kSize);

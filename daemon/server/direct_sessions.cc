@@ -65,8 +65,8 @@ absl::StatusOr<std::function<void(UniqueFd)>> RuntimeService::OpenDirect(
   }
   const PeerInfo peer = PeerFromKernel(credentials);
   absl::StatusOr<Opened> opened =
-      Admit(peer, entrance != nullptr ? *entrance : HostEntrance(), *ring, /*context=*/nullptr,
-            *ring);
+      Admit(peer, protocol_version, entrance != nullptr ? *entrance : HostEntrance(), *ring,
+            /*context=*/nullptr, *ring);
   if (!opened.ok()) {
     return AclStatus(opened.status().code() == absl::StatusCode::kResourceExhausted
                          ? ACL_ERROR_RT_OVER_LIMIT

@@ -503,7 +503,7 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Open(
   }
 
   absl::StatusOr<Opened> opened =
-      Admit(peer, entrance, std::move(ring), context, std::move(stream));
+      Admit(peer, hello.protocol_version(), entrance, std::move(ring), context, std::move(stream));
   if (opened.ok() && entrance.desk != nullptr) ShowCommandLineOnceRead(*opened->live, peer);
   return opened;
 }
@@ -543,13 +543,15 @@ Entrance RuntimeService::HostEntrance() const {
 }
 
 absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
-    const PeerInfo& peer, const Entrance& entrance, std::shared_ptr<SessionRing> ring,
+    const PeerInfo& peer, uint32_t protocol_version, const Entrance& entrance,
+    std::shared_ptr<SessionRing> ring,
     grpc::CallbackServerContext* context, std::shared_ptr<SessionWriter::Carrier> first_carrier) {
   auto live = std::make_shared<Live>();
   live->ring = std::move(ring);
   live->uid = peer.uid;
   live->pid = peer.pid;
   live->start_ticks = peer.start_ticks;
+  live->protocol_version = protocol_version;
   live->group = entrance.group;
   live->tenant = Tenant(peer.counted_uid(), entrance.group);
   live->context = context;
@@ -857,6 +859,7 @@ std::map<SessionId, RuntimeService::SessionUsage> RuntimeService::usage() const 
     if (live->ring != nullptr) entry.channel_bytes = RingChannel::RegionBytes();
     if (live->writer != nullptr) entry.outbound_bytes = live->writer->queued_bytes();
     if (live->ring != nullptr) entry.inbound_bytes = live->ring->inbound_bytes();
+    entry.protocol_version = live->protocol_version;
   }
   return usage;
 }

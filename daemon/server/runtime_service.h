@@ -184,6 +184,7 @@ class RuntimeService final
     uint64_t channel_bytes = 0;  // its shared-memory channel (0: on the gRPC stream)
     uint64_t outbound_bytes = 0;  // messages waiting for its process to read them
     uint64_t inbound_bytes = 0;   // a request of its arriving in fragments
+    uint32_t protocol_version = 0;  // its client's
   };
   // Every live session's whose handler still runs.
   std::map<SessionId, SessionUsage> usage() const;
@@ -203,6 +204,7 @@ class RuntimeService final
     uint32_t uid = 0;
     pid_t pid = 0;
     uint64_t start_ticks = 0;  // its process's (PeerCredentials), 0 if unknown
+    uint32_t protocol_version = 0;  // its client's (proto/acl/protocol.h)
     PeerCredentials Process() const { return PeerCredentials{pid, uid, 0, start_ticks}; }
     std::shared_ptr<QuotaGroup> group;  // its caps count it per group, not per uid
     // Whom its limits charge: its group, else its uid or the owner of the
@@ -246,8 +248,8 @@ class RuntimeService final
   // stream, or the channel of a direct session); a refusal is counted and
   // logged, its code a gRPC one. A session of a group counts against the
   // group's caps instead of its uid's.
-  absl::StatusOr<Opened> Admit(const PeerInfo& peer, const Entrance& entrance,
-                               std::shared_ptr<SessionRing> ring,
+  absl::StatusOr<Opened> Admit(const PeerInfo& peer, uint32_t protocol_version,
+                               const Entrance& entrance, std::shared_ptr<SessionRing> ring,
                                grpc::CallbackServerContext* context,
                                std::shared_ptr<SessionWriter::Carrier> first_carrier);
   // The host's entrance: its desk, no group.

@@ -149,7 +149,10 @@ std::string SessionsTable(
                       session.callback_timeouts() > 0
                           ? absl::StrCat(" (", session.callback_timeouts(), " timed out)")
                           : ""),
-         absl::StrCat(session.weight()), session.carrier().empty() ? "-" : session.carrier(),
+         absl::StrCat(session.weight()),
+         session.carrier().empty()
+             ? "-"
+             : absl::StrCat(session.carrier(), " v", session.protocol_version()),
          absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()), Printable(session.command())});
   }
   return table.Render();
