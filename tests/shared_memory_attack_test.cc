@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -190,9 +192,8 @@ TEST(SharedMemoryAttackTest, RegisteredMemoryCannotShrink) {
 }
 
 // Memory with holes is refused when it is mapped (acld would allocate the
-// pages it touched there); memory an older libascendcl sealed for good
-// (F_SEAL_SEAL) is refused unless the operator accepts it.
-TEST(SharedMemoryAttackTest, MemoryWithHolesOrThatCannotBeSealedAgainstThemIsRefused) {
+// pages it touched there).
+TEST(SharedMemoryAttackTest, MemoryWithHolesIsRefused) {
   AcldDaemon daemon;
   HostileSession session(daemon);
   ASSERT_TRUE(session.opened());
@@ -215,18 +216,77 @@ TEST(SharedMemoryAttackTest, MemoryWithHolesOrThatCannotBeSealedAgainstThemIsRef
   EXPECT_EQ(session.Share(beyond, 1 << 20).acl_error(), ACL_ERROR_INVALID_PARAM);
   close(beyond);
 
-  const int older = Memfd(1 << 20, kSealed | F_SEAL_SEAL);
-  const std::string answer = AskDesk(session.desk(), "M 1048576\n", older);
-  EXPECT_TRUE(absl::StartsWith(answer, "E ")) << answer;
-  EXPECT_NE(answer.find("--map_unsealed_client_memory"), std::string::npos) << answer;
+  ExpectAcldServes(daemon);
+}
+
+// Shared memory pages this process's memory map holds, in KiB.
+uint64_t RssShmemKib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (!absl::StartsWith(line, "RssShmem:")) continue;
+    return std::strtoull(line.c_str() + std::strlen("RssShmem:"), nullptr, 10);
+  }
+  return 0;
+}
+
+// Memory an older libascendcl sealed for good (F_SEAL_SEAL) cannot be sealed
+// against hole punching. acld fills the holes it meets from the client's own
+// mapping (the client's memory map and cgroup get the pages, as its own touch
+// would), never itself: memory the client does not map is refused, and
+// memory it stops mapping is given up without a page of acld's in it.
+TEST(SharedMemoryAttackTest, AnOlderClientsMemoryIsFilledFromItsOwnMappingNeverByAcld) {
+  AcldDaemon daemon;
+  HostileSession session(daemon);
+  ASSERT_TRUE(session.opened());
+  constexpr uint64_t kBytes = 4 << 20;
+  const uint64_t device = session.Malloc(kBytes);
+  const int older = Memfd(kBytes, kSealed | F_SEAL_SEAL, /*allocated=*/false);
+
+  // Handed over, but not mapped here: nothing to fill its holes from.
+  Reply unmapped = session.Register(AskDesk(session.desk(), "M 4194304\n", older), kBytes);
+  EXPECT_EQ(unmapped.acl_error(), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_NE(unmapped.error_message().find("fill its holes"), std::string::npos)
+      << unmapped.error_message();
+
+  void* mine = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, older, 0);
+  ASSERT_NE(mine, MAP_FAILED);
+  Reply registered = session.Register(AskDesk(session.desk(), "M 4194304\n", older), kBytes);
+  ASSERT_EQ(registered.acl_error(), 0) << registered.error_message();
+  const uint64_t segment = registered.handle().handle();
+  // A copy into it meets nothing but holes: each is filled in this process's
+  // memory map, which this process never touched.
+  const uint64_t before = RssShmemKib();
+  Reply copied = session.Copy(true, device, segment, 0, kBytes);
+  EXPECT_EQ(copied.acl_error(), 0) << copied.error_message();
+  EXPECT_GE(RssShmemKib() - before, kBytes / 1024);
+  // Holes punched after registering are filled the same way.
+  ASSERT_EQ(fallocate(older, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, kBytes), 0);
+  copied = session.Copy(false, device, segment, 0, kBytes);
+  EXPECT_EQ(copied.acl_error(), 0) << copied.error_message();
+
+  // The client stops mapping it and punches it out again: acld's next copy
+  // finds nothing to fill from, ends in acld's own memory, and the segment is
+  // refused from then on. The file gets no page from acld.
+  ASSERT_EQ(munmap(mine, kBytes), 0);
+  ASSERT_EQ(fallocate(older, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, kBytes), 0);
+  (void)session.Copy(true, device, segment, 0, kBytes);
+  Reply refused = session.Copy(true, device, segment, 0, kBytes);
+  EXPECT_EQ(refused.acl_error(), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(refused.error_message().find("gave up"), std::string::npos)
+      << refused.error_message();
+  EXPECT_LT(lseek(older, 0, SEEK_DATA), 0) << "acld allocated a page of the client's file";
+  close(older);
   ExpectAcldServes(daemon);
 
+  // With --map_unsealed_client_memory acld maps it as it comes.
   AcldDaemon trusting({"--map_unsealed_client_memory"});
   HostileSession accepted(trusting);
   ASSERT_TRUE(accepted.opened());
-  Reply registered = accepted.Share(older, 1 << 20);
-  EXPECT_EQ(registered.acl_error(), 0) << registered.error_message();
-  close(older);
+  const int unmapped_older = Memfd(1 << 20, kSealed | F_SEAL_SEAL);
+  Reply taken = accepted.Share(unmapped_older, 1 << 20);
+  EXPECT_EQ(taken.acl_error(), 0) << taken.error_message();
+  close(unmapped_older);
 }
 
 TEST(SharedMemoryAttackTest, AnotherProcesssTicketIsUseless) {

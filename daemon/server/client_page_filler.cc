@@ -13,13 +13,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <system_error>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/core/process_clock.h"
 #include "daemon/server/memory_sealer.h"
@@ -34,9 +34,11 @@ struct FilledFromClient::Region {
   std::shared_ptr<UniqueFd> client_memory;
   uint64_t client_address = 0;
   std::string sender;
-  // Each chunk once, and a few more (a page the client itself punched out
-  // and wrote again); beyond, the client keeps punching holes.
-  uint64_t max_fills = 0;
+  // Faults served: each chunk's, twice (two threads meeting it at once),
+  // and a few more (a page the client itself punched out and wrote again);
+  // beyond, the client keeps punching holes.
+  uint64_t max_faults = 0;
+  std::atomic<uint64_t> faults{0};
   std::atomic<uint64_t> fills{0};
   std::atomic<bool> given_up{false};
 };
@@ -51,23 +53,37 @@ constexpr size_t kMaxMapsBytes = 16 << 20;
 // Bytes read from the client at a time while filling (the filling thread's
 // stack holds them).
 constexpr size_t kReadBytes = 64 << 10;
-// Fills beyond one per chunk before acld gives up on a client's memory.
-constexpr uint64_t kSpareFills = 16;
+// Faults beyond two per chunk before acld gives up on a client's memory.
+constexpr uint64_t kSpareFaults = 32;
 
 uintptr_t PageSize() { return static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)); }
 
-absl::StatusOr<std::string> ReadWhole(int fd, size_t limit) {
-  std::string text;
+// Calls `line` with each line of `fd` (read in pieces: acld never holds a
+// whole memory map) until it returns true; false when none did.
+absl::StatusOr<bool> FindLine(int fd, size_t limit, const std::function<bool(const char*)>& line) {
+  std::string pending;
   char buffer[1 << 16];
+  size_t total = 0;
   for (;;) {
     const ssize_t got = read(fd, buffer, sizeof(buffer));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return absl::FailedPreconditionError(std::strerror(errno));
-    if (got == 0) return text;
-    if (text.size() + static_cast<size_t>(got) > limit) {
+    if (got == 0) return pending.empty() ? false : line(pending.c_str());
+    total += static_cast<size_t>(got);
+    if (total > limit) {
       return absl::FailedPreconditionError(absl::StrCat("larger than ", limit, " bytes"));
     }
-    text.append(buffer, static_cast<size_t>(got));
+    for (const char* at = buffer; at < buffer + got;) {
+      const char* end = static_cast<const char*>(std::memchr(at, '\n', buffer + got - at));
+      if (end == nullptr) {
+        pending.append(at, static_cast<size_t>(buffer + got - at));
+        break;
+      }
+      pending.append(at, static_cast<size_t>(end - at));
+      if (line(pending.c_str())) return true;
+      pending.clear();
+      at = end + 1;
+    }
   }
 }
 
@@ -152,13 +168,24 @@ class PageFiller {
         region = it->second;
       }
     }
+    // Gone, given up, or filled since the fault (another thread's in the same
+    // chunk, served first): it finds what is there now.
     if (region == nullptr || region->given_up.load()) {
-      Wake(page, PageSize());  // it finds what is mapped there now
+      Wake(page, PageSize());
+      return;
+    }
+    if (region->faults.fetch_add(1) >= region->max_faults) {
+      GiveUp(region);
+      return;
+    }
+    if (InPageCache(page)) {
+      Wake(page, PageSize());
       return;
     }
     const uint64_t offset = (page - region->base) / kFillBytes * kFillBytes;
     const uint64_t bytes = std::min<uint64_t>(kFillBytes, region->size - offset);
-    if (region->fills.fetch_add(1) >= region->max_fills || !Fill(*region, offset, bytes).ok()) {
+    region->fills.fetch_add(1);
+    if (!Fill(*region, offset, bytes).ok()) {
       GiveUp(region);
       return;
     }
@@ -198,7 +225,9 @@ class PageFiller {
         void* replaced = mmap(reinterpret_cast<void*>(region->base), region->size,
                               PROT_READ | PROT_WRITE,
                               MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (replaced == MAP_FAILED) {
+        if (replaced != MAP_FAILED) {
+          (void)madvise(replaced, region->size, MADV_DONTDUMP);  // a client's bytes, still
+        } else {
           // Out of memory for a mapping: let the access fault as before
           // protocol 5 rather than hang; the memory is refused from now on.
           uffdio_range range{region->base, region->size};
@@ -207,6 +236,13 @@ class PageFiller {
       }
     }
     Wake(region->base, region->size);
+  }
+
+  // Whether the file's page under acld's `page` exists (mincore() reads the
+  // page cache for a shared file mapping, faulting nothing in).
+  static bool InPageCache(uintptr_t page) {
+    unsigned char present = 0;
+    return mincore(reinterpret_cast<void*>(page), PageSize(), &present) == 0 && (present & 1);
   }
 
   void Wake(uintptr_t start, uint64_t bytes) {
@@ -238,25 +274,26 @@ absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks,
   if (start_ticks != 0 && ProcessStartTicks(pid) != start_ticks) {
     return absl::FailedPreconditionError("the process that handed it over is gone");
   }
-  absl::StatusOr<std::string> text = ReadWhole(maps.get(), kMaxMapsBytes);
-  if (!text.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot read the memory map of the process that handed it over: ", text.status().message()));
-  }
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+  uint64_t address = 0;
+  absl::StatusOr<bool> found = FindLine(maps.get(), kMaxMapsBytes, [&](const char* line) {
     unsigned long start = 0, end = 0, offset = 0, inode = 0;  // NOLINT(runtime/int): sscanf's
     unsigned int major_number = 0, minor_number = 0;
     char permissions[5] = {};
-    if (std::sscanf(std::string(line).c_str(), "%lx-%lx %4s %lx %x:%x %lu", &start, &end,
-                    permissions, &offset, &major_number, &minor_number, &inode) != 7) {
-      continue;
+    if (std::sscanf(line, "%lx-%lx %4s %lx %x:%x %lu", &start, &end, permissions, &offset,
+                    &major_number, &minor_number, &inode) != 7) {
+      return false;
     }
-    if (permissions[0] == 'r' && permissions[3] == 's' && offset == 0 &&
-        major_number == major(file.st_dev) && minor_number == minor(file.st_dev) &&
-        inode == file.st_ino && end > start && end - start >= size) {
-      return ClientMapping{std::move(memory), start};
-    }
+    address = start;
+    return permissions[0] == 'r' && permissions[3] == 's' && offset == 0 &&
+           major_number == major(file.st_dev) && minor_number == minor(file.st_dev) &&
+           inode == file.st_ino && end > start && end - start >= size;
+  });
+  if (!found.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot read the memory map of the process that handed it over: ",
+        found.status().message()));
   }
+  if (*found) return ClientMapping{std::move(memory), address};
   return absl::FailedPreconditionError(
       "the process that handed it over does not map it whole (acld fills its holes from there)");
 }
@@ -281,7 +318,7 @@ absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(void* base, uin
   region->client_memory = std::make_shared<UniqueFd>(std::move(client.memory));
   region->client_address = client.address;
   region->sender = std::move(sender);
-  region->max_fills = (region->size + kFillBytes - 1) / kFillBytes + kSpareFills;
+  region->max_faults = 2 * ((region->size + kFillBytes - 1) / kFillBytes) + kSpareFaults;
   ACL_RETURN_IF_ERROR(filler->Watch(region));
   return std::unique_ptr<FilledFromClient>(new FilledFromClient(std::move(region)));
 }

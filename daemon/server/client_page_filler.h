@@ -14,7 +14,8 @@
 // finds the page there.
 //
 // If the client's mapping is gone (it unmapped it, or exited), or it keeps
-// punching holes (more fills than its memory has chunks, and a few more), or
+// punching holes (acld faults in it more than twice per chunk, and a few
+// more), or
 // the fill does not come in time (memory_sealer.h), acld gives up on that
 // memory: its mapping becomes anonymous memory of acld's own, the access
 // under way ends there, and the memory's owner (given_up()) refuses the
