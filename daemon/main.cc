@@ -54,10 +54,12 @@ ABSL_FLAG(bool, metrics_per_session, false,
           "also export per-session series (pid and uid labels; their number grows with the "
           "sessions)");
 ABSL_FLAG(bool, map_unsealed_client_memory, false,
-          "also map shared memory that acld cannot seal against hole punching (a libascendcl "
-          "before protocol version 5 seals it with F_SEAL_SEAL): acld's own memory then pays "
-          "for the pages it touches in it, for as long as the client keeps the file. Only "
-          "where every local user is trusted (docs/security.md)");
+          "map shared memory that acld cannot seal against hole punching (a libascendcl "
+          "before protocol version 5 seals it with F_SEAL_SEAL) as it comes, rather than "
+          "filling its holes from the client's own mapping, which needs a userfaultfd and "
+          "access to the client's /proc/<pid>/mem: acld's own memory then pays for the pages "
+          "it touches in it, for as long as the client keeps the file. Only where every local "
+          "user is trusted (docs/security.md)");
 ABSL_FLAG(std::string, state_dir, "",
           "directory where acld keeps its quota groups (groups.json; created mode 0700 when "
           "missing), so that they survive restarts; empty: groups last as long as acld "

@@ -17,8 +17,10 @@ namespace acld {
 // that acld can seal it against hole punching (a hole acld's fault filled
 // would be paid for by acld's memory cgroup, not the client's). acld still
 // serves version 1 to 4 clients (version 1 to 3 on the gRPC stream; a version
-// 2 channel without a doorbell is declined), but maps their memory only with
-// --map_unsealed_client_memory, and refuses any other version naming both.
+// 2 channel without a doorbell is declined), filling the holes it meets in
+// their memory from the client's own mapping
+// (daemon/server/client_page_filler.h), and refuses any other version naming
+// both.
 inline constexpr uint32_t kProtocolVersion = 5;
 inline constexpr uint32_t kOldestProtocolVersion = 1;
 // What a client says in the Hello of a session on the gRPC stream (the
