@@ -9,7 +9,8 @@
 namespace acld::server {
 
 absl::StatusOr<std::unique_ptr<FilledFromClient>> PrepareClientMemory(
-    const ReceivedMemory& memory, void* base, uint64_t size, absl::Duration wait) {
+    const ReceivedMemory& memory, void* base, uint64_t size, std::function<void()> on_given_up,
+    absl::Duration wait) {
   if (!SealedForGood(memory.fd.get()) || AcceptsUnsealableMemory()) {
     absl::Status sealed = SealClientMemory(memory.fd.get(), size, memory.sender, wait);
     if (!sealed.ok()) return sealed;
@@ -24,6 +25,7 @@ absl::StatusOr<std::unique_ptr<FilledFromClient>> PrepareClientMemory(
         "); upgrade libascendcl, or start acld with --map_unsealed_client_memory where every "
         "local user is trusted"));
   };
+  if (absl::Status can = CanFillFromClients(); !can.ok()) return refused(can);
   // The look reads the sender's memory map, which the sender can make wait.
   auto own = std::make_shared<UniqueFd>(fcntl(memory.fd.get(), F_DUPFD_CLOEXEC, 0));
   if (!own->valid()) return refused(absl::ResourceExhaustedError("no descriptor left"));
@@ -39,7 +41,7 @@ absl::StatusOr<std::unique_ptr<FilledFromClient>> PrepareClientMemory(
       wait);
   if (!looked.ok()) return refused(looked);
   absl::StatusOr<std::unique_ptr<FilledFromClient>> filled =
-      FillFromClient(base, size, std::move(**found), memory.sender);
+      FillFromClient(base, size, std::move(**found), memory.sender, std::move(on_given_up));
   if (!filled.ok()) return refused(filled.status());
   return filled;
 }

@@ -12,6 +12,7 @@
 #define ACLD_DAEMON_SERVER_CLIENT_MEMORY_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -27,8 +28,10 @@ namespace acld::server {
 // older client's memory otherwise. An InvalidArgument error: the memory is
 // the client's mistake (holes); others: acld could not make it safe (not in
 // time, or no way to fill an older client's holes here).
+// `on_given_up`: as FillFromClient's.
 absl::StatusOr<std::unique_ptr<FilledFromClient>> PrepareClientMemory(
-    const ReceivedMemory& memory, void* base, uint64_t size, absl::Duration wait = kSealWait);
+    const ReceivedMemory& memory, void* base, uint64_t size,
+    std::function<void()> on_given_up = nullptr, absl::Duration wait = kSealWait);
 
 }  // namespace acld::server
 

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <system_error>
 #include <thread>
@@ -30,8 +31,9 @@ namespace acld::server {
 struct FilledFromClient::Region {
   uintptr_t base = 0;
   uint64_t size = 0;
-  // The client's /proc/<pid>/mem, shared with fills that still run.
-  std::shared_ptr<UniqueFd> client_memory;
+  // The client's /proc/<pid>/mem, shared with fills that still run and the
+  // process's other regions.
+  std::shared_ptr<const UniqueFd> client_memory;
   uint64_t client_address = 0;
   std::string sender;
   // Faults served: each chunk's, twice (two threads meeting it at once),
@@ -41,6 +43,7 @@ struct FilledFromClient::Region {
   std::atomic<uint64_t> faults{0};
   std::atomic<uint64_t> fills{0};
   std::atomic<bool> given_up{false};
+  std::function<void()> on_given_up;  // once, on the handler's thread
 };
 
 namespace {
@@ -94,9 +97,15 @@ absl::StatusOr<bool> FindLine(int fd, size_t limit, const std::function<bool(con
 class PageFiller {
  public:
   // Created on first use and never destroyed: its thread serves for ever.
+  // A failure is not kept (it may have been for want of a thread).
   static absl::StatusOr<PageFiller*> Get() {
-    static const auto* filler = new absl::StatusOr<PageFiller*>(Create());
-    return *filler;
+    static absl::Mutex mu;
+    static PageFiller* filler ABSL_GUARDED_BY(mu) = nullptr;
+    absl::MutexLock lock(&mu);
+    if (filler != nullptr) return filler;
+    absl::StatusOr<PageFiller*> created = Create();
+    if (created.ok()) filler = *created;
+    return created;
   }
 
   absl::Status Watch(const std::shared_ptr<Region>& region) {
@@ -185,7 +194,9 @@ class PageFiller {
     const uint64_t offset = (page - region->base) / kFillBytes * kFillBytes;
     const uint64_t bytes = std::min<uint64_t>(kFillBytes, region->size - offset);
     region->fills.fetch_add(1);
-    if (!Fill(*region, offset, bytes).ok()) {
+    // A fill that read something else (the client mapped other memory at
+    // that address since) leaves the hole: given up at once, not met again.
+    if (!Fill(*region, offset, bytes).ok() || !InPageCache(page)) {
       GiveUp(region);
       return;
     }
@@ -195,7 +206,7 @@ class PageFiller {
   // Reads [offset, offset + bytes) of the client's memory through its own
   // mapping: the kernel allocates the holes there, charged to the client.
   static absl::Status Fill(const Region& region, uint64_t offset, uint64_t bytes) {
-    std::shared_ptr<UniqueFd> memory = region.client_memory;
+    std::shared_ptr<const UniqueFd> memory = region.client_memory;
     const uint64_t address = region.client_address + offset;
     return RunForSender(region.sender, [memory, address, bytes] {
       char buffer[kReadBytes];
@@ -213,29 +224,44 @@ class PageFiller {
     });
   }
 
-  // acld's mapping becomes private anonymous memory: the access under way
-  // ends there, and the memory's owner refuses it from now on.
+  // acld's mapping becomes memory of acld's own: the access under way ends
+  // there, and the memory's owner refuses it from now on (on_given_up).
   void GiveUp(const std::shared_ptr<Region>& region) {
+    bool now = false;
     {
       absl::MutexLock lock(&mu_);
       auto it = regions_.find(region->base);
       // Unwatched meanwhile: its owner unmaps it (nothing faults there).
       if (it == regions_.end() || it->second != region) return;
-      if (!region->given_up.exchange(true)) {
-        void* replaced = mmap(reinterpret_cast<void*>(region->base), region->size,
-                              PROT_READ | PROT_WRITE,
-                              MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (replaced != MAP_FAILED) {
-          (void)madvise(replaced, region->size, MADV_DONTDUMP);  // a client's bytes, still
-        } else {
-          // Out of memory for a mapping: let the access fault as before
-          // protocol 5 rather than hang; the memory is refused from now on.
-          uffdio_range range{region->base, region->size};
-          (void)ioctl(uffd_, UFFDIO_UNREGISTER, &range);
-        }
+      now = !region->given_up.exchange(true);
+      if (now && !ReplaceWithOwnMemory(*region)) {
+        // No mapping for it (the host is out of them): the access under way
+        // faults as before protocol 5 rather than waits for ever; the memory
+        // is refused from now on.
+        uffdio_range range{region->base, region->size};
+        (void)ioctl(uffd_, UFFDIO_UNREGISTER, &range);
       }
     }
     Wake(region->base, region->size);
+    if (now && region->on_given_up) region->on_given_up();
+  }
+
+  // Maps a sparse memfd of acld's own over the region: pages only where the
+  // access under way writes, dropped with the mapping, which no client
+  // reaches; and, unlike private anonymous memory, no commit charge that
+  // could fail after the old mapping is gone (vm.overcommit_memory=2).
+  static bool ReplaceWithOwnMemory(const Region& region) {
+    const int own = memfd_create("acld-given-up", MFD_CLOEXEC);
+    if (own < 0) return false;
+    void* replaced = MAP_FAILED;
+    if (ftruncate(own, static_cast<off_t>(region.size)) == 0) {
+      replaced = mmap(reinterpret_cast<void*>(region.base), region.size, PROT_READ | PROT_WRITE,
+                      MAP_FIXED | MAP_SHARED, own, 0);
+    }
+    close(own);  // the mapping keeps it
+    if (replaced == MAP_FAILED) return false;
+    (void)madvise(replaced, region.size, MADV_DONTDUMP);  // a client's bytes, still
+    return true;
   }
 
   // Whether the file's page under acld's `page` exists (mincore() reads the
@@ -257,21 +283,67 @@ class PageFiller {
 
 }  // namespace
 
+namespace {
+
+// Each client process's /proc/<pid>/mem, opened once for all its regions:
+// one descriptor per process, not per segment.
+class ClientMemories {
+ public:
+  // The process's, opened now if no region holds it; `process` is
+  // "/proc/<pid>", known to be the one that started at `start_ticks`.
+  absl::StatusOr<std::shared_ptr<const UniqueFd>> Of(pid_t pid, uint64_t start_ticks,
+                                                     const std::string& process) {
+    absl::MutexLock lock(&mu_);
+    for (auto it = open_.begin(); it != open_.end();) {
+      it = it->second.expired() ? open_.erase(it) : std::next(it);
+    }
+    if (auto held = open_[{pid, start_ticks}].lock()) return held;
+    auto memory = std::make_shared<const UniqueFd>(
+        open((process + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!memory->valid()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "acld cannot read the memory of the process that handed it over (",
+          std::strerror(errno), ")"));
+    }
+    open_[{pid, start_ticks}] = memory;
+    return memory;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::pair<pid_t, uint64_t>, std::weak_ptr<const UniqueFd>> open_ ABSL_GUARDED_BY(mu_);
+};
+
+ClientMemories& TheClientMemories() {
+  static auto* memories = new ClientMemories;  // regions may outlive any owner
+  return *memories;
+}
+
+}  // namespace
+
 absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks, int fd,
                                                 uint64_t size) {
+  // Without its start time acld cannot tell the process from one that took
+  // its pid later.
+  if (start_ticks == 0) {
+    return absl::FailedPreconditionError("acld does not know when the process that handed it "
+                                         "over started");
+  }
   struct stat file {};
   if (fstat(fd, &file) != 0) return absl::InvalidArgumentError(std::strerror(errno));
   const std::string process = absl::StrCat("/proc/", pid);
   UniqueFd maps(open((process + "/maps").c_str(), O_RDONLY | O_CLOEXEC));
-  UniqueFd memory(open((process + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
-  if (!maps.valid() || !memory.valid()) {
+  if (!maps.valid()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "acld cannot read the memory of the process that handed it over (", std::strerror(errno),
-        ")"));
+        "acld cannot read the memory map of the process that handed it over (",
+        std::strerror(errno), ")"));
   }
+  absl::StatusOr<std::shared_ptr<const UniqueFd>> memory =
+      TheClientMemories().Of(pid, start_ticks, process);
+  if (!memory.ok()) return memory.status();
   // Opened before this look: if the process is still the one that connected,
   // what was opened is its memory.
-  if (start_ticks != 0 && ProcessStartTicks(pid) != start_ticks) {
+  if (ProcessStartTicks(pid) != start_ticks) {
     return absl::FailedPreconditionError("the process that handed it over is gone");
   }
   uint64_t address = 0;
@@ -293,7 +365,7 @@ absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks,
         "cannot read the memory map of the process that handed it over: ",
         found.status().message()));
   }
-  if (*found) return ClientMapping{std::move(memory), address};
+  if (*found) return ClientMapping{*std::move(memory), address};
   return absl::FailedPreconditionError(
       "the process that handed it over does not map it whole (acld fills its holes from there)");
 }
@@ -307,17 +379,20 @@ bool FilledFromClient::given_up() const { return region_->given_up.load(); }
 
 uint64_t FilledFromClient::fills() const { return region_->fills.load(); }
 
-absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(void* base, uint64_t size,
-                                                                 ClientMapping client,
-                                                                 std::string sender) {
+absl::Status CanFillFromClients() { return PageFiller::Get().status(); }
+
+absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(
+    void* base, uint64_t size, ClientMapping client, std::string sender,
+    std::function<void()> on_given_up) {
   ACL_ASSIGN_OR_RETURN(PageFiller * filler, PageFiller::Get());
   auto region = std::make_shared<Region>();
   region->base = reinterpret_cast<uintptr_t>(base);
   // As mmap() mapped it: whole pages (a userfaultfd watches nothing less).
   region->size = (size + PageSize() - 1) / PageSize() * PageSize();
-  region->client_memory = std::make_shared<UniqueFd>(std::move(client.memory));
+  region->client_memory = std::move(client.memory);
   region->client_address = client.address;
   region->sender = std::move(sender);
+  region->on_given_up = std::move(on_given_up);
   region->max_faults = 2 * ((region->size + kFillBytes - 1) / kFillBytes) + kSpareFaults;
   ACL_RETURN_IF_ERROR(filler->Watch(region));
   return std::unique_ptr<FilledFromClient>(new FilledFromClient(std::move(region)));

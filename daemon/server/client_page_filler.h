@@ -17,10 +17,11 @@
 // punching holes (acld faults in it more than twice per chunk, and a few
 // more), or
 // the fill does not come in time (memory_sealer.h), acld gives up on that
-// memory: its mapping becomes anonymous memory of acld's own, the access
-// under way ends there, and the memory's owner (given_up()) refuses the
-// memory from then on. That access is bounded by what was under way: acld's
-// own private pages, dropped with the mapping, which no client can keep.
+// memory: its mapping becomes memory of acld's own (a sparse memfd nobody
+// else has), the access under way ends there, and the memory's owner
+// (given_up(), on_given_up) refuses the memory from then on and ends the
+// session. acld pays for what that access writes, until the mapping goes:
+// pages no client can keep.
 #ifndef ACLD_DAEMON_SERVER_CLIENT_PAGE_FILLER_H_
 #define ACLD_DAEMON_SERVER_CLIENT_PAGE_FILLER_H_
 
@@ -28,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,15 +41,16 @@ namespace acld::server {
 // Where the process that handed a memfd over maps it.
 struct ClientMapping {
   // Its /proc/<pid>/mem, opened while it was that process: it reaches that
-  // process's memory map and no other, whoever takes the pid later.
-  UniqueFd memory;
+  // process's memory map and no other, whoever takes the pid later. One for
+  // all the process's regions.
+  std::shared_ptr<const UniqueFd> memory;
   uint64_t address = 0;  // of the memfd's first byte
 };
 
 // Looks for a shared, readable mapping of `fd`'s first `size` bytes in
-// process `pid` (which started at `start_ticks`, process_clock.h; 0: not
-// checked). Reads the process's memory map: run it where the process may make
-// it wait (RunForSender).
+// process `pid` (which started at `start_ticks`, process_clock.h; 0, unknown,
+// is refused). Reads the process's memory map: run it where the process may
+// make it wait (RunForSender).
 absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks, int fd,
                                                 uint64_t size);
 
@@ -71,18 +74,22 @@ class FilledFromClient {
 
  private:
   friend absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(
-      void*, uint64_t, ClientMapping, std::string);
+      void*, uint64_t, ClientMapping, std::string, std::function<void()>);
   explicit FilledFromClient(std::shared_ptr<Region> region) : region_(std::move(region)) {}
   std::shared_ptr<Region> region_;
 };
 
 // Starts filling the holes acld's mapping [base, base + size) of a client's
 // memfd meets from `client`'s mapping of it; `sender` as in
-// ReceivedMemory::sender. Fails when this kernel or acld's privileges allow
-// no userfaultfd.
-absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(void* base, uint64_t size,
-                                                                 ClientMapping client,
-                                                                 std::string sender);
+// ReceivedMemory::sender. `on_given_up` runs once if acld gives up on it, on
+// the thread that serves every older client's faults: it must not wait.
+// Fails when this kernel or acld's privileges allow no userfaultfd.
+absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(
+    void* base, uint64_t size, ClientMapping client, std::string sender,
+    std::function<void()> on_given_up = nullptr);
+
+// OK when acld can fill older clients' holes (it has a userfaultfd).
+absl::Status CanFillFromClients();
 
 }  // namespace acld::server
 

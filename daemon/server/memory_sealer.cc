@@ -48,16 +48,35 @@ class Senders {
     absl::MutexLock lock(&mu_);
     ++senders_[sender].late;
   }
-  // A sealing of `sender` ended; `late`: its caller had stopped waiting.
-  void Ended(const std::string& sender, bool late) {
+  // A run of `sender` ended after `took`; `late`: its caller had stopped
+  // waiting.
+  void Ended(const std::string& sender, bool late, absl::Duration took) {
     absl::MutexLock lock(&mu_);
+    const absl::Time now = absl::Now();
     Sender& known = senders_[sender];
     --known.running;
     if (late) {
       --known.late;
-      known.refused_until = absl::Now() + kSealCooldown;
+      known.refused_until = now + kSealCooldown;
     }
-    if (known.running == 0 && known.late == 0 && absl::Now() >= known.refused_until) {
+    // Runs that end in time but slowly, one after another (fills that the
+    // sender's own memory map lock holds just short of kSealWait), hold the
+    // threads that wait for them as late ones would: past kSlowBudget of
+    // them within kSealCooldown the sender is refused as after a late one.
+    if (took >= kSlowRun) {
+      if (now - known.slow_since > kSealCooldown) {
+        known.slow_since = now;
+        known.slow = absl::ZeroDuration();
+      }
+      known.slow += took;
+      if (known.slow > kSlowBudget) {
+        known.refused_until = now + kSealCooldown;
+        known.slow = absl::ZeroDuration();
+      }
+    }
+    const bool slow_counted = known.slow > absl::ZeroDuration() &&
+                              now - known.slow_since <= kSealCooldown;
+    if (known.running == 0 && known.late == 0 && now >= known.refused_until && !slow_counted) {
       senders_.erase(sender);
     }
   }
@@ -67,6 +86,8 @@ class Senders {
     int running = 0;  // sealings under way
     int late = 0;     // of which nobody waits for any more
     absl::Time refused_until = absl::InfinitePast();
+    absl::Duration slow;  // slow runs' time since slow_since
+    absl::Time slow_since = absl::InfinitePast();
   };
   absl::Mutex mu_;
   // Senders with sealings under way, or refused for a while: at most the
@@ -98,14 +119,15 @@ absl::Status RunForSender(const std::string& sender, std::function<absl::Status(
   auto run = std::make_shared<Run>();
   try {
     std::thread([run, work = std::move(work), sender] {
+      const absl::Time started = absl::Now();
       absl::Status result = work();
       absl::MutexLock lock(&run->mu);
       run->result = std::move(result);
       run->done = true;
-      TheSenders().Ended(sender, run->late);
+      TheSenders().Ended(sender, run->late, absl::Now() - started);
     }).detach();
   } catch (const std::system_error&) {
-    senders.Ended(sender, /*late=*/false);
+    senders.Ended(sender, /*late=*/false, absl::ZeroDuration());
     return absl::ResourceExhaustedError("no thread left to work on the memory with");
   }
   absl::MutexLock lock(&run->mu);

@@ -39,6 +39,12 @@ inline constexpr absl::Duration kSealCooldown = absl::Seconds(30);
 // Sealings of one sender under way at once: about one per shared thread
 // that may ask (the desk's, the pool's, gRPC's).
 inline constexpr int kMaxSealingsPerSender = 8;
+// A run that ends in time but takes kSlowRun or more counts its time; a
+// sender whose such runs add up to more than kSlowBudget within
+// kSealCooldown is refused as after a late one (a 2 MiB fill takes about a
+// millisecond; a sealing microseconds).
+inline constexpr absl::Duration kSlowRun = absl::Milliseconds(20);
+inline constexpr absl::Duration kSlowBudget = absl::Seconds(1);
 
 // Runs `work` for memory `sender` (ReceivedMemory::sender) handed over on a
 // thread of its own, and returns its status if it ends within `wait`;

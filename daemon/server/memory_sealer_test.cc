@@ -104,5 +104,24 @@ TEST(MemorySealerTest, MemoryItsSenderHoldsIsRefusedWithoutHoldingTheCaller) {
   for (int fd : {held_memfd, next, others}) close(fd);
 }
 
+// Runs that each end in time but slowly, one after another (fills the
+// sender's own memory map lock delays), count: past kSlowBudget of them the
+// sender is refused as after a late one; quick runs never count.
+TEST(MemorySealerTest, ASendersSlowRunsAddUpToARefusal) {
+  auto quick = [] { return absl::OkStatus(); };
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(RunForSender("uid 4301", quick).ok());
+  auto slow = [] {
+    absl::SleepFor(kSlowRun + absl::Milliseconds(5));
+    return absl::OkStatus();
+  };
+  const int most = static_cast<int>(kSlowBudget / kSlowRun) + 2;
+  int ran = 0;
+  while (ran < most && RunForSender("uid 4302", slow).ok()) ++ran;
+  EXPECT_LT(ran, most) << "slow runs never refused";
+  const absl::Status refused = RunForSender("uid 4302", quick);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(RunForSender("uid 4303", quick).ok());
+}
+
 }  // namespace
 }  // namespace acld::server

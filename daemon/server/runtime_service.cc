@@ -625,9 +625,14 @@ absl::StatusOr<RuntimeService::Opened> RuntimeService::Admit(
                  : "",
              peer.gid, peer.command);
 
-  const SharedMemoryLimits shared_memory_limits{limits_.max_host_memory_per_session,
-                                                 limits_.max_host_segments_per_session, segments_,
-                                                 live->tenant};
+  const SharedMemoryLimits shared_memory_limits{
+      limits_.max_host_memory_per_session, limits_.max_host_segments_per_session, segments_,
+      live->tenant, [this, weak = std::weak_ptr<Live>(live), session] {
+        SessionLog::For(session)->Warn(
+            "acld gave up filling the holes of its older client's shared memory (the process "
+            "no longer maps it, or keeps punching holes in it); it ends");
+        if (auto ending = weak.lock()) ending->Cancel(pool_);
+      }};
   const std::shared_ptr<SessionWriter> writer = live->writer;
   auto handler = std::make_shared<SessionHandler>(
       runtime_, session, peer.uid, peer.pid, entrance.desk, shared_memory_limits,

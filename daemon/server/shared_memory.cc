@@ -86,7 +86,7 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
         absl::StrCat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
   }
   absl::StatusOr<std::unique_ptr<FilledFromClient>> filled =
-      PrepareClientMemory(memory, base, size);
+      PrepareClientMemory(memory, base, size, limits_.end_session);
   if (!filled.ok()) {
     munmap(base, size);
     // Memory with holes is the client's mistake; memory acld could not seal

@@ -34,6 +34,10 @@ struct SharedMemoryLimits {
   // the session's own limits).
   std::shared_ptr<SegmentBudget> shared;
   Tenant tenant;
+  // Ends the session, without waiting: acld gave up filling the holes of
+  // one of its older client's segments (client_page_filler.h), and its work
+  // queued on that memory must not run.
+  std::function<void()> end_session;
 };
 
 // Registers a new mapping with the devices (Runtime::RegisterHostMemory); the
