@@ -71,6 +71,8 @@ absl::StatusOr<const acl::v1::ClientMessage*> SessionRing::TryRead(
     google::protobuf::Arena& arena) {
   if (absl::Status given_up = GivenUp(); !given_up.ok()) return given_up;
   absl::StatusOr<std::optional<std::string>> bytes = channel_.TryReceive();
+  // Given up while it was read: what came may be part zeros, never handled.
+  if (absl::Status given_up = GivenUp(); !given_up.ok()) return given_up;
   if (!bytes.ok()) return bytes.status();
   if (!bytes->has_value()) return nullptr;
   auto* message = google::protobuf::Arena::CreateMessage<acl::v1::ClientMessage>(&arena);
