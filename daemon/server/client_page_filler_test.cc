@@ -100,142 +100,117 @@ class Client {
   uint64_t address_ = 0;
 };
 
-// acld's side: its own mapping of the memfd, its holes filled from `client`.
-struct Filled {
-  uint8_t* base = nullptr;
-  std::unique_ptr<FilledFromClient> filled;
-};
-
-Filled Watch(int fd, uint64_t size, const Client& client, absl::Status* status,
-             std::function<void()> on_given_up = nullptr) {
-  Filled result;
-  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  EXPECT_NE(base, MAP_FAILED);
-  result.base = static_cast<uint8_t*>(base);
-  absl::StatusOr<ClientMapping> mapping =
-      FindClientMapping(client.pid(), ProcessStartTicks(client.pid()).value_or(0), fd, size);
-  if (!mapping.ok()) {
-    *status = mapping.status();
-    return result;
-  }
-  EXPECT_EQ(mapping->address, client.address());
-  absl::StatusOr<std::unique_ptr<FilledFromClient>> filled =
-      FillFromClient(base, size, *std::move(mapping), absl::StrCat("test ", fd),
-                     std::move(on_given_up));
-  if (!filled.ok()) {
-    *status = filled.status();
-    return result;
-  }
-  result.filled = *std::move(filled);
-  return result;
-}
-
 bool FileHasData(int fd) { return lseek(fd, 0, SEEK_DATA) >= 0; }
 
-TEST(ClientPageFillerTest, HolesAcldMeetsAreFilledThroughTheClientsOwnMapping) {
-  const int fd = OlderClientMemfd(kSize);
-  Client client(fd, kSize);
+// An older client's memfd, a client process that maps it, and acld's own
+// mapping of it (`base`), its holes filled from the client's.
+class Scene {
+ public:
+  explicit Scene(uint64_t size, std::function<void()> on_given_up = nullptr)
+      : size(size), fd(OlderClientMemfd(size)), client(fd, size) {
+    base = static_cast<uint8_t*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    EXPECT_NE(base, MAP_FAILED);
+    absl::StatusOr<ClientMapping> mapping =
+        FindClientMapping(client.pid(), ProcessStartTicks(client.pid()).value_or(0), fd, size);
+    if (!mapping.ok()) {
+      status = mapping.status();
+      return;
+    }
+    EXPECT_EQ(mapping->address, client.address());
+    absl::StatusOr<std::unique_ptr<FilledFromClient>> watched =
+        FillFromClient(base, size, *std::move(mapping), absl::StrCat("test ", fd),
+                       std::move(on_given_up));
+    status = watched.status();
+    if (watched.ok()) filled = *std::move(watched);
+  }
+  ~Scene() {
+    filled.reset();  // before the unmap, as acld does
+    munmap(base, size);
+    close(fd);
+  }
+  // No userfaultfd here (it needs privileges).
+  bool unavailable() const { return absl::StrContains(status.message(), "userfaultfd"); }
+
+  const uint64_t size;
+  const int fd;
+  Client client;
+  uint8_t* base = nullptr;
+  std::unique_ptr<FilledFromClient> filled;
   absl::Status status;
-  Filled acld = Watch(fd, kSize, client, &status);
-  if (absl::StrContains(status.message(), "userfaultfd")) GTEST_SKIP() << status.message();
-  ASSERT_TRUE(status.ok()) << status.message();
-  const uint64_t before = client.RssShmemKib();
+};
+
+#define WATCH_OR_SKIP(scene)                                        \
+  if ((scene).unavailable()) GTEST_SKIP() << (scene).status.message(); \
+  ASSERT_TRUE((scene).status.ok()) << (scene).status.message()
+
+TEST(ClientPageFillerTest, HolesAcldMeetsAreFilledThroughTheClientsOwnMapping) {
+  Scene scene(kSize);
+  WATCH_OR_SKIP(scene);
+  const uint64_t before = scene.client.RssShmemKib();
 
   // acld writes the whole memory (a copy from a device): every page it meets
   // is a hole, filled in the client's memory map (and so its cgroup).
-  std::memset(acld.base, 0x5a, kSize);
-  EXPECT_GE(acld.filled->fills(), kSize / kFillBytes);
-  EXPECT_GE(client.RssShmemKib() - before, kSize / 1024);
+  std::memset(scene.base, 0x5a, kSize);
+  EXPECT_GE(scene.filled->fills(), kSize / kFillBytes);
+  EXPECT_GE(scene.client.RssShmemKib() - before, kSize / 1024);
   uint8_t byte = 0;
-  ASSERT_EQ(pread(fd, &byte, 1, kSize - 1), 1);
+  ASSERT_EQ(pread(scene.fd, &byte, 1, kSize - 1), 1);
   EXPECT_EQ(byte, 0x5a);
 
   // The client punches a hole: acld's next access there is filled again.
-  const uint64_t fills = acld.filled->fills();
-  ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 1 << 20), 0);
-  EXPECT_EQ(acld.base[0], 0);
-  EXPECT_EQ(acld.filled->fills(), fills + 1);
-  EXPECT_FALSE(acld.filled->given_up());
-  acld.filled.reset();
-  munmap(acld.base, kSize);
-  close(fd);
+  const uint64_t fills = scene.filled->fills();
+  ASSERT_EQ(fallocate(scene.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 1 << 20), 0);
+  EXPECT_EQ(scene.base[0], 0);
+  EXPECT_EQ(scene.filled->fills(), fills + 1);
+  EXPECT_FALSE(scene.filled->given_up());
 }
 
 TEST(ClientPageFillerTest, MemoryOfNoWholeNumberOfPagesIsFilledToItsLastPage) {
-  const uint64_t size = 3 * 4096 - 10;  // a session channel's size need not be whole pages
-  const int fd = OlderClientMemfd(size);
-  Client client(fd, size);
-  absl::Status status;
-  Filled acld = Watch(fd, size, client, &status);
-  if (absl::StrContains(status.message(), "userfaultfd")) GTEST_SKIP() << status.message();
-  ASSERT_TRUE(status.ok()) << status.message();
-  std::memset(acld.base, 0x5a, size);
-  EXPECT_EQ(acld.filled->fills(), 1u);
-  EXPECT_FALSE(acld.filled->given_up());
-  acld.filled.reset();
-  munmap(acld.base, size);
-  close(fd);
+  Scene scene(3 * 4096 - 10);  // a session channel's size need not be whole pages
+  WATCH_OR_SKIP(scene);
+  std::memset(scene.base, 0x5a, scene.size);
+  EXPECT_EQ(scene.filled->fills(), 1u);
+  EXPECT_FALSE(scene.filled->given_up());
 }
 
 TEST(ClientPageFillerTest, MemoryTheClientNoLongerMapsIsGivenUpWithoutAPageOfAcldsInIt) {
-  const int fd = OlderClientMemfd(kSize);
-  Client client(fd, kSize);
-  absl::Status status;
   std::atomic<int> given_up{0};
-  Filled acld = Watch(fd, kSize, client, &status, [&] { ++given_up; });
-  if (absl::StrContains(status.message(), "userfaultfd")) GTEST_SKIP() << status.message();
-  ASSERT_TRUE(status.ok()) << status.message();
-  client.Unmap();
+  Scene scene(kSize, [&] { ++given_up; });
+  WATCH_OR_SKIP(scene);
+  scene.client.Unmap();
 
   // The access under way ends in memory of acld's own; the file gets no
   // page from acld, and the owner hears of it once.
-  std::memset(acld.base, 0x5a, kSize);
-  EXPECT_TRUE(acld.filled->given_up());
-  EXPECT_FALSE(FileHasData(fd));
-  std::memset(acld.base, 0x5b, kSize);
+  std::memset(scene.base, 0x5a, kSize);
+  EXPECT_TRUE(scene.filled->given_up());
+  EXPECT_FALSE(FileHasData(scene.fd));
+  std::memset(scene.base, 0x5b, kSize);
   EXPECT_EQ(given_up.load(), 1);
-  acld.filled.reset();
-  munmap(acld.base, kSize);
-  close(fd);
 }
 
 // The client maps other memory where it mapped the memfd: a fill reads that
 // and leaves the hole. acld gives up at once rather than meet it again
 // (each such fill could take almost kSealWait).
 TEST(ClientPageFillerTest, AFillThatLeavesTheHoleIsGivenUpAtOnce) {
-  const int fd = OlderClientMemfd(kSize);
-  Client client(fd, kSize);
-  absl::Status status;
-  Filled acld = Watch(fd, kSize, client, &status);
-  if (absl::StrContains(status.message(), "userfaultfd")) GTEST_SKIP() << status.message();
-  ASSERT_TRUE(status.ok()) << status.message();
-  client.MapOtherMemoryInItsPlace();
-  acld.base[0] = 1;
-  EXPECT_TRUE(acld.filled->given_up());
-  EXPECT_EQ(acld.filled->fills(), 1u);
-  EXPECT_FALSE(FileHasData(fd));
-  acld.filled.reset();
-  munmap(acld.base, kSize);
-  close(fd);
+  Scene scene(kSize);
+  WATCH_OR_SKIP(scene);
+  scene.client.MapOtherMemoryInItsPlace();
+  scene.base[0] = 1;
+  EXPECT_TRUE(scene.filled->given_up());
+  EXPECT_EQ(scene.filled->fills(), 1u);
+  EXPECT_FALSE(FileHasData(scene.fd));
 }
 
 TEST(ClientPageFillerTest, AClientThatKeepsPunchingHolesIsGivenUp) {
-  const int fd = OlderClientMemfd(kSize);
-  Client client(fd, kSize);
-  absl::Status status;
-  Filled acld = Watch(fd, kSize, client, &status);
-  if (absl::StrContains(status.message(), "userfaultfd")) GTEST_SKIP() << status.message();
-  ASSERT_TRUE(status.ok()) << status.message();
+  Scene scene(kSize);
+  WATCH_OR_SKIP(scene);
   // Each round: the client punches the page out, acld touches it again.
-  for (int round = 0; round < 128 && !acld.filled->given_up(); ++round) {
-    ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096), 0);
-    acld.base[0] = 1;
+  for (int round = 0; round < 128 && !scene.filled->given_up(); ++round) {
+    ASSERT_EQ(fallocate(scene.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096), 0);
+    scene.base[0] = 1;
   }
-  EXPECT_TRUE(acld.filled->given_up());
-  EXPECT_LE(acld.filled->fills(), 2 * (kSize / kFillBytes) + 32 + 1);
-  acld.filled.reset();
-  munmap(acld.base, kSize);
-  close(fd);
+  EXPECT_TRUE(scene.filled->given_up());
+  EXPECT_LE(scene.filled->fills(), 2 * (kSize / kFillBytes) + 32 + 1);
 }
 
 TEST(ClientPageFillerTest, OnlyTheProcessThatMapsTheMemoryWholeIsAskedToFillIt) {
