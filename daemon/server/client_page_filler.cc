@@ -93,7 +93,8 @@ absl::StatusOr<bool> FindLine(int fd, size_t limit, const std::function<bool(con
 // One userfaultfd for all of acld's mappings of older clients' memory, and
 // the thread that serves its faults, one at a time: a fill waits kSealWait at
 // most (RunForSender), so a client that makes its fills wait delays the
-// others by that much, once per cooldown (memory_sealer.h).
+// others by that much a fill, until its slow fills add up to a refusal
+// (kSlowBudget, memory_sealer.h).
 class PageFiller {
  public:
   // Created on first use and never destroyed: its thread serves for ever.
@@ -127,7 +128,7 @@ class PageFiller {
     auto it = regions_.find(region.base);
     if (it == regions_.end() || it->second.get() != &region) return;
     regions_.erase(it);
-    if (region.given_up.load()) return;  // anonymous memory now, not watched
+    if (region.given_up.load()) return;  // acld's own memory now, or unwatched already
     uffdio_range range{region.base, region.size};
     (void)ioctl(uffd_, UFFDIO_UNREGISTER, &range);
   }
@@ -246,21 +247,28 @@ class PageFiller {
     if (now && region->on_given_up) region->on_given_up();
   }
 
-  // Maps a sparse memfd of acld's own over the region: pages only where the
-  // access under way writes, dropped with the mapping, which no client
-  // reaches; and, unlike private anonymous memory, no commit charge that
-  // could fail after the old mapping is gone (vm.overcommit_memory=2).
+  // Maps memory of acld's own over the region: pages only where the access
+  // under way writes, dropped with the mapping, which no client reaches. A
+  // sparse memfd first: unlike private anonymous memory, it takes no commit
+  // charge that could fail after the old mapping is gone
+  // (vm.overcommit_memory=2); anonymous memory if acld cannot make one.
   static bool ReplaceWithOwnMemory(const Region& region) {
-    const int own = memfd_create("acld-given-up", MFD_CLOEXEC);
-    if (own < 0) return false;
+    void* const at = reinterpret_cast<void*>(region.base);
     void* replaced = MAP_FAILED;
-    if (ftruncate(own, static_cast<off_t>(region.size)) == 0) {
-      replaced = mmap(reinterpret_cast<void*>(region.base), region.size, PROT_READ | PROT_WRITE,
-                      MAP_FIXED | MAP_SHARED, own, 0);
+    const int own = memfd_create("acld-given-up", MFD_CLOEXEC);
+    if (own >= 0) {
+      if (ftruncate(own, static_cast<off_t>(region.size)) == 0) {
+        replaced = mmap(at, region.size, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED, own, 0);
+      }
+      close(own);  // the mapping keeps it
     }
-    close(own);  // the mapping keeps it
+    if (replaced == MAP_FAILED) {
+      replaced = mmap(at, region.size, PROT_READ | PROT_WRITE,
+                      MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    }
     if (replaced == MAP_FAILED) return false;
-    (void)madvise(replaced, region.size, MADV_DONTDUMP);  // a client's bytes, still
+    (void)madvise(replaced, region.size, MADV_DONTDUMP);    // a client's bytes, still
+    (void)madvise(replaced, region.size, MADV_NOHUGEPAGE);  // no huge page acld pays for
     return true;
   }
 
@@ -289,27 +297,43 @@ namespace {
 // one descriptor per process, not per segment.
 class ClientMemories {
  public:
-  // The process's, opened now if no region holds it; `process` is
-  // "/proc/<pid>", known to be the one that started at `start_ticks`.
+  // The memory of process `pid` (started at `start_ticks`; `process` is
+  // "/proc/<pid>") that reads at `address`: the one its regions hold, unless
+  // that one no longer reads there (the process exec()ed since: its old
+  // memory map is gone), or opened now. The open and the reads wait for the
+  // process: no lock is held meanwhile.
   absl::StatusOr<std::shared_ptr<const UniqueFd>> Of(pid_t pid, uint64_t start_ticks,
-                                                     const std::string& process) {
-    absl::MutexLock lock(&mu_);
-    for (auto it = open_.begin(); it != open_.end();) {
-      it = it->second.expired() ? open_.erase(it) : std::next(it);
+                                                     const std::string& process,
+                                                     uint64_t address) {
+    const std::pair<pid_t, uint64_t> key{pid, start_ticks};
+    std::shared_ptr<const UniqueFd> held;
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto it = open_.begin(); it != open_.end();) {
+        it = it->second.expired() ? open_.erase(it) : std::next(it);
+      }
+      auto it = open_.find(key);
+      if (it != open_.end()) held = it->second.lock();
     }
-    if (auto held = open_[{pid, start_ticks}].lock()) return held;
+    if (held != nullptr && ReadsAt(*held, address)) return held;
     auto memory = std::make_shared<const UniqueFd>(
         open((process + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
-    if (!memory->valid()) {
+    if (!memory->valid() || !ReadsAt(*memory, address)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "acld cannot read the memory of the process that handed it over (",
           std::strerror(errno), ")"));
     }
-    open_[{pid, start_ticks}] = memory;
+    absl::MutexLock lock(&mu_);
+    open_[key] = memory;
     return memory;
   }
 
  private:
+  static bool ReadsAt(const UniqueFd& memory, uint64_t address) {
+    char byte;
+    return pread(memory.get(), &byte, 1, static_cast<off_t>(address)) == 1;
+  }
+
   absl::Mutex mu_;
   std::map<std::pair<pid_t, uint64_t>, std::weak_ptr<const UniqueFd>> open_ ABSL_GUARDED_BY(mu_);
 };
@@ -338,14 +362,6 @@ absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks,
         "acld cannot read the memory map of the process that handed it over (",
         std::strerror(errno), ")"));
   }
-  absl::StatusOr<std::shared_ptr<const UniqueFd>> memory =
-      TheClientMemories().Of(pid, start_ticks, process);
-  if (!memory.ok()) return memory.status();
-  // Opened before this look: if the process is still the one that connected,
-  // what was opened is its memory.
-  if (ProcessStartTicks(pid) != start_ticks) {
-    return absl::FailedPreconditionError("the process that handed it over is gone");
-  }
   uint64_t address = 0;
   absl::StatusOr<bool> found = FindLine(maps.get(), kMaxMapsBytes, [&](const char* line) {
     unsigned long start = 0, end = 0, offset = 0, inode = 0;  // NOLINT(runtime/int): sscanf's
@@ -365,9 +381,19 @@ absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks,
         "cannot read the memory map of the process that handed it over: ",
         found.status().message()));
   }
-  if (*found) return ClientMapping{*std::move(memory), address};
-  return absl::FailedPreconditionError(
-      "the process that handed it over does not map it whole (acld fills its holes from there)");
+  if (!*found) {
+    return absl::FailedPreconditionError(
+        "the process that handed it over does not map it whole (acld fills its holes from there)");
+  }
+  absl::StatusOr<std::shared_ptr<const UniqueFd>> memory =
+      TheClientMemories().Of(pid, start_ticks, process, address);
+  if (!memory.ok()) return memory.status();
+  // Opened before this look: if the process is still the one that connected,
+  // what was opened and read is its memory.
+  if (ProcessStartTicks(pid) != start_ticks) {
+    return absl::FailedPreconditionError("the process that handed it over is gone");
+  }
+  return ClientMapping{*std::move(memory), address};
 }
 
 FilledFromClient::~FilledFromClient() {

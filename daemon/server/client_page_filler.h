@@ -67,7 +67,7 @@ class FilledFromClient {
 
   // acld gave up on this memory (above): it is refused from now on.
   bool given_up() const;
-  // Holes filled so far.
+  // Fills tried so far (one per hole met, whatever became of it).
   uint64_t fills() const;
 
   struct Region;

@@ -25,11 +25,12 @@ std::string NotDoneInTime() {
       absl::FormatDuration(kSealCooldown), " after");
 }
 
-// The sealings under way of each sender, and the senders whose sealing did
-// not finish in time.
+// The runs (sealings, fills, looks at a memory map) under way of each
+// sender, and the senders refused for a while: a run of theirs did not
+// finish in time, or their slow runs added up.
 class Senders {
  public:
-  // Counts a sealing of `sender` about to start; why not, when it may not.
+  // Counts a run of `sender` about to start; why not, when it may not.
   std::string Start(const std::string& sender) {
     absl::MutexLock lock(&mu_);
     Sender& known = senders_[sender];

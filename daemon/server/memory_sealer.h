@@ -12,7 +12,7 @@
 // it kSealWait at most. Memory not sealed by then is refused, and so is all
 // of that sender's memory until that sealing ends and for kSealCooldown
 // after: the shared threads wait kSealWait at most per cooldown per sender.
-// A sender has at most kMaxSealingsPerSender sealings (threads) under way.
+// A sender has at most kMaxSealingsPerSender runs (threads) under way.
 // Filling a hole reads the sender's memory through /proc/<pid>/mem, which
 // waits for the sender's memory map lock, which the sender can hold as long
 // (an mlock() of a mapping of its FUSE mount): it runs the same way, and
@@ -42,8 +42,9 @@ inline constexpr int kMaxSealingsPerSender = 8;
 // A run that ends in time but takes kSlowRun or more counts its time; a
 // sender whose such runs add up to more than kSlowBudget within
 // kSealCooldown is refused as after a late one (a 2 MiB fill takes about a
-// millisecond; a sealing microseconds).
-inline constexpr absl::Duration kSlowRun = absl::Milliseconds(20);
+// millisecond; a sealing microseconds). A refused older client's memory is
+// given up at its next fill, and its session ends (client_page_filler.h).
+inline constexpr absl::Duration kSlowRun = absl::Milliseconds(2);
 inline constexpr absl::Duration kSlowBudget = absl::Seconds(1);
 
 // Runs `work` for memory `sender` (ReceivedMemory::sender) handed over on a

@@ -659,9 +659,8 @@ void RuntimeService::ServeChannel(const std::shared_ptr<Live>& live,
   std::weak_ptr<Live> weak = live;
   const SessionId session = live->id;
   auto fault = [this, weak, session](const absl::Status& status) {
-    channel_faults_.Warn("session {}: its channel broke the protocol or its user's message "
-                         "budget ({}); the session ends",
-                         session, std::string(status.message()));
+    channel_faults_.Warn("session {}: its channel is unusable ({}); the session ends", session,
+                         std::string(status.message()));
     if (auto broken = weak.lock()) broken->Cancel(pool_);
   };
   live->ring->OnBroken(fault);

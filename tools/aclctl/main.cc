@@ -150,8 +150,9 @@ std::string SessionsTable(
                           ? absl::StrCat(" (", session.callback_timeouts(), " timed out)")
                           : ""),
          absl::StrCat(session.weight()),
-         session.carrier().empty()
-             ? "-"
+         session.carrier().empty() ? "-"
+         : session.protocol_version() == 0
+             ? session.carrier()
              : absl::StrCat(session.carrier(), " v", session.protocol_version()),
          absl::FormatTime("%H:%M:%S", since, absl::LocalTimeZone()), Printable(session.command())});
   }
