@@ -178,8 +178,7 @@ class PageFiller {
         region = it->second;
       }
     }
-    // Gone, given up, or filled since the fault (another thread's in the same
-    // chunk, served first): it finds what is there now.
+    // Gone or given up: it finds what is mapped there now.
     if (region == nullptr || region->given_up.load()) {
       Wake(page, PageSize());
       return;
@@ -188,6 +187,8 @@ class PageFiller {
       GiveUp(region);
       return;
     }
+    // Filled since the fault (another thread's in the same chunk, served
+    // first): it finds the page.
     if (InPageCache(page)) {
       Wake(page, PageSize());
       return;
@@ -289,10 +290,6 @@ class PageFiller {
   std::map<uintptr_t, std::shared_ptr<Region>> regions_ ABSL_GUARDED_BY(mu_);  // by base
 };
 
-}  // namespace
-
-namespace {
-
 // Each client process's /proc/<pid>/mem, opened once for all its regions:
 // one descriptor per process, not per segment.
 class ClientMemories {
@@ -318,10 +315,19 @@ class ClientMemories {
     if (held != nullptr && ReadsAt(*held, address)) return held;
     auto memory = std::make_shared<const UniqueFd>(
         open((process + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
-    if (!memory->valid() || !ReadsAt(*memory, address)) {
+    if (!memory->valid()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "acld cannot read the memory of the process that handed it over (",
           std::strerror(errno), ")"));
+    }
+    // Opened before this look: if the process is still the one that
+    // connected, what was opened is its memory (kept for its next regions).
+    if (ProcessStartTicks(pid) != start_ticks) {
+      return absl::FailedPreconditionError("the process that handed it over is gone");
+    }
+    if (!ReadsAt(*memory, address)) {
+      return absl::FailedPreconditionError(
+          "acld cannot read the memory of the process that handed it over");
     }
     absl::MutexLock lock(&mu_);
     open_[key] = memory;
@@ -388,8 +394,8 @@ absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks,
   absl::StatusOr<std::shared_ptr<const UniqueFd>> memory =
       TheClientMemories().Of(pid, start_ticks, process, address);
   if (!memory.ok()) return memory.status();
-  // Opened before this look: if the process is still the one that connected,
-  // what was opened and read is its memory.
+  // The memory map was opened before this look: if the process is still the
+  // one that connected, what was read is its map.
   if (ProcessStartTicks(pid) != start_ticks) {
     return absl::FailedPreconditionError("the process that handed it over is gone");
   }
