@@ -1,13 +1,19 @@
 #include "daemon/server/client_memory.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace acld::server {
+namespace {
 
+// For `memory` mapped at `base`: null once sealed, the filling of an older
+// client's memory otherwise (dropped before the unmap).
 absl::StatusOr<std::unique_ptr<FilledFromClient>> PrepareClientMemory(
     const ReceivedMemory& memory, void* base, uint64_t size, std::function<void()> on_given_up,
     absl::Duration wait) {
@@ -44,6 +50,33 @@ absl::StatusOr<std::unique_ptr<FilledFromClient>> PrepareClientMemory(
       FillFromClient(base, size, std::move(**found), memory.sender, std::move(on_given_up));
   if (!filled.ok()) return refused(filled.status());
   return filled;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MappedClientMemory>> MappedClientMemory::Map(
+    const ReceivedMemory& memory, uint64_t size, std::function<void()> on_given_up,
+    absl::Duration wait) {
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory.fd.get(), 0);
+  if (base == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
+  }
+  absl::StatusOr<std::unique_ptr<FilledFromClient>> filled =
+      PrepareClientMemory(memory, base, size, std::move(on_given_up), wait);
+  if (!filled.ok()) {
+    munmap(base, size);
+    return filled.status();
+  }
+  (void)madvise(base, size, MADV_DONTDUMP);
+  (void)madvise(base, size, MADV_NOHUGEPAGE);
+  return std::unique_ptr<MappedClientMemory>(
+      new MappedClientMemory(static_cast<uint8_t*>(base), size, *std::move(filled)));
+}
+
+MappedClientMemory::~MappedClientMemory() {
+  filled_.reset();  // no longer watched before the unmap
+  munmap(base_, size_);
 }
 
 }  // namespace acld::server

@@ -1,9 +1,5 @@
 #include "daemon/server/session_ring.h"
 
-#include <sys/mman.h>
-
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -24,38 +20,21 @@ absl::StatusOr<std::shared_ptr<SessionRing>> SessionRing::Map(ReceivedMemory mem
     return absl::InvalidArgumentError(
         "a session channel comes with its doorbell (an eventfd); this one came without");
   }
-  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory.fd.get(), 0);
-  if (base == MAP_FAILED) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot map the session channel: ", std::strerror(errno)));
-  }
-  absl::StatusOr<std::unique_ptr<FilledFromClient>> filled =
-      PrepareClientMemory(memory, base, size);
-  if (!filled.ok()) {
-    munmap(base, size);
-    return filled.status();
-  }
-  (void)madvise(base, size, MADV_DONTDUMP);  // a client's bytes have no place in acld's core dumps
-  (void)madvise(base, size, MADV_NOHUGEPAGE);  // nor a huge page acld's cgroup would pay for
+  absl::StatusOr<std::unique_ptr<MappedClientMemory>> mapped = MappedClientMemory::Map(memory, size);
+  if (!mapped.ok()) return mapped.status();
   return std::shared_ptr<SessionRing>(
-      new SessionRing(base, size, std::move(memory.doorbell), *std::move(filled)));
+      new SessionRing(*std::move(mapped), std::move(memory.doorbell)));
 }
 
-SessionRing::SessionRing(void* base, size_t size, UniqueFd doorbell,
-                         std::unique_ptr<FilledFromClient> filled)
-    : base_(base),
-      size_(size),
+SessionRing::SessionRing(std::unique_ptr<MappedClientMemory> memory, UniqueFd doorbell)
+    : memory_(std::move(memory)),
       doorbell_(std::move(doorbell)),
-      filled_(std::move(filled)),
-      channel_(base, RingChannel::Side::kDaemon) {}
+      channel_(memory_->base(), RingChannel::Side::kDaemon) {}
 
-SessionRing::~SessionRing() {
-  filled_.reset();
-  munmap(base_, size_);
-}
+SessionRing::~SessionRing() = default;
 
 absl::Status SessionRing::GivenUp() const {
-  if (filled_ == nullptr || !filled_->given_up()) return absl::OkStatus();
+  if (!memory_->given_up()) return absl::OkStatus();
   return absl::DataLossError(
       "acld gave up filling the holes of the session channel (the client no longer maps it, or "
       "keeps punching holes in it)");

@@ -18,7 +18,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "daemon/server/client_page_filler.h"
+#include "daemon/server/client_memory.h"
 #include "daemon/server/message_budget.h"
 #include "daemon/server/peer_credentials.h"
 #include "daemon/server/session_writer.h"
@@ -74,17 +74,14 @@ class SessionRing : public SessionWriter::Carrier {
   bool Idle() const override { return !sending_.load(); }
 
  private:
-  SessionRing(void* base, size_t size, UniqueFd doorbell,
-              std::unique_ptr<FilledFromClient> filled);
+  SessionRing(std::unique_ptr<MappedClientMemory> memory, UniqueFd doorbell);
   void Broke(const absl::Status& status);
   // An error once acld gave up filling an older client's channel
   // (client_page_filler.h): its session is to end.
   absl::Status GivenUp() const;
 
-  void* const base_;
-  const size_t size_;
+  const std::unique_ptr<MappedClientMemory> memory_;  // outlives channel_, which reads it
   const UniqueFd doorbell_;
-  std::unique_ptr<FilledFromClient> filled_;  // an older client's channel
   RingChannel channel_;
   std::unique_ptr<MessageBudget::Hold> fragments_;
   std::function<void(const absl::Status&)> on_broken_;

@@ -1,10 +1,6 @@
 #include "daemon/server/shared_memory.h"
 
-#include <sys/mman.h>
-
 #include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -21,19 +17,17 @@ struct SharedMemoryRegistry::Usage {
 };
 
 struct SharedMemoryRegistry::Mapping {
-  uint8_t* base = nullptr;
-  uint64_t size = 0;
+  std::unique_ptr<MappedClientMemory> memory;
   std::shared_ptr<Usage> usage;
   std::shared_ptr<void> registration;  // with the devices, undone before the unmap
   std::shared_ptr<void> shared_hold;   // its place in the tenant's and host's counts
-  std::unique_ptr<FilledFromClient> filled;  // an older client's memory: undone before the unmap
   bool staging = false;           // registered as a staging area (read next)
   bool reserved_staging = false;  // and holds the session's reservation
   ~Mapping() {
-    if (base == nullptr) return;
+    if (memory == nullptr) return;
     registration.reset();
-    filled.reset();
-    munmap(base, size);
+    const uint64_t size = memory->size();
+    memory.reset();
     usage->bytes.fetch_sub(size);
     usage->segments.fetch_sub(1);
     if (reserved_staging) usage->staging_mapped.store(false);
@@ -79,39 +73,25 @@ absl::StatusOr<uint64_t> SharedMemoryRegistry::Register(ReceivedMemory memory, b
     if (!taken.ok()) return taken.status();
     shared_hold = *std::move(taken);
   }
-  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory.fd.get(), 0);
-  if (base == MAP_FAILED) {
-    return AclStatus(
-        ACL_ERROR_RT_MEMORY_ALLOCATION,
-        absl::StrCat("cannot map ", size, " bytes of shared memory: ", std::strerror(errno)));
-  }
-  absl::StatusOr<std::unique_ptr<FilledFromClient>> filled =
-      PrepareClientMemory(memory, base, size, limits_.end_session);
-  if (!filled.ok()) {
-    munmap(base, size);
-    // Memory with holes is the client's mistake; memory acld could not seal
-    // in time, or for want of a thread, is not.
-    return AclStatus(absl::IsInvalidArgument(filled.status()) ? ACL_ERROR_INVALID_PARAM
+  absl::StatusOr<std::unique_ptr<MappedClientMemory>> mapped =
+      MappedClientMemory::Map(memory, size, limits_.end_session);
+  if (!mapped.ok()) {
+    // Memory with holes is the client's mistake; memory acld could not map,
+    // or seal in time, or for want of a thread, is not.
+    return AclStatus(absl::IsInvalidArgument(mapped.status()) ? ACL_ERROR_INVALID_PARAM
                                                               : ACL_ERROR_RT_MEMORY_ALLOCATION,
-                     filled.status().message());
+                     mapped.status().message());
   }
-  // A client's memory has no place in acld's core dumps.
-  (void)madvise(base, size, MADV_DONTDUMP);
-  // Nor may a huge page be made of it through acld's mapping (its memory
-  // cgroup would pay for that page).
-  (void)madvise(base, size, MADV_NOHUGEPAGE);
   usage_->bytes.fetch_add(size);
   usage_->segments.fetch_add(1);
   if (reserved) usage_->staging_mapped.store(true);
   auto mapping = std::make_shared<Mapping>();
   mapping->staging = staging;
   mapping->reserved_staging = reserved;
-  mapping->base = static_cast<uint8_t*>(base);
-  mapping->size = size;
+  mapping->memory = *std::move(mapped);
   mapping->usage = usage_;
   mapping->shared_hold = std::move(shared_hold);
-  mapping->filled = *std::move(filled);
-  if (registrar_) mapping->registration = registrar_(base, size);
+  if (registrar_) mapping->registration = registrar_(mapping->memory->base(), size);
   const uint64_t segment = next_segment_++;
   segments_[segment] = std::move(mapping);
   return segment;
@@ -134,18 +114,19 @@ absl::StatusOr<HostSpan> SharedMemoryRegistry::Resolve(uint64_t segment, uint64_
                                                        uint64_t count) const {
   absl::MutexLock lock(&mu_);
   auto it = segments_.find(segment);
-  if (it == segments_.end() || offset > it->second->size || count > it->second->size - offset) {
+  if (it == segments_.end() || offset > it->second->memory->size() ||
+      count > it->second->memory->size() - offset) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("host range (segment ", segment, ", offset ", offset, ", ", count,
                                   " bytes) is outside this process's shared memory"));
   }
-  if (it->second->filled != nullptr && it->second->filled->given_up()) {
+  if (it->second->memory->given_up()) {
     return AclStatus(ACL_ERROR_INVALID_PARAM,
                      absl::StrCat("shared memory segment ", segment,
                                   " is refused: acld gave up filling its holes (this process no "
                                   "longer maps it, or keeps punching holes in it)"));
   }
-  HostSpan span{it->second->base + offset, it->second};
+  HostSpan span{it->second->memory->base() + offset, it->second};
   span.read_next = it->second->staging;  // the client copies out of its slots at once
   return span;
 }
