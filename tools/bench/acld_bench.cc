@@ -26,8 +26,10 @@
 //                             connected.
 //                             Meanwhile (unless idle) 40 newcomers, one after
 //                             another, each timing aclInit up to the reply to its
-//                             first call (aclrtSetDevice); with a fifth argument
-//                             `own-session`, each in a session of its own
+//                             first call (aclrtSetDevice), and where the slowest
+//                             one's time went (on a CPU, or waiting for one);
+//                             with a fifth argument `own-session`, each in a
+//                             session of its own
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"), over the
 // carrier ACLD_TRANSPORT names (the shared-memory channel by default). Every
@@ -712,20 +714,21 @@ bool ReadAll(int fd, void* data, size_t size) {
   const auto start = Clock::now();
   Setup();
   const float micros = static_cast<float>(SecondsSince(start) * 1e6);
-  WriteAll(report_fd, &micros, sizeof(micros));
+  if (!acld::bench::WriteNewcomerReport(report_fd, {micros})) std::exit(1);
   Must(aclFinalize(), "aclFinalize");
   std::exit(0);
 }
 
 // What the newcomers of a run took, for its result line.
-std::string NewcomerSummary(const std::vector<float>& sorted_micros,
+std::string NewcomerSummary(const std::vector<acld::bench::Newcomer>& newcomers,
                             acld::bench::NewcomerPlace place) {
+  const std::vector<float> sorted = acld::bench::SortedReplies(newcomers, 0);
   char line[192];
   std::snprintf(line, sizeof(line),
-                "%d newcomers (%s), aclInit to first reply: p50 %.1f ms, p99 %.1f ms", kNewcomers,
-                acld::bench::NewcomerPlaceName(place), Percentile(sorted_micros, 0.5) / 1000.0,
-                Percentile(sorted_micros, 0.99) / 1000.0);
-  return line;
+                "%d newcomers (%s), aclInit to first reply: p50 %.1f ms, p99 %.1f ms (", kNewcomers,
+                acld::bench::NewcomerPlaceName(place), Percentile(sorted, 0.5) / 1000.0,
+                Percentile(sorted, 0.99) / 1000.0);
+  return line + acld::bench::SlowestNewcomer(newcomers, 0) + ")";
 }
 
 int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace place) {
@@ -778,12 +781,12 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
   // clients: what acld spends on them is their figure (issue #10's idle
   // cost), and 40 sessions opened and closed meanwhile would be most of it.
   const bool idle = period_ms < 0;
-  std::vector<float> newcomers;
+  std::vector<acld::bench::Newcomer> newcomers;
   if (!idle) {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
     newcomers = TimeNewcomers(std::chrono::duration_cast<Clock::duration>(
                                   std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
-                              place, RunNewcomer);
+                              place, RunNewcomer, 1);
   }
   const bool newcomer_failed = !idle && newcomers.empty();
   std::vector<float> latencies;

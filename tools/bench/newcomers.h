@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <thread>
@@ -55,16 +56,67 @@ inline double Percentile(const std::vector<float>& sorted, double p) {
   return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
 }
 
+// What the scheduler says of a newcomer (/proc/thread-self/schedstat, from
+// its start to its report): time on a CPU, and time runnable but waiting for
+// one. The rest of its time it slept (for a reply). On a full machine a slow
+// newcomer is mostly the second: it waited for a CPU, not for its replies
+// (docs/performance.md, session 46).
+struct SchedTimes {
+  float on_cpu_us = 0;
+  float runnable_us = 0;
+};
+
+// The calling thread's, since it started. Zeros where the kernel keeps no
+// such figures.
+inline SchedTimes OwnSchedTimes() {
+  SchedTimes times;
+  FILE* file = std::fopen("/proc/thread-self/schedstat", "r");
+  if (file == nullptr) return times;
+  unsigned long long on_cpu_ns = 0, runnable_ns = 0;
+  if (std::fscanf(file, "%llu %llu", &on_cpu_ns, &runnable_ns) == 2) {
+    times.on_cpu_us = static_cast<float>(on_cpu_ns / 1e3);
+    times.runnable_us = static_cast<float>(runnable_ns / 1e3);
+  }
+  std::fclose(file);
+  return times;
+}
+
+// A newcomer's SchedTimes when it started (set in the newcomer's process,
+// just before it runs): a forked process may wait for a CPU before it runs
+// at all, which is not the newcomer's time.
+inline SchedTimes& NewcomerStartSchedTimes() {
+  static SchedTimes start;
+  return start;
+}
+
+// A newcomer's report: its times to each reply (microseconds from its
+// start), then its SchedTimes since it started. True when all of it was
+// written.
+inline bool WriteNewcomerReport(int report_fd, const std::vector<float>& replies_us) {
+  std::vector<float> report = replies_us;
+  const SchedTimes now = OwnSchedTimes();
+  report.push_back(now.on_cpu_us - NewcomerStartSchedTimes().on_cpu_us);
+  report.push_back(now.runnable_us - NewcomerStartSchedTimes().runnable_us);
+  const size_t bytes = report.size() * sizeof(float);
+  return write(report_fd, report.data(), bytes) == static_cast<ssize_t>(bytes);
+}
+
+// One newcomer's figures, as it reported them.
+struct Newcomer {
+  std::vector<float> replies_us;  // to each reply, from its start
+  SchedTimes sched;
+};
+
 // Starts kNewcomers processes, one at a time, `spacing` apart, in `place`.
-// Each runs `newcomer` with a pipe's write end, to which it writes
-// `times_each` times (floats, microseconds: to its first reply, its second,
-// ...), and must end the process (exit status 0). Returns the times by
-// position, each sorted; empty if one failed. Bounded as long as each
-// newcomer is.
-inline std::vector<std::vector<float>> TimeNewcomersEach(
-    std::chrono::steady_clock::duration spacing, NewcomerPlace place,
-    const std::function<void(int report_fd)>& newcomer, int times_each) {
-  std::vector<std::vector<float>> times(static_cast<size_t>(times_each));
+// Each runs `newcomer` with a pipe's write end, to which it writes its
+// report (WriteNewcomerReport, `replies` times), and must end the process
+// (exit status 0). Returns the reports in order; empty if one failed.
+// Bounded as long as each newcomer is.
+inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration spacing,
+                                           NewcomerPlace place,
+                                           const std::function<void(int report_fd)>& newcomer,
+                                           int replies) {
+  std::vector<Newcomer> newcomers;
   for (int i = 0; i < kNewcomers; ++i) {
     const auto next = std::chrono::steady_clock::now() + spacing;
     int report[2];
@@ -75,30 +127,56 @@ inline std::vector<std::vector<float>> TimeNewcomersEach(
       close(report[0]);
       // Before the newcomer starts its clock: the move is the launcher's.
       if (place == NewcomerPlace::kOwnSession && setsid() < 0) _exit(1);
+      NewcomerStartSchedTimes() = OwnSchedTimes();
       newcomer(report[1]);
       _exit(1);  // a newcomer that returned did not end itself
     }
     close(report[1]);
-    std::vector<float> micros(times.size());
-    const size_t bytes = micros.size() * sizeof(float);
-    const bool reported = read(report[0], micros.data(), bytes) == static_cast<ssize_t>(bytes);
+    std::vector<float> figures(static_cast<size_t>(replies) + 2);
+    const size_t bytes = figures.size() * sizeof(float);
+    const bool reported = read(report[0], figures.data(), bytes) == static_cast<ssize_t>(bytes);
     close(report[0]);
     int status = 0;
     waitpid(child, &status, 0);
     if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
-    for (size_t k = 0; k < times.size(); ++k) times[k].push_back(micros[k]);
+    Newcomer timed;
+    timed.replies_us.assign(figures.begin(), figures.begin() + replies);
+    timed.sched = {figures[replies], figures[replies + 1]};
+    newcomers.push_back(std::move(timed));
     std::this_thread::sleep_until(next);
   }
-  for (std::vector<float>& position : times) std::sort(position.begin(), position.end());
-  return times;
+  return newcomers;
 }
 
-// The same, for newcomers that write one time each.
-inline std::vector<float> TimeNewcomers(std::chrono::steady_clock::duration spacing,
-                                        NewcomerPlace place,
-                                        const std::function<void(int report_fd)>& newcomer) {
-  std::vector<std::vector<float>> times = TimeNewcomersEach(spacing, place, newcomer, 1);
-  return times.empty() ? std::vector<float>() : std::move(times[0]);
+// The newcomers' times to reply `reply` (0: the first), sorted.
+inline std::vector<float> SortedReplies(const std::vector<Newcomer>& newcomers, size_t reply) {
+  std::vector<float> sorted;
+  for (const Newcomer& n : newcomers) {
+    if (reply < n.replies_us.size()) sorted.push_back(n.replies_us[reply]);
+  }
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
+// Where the slowest newcomer's time to reply `reply` went, and the median
+// newcomer's CPU: "the slowest, 61.2 ms: 3.1 ms on a CPU, 52.0 runnable
+// waiting for one; median 2.9 ms on a CPU".
+inline std::string SlowestNewcomer(const std::vector<Newcomer>& newcomers, size_t reply) {
+  if (newcomers.empty()) return "";
+  const Newcomer* slowest = &newcomers[0];
+  std::vector<float> on_cpu;
+  for (const Newcomer& n : newcomers) {
+    on_cpu.push_back(n.sched.on_cpu_us);
+    if (n.replies_us[reply] > slowest->replies_us[reply]) slowest = &n;
+  }
+  std::sort(on_cpu.begin(), on_cpu.end());
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "the slowest, %.1f ms: %.1f ms on a CPU, %.1f runnable waiting for one; median "
+                "%.1f ms on a CPU",
+                slowest->replies_us[reply] / 1000.0, slowest->sched.on_cpu_us / 1000.0,
+                slowest->sched.runnable_us / 1000.0, Percentile(on_cpu, 0.5) / 1000.0);
+  return line;
 }
 
 }  // namespace acld::bench

@@ -44,7 +44,7 @@ namespace {
 
 using acld::bench::kNewcomers;
 using acld::bench::Percentile;
-using acld::bench::TimeNewcomersEach;
+using acld::bench::TimeNewcomers;
 using Clock = std::chrono::steady_clock;
 constexpr int kMaxClients = 4096;
 
@@ -151,13 +151,12 @@ constexpr int kNewcomerCalls = 2;
 // timed from the process's start; writes the microseconds to `report_fd`.
 [[noreturn]] void Newcomer(Shared& shared, Slot& slot, Clock::time_point started,
                            int report_fd) {
-  float micros[kNewcomerCalls];
+  std::vector<float> micros(kNewcomerCalls);
   for (float& reply : micros) {
     CallOnce(shared, slot, slot.reply.load() + 1, Clock::now() + std::chrono::seconds(10));
     reply = std::chrono::duration<float, std::micro>(Clock::now() - started).count();
   }
-  const bool written = write(report_fd, micros, sizeof(micros)) == sizeof(micros);
-  std::_Exit(written ? 0 : 1);
+  std::_Exit(acld::bench::WriteNewcomerReport(report_fd, micros) ? 0 : 1);
 }
 
 }  // namespace
@@ -213,7 +212,7 @@ int main(int argc, char** argv) {
   FutexWake(shared.started, INT_MAX);
   // Within the clients' run, away from its start and end (as acld_bench).
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
-  const std::vector<std::vector<float>> newcomers = TimeNewcomersEach(
+  const std::vector<acld::bench::Newcomer> newcomers = TimeNewcomers(
       std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
       place, [&](int report_fd) {
@@ -223,8 +222,8 @@ int main(int argc, char** argv) {
       },
       kNewcomerCalls);
   bool failed = static_cast<int>(callers.size()) < clients || newcomers.empty();
-  const std::vector<float> first = newcomers.empty() ? std::vector<float>() : newcomers[0];
-  const std::vector<float> second = newcomers.empty() ? std::vector<float>() : newcomers[1];
+  const std::vector<float> first = acld::bench::SortedReplies(newcomers, 0);
+  const std::vector<float> second = acld::bench::SortedReplies(newcomers, 1);
   for (pid_t caller : callers) {
     int status = 0;
     if (waitpid(caller, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -244,11 +243,13 @@ int main(int argc, char** argv) {
       "periodic floor: %d clients, a futex call every %d ms for %d s: %.0f of %.0f calls/s "
       "served; clients' CPU per call %.1f us; %d newcomers (%s), start to first reply: p50 %.1f "
       "ms, p99 %.1f ms; to a second reply (two round trips, as an acld newcomer's aclInit and "
-      "first call): p50 %.1f ms, p99 %.1f ms%s\n",
+      "first call): p50 %.1f ms, p99 %.1f ms (%s)%s\n",
       clients, period_ms, seconds, calls / static_cast<double>(seconds),
       clients * 1000.0 / period_ms, calls > 0 ? cpu * 1e6 / calls : 0.0, kNewcomers,
       acld::bench::NewcomerPlaceName(place), Percentile(first, 0.5) / 1000.0,
       Percentile(first, 0.99) / 1000.0, Percentile(second, 0.5) / 1000.0,
-      Percentile(second, 0.99) / 1000.0, failed ? " (SOME CLIENTS OR NEWCOMERS FAILED)" : "");
+      Percentile(second, 0.99) / 1000.0,
+      acld::bench::SlowestNewcomer(newcomers, kNewcomerCalls - 1).c_str(),
+      failed ? " (SOME CLIENTS OR NEWCOMERS FAILED)" : "");
   return failed ? 1 : 0;
 }
