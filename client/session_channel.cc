@@ -514,9 +514,8 @@ bool SessionChannel::WriteBatchLocked(const ClientMessage* then) {
   std::vector<uint64_t> notices;
   {
     absl::MutexLock lock(&batch_mu_);
-    if (batch_->ops() > 0) {
-      batch = std::exchange(batch_, spare_batch_ != nullptr ? std::move(spare_batch_)
-                                                            : std::make_unique<OpBatch>());
+    if (batch_ != nullptr && batch_->ops() > 0) {
+      batch = std::exchange(batch_, std::move(spare_batch_));
     }
     notices.swap(notices_seen_);
   }
@@ -540,7 +539,8 @@ void SessionChannel::FlushLoop() {
       absl::MutexLock lock(&batch_mu_);
       batch_mu_.Await(absl::Condition(
           +[](SessionChannel* t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(t->batch_mu_) {
-            return t->stopping_ || t->batch_->ops() > 0 || !t->notices_seen_.empty();
+            return t->stopping_ || (t->batch_ != nullptr && t->batch_->ops() > 0) ||
+                   !t->notices_seen_.empty();
           },
           this));
       if (stopping_) return;
@@ -608,6 +608,7 @@ uint64_t SessionChannel::Submit(uint64_t stream, absl::FunctionRef<void(AsyncOp&
   {
     absl::MutexLock lock(&batch_mu_);
     task_id = ++task_ids_[stream];
+    if (batch_ == nullptr) batch_ = std::make_unique<OpBatch>();
     batch_->Add(build, payload_bytes);
     // Sent when it holds the most one batch may (or kMaxBatchBytes of payload),
     // or when the writer is idle.

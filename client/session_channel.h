@@ -252,7 +252,10 @@ class SessionChannel {
   absl::Mutex write_mu_;  // one writer at a time (gRPC, the ring); also orders batches
   bool write_on_ring_ ABSL_GUARDED_BY(write_mu_) = false;
   absl::Mutex batch_mu_;
-  std::unique_ptr<OpBatch> batch_ ABSL_GUARDED_BY(batch_mu_) = std::make_unique<OpBatch>();
+  // Made by the first operation: a process that only calls never pays for
+  // one (its 256 KiB block and arena are a newcomer's faults, each costly
+  // where page faults are: docs/performance.md, session 46).
+  std::unique_ptr<OpBatch> batch_ ABSL_GUARDED_BY(batch_mu_);
   // The batch written last, emptied, for the next (its memory kept).
   std::unique_ptr<OpBatch> spare_batch_ ABSL_GUARDED_BY(write_mu_);
   bool stopping_ ABSL_GUARDED_BY(batch_mu_) = false;

@@ -538,6 +538,13 @@ void PeerCredentialDesk::Run() {
   std::vector<Connection> connections;
   std::vector<pollfd> fds;
   absl::Time paused_until = absl::InfinitePast();
+  // Connections answered (or given up on) leave the list.
+  auto drop_finished = [&] {
+    connections.erase(std::remove_if(connections.begin(), connections.end(),
+                                     [](const Connection& c) { return !c.socket.valid(); }),
+                      connections.end());
+    pending_.store(connections.size(), std::memory_order_relaxed);
+  };
   while (true) {
     const absl::Time now = absl::Now();
     // A client that did not send its whole request in time is told to come
@@ -551,10 +558,7 @@ void PeerCredentialDesk::Run() {
       }
       c.socket.reset();
     }
-    connections.erase(std::remove_if(connections.begin(), connections.end(),
-                                     [](const Connection& c) { return !c.socket.valid(); }),
-                      connections.end());
-    pending_.store(connections.size(), std::memory_order_relaxed);
+    drop_finished();
     const bool room = connections.size() < options_.max_pending_connections;
     const bool listening = room && now >= paused_until;
 
@@ -584,21 +588,14 @@ void PeerCredentialDesk::Run() {
     }
     if (fds[0].revents != 0) return;
 
-    bool finished_any = false;
     for (size_t i = 0; i < connections.size(); ++i) {
       if (fds[i + 2].revents == 0 || !ReadFrom(connections[i])) continue;
       connections[i].socket.reset();
-      finished_any = true;
-    }
-    if (finished_any) {
-      connections.erase(std::remove_if(connections.begin(), connections.end(),
-                                       [](const Connection& c) { return !c.socket.valid(); }),
-                        connections.end());
     }
     if (listening && fds[1].revents != 0 && !AcceptSome(connections)) {
       paused_until = absl::Now() + kAcceptPause;
     }
-    pending_.store(connections.size(), std::memory_order_relaxed);
+    drop_finished();
   }
 }
 
@@ -651,6 +648,10 @@ bool PeerCredentialDesk::AcceptSome(std::vector<Connection>& connections) {
     const absl::Time accepted = absl::Now();
     connection.deadline = accepted + std::min(options_.request_timeout, kRequestTimeout);
     connections.push_back(std::move(connection));
+    // A client sends its request as it connects, so it is usually here
+    // already: answered now, a newcomer does not wait for another round of
+    // poll() (its session's opening is on a new process's path).
+    if (ReadFrom(connections.back())) connections.pop_back();
   }
   return true;
 }
