@@ -267,6 +267,11 @@ TEST(SharedMemoryAttackTest, AnOlderClientsMemoryIsFilledFromItsOwnMappingNeverB
   ASSERT_EQ(fallocate(older, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, kBytes), 0);
   copied = session.Copy(false, device, segment, 0, kBytes);
   EXPECT_EQ(copied.acl_error(), 0) << copied.error_message();
+  // aclctl's status shows what filling holds: this mapping, and this
+  // process's memory, kept open for it.
+  const acl::v1::StatusReply filling = daemon.Status();
+  EXPECT_GE(filling.filled_mappings(), 1u);
+  EXPECT_EQ(filling.filled_processes(), 1u);
 
   // The client stops mapping it and punches it out again: acld's next copy
   // finds nothing to fill from and ends in memory of acld's own, and the
@@ -278,6 +283,13 @@ TEST(SharedMemoryAttackTest, AnOlderClientsMemoryIsFilledFromItsOwnMappingNeverB
   EXPECT_TRUE(WaitUntil([&] { return daemon.Status().session_count() == 0; }, absl::Seconds(10)))
       << "the session did not end";
   EXPECT_LT(lseek(older, 0, SEEK_DATA), 0) << "acld allocated a page of the client's file";
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const acl::v1::StatusReply status = daemon.Status();
+        return status.filled_mappings() == 0 && status.filled_processes() == 0;
+      },
+      absl::Seconds(10)))
+      << "acld still holds what it filled the session's memory with";
   close(older);
   ASSERT_TRUE(acld::server::SocketIsLive(daemon.socket())) << "acld died";
   ExpectScenarioPasses({"tests/device_client", "roundtrip", "8"}, daemon.client_env());

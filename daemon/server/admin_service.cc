@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "daemon/server/client_descriptors.h"
+#include "daemon/server/client_page_filler.h"
 #include "daemon/server/health.h"
+#include "daemon/server/memory_sealer.h"
 #include "daemon/server/text_sanitizer.h"
 #include "daemon/server/version.h"
 #include "proto/acl/grpc_status.h"
@@ -328,6 +330,13 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   reply->set_slow_closes_waiting(slow.waiting);
   reply->set_slow_closes_done(slow.closed);
   reply->set_descriptors_kept_open(slow.kept_open);
+  const MemoryWorkCounts memory_work = CountMemoryWork();
+  reply->set_memory_work_running(memory_work.running);
+  reply->set_memory_work_late(memory_work.late);
+  reply->set_memory_work_refused_users(memory_work.refused_senders);
+  const FillingCounts filling = CountFilling();
+  reply->set_filled_mappings(filling.regions);
+  reply->set_filled_processes(filling.client_memories);
   return grpc::Status::OK;
 }
 

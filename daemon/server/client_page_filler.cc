@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -101,12 +102,19 @@ class PageFiller {
   // A failure is not kept (it may have been for want of a thread).
   static absl::StatusOr<PageFiller*> Get() {
     static absl::Mutex mu;
-    static PageFiller* filler ABSL_GUARDED_BY(mu) = nullptr;
     absl::MutexLock lock(&mu);
-    if (filler != nullptr) return filler;
+    if (PageFiller* filler = IfMade()) return filler;
     absl::StatusOr<PageFiller*> created = Create();
-    if (created.ok()) filler = *created;
+    if (created.ok()) Made().store(*created, std::memory_order_release);
     return created;
+  }
+
+  // The filler, if one was made (counting it must not make one).
+  static PageFiller* IfMade() { return Made().load(std::memory_order_acquire); }
+
+  size_t regions() {
+    absl::MutexLock lock(&mu_);
+    return regions_.size();
   }
 
   absl::Status Watch(const std::shared_ptr<Region>& region) {
@@ -285,6 +293,11 @@ class PageFiller {
     (void)ioctl(uffd_, UFFDIO_WAKE, &range);
   }
 
+  static std::atomic<PageFiller*>& Made() {
+    static std::atomic<PageFiller*> filler{nullptr};
+    return filler;
+  }
+
   const int uffd_;
   absl::Mutex mu_;
   std::map<uintptr_t, std::shared_ptr<Region>> regions_ ABSL_GUARDED_BY(mu_);  // by base
@@ -334,6 +347,14 @@ class ClientMemories {
     return memory;
   }
 
+  // Processes whose memory a region holds open now.
+  size_t processes() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<size_t>(std::count_if(open_.begin(), open_.end(), [](const auto& entry) {
+      return !entry.second.expired();
+    }));
+  }
+
  private:
   static bool ReadsAt(const UniqueFd& memory, uint64_t address) {
     char byte;
@@ -350,6 +371,15 @@ ClientMemories& TheClientMemories() {
 }
 
 }  // namespace
+
+FillingCounts CountFilling() {
+  FillingCounts counts;
+  if (PageFiller* filler = PageFiller::IfMade()) {
+    counts.regions = static_cast<uint32_t>(filler->regions());
+  }
+  counts.client_memories = static_cast<uint32_t>(TheClientMemories().processes());
+  return counts;
+}
 
 absl::StatusOr<ClientMapping> FindClientMapping(pid_t pid, uint64_t start_ticks, int fd,
                                                 uint64_t size) {

@@ -91,6 +91,15 @@ absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(
 // OK when acld can fill older clients' holes (it has a userfaultfd).
 absl::Status CanFillFromClients();
 
+// What filling holds now, for aclctl's status: older clients' memories acld
+// watches for holes (regions), and client processes whose /proc/<pid>/mem
+// it keeps open for them.
+struct FillingCounts {
+  uint32_t regions = 0;
+  uint32_t client_memories = 0;
+};
+FillingCounts CountFilling();
+
 }  // namespace acld::server
 
 #endif  // ACLD_DAEMON_SERVER_CLIENT_PAGE_FILLER_H_

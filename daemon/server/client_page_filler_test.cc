@@ -155,6 +155,9 @@ class Scene {
 TEST(ClientPageFillerTest, HolesAcldMeetsAreFilledThroughTheClientsOwnMapping) {
   Scene scene(kSize);
   WATCH_OR_SKIP(scene);
+  // What aclctl's status shows: the mapping watched, the process's memory open.
+  EXPECT_EQ(CountFilling().regions, 1u);
+  EXPECT_EQ(CountFilling().client_memories, 1u);
   const uint64_t before = scene.client.RssShmemKib();
 
   // acld writes the whole memory (a copy from a device): every page it meets
@@ -175,6 +178,15 @@ TEST(ClientPageFillerTest, HolesAcldMeetsAreFilledThroughTheClientsOwnMapping) {
   EXPECT_EQ(scene.base[0], 0);
   EXPECT_EQ(scene.filled->fills(), fills + 1);
   EXPECT_FALSE(scene.filled->given_up());
+
+  // Let go (the filler's thread may hold the region a moment longer).
+  scene.filled.reset();
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (CountFilling().client_memories > 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(CountFilling().regions, 0u);
+  EXPECT_EQ(CountFilling().client_memories, 0u);
 }
 
 TEST(ClientPageFillerTest, MemoryOfNoWholeNumberOfPagesIsFilledToItsLastPage) {

@@ -44,6 +44,17 @@ class Senders {
     ++known.running;
     return "";
   }
+  MemoryWorkCounts Count() {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = absl::Now();
+    MemoryWorkCounts counts;
+    for (const auto& [sender, known] : senders_) {
+      counts.running += static_cast<uint32_t>(known.running);
+      counts.late += static_cast<uint32_t>(known.late);
+      if (known.late > 0 || now < known.refused_until) ++counts.refused_senders;
+    }
+    return counts;
+  }
   // Its caller stopped waiting for a sealing of `sender` still under way.
   void Late(const std::string& sender) {
     absl::MutexLock lock(&mu_);
@@ -137,6 +148,8 @@ absl::Status RunForSender(const std::string& sender, std::function<absl::Status(
   senders.Late(sender);
   return absl::UnavailableError(NotDoneInTime());
 }
+
+MemoryWorkCounts CountMemoryWork() { return TheSenders().Count(); }
 
 absl::Status SealClientMemory(int fd, uint64_t size, const std::string& sender,
                               absl::Duration wait) {

@@ -53,6 +53,16 @@ inline constexpr absl::Duration kSlowBudget = absl::Seconds(1);
 absl::Status RunForSender(const std::string& sender, std::function<absl::Status()> work,
                           absl::Duration wait = kSealWait);
 
+// What runs for senders now, for aclctl's status: runs under way (each on a
+// thread of its own), of which late (nobody waits for them: the sender
+// holds them), and senders refused now (after a late run, or slow ones).
+struct MemoryWorkCounts {
+  uint32_t running = 0;
+  uint32_t late = 0;
+  uint32_t refused_senders = 0;
+};
+MemoryWorkCounts CountMemoryWork();
+
 // SealAgainstHoles(fd, size) that way.
 absl::Status SealClientMemory(int fd, uint64_t size, const std::string& sender,
                               absl::Duration wait = kSealWait);

@@ -94,6 +94,12 @@ TEST(MemorySealerTest, MemoryItsSenderHoldsIsRefusedWithoutHoldingTheCaller) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "the caller waited for the sender";
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("could not seal"), std::string::npos) << refused;
+  // What aclctl's status shows: the sealing still runs, late, and its user
+  // is refused.
+  const MemoryWorkCounts held_now = CountMemoryWork();
+  EXPECT_GE(held_now.running, 1u);
+  EXPECT_GE(held_now.late, 1u);
+  EXPECT_GE(held_now.refused_senders, 1u);
   // Its next memory is refused at once, even memory nobody holds; another
   // sender's is sealed.
   const int next = ClientMemfd(), others = ClientMemfd();
@@ -101,6 +107,14 @@ TEST(MemorySealerTest, MemoryItsSenderHoldsIsRefusedWithoutHoldingTheCaller) {
   EXPECT_TRUE(SealClientMemory(others, kPage, "uid 4243").ok());
   EXPECT_EQ(fcntl(others, F_GET_SEALS) & F_SEAL_FUTURE_WRITE, F_SEAL_FUTURE_WRITE);
   watchdog.join();
+  // Released: the sealing ends, and counts no more (its user stays refused).
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (CountMemoryWork().running > 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_EQ(CountMemoryWork().running, 0u);
+  EXPECT_EQ(CountMemoryWork().late, 0u);
+  EXPECT_GE(CountMemoryWork().refused_senders, 1u);
   for (int fd : {held_memfd, next, others}) close(fd);
 }
 

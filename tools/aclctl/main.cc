@@ -280,6 +280,13 @@ std::string StatusText(const acl::v1::StatusReply& status) {
                   "\nreceived descriptors whose close may wait: ", status.slow_closes_waiting(),
                   " waiting, ", status.slow_closes_done(), " closed, ",
                   status.descriptors_kept_open(), " kept open (too many waited)",
+                  "\nwork on clients' memory: ", status.memory_work_running(),
+                  " running (sealing, filling), ", status.memory_work_late(),
+                  " of them late (their user holds them), ", status.memory_work_refused_users(),
+                  " users refused for a while",
+                  "\nolder clients' memory filled from their own mapping: ",
+                  status.filled_mappings(), " mappings, ", status.filled_processes(),
+                  " processes' memory open",
                   "\nhost memory segments mapped: ",
                   CountOfLimit(status.host_segments(), status.max_host_segments()), "\n\n");
   out += DevicesText(status);
