@@ -333,7 +333,7 @@ grpc::Status AdminService::GetStatus(grpc::ServerContext*, const acl::v1::Status
   const MemoryWorkCounts memory_work = CountMemoryWork();
   reply->set_memory_work_running(memory_work.running);
   reply->set_memory_work_late(memory_work.late);
-  reply->set_memory_work_refused_users(memory_work.refused_senders);
+  reply->set_memory_work_refused_senders(memory_work.refused_senders);
   const FillingCounts filling = CountFilling();
   reply->set_filled_mappings(filling.regions);
   reply->set_filled_processes(filling.client_memories);

@@ -112,9 +112,12 @@ class PageFiller {
   // The filler, if one was made (counting it must not make one).
   static PageFiller* IfMade() { return Made().load(std::memory_order_acquire); }
 
-  size_t regions() {
+  // Regions watched and not given up.
+  size_t filling() {
     absl::MutexLock lock(&mu_);
-    return regions_.size();
+    return static_cast<size_t>(std::count_if(regions_.begin(), regions_.end(), [](const auto& entry) {
+      return !entry.second->given_up.load();
+    }));
   }
 
   absl::Status Watch(const std::shared_ptr<Region>& region) {
@@ -375,7 +378,7 @@ ClientMemories& TheClientMemories() {
 FillingCounts CountFilling() {
   FillingCounts counts;
   if (PageFiller* filler = PageFiller::IfMade()) {
-    counts.regions = static_cast<uint32_t>(filler->regions());
+    counts.regions = static_cast<uint32_t>(filler->filling());
   }
   counts.client_memories = static_cast<uint32_t>(TheClientMemories().processes());
   return counts;

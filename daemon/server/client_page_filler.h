@@ -92,8 +92,8 @@ absl::StatusOr<std::unique_ptr<FilledFromClient>> FillFromClient(
 absl::Status CanFillFromClients();
 
 // What filling holds now, for aclctl's status: older clients' memories acld
-// watches for holes (regions), and client processes whose /proc/<pid>/mem
-// it keeps open for them.
+// fills (regions watched and not given up), and client processes whose
+// /proc/<pid>/mem it keeps open for them.
 struct FillingCounts {
   uint32_t regions = 0;
   uint32_t client_memories = 0;

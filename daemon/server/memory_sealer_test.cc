@@ -88,18 +88,19 @@ TEST(MemorySealerTest, MemoryItsSenderHoldsIsRefusedWithoutHoldingTheCaller) {
     while (!answered.load() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
     held.Release();
   });
+  const MemoryWorkCounts before = CountMemoryWork();  // other tests' refusals stay
   const absl::Time start = absl::Now();
   const absl::Status refused = SealClientMemory(held_memfd, kPage, "uid 4242");
+  // What aclctl's status shows meanwhile (the sender still holds it): the
+  // sealing runs, late, and its user is refused.
+  const MemoryWorkCounts held_now = CountMemoryWork();
   answered = true;
   EXPECT_LT(absl::Now() - start, absl::Seconds(5)) << "the caller waited for the sender";
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("could not seal"), std::string::npos) << refused;
-  // What aclctl's status shows: the sealing still runs, late, and its user
-  // is refused.
-  const MemoryWorkCounts held_now = CountMemoryWork();
-  EXPECT_GE(held_now.running, 1u);
-  EXPECT_GE(held_now.late, 1u);
-  EXPECT_GE(held_now.refused_senders, 1u);
+  EXPECT_EQ(held_now.running, before.running + 1);
+  EXPECT_EQ(held_now.late, before.late + 1);
+  EXPECT_EQ(held_now.refused_senders, before.refused_senders + 1);
   // Its next memory is refused at once, even memory nobody holds; another
   // sender's is sealed.
   const int next = ClientMemfd(), others = ClientMemfd();
@@ -109,12 +110,12 @@ TEST(MemorySealerTest, MemoryItsSenderHoldsIsRefusedWithoutHoldingTheCaller) {
   watchdog.join();
   // Released: the sealing ends, and counts no more (its user stays refused).
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (CountMemoryWork().running > 0 && absl::Now() < deadline) {
+  while (CountMemoryWork().running > before.running && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(5));
   }
-  EXPECT_EQ(CountMemoryWork().running, 0u);
-  EXPECT_EQ(CountMemoryWork().late, 0u);
-  EXPECT_GE(CountMemoryWork().refused_senders, 1u);
+  EXPECT_EQ(CountMemoryWork().running, before.running);
+  EXPECT_EQ(CountMemoryWork().late, before.late);
+  EXPECT_EQ(CountMemoryWork().refused_senders, before.refused_senders + 1);
   for (int fd : {held_memfd, next, others}) close(fd);
 }
 

@@ -592,10 +592,12 @@ void PeerCredentialDesk::Run() {
       if (fds[i + 2].revents == 0 || !ReadFrom(connections[i])) continue;
       connections[i].socket.reset();
     }
+    // Before accepting: what was answered counts against no one's places.
+    drop_finished();
     if (listening && fds[1].revents != 0 && !AcceptSome(connections)) {
       paused_until = absl::Now() + kAcceptPause;
     }
-    drop_finished();
+    pending_.store(connections.size(), std::memory_order_relaxed);
   }
 }
 

@@ -4,6 +4,9 @@
 #ifndef ACLD_TOOLS_BENCH_NEWCOMERS_H_
 #define ACLD_TOOLS_BENCH_NEWCOMERS_H_
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,28 +59,55 @@ inline double Percentile(const std::vector<float>& sorted, double p) {
   return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
 }
 
-// What the scheduler says of a newcomer (/proc/thread-self/schedstat, from
-// its start to its report): time on a CPU, and time runnable but waiting for
-// one. The rest of its time it slept (for a reply). On a full machine a slow
-// newcomer is mostly the second: it waited for a CPU, not for its replies
+// Where a newcomer's time went, from its start to its report: on a CPU
+// (getrusage, its threads' that ended too) and runnable but waiting for one
+// (/proc/<pid>/task/*/schedstat, its threads' still running). The rest of
+// its time it slept (for a reply). On a full machine a slow newcomer is
+// mostly the second: it waited for a CPU, not for its replies
 // (docs/performance.md, session 46).
 struct SchedTimes {
   float on_cpu_us = 0;
   float runnable_us = 0;
 };
 
-// The calling thread's, since it started. Zeros where the kernel keeps no
-// such figures.
-inline SchedTimes OwnSchedTimes() {
+// Time a thread was runnable but waited for a CPU, in microseconds, from its
+// schedstat file; 0 where there is none. No stdio, no allocation: read
+// before a newcomer's clock starts, they would take its first touches of
+// memory out of its time.
+inline float RunnableMicros(const char* schedstat) {
+  const int fd = open(schedstat, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[96] = {};
+  const ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  unsigned long long on_cpu_ns = 0, runnable_ns = 0;  // NOLINT(runtime/int): sscanf's
+  if (n <= 0 || std::sscanf(text, "%llu %llu", &on_cpu_ns, &runnable_ns) != 2) return 0;
+  return static_cast<float>(runnable_ns / 1e3);
+}
+
+// The process's, since it started; `all_threads`: summed over its threads
+// (a newcomer before its start has only the one).
+inline SchedTimes OwnSchedTimes(bool all_threads) {
   SchedTimes times;
-  FILE* file = std::fopen("/proc/thread-self/schedstat", "r");
-  if (file == nullptr) return times;
-  unsigned long long on_cpu_ns = 0, runnable_ns = 0;
-  if (std::fscanf(file, "%llu %llu", &on_cpu_ns, &runnable_ns) == 2) {
-    times.on_cpu_us = static_cast<float>(on_cpu_ns / 1e3);
-    times.runnable_us = static_cast<float>(runnable_ns / 1e3);
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) == 0) {
+    times.on_cpu_us = static_cast<float>(
+        (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + usage.ru_utime.tv_usec +
+        usage.ru_stime.tv_usec);
   }
-  std::fclose(file);
+  if (!all_threads) {
+    times.runnable_us = RunnableMicros("/proc/thread-self/schedstat");
+    return times;
+  }
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return times;
+  while (const dirent* task = readdir(tasks)) {
+    if (task->d_name[0] == '.') continue;
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", task->d_name);
+    times.runnable_us += RunnableMicros(path);
+  }
+  closedir(tasks);
   return times;
 }
 
@@ -94,7 +124,7 @@ inline SchedTimes& NewcomerStartSchedTimes() {
 // written.
 inline bool WriteNewcomerReport(int report_fd, const std::vector<float>& replies_us) {
   std::vector<float> report = replies_us;
-  const SchedTimes now = OwnSchedTimes();
+  const SchedTimes now = OwnSchedTimes(/*all_threads=*/true);
   report.push_back(now.on_cpu_us - NewcomerStartSchedTimes().on_cpu_us);
   report.push_back(now.runnable_us - NewcomerStartSchedTimes().runnable_us);
   const size_t bytes = report.size() * sizeof(float);
@@ -127,7 +157,7 @@ inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration s
       close(report[0]);
       // Before the newcomer starts its clock: the move is the launcher's.
       if (place == NewcomerPlace::kOwnSession && setsid() < 0) _exit(1);
-      NewcomerStartSchedTimes() = OwnSchedTimes();
+      NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
       newcomer(report[1]);
       _exit(1);  // a newcomer that returned did not end itself
     }
@@ -159,7 +189,7 @@ inline std::vector<float> SortedReplies(const std::vector<Newcomer>& newcomers, 
 }
 
 // Where the slowest newcomer's time to reply `reply` went, and the median
-// newcomer's CPU: "the slowest, 61.2 ms: 3.1 ms on a CPU, 52.0 runnable
+// newcomer's CPU: "the slowest, 61.2 ms: 3.1 ms on a CPU, 52.0 ms runnable
 // waiting for one; median 2.9 ms on a CPU".
 inline std::string SlowestNewcomer(const std::vector<Newcomer>& newcomers, size_t reply) {
   if (newcomers.empty()) return "";
@@ -172,7 +202,7 @@ inline std::string SlowestNewcomer(const std::vector<Newcomer>& newcomers, size_
   std::sort(on_cpu.begin(), on_cpu.end());
   char line[160];
   std::snprintf(line, sizeof(line),
-                "the slowest, %.1f ms: %.1f ms on a CPU, %.1f runnable waiting for one; median "
+                "the slowest, %.1f ms: %.1f ms on a CPU, %.1f ms runnable waiting for one; median "
                 "%.1f ms on a CPU",
                 slowest->replies_us[reply] / 1000.0, slowest->sched.on_cpu_us / 1000.0,
                 slowest->sched.runnable_us / 1000.0, Percentile(on_cpu, 0.5) / 1000.0);
