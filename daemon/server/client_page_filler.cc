@@ -115,9 +115,9 @@ class PageFiller {
   // Regions watched and not given up.
   size_t filling() {
     absl::MutexLock lock(&mu_);
-    return static_cast<size_t>(std::count_if(regions_.begin(), regions_.end(), [](const auto& entry) {
-      return !entry.second->given_up.load();
-    }));
+    return static_cast<size_t>(std::count_if(
+        regions_.begin(), regions_.end(),
+        [](const auto& entry) { return !entry.second->given_up.load(); }));
   }
 
   absl::Status Watch(const std::shared_ptr<Region>& region) {
