@@ -140,7 +140,7 @@ class SlowCloser {
 
   SlowCloses Counts() {
     absl::MutexLock lock(&mu_);
-    return SlowCloses{queue_.size(), closed_, kept_open_};
+    return SlowCloses{queue_.size() + closing_, closed_, kept_open_};
   }
 
  private:
@@ -155,9 +155,11 @@ class SlowCloser {
         --idle_;
         fd = queue_.front();
         queue_.pop_front();
+        ++closing_;
       }
       close(fd);
       absl::MutexLock lock(&mu_);
+      --closing_;
       ++closed_;
     }
   }
@@ -166,6 +168,9 @@ class SlowCloser {
   std::deque<int> queue_ ABSL_GUARDED_BY(mu_);
   int threads_ ABSL_GUARDED_BY(mu_) = 0;
   int idle_ ABSL_GUARDED_BY(mu_) = 0;  // threads waiting for a descriptor
+  // Taken from the queue and not closed yet: a close that hangs waits here,
+  // and counts as waiting.
+  size_t closing_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t closed_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t kept_open_ ABSL_GUARDED_BY(mu_) = 0;
   RateLimitedLog log_{"received descriptors", LogLimiter::Options{/*per_second=*/0.1, /*burst=*/3}};

@@ -54,7 +54,8 @@ void TakeCarried(msghdr& message, const std::function<void(int fd)>& take);
 // emptied of the descriptors still queued in it, closed.
 void CloseConnection(int fd);
 
-// Received descriptors waiting for the slow closer now, and closed there so
+// Received descriptors waiting for the slow closer now (queued, or in a
+// close that has not returned: one its sender holds), and closed there so
 // far; past kMaxSlowCloses waiting, more are kept open (and counted), never
 // closed where they could hold a thread that serves others.
 struct SlowCloses {

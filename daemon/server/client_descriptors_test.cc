@@ -193,11 +193,14 @@ TEST(ClientDescriptorsTest, APipeWhoseLockItsSenderHoldsDoesNotHoldTheClose) {
   CloseReceived(other[1]);
   EXPECT_TRUE(Eventually([&] { return SlowCloseCounts().closed >= before.closed + 1; }))
       << "one hanging close held the next";
+  // aclctl's status counts the hanging close as waiting.
+  EXPECT_EQ(SlowCloseCounts().waiting, before.waiting + 1);
   closed.Notify();
   EXPECT_LT(took, absl::Seconds(5)) << "the close waited for the sender's splice";
   reader.join();
   splicing.join();
   EXPECT_TRUE(Eventually([&] { return SlowCloseCounts().closed >= before.closed + 2; }));
+  EXPECT_EQ(SlowCloseCounts().waiting, before.waiting);
   close(pipe_ends[0]);
   close(full[0]);
   close(full[1]);
