@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "daemon/core/process_clock.h"
+#include "daemon/server/server_test_support.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
@@ -182,12 +183,9 @@ TEST(ClientPageFillerTest, HolesAcldMeetsAreFilledThroughTheClientsOwnMapping) {
 
   // Let go (the filler's thread may hold the region a moment longer).
   scene.filled.reset();
-  const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (CountFilling().client_memories > counted.client_memories && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  EXPECT_TRUE(
+      Eventually([&] { return CountFilling().client_memories == counted.client_memories; }));
   EXPECT_EQ(CountFilling().regions, counted.regions);
-  EXPECT_EQ(CountFilling().client_memories, counted.client_memories);
 }
 
 TEST(ClientPageFillerTest, MemoryOfNoWholeNumberOfPagesIsFilledToItsLastPage) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/time/clock.h"
+#include "daemon/server/server_test_support.h"
 #include "gtest/gtest.h"
 
 namespace acld::server {
@@ -109,11 +110,7 @@ TEST(MemorySealerTest, MemoryItsSenderHoldsIsRefusedWithoutHoldingTheCaller) {
   EXPECT_EQ(fcntl(others, F_GET_SEALS) & F_SEAL_FUTURE_WRITE, F_SEAL_FUTURE_WRITE);
   watchdog.join();
   // Released: the sealing ends, and counts no more (its user stays refused).
-  const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (CountMemoryWork().running > before.running && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  EXPECT_EQ(CountMemoryWork().running, before.running);
+  EXPECT_TRUE(Eventually([&] { return CountMemoryWork().running == before.running; }));
   EXPECT_EQ(CountMemoryWork().late, before.late);
   EXPECT_EQ(CountMemoryWork().refused_senders, before.refused_senders + 1);
   for (int fd : {held_memfd, next, others}) close(fd);
