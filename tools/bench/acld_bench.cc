@@ -728,7 +728,8 @@ std::string NewcomerSummary(const std::vector<acld::bench::Newcomer>& newcomers,
                 "%d newcomers (%s), aclInit to first reply: p50 %.1f ms, p99 %.1f ms (", kNewcomers,
                 acld::bench::NewcomerPlaceName(place), Percentile(sorted, 0.5) / 1000.0,
                 Percentile(sorted, 0.99) / 1000.0);
-  return line + acld::bench::SlowestNewcomer(newcomers, 0) + ")";
+  return line + acld::bench::SlowestNewcomer(newcomers, 0) + "); " +
+         acld::bench::CpuTwins(newcomers);
 }
 
 int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace place) {
@@ -786,7 +787,7 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
     newcomers = TimeNewcomers(std::chrono::duration_cast<Clock::duration>(
                                   std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
-                              place, RunNewcomer, 1);
+                              place, RunNewcomer, 1, /*cpu_twins=*/true);
   }
   const bool newcomer_failed = !idle && newcomers.empty();
   std::vector<float> latencies;

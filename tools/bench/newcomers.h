@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,7 +104,7 @@ inline SchedTimes OwnSchedTimes(bool all_threads) {
   if (tasks == nullptr) return times;
   while (const dirent* task = readdir(tasks)) {
     if (task->d_name[0] == '.') continue;
-    char path[64];
+    char path[sizeof("/proc/self/task/") + sizeof(task->d_name) + sizeof("/schedstat")];
     std::snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", task->d_name);
     times.runnable_us += RunnableMicros(path);
   }
@@ -135,43 +136,101 @@ inline bool WriteNewcomerReport(int report_fd, const std::vector<float>& replies
 struct Newcomer {
   std::vector<float> replies_us;  // to each reply, from its start
   SchedTimes sched;
+  // Its CPU twin's, when the run had twins (TimeNewcomers): from the twin's
+  // start to the end of its work.
+  float twin_us = 0;
+  SchedTimes twin_sched;
 };
+
+// A CPU twin: a process that needs as much CPU as the newcomer before it
+// did, started right after it in the same place, and neither calls nor waits
+// for anyone. Its time is what the machine's scheduler alone gives a new
+// process of that CPU need: the baseline that tells a newcomer's wait for
+// acld from its wait for a CPU (docs/performance.md, session 47).
+// Burns `on_cpu_us` of the process's CPU, then writes its time and
+// SchedTimes since its start to `report_fd`, and ends the process.
+[[noreturn]] inline void RunCpuTwin(float on_cpu_us, int report_fd) {
+  const SchedTimes start = OwnSchedTimes(/*all_threads=*/false);
+  const auto started = std::chrono::steady_clock::now();
+  auto cpu_us = [] {
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return now.tv_sec * 1e6 + now.tv_nsec / 1e3;
+  };
+  const double burnt_from = cpu_us();
+  while (cpu_us() - burnt_from < on_cpu_us) {
+  }
+  const SchedTimes end = OwnSchedTimes(/*all_threads=*/false);
+  const float report[3] = {
+      std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - started).count(),
+      end.on_cpu_us - start.on_cpu_us, end.runnable_us - start.runnable_us};
+  _exit(write(report_fd, report, sizeof(report)) == sizeof(report) ? 0 : 1);
+}
+
+// Runs `process` in a child in `place`, with a pipe's write end to which it
+// writes `floats` floats and ends itself (exit status 0). The figures, or
+// empty when it failed. Bounded as long as `process` is.
+inline std::vector<float> RunReporting(NewcomerPlace place,
+                                       const std::function<void(int report_fd)>& process,
+                                       size_t floats) {
+  int report[2];
+  if (pipe(report) != 0) return {};
+  const pid_t child = fork();
+  if (child < 0) {
+    close(report[0]);
+    close(report[1]);
+    return {};
+  }
+  if (child == 0) {
+    close(report[0]);
+    // Before the process starts its clock: the move is the launcher's.
+    if (place == NewcomerPlace::kOwnSession && setsid() < 0) _exit(1);
+    process(report[1]);
+    _exit(1);  // a process that returned did not end itself
+  }
+  close(report[1]);
+  std::vector<float> figures(floats);
+  const size_t bytes = floats * sizeof(float);
+  const bool reported = read(report[0], figures.data(), bytes) == static_cast<ssize_t>(bytes);
+  close(report[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+  return figures;
+}
 
 // Starts kNewcomers processes, one at a time, `spacing` apart, in `place`.
 // Each runs `newcomer` with a pipe's write end, to which it writes its
 // report (WriteNewcomerReport, `replies` times), and must end the process
-// (exit status 0). Returns the reports in order; empty if one failed.
+// (exit status 0); with `cpu_twins`, each is followed by its CPU twin
+// (RunCpuTwin). Returns the reports in order; empty if one failed.
 // Bounded as long as each newcomer is.
 inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration spacing,
                                            NewcomerPlace place,
                                            const std::function<void(int report_fd)>& newcomer,
-                                           int replies) {
+                                           int replies, bool cpu_twins = false) {
   std::vector<Newcomer> newcomers;
   for (int i = 0; i < kNewcomers; ++i) {
     const auto next = std::chrono::steady_clock::now() + spacing;
-    int report[2];
-    if (pipe(report) != 0) return {};
-    const pid_t child = fork();
-    if (child < 0) return {};
-    if (child == 0) {
-      close(report[0]);
-      // Before the newcomer starts its clock: the move is the launcher's.
-      if (place == NewcomerPlace::kOwnSession && setsid() < 0) _exit(1);
-      NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
-      newcomer(report[1]);
-      _exit(1);  // a newcomer that returned did not end itself
-    }
-    close(report[1]);
-    std::vector<float> figures(static_cast<size_t>(replies) + 2);
-    const size_t bytes = figures.size() * sizeof(float);
-    const bool reported = read(report[0], figures.data(), bytes) == static_cast<ssize_t>(bytes);
-    close(report[0]);
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+    const std::vector<float> figures = RunReporting(
+        place,
+        [&newcomer](int report_fd) {
+          NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
+          newcomer(report_fd);
+        },
+        static_cast<size_t>(replies) + 2);
+    if (figures.empty()) return {};
     Newcomer timed;
     timed.replies_us.assign(figures.begin(), figures.begin() + replies);
     timed.sched = {figures[replies], figures[replies + 1]};
+    if (cpu_twins) {
+      const float need = timed.sched.on_cpu_us;
+      const std::vector<float> twin =
+          RunReporting(place, [need](int report_fd) { RunCpuTwin(need, report_fd); }, 3);
+      if (twin.empty()) return {};
+      timed.twin_us = twin[0];
+      timed.twin_sched = {twin[1], twin[2]};
+    }
     newcomers.push_back(std::move(timed));
     std::this_thread::sleep_until(next);
   }
@@ -206,6 +265,28 @@ inline std::string SlowestNewcomer(const std::vector<Newcomer>& newcomers, size_
                 "%.1f ms on a CPU",
                 slowest->replies_us[reply] / 1000.0, slowest->sched.on_cpu_us / 1000.0,
                 slowest->sched.runnable_us / 1000.0, Percentile(on_cpu, 0.5) / 1000.0);
+  return line;
+}
+
+// The CPU twins' times (TimeNewcomers with twins): "their CPU twins (as much
+// CPU each, no acld): p50 3.1 ms, p99 14.2 ms (the slowest: 4.0 ms on a CPU,
+// 10.1 ms runnable waiting for one)"; empty when the run had none.
+inline std::string CpuTwins(const std::vector<Newcomer>& newcomers) {
+  std::vector<float> sorted;
+  const Newcomer* slowest = nullptr;
+  for (const Newcomer& n : newcomers) {
+    if (n.twin_us <= 0) continue;
+    sorted.push_back(n.twin_us);
+    if (slowest == nullptr || n.twin_us > slowest->twin_us) slowest = &n;
+  }
+  if (slowest == nullptr) return "";
+  std::sort(sorted.begin(), sorted.end());
+  char line[200];
+  std::snprintf(line, sizeof(line),
+                "their CPU twins (as much CPU each, no acld): p50 %.1f ms, p99 %.1f ms (the "
+                "slowest: %.1f ms on a CPU, %.1f ms runnable waiting for one)",
+                Percentile(sorted, 0.5) / 1000.0, Percentile(sorted, 0.99) / 1000.0,
+                slowest->twin_sched.on_cpu_us / 1000.0, slowest->twin_sched.runnable_us / 1000.0);
   return line;
 }
 
