@@ -27,9 +27,11 @@
 //                             Meanwhile (unless idle) 40 newcomers, one after
 //                             another, each timing aclInit up to the reply to its
 //                             first call (aclrtSetDevice), and where the slowest
-//                             one's time went (on a CPU, or waiting for one);
-//                             with a fifth argument `own-session`, each in a
-//                             session of its own
+//                             one's time went (on a CPU, or waiting for one),
+//                             each followed by its CPU twin (as much CPU, no
+//                             acld: the scheduler's part); with a fifth
+//                             argument `own-session`, each in a session of
+//                             its own
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"), over the
 // carrier ACLD_TRANSPORT names (the shared-memory channel by default). Every
