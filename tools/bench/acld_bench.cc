@@ -727,10 +727,11 @@ std::string NewcomerSummary(const std::vector<acld::bench::Newcomer>& newcomers,
   const std::vector<float> sorted = acld::bench::SortedReplies(newcomers, 0);
   char line[192];
   std::snprintf(line, sizeof(line),
-                "%d newcomers (%s), aclInit to first reply: p50 %.1f ms, p99 %.1f ms (", kNewcomers,
+                "%zu newcomers (%s), aclInit to first reply: p50 %.1f ms, p99 %.1f ms (",
+                newcomers.size(),
                 acld::bench::NewcomerPlaceName(place), Percentile(sorted, 0.5) / 1000.0,
                 Percentile(sorted, 0.99) / 1000.0);
-  return line + acld::bench::SlowestNewcomer(newcomers, 0) + "); " +
+  return line + acld::bench::SlowestNewcomer(newcomers, 0) + ")" +
          acld::bench::CpuTwins(newcomers);
 }
 

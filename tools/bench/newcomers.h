@@ -144,8 +144,9 @@ struct Newcomer {
 
 // A CPU twin: a process that needs as much CPU as the newcomer before it
 // did, started right after it in the same place, and neither calls nor waits
-// for anyone. Its time is what the machine's scheduler alone gives a new
-// process of that CPU need: the baseline that tells a newcomer's wait for
+// for anyone. Its time is roughly what the machine's scheduler alone gives a
+// new process of that CPU need (roughly: it is one thread, touches no fresh
+// memory and never sleeps), the baseline that tells a newcomer's wait for
 // acld from its wait for a CPU (docs/performance.md, session 47).
 // Burns `on_cpu_us` of the process's CPU, then writes its time and
 // SchedTimes since its start to `report_fd`, and ends the process.
@@ -199,18 +200,21 @@ inline std::vector<float> RunReporting(NewcomerPlace place,
   return figures;
 }
 
-// Starts kNewcomers processes, one at a time, `spacing` apart, in `place`.
-// Each runs `newcomer` with a pipe's write end, to which it writes its
-// report (WriteNewcomerReport, `replies` times), and must end the process
-// (exit status 0); with `cpu_twins`, each is followed by its CPU twin
-// (RunCpuTwin). Returns the reports in order; empty if one failed.
-// Bounded as long as each newcomer is.
+// Starts up to kNewcomers processes, one at a time, `spacing` apart, in
+// `place`. Each runs `newcomer` with a pipe's write end, to which it writes
+// its report (WriteNewcomerReport, `replies` times), and must end the
+// process (exit status 0); with `cpu_twins`, each is followed by its CPU
+// twin (RunCpuTwin; a twin that fails leaves twin_us 0). None starts after
+// kNewcomers spacings from the first: slow ones must not push the last past
+// the clients' run, onto a machine gone quiet. Returns the reports in order;
+// empty if a newcomer failed. Bounded as long as each newcomer is.
 inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration spacing,
                                            NewcomerPlace place,
                                            const std::function<void(int report_fd)>& newcomer,
                                            int replies, bool cpu_twins = false) {
   std::vector<Newcomer> newcomers;
-  for (int i = 0; i < kNewcomers; ++i) {
+  const auto end = std::chrono::steady_clock::now() + kNewcomers * spacing;
+  for (int i = 0; i < kNewcomers && std::chrono::steady_clock::now() < end; ++i) {
     const auto next = std::chrono::steady_clock::now() + spacing;
     const std::vector<float> figures = RunReporting(
         place,
@@ -223,13 +227,14 @@ inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration s
     Newcomer timed;
     timed.replies_us.assign(figures.begin(), figures.begin() + replies);
     timed.sched = {figures[replies], figures[replies + 1]};
-    if (cpu_twins) {
+    if (cpu_twins && std::chrono::steady_clock::now() < end) {
       const float need = timed.sched.on_cpu_us;
       const std::vector<float> twin =
           RunReporting(place, [need](int report_fd) { RunCpuTwin(need, report_fd); }, 3);
-      if (twin.empty()) return {};
-      timed.twin_us = twin[0];
-      timed.twin_sched = {twin[1], twin[2]};
+      if (!twin.empty()) {
+        timed.twin_us = twin[0];
+        timed.twin_sched = {twin[1], twin[2]};
+      }
     }
     newcomers.push_back(std::move(timed));
     std::this_thread::sleep_until(next);
@@ -268,9 +273,9 @@ inline std::string SlowestNewcomer(const std::vector<Newcomer>& newcomers, size_
   return line;
 }
 
-// The CPU twins' times (TimeNewcomers with twins): "their CPU twins (as much
-// CPU each, no acld): p50 3.1 ms, p99 14.2 ms (the slowest: 4.0 ms on a CPU,
-// 10.1 ms runnable waiting for one)"; empty when the run had none.
+// The CPU twins' times (TimeNewcomers with twins): "; their 40 CPU twins
+// (as much CPU each, no acld): p50 3.1 ms, p99 14.2 ms (the slowest: 4.0 ms
+// on a CPU, 10.1 ms runnable waiting for one)"; empty when the run had none.
 inline std::string CpuTwins(const std::vector<Newcomer>& newcomers) {
   std::vector<float> sorted;
   const Newcomer* slowest = nullptr;
@@ -283,9 +288,9 @@ inline std::string CpuTwins(const std::vector<Newcomer>& newcomers) {
   std::sort(sorted.begin(), sorted.end());
   char line[200];
   std::snprintf(line, sizeof(line),
-                "their CPU twins (as much CPU each, no acld): p50 %.1f ms, p99 %.1f ms (the "
+                "; their %zu CPU twins (as much CPU each, no acld): p50 %.1f ms, p99 %.1f ms (the "
                 "slowest: %.1f ms on a CPU, %.1f ms runnable waiting for one)",
-                Percentile(sorted, 0.5) / 1000.0, Percentile(sorted, 0.99) / 1000.0,
+                sorted.size(), Percentile(sorted, 0.5) / 1000.0, Percentile(sorted, 0.99) / 1000.0,
                 slowest->twin_sched.on_cpu_us / 1000.0, slowest->twin_sched.runnable_us / 1000.0);
   return line;
 }

@@ -241,11 +241,11 @@ int main(int argc, char** argv) {
   const uint64_t calls = shared.calls.load();
   std::printf(
       "periodic floor: %d clients, a futex call every %d ms for %d s: %.0f of %.0f calls/s "
-      "served; clients' CPU per call %.1f us; %d newcomers (%s), start to first reply: p50 %.1f "
+      "served; clients' CPU per call %.1f us; %zu newcomers (%s), start to first reply: p50 %.1f "
       "ms, p99 %.1f ms; to a second reply (two round trips, as an acld newcomer's aclInit and "
       "first call): p50 %.1f ms, p99 %.1f ms (%s)%s\n",
       clients, period_ms, seconds, calls / static_cast<double>(seconds),
-      clients * 1000.0 / period_ms, calls > 0 ? cpu * 1e6 / calls : 0.0, kNewcomers,
+      clients * 1000.0 / period_ms, calls > 0 ? cpu * 1e6 / calls : 0.0, newcomers.size(),
       acld::bench::NewcomerPlaceName(place), Percentile(first, 0.5) / 1000.0,
       Percentile(first, 0.99) / 1000.0, Percentile(second, 0.5) / 1000.0,
       Percentile(second, 0.99) / 1000.0,

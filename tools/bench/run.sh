@@ -150,7 +150,8 @@ acld_cpu() {
     "/proc/$acld_pid/stat"
 }
 # Runs `acld_bench clients N S P` and reports the daemon's threads while they
-# run and the CPU it used over their S seconds.
+# run and the CPU it used over their S seconds. (Each of its newcomers is
+# followed by a CPU twin, which burns as much CPU and waits for nobody.)
 clients_run() {
   local cpu_start threads line
   coproc clients { ACLD_ADDRESS=$daemon "$bench" clients "$@"; }
@@ -165,8 +166,7 @@ clients_run() {
     printf "  daemon: %d threads while they ran; %.2f CPU s in %d s (%.1f%% of a core)\n",
       t, b - a, s, 100 * (b - a) / s }'
 }
-echo "== 8. many clients: each one process with one stream (threads, latency, idle cost);" \
-  "each newcomer is followed by its CPU twin, which burns as much CPU and waits for nobody"
+echo "== 8. many clients: each one process with one stream (threads, latency, idle cost)"
 for n in 1 16 64 256 1024; do clients_run "$n" 5 10; done
 echo "-- the same 1,024 with newcomers each in a session of its own (as a program a user starts is)"
 clients_run 1024 5 10 own-session
