@@ -29,9 +29,11 @@
 //                             first call (aclrtSetDevice), and where the slowest
 //                             one's time went (on a CPU, or waiting for one),
 //                             each followed by its CPU twin (as much CPU, no
-//                             acld: the scheduler's part); with a fifth
-//                             argument `own-session`, each in a session of
-//                             its own
+//                             acld: the scheduler's part); each newcomer and
+//                             twin is this program executed anew (as a user's
+//                             program starts), or forked from it with the
+//                             argument `forked`; with `own-session`, each in
+//                             a session of its own
 //
 // The runtime is whatever ACLD_ADDRESS says (a daemon, or "embedded"), over the
 // carrier ACLD_TRANSPORT names (the shared-memory channel by default). Every
@@ -723,19 +725,20 @@ bool ReadAll(int fd, void* data, size_t size) {
 
 // What the newcomers of a run took, for its result line.
 std::string NewcomerSummary(const std::vector<acld::bench::Newcomer>& newcomers,
-                            acld::bench::NewcomerPlace place) {
+                            acld::bench::NewcomerPlace place, acld::bench::NewcomerStart start) {
   const std::vector<float> sorted = acld::bench::SortedReplies(newcomers, 0);
-  char line[192];
+  char line[224];
   std::snprintf(line, sizeof(line),
-                "%zu newcomers (%s), aclInit to first reply: p50 %.1f ms, p99 %.1f ms (",
-                newcomers.size(),
+                "%zu newcomers (%s, %s), aclInit to first reply: p50 %.1f ms, p99 %.1f ms (",
+                newcomers.size(), acld::bench::NewcomerStartName(start),
                 acld::bench::NewcomerPlaceName(place), Percentile(sorted, 0.5) / 1000.0,
                 Percentile(sorted, 0.99) / 1000.0);
   return line + acld::bench::SlowestNewcomer(newcomers, 0) + ")" +
          acld::bench::CpuTwins(newcomers);
 }
 
-int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace place) {
+int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace place,
+            acld::bench::NewcomerStart newcomer_start) {
   int ready[2], start[2];
   if (pipe(ready) != 0 || pipe(start) != 0) return 1;
   std::vector<int> reports;
@@ -790,7 +793,7 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds * 0.1));
     newcomers = TimeNewcomers(std::chrono::duration_cast<Clock::duration>(
                                   std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
-                              place, RunNewcomer, 1, /*cpu_twins=*/true);
+                              place, newcomer_start, RunNewcomer, 1, /*cpu_twins=*/true);
   }
   const bool newcomer_failed = !idle && newcomers.empty();
   std::vector<float> latencies;
@@ -831,7 +834,7 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
       Percentile(latencies, 0.99),
       latencies.empty() ? 0.0 : latencies.back(), connect_seconds, first.threads,
       first.rss_kib / 1024.0, calls > 0 ? client_cpu_seconds * 1e6 / calls : 0.0,
-      idle ? "no newcomers (idle run)" : NewcomerSummary(newcomers, place).c_str(),
+      idle ? "no newcomers (idle run)" : NewcomerSummary(newcomers, place, newcomer_start).c_str(),
       failed > 0 ? " (SOME CLIENTS FAILED)" : newcomer_failed ? " (A NEWCOMER FAILED)" : "");
   return failed > 0 || newcomer_failed ? 1 : 0;
 }
@@ -851,6 +854,7 @@ int Streams(int count) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  acld::bench::RunIfExecutedNewcomer(argc, argv, RunNewcomer);
   const std::string mode = argc > 1 ? argv[1] : "";
   const long number = argc > 2 ? std::atol(argv[2]) : 0;
   if (mode == "roundtrip") return RoundTrip(!(argc > 2 && std::string(argv[2]) == "nocompare"));
@@ -861,7 +865,8 @@ int main(int argc, char** argv) {
   if (mode == "reports") return Reports(number > 0 ? static_cast<int>(number) : 10000);
   if (mode == "clients" && argc > 4) {
     return Clients(std::max(1, static_cast<int>(number)), std::max(1, std::atoi(argv[3])),
-                   std::atoi(argv[4]), acld::bench::NewcomerPlaceOf(argc, argv, 5));
+                   std::atoi(argv[4]), acld::bench::NewcomerPlaceOf(argc, argv, 5),
+                   acld::bench::NewcomerStartOf(argc, argv, 5));
   }
   if (mode == "hostfuncs") {
     return HostFuncs(number > 0 ? static_cast<int>(number) : 10000,

@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -31,16 +33,43 @@ constexpr int kNewcomers = 40;
 // is a group of its own (docs/performance.md, session 24).
 enum class NewcomerPlace { kClientsSession, kOwnSession };
 
-// "own-session" as a benchmark's last argument: newcomers in sessions of
+// Whether `word` is among a benchmark's arguments from `index` on.
+inline bool HasArgument(int argc, char** argv, int index, const char* word) {
+  for (int i = index; i < argc; ++i) {
+    if (std::strcmp(argv[i], word) == 0) return true;
+  }
+  return false;
+}
+
+// "own-session" among a benchmark's last arguments: newcomers in sessions of
 // their own.
 inline NewcomerPlace NewcomerPlaceOf(int argc, char** argv, int index) {
-  return argc > index && std::string(argv[index]) == "own-session" ? NewcomerPlace::kOwnSession
-                                                                  : NewcomerPlace::kClientsSession;
+  return HasArgument(argc, argv, index, "own-session") ? NewcomerPlace::kOwnSession
+                                                       : NewcomerPlace::kClientsSession;
 }
 
 inline const char* NewcomerPlaceName(NewcomerPlace place) {
   return place == NewcomerPlace::kOwnSession ? "each in a session of its own"
                                              : "in the clients' session";
+}
+
+// How a newcomer's process starts. A program a user starts is executed anew:
+// its libraries are loaded and its memory first written by its own start,
+// before it calls aclInit. A forked copy of the benchmark's process instead
+// shares the benchmark's pages until it writes them, and each page it writes
+// first (the heap's, the libraries' data) is copied at a fault, 16 us each
+// on this project's VMs: a newcomer's aclInit and first call took 2.9 ms of
+// CPU forked, 1.2 ms executed (docs/performance.md, session 48).
+enum class NewcomerStart { kExecuted, kForked };
+
+// "forked" among a benchmark's last arguments: newcomers forked from it.
+inline NewcomerStart NewcomerStartOf(int argc, char** argv, int index) {
+  return HasArgument(argc, argv, index, "forked") ? NewcomerStart::kForked
+                                                  : NewcomerStart::kExecuted;
+}
+
+inline const char* NewcomerStartName(NewcomerStart start) {
+  return start == NewcomerStart::kForked ? "forked from the benchmark" : "each a program executed";
 }
 
 // When client `index` of `count`, calling every `period_ms`, makes its first
@@ -168,6 +197,36 @@ struct Newcomer {
   _exit(write(report_fd, report, sizeof(report)) == sizeof(report) ? 0 : 1);
 }
 
+// The first argument of a benchmark's program that it executed as a
+// newcomer or a CPU twin (TimeNewcomers with NewcomerStart::kExecuted).
+constexpr char kExecutedNewcomer[] = "executed-newcomer";
+
+// Ends a forked child by executing the benchmark's own program as a
+// newcomer (`role` "newcomer") or a CPU twin ("twin", burning `twin_cpu_us`)
+// that reports to `report_fd` (RunIfExecutedNewcomer).
+[[noreturn]] inline void ExecuteAsNewcomer(const char* role, int report_fd, float twin_cpu_us) {
+  const std::string fd = std::to_string(report_fd);
+  const std::string cpu_us = std::to_string(twin_cpu_us);
+  execl("/proc/self/exe", "acld-bench-newcomer", kExecutedNewcomer, role, fd.c_str(),
+        cpu_us.c_str(), static_cast<char*>(nullptr));
+  _exit(1);
+}
+
+// First thing in the main of a benchmark whose newcomers are executed: a
+// process it executed as a newcomer runs `newcomer` (which ends it), one it
+// executed as a CPU twin runs RunCpuTwin; any other process returns.
+inline void RunIfExecutedNewcomer(int argc, char** argv,
+                                  const std::function<void(int report_fd)>& newcomer) {
+  if (argc != 5 || std::strcmp(argv[1], kExecutedNewcomer) != 0) return;
+  const int report_fd = std::atoi(argv[3]);
+  if (std::strcmp(argv[2], "twin") == 0) RunCpuTwin(std::strtof(argv[4], nullptr), report_fd);
+  // Its clock starts here, in main: what the program's start took before it
+  // is not the newcomer's time, as it is not a user's program's.
+  NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
+  newcomer(report_fd);
+  _exit(1);  // a newcomer that returned did not end itself
+}
+
 // Runs `process` in a child in `place`, with a pipe's write end to which it
 // writes `floats` floats and ends itself (exit status 0). The figures, or
 // empty when it failed. Bounded as long as `process` is.
@@ -201,7 +260,8 @@ inline std::vector<float> RunReporting(NewcomerPlace place,
 }
 
 // Starts up to kNewcomers processes, one at a time, `spacing` apart, in
-// `place`. Each runs `newcomer` with a pipe's write end, to which it writes
+// `place`, started as `start` says (executed ones run `newcomer` from
+// RunIfExecutedNewcomer). Each runs `newcomer` with a pipe's write end, to which it writes
 // its report (WriteNewcomerReport, `replies` times), and must end the
 // process (exit status 0); with `cpu_twins`, each is followed by its CPU
 // twin (RunCpuTwin; a twin that fails leaves twin_us 0). None starts after
@@ -209,7 +269,7 @@ inline std::vector<float> RunReporting(NewcomerPlace place,
 // the clients' run, onto a machine gone quiet. Returns the reports in order;
 // empty if a newcomer failed. Bounded as long as each newcomer is.
 inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration spacing,
-                                           NewcomerPlace place,
+                                           NewcomerPlace place, NewcomerStart start,
                                            const std::function<void(int report_fd)>& newcomer,
                                            int replies, bool cpu_twins = false) {
   std::vector<Newcomer> newcomers;
@@ -218,7 +278,8 @@ inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration s
     const auto next = std::chrono::steady_clock::now() + spacing;
     const std::vector<float> figures = RunReporting(
         place,
-        [&newcomer](int report_fd) {
+        [&newcomer, start](int report_fd) {
+          if (start == NewcomerStart::kExecuted) ExecuteAsNewcomer("newcomer", report_fd, 0);
           NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
           newcomer(report_fd);
         },
@@ -229,8 +290,13 @@ inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration s
     timed.sched = {figures[replies], figures[replies + 1]};
     if (cpu_twins && std::chrono::steady_clock::now() < end) {
       const float need = timed.sched.on_cpu_us;
-      const std::vector<float> twin =
-          RunReporting(place, [need](int report_fd) { RunCpuTwin(need, report_fd); }, 3);
+      const std::vector<float> twin = RunReporting(
+          place,
+          [need, start](int report_fd) {
+            if (start == NewcomerStart::kExecuted) ExecuteAsNewcomer("twin", report_fd, need);
+            RunCpuTwin(need, report_fd);
+          },
+          3);
       if (!twin.empty()) {
         timed.twin_us = twin[0];
         timed.twin_sched = {twin[1], twin[2]};
