@@ -44,6 +44,7 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -745,12 +746,16 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
   std::vector<pid_t> children;
   // From the first fork: the clients connect while the others are forked.
   const auto connecting = Clock::now();
+  const pid_t benchmark = getpid();
   for (int i = 0; i < count; ++i) {
     int report[2];
     if (pipe(report) != 0) return 1;
     const pid_t child = fork();
     if (child < 0) return 1;
     if (child == 0) {
+      // A client never outlives the benchmark, nor calls acld after it.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != benchmark) std::_Exit(1);
       for (int fd : reports) close(fd);
       close(report[0]);
       RunClient(ready[1], start[0], report[1], seconds, period_ms,
@@ -875,6 +880,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: acld_bench roundtrip | launches N | copies MIB | streams N |"
-               " hostfuncs N S [compare] | reports N | calls | clients N SECONDS PERIOD_MS\n");
+               " hostfuncs N S [compare] | reports N | calls |"
+               " clients N SECONDS PERIOD_MS [own-session] [forked]\n");
   return 2;
 }

@@ -1,11 +1,15 @@
 // Newcomers: new processes started one after another while a benchmark's
 // clients run, each timed up to its first reply. `acld_bench clients` and
-// `periodic_floor` time theirs the same way, so that their figures compare.
+// `periodic_floor` time theirs the same way, so that their figures compare;
+// acld_bench's are its program executed anew, the floor's forked copies of
+// its small program (NewcomerStart).
 #ifndef ACLD_TOOLS_BENCH_NEWCOMERS_H_
 #define ACLD_TOOLS_BENCH_NEWCOMERS_H_
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,8 +62,8 @@ inline const char* NewcomerPlaceName(NewcomerPlace place) {
 // before it calls aclInit. A forked copy of the benchmark's process instead
 // shares the benchmark's pages until it writes them, and each page it writes
 // first (the heap's, the libraries' data) is copied at a fault, 16 us each
-// on this project's VMs: a newcomer's aclInit and first call took 2.9 ms of
-// CPU forked, 1.2 ms executed (docs/performance.md, session 48).
+// on this project's VMs: a scratch program's aclInit and first call took
+// 2.9 ms of CPU forked, 1.2 ms executed (docs/performance.md, session 48).
 enum class NewcomerStart { kExecuted, kForked };
 
 // "forked" among a benchmark's last arguments: newcomers forked from it.
@@ -200,30 +204,60 @@ struct Newcomer {
 // The first argument of a benchmark's program that it executed as a
 // newcomer or a CPU twin (TimeNewcomers with NewcomerStart::kExecuted).
 constexpr char kExecutedNewcomer[] = "executed-newcomer";
+// The descriptor an executed newcomer or twin reports on: the only one it
+// inherits besides 0-2, as a program a user starts has few.
+constexpr int kExecutedReportFd = 3;
+
+// Set by RunIfExecutedNewcomer: this program's main runs what it executes.
+inline bool& ExecutedNewcomersHandled() {
+  static bool handled = false;
+  return handled;
+}
 
 // Ends a forked child by executing the benchmark's own program as a
 // newcomer (`role` "newcomer") or a CPU twin ("twin", burning `twin_cpu_us`)
-// that reports to `report_fd` (RunIfExecutedNewcomer).
+// that reports to `report_fd` (RunIfExecutedNewcomer). No allocation: the
+// benchmark may have threads.
 [[noreturn]] inline void ExecuteAsNewcomer(const char* role, int report_fd, float twin_cpu_us) {
-  const std::string fd = std::to_string(report_fd);
-  const std::string cpu_us = std::to_string(twin_cpu_us);
-  execl("/proc/self/exe", "acld-bench-newcomer", kExecutedNewcomer, role, fd.c_str(),
-        cpu_us.c_str(), static_cast<char*>(nullptr));
-  _exit(1);
+  char fd[16], cpu_us[32];
+  std::snprintf(fd, sizeof(fd), "%d", kExecutedReportFd);
+  std::snprintf(cpu_us, sizeof(cpu_us), "%.1f", twin_cpu_us);
+  if ((report_fd == kExecutedReportFd || dup2(report_fd, kExecutedReportFd) >= 0) &&
+      close_range(kExecutedReportFd + 1, ~0U, 0) == 0) {
+    execl("/proc/self/exe", "acld-bench-newcomer", kExecutedNewcomer, role, fd, cpu_us,
+          static_cast<char*>(nullptr));
+  }
+  char line[128];
+  const int n = std::snprintf(line, sizeof(line), "newcomers: cannot execute a %s: %s\n", role,
+                              std::strerror(errno));
+  if (write(STDERR_FILENO, line, static_cast<size_t>(n)) < 0) {
+  }
+  _exit(127);
 }
 
 // First thing in the main of a benchmark whose newcomers are executed: a
 // process it executed as a newcomer runs `newcomer` (which ends it), one it
-// executed as a CPU twin runs RunCpuTwin; any other process returns.
+// executed as a CPU twin runs RunCpuTwin; any other process returns. Both
+// end with exit status 2 when their arguments are not what ExecuteAsNewcomer
+// passes.
 inline void RunIfExecutedNewcomer(int argc, char** argv,
                                   const std::function<void(int report_fd)>& newcomer) {
-  if (argc != 5 || std::strcmp(argv[1], kExecutedNewcomer) != 0) return;
-  const int report_fd = std::atoi(argv[3]);
-  if (std::strcmp(argv[2], "twin") == 0) RunCpuTwin(std::strtof(argv[4], nullptr), report_fd);
+  ExecutedNewcomersHandled() = true;
+  if (argc < 2 || std::strcmp(argv[1], kExecutedNewcomer) != 0) return;
+  char* parsed = nullptr;
+  const float twin_cpu_us = argc == 5 ? std::strtof(argv[4], &parsed) : 0;
+  const bool twin = argc == 5 && std::strcmp(argv[2], "twin") == 0;
+  if (argc != 5 || (!twin && std::strcmp(argv[2], "newcomer") != 0) ||
+      std::strcmp(argv[3], "3") != 0 || fcntl(kExecutedReportFd, F_GETFD) < 0 ||
+      parsed == argv[4] || *parsed != '\0' || twin_cpu_us < 0) {
+    std::fprintf(stderr, "%s: not a newcomer's arguments\n", argv[1]);
+    _exit(2);
+  }
+  if (twin) RunCpuTwin(twin_cpu_us, kExecutedReportFd);
   // Its clock starts here, in main: what the program's start took before it
   // is not the newcomer's time, as it is not a user's program's.
   NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
-  newcomer(report_fd);
+  newcomer(kExecutedReportFd);
   _exit(1);  // a newcomer that returned did not end itself
 }
 
@@ -235,6 +269,7 @@ inline std::vector<float> RunReporting(NewcomerPlace place,
                                        size_t floats) {
   int report[2];
   if (pipe(report) != 0) return {};
+  const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) {
     close(report[0]);
@@ -243,6 +278,9 @@ inline std::vector<float> RunReporting(NewcomerPlace place,
   }
   if (child == 0) {
     close(report[0]);
+    // Never outlives the benchmark (the signal survives an exec).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     // Before the process starts its clock: the move is the launcher's.
     if (place == NewcomerPlace::kOwnSession && setsid() < 0) _exit(1);
     process(report[1]);
@@ -260,8 +298,11 @@ inline std::vector<float> RunReporting(NewcomerPlace place,
 }
 
 // Starts up to kNewcomers processes, one at a time, `spacing` apart, in
-// `place`, started as `start` says (executed ones run `newcomer` from
-// RunIfExecutedNewcomer). Each runs `newcomer` with a pipe's write end, to which it writes
+// `place`, started as `start` says (executed ones run the `newcomer` given
+// to RunIfExecutedNewcomer, which must be this one; without that call in
+// main they do not start at all). The i-th starts at i spacings from the
+// first, or as soon as the one before it ended. Each runs `newcomer` with
+// a pipe's write end, to which it writes
 // its report (WriteNewcomerReport, `replies` times), and must end the
 // process (exit status 0); with `cpu_twins`, each is followed by its CPU
 // twin (RunCpuTwin; a twin that fails leaves twin_us 0). None starts after
@@ -273,9 +314,14 @@ inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration s
                                            const std::function<void(int report_fd)>& newcomer,
                                            int replies, bool cpu_twins = false) {
   std::vector<Newcomer> newcomers;
-  const auto end = std::chrono::steady_clock::now() + kNewcomers * spacing;
+  if (start == NewcomerStart::kExecuted && !ExecutedNewcomersHandled()) {
+    std::fprintf(stderr, "newcomers: executed, but main does not call RunIfExecutedNewcomer\n");
+    return {};
+  }
+  const auto first = std::chrono::steady_clock::now();
+  const auto end = first + kNewcomers * spacing;
   for (int i = 0; i < kNewcomers && std::chrono::steady_clock::now() < end; ++i) {
-    const auto next = std::chrono::steady_clock::now() + spacing;
+    const auto next = first + (i + 1) * spacing;
     const std::vector<float> figures = RunReporting(
         place,
         [&newcomer, start](int report_fd) {

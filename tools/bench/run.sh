@@ -170,13 +170,13 @@ echo "== 8. many clients: each one process with one stream (threads, latency, id
 for n in 1 16 64 256 1024; do clients_run "$n" 5 10; done
 # Newcomers and their twins are the benchmark's program executed anew (a
 # program's start is about 20 ms of CPU here); on a machine this full a
-# newcomer and its twin take about 2 s to start and run, so this run is
-# long enough for 40 of them. The loaded runs above fit fewer; their result
-# lines say how many ran.
+# newcomer and its twin can take seconds to start and run, so these runs are
+# long enough for up to 40 of them. The loaded runs above fit fewer. Every
+# result line says how many ran.
 echo "-- the same 1,024 with newcomers each in a session of its own (as a program a user starts is), for 100 s"
 clients_run 1024 100 10 own-session
-echo "-- the same for 5 s, each newcomer and twin forked from the benchmark (as before session 48)"
-clients_run 1024 5 10 own-session forked
+echo "-- the same, each newcomer and twin forked from the benchmark (as before session 48)"
+clients_run 1024 100 10 own-session forked
 echo "-- the floor of that pattern without acld: a futex call every 10 ms from 256 and 1,024 processes"
 for n in 256 1024; do "$bin/tools/bench/periodic_floor" "$n" 5 10 || echo "periodic floor, $n clients: failed"; done
 "$bin/tools/bench/periodic_floor" 1024 5 10 own-session || echo "periodic floor, 1024 clients: failed"
