@@ -248,7 +248,7 @@ inline void RunIfExecutedNewcomer(int argc, char** argv,
   const float twin_cpu_us = argc == 5 ? std::strtof(argv[4], &parsed) : 0;
   const bool twin = argc == 5 && std::strcmp(argv[2], "twin") == 0;
   if (argc != 5 || (!twin && std::strcmp(argv[2], "newcomer") != 0) ||
-      std::strcmp(argv[3], "3") != 0 || fcntl(kExecutedReportFd, F_GETFD) < 0 ||
+      argv[3] != std::to_string(kExecutedReportFd) || fcntl(kExecutedReportFd, F_GETFD) < 0 ||
       parsed == argv[4] || *parsed != '\0' || twin_cpu_us < 0) {
     std::fprintf(stderr, "%s: not a newcomer's arguments\n", argv[1]);
     _exit(2);
