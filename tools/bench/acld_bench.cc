@@ -44,7 +44,6 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -753,9 +752,8 @@ int Clients(int count, int seconds, int period_ms, acld::bench::NewcomerPlace pl
     const pid_t child = fork();
     if (child < 0) return 1;
     if (child == 0) {
-      // A client never outlives the benchmark, nor calls acld after it.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != benchmark) std::_Exit(1);
+      // A client never calls acld after the benchmark ended.
+      acld::bench::DieWithBenchmark(benchmark);
       for (int fd : reports) close(fd);
       close(report[0]);
       RunClient(ready[1], start[0], report[1], seconds, period_ms,

@@ -28,6 +28,14 @@
 
 namespace acld::bench {
 
+// In a benchmark's forked child: the child never outlives the benchmark
+// (`benchmark`, its pid), and ends at once if the benchmark died before it
+// asked for the signal (which survives an exec).
+inline void DieWithBenchmark(pid_t benchmark) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != benchmark) _exit(1);
+}
+
 // How many newcomers a run times: enough for a p99 that is the worst of 40.
 constexpr int kNewcomers = 40;
 
@@ -208,6 +216,15 @@ constexpr char kExecutedNewcomer[] = "executed-newcomer";
 // inherits besides 0-2, as a program a user starts has few.
 constexpr int kExecutedReportFd = 3;
 
+// Runs `newcomer` in a newcomer's process, its clock started here, and ends
+// the process if `newcomer` returned (it must end it).
+[[noreturn]] inline void RunTimedNewcomer(const std::function<void(int report_fd)>& newcomer,
+                                          int report_fd) {
+  NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
+  newcomer(report_fd);
+  _exit(1);
+}
+
 // Set by RunIfExecutedNewcomer: this program's main runs what it executes.
 inline bool& ExecutedNewcomersHandled() {
   static bool handled = false;
@@ -256,9 +273,7 @@ inline void RunIfExecutedNewcomer(int argc, char** argv,
   if (twin) RunCpuTwin(twin_cpu_us, kExecutedReportFd);
   // Its clock starts here, in main: what the program's start took before it
   // is not the newcomer's time, as it is not a user's program's.
-  NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
-  newcomer(kExecutedReportFd);
-  _exit(1);  // a newcomer that returned did not end itself
+  RunTimedNewcomer(newcomer, kExecutedReportFd);
 }
 
 // Runs `process` in a child in `place`, with a pipe's write end to which it
@@ -278,9 +293,7 @@ inline std::vector<float> RunReporting(NewcomerPlace place,
   }
   if (child == 0) {
     close(report[0]);
-    // Never outlives the benchmark (the signal survives an exec).
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
+    DieWithBenchmark(parent);
     // Before the process starts its clock: the move is the launcher's.
     if (place == NewcomerPlace::kOwnSession && setsid() < 0) _exit(1);
     process(report[1]);
@@ -326,8 +339,7 @@ inline std::vector<Newcomer> TimeNewcomers(std::chrono::steady_clock::duration s
         place,
         [&newcomer, start](int report_fd) {
           if (start == NewcomerStart::kExecuted) ExecuteAsNewcomer("newcomer", report_fd, 0);
-          NewcomerStartSchedTimes() = OwnSchedTimes(/*all_threads=*/false);
-          newcomer(report_fd);
+          RunTimedNewcomer(newcomer, report_fd);
         },
         static_cast<size_t>(replies) + 2);
     if (figures.empty()) return {};

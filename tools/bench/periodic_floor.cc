@@ -21,7 +21,6 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -181,15 +180,10 @@ int main(int argc, char** argv) {
   if (memory == MAP_FAILED) return 1;
   Shared& shared = *new (memory) Shared;
   const pid_t benchmark = getpid();
-  // A child whose parent died before it asked for the signal ends at once.
-  auto die_with_parent = [benchmark] {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != benchmark) std::_Exit(1);
-  };
   const pid_t server = fork();
   if (server < 0) return 1;
   if (server == 0) {
-    die_with_parent();  // never outlives the benchmark
+    acld::bench::DieWithBenchmark(benchmark);
     // A session of its own, as run.sh gives acld: the server is not one
     // thread among the clients' processes but a scheduling group of its own.
     setsid();
@@ -200,7 +194,7 @@ int main(int argc, char** argv) {
     const pid_t child = fork();
     if (child < 0) break;
     if (child == 0) {
-      die_with_parent();
+      acld::bench::DieWithBenchmark(benchmark);
       Call(shared, i, clients, seconds, period_ms);
     }
     callers.push_back(child);
@@ -220,7 +214,6 @@ int main(int argc, char** argv) {
           std::chrono::duration<double>(seconds * 0.8 / kNewcomers)),
       place, acld::bench::NewcomerStart::kForked, [&](int report_fd) {
         const auto started = Clock::now();
-        die_with_parent();
         Newcomer(shared, shared.slots[clients], started, report_fd);
       },
       kNewcomerCalls);
